@@ -1,0 +1,14 @@
+//! The decision core: plain functions over plain data.
+//!
+//! Architecture invariant: nothing in `core` imports `api`, `server` or `cli`,
+//! reads a clock, touches a socket or a file, or depends on tokio, tonic or
+//! prost. Every input arrives in a [`model::Snapshot`]; every output leaves in a
+//! [`plan::Plan`]. On a valid snapshot the core cannot fail.
+
+pub mod backoff;
+pub mod index_set;
+pub mod model;
+pub mod plan;
+pub mod pod_failure_policy;
+pub mod success_policy;
+pub mod time;
