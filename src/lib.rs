@@ -5,3 +5,4 @@
 //! ARCHITECTURE.md maps the modules and the invariants they keep.
 
 pub mod api;
+pub mod core;

@@ -7,8 +7,14 @@
 
 pub mod backoff;
 pub mod index_set;
+pub mod indexed;
 pub mod model;
 pub mod plan;
 pub mod pod_failure_policy;
 pub mod success_policy;
+pub mod sync;
 pub mod time;
+pub mod validate;
+
+#[cfg(test)]
+pub mod fixtures;

@@ -111,6 +111,8 @@ pub struct JobSpec {
     pub pod_replacement_policy: PodReplacementPolicy,
     /// The controller that manages the Job; `None` for the built-in one.
     pub managed_by: Option<String>,
+    /// Seconds after finishing before the Job is garbage collected (validated, not decided).
+    pub ttl_seconds_after_finished: Option<i32>,
     /// The pod template, trimmed to what decisions read.
     pub template: PodTemplate,
 }
