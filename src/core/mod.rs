@@ -6,14 +6,19 @@
 //! [`plan::Plan`]. On a valid snapshot the core cannot fail.
 
 pub mod backoff;
+pub mod conditions;
 pub mod index_set;
 pub mod indexed;
+pub mod manage;
 pub mod model;
 pub mod plan;
 pub mod pod_failure_policy;
+pub mod pod_order;
+pub mod selector;
 pub mod success_policy;
 pub mod sync;
 pub mod time;
+pub mod tracking;
 pub mod validate;
 
 #[cfg(test)]

@@ -502,10 +502,10 @@ impl JobSpec {
         self.backoff_limit_per_index.is_some()
     }
 
-    /// Terminating pods are replaced only once they have failed.
+    /// Terminating pods are replaced only once they have failed. (The API
+    /// defaults the policy to Failed when a pod failure policy is set.)
     pub fn only_replace_failed_pods(&self) -> bool {
         self.pod_replacement_policy == PodReplacementPolicy::Failed
-            || self.pod_failure_policy.is_some()
     }
 }
 

@@ -20,6 +20,21 @@ pub struct Plan {
     pub requeue_after: Option<Duration>,
     /// State to send back with the next decision for this Job.
     pub state: ControllerState,
+    /// How many failed pods each pod-failure-policy action handled in this plan (for metrics).
+    pub failure_policy_actions: FailurePolicyActionCounts,
+}
+
+/// Failed pods handled by each pod failure policy action in one plan.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FailurePolicyActionCounts {
+    /// Pods that matched a FailJob rule.
+    pub fail_job: u32,
+    /// Pods that matched a FailIndex rule.
+    pub fail_index: u32,
+    /// Pods that matched an Ignore rule.
+    pub ignore: u32,
+    /// Pods that matched a Count rule.
+    pub count: u32,
 }
 
 /// One step of a plan.

@@ -1,0 +1,45 @@
+# The project's commands. `make test` is the one command that runs every test;
+# `make lint` runs the format and lint checks; CI (.ci/run) runs both.
+
+SHELL := /bin/bash
+export PATH := $(CURDIR)/bin:$(PATH)
+
+.PHONY: all build test test-rust test-go lint lint-rust lint-go tools run example bench
+
+all: build
+
+build:
+	cargo build --release
+
+## Everything a fresh machine needs beyond Rust and Go: pinned Go tools into ./bin.
+tools:
+	bash tools/install-go-tools.sh
+
+## Every test: Rust unit, vector and service tests; Go tests; conformance against upstream.
+test: test-rust test-go
+
+test-rust:
+	cargo test --all-targets
+
+test-go: tools
+	bash tools/go-test.sh
+
+lint: lint-rust lint-go
+
+lint-rust:
+	cargo fmt --check
+	cargo clippy --all-targets -- -D warnings
+
+lint-go: tools
+	bash tools/go-lint.sh
+
+## The main job: the server on 127.0.0.1:50051 (metrics on 127.0.0.1:9090).
+run:
+	cargo run --release -- serve
+
+## decide on a bundled example (KEP-3329 story 1).
+example:
+	cargo run --release -- decide --job examples/kep-3329-story-1/job.yaml --pods examples/kep-3329-story-1/pods.yaml --now 2025-01-01T00:10:00Z -o text
+
+bench:
+	cargo bench --bench decide

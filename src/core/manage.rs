@@ -1,0 +1,245 @@
+//! Which pods to create and which to delete (upstream's manageJob).
+//!
+//! A sync either deletes or creates, never both, and at most 500 of either.
+
+use std::collections::BTreeMap;
+
+use crate::core::backoff::{
+    POD_FAILURE_BACKOFF_BASE, POD_FAILURE_BACKOFF_MAX, remaining_backoff,
+    remaining_backoff_for_index,
+};
+use crate::core::index_set::IndexSet;
+use crate::core::indexed::{new_index_failure_counts, pod_generate_name_with_index};
+use crate::core::model::{
+    COMPLETION_INDEX_ENV, COMPLETION_INDEX_KEY, INDEX_FAILURE_COUNT_KEY,
+    INDEX_IGNORED_FAILURE_COUNT_KEY, JOB_TRACKING_FINALIZER, Job, OwnerRef, Pod,
+};
+use crate::core::plan::{Action, EnvVarFromField, PodCreation, PodDeletion, PodRef};
+use crate::core::pod_order::cmp_active_pods;
+use crate::core::sync::SyncCtx;
+
+/// Most pods created or deleted in one sync.
+pub const MAX_POD_CREATE_DELETE_PER_SYNC: usize = 500;
+
+/// Creates or deletes pods towards the wanted number of active pods and
+/// returns the new active count. Deletions are added to `ctx.actions`, as are
+/// creations; a pending backoff asks for a requeue instead.
+pub(crate) fn manage_job(ctx: &mut SyncCtx<'_>) -> i32 {
+    let job = ctx.job;
+    let active = count(ctx.active_pods.len());
+
+    if job.spec.suspend {
+        let all = active_pods_for_removal(job, &ctx.active_pods, ctx.active_pods.len());
+        return active - delete_job_pods(ctx, all);
+    }
+
+    let want_active = match job.spec.completions {
+        None if ctx.succeeded > 0 => active,
+        None => job.spec.parallelism,
+        Some(completions) => completions
+            .saturating_sub(ctx.succeeded)
+            .min(job.spec.parallelism)
+            .max(0),
+    };
+
+    let rm_at_least = usize::try_from(active.saturating_sub(want_active)).unwrap_or(0);
+    let mut to_delete = active_pods_for_removal(job, &ctx.active_pods, rm_at_least);
+    to_delete.truncate(MAX_POD_CREATE_DELETE_PER_SYNC);
+    if !to_delete.is_empty() {
+        return active - delete_job_pods(ctx, to_delete);
+    }
+
+    // Terminating pods hold their place only when they are replaced once failed.
+    let terminating = if job.spec.only_replace_failed_pods() { ctx.terminating } else { 0 };
+    let diff = want_active.saturating_sub(terminating).saturating_sub(active);
+    if diff <= 0 {
+        return active;
+    }
+    if !job.spec.uses_backoff_limit_per_index() {
+        let remaining = remaining_backoff(
+            &ctx.new_backoff,
+            ctx.now,
+            POD_FAILURE_BACKOFF_BASE,
+            POD_FAILURE_BACKOFF_MAX,
+        );
+        if !remaining.is_zero() {
+            ctx.requeue_after(remaining);
+            return active;
+        }
+    }
+    let mut diff = usize::try_from(diff).unwrap_or(0).min(MAX_POD_CREATE_DELETE_PER_SYNC);
+
+    let mut indexes = Vec::new();
+    if job.spec.is_indexed() {
+        indexes = first_pending_indexes(ctx, diff);
+        if job.spec.uses_backoff_limit_per_index() {
+            let (now_ready, wait) = indexes_ready_to_create(ctx, &indexes);
+            if now_ready.is_empty() && !wait.is_zero() {
+                ctx.requeue_after(wait);
+                return active;
+            }
+            indexes = now_ready;
+        }
+        diff = indexes.len();
+    }
+
+    let creations = if job.spec.is_indexed() {
+        indexes.iter().map(|&ix| indexed_pod_creation(ctx, ix)).collect()
+    } else {
+        (0..diff).map(|_| base_pod_creation(job, format!("{}-", job.name))).collect()
+    };
+    if diff > 0 {
+        ctx.actions.push(Action::CreatePods(creations));
+    }
+    active + count(diff)
+}
+
+/// Upstream's firstPendingIndexes: the first `n` indexes below completions that
+/// no active pod, success, failure (or, when only failed pods are replaced,
+/// terminating pod) covers.
+fn first_pending_indexes(ctx: &SyncCtx<'_>, n: usize) -> Vec<i32> {
+    let completions = ctx.job.spec.completions.unwrap_or(0);
+    let mut covered = ctx.succeeded_indexes.union(&IndexSet::from_indexes(
+        ctx.active_pods.iter().filter_map(|p| p.completion_index),
+    ));
+    if ctx.job.spec.only_replace_failed_pods() {
+        let terminating = ctx.pods.iter().filter(|p| p.is_terminating());
+        covered = covered.union(&IndexSet::from_indexes(
+            terminating.filter_map(|p| p.completion_index),
+        ));
+    }
+    if let Some(failed) = &ctx.failed_indexes {
+        covered = covered.union(failed);
+    }
+    covered.first_missing(n, completions)
+}
+
+/// The indexes whose per-index backoff has expired; when none has, the shortest wait.
+fn indexes_ready_to_create(ctx: &SyncCtx<'_>, indexes: &[i32]) -> (Vec<i32>, std::time::Duration) {
+    let mut ready = Vec::new();
+    let mut shortest: Option<std::time::Duration> = None;
+    for &ix in indexes {
+        let remaining = remaining_backoff_for_index(
+            ctx.delayed.get(&ix).copied(),
+            ctx.now,
+            POD_FAILURE_BACKOFF_BASE,
+            POD_FAILURE_BACKOFF_MAX,
+        );
+        if remaining.is_zero() {
+            ready.push(ix);
+        } else if shortest.is_none_or(|s| remaining < s) {
+            shortest = Some(remaining);
+        }
+    }
+    if !ready.is_empty() {
+        return (ready, std::time::Duration::ZERO);
+    }
+    (ready, shortest.unwrap_or_default())
+}
+
+/// What every created pod gets: the tracking finalizer and the controller reference.
+fn base_pod_creation(job: &Job, generate_name: String) -> PodCreation {
+    PodCreation {
+        generate_name,
+        labels: BTreeMap::new(),
+        annotations: BTreeMap::new(),
+        finalizers: vec![JOB_TRACKING_FINALIZER.to_string()],
+        hostname: String::new(),
+        env: Vec::new(),
+        completion_index: None,
+        owner: OwnerRef {
+            api_version: "batch/v1".into(),
+            kind: "Job".into(),
+            name: job.name.clone(),
+            uid: job.uid.clone(),
+        },
+    }
+}
+
+/// An Indexed pod: its index as annotation and label, hostname, env and, with
+/// per-index limits, the failure counts carried over from the pod it replaces.
+fn indexed_pod_creation(ctx: &SyncCtx<'_>, index: i32) -> PodCreation {
+    let job = ctx.job;
+    let mut creation = base_pod_creation(job, pod_generate_name_with_index(&job.name, index));
+    creation.annotations.insert(COMPLETION_INDEX_KEY.into(), index.to_string());
+    creation.labels.insert(COMPLETION_INDEX_KEY.into(), index.to_string());
+    creation.hostname = format!("{}-{index}", job.name);
+    creation.env.push(EnvVarFromField {
+        name: COMPLETION_INDEX_ENV.into(),
+        field_path: format!("metadata.labels['{COMPLETION_INDEX_KEY}']"),
+    });
+    creation.completion_index = Some(index);
+    if job.spec.uses_backoff_limit_per_index() {
+        let (counted, ignored) = new_index_failure_counts(job, ctx.delayed.get(&index).copied());
+        creation.annotations.insert(INDEX_FAILURE_COUNT_KEY.into(), counted.to_string());
+        if ignored > 0 {
+            creation
+                .annotations
+                .insert(INDEX_IGNORED_FAILURE_COUNT_KEY.into(), ignored.to_string());
+        }
+    }
+    creation
+}
+
+/// Deletes pods after removing their finalizer, so they are never counted, and
+/// returns how many; terminating and ready follow.
+fn delete_job_pods(ctx: &mut SyncCtx<'_>, pods: Vec<&Pod>) -> i32 {
+    if pods.is_empty() {
+        return 0;
+    }
+    let removed = count(pods.len());
+    let removed_ready = count(pods.iter().filter(|p| p.is_ready()).count());
+    let mut deletions: Vec<PodDeletion> = pods
+        .iter()
+        .map(|p| PodDeletion {
+            pod: PodRef { name: p.name.clone(), uid: p.uid.clone() },
+            remove_finalizer_first: p.has_tracking_finalizer,
+            ready: p.is_ready(),
+        })
+        .collect();
+    deletions.sort_by(|a, b| a.pod.cmp(&b.pod));
+    ctx.actions.push(Action::DeletePods(deletions));
+    ctx.terminating += removed;
+    ctx.ready -= removed_ready;
+    removed
+}
+
+/// Upstream's activePodsForRemoval: for Indexed Jobs every pod with an unknown
+/// or out-of-range index and all but the most valuable pod of a repeated index;
+/// then, up to `rm_at_least`, the least valuable of the rest.
+pub fn active_pods_for_removal<'a>(job: &Job, pods: &[&'a Pod], rm_at_least: usize) -> Vec<&'a Pod> {
+    let mut rm: Vec<&'a Pod> = Vec::new();
+    let mut left: Vec<&'a Pod> = Vec::new();
+    if job.spec.is_indexed() {
+        let completions = job.spec.completions.unwrap_or(0);
+        let mut sorted = pods.to_vec();
+        sorted.sort_by_key(|p| p.completion_index.map_or(-1, i64::from));
+        for group in sorted.chunk_by(|a, b| a.completion_index == b.completion_index) {
+            match group[0].completion_index {
+                Some(ix) if ix < completions => {
+                    let mut group = group.to_vec();
+                    group.sort_by(|a, b| cmp_active_pods(a, b));
+                    if let Some((most_valuable, rest)) = group.split_last() {
+                        rm.extend_from_slice(rest);
+                        left.push(most_valuable);
+                    }
+                }
+                _ => rm.extend_from_slice(group),
+            }
+        }
+    } else {
+        left = pods.to_vec();
+    }
+    if rm.len() < rm_at_least {
+        left.sort_by(|a, b| cmp_active_pods(a, b));
+        let more = (rm_at_least - rm.len()).min(left.len());
+        rm.extend_from_slice(&left[..more]);
+    }
+    rm
+}
+
+/// A pod count as the status's i32; counts beyond i32 cannot come from a valid snapshot.
+fn count(n: usize) -> i32 {
+    i32::try_from(n).unwrap_or(i32::MAX)
+}
+
