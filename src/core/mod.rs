@@ -11,6 +11,7 @@ pub mod indexed;
 pub mod model;
 pub mod plan;
 pub mod pod_failure_policy;
+pub mod pod_order;
 pub mod success_policy;
 pub mod sync;
 pub mod time;
