@@ -42,7 +42,10 @@ pub fn ensure_condition(
     message: &str,
     now: Time,
 ) -> bool {
-    if let Some(existing) = conditions.iter_mut().find(|c| c.condition_type == condition_type) {
+    if let Some(existing) = conditions
+        .iter_mut()
+        .find(|c| c.condition_type == condition_type)
+    {
         if existing.status != status || existing.reason != reason || existing.message != message {
             *existing = new_condition(condition_type, status, reason, message, now);
             return true;

@@ -92,13 +92,16 @@ pub fn pods_with_delayed_deletion<'a>(
     failed: &IndexSet,
     finalizer_removals_pending: &std::collections::BTreeSet<String>,
 ) -> BTreeMap<i32, &'a Pod> {
-    let active_indexes = IndexSet::from_indexes(active_pods.iter().filter_map(|p| p.completion_index));
+    let active_indexes =
+        IndexSet::from_indexes(active_pods.iter().filter_map(|p| p.completion_index));
     let mut kept: BTreeMap<i32, &'a Pod> = BTreeMap::new();
     for &pod in pods {
         if !pod.has_tracking_finalizer || finalizer_removals_pending.contains(&pod.uid) {
             continue;
         }
-        let Some(ix) = valid_index(job, pod) else { continue };
+        let Some(ix) = valid_index(job, pod) else {
+            continue;
+        };
         if !is_pod_failed(job, pod)
             || succeeded.contains(ix)
             || failed.contains(ix)
@@ -129,11 +132,10 @@ fn absolute_failure_count(pod: &Pod) -> i64 {
 pub fn new_index_failure_counts(job: &Job, replaced: Option<&Pod>) -> (i32, i32) {
     let Some(pod) = replaced else { return (0, 0) };
     let (mut counted, mut ignored) = (pod.index_failure_count, pod.index_ignored_failure_count);
-    let counts = job
-        .spec
-        .pod_failure_policy
-        .as_ref()
-        .is_none_or(|p| match_pod_failure_policy(Some(p), &job.namespace, pod).counts_failure());
+    let counts =
+        job.spec.pod_failure_policy.as_ref().is_none_or(|p| {
+            match_pod_failure_policy(Some(p), &job.namespace, pod).counts_failure()
+        });
     // Saturate: the annotations are capped at i32::MAX by the lenient parse.
     if counts {
         counted = counted.saturating_add(1);
@@ -185,7 +187,10 @@ mod tests {
         job.status.completed_indexes = "0,1-foo,bar".into();
         let pods = [
             pod("a").index(3).phase(PodPhase::Succeeded),
-            pod("b").index(2).phase(PodPhase::Succeeded).without_finalizer(),
+            pod("b")
+                .index(2)
+                .phase(PodPhase::Succeeded)
+                .without_finalizer(),
             pod("c").index(7).phase(PodPhase::Succeeded),
             pod("d").phase(PodPhase::Succeeded),
         ];
@@ -199,8 +204,14 @@ mod tests {
     fn index_fails_once_its_counted_failures_reach_the_limit() {
         let mut job = indexed_job(3, 3);
         job.spec.backoff_limit_per_index = Some(1);
-        let first = pod("a").index(0).phase(PodPhase::Failed).failure_counts(0, 0);
-        let second = pod("b").index(0).phase(PodPhase::Failed).failure_counts(1, 0);
+        let first = pod("a")
+            .index(0)
+            .phase(PodPhase::Failed)
+            .failure_counts(0, 0);
+        let second = pod("b")
+            .index(0)
+            .phase(PodPhase::Failed)
+            .failure_counts(1, 0);
         assert!(!is_index_failed(&job, &first));
         assert!(is_index_failed(&job, &second));
         job.spec.backoff_limit_per_index = Some(0);
@@ -212,9 +223,20 @@ mod tests {
         let mut job = indexed_job(3, 3);
         job.spec.backoff_limit_per_index = Some(3);
         let pods = [
-            pod("old").index(1).phase(PodPhase::Failed).failure_counts(0, 0).exit("main", 1, t(10)),
-            pod("new").index(1).phase(PodPhase::Failed).failure_counts(1, 0).exit("main", 1, t(20)),
-            pod("other").index(2).phase(PodPhase::Failed).exit("main", 1, t(5)),
+            pod("old")
+                .index(1)
+                .phase(PodPhase::Failed)
+                .failure_counts(0, 0)
+                .exit("main", 1, t(10)),
+            pod("new")
+                .index(1)
+                .phase(PodPhase::Failed)
+                .failure_counts(1, 0)
+                .exit("main", 1, t(20)),
+            pod("other")
+                .index(2)
+                .phase(PodPhase::Failed)
+                .exit("main", 1, t(5)),
             pod("running").index(2),
         ];
         let refs: Vec<&Pod> = pods.iter().collect();
@@ -235,7 +257,10 @@ mod tests {
     fn replacement_counts_follow_the_policy() {
         let job = indexed_job(3, 3);
         assert_eq!(new_index_failure_counts(&job, None), (0, 0));
-        let failed = pod("a").index(0).phase(PodPhase::Failed).failure_counts(2, 1);
+        let failed = pod("a")
+            .index(0)
+            .phase(PodPhase::Failed)
+            .failure_counts(2, 1);
         assert_eq!(new_index_failure_counts(&job, Some(&failed)), (3, 1));
         let at_max = pod("b").failure_counts(i32::MAX, 0);
         assert_eq!(new_index_failure_counts(&job, Some(&at_max)), (i32::MAX, 0));

@@ -50,8 +50,14 @@ pub(crate) fn manage_job(ctx: &mut SyncCtx<'_>) -> i32 {
     }
 
     // Terminating pods hold their place only when they are replaced once failed.
-    let terminating = if job.spec.only_replace_failed_pods() { ctx.terminating } else { 0 };
-    let diff = want_active.saturating_sub(terminating).saturating_sub(active);
+    let terminating = if job.spec.only_replace_failed_pods() {
+        ctx.terminating
+    } else {
+        0
+    };
+    let diff = want_active
+        .saturating_sub(terminating)
+        .saturating_sub(active);
     if diff <= 0 {
         return active;
     }
@@ -67,7 +73,9 @@ pub(crate) fn manage_job(ctx: &mut SyncCtx<'_>) -> i32 {
             return active;
         }
     }
-    let mut diff = usize::try_from(diff).unwrap_or(0).min(MAX_POD_CREATE_DELETE_PER_SYNC);
+    let mut diff = usize::try_from(diff)
+        .unwrap_or(0)
+        .min(MAX_POD_CREATE_DELETE_PER_SYNC);
 
     let mut indexes = Vec::new();
     if job.spec.is_indexed() {
@@ -84,9 +92,14 @@ pub(crate) fn manage_job(ctx: &mut SyncCtx<'_>) -> i32 {
     }
 
     let creations = if job.spec.is_indexed() {
-        indexes.iter().map(|&ix| indexed_pod_creation(ctx, ix)).collect()
+        indexes
+            .iter()
+            .map(|&ix| indexed_pod_creation(ctx, ix))
+            .collect()
     } else {
-        (0..diff).map(|_| base_pod_creation(job, format!("{}-", job.name))).collect()
+        (0..diff)
+            .map(|_| base_pod_creation(job, format!("{}-", job.name)))
+            .collect()
     };
     if diff > 0 {
         ctx.actions.push(Action::CreatePods(creations));
@@ -161,8 +174,12 @@ fn base_pod_creation(job: &Job, generate_name: String) -> PodCreation {
 fn indexed_pod_creation(ctx: &SyncCtx<'_>, index: i32) -> PodCreation {
     let job = ctx.job;
     let mut creation = base_pod_creation(job, pod_generate_name_with_index(&job.name, index));
-    creation.annotations.insert(COMPLETION_INDEX_KEY.into(), index.to_string());
-    creation.labels.insert(COMPLETION_INDEX_KEY.into(), index.to_string());
+    creation
+        .annotations
+        .insert(COMPLETION_INDEX_KEY.into(), index.to_string());
+    creation
+        .labels
+        .insert(COMPLETION_INDEX_KEY.into(), index.to_string());
     creation.hostname = format!("{}-{index}", job.name);
     creation.env.push(EnvVarFromField {
         name: COMPLETION_INDEX_ENV.into(),
@@ -171,7 +188,9 @@ fn indexed_pod_creation(ctx: &SyncCtx<'_>, index: i32) -> PodCreation {
     creation.completion_index = Some(index);
     if job.spec.uses_backoff_limit_per_index() {
         let (counted, ignored) = new_index_failure_counts(job, ctx.delayed.get(&index).copied());
-        creation.annotations.insert(INDEX_FAILURE_COUNT_KEY.into(), counted.to_string());
+        creation
+            .annotations
+            .insert(INDEX_FAILURE_COUNT_KEY.into(), counted.to_string());
         if ignored > 0 {
             creation
                 .annotations
@@ -192,7 +211,10 @@ fn delete_job_pods(ctx: &mut SyncCtx<'_>, pods: Vec<&Pod>) -> i32 {
     let mut deletions: Vec<PodDeletion> = pods
         .iter()
         .map(|p| PodDeletion {
-            pod: PodRef { name: p.name.clone(), uid: p.uid.clone() },
+            pod: PodRef {
+                name: p.name.clone(),
+                uid: p.uid.clone(),
+            },
             remove_finalizer_first: p.has_tracking_finalizer,
             ready: p.is_ready(),
         })
@@ -207,7 +229,11 @@ fn delete_job_pods(ctx: &mut SyncCtx<'_>, pods: Vec<&Pod>) -> i32 {
 /// Upstream's activePodsForRemoval: for Indexed Jobs every pod with an unknown
 /// or out-of-range index and all but the most valuable pod of a repeated index;
 /// then, up to `rm_at_least`, the least valuable of the rest.
-pub fn active_pods_for_removal<'a>(job: &Job, pods: &[&'a Pod], rm_at_least: usize) -> Vec<&'a Pod> {
+pub fn active_pods_for_removal<'a>(
+    job: &Job,
+    pods: &[&'a Pod],
+    rm_at_least: usize,
+) -> Vec<&'a Pod> {
     let mut rm: Vec<&'a Pod> = Vec::new();
     let mut left: Vec<&'a Pod> = Vec::new();
     if job.spec.is_indexed() {
@@ -242,4 +268,3 @@ pub fn active_pods_for_removal<'a>(job: &Job, pods: &[&'a Pod], rm_at_least: usi
 fn count(n: usize) -> i32 {
     i32::try_from(n).unwrap_or(i32::MAX)
 }
-

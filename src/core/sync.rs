@@ -13,13 +13,15 @@ use crate::core::indexed::{
     failed_indexes, is_pod_failed, pods_with_delayed_deletion, succeeded_indexes, valid_index,
 };
 use crate::core::manage::manage_job;
+use crate::core::model::Pod;
 use crate::core::model::{
     BUILT_IN_CONTROLLER, BackoffRecord, CompletionMode, ConditionStatus, ControllerState, Job,
     JobCondition, JobConditionType, JobStatus, PodFailurePolicyAction, PodPhase, RestartPolicy,
     Snapshot,
 };
-use crate::core::model::Pod;
-use crate::core::plan::{Action, Event, EventType, FailurePolicyActionCounts, Plan, PodDeletion, PodRef};
+use crate::core::plan::{
+    Action, Event, EventType, FailurePolicyActionCounts, Plan, PodDeletion, PodRef,
+};
 use crate::core::pod_failure_policy::match_pod_failure_policy;
 use crate::core::selector;
 use crate::core::success_policy::{match_success_policy, success_policy_message};
@@ -67,7 +69,9 @@ impl SyncCtx<'_> {
 
     /// Counts a failed pod handled by a policy action, for metrics.
     pub fn record_policy_action(&mut self, action: Option<&PodFailurePolicyAction>) {
-        let Some(action) = action.filter(|a| is_counted_action(a)) else { return };
+        let Some(action) = action.filter(|a| is_counted_action(a)) else {
+            return;
+        };
         let counts = &mut self.policy_actions;
         match action {
             PodFailurePolicyAction::FailJob => counts.fail_job += 1,
@@ -82,14 +86,21 @@ impl SyncCtx<'_> {
 /// Decides one sync of the snapshot's Job: the plan upstream's controller would carry out.
 pub fn decide(snapshot: &Snapshot) -> Plan {
     let job = &snapshot.job;
-    let managed_by = job.spec.managed_by.as_deref().unwrap_or(BUILT_IN_CONTROLLER);
+    let managed_by = job
+        .spec
+        .managed_by
+        .as_deref()
+        .unwrap_or(BUILT_IN_CONTROLLER);
     let deciding_for = if snapshot.controller_name.is_empty() {
         BUILT_IN_CONTROLLER
     } else {
         snapshot.controller_name.as_str()
     };
     if managed_by != deciding_for {
-        return Plan { state: snapshot.state.clone(), ..Plan::default() };
+        return Plan {
+            state: snapshot.state.clone(),
+            ..Plan::default()
+        };
     }
     if job.status.is_finished() {
         return finished_job_cleanup(snapshot);
@@ -120,12 +131,22 @@ fn finished_job_cleanup(snapshot: &Snapshot) -> Plan {
             Some(owner) => owner.uid == job.uid,
             None => selector::matches(&job.spec.selector, &p.labels),
         })
-        .map(|p| PodRef { name: p.name.clone(), uid: p.uid.clone() })
+        .map(|p| PodRef {
+            name: p.name.clone(),
+            uid: p.uid.clone(),
+        })
         .collect();
     refs.sort();
-    let actions = if refs.is_empty() { vec![] } else { vec![Action::RemoveFinalizers(refs)] };
+    let actions = if refs.is_empty() {
+        vec![]
+    } else {
+        vec![Action::RemoveFinalizers(refs)]
+    };
     // Upstream drops the backoff record of a finished Job.
-    Plan { actions, ..Plan::default() }
+    Plan {
+        actions,
+        ..Plan::default()
+    }
 }
 
 /// Claims pods: adopts matching orphans (which then count as carrying the
@@ -141,7 +162,10 @@ fn claim_pods<'a>(job: &Job, pods: &'a [Pod]) -> (Vec<Cow<'a, Pod>>, Vec<Action>
                 if matches {
                     claimed.push(Cow::Borrowed(pod));
                 } else if !job.being_deleted {
-                    release.push(PodRef { name: pod.name.clone(), uid: pod.uid.clone() });
+                    release.push(PodRef {
+                        name: pod.name.clone(),
+                        uid: pod.uid.clone(),
+                    });
                 }
             }
             Some(_) => {}
@@ -149,7 +173,10 @@ fn claim_pods<'a>(job: &Job, pods: &'a [Pod]) -> (Vec<Cow<'a, Pod>>, Vec<Action>
                 if job.being_deleted || !matches || pod.deletion.is_some() {
                     continue;
                 }
-                adopt.push(PodRef { name: pod.name.clone(), uid: pod.uid.clone() });
+                adopt.push(PodRef {
+                    name: pod.name.clone(),
+                    uid: pod.uid.clone(),
+                });
                 let mut adopted = pod.clone();
                 adopted.has_tracking_finalizer = true;
                 claimed.push(Cow::Owned(adopted));
@@ -174,7 +201,11 @@ fn sync_job(snapshot: &Snapshot) -> Plan {
     let (claimed, claim_actions) = claim_pods(job, &snapshot.pods);
     let pods: Vec<&Pod> = claimed.iter().map(|p| p.as_ref()).collect();
     let active_pods: Vec<&Pod> = pods.iter().copied().filter(|p| p.is_active()).collect();
-    let uncounted = job.status.uncounted_terminated_pods.clone().unwrap_or_default();
+    let uncounted = job
+        .status
+        .uncounted_terminated_pods
+        .clone()
+        .unwrap_or_default();
     let mut status = job.status.clone();
     status.uncounted_terminated_pods = Some(uncounted);
 
@@ -266,7 +297,8 @@ fn sync_job(snapshot: &Snapshot) -> Plan {
             ));
         } else if let (Some(ads), false) = (job.spec.active_deadline_seconds, job.spec.suspend) {
             let start = ctx.status.start_time.unwrap_or(now);
-            let deadline = start.saturating_add(Duration::from_secs(u64::try_from(ads).unwrap_or(0)));
+            let deadline =
+                start.saturating_add(Duration::from_secs(u64::try_from(ads).unwrap_or(0)));
             ctx.requeue_after(deadline.saturating_since(now));
         }
     }
@@ -295,8 +327,11 @@ fn sync_job(snapshot: &Snapshot) -> Plan {
                     && failed_total + ctx.succeeded_indexes.total()
                         >= u64::try_from(completions).unwrap_or(0)
                 {
-                    ctx.finished_condition =
-                        Some(failure_target("FailedIndexes", "Job has failed indexes", now));
+                    ctx.finished_condition = Some(failure_target(
+                        "FailedIndexes",
+                        "Job has failed indexes",
+                        now,
+                    ));
                 }
             }
             ctx.delayed = pods_with_delayed_deletion(
@@ -309,18 +344,20 @@ fn sync_job(snapshot: &Snapshot) -> Plan {
             );
             ctx.failed_indexes = Some(failed_ix);
         }
-        if ctx.finished_condition.is_none() {
-            if let Some(rule) =
-                match_success_policy(job.spec.success_policy.as_ref(), completions, &ctx.succeeded_indexes)
-            {
-                ctx.finished_condition = Some(new_condition(
-                    JobConditionType::SuccessCriteriaMet,
-                    ConditionStatus::True,
-                    "SuccessPolicy",
-                    &success_policy_message(rule),
-                    now,
-                ));
-            }
+        if ctx.finished_condition.is_none()
+            && let Some(rule) = match_success_policy(
+                job.spec.success_policy.as_ref(),
+                completions,
+                &ctx.succeeded_indexes,
+            )
+        {
+            ctx.finished_condition = Some(new_condition(
+                JobConditionType::SuccessCriteriaMet,
+                ConditionStatus::True,
+                "SuccessPolicy",
+                &success_policy_message(rule),
+                now,
+            ));
         }
     }
 
@@ -332,7 +369,10 @@ fn sync_job(snapshot: &Snapshot) -> Plan {
             let mut deletions: Vec<PodDeletion> = deleting
                 .iter()
                 .map(|p| PodDeletion {
-                    pod: PodRef { name: p.name.clone(), uid: p.uid.clone() },
+                    pod: PodRef {
+                        name: p.name.clone(),
+                        uid: p.uid.clone(),
+                    },
                     remove_finalizer_first: false,
                     ready: p.is_ready(),
                 })
@@ -426,12 +466,22 @@ fn update_suspend_condition(ctx: &mut SyncCtx<'_>) -> bool {
 }
 
 fn normal(reason: &str, message: &str) -> Event {
-    Event { event_type: EventType::Normal, reason: reason.into(), message: message.into() }
+    Event {
+        event_type: EventType::Normal,
+        reason: reason.into(),
+        message: message.into(),
+    }
 }
 
 /// The interim condition of a failing Job.
 fn failure_target(reason: &str, message: &str, now: Time) -> JobCondition {
-    new_condition(JobConditionType::FailureTarget, ConditionStatus::True, reason, message, now)
+    new_condition(
+        JobConditionType::FailureTarget,
+        ConditionStatus::True,
+        reason,
+        message,
+        now,
+    )
 }
 
 /// Succeeded and failed pods not yet recorded: carrying the finalizer, not in
@@ -447,14 +497,19 @@ fn new_finished_pods<'a>(ctx: &SyncCtx<'a>) -> (Vec<&'a Pod>, Vec<&'a Pod>) {
         .pods
         .iter()
         .filter(eligible)
-        .filter(|p| p.phase == PodPhase::Succeeded && !ctx.initially_uncounted_succeeded.contains(p.uid.as_str()))
+        .filter(|p| {
+            p.phase == PodPhase::Succeeded
+                && !ctx.initially_uncounted_succeeded.contains(p.uid.as_str())
+        })
         .copied()
         .collect();
     let failed = ctx
         .pods
         .iter()
         .filter(eligible)
-        .filter(|p| is_pod_failed(job, p) && !ctx.initially_uncounted_failed.contains(p.uid.as_str()))
+        .filter(|p| {
+            is_pod_failed(job, p) && !ctx.initially_uncounted_failed.contains(p.uid.as_str())
+        })
         .copied()
         .collect();
     (succeeded, failed)
@@ -476,7 +531,11 @@ fn past_backoff_limit_on_failure(job: &Job, pods: &[&Pod]) -> bool {
     let restarts: i64 = pods
         .iter()
         .filter(|p| matches!(p.phase, PodPhase::Running | PodPhase::Pending))
-        .flat_map(|p| p.init_container_statuses.iter().chain(&p.container_statuses))
+        .flat_map(|p| {
+            p.init_container_statuses
+                .iter()
+                .chain(&p.container_statuses)
+        })
         .map(|c| i64::from(c.restart_count))
         .sum();
     if job.spec.backoff_limit == 0 {
@@ -500,7 +559,6 @@ fn past_active_deadline(job: &Job, start_time: Option<Time>, now: Time) -> bool 
 fn count(n: usize) -> i32 {
     i32::try_from(n).unwrap_or(i32::MAX)
 }
-
 
 #[cfg(test)]
 #[path = "sync_tests.rs"]

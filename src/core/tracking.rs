@@ -54,14 +54,18 @@ pub(crate) fn track_status_and_remove_finalizers(ctx: &mut SyncCtx<'_>, mut need
             continue;
         }
         remove_finalizer.push(pod);
-        let uncounted = status.uncounted_terminated_pods.get_or_insert_with(Default::default);
-        if pod.phase == PodPhase::Succeeded && !ctx.initially_uncounted_failed.contains(pod.uid.as_str()) {
+        let uncounted = status
+            .uncounted_terminated_pods
+            .get_or_insert_with(Default::default);
+        if pod.phase == PodPhase::Succeeded
+            && !ctx.initially_uncounted_failed.contains(pod.uid.as_str())
+        {
             if indexed {
-                if let Some(ix) = valid_index(job, pod) {
-                    if !ctx.prev_succeeded_indexes.contains(ix) {
-                        new_succeeded_indexes.push(ix);
-                        needs_flush = true;
-                    }
+                if let Some(ix) = valid_index(job, pod)
+                    && !ctx.prev_succeeded_indexes.contains(ix)
+                {
+                    new_succeeded_indexes.push(ix);
+                    needs_flush = true;
                 }
             } else if !ctx.initially_uncounted_succeeded.contains(pod.uid.as_str()) {
                 uncounted.succeeded.push(pod.uid.clone());
@@ -113,14 +117,26 @@ pub(crate) fn track_status_and_remove_finalizers(ctx: &mut SyncCtx<'_>, mut need
             JobConditionType::FailureTarget => {
                 status.conditions.push(cond.clone());
                 needs_flush = true;
-                new_condition(JobConditionType::Failed, ConditionStatus::True, &cond.reason, &cond.message, ctx.now)
+                new_condition(
+                    JobConditionType::Failed,
+                    ConditionStatus::True,
+                    &cond.reason,
+                    &cond.message,
+                    ctx.now,
+                )
             }
             JobConditionType::SuccessCriteriaMet => {
                 if !status.has_true_condition(&JobConditionType::SuccessCriteriaMet) {
                     status.conditions.push(cond.clone());
                     needs_flush = true;
                 }
-                new_condition(JobConditionType::Complete, ConditionStatus::True, &cond.reason, &cond.message, ctx.now)
+                new_condition(
+                    JobConditionType::Complete,
+                    ConditionStatus::True,
+                    &cond.reason,
+                    &cond.message,
+                    ctx.now,
+                )
             }
             _ => cond,
         };
@@ -128,14 +144,18 @@ pub(crate) fn track_status_and_remove_finalizers(ctx: &mut SyncCtx<'_>, mut need
     }
 
     if needs_flush {
-        ctx.actions.push(Action::UpdateStatus(Box::new(status.clone())));
+        ctx.actions
+            .push(Action::UpdateStatus(Box::new(status.clone())));
         ctx.state.backoff = ctx.new_backoff;
         needs_flush = false;
     }
     if !remove_finalizer.is_empty() {
         let mut refs: Vec<PodRef> = remove_finalizer
             .iter()
-            .map(|p| PodRef { name: p.name.clone(), uid: p.uid.clone() })
+            .map(|p| PodRef {
+                name: p.name.clone(),
+                uid: p.uid.clone(),
+            })
             .collect();
         refs.sort();
         for pod in &remove_finalizer {
@@ -147,7 +167,8 @@ pub(crate) fn track_status_and_remove_finalizers(ctx: &mut SyncCtx<'_>, mut need
 
     let finished = !reached_max_uncounted && enact_job_finished(ctx, &mut status);
     if finished || needs_flush {
-        ctx.actions.push(Action::UpdateStatus(Box::new(status.clone())));
+        ctx.actions
+            .push(Action::UpdateStatus(Box::new(status.clone())));
         if finished {
             record_job_finished(ctx, &status);
         }
@@ -157,43 +178,56 @@ pub(crate) fn track_status_and_remove_finalizers(ctx: &mut SyncCtx<'_>, mut need
 
 /// Moves every uncounted UID whose pod no longer carries the finalizer (or is
 /// gone) into the counters. Returns whether anything moved.
-fn count_uncounted_without_finalizer(status: &mut JobStatus, with_finalizer: &HashSet<&str>) -> bool {
+fn count_uncounted_without_finalizer(
+    status: &mut JobStatus,
+    with_finalizer: &HashSet<&str>,
+) -> bool {
     let Some(uncounted) = status.uncounted_terminated_pods.as_mut() else {
         return false;
     };
     let before = (uncounted.succeeded.len(), uncounted.failed.len());
-    uncounted.succeeded.retain(|uid| with_finalizer.contains(uid.as_str()));
-    uncounted.failed.retain(|uid| with_finalizer.contains(uid.as_str()));
+    uncounted
+        .succeeded
+        .retain(|uid| with_finalizer.contains(uid.as_str()));
+    uncounted
+        .failed
+        .retain(|uid| with_finalizer.contains(uid.as_str()));
     let moved_succeeded = before.0 - uncounted.succeeded.len();
     let moved_failed = before.1 - uncounted.failed.len();
-    status.succeeded = status.succeeded.saturating_add(i32::try_from(moved_succeeded).unwrap_or(i32::MAX));
-    status.failed = status.failed.saturating_add(i32::try_from(moved_failed).unwrap_or(i32::MAX));
+    status.succeeded = status
+        .succeeded
+        .saturating_add(i32::try_from(moved_succeeded).unwrap_or(i32::MAX));
+    status.failed = status
+        .failed
+        .saturating_add(i32::try_from(moved_failed).unwrap_or(i32::MAX));
     moved_succeeded + moved_failed > 0
 }
 
 /// A pod's finalizer may go when the Job is being deleted or finishing, the pod
 /// succeeded, or it failed and is not the one its index keeps for its replacement.
 fn can_remove_finalizer(ctx: &SyncCtx<'_>, pod: &Pod, considered_failed: bool) -> bool {
-    if ctx.job.being_deleted || ctx.finished_condition.is_some() || pod.phase == PodPhase::Succeeded {
+    if ctx.job.being_deleted || ctx.finished_condition.is_some() || pod.phase == PodPhase::Succeeded
+    {
         return true;
     }
     if !considered_failed {
         return false;
     }
-    if ctx.job.spec.uses_backoff_limit_per_index() {
-        if let Some(ix) = pod.completion_index {
-            if ctx.delayed.get(&ix).is_some_and(|kept| kept.uid == pod.uid) {
-                return false;
-            }
-        }
-    }
-    true
+    // With per-index limits, the pod kept for its index's replacement keeps its finalizer.
+    let kept_for_replacement = ctx.job.spec.uses_backoff_limit_per_index()
+        && pod
+            .completion_index
+            .and_then(|ix| ctx.delayed.get(&ix))
+            .is_some_and(|kept| kept.uid == pod.uid);
+    !kept_for_replacement
 }
 
 /// Writes the terminal condition once nothing is uncounted and no pod is
 /// terminating. Returns whether the Job finished.
 fn enact_job_finished(ctx: &SyncCtx<'_>, status: &mut JobStatus) -> bool {
-    let Some(cond) = ctx.finished_condition.as_ref() else { return false };
+    let Some(cond) = ctx.finished_condition.as_ref() else {
+        return false;
+    };
     let uncounted = status
         .uncounted_terminated_pods
         .as_ref()
@@ -217,9 +251,16 @@ fn enact_job_finished(ctx: &SyncCtx<'_>, status: &mut JobStatus) -> bool {
 
 /// The events upstream records when a Job finishes.
 fn record_job_finished(ctx: &mut SyncCtx<'_>, status: &JobStatus) {
-    let Some(cond) = ctx.finished_condition.clone() else { return };
+    let Some(cond) = ctx.finished_condition.clone() else {
+        return;
+    };
     if cond.condition_type == JobConditionType::Complete {
-        if ctx.job.spec.completions.is_some_and(|c| status.succeeded > c) {
+        if ctx
+            .job
+            .spec
+            .completions
+            .is_some_and(|c| status.succeeded > c)
+        {
             ctx.events.push(Event {
                 event_type: EventType::Warning,
                 reason: "TooManySucceededPods".into(),
