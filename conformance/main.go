@@ -13,6 +13,8 @@
 //	                                     compare on generated snapshots
 //	conformance bench (--server ADDR | --serve BIN)
 //	                                     time both sides by job size (informational)
+//	conformance reference-server [--listen 127.0.0.1:PORT]
+//	                                     serve upstream's own answers over gRPC (tests the harness)
 package main
 
 import (
@@ -50,6 +52,8 @@ func main() {
 		err = cmdRandom(os.Args[2:])
 	case "bench":
 		err = cmdBench(os.Args[2:])
+	case "reference-server":
+		err = cmdReferenceServer(os.Args[2:])
 	case "-h", "--help", "help":
 		usage()
 	default:
