@@ -445,10 +445,10 @@ func (g *gen) podStatus(p *pb.Pod, s *pb.JobSpec, mayRun bool) {
 	}
 	containers := s.Template.Spec.Containers
 	terminated := func(code int32) *pb.ContainerState {
-		started := g.past()
+		finished := g.past() // each g.past() is earlier than the one before
 		return &pb.ContainerState{Terminated: &pb.ContainerStateTerminated{
 			ExitCode: code, Reason: map[bool]string{true: "Completed", false: "Error"}[code == 0],
-			StartedAt: started, FinishedAt: g.past(),
+			StartedAt: g.past(), FinishedAt: finished,
 		}}
 	}
 	switch phase {
