@@ -1,0 +1,270 @@
+package main
+
+// The job-decider side: a gRPC client (the generated Go client) to a running
+// server, or a `job-decider serve` the harness starts itself on a loopback
+// port, and the comparison of its answers with upstream's.
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	pb "job-decider.dev/clients/go/jobdecider/v1"
+)
+
+type targetFlags struct {
+	server    string
+	serve     string
+	serveArgs string
+	timeout   time.Duration
+}
+
+func (t *targetFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&t.server, "server", "", "address of a running job-decider (host:port)")
+	fs.StringVar(&t.serve, "serve", "", "job-decider binary to start on an ephemeral loopback port")
+	fs.StringVar(&t.serveArgs, "serve-args", envOr("JOB_DECIDER_SERVE_ARGS", "serve --listen {addr}"),
+		"arguments for --serve; {addr} becomes the loopback address")
+	fs.DurationVar(&t.timeout, "timeout", 30*time.Second, "deadline of one DecideJob call")
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// decider is a connection to job-decider.
+type decider struct {
+	client  pb.JobDeciderClient
+	conn    *grpc.ClientConn
+	proc    *exec.Cmd
+	timeout time.Duration
+}
+
+func (t *targetFlags) connect() (*decider, error) {
+	if (t.server == "") == (t.serve == "") {
+		return nil, fmt.Errorf("give exactly one of --server ADDR or --serve BINARY")
+	}
+	d := &decider{timeout: t.timeout}
+	addr := t.server
+	if t.serve != "" {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		addr = l.Addr().String()
+		l.Close()
+		args := strings.Fields(strings.ReplaceAll(t.serveArgs, "{addr}", addr))
+		d.proc = exec.Command(t.serve, args...)
+		d.proc.Stdout = os.Stderr
+		d.proc.Stderr = os.Stderr
+		if err := d.proc.Start(); err != nil {
+			return nil, fmt.Errorf("starting %s: %w", t.serve, err)
+		}
+		fmt.Fprintf(os.Stderr, "started %s %s (pid %d)\n", t.serve, strings.Join(args, " "), d.proc.Process.Pid)
+		if err := waitForPort(addr, 30*time.Second, d.proc); err != nil {
+			d.close()
+			return nil, err
+		}
+	}
+	conn, err := grpc.NewClient(addr,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256<<20), grpc.MaxCallSendMsgSize(256<<20)))
+	if err != nil {
+		d.close()
+		return nil, err
+	}
+	d.conn = conn
+	d.client = pb.NewJobDeciderClient(conn)
+	return d, nil
+}
+
+func waitForPort(addr string, limit time.Duration, proc *exec.Cmd) error {
+	exited := make(chan error, 1)
+	go func() { exited <- proc.Wait() }()
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-exited:
+			return fmt.Errorf("job-decider exited before listening: %v", err)
+		default:
+		}
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("job-decider did not listen on %s within %v", addr, limit)
+}
+
+func (d *decider) close() {
+	if d.conn != nil {
+		d.conn.Close()
+	}
+	if d.proc != nil && d.proc.Process != nil {
+		d.proc.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { d.proc.Process.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			d.proc.Process.Kill()
+		}
+	}
+}
+
+func (d *decider) decide(req *pb.DecideJobRequest) (*pb.DecideJobResponse, time.Duration, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), d.timeout)
+	defer cancel()
+	start := time.Now()
+	resp, err := d.client.DecideJob(ctx, req)
+	return resp, time.Since(start), err
+}
+
+// outcome of comparing one scenario.
+type outcome struct {
+	name     string
+	skipped  string // why the scenario was not compared (upstream could not run it)
+	diffs    []fieldDiff
+	excused  bool
+	upstream *pb.DecideJobResponse
+	decided  *pb.DecideJobResponse
+	upTime   time.Duration
+	jdTime   time.Duration
+}
+
+func (o *outcome) mismatch() bool { return len(o.diffs) > 0 && !o.excused }
+
+// compare runs both sides on one request.
+func compare(d *decider, known *knownDiffs, name string, req *pb.DecideJobRequest) *outcome {
+	o := &outcome{name: name}
+	up, run, err := upstreamCanonical(req)
+	if err != nil {
+		o.skipped = "upstream cannot run this snapshot: " + err.Error()
+		return o
+	}
+	o.upstream, o.upTime = up, run.elapsed
+	if run.syncErr != nil {
+		o.skipped = "upstream's syncJob returned an error: " + run.syncErr.Error()
+		return o
+	}
+	resp, took, err := d.decide(req)
+	o.jdTime = took
+	if err != nil {
+		o.diffs = []fieldDiff{{Path: "(rpc)", Left: "a plan", Right: "error: " + err.Error()}}
+	} else {
+		o.decided = canonicalize(resp, req.GetJob().GetMetadata().GetName())
+		o.diffs = diffResponses(up, o.decided)
+	}
+	if len(o.diffs) > 0 {
+		o.excused = known.excuses(name, o.diffs)
+	}
+	return o
+}
+
+// report prints a mismatch and saves its snapshot as a vector file.
+func (o *outcome) report(req *pb.DecideJobRequest, saveDir, origin string) {
+	label := "MISMATCH"
+	if o.excused {
+		label = "known difference"
+	}
+	fmt.Printf("%s %s: %d field(s) differ\n%s", label, o.name, len(o.diffs), formatDiff(o.diffs, "upstream", "job-decider"))
+	if !o.mismatch() || saveDir == "" {
+		return
+	}
+	if err := os.MkdirAll(saveDir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return
+	}
+	var paths []string
+	for i, f := range o.diffs {
+		if i == 5 {
+			paths = append(paths, "...")
+			break
+		}
+		paths = append(paths, f.Path)
+	}
+	desc := fmt.Sprintf("Regression case saved by `conformance %s`: job-decider differed from upstream at %s. "+
+		"expected is upstream's response.", origin, strings.Join(paths, ", "))
+	path := filepath.Join(saveDir, safeFileName(o.name)+".yaml")
+	v, err := newVectorDoc(path, o.name, desc, req, o.upstream)
+	if err == nil {
+		err = v.save()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "saving", path, ":", err)
+		return
+	}
+	fmt.Printf("  saved %s\n", path)
+}
+
+var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+func safeFileName(s string) string { return unsafeChars.ReplaceAllString(s, "_") }
+
+func cmdCheck(args []string) error {
+	fs := flag.NewFlagSet("check", flag.ExitOnError)
+	var tf targetFlags
+	tf.register(fs)
+	saveDir := fs.String("save-dir", "mismatches", "where to save mismatching snapshots (empty: don't)")
+	knownFile := fs.String("known", defaultKnownFile(), "known differences file")
+	fs.Parse(args)
+	files, err := expandVectorArgs(fs.Args())
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		usage()
+	}
+	known, err := loadKnown(*knownFile)
+	if err != nil {
+		return err
+	}
+	d, err := tf.connect()
+	if err != nil {
+		return err
+	}
+	defer d.close()
+	var mismatches, excused, skipped int
+	for _, f := range files {
+		v, err := loadVector(f)
+		if err != nil {
+			return err
+		}
+		o := compare(d, known, v.Name, v.Request)
+		switch {
+		case o.skipped != "":
+			skipped++
+			fmt.Printf("skipped %s: %s\n", v.Name, o.skipped)
+		case len(o.diffs) == 0:
+			fmt.Printf("ok %s\n", v.Name)
+		default:
+			if o.excused {
+				excused++
+			} else {
+				mismatches++
+			}
+			o.report(v.Request, *saveDir, "check")
+		}
+	}
+	fmt.Printf("%d vectors: %d match, %d mismatch, %d known differences, %d skipped\n",
+		len(files), len(files)-mismatches-excused-skipped, mismatches, excused, skipped)
+	if mismatches > 0 || skipped > 0 {
+		return fmt.Errorf("%d unlisted mismatches, %d vectors upstream could not run", mismatches, skipped)
+	}
+	return nil
+}

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+
+	"google.golang.org/protobuf/proto"
+
+	pb "job-decider.dev/clients/go/jobdecider/v1"
+)
+
+// upstreamCanonical runs upstream on a request and returns its canonical response.
+func upstreamCanonical(req *pb.DecideJobRequest) (*pb.DecideJobResponse, *upstreamRun, error) {
+	run, err := runUpstream(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	return canonicalize(run.resp, req.GetJob().GetMetadata().GetName()), run, nil
+}
+
+func cmdUpstream(args []string) error {
+	fs := flag.NewFlagSet("upstream", flag.ExitOnError)
+	fs.Parse(args)
+	if fs.NArg() != 1 {
+		usage()
+	}
+	v, err := loadVector(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	resp, run, err := upstreamCanonical(v.Request)
+	if err != nil {
+		return fmt.Errorf("%s: %w", v.Name, err)
+	}
+	if run.syncErr != nil {
+		fmt.Fprintf(os.Stderr, "note: upstream's syncJob returned an error: %v\n", run.syncErr)
+	}
+	fmt.Println(prettyProto(resp))
+	return nil
+}
+
+func cmdRecord(args []string) error {
+	fs := flag.NewFlagSet("record", flag.ExitOnError)
+	fs.Parse(args)
+	files, err := expandVectorArgs(fs.Args())
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		usage()
+	}
+	var failed int
+	for _, f := range files {
+		v, err := loadVector(f)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			failed++
+			continue
+		}
+		resp, run, err := upstreamCanonical(v.Request)
+		if err == nil && run.syncErr != nil {
+			err = fmt.Errorf("upstream's syncJob returned an error (not recorded): %w", run.syncErr)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", f, err)
+			failed++
+			continue
+		}
+		changed := v.Expected == nil || !proto.Equal(v.Expected, resp)
+		if err := v.setExpected(resp); err != nil {
+			return err
+		}
+		if err := v.save(); err != nil {
+			return err
+		}
+		state := "unchanged"
+		if changed {
+			state = "updated"
+		}
+		fmt.Printf("%-9s %s (%s): %s\n", state, f, v.Name, summary(resp))
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d vectors failed", failed, len(files))
+	}
+	return nil
+}
+
+// cmdVerify checks that each vector's expected is what upstream does now.
+func cmdVerify(args []string) error {
+	fs := flag.NewFlagSet("verify", flag.ExitOnError)
+	fs.Parse(args)
+	files, err := expandVectorArgs(fs.Args())
+	if err != nil {
+		return err
+	}
+	var bad int
+	for _, f := range files {
+		if err := verifyVector(f); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			bad++
+		}
+	}
+	if bad > 0 {
+		return fmt.Errorf("%d of %d vectors differ from upstream", bad, len(files))
+	}
+	fmt.Printf("%d vectors match upstream\n", len(files))
+	return nil
+}
+
+func verifyVector(f string) error {
+	v, err := loadVector(f)
+	if err != nil {
+		return err
+	}
+	if v.Expected == nil {
+		return fmt.Errorf("%s: no expected (run `conformance record`)", f)
+	}
+	resp, _, err := upstreamCanonical(v.Request)
+	if err != nil {
+		return fmt.Errorf("%s: %w", f, err)
+	}
+	want := canonicalize(v.Expected, v.Request.GetJob().GetMetadata().GetName())
+	if d := diffResponses(resp, want); len(d) > 0 {
+		return fmt.Errorf("%s (%s): expected differs from upstream \n%s", f, v.Name, formatDiff(d, "upstream", "file"))
+	}
+	return nil
+}
+
+var errMismatch = errors.New("mismatch")

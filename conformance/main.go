@@ -1,0 +1,66 @@
+// Command conformance runs upstream Kubernetes' Job controller
+// (k8s.io/kubernetes/pkg/controller/job at the version pinned in go.mod) on
+// job-decider's snapshots and compares its decisions with job-decider's.
+//
+// Build with -ldflags=-checklinkname=0 (see linkname.go).
+//
+//	conformance upstream FILE            print upstream's response for a vector's request
+//	conformance record FILE|DIR...       write upstream's response into each vector's expected
+//	conformance verify FILE|DIR...       check each vector's expected equals upstream's response
+//	conformance check (--server ADDR | --serve BIN) FILE|DIR...
+//	                                     compare job-decider with upstream on vectors
+//	conformance random (--server ADDR | --serve BIN | --upstream-only) --seed S -n N
+//	                                     compare on generated snapshots
+//	conformance bench (--server ADDR | --serve BIN)
+//	                                     time both sides by job size (informational)
+//	conformance reference-server [--listen 127.0.0.1:PORT]
+//	                                     serve upstream's own answers over gRPC (tests the harness)
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+func usage() {
+	fmt.Fprint(os.Stderr, `usage:
+  conformance upstream FILE
+  conformance record FILE|DIR...
+  conformance verify FILE|DIR...
+  conformance check  (--server ADDR | --serve BIN) [--save-dir DIR] [--known FILE] FILE|DIR...
+  conformance random (--server ADDR | --serve BIN | --upstream-only) [--seed S] [-n N] [--save-dir DIR] [--known FILE]
+  conformance bench  (--server ADDR | --serve BIN) [--sizes 10,100,1000,10000]
+`)
+	os.Exit(2)
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+	}
+	var err error
+	switch os.Args[1] {
+	case "upstream":
+		err = cmdUpstream(os.Args[2:])
+	case "record":
+		err = cmdRecord(os.Args[2:])
+	case "verify":
+		err = cmdVerify(os.Args[2:])
+	case "check":
+		err = cmdCheck(os.Args[2:])
+	case "random":
+		err = cmdRandom(os.Args[2:])
+	case "bench":
+		err = cmdBench(os.Args[2:])
+	case "reference-server":
+		err = cmdReferenceServer(os.Args[2:])
+	case "-h", "--help", "help":
+		usage()
+	default:
+		usage()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "conformance:", err)
+		os.Exit(1)
+	}
+}

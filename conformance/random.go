@@ -1,0 +1,754 @@
+package main
+
+// A seeded generator of random snapshots: random specs and policies, pods in
+// every phase with exit codes, conditions, annotations, deletion timestamps,
+// uncounted lists and index strings. Scenario i of seed S depends on (S, i)
+// only, so any one replays with --seed S --only i. Every generated Job passes
+// upstream's own API validation (ValidateJobCreate after API defaulting).
+//
+// Timestamps are whole seconds and distinct, so that nothing hinges on the
+// order of an unstable sort between equal keys (upstream's pod lists come in
+// informer order, which is random; see orderedIndexer).
+
+import (
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	batchinternal "k8s.io/kubernetes/pkg/apis/batch"
+	_ "k8s.io/kubernetes/pkg/apis/batch/install"
+	batchdefaults "k8s.io/kubernetes/pkg/apis/batch/v1"
+	batchvalidation "k8s.io/kubernetes/pkg/apis/batch/validation"
+	_ "k8s.io/kubernetes/pkg/apis/core/install"
+
+	pb "job-decider.dev/clients/go/jobdecider/v1"
+)
+
+const (
+	finalizer   = "batch.kubernetes.io/job-tracking"
+	indexKey    = "batch.kubernetes.io/job-completion-index"
+	failCount   = "batch.kubernetes.io/job-index-failure-count"
+	ignoreCount = "batch.kubernetes.io/job-index-ignored-failure-count"
+)
+
+var baseNow = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+
+type gen struct {
+	r    *rand.Rand
+	now  time.Time
+	tick int // distinct past timestamps: now - tick seconds
+}
+
+func (g *gen) chance(p float64) bool { return g.r.Float64() < p }
+func (g *gen) intn(n int) int        { return g.r.IntN(n) }
+func (g *gen) pick(xs ...string) string {
+	return xs[g.r.IntN(len(xs))]
+}
+
+// past returns a distinct whole-second time in the last ~hour.
+func (g *gen) past() *timestamppb.Timestamp {
+	g.tick += 1 + g.intn(40)
+	return timestamppb.New(g.now.Add(-time.Duration(g.tick) * time.Second))
+}
+
+func (g *gen) pastRange(maxAgo int) *timestamppb.Timestamp {
+	return timestamppb.New(g.now.Add(-time.Duration(1+g.intn(maxAgo)) * time.Second))
+}
+
+// scenarioName names scenario i of a seed.
+func scenarioName(seed uint64, i int) string { return fmt.Sprintf("random-%d-%d", seed, i) }
+
+// genRequest builds scenario i of seed, with about `pods` pods (-1: small random).
+func genRequest(seed uint64, i int, pods int) (*pb.DecideJobRequest, error) {
+	g := &gen{r: rand.New(rand.NewPCG(seed, uint64(i)))}
+	var lastErr error
+	for attempt := 0; attempt < 50; attempt++ {
+		g.now = baseNow.Add(time.Duration(g.intn(86400)) * time.Second)
+		g.tick = 0
+		req := g.request(pods)
+		if err := validateJob(req.Job); err != nil {
+			lastErr = err
+			continue
+		}
+		return req, nil
+	}
+	return nil, fmt.Errorf("generator made no valid Job in 50 attempts; last: %v", lastErr)
+}
+
+func (g *gen) request(npods int) *pb.DecideJobRequest {
+	j := g.job()
+	req := &pb.DecideJobRequest{Job: j, Now: timestamppb.New(g.now)}
+	if npods < 0 {
+		npods = g.intn(13)
+	}
+	g.pods(req, npods)
+	g.status(req)
+	if g.chance(0.1) {
+		req.Expectations = &pb.Expectations{PodChangesPending: true}
+	}
+	if g.chance(0.05) && len(req.Pods) > 0 {
+		if req.Expectations == nil {
+			req.Expectations = &pb.Expectations{}
+		}
+		for _, p := range req.Pods {
+			if g.chance(0.3) {
+				req.Expectations.FinalizerRemovalsPending = append(req.Expectations.FinalizerRemovalsPending, p.Metadata.Uid)
+			}
+		}
+	}
+	if g.chance(0.3) {
+		req.State = &pb.ControllerState{Backoff: &pb.BackoffRecord{
+			FailuresAfterLastSuccess: int32(1 + g.intn(8)),
+			LastFailureTime:          g.pastRange(900),
+		}}
+	}
+	switch {
+	case g.chance(0.04):
+		j.Spec.ManagedBy = proto.String("example.com/other-controller")
+	case g.chance(0.04):
+		j.Spec.ManagedBy = proto.String("example.com/job-decider")
+		req.ControllerName = "example.com/job-decider"
+	case g.chance(0.03):
+		j.Spec.ManagedBy = proto.String(defaultControllerName)
+	}
+	return req
+}
+
+func (g *gen) job() *pb.Job {
+	name := "job"
+	if g.chance(0.2) {
+		name = "job-" + strings.Repeat("x", 1+g.intn(58)) // up to 63 characters
+	}
+	uid := fmt.Sprintf("uid-%08x", g.r.Uint32())
+	labels := map[string]string{
+		"batch.kubernetes.io/controller-uid": uid,
+		"batch.kubernetes.io/job-name":       name,
+		"controller-uid":                     uid,
+		"job-name":                           name,
+	}
+	j := &pb.Job{
+		ApiVersion: "batch/v1", Kind: "Job",
+		Metadata: &pb.ObjectMeta{
+			Name: name, Namespace: g.pick("default", "team-a"), Uid: uid,
+			ResourceVersion: strconv.Itoa(1 + g.intn(1000)), Generation: 1,
+			CreationTimestamp: timestamppb.New(g.now.Add(-2 * time.Hour)),
+			Labels:            copyMap(labels),
+		},
+		Spec: &pb.JobSpec{
+			Selector: &pb.LabelSelector{MatchLabels: map[string]string{"batch.kubernetes.io/controller-uid": uid}},
+			Template: &pb.PodTemplateSpec{
+				Metadata: &pb.ObjectMeta{Labels: copyMap(labels)},
+				Spec: &pb.PodSpec{
+					RestartPolicy: "Never",
+					Containers:    []*pb.Container{{Name: "main"}},
+				},
+			},
+		},
+		Status: &pb.JobStatus{},
+	}
+	s := j.Spec
+	if g.chance(0.3) {
+		s.Template.Spec.Containers = append(s.Template.Spec.Containers, &pb.Container{Name: "sidecar"})
+	}
+	if g.chance(0.2) {
+		s.Template.Spec.InitContainers = []*pb.Container{{Name: "init"}}
+	}
+	if g.chance(0.1) {
+		c := s.Template.Spec.Containers[0]
+		c.Env = append(c.Env, &pb.EnvVar{Name: "JOB_COMPLETION_INDEX", Value: "7"})
+	}
+	if g.chance(0.2) {
+		s.Template.Metadata.Annotations = map[string]string{"example.com/note": "hello"}
+	}
+	if g.chance(0.05) {
+		s.Template.Metadata.Finalizers = []string{finalizer}
+	}
+	indexed := g.chance(0.5)
+	switch {
+	case indexed:
+		s.CompletionMode = proto.String("Indexed")
+	case g.chance(0.5):
+		s.CompletionMode = proto.String("NonIndexed")
+	}
+	if indexed || g.chance(0.8) {
+		c := int32(1 + g.intn(12))
+		if g.chance(0.05) {
+			c = int32(100 + g.intn(100000))
+		}
+		s.Completions = &c
+	}
+	if g.chance(0.9) {
+		s.Parallelism = proto.Int32(int32(g.intn(8)))
+	}
+	if indexed && g.chance(0.35) {
+		s.BackoffLimitPerIndex = proto.Int32(int32(g.intn(3)))
+		if g.chance(0.5) {
+			s.MaxFailedIndexes = proto.Int32(int32(g.intn(int(min(*s.Completions, 5)) + 1)))
+		}
+	}
+	if g.chance(0.8) {
+		s.BackoffLimit = proto.Int32(int32(g.pick3(g.intn(3), 2+g.intn(6), 6)))
+	}
+	if g.chance(0.35) {
+		var names []string
+		for _, c := range s.Template.Spec.Containers {
+			names = append(names, c.Name)
+		}
+		for _, c := range s.Template.Spec.InitContainers {
+			names = append(names, c.Name)
+		}
+		s.PodFailurePolicy = g.podFailurePolicy(s.BackoffLimitPerIndex != nil, names)
+		if g.chance(0.6) {
+			s.PodReplacementPolicy = proto.String("Failed")
+		}
+	} else {
+		if g.chance(0.2) {
+			s.Template.Spec.RestartPolicy = "OnFailure"
+		}
+		switch {
+		case g.chance(0.3):
+			s.PodReplacementPolicy = proto.String("Failed")
+		case g.chance(0.3):
+			s.PodReplacementPolicy = proto.String("TerminatingOrFailed")
+		}
+	}
+	if indexed && g.chance(0.25) {
+		s.SuccessPolicy = g.successPolicy(int(*s.Completions))
+	}
+	if g.chance(0.2) {
+		s.ActiveDeadlineSeconds = proto.Int64(int64(60 + g.intn(7200)))
+	}
+	if g.chance(0.15) {
+		s.Suspend = proto.Bool(true)
+	} else if g.chance(0.3) {
+		s.Suspend = proto.Bool(false)
+	}
+	if g.chance(0.3) {
+		s.ManualSelector = proto.Bool(false)
+	}
+	return j
+}
+
+var exitCodePool = []int32{1, 2, 3, 5, 42, 127, 137, 143}
+
+func (g *gen) podFailurePolicy(perIndex bool, containers []string) *pb.PodFailurePolicy {
+	p := &pb.PodFailurePolicy{}
+	n := 1 + g.intn(4)
+	for i := 0; i < n; i++ {
+		actions := []string{"FailJob", "Ignore", "Count"}
+		if perIndex {
+			actions = append(actions, "FailIndex")
+		}
+		rule := &pb.PodFailurePolicyRule{Action: g.pick(actions...)}
+		if g.chance(0.6) {
+			req := &pb.PodFailurePolicyOnExitCodesRequirement{Operator: g.pick("In", "NotIn")}
+			if g.chance(0.3) {
+				req.ContainerName = proto.String(g.pick(containers...))
+			}
+			seen := map[int32]bool{}
+			for k := 0; k < 1+g.intn(3); k++ {
+				c := exitCodePool[g.intn(len(exitCodePool))]
+				if !seen[c] {
+					seen[c] = true
+					req.Values = append(req.Values, c)
+				}
+			}
+			if req.Operator == "NotIn" && g.chance(0.3) {
+				req.Values = append(req.Values, 0)
+			}
+			sort.Slice(req.Values, func(a, b int) bool { return req.Values[a] < req.Values[b] })
+			rule.OnExitCodes = req
+		} else {
+			for k := 0; k < 1+g.intn(2); k++ {
+				pat := &pb.PodFailurePolicyOnPodConditionsPattern{Type: g.pick("DisruptionTarget", "ConfigIssue", "DisruptionTarget")}
+				if g.chance(0.6) {
+					pat.Status = g.pick("True", "True", "False", "Unknown")
+				}
+				rule.OnPodConditions = append(rule.OnPodConditions, pat)
+			}
+		}
+		p.Rules = append(p.Rules, rule)
+	}
+	return p
+}
+
+func (g *gen) successPolicy(completions int) *pb.SuccessPolicy {
+	sp := &pb.SuccessPolicy{}
+	for i := 0; i < 1+g.intn(2); i++ {
+		rule := &pb.SuccessPolicyRule{}
+		var set []int
+		if g.chance(0.6) {
+			set = g.indexSubset(min(completions, 40), 0.4)
+			if len(set) == 0 {
+				set = []int{g.intn(min(completions, 40))}
+			}
+			rule.SucceededIndexes = proto.String(formatIndexes(set))
+		}
+		if rule.SucceededIndexes == nil || g.chance(0.4) {
+			limit := completions
+			if set != nil {
+				limit = len(set)
+			}
+			rule.SucceededCount = proto.Int32(int32(1 + g.intn(limit)))
+		}
+		sp.Rules = append(sp.Rules, rule)
+	}
+	return sp
+}
+
+// indexSubset returns a sorted random subset of [0, n).
+func (g *gen) indexSubset(n int, p float64) []int {
+	var out []int
+	for i := 0; i < n; i++ {
+		if g.chance(p) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// formatIndexes writes a sorted index list in the API's interval format.
+func formatIndexes(xs []int) string {
+	var parts []string
+	for i := 0; i < len(xs); {
+		k := i
+		for k+1 < len(xs) && xs[k+1] == xs[k]+1 {
+			k++
+		}
+		switch {
+		case k == i:
+			parts = append(parts, strconv.Itoa(xs[i]))
+		case k == i+1:
+			parts = append(parts, strconv.Itoa(xs[i]), strconv.Itoa(xs[k]))
+		default:
+			parts = append(parts, fmt.Sprintf("%d-%d", xs[i], xs[k]))
+		}
+		i = k + 1
+	}
+	return strings.Join(parts, ",")
+}
+
+func (g *gen) pods(req *pb.DecideJobRequest, n int) {
+	j := req.Job
+	s := j.Spec
+	indexed := s.GetCompletionMode() == "Indexed"
+	completions := int(s.GetCompletions())
+	parallelism := 1
+	if s.Parallelism != nil {
+		parallelism = int(*s.Parallelism)
+	}
+	running := 0
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("%s-%05x", j.Metadata.Name, g.r.Uint32()&0xfffff)
+		if len(name) > 63 {
+			name = name[len(name)-63:]
+		}
+		p := &pb.Pod{
+			Metadata: &pb.ObjectMeta{
+				Name: fmt.Sprintf("%s-%d", name, i), Namespace: j.Metadata.Namespace,
+				Uid:               fmt.Sprintf("pod-uid-%d-%08x", i, g.r.Uint32()),
+				CreationTimestamp: g.past(),
+				Labels:            copyMap(s.Template.Metadata.Labels),
+			},
+			Spec:   &pb.PodSpecSummary{},
+			Status: &pb.PodStatus{},
+		}
+		owner := &pb.OwnerReference{ApiVersion: "batch/v1", Kind: "Job", Name: j.Metadata.Name, Uid: j.Metadata.Uid,
+			Controller: proto.Bool(true), BlockOwnerDeletion: proto.Bool(true)}
+		switch x := g.r.Float64(); {
+		case x < 0.05: // orphan that matches the selector: adopted
+		case x < 0.08: // owned but no longer matching: released
+			p.Metadata.OwnerReferences = []*pb.OwnerReference{owner}
+			delete(p.Metadata.Labels, "batch.kubernetes.io/controller-uid")
+		case x < 0.10: // owned by another Job of the same name
+			o := proto.Clone(owner).(*pb.OwnerReference)
+			o.Uid = "uid-of-an-older-job"
+			p.Metadata.OwnerReferences = []*pb.OwnerReference{o}
+		default:
+			p.Metadata.OwnerReferences = []*pb.OwnerReference{owner}
+		}
+		if g.chance(0.85) {
+			p.Metadata.Finalizers = []string{finalizer}
+		}
+		if indexed {
+			ann := map[string]string{}
+			switch x := g.r.Float64(); {
+			case x < 0.85:
+				ann[indexKey] = strconv.Itoa(g.intn(max(1, min(completions, 40))))
+			case x < 0.90:
+				ann[indexKey] = strconv.Itoa(completions + g.intn(3))
+			case x < 0.95:
+				ann[indexKey] = g.pick("abc", "-1", "")
+			}
+			if v, ok := ann[indexKey]; ok {
+				p.Metadata.Labels[indexKey] = v
+			}
+			if s.BackoffLimitPerIndex != nil && g.chance(0.6) {
+				ann[failCount] = strconv.Itoa(g.intn(4))
+				if g.chance(0.2) {
+					ann[ignoreCount] = strconv.Itoa(1 + g.intn(2))
+				}
+				if g.chance(0.03) {
+					ann[failCount] = "junk"
+				}
+			}
+			if len(ann) > 0 {
+				p.Metadata.Annotations = ann
+			}
+		}
+		// Mostly no more running pods than parallelism, as in a real Job.
+		g.podStatus(p, s, running < parallelism || g.chance(0.1))
+		if ph := p.Status.Phase; ph != "Succeeded" && ph != "Failed" {
+			running++
+		}
+		if g.chance(0.12) {
+			p.Metadata.DeletionTimestamp = g.pastRange(60)
+			if g.chance(0.7) {
+				p.Metadata.DeletionGracePeriodSeconds = proto.Int64(int64(g.pick3(0, 30, 5)))
+			}
+		}
+		req.Pods = append(req.Pods, p)
+	}
+}
+
+func (g *gen) pick3(a, b, c int) int {
+	switch g.intn(3) {
+	case 0:
+		return a
+	case 1:
+		return b
+	}
+	return c
+}
+
+func (g *gen) podStatus(p *pb.Pod, s *pb.JobSpec, mayRun bool) {
+	phase := g.pick("Pending", "Running", "Running", "Running", "Succeeded", "Succeeded", "Failed", "Failed")
+	if !mayRun {
+		phase = g.pick("Succeeded", "Failed")
+	}
+	if g.chance(0.02) {
+		phase = "Unknown"
+	}
+	st := p.Status
+	st.Phase = phase
+	if phase != "Pending" || g.chance(0.5) {
+		p.Spec.NodeName = g.pick("node-a", "node-b")
+	}
+	containers := s.Template.Spec.Containers
+	terminated := func(code int32) *pb.ContainerState {
+		finished := g.past() // each g.past() is earlier than the one before
+		return &pb.ContainerState{Terminated: &pb.ContainerStateTerminated{
+			ExitCode: code, Reason: map[bool]string{true: "Completed", false: "Error"}[code == 0],
+			StartedAt: g.past(), FinishedAt: finished,
+		}}
+	}
+	switch phase {
+	case "Pending":
+		for _, c := range containers {
+			st.ContainerStatuses = append(st.ContainerStatuses, &pb.ContainerStatus{Name: c.Name,
+				State: &pb.ContainerState{Waiting: &pb.ContainerStateWaiting{Reason: "ContainerCreating"}}})
+		}
+	case "Running", "Unknown":
+		ready := g.chance(0.6)
+		for _, c := range containers {
+			st.ContainerStatuses = append(st.ContainerStatuses, &pb.ContainerStatus{Name: c.Name, Ready: ready,
+				RestartCount: int32(g.pick3(0, 0, 1+g.intn(3))),
+				State:        &pb.ContainerState{Running: &pb.ContainerStateRunning{StartedAt: g.past()}}})
+		}
+		st.Conditions = append(st.Conditions, &pb.PodCondition{Type: "Ready", Status: map[bool]string{true: "True", false: "False"}[ready],
+			LastTransitionTime: g.past()})
+	case "Succeeded":
+		if !g.chance(0.1) {
+			for _, c := range containers {
+				st.ContainerStatuses = append(st.ContainerStatuses, &pb.ContainerStatus{Name: c.Name, State: terminated(0)})
+			}
+		}
+		if g.chance(0.5) {
+			st.Conditions = append(st.Conditions, &pb.PodCondition{Type: "Ready", Status: "False", LastTransitionTime: g.past()})
+		}
+	case "Failed":
+		if !g.chance(0.1) {
+			for k, c := range containers {
+				code := exitCodePool[g.intn(len(exitCodePool))]
+				if k > 0 && g.chance(0.5) {
+					code = 0
+				}
+				st.ContainerStatuses = append(st.ContainerStatuses, &pb.ContainerStatus{Name: c.Name, State: terminated(code)})
+			}
+		}
+		if g.chance(0.3) {
+			st.Conditions = append(st.Conditions, &pb.PodCondition{Type: g.pick("DisruptionTarget", "ConfigIssue"),
+				Status: g.pick("True", "True", "False"), Reason: "Test", LastTransitionTime: g.past()})
+		}
+		if g.chance(0.5) {
+			st.Conditions = append(st.Conditions, &pb.PodCondition{Type: "Ready", Status: "False", LastTransitionTime: g.past()})
+		}
+	}
+	if len(s.Template.Spec.InitContainers) > 0 && phase != "Pending" && g.chance(0.8) {
+		code := int32(0)
+		if phase == "Failed" && g.chance(0.3) {
+			code = exitCodePool[g.intn(len(exitCodePool))]
+		}
+		st.InitContainerStatuses = []*pb.ContainerStatus{{Name: "init", State: terminated(code)}}
+	}
+}
+
+func (g *gen) status(req *pb.DecideJobRequest) {
+	j := req.Job
+	s := j.Spec
+	st := j.Status
+	indexed := s.GetCompletionMode() == "Indexed"
+	suspended := s.GetSuspend()
+	fresh := g.chance(0.15)
+	if fresh {
+		if g.chance(0.5) {
+			st.UncountedTerminatedPods = &pb.UncountedTerminatedPods{}
+		}
+		return
+	}
+	if !suspended || g.chance(0.5) {
+		st.StartTime = timestamppb.New(g.now.Add(-time.Duration(60+g.intn(4000)) * time.Second))
+	}
+	active := 0
+	for _, p := range req.Pods {
+		if ph := p.Status.Phase; ph != "Succeeded" && ph != "Failed" && p.Metadata.DeletionTimestamp == nil {
+			active++
+		}
+	}
+	if g.chance(0.7) {
+		st.Active = int32(active)
+	} else {
+		st.Active = int32(g.intn(active + 2))
+	}
+	if g.chance(0.8) {
+		st.Ready = proto.Int32(int32(g.intn(int(st.Active) + 1)))
+	}
+	if g.chance(0.7) {
+		st.Terminating = proto.Int32(int32(g.intn(3)))
+	}
+	st.Failed = int32(g.pick3(0, 0, g.intn(4)))
+	if indexed {
+		completions := int(s.GetCompletions())
+		done := g.indexSubset(min(completions, 40), 0.25)
+		var failed []int
+		if s.BackoffLimitPerIndex != nil {
+			for _, x := range g.indexSubset(min(completions, 40), 0.1) {
+				if !containsInt(done, x) {
+					failed = append(failed, x)
+				}
+			}
+			if len(failed) > 0 || g.chance(0.6) {
+				st.FailedIndexes = proto.String(formatIndexes(failed))
+			}
+		}
+		st.CompletedIndexes = formatIndexes(done)
+		st.Succeeded = int32(len(done))
+	} else {
+		st.Succeeded = int32(g.intn(3))
+	}
+	if g.chance(0.8) {
+		u := &pb.UncountedTerminatedPods{}
+		for _, p := range req.Pods {
+			if len(p.Metadata.Finalizers) == 0 || !g.chance(0.3) {
+				continue
+			}
+			switch p.Status.Phase {
+			case "Succeeded":
+				if !indexed {
+					u.Succeeded = append(u.Succeeded, p.Metadata.Uid)
+				}
+			case "Failed":
+				u.Failed = append(u.Failed, p.Metadata.Uid)
+			}
+		}
+		if g.chance(0.1) {
+			u.Failed = append(u.Failed, "uid-of-a-pod-already-gone")
+		}
+		st.UncountedTerminatedPods = u
+	}
+	if suspended && g.chance(0.6) {
+		st.Conditions = append(st.Conditions, &pb.JobCondition{Type: "Suspended", Status: "True", Reason: "JobSuspended",
+			Message: "Job suspended", LastProbeTime: g.past(), LastTransitionTime: g.past()})
+	} else if !suspended && g.chance(0.1) {
+		st.Conditions = append(st.Conditions, &pb.JobCondition{Type: "Suspended", Status: g.pick("True", "False"), Reason: "JobResumed",
+			Message: "Job resumed", LastProbeTime: g.past(), LastTransitionTime: g.past()})
+	}
+	switch x := g.r.Float64(); {
+	case x < 0.06:
+		st.Conditions = append(st.Conditions, &pb.JobCondition{Type: "FailureTarget", Status: "True", Reason: "BackoffLimitExceeded",
+			Message: "Job has reached the specified backoff limit", LastProbeTime: g.past(), LastTransitionTime: g.past()})
+	case x < 0.10:
+		st.Conditions = append(st.Conditions, &pb.JobCondition{Type: "SuccessCriteriaMet", Status: "True", Reason: "CompletionsReached",
+			Message: "Reached expected number of succeeded pods", LastProbeTime: g.past(), LastTransitionTime: g.past()})
+	case x < 0.12:
+		t := g.past()
+		st.Conditions = append(st.Conditions,
+			&pb.JobCondition{Type: "SuccessCriteriaMet", Status: "True", Reason: "CompletionsReached", Message: "Reached expected number of succeeded pods", LastProbeTime: t, LastTransitionTime: t},
+			&pb.JobCondition{Type: "Complete", Status: "True", Reason: "CompletionsReached", Message: "Reached expected number of succeeded pods", LastProbeTime: t, LastTransitionTime: t})
+		st.CompletionTime = t
+	}
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func copyMap(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// validateJob runs upstream's API validation on a Job, after the API
+// server's defaulting, with an image filled in (the contract does not carry one).
+func validateJob(pj *pb.Job) error {
+	j, err := jobFromProto(pj)
+	if err != nil {
+		return err
+	}
+	for _, cs := range [][]v1.Container{j.Spec.Template.Spec.Containers, j.Spec.Template.Spec.InitContainers} {
+		for i := range cs {
+			cs[i].Image = "busybox"
+		}
+	}
+	batchdefaults.SetObjectDefaults_Job(j)
+	internal := &batchinternal.Job{}
+	if err := legacyscheme.Scheme.Convert(j, internal, nil); err != nil {
+		return err
+	}
+	opts := batchvalidation.JobValidationOptions{RequirePrefixedLabels: true}
+	if errs := batchvalidation.ValidateJobCreate(internal, opts); len(errs) > 0 {
+		return errs.ToAggregate()
+	}
+	return nil
+}
+
+func cmdRandom(args []string) error {
+	fs := flag.NewFlagSet("random", flag.ExitOnError)
+	var tf targetFlags
+	tf.register(fs)
+	seed := fs.Uint64("seed", 0, "seed (0: pick one from the clock; it is printed)")
+	n := fs.Int("n", 1000, "number of scenarios")
+	only := fs.Int("only", -1, "run only scenario i of the seed")
+	pods := fs.Int("pods", -1, "pods per scenario (-1: 0..12 at random)")
+	upstreamOnly := fs.Bool("upstream-only", false, "run only upstream (tests the generator and the runner)")
+	saveDir := fs.String("save-dir", "mismatches", "where to save mismatching snapshots (empty: don't)")
+	knownFile := fs.String("known", defaultKnownFile(), "known differences file")
+	maxReports := fs.Int("max-reports", 20, "print at most this many mismatches in full")
+	fs.Parse(args)
+	if *seed == 0 {
+		*seed = uint64(time.Now().UnixNano())
+	}
+	fmt.Printf("random: seed %d, n %d (replay one: conformance random --seed %d --only I ...)\n", *seed, *n, *seed)
+	known, err := loadKnown(*knownFile)
+	if err != nil {
+		return err
+	}
+	var d *decider
+	if !*upstreamOnly {
+		if d, err = tf.connect(); err != nil {
+			return err
+		}
+		defer d.close()
+	}
+	first, last := 0, *n
+	if *only >= 0 {
+		first, last = *only, *only+1
+	}
+	start := time.Now()
+	var mismatches, excused, failed, reported int
+	var upTotal, jdTotal time.Duration
+	actions := map[string]int{}
+	for i := first; i < last; i++ {
+		name := scenarioName(*seed, i)
+		req, err := genRequest(*seed, i, *pods)
+		if err != nil {
+			failed++
+			fmt.Printf("FAILED %s: %v\n", name, err)
+			continue
+		}
+		if d == nil {
+			resp, run, err := upstreamCanonical(req)
+			if err == nil && run.syncErr != nil {
+				err = fmt.Errorf("syncJob returned an error: %w", run.syncErr)
+			}
+			if err != nil {
+				failed++
+				fmt.Printf("FAILED %s: upstream: %v\n", name, err)
+				continue
+			}
+			upTotal += run.elapsed
+			for _, w := range strings.Split(summary(resp), ", ") {
+				actions[strings.Fields(w)[0]]++
+			}
+			if *only >= 0 {
+				fmt.Println(prettyProto(req))
+				fmt.Println(prettyProto(resp))
+			}
+			continue
+		}
+		o := compare(d, known, name, req)
+		upTotal += o.upTime
+		jdTotal += o.jdTime
+		switch {
+		case o.skipped != "":
+			failed++
+			fmt.Printf("FAILED %s: %s\n", name, o.skipped)
+		case len(o.diffs) > 0:
+			if o.excused {
+				excused++
+			} else {
+				mismatches++
+			}
+			if reported < *maxReports || *only >= 0 {
+				reported++
+				o.report(req, *saveDir, fmt.Sprintf("random --seed %d --only %d", *seed, i))
+			} else if o.mismatch() {
+				fmt.Printf("MISMATCH %s (%d fields; not printed)\n", name, len(o.diffs))
+			}
+		}
+		if (i-first+1)%1000 == 0 {
+			fmt.Fprintf(os.Stderr, "  %d scenarios, %d mismatches, %v\n", i-first+1, mismatches, time.Since(start).Round(time.Millisecond))
+		}
+	}
+	total := last - first
+	fmt.Printf("random: seed %d: %d scenarios in %v: %d mismatch, %d known differences, %d failed to run\n",
+		*seed, total, time.Since(start).Round(time.Millisecond), mismatches, excused, failed)
+	fmt.Printf("  time in upstream's syncJob %v", upTotal.Round(time.Millisecond))
+	if d != nil {
+		fmt.Printf(", in job-decider round trips %v", jdTotal.Round(time.Millisecond))
+	}
+	fmt.Println()
+	if d == nil && len(actions) > 0 {
+		var keys []string
+		for k := range actions {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var parts []string
+		for _, k := range keys {
+			parts = append(parts, fmt.Sprintf("%s %d", k, actions[k]))
+		}
+		fmt.Printf("  upstream's plans contained: %s\n", strings.Join(parts, ", "))
+	}
+	if mismatches > 0 || failed > 0 {
+		return fmt.Errorf("seed %d: %d unlisted mismatches, %d scenarios failed to run", *seed, mismatches, failed)
+	}
+	return nil
+}
