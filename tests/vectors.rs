@@ -1,0 +1,73 @@
+//! The shared test vectors: every `tests/vectors/*.yaml` is a DecideJobRequest
+//! in Kubernetes-native proto3 JSON (written as YAML) with the response
+//! upstream's controller gives (recorded by the conformance harness). The
+//! service must give exactly that response. The Go harness reads the same files.
+
+use std::path::{Path, PathBuf};
+
+use job_decider::api::{self, pb};
+
+/// One vector file: a request and the response expected for it.
+struct Vector {
+    name: String,
+    request: pb::DecideJobRequest,
+    expected: pb::DecideJobResponse,
+}
+
+fn vector_files() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vectors");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|p| p.extension().is_some_and(|ext| ext == "yaml"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn load(path: &Path) -> Result<Vector, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let doc: serde_json::Value = serde_yaml::from_str(&text).map_err(|e| format!("yaml: {e}"))?;
+    let name = doc["name"].as_str().unwrap_or_default().to_string();
+    let request = serde_json::from_value(doc["request"].clone()).map_err(|e| format!("request: {e}"))?;
+    let expected = serde_json::from_value(doc["expected"].clone()).map_err(|e| format!("expected: {e}"))?;
+    Ok(Vector { name, request, expected })
+}
+
+#[test]
+fn every_vector_gives_the_upstream_response() {
+    let files = vector_files();
+    assert!(files.len() >= 10, "expected the vector set, found {} files", files.len());
+    let mut failures = Vec::new();
+    for path in &files {
+        let file = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let vector = match load(path) {
+            Ok(v) => v,
+            Err(e) => {
+                failures.push(format!("{file}: cannot load: {e}"));
+                continue;
+            }
+        };
+        assert_eq!(format!("{}.yaml", vector.name), file, "a vector's name matches its file");
+        let got = match api::decide(vector.request) {
+            Ok(decision) => decision.response(),
+            Err(e) => {
+                failures.push(format!("{file}: rejected: {e}"));
+                continue;
+            }
+        };
+        if got != vector.expected {
+            let want = serde_json::to_string_pretty(&vector.expected).unwrap_or_default();
+            let got = serde_json::to_string_pretty(&got).unwrap_or_default();
+            failures.push(format!("{file}: response differs\n--- expected\n{want}\n--- got\n{got}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} vectors failed:\n\n{}",
+        failures.len(),
+        files.len(),
+        failures.join("\n\n")
+    );
+}

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# buf lint on the contract, then gofmt and go vet on every Go module.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+bash tools/install-go-tools.sh
+echo "== buf lint"
+bin/buf lint
+for module in clients/go conformance shim e2e; do
+	[[ -f "$module/go.mod" ]] || continue
+	echo "== gofmt / go vet: $module"
+	unformatted="$(gofmt -l "$module")"
+	if [[ -n "$unformatted" ]]; then
+		echo "gofmt needed on:" >&2
+		echo "$unformatted" >&2
+		exit 1
+	fi
+	(cd "$module" && GOFLAGS="${GOFLAGS:-} -ldflags=-checklinkname=0" go vet ./...)
+done
