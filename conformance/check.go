@@ -8,6 +8,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -177,12 +178,12 @@ func compare(d *decider, known *knownDiffs, name string, req *pb.DecideJobReques
 }
 
 // report prints a mismatch and saves its snapshot as a vector file.
-func (o *outcome) report(req *pb.DecideJobRequest, saveDir, origin string) {
+func (o *outcome) report(w io.Writer, req *pb.DecideJobRequest, saveDir, origin string) {
 	label := "MISMATCH"
 	if o.excused {
 		label = "known difference"
 	}
-	fmt.Printf("%s %s: %d field(s) differ\n%s", label, o.name, len(o.diffs), formatDiff(o.diffs, "upstream", "job-decider"))
+	fmt.Fprintf(w, "%s %s: %d field(s) differ\n%s", label, o.name, len(o.diffs), formatDiff(o.diffs, "upstream", "job-decider"))
 	if !o.mismatch() || saveDir == "" {
 		return
 	}
@@ -209,7 +210,7 @@ func (o *outcome) report(req *pb.DecideJobRequest, saveDir, origin string) {
 		fmt.Fprintln(os.Stderr, "saving", path, ":", err)
 		return
 	}
-	fmt.Printf("  saved %s\n", path)
+	fmt.Fprintf(w, "  saved %s\n", path)
 }
 
 var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
@@ -258,7 +259,7 @@ func cmdCheck(args []string) error {
 			} else {
 				mismatches++
 			}
-			o.report(v.Request, *saveDir, "check")
+			o.report(os.Stdout, v.Request, *saveDir, "check")
 		}
 	}
 	fmt.Printf("%d vectors: %d match, %d mismatch, %d known differences, %d skipped\n",

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
 )
@@ -20,8 +21,11 @@ type fieldDiff struct {
 	Left, Right any // nil when absent
 }
 
-func toGeneric(r *pb.DecideJobResponse) any {
-	b, err := protojson.Marshal(r)
+func toGeneric(r *pb.DecideJobResponse) any { return toGenericMsg(r) }
+
+// toGenericMsg is a message's proto3 JSON form as maps and slices.
+func toGenericMsg(m proto.Message) any {
+	b, err := protojson.Marshal(m)
 	if err != nil {
 		panic(err)
 	}

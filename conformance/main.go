@@ -50,6 +50,8 @@ func main() {
 		err = cmdCheck(os.Args[2:])
 	case "random":
 		err = cmdRandom(os.Args[2:])
+	case "lifecycle":
+		err = cmdLifecycle(os.Args[2:])
 	case "bench":
 		err = cmdBench(os.Args[2:])
 	case "reference-server":

@@ -11,10 +11,8 @@ package main
 // informer order, which is random; see orderedIndexer).
 
 import (
-	"flag"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -635,120 +633,6 @@ func validateJob(pj *pb.Job) error {
 	opts := batchvalidation.JobValidationOptions{RequirePrefixedLabels: true}
 	if errs := batchvalidation.ValidateJobCreate(internal, opts); len(errs) > 0 {
 		return errs.ToAggregate()
-	}
-	return nil
-}
-
-func cmdRandom(args []string) error {
-	fs := flag.NewFlagSet("random", flag.ExitOnError)
-	var tf targetFlags
-	tf.register(fs)
-	seed := fs.Uint64("seed", 0, "seed (0: pick one from the clock; it is printed)")
-	n := fs.Int("n", 1000, "number of scenarios")
-	only := fs.Int("only", -1, "run only scenario i of the seed")
-	pods := fs.Int("pods", -1, "pods per scenario (-1: 0..12 at random)")
-	upstreamOnly := fs.Bool("upstream-only", false, "run only upstream (tests the generator and the runner)")
-	saveDir := fs.String("save-dir", "mismatches", "where to save mismatching snapshots (empty: don't)")
-	knownFile := fs.String("known", defaultKnownFile(), "known differences file")
-	maxReports := fs.Int("max-reports", 20, "print at most this many mismatches in full")
-	fs.Parse(args)
-	if *seed == 0 {
-		*seed = uint64(time.Now().UnixNano())
-	}
-	fmt.Printf("random: seed %d, n %d (replay one: conformance random --seed %d --only I ...)\n", *seed, *n, *seed)
-	known, err := loadKnown(*knownFile)
-	if err != nil {
-		return err
-	}
-	var d *decider
-	if !*upstreamOnly {
-		if d, err = tf.connect(); err != nil {
-			return err
-		}
-		defer d.close()
-	}
-	first, last := 0, *n
-	if *only >= 0 {
-		first, last = *only, *only+1
-	}
-	start := time.Now()
-	var mismatches, excused, failed, reported int
-	var upTotal, jdTotal time.Duration
-	actions := map[string]int{}
-	for i := first; i < last; i++ {
-		name := scenarioName(*seed, i)
-		req, err := genRequest(*seed, i, *pods)
-		if err != nil {
-			failed++
-			fmt.Printf("FAILED %s: %v\n", name, err)
-			continue
-		}
-		if d == nil {
-			resp, run, err := upstreamCanonical(req)
-			if err == nil && run.syncErr != nil {
-				err = fmt.Errorf("syncJob returned an error: %w", run.syncErr)
-			}
-			if err != nil {
-				failed++
-				fmt.Printf("FAILED %s: upstream: %v\n", name, err)
-				continue
-			}
-			upTotal += run.elapsed
-			for _, w := range strings.Split(summary(resp), ", ") {
-				actions[strings.Fields(w)[0]]++
-			}
-			if *only >= 0 {
-				fmt.Println(prettyProto(req))
-				fmt.Println(prettyProto(resp))
-			}
-			continue
-		}
-		o := compare(d, known, name, req)
-		upTotal += o.upTime
-		jdTotal += o.jdTime
-		switch {
-		case o.skipped != "":
-			failed++
-			fmt.Printf("FAILED %s: %s\n", name, o.skipped)
-		case len(o.diffs) > 0:
-			if o.excused {
-				excused++
-			} else {
-				mismatches++
-			}
-			if reported < *maxReports || *only >= 0 {
-				reported++
-				o.report(req, *saveDir, fmt.Sprintf("random --seed %d --only %d", *seed, i))
-			} else if o.mismatch() {
-				fmt.Printf("MISMATCH %s (%d fields; not printed)\n", name, len(o.diffs))
-			}
-		}
-		if (i-first+1)%1000 == 0 {
-			fmt.Fprintf(os.Stderr, "  %d scenarios, %d mismatches, %v\n", i-first+1, mismatches, time.Since(start).Round(time.Millisecond))
-		}
-	}
-	total := last - first
-	fmt.Printf("random: seed %d: %d scenarios in %v: %d mismatch, %d known differences, %d failed to run\n",
-		*seed, total, time.Since(start).Round(time.Millisecond), mismatches, excused, failed)
-	fmt.Printf("  time in upstream's syncJob %v", upTotal.Round(time.Millisecond))
-	if d != nil {
-		fmt.Printf(", in job-decider round trips %v", jdTotal.Round(time.Millisecond))
-	}
-	fmt.Println()
-	if d == nil && len(actions) > 0 {
-		var keys []string
-		for k := range actions {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		var parts []string
-		for _, k := range keys {
-			parts = append(parts, fmt.Sprintf("%s %d", k, actions[k]))
-		}
-		fmt.Printf("  upstream's plans contained: %s\n", strings.Join(parts, ", "))
-	}
-	if mismatches > 0 || failed > 0 {
-		return fmt.Errorf("seed %d: %d unlisted mismatches, %d scenarios failed to run", *seed, mismatches, failed)
 	}
 	return nil
 }

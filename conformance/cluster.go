@@ -1,0 +1,319 @@
+package main
+
+// A simulated cluster for multi-sync lifecycles: one Job, its pods, the
+// clock, the caller's controller state and the events recorded so far. A
+// plan (a canonical DecideJobResponse) is applied to it the way a caller of
+// job-decider applies one against a real API server; world events (pods
+// starting, finishing, being deleted, the clock moving, the Job being edited)
+// are applied by lifecycle.go.
+//
+// What the API server and kubelet would do is modelled only as far as the
+// Job controller can see it:
+//   - a created pod is the Job's template overlaid with its PodCreation
+//     entry, named generateName (cut to 58 characters, as the API server
+//     does) + a 5-character suffix from a per-cluster counter, with a UID
+//     from the same counter, in phase Pending, created at now + k ms (k-th
+//     pod of the sync) so that no two pods share a creation time;
+//   - deleting a pod that is unscheduled or terminal is immediate (grace 0),
+//     otherwise it gets deletionTimestamp = now + 30s and stays until the
+//     kubelet stops it (a world event);
+//   - a pod with a deletionTimestamp and no finalizer left is removed once
+//     it is terminal, unscheduled or its grace period is 0;
+//   - adoption adds the controller reference and the tracking finalizer;
+//     release removes the reference to the Job.
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	pb "job-decider.dev/clients/go/jobdecider/v1"
+)
+
+type cluster struct {
+	job     *pb.Job
+	pods    []*pb.Pod // in creation order; requests list them in this order
+	now     time.Time
+	state   *pb.ControllerState
+	events  []*pb.RecordEvent
+	created int // pods created by plans (names and UIDs)
+	rv      int // resourceVersion of the Job
+	// ctrlName is the request's controllerName.
+	ctrlName string
+}
+
+func newCluster(req *pb.DecideJobRequest) *cluster {
+	c := &cluster{
+		job:      proto.Clone(req.Job).(*pb.Job),
+		now:      req.Now.AsTime(),
+		state:    stateCopy(req.State),
+		ctrlName: req.ControllerName,
+	}
+	for _, p := range req.Pods {
+		c.pods = append(c.pods, proto.Clone(p).(*pb.Pod))
+	}
+	c.rv, _ = strconv.Atoi(c.job.Metadata.ResourceVersion)
+	return c
+}
+
+func (c *cluster) clone() *cluster {
+	out := *c
+	out.job = proto.Clone(c.job).(*pb.Job)
+	out.pods = make([]*pb.Pod, len(c.pods))
+	for i, p := range c.pods {
+		out.pods[i] = proto.Clone(p).(*pb.Pod)
+	}
+	out.state = stateCopy(c.state)
+	out.events = slices.Clone(c.events)
+	return &out
+}
+
+// request is the snapshot a caller would send now.
+func (c *cluster) request() *pb.DecideJobRequest {
+	req := &pb.DecideJobRequest{
+		Job:            proto.Clone(c.job).(*pb.Job),
+		Now:            timestamppb.New(c.now),
+		State:          stateCopy(c.state),
+		ControllerName: c.ctrlName,
+	}
+	for _, p := range c.pods {
+		req.Pods = append(req.Pods, proto.Clone(p).(*pb.Pod))
+	}
+	return req
+}
+
+// diffClusters compares two clusters field by field: what a request
+// carries, the events recorded and the number of pods created.
+func diffClusters(a, b *cluster) []fieldDiff {
+	var out []fieldDiff
+	diffValues("cluster", toGenericMsg(a.request()), toGenericMsg(b.request()), &out)
+	ea, eb := &pb.DecideJobResponse{}, &pb.DecideJobResponse{}
+	for _, e := range a.events {
+		ea.Actions = append(ea.Actions, &pb.Action{Kind: &pb.Action_RecordEvent{RecordEvent: e}})
+	}
+	for _, e := range b.events {
+		eb.Actions = append(eb.Actions, &pb.Action{Kind: &pb.Action_RecordEvent{RecordEvent: e}})
+	}
+	diffValues("cluster.events", toGenericMsg(ea), toGenericMsg(eb), &out)
+	if a.created != b.created {
+		out = append(out, fieldDiff{Path: "cluster.podsCreated", Left: a.created, Right: b.created})
+	}
+	return out
+}
+
+func (c *cluster) pod(name string) (int, *pb.Pod) {
+	for i, p := range c.pods {
+		if p.Metadata.Name == name {
+			return i, p
+		}
+	}
+	return -1, nil
+}
+
+// apply applies a canonical plan. It returns an error where a real API
+// server would refuse a write (the caller stops at the first failure).
+func (c *cluster) apply(resp *pb.DecideJobResponse) error {
+	c.state = stateCopy(resp.GetState())
+	for ai, a := range resp.GetActions() {
+		var err error
+		switch k := a.GetKind().(type) {
+		case *pb.Action_CreatePods:
+			for i, pc := range k.CreatePods.GetPods() {
+				if err = c.createPod(pc, i); err != nil {
+					break
+				}
+			}
+		case *pb.Action_DeletePods:
+			for _, d := range k.DeletePods.GetPods() {
+				_, p := c.pod(d.GetName())
+				if p == nil {
+					continue // NotFound: already gone, as upstream treats it
+				}
+				if d.GetUid() != "" && d.GetUid() != p.Metadata.Uid {
+					err = fmt.Errorf("delete %s: uid precondition %s, pod has %s", d.GetName(), d.GetUid(), p.Metadata.Uid)
+					break
+				}
+				if d.GetRemoveFinalizerFirst() {
+					removeFinalizer(p)
+				}
+				c.deletePod(p, c.now)
+			}
+		case *pb.Action_RemoveFinalizers:
+			err = c.eachRef(k.RemoveFinalizers.GetPods(), func(p *pb.Pod) {
+				removeFinalizer(p)
+			})
+		case *pb.Action_AdoptPods:
+			err = c.eachRef(k.AdoptPods.GetPods(), func(p *pb.Pod) {
+				// A strategic merge patch keyed by uid: adopting twice is one reference.
+				p.Metadata.OwnerReferences = slices.DeleteFunc(p.Metadata.OwnerReferences, func(r *pb.OwnerReference) bool {
+					return r.Uid == c.job.Metadata.Uid
+				})
+				p.Metadata.OwnerReferences = append(p.Metadata.OwnerReferences, c.ownerRef())
+				if !slices.Contains(p.Metadata.Finalizers, finalizer) {
+					p.Metadata.Finalizers = append(p.Metadata.Finalizers, finalizer)
+				}
+			})
+		case *pb.Action_ReleasePods:
+			err = c.eachRef(k.ReleasePods.GetPods(), func(p *pb.Pod) {
+				p.Metadata.OwnerReferences = slices.DeleteFunc(p.Metadata.OwnerReferences, func(r *pb.OwnerReference) bool {
+					return r.Uid == c.job.Metadata.Uid
+				})
+			})
+		case *pb.Action_UpdateStatus:
+			c.job.Status = proto.Clone(k.UpdateStatus.GetStatus()).(*pb.JobStatus)
+			c.bumpRV()
+		case *pb.Action_RecordEvent:
+			c.events = append(c.events, proto.Clone(k.RecordEvent).(*pb.RecordEvent))
+		default:
+			err = fmt.Errorf("unknown action %T", k)
+		}
+		c.collect()
+		if err != nil {
+			return fmt.Errorf("action %d: %w", ai, err)
+		}
+	}
+	return nil
+}
+
+func (c *cluster) eachRef(refs []*pb.PodReference, f func(*pb.Pod)) error {
+	for _, r := range refs {
+		_, p := c.pod(r.GetName())
+		if p == nil {
+			continue // NotFound counts as done upstream
+		}
+		if r.GetUid() != "" && r.GetUid() != p.Metadata.Uid {
+			return fmt.Errorf("pod %s: uid precondition %s, pod has %s", r.GetName(), r.GetUid(), p.Metadata.Uid)
+		}
+		f(p)
+	}
+	return nil
+}
+
+func (c *cluster) bumpRV() {
+	c.rv++
+	c.job.Metadata.ResourceVersion = strconv.Itoa(c.rv)
+}
+
+func (c *cluster) ownerRef() *pb.OwnerReference {
+	return &pb.OwnerReference{ApiVersion: "batch/v1", Kind: "Job", Name: c.job.Metadata.Name, Uid: c.job.Metadata.Uid,
+		Controller: proto.Bool(true), BlockOwnerDeletion: proto.Bool(true)}
+}
+
+// suffix is the deterministic stand-in for the API server's random 5-character name suffix.
+func suffix(n int) string {
+	const alphabet = "bcdfghjklmnpqrstvwxz2456789" // the API server's alphabet
+	b := make([]byte, 5)
+	for i := 4; i >= 0; i-- {
+		b[i] = alphabet[n%len(alphabet)]
+		n /= len(alphabet)
+	}
+	return string(b)
+}
+
+func (c *cluster) createPod(pc *pb.PodCreation, k int) error {
+	t := c.job.Spec.Template
+	name := pc.GetName()
+	if name == "" {
+		base := pc.GetGenerateName()
+		if base == "" {
+			base = c.job.Metadata.Name + "-"
+		}
+		if len(base) > 58 {
+			base = base[:58]
+		}
+		name = base + suffix(c.created)
+	}
+	if _, p := c.pod(name); p != nil {
+		return fmt.Errorf("create %s: already exists", name)
+	}
+	c.created++
+	m := &pb.ObjectMeta{
+		Name: name, GenerateName: pc.GetGenerateName(), Namespace: c.job.Metadata.Namespace,
+		Uid:               fmt.Sprintf("sim-%s-%d", c.job.Metadata.Uid, c.created),
+		CreationTimestamp: timestamppb.New(c.now.Add(time.Duration(k+1) * time.Millisecond)),
+		Labels:            copyMap(t.GetMetadata().GetLabels()),
+		Annotations:       copyMap(t.GetMetadata().GetAnnotations()),
+		Finalizers:        slices.Clone(t.GetMetadata().GetFinalizers()),
+		OwnerReferences:   cloneOwnerRefs(t.GetMetadata().GetOwnerReferences()),
+	}
+	for k, v := range pc.GetLabels() {
+		m.Labels[k] = v
+	}
+	for k, v := range pc.GetAnnotations() {
+		m.Annotations[k] = v
+	}
+	for _, f := range pc.GetFinalizers() {
+		if !slices.Contains(m.Finalizers, f) {
+			m.Finalizers = append(m.Finalizers, f)
+		}
+	}
+	if pc.GetOwnerReference() != nil {
+		m.OwnerReferences = append(m.OwnerReferences, proto.Clone(pc.GetOwnerReference()).(*pb.OwnerReference))
+	}
+	if len(m.Labels) == 0 {
+		m.Labels = nil
+	}
+	if len(m.Annotations) == 0 {
+		m.Annotations = nil
+	}
+	c.pods = append(c.pods, &pb.Pod{Metadata: m, Spec: &pb.PodSpecSummary{}, Status: &pb.PodStatus{Phase: "Pending"}})
+	return nil
+}
+
+func cloneOwnerRefs(in []*pb.OwnerReference) []*pb.OwnerReference {
+	var out []*pb.OwnerReference
+	for _, r := range in {
+		out = append(out, proto.Clone(r).(*pb.OwnerReference))
+	}
+	return out
+}
+
+func removeFinalizer(p *pb.Pod) {
+	p.Metadata.Finalizers = slices.DeleteFunc(p.Metadata.Finalizers, func(f string) bool { return f == finalizer })
+	if len(p.Metadata.Finalizers) == 0 {
+		p.Metadata.Finalizers = nil
+	}
+}
+
+func terminal(p *pb.Pod) bool {
+	ph := p.GetStatus().GetPhase()
+	return ph == "Succeeded" || ph == "Failed"
+}
+
+// deletePod is a DELETE of a pod at time t with the default grace period.
+func (c *cluster) deletePod(p *pb.Pod, t time.Time) {
+	if p.Metadata.DeletionTimestamp != nil {
+		return
+	}
+	grace := int64(30)
+	if p.GetSpec().GetNodeName() == "" || terminal(p) {
+		grace = 0
+	}
+	p.Metadata.DeletionTimestamp = timestamppb.New(t.Add(time.Duration(grace) * time.Second))
+	p.Metadata.DeletionGracePeriodSeconds = proto.Int64(grace)
+}
+
+// collect removes deleted pods that nothing holds any more.
+func (c *cluster) collect() {
+	c.pods = slices.DeleteFunc(c.pods, func(p *pb.Pod) bool {
+		m := p.Metadata
+		if m.DeletionTimestamp == nil || len(m.Finalizers) > 0 {
+			return false
+		}
+		return terminal(p) || p.GetSpec().GetNodeName() == "" || m.GetDeletionGracePeriodSeconds() == 0
+	})
+}
+
+// finished reports whether the Job has a Complete or Failed condition.
+func (c *cluster) finished() bool {
+	for _, cond := range c.job.GetStatus().GetConditions() {
+		if (cond.Type == "Complete" || cond.Type == "Failed") && cond.Status == "True" {
+			return true
+		}
+	}
+	return false
+}
