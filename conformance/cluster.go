@@ -293,7 +293,7 @@ func (c *cluster) deletePod(p *pb.Pod, t time.Time) {
 	if p.GetSpec().GetNodeName() == "" || terminal(p) {
 		grace = 0
 	}
-	p.Metadata.DeletionTimestamp = timestamppb.New(t.Add(time.Duration(grace) * time.Second))
+	p.Metadata.DeletionTimestamp = timestamppb.New(t.Truncate(time.Second).Add(time.Duration(grace) * time.Second))
 	p.Metadata.DeletionGracePeriodSeconds = proto.Int64(grace)
 }
 

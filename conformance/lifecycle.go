@@ -35,7 +35,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -127,6 +126,7 @@ type lifecycle struct {
 	orphans int
 	trace   io.Writer // nil: quiet
 	verbose bool
+	counts  map[string]int
 }
 
 // lifecycleResult is what one lifecycle found.
@@ -141,18 +141,20 @@ type lifecycleResult struct {
 	upTime   time.Duration
 	jdTime   time.Duration
 	finished bool
+	// counts of upstream's plan steps, world events and stale syncs (coverage)
+	counts map[string]int
 }
 
 // runLifecycle runs lifecycle i of seed against d (nil: upstream only, which
 // exercises the simulator and upstream's runner on its own).
 func runLifecycle(d *decider, known *knownDiffs, seed uint64, i int, saveDir string, trace io.Writer, verbose bool) *lifecycleResult {
-	res := &lifecycleResult{name: lifecycleName(seed, i)}
+	res := &lifecycleResult{name: lifecycleName(seed, i), counts: map[string]int{}}
 	start, r, err := genLifecycleStart(seed, i)
 	if err != nil {
 		res.failed = err.Error()
 		return res
 	}
-	lc := &lifecycle{name: res.name, seed: seed, index: i, r: r, up: newCluster(start), jd: newCluster(start), trace: trace, verbose: verbose}
+	lc := &lifecycle{name: res.name, seed: seed, index: i, r: r, up: newCluster(start), jd: newCluster(start), trace: trace, verbose: verbose, counts: res.counts}
 	maxSyncs := 4 + r.IntN(13)
 	// staleUp and staleJd, when set, are the next sync's requests: each
 	// side's cluster with the pods as they were before its last plan.
@@ -178,6 +180,16 @@ func runLifecycle(d *decider, known *knownDiffs, seed uint64, i int, saveDir str
 		}
 		res.upTime += run.elapsed
 		lc.tracef("   upstream:    %s\n", summary(up))
+		for _, w := range strings.Split(summary(up), ", ") {
+			f := strings.Fields(w)
+			if f[0] == "event" {
+				f[0] += " " + f[1]
+			}
+			lc.counts["plan: "+f[0]]++
+		}
+		if staleUp != nil {
+			lc.counts["sync with a stale pod cache"]++
+		}
 		if verbose {
 			lc.tracef("upstream: %s\n", prettyProto(up))
 		}
@@ -319,12 +331,14 @@ func (lc *lifecycle) world(requeue *durationpb.Duration, syncNow time.Time) {
 	}
 	var d time.Duration
 	if requeue != nil {
-		fire := syncNow.Add(time.Duration(math.Ceil(requeue.AsDuration().Seconds())) * time.Second)
+		fire := syncNow.Add(requeue.AsDuration())
 		switch x := r.Float64(); {
 		case x < 0.4:
 			d = fire.Sub(lc.up.now)
+			lc.counts["world: clock to the requeue"]++
 		case x < 0.5:
 			d = fire.Sub(lc.up.now) - time.Second
+			lc.counts["world: clock to 1s before the requeue"]++
 		}
 	}
 	if d <= 0 {
@@ -338,6 +352,10 @@ func (lc *lifecycle) world(requeue *durationpb.Duration, syncNow time.Time) {
 	if d <= 0 && n == 0 {
 		d = time.Second
 	}
+	if r.Float64() < 0.1 {
+		// A caller's clock is not whole seconds (timestamps the API stores are).
+		d += time.Duration(1+r.IntN(999)) * time.Millisecond
+	}
 	if d > 0 {
 		lc.event(worldEvent{kind: "advance", d: d})
 	}
@@ -345,6 +363,7 @@ func (lc *lifecycle) world(requeue *durationpb.Duration, syncNow time.Time) {
 
 func (lc *lifecycle) event(e worldEvent) {
 	lc.tracef("   world: %s\n", e)
+	lc.counts["world: "+e.kind]++
 	lc.up.applyEvent(e)
 	lc.jd.applyEvent(e)
 }
@@ -389,14 +408,15 @@ func (lc *lifecycle) nextEvent() (worldEvent, bool) {
 	}
 	containers := containerNames(spec.Template.Spec.Containers)
 	add(4, pending, func(p *pb.Pod) worldEvent { return worldEvent{kind: "start", pod: p.Metadata.Name} })
+	add(1.5, pending, func(p *pb.Pod) worldEvent { return worldEvent{kind: "quickSucceed", pod: p.Metadata.Name} })
 	add(3, notReady, func(p *pb.Pod) worldEvent { return worldEvent{kind: "ready", pod: p.Metadata.Name} })
-	add(3, running, func(p *pb.Pod) worldEvent { return worldEvent{kind: "succeed", pod: p.Metadata.Name} })
+	add(4, running, func(p *pb.Pod) worldEvent { return worldEvent{kind: "succeed", pod: p.Metadata.Name} })
 	if onFailure {
 		add(2.5, running, func(p *pb.Pod) worldEvent {
 			return worldEvent{kind: "restart", pod: p.Metadata.Name, container: containers[r.IntN(len(containers))]}
 		})
 	} else {
-		add(2.5, running, func(p *pb.Pod) worldEvent {
+		add(1.8, running, func(p *pb.Pod) worldEvent {
 			return worldEvent{kind: "fail", pod: p.Metadata.Name, container: containers[r.IntN(len(containers))], code: lc.exitCode()}
 		})
 		if len(spec.Template.Spec.InitContainers) > 0 {
@@ -422,11 +442,11 @@ func (lc *lifecycle) nextEvent() (worldEvent, bool) {
 		if spec.GetSuspend() {
 			job(0.6, func() worldEvent { return worldEvent{kind: "resume"} })
 		} else {
-			job(0.25, func() worldEvent { return worldEvent{kind: "suspend"} })
+			job(0.12, func() worldEvent { return worldEvent{kind: "suspend"} })
 		}
-		job(0.4, func() worldEvent { return worldEvent{kind: "parallelism", n: int32(r.IntN(9))} })
-		job(0.15, func() worldEvent { return worldEvent{kind: "orphan"} })
-		job(0.04, func() worldEvent { return worldEvent{kind: "deleteJob"} })
+		job(0.2, func() worldEvent { return worldEvent{kind: "parallelism", n: int32(r.IntN(9))} })
+		job(0.1, func() worldEvent { return worldEvent{kind: "orphan"} })
+		job(0.02, func() worldEvent { return worldEvent{kind: "deleteJob"} })
 	}
 	var total float64
 	for _, ch := range choices {
@@ -494,7 +514,7 @@ func (c *cluster) applyEvent(e worldEvent) {
 		return
 	}
 	c.now = c.now.Add(time.Second)
-	t := timestamppb.New(c.now)
+	t := timestamppb.New(c.now.Truncate(time.Second)) // the API stores whole seconds
 	if e.kind == "suspend" || e.kind == "resume" || e.kind == "parallelism" || e.kind == "orphan" || e.kind == "deleteJob" {
 		c.jobEvent(e, t)
 		return
@@ -538,20 +558,14 @@ func (c *cluster) applyEvent(e worldEvent) {
 	addCondition := func(typ, reason string) {
 		st.Conditions = append(st.Conditions, &pb.PodCondition{Type: typ, Status: "True", Reason: reason, LastTransitionTime: t})
 	}
+	if e.kind == "quickSucceed" {
+		// Scheduled, run and done between two syncs.
+		e.kind = "succeed"
+		start(p, spec, t)
+	}
 	switch e.kind {
 	case "start":
-		p.Spec.NodeName = []string{"node-a", "node-b"}[len(p.Metadata.Name)%2]
-		st.Phase = "Running"
-		st.ContainerStatuses = nil
-		for _, ct := range spec.Containers {
-			st.ContainerStatuses = append(st.ContainerStatuses, &pb.ContainerStatus{Name: ct.Name,
-				State: &pb.ContainerState{Running: &pb.ContainerStateRunning{StartedAt: t}}})
-		}
-		st.InitContainerStatuses = nil
-		for _, ct := range spec.InitContainers {
-			st.InitContainerStatuses = append(st.InitContainerStatuses, &pb.ContainerStatus{Name: ct.Name,
-				State: &pb.ContainerState{Terminated: &pb.ContainerStateTerminated{Reason: "Completed", StartedAt: t, FinishedAt: t}}})
-		}
+		start(p, spec, t)
 		setReady(false)
 	case "ready":
 		for _, cs := range st.ContainerStatuses {
@@ -610,6 +624,23 @@ func (c *cluster) applyEvent(e worldEvent) {
 		delete(p.Metadata.Labels, "batch.kubernetes.io/controller-uid")
 	}
 	c.collect()
+}
+
+// start schedules a pod and starts its containers (after its init containers).
+func start(p *pb.Pod, spec *pb.PodSpec, t *timestamppb.Timestamp) {
+	st := p.Status
+	p.Spec.NodeName = []string{"node-a", "node-b"}[len(p.Metadata.Name)%2]
+	st.Phase = "Running"
+	st.ContainerStatuses = nil
+	for _, ct := range spec.Containers {
+		st.ContainerStatuses = append(st.ContainerStatuses, &pb.ContainerStatus{Name: ct.Name,
+			State: &pb.ContainerState{Running: &pb.ContainerStateRunning{StartedAt: t}}})
+	}
+	st.InitContainerStatuses = nil
+	for _, ct := range spec.InitContainers {
+		st.InitContainerStatuses = append(st.InitContainerStatuses, &pb.ContainerStatus{Name: ct.Name,
+			State: &pb.ContainerState{Terminated: &pb.ContainerStateTerminated{Reason: "Completed", StartedAt: t, FinishedAt: t}}})
+	}
 }
 
 func (c *cluster) jobEvent(e worldEvent, t *timestamppb.Timestamp) {

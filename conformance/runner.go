@@ -85,6 +85,7 @@ type tally struct {
 	scenarios, syncs, mismatches, excused, failed, reported, finished int
 	upTime, jdTime                                                    time.Duration
 	actions                                                           map[string]int
+	lcCounts                                                          map[string]int
 }
 
 func runRandom(d *decider, known *knownDiffs, o randomOpts) error {
@@ -105,7 +106,7 @@ func runRandom(d *decider, known *knownDiffs, o randomOpts) error {
 		}
 		return stopped.Load()
 	}
-	t := &tally{actions: map[string]int{}}
+	t := &tally{actions: map[string]int{}, lcCounts: map[string]int{}}
 
 	// Single-sync scenarios.
 	first, last := 0, o.n
@@ -181,6 +182,9 @@ func runRandom(d *decider, known *knownDiffs, o randomOpts) error {
 		if r.finished {
 			t.finished++
 		}
+		for k, v := range r.counts {
+			t.lcCounts[k] += v
+		}
 		switch {
 		case r.failed != "":
 			t.failed++
@@ -226,6 +230,21 @@ func runRandom(d *decider, known *knownDiffs, o randomOpts) error {
 			parts = append(parts, fmt.Sprintf("%s %d", k, t.actions[k]))
 		}
 		fmt.Printf("  upstream's single-sync plans contained: %s\n", strings.Join(parts, ", "))
+	}
+	if len(t.lcCounts) > 0 && o.only < 0 {
+		var keys []string
+		for k := range t.lcCounts {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		fmt.Printf("  in the lifecycles:")
+		for i, k := range keys {
+			if i%4 == 0 {
+				fmt.Printf("\n   ")
+			}
+			fmt.Printf(" %s %d;", k, t.lcCounts[k])
+		}
+		fmt.Println()
 	}
 	if stopped.Load() {
 		return fmt.Errorf("seed %d: stopped by --max-time %v after %d scenarios", o.seed, o.maxTime, t.scenarios)
