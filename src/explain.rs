@@ -25,13 +25,18 @@ pub struct PodVerdict {
 /// Classifies one pod of the snapshot.
 pub fn classify(job: &Job, pod: &Pod) -> PodVerdict {
     let verdict = |counts_as, why: String| PodVerdict { counts_as, why };
+    let limit = if job.spec.uses_backoff_limit_per_index() {
+        "its index's backoffLimitPerIndex"
+    } else {
+        "backoffLimit"
+    };
     match pod.phase {
         PodPhase::Succeeded => verdict("succeeded", String::new()),
         PodPhase::Failed => {
             let Some(policy) = job.spec.pod_failure_policy.as_ref() else {
                 return verdict(
                     "failed-counted",
-                    "no pod failure policy: counts towards backoffLimit".into(),
+                    format!("no pod failure policy: counts towards {limit}"),
                 );
             };
             let decision = match_pod_failure_policy(Some(policy), &job.namespace, pod);
@@ -39,7 +44,7 @@ pub fn classify(job: &Job, pod: &Pod) -> PodVerdict {
             else {
                 return verdict(
                     "failed-counted",
-                    "no pod failure policy rule matched: counts towards backoffLimit".into(),
+                    format!("no pod failure policy rule matched: counts towards {limit}"),
                 );
             };
             let matched = match &decision.matched_on {
