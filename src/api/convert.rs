@@ -532,7 +532,8 @@ fn pod_from_pb(
         .enumerate()
         .find(|(_, owner)| owner.controller == Some(true));
     let controller = controller.map(|(j, owner)| {
-        if owner.uid != job_uid {
+        // Without a job uid there is nothing to compare with; that is reported once.
+        if !job_uid.is_empty() && owner.uid != job_uid {
             errs.invalid(
                 format!("pods[{i}].metadata.ownerReferences[{j}].uid"),
                 format!("\"{}\"", owner.uid),

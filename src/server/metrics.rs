@@ -53,6 +53,15 @@ const POD_BUCKETS: &[f64] = &[
     100_000.0,
     1_000_000.0,
 ];
+const ACTION_KINDS: [&str; 7] = [
+    "adoptPods",
+    "releasePods",
+    "createPods",
+    "deletePods",
+    "removeFinalizers",
+    "updateStatus",
+    "recordEvent",
+];
 const POLICY_ACTIONS: [&str; 4] = ["FailJob", "FailIndex", "Ignore", "Count"];
 /// The reasons upstream writes on Complete and Failed, pre-registered at zero for dashboards.
 const FINISH_REASONS: [(&str, &str); 7] = [
@@ -114,6 +123,9 @@ fn describe() {
         JOBS_FINISHED_TOTAL,
         "jobs a plan finished, by terminal condition and reason"
     );
+    for kind in ACTION_KINDS {
+        counter!(ACTIONS_TOTAL, "kind" => kind).absolute(0);
+    }
     for action in POLICY_ACTIONS {
         counter!(POD_FAILURE_POLICY_TOTAL, "action" => action).absolute(0);
     }
