@@ -213,3 +213,101 @@ fn usage_errors_exit_2() {
     let out = run(&["serve", "--max-message-size", "lots"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// The real binary: flags from the environment, JSON logs naming the job, SIGTERM.
+#[cfg(unix)]
+#[tokio::test]
+async fn serve_reads_env_logs_json_and_stops_on_sigterm() {
+    use std::io::Read;
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+
+    // Reserve two free ports; the binary binds them right after.
+    let free = || {
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("free port")
+    };
+    let (addr, metrics_addr) = (free(), free());
+    let mut child = Command::new(BIN)
+        .arg("serve")
+        .env("JOB_DECIDER_ADDR", addr.to_string())
+        .env("JOB_DECIDER_METRICS_ADDR", metrics_addr.to_string())
+        .env("JOB_DECIDER_LOG_FORMAT", "json")
+        .env("JOB_DECIDER_SHUTDOWN_GRACE", "5s")
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("spawn serve");
+
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let channel = loop {
+        let endpoint =
+            tonic::transport::Endpoint::from_shared(format!("http://{addr}")).expect("endpoint");
+        match endpoint.connect().await {
+            Ok(channel) => break channel,
+            Err(err) => {
+                assert!(Instant::now() < deadline, "server never came up: {err}");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    };
+    let mut client = pb::job_decider_client::JobDeciderClient::new(channel);
+    let job: pb::Job = job_decider::api::documents::parse_job(
+        &std::fs::read_to_string(example("indexed-job-mid-run", "job")).expect("read"),
+        "job",
+    )
+    .expect("job");
+    let request = pb::DecideJobRequest {
+        job: Some(job),
+        now: Some(pbjson_types::Timestamp {
+            seconds: 1_748_858_400,
+            nanos: 0,
+        }),
+        ..Default::default()
+    };
+    client.decide_job(request).await.expect("decided");
+    let metrics = reqwest::get(format!("http://{metrics_addr}/metrics"))
+        .await
+        .expect("scrape")
+        .text()
+        .await
+        .expect("text");
+    assert!(
+        metrics.contains("jobdecider_grpc_requests_total"),
+        "{metrics}"
+    );
+
+    let kill = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(kill.success());
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "serve did not stop on SIGTERM");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(status.code(), Some(0));
+    let mut logs = String::new();
+    child
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut logs)
+        .expect("logs");
+    let decided = logs
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|l| l["message"] == "decided")
+        .unwrap_or_else(|| panic!("no JSON 'decided' line in:\n{logs}"));
+    assert_eq!(decided["span"]["job.namespace"], "default", "{decided}");
+    assert_eq!(decided["span"]["job.name"], "indexed-job", "{decided}");
+    assert_eq!(
+        decided["span"]["job.uid"], "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c44",
+        "{decided}"
+    );
+    assert!(logs.contains("SIGTERM"), "{logs}");
+}

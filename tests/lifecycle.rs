@@ -131,3 +131,31 @@ async fn graceful_shutdown_flips_health_and_finishes_calls_in_flight() {
         .expect("task");
     assert!(stopped.is_ok(), "{stopped:?}");
 }
+
+#[tokio::test]
+async fn a_call_past_the_timeout_is_deadline_exceeded_and_frees_its_slot() {
+    let _serial = ONE_AT_A_TIME.lock().await;
+    let server = TestServer::start(ServerConfig {
+        request_timeout: Duration::from_millis(300),
+        max_concurrent_requests: 1,
+        ..ServerConfig::default()
+    })
+    .await;
+    let request = example_request("kep-3329-ignore-disruption");
+    let held = HeldCall::start(server.channel().await, &request).await;
+    let started = Instant::now();
+    let status = held
+        .answer_without_finishing()
+        .await
+        .expect_err("the body never completes");
+    assert_eq!(status.code(), Code::DeadlineExceeded, "{status:?}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    server
+        .wait_for_metric_line("jobdecider_requests_in_flight 0")
+        .await;
+    let mut client = server.client().await;
+    client
+        .decide_job(small_request())
+        .await
+        .expect("the slot is free again");
+}

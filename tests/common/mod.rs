@@ -183,7 +183,19 @@ impl HeldCall {
             .await
             .map_err(|_| tonic::Status::internal("server stopped reading"))?;
         drop(self.tx);
-        let response = tokio::time::timeout(WAIT, self.response)
+        Self::outcome(self.response).await
+    }
+
+    /// Waits for the server's answer without ever sending the rest of the request.
+    pub async fn answer_without_finishing(self) -> Result<pb::DecideJobResponse, tonic::Status> {
+        let _keep_body_open = self.tx;
+        Self::outcome(self.response).await
+    }
+
+    async fn outcome(
+        response: JoinHandle<Result<http::Response<tonic::body::Body>, tonic::transport::Error>>,
+    ) -> Result<pb::DecideJobResponse, tonic::Status> {
+        let response = tokio::time::timeout(WAIT, response)
             .await
             .expect("response in time")
             .expect("task")
