@@ -163,13 +163,10 @@ impl From<ApiError> for CliError {
     fn from(err: ApiError) -> Self {
         match err {
             ApiError::BadRequest {
-                message,
-                violations,
-                ..
+                what, violations, ..
             } => {
-                let head = message.split(':').next().unwrap_or("bad input").to_string();
                 let lines: Vec<String> = violations.iter().map(|v| format!("  {v}")).collect();
-                CliError::BadInput(format!("{head}:\n{}", lines.join("\n")))
+                CliError::BadInput(format!("{what}:\n{}", lines.join("\n")))
             }
             other => CliError::Failed(other.to_string()),
         }

@@ -66,18 +66,12 @@ pub fn decide(request: pb::DecideJobRequest) -> Result<Decision, ApiError> {
 ///
 /// Only a request without a Job is an error; a broken Job is the answer's content.
 pub fn validate(request: pb::ValidateJobRequest) -> Result<pb::ValidateJobResponse, ApiError> {
-    if request.job.is_none() {
-        return Err(ApiError::invalid_snapshot(
-            convert::job_for_validation(request)
-                .err()
-                .unwrap_or_default(),
-        ));
+    let has_job = request.job.is_some();
+    match convert::job_for_validation(request) {
+        Ok(job) => Ok(convert::validation_response(&validate_job(&job))),
+        Err(violations) if has_job => Ok(convert::validation_response(&violations)),
+        Err(violations) => Err(ApiError::invalid_request(violations)),
     }
-    let violations = match convert::job_for_validation(request) {
-        Ok(job) => validate_job(&job),
-        Err(violations) => violations,
-    };
-    Ok(convert::validation_response(&violations))
 }
 
 /// The job's namespace, name and uid as the request names them, for logs.

@@ -20,10 +20,10 @@ pub const ERROR_DOMAIN: &str = "jobdecider.dev";
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
     /// The request cannot be decided: each violation names the offending field.
-    #[error("{message}")]
+    #[error("{}", summary(what, violations))]
     BadRequest {
-        /// A one-line summary.
-        message: String,
+        /// What is wrong, in a few words, e.g. "job is invalid".
+        what: &'static str,
         /// Stable machine-readable reason, e.g. `INVALID_SNAPSHOT` or `INVALID_JOB`.
         reason: &'static str,
         /// The offending fields.
@@ -59,7 +59,7 @@ impl ApiError {
     /// A bad snapshot (structure the decision cannot work with).
     pub fn invalid_snapshot(violations: Vec<Violation>) -> Self {
         ApiError::BadRequest {
-            message: summary("snapshot cannot be decided", &violations),
+            what: "snapshot cannot be decided",
             reason: "INVALID_SNAPSHOT",
             violations,
         }
@@ -68,8 +68,17 @@ impl ApiError {
     /// A Job that fails API validation.
     pub fn invalid_job(violations: Vec<Violation>) -> Self {
         ApiError::BadRequest {
-            message: summary("job is invalid", &violations),
+            what: "job is invalid",
             reason: "INVALID_JOB",
+            violations,
+        }
+    }
+
+    /// A request missing what it must carry (other than a snapshot).
+    pub fn invalid_request(violations: Vec<Violation>) -> Self {
+        ApiError::BadRequest {
+            what: "request is incomplete",
+            reason: "INVALID_REQUEST",
             violations,
         }
     }
