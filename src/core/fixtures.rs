@@ -15,10 +15,9 @@ pub fn t(secs: i64) -> Time {
 /// completions 1, backoffLimit 6, restartPolicy Never and one container "main".
 pub fn job() -> Job {
     let mut selector = LabelSelector::default();
-    selector.match_labels.insert(
-        "batch.kubernetes.io/controller-uid".into(),
-        "job-uid".into(),
-    );
+    selector
+        .match_labels
+        .insert("batch.kubernetes.io/controller-uid".into(), "job-uid".into());
     let mut labels = BTreeMap::new();
     for (k, v) in [
         ("batch.kubernetes.io/controller-uid", "job-uid"),
@@ -128,10 +127,7 @@ impl PodExt for Pod {
     fn exit(mut self, container: &str, code: i32, at: Time) -> Self {
         self.container_statuses.push(ContainerStatus {
             name: container.into(),
-            terminated: Some(Terminated {
-                exit_code: code,
-                finished_at: Some(at),
-            }),
+            terminated: Some(Terminated { exit_code: code, finished_at: Some(at) }),
             restart_count: 0,
         });
         self
@@ -139,10 +135,7 @@ impl PodExt for Pod {
     fn init_exit(mut self, container: &str, code: i32, at: Time) -> Self {
         self.init_container_statuses.push(ContainerStatus {
             name: container.into(),
-            terminated: Some(Terminated {
-                exit_code: code,
-                finished_at: Some(at),
-            }),
+            terminated: Some(Terminated { exit_code: code, finished_at: Some(at) }),
             restart_count: 0,
         });
         self
@@ -156,10 +149,7 @@ impl PodExt for Pod {
         self
     }
     fn deleted(mut self, at: Time, grace: Option<i64>) -> Self {
-        self.deletion = Some(Deletion {
-            timestamp: at,
-            grace_period_seconds: grace,
-        });
+        self.deletion = Some(Deletion { timestamp: at, grace_period_seconds: grace });
         self
     }
     fn without_finalizer(mut self) -> Self {
