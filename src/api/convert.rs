@@ -10,7 +10,7 @@
 //!
 //! Domain → wire turns a [`Plan`] into a `DecideJobResponse`.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::time::Duration;
 
 use pbjson_types::{Duration as PbDuration, Timestamp};
@@ -667,14 +667,14 @@ fn container_statuses_from_pb(
 ///
 /// Go's `strconv.Atoi` accepts any 64-bit integer; an index beyond i32 can never be
 /// below `completions`, so it is as unusable as an unparsable one.
-fn completion_index(annotations: &HashMap<String, String>) -> Option<i32> {
+fn completion_index(annotations: &BTreeMap<String, String>) -> Option<i32> {
     let value = annotations.get(COMPLETION_INDEX_KEY)?;
     let index: i64 = value.parse().ok()?;
     i32::try_from(index).ok().filter(|i| *i >= 0)
 }
 
 /// Upstream's `getIndexAbsoluteFailureCount`: unparsable, negative or above i32 → 0.
-fn failure_count(annotations: &HashMap<String, String>, key: &str) -> i32 {
+fn failure_count(annotations: &BTreeMap<String, String>, key: &str) -> i32 {
     annotations
         .get(key)
         .and_then(|v| v.parse::<i64>().ok())
@@ -688,7 +688,8 @@ pub fn response_from_plan(plan: &Plan) -> pb::DecideJobResponse {
     pb::DecideJobResponse {
         actions: plan.actions.iter().map(action_to_pb).collect(),
         requeue_after: plan.requeue_after.map(duration_to_pb),
-        state: Some(state_to_pb(&plan.state)),
+        // An empty record is the same as no state (a controller that just started).
+        state: (plan.state != ControllerState::default()).then(|| state_to_pb(&plan.state)),
     }
 }
 

@@ -6,7 +6,6 @@
 //! the pod failure policy outcome of each failure a plan records, and the
 //! Complete/Failed conditions a plan's status updates add.
 
-use std::collections::HashSet;
 use std::future::Future;
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -16,11 +15,8 @@ use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use tokio::net::TcpListener;
 
 use crate::api::Decision;
-use crate::core::model::{
-    ConditionStatus, JobConditionType, PodFailurePolicyAction, PodPhase, Snapshot,
-};
+use crate::core::model::{ConditionStatus, JobConditionType, Snapshot};
 use crate::core::plan::{Action, Plan};
-use crate::core::pod_failure_policy::match_pod_failure_policy;
 
 /// gRPC requests handled, by `method` and `code` (e.g. `DecideJob`, `INVALID_ARGUMENT`).
 pub const REQUESTS_TOTAL: &str = "jobdecider_grpc_requests_total";
@@ -149,9 +145,17 @@ pub fn record_decision(decision: &Decision, elapsed: Duration) {
     for action in &decision.plan.actions {
         counter!(ACTIONS_TOTAL, "kind" => action_kind(action)).increment(1);
     }
-    for action in failure_policy_actions(&decision.snapshot, &decision.plan) {
-        counter!(POD_FAILURE_POLICY_TOTAL, "action" => policy_action_name(&action).to_string())
-            .increment(1);
+    // The core counts failed pods per policy action as upstream's metric does.
+    let counts = decision.plan.failure_policy_actions;
+    for (action, n) in [
+        ("FailJob", counts.fail_job),
+        ("FailIndex", counts.fail_index),
+        ("Ignore", counts.ignore),
+        ("Count", counts.count),
+    ] {
+        if n > 0 {
+            counter!(POD_FAILURE_POLICY_TOTAL, "action" => action).increment(u64::from(n));
+        }
     }
     for (condition, reason) in finished_jobs(&decision.snapshot, &decision.plan) {
         counter!(JOBS_FINISHED_TOTAL, "condition" => condition, "reason" => reason).increment(1);
@@ -169,65 +173,6 @@ pub fn action_kind(action: &Action) -> &'static str {
         Action::UpdateStatus(_) => "updateStatus",
         Action::RecordEvent(_) => "recordEvent",
     }
-}
-
-fn policy_action_name(action: &PodFailurePolicyAction) -> &str {
-    match action {
-        PodFailurePolicyAction::FailJob => "FailJob",
-        PodFailurePolicyAction::FailIndex => "FailIndex",
-        PodFailurePolicyAction::Ignore => "Ignore",
-        PodFailurePolicyAction::Count => "Count",
-        PodFailurePolicyAction::Unknown(name) => name,
-    }
-}
-
-/// The pod failure policy action behind each failure this plan records for the first time.
-///
-/// A failure is recorded by this plan when a failed pod that still carries the
-/// tracking finalizer, and is not already in `uncountedTerminatedPods.failed`,
-/// appears in a status update's uncounted failures (counted failures) or has its
-/// finalizer removed (ignored failures). As upstream's
-/// `pod_failures_handled_by_failure_policy_total`, only failures a rule matched count.
-pub fn failure_policy_actions(snapshot: &Snapshot, plan: &Plan) -> Vec<PodFailurePolicyAction> {
-    let job = &snapshot.job;
-    let Some(policy) = job.spec.pod_failure_policy.as_ref() else {
-        return Vec::new();
-    };
-    let already: HashSet<&str> = job
-        .status
-        .uncounted_terminated_pods
-        .iter()
-        .flat_map(|u| u.failed.iter().map(String::as_str))
-        .collect();
-    let mut recorded: HashSet<&str> = HashSet::new();
-    for action in &plan.actions {
-        match action {
-            Action::UpdateStatus(status) => {
-                if let Some(uncounted) = &status.uncounted_terminated_pods {
-                    recorded.extend(uncounted.failed.iter().map(String::as_str));
-                }
-            }
-            Action::RemoveFinalizers(pods) => {
-                recorded.extend(pods.iter().map(|p| p.uid.as_str()));
-            }
-            _ => {}
-        }
-    }
-    snapshot
-        .pods
-        .iter()
-        .filter(|pod| {
-            pod.phase == PodPhase::Failed
-                && pod.has_tracking_finalizer
-                && !already.contains(pod.uid.as_str())
-                && !snapshot
-                    .expectations
-                    .finalizer_removals_pending
-                    .contains(&pod.uid)
-                && recorded.contains(pod.uid.as_str())
-        })
-        .filter_map(|pod| match_pod_failure_policy(Some(policy), &job.namespace, pod).action)
-        .collect()
 }
 
 /// The terminal conditions (type, reason) that this plan's status updates add.
@@ -308,7 +253,8 @@ mod tests {
     use super::*;
     use crate::core::model::{ControllerState, Expectations};
     use crate::core::model::{
-        JobCondition, JobStatus, PodFailurePolicy, PodFailurePolicyRule, UncountedTerminatedPods,
+        JobCondition, JobStatus, PodFailurePolicy, PodFailurePolicyAction, PodFailurePolicyRule,
+        UncountedTerminatedPods,
     };
     use crate::core::time::Time;
 
@@ -360,12 +306,6 @@ mod tests {
         done.job.status = status;
         assert!(finished_jobs(&done, &plan).is_empty());
         assert!(finished_jobs(&snapshot, &Plan::default()).is_empty());
-    }
-
-    #[test]
-    fn failure_policy_actions_need_a_recorded_failure() {
-        // No pods, no recorded failures: nothing to count, whatever the policy.
-        assert!(failure_policy_actions(&snapshot(), &Plan::default()).is_empty());
     }
 
     #[test]

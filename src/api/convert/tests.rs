@@ -314,14 +314,15 @@ fn annotations_are_read_leniently() {
         (Some("3000000000"), None),
     ];
     for (value, want) in cases {
-        let mut annotations = HashMap::new();
+        let mut annotations = BTreeMap::new();
         if let Some(v) = value {
             annotations.insert(COMPLETION_INDEX_KEY.to_string(), v.to_string());
         }
         assert_eq!(completion_index(&annotations), want, "{value:?}");
     }
     for (value, want) in [("2", 2), ("nope", 0), ("-4", 0), ("2147483648", 0)] {
-        let annotations = HashMap::from([(INDEX_FAILURE_COUNT_KEY.to_string(), value.to_string())]);
+        let annotations =
+            BTreeMap::from([(INDEX_FAILURE_COUNT_KEY.to_string(), value.to_string())]);
         assert_eq!(
             failure_count(&annotations, INDEX_FAILURE_COUNT_KEY),
             want,
@@ -414,6 +415,7 @@ fn plan_converts_with_creations_in_index_order() {
         ],
         requeue_after: Some(Duration::from_millis(1500)),
         state: ControllerState::default(),
+        ..Plan::default()
     };
     let response = response_from_plan(&plan);
     let Some(pb::action::Kind::CreatePods(create)) = &response.actions[0].kind else {
