@@ -24,6 +24,10 @@ import (
 	pb "job-decider.dev/clients/go/jobdecider/v1"
 )
 
+// defaultServeArgs starts job-decider's server on the harness's loopback
+// port, with its metrics endpoint on another free loopback port.
+const defaultServeArgs = "serve --addr {addr} --metrics-addr 127.0.0.1:0 --log-level warn"
+
 type targetFlags struct {
 	server    string
 	serve     string
@@ -34,7 +38,7 @@ type targetFlags struct {
 func (t *targetFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.server, "server", "", "address of a running job-decider (host:port)")
 	fs.StringVar(&t.serve, "serve", "", "job-decider binary to start on an ephemeral loopback port")
-	fs.StringVar(&t.serveArgs, "serve-args", envOr("JOB_DECIDER_SERVE_ARGS", "serve --listen {addr}"),
+	fs.StringVar(&t.serveArgs, "serve-args", envOr("JOB_DECIDER_SERVE_ARGS", defaultServeArgs),
 		"arguments for --serve; {addr} becomes the loopback address")
 	fs.DurationVar(&t.timeout, "timeout", 30*time.Second, "deadline of one DecideJob call")
 }

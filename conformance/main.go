@@ -9,8 +9,10 @@
 //	conformance verify FILE|DIR...       check each vector's expected equals upstream's response
 //	conformance check (--server ADDR | --serve BIN) FILE|DIR...
 //	                                     compare job-decider with upstream on vectors
-//	conformance random (--server ADDR | --serve BIN | --upstream-only) --seed S -n N
-//	                                     compare on generated snapshots
+//	conformance random (--server ADDR | --serve BIN | --upstream-only) --seed S -n N [--lifecycles L]
+//	                                     compare on generated snapshots (and multi-sync lifecycles)
+//	conformance lifecycle (--server ADDR | --serve BIN | --upstream-only) --seed S -n L [--only I [-v]]
+//	                                     compare over multi-sync lifecycles on simulated clusters
 //	conformance bench (--server ADDR | --serve BIN)
 //	                                     time both sides by job size (informational)
 //	conformance reference-server [--listen 127.0.0.1:PORT]
@@ -28,8 +30,21 @@ func usage() {
   conformance record FILE|DIR...
   conformance verify FILE|DIR...
   conformance check  (--server ADDR | --serve BIN) [--save-dir DIR] [--known FILE] FILE|DIR...
-  conformance random (--server ADDR | --serve BIN | --upstream-only) [--seed S] [-n N] [--save-dir DIR] [--known FILE]
+  conformance random (--server ADDR | --serve BIN | --upstream-only) [--seed S] [-n N] [--lifecycles L]
+                     [--only I] [--workers W] [--max-time D] [--save-dir DIR] [--known FILE]
+  conformance lifecycle (--server ADDR | --serve BIN | --upstream-only) [--seed S] [-n L] [--only I [-v]]
+                     [--workers W] [--max-time D] [--save-dir DIR] [--known FILE]
   conformance bench  (--server ADDR | --serve BIN) [--sizes 10,100,1000,10000]
+  conformance reference-server [--listen 127.0.0.1:PORT] [--tamper]
+
+  Every run prints its seed; a failure replays with the same --seed and --only I
+  (random: single scenario I; lifecycle: lifecycle I, with a trace of every sync).
+
+  Long runs (bounded by -n and by --max-time, default 1h):
+    conformance random --serve target/release/job-decider -n 1000000 --lifecycles 100000 --max-time 10h
+    conformance lifecycle --serve target/release/job-decider -n 1000000 --max-time 10h
+    N=1000000 L=100000 MAX_TIME=10h conformance/run.sh target/release/job-decider
+  (--serve-args or JOB_DECIDER_SERVE_ARGS give the server's arguments; {addr} is the port.)
 `)
 	os.Exit(2)
 }

@@ -1,13 +1,24 @@
 #!/usr/bin/env bash
 # CI entry point for the conformance harness.
 #
-#   conformance/run.sh                       build, gofmt/vet, go test (vectors == upstream)
-#   conformance/run.sh path/to/job-decider   ... then check every vector and N random
-#                                            scenarios against that binary
+#   conformance/run.sh                       build, gofmt/vet, go test (vectors == upstream,
+#                                            the lifecycle simulator against upstream itself)
+#   conformance/run.sh path/to/job-decider   ... then check every vector, N single-sync
+#                                            scenarios and L multi-sync lifecycles against
+#                                            that binary, and time both sides by job size
 #
-# Environment: N (random scenarios, default 10000), SEED (default: from the clock;
-# printed), JOB_DECIDER_SERVE_ARGS (default "serve --listen {addr}"),
-# SAVE_DIR (where mismatching snapshots go, default conformance/mismatches).
+# Environment:
+#   N         single-sync random scenarios (default 8000)
+#   L         multi-sync lifecycles (default 2000); N + L is the scenario count (>= 10,000 in CI)
+#   SEED      default: from the clock; printed, so any failure replays with
+#             bin/conformance random --seed SEED --only I  /  lifecycle --seed SEED --only I -v
+#   MAX_TIME  bound on the random run (default 20m); a run cut short fails
+#   WORKERS   scenarios at once (default 2)
+#   BENCH     0 skips the timing by job size (default 1)
+#   JOB_DECIDER_SERVE_ARGS  default "serve --addr {addr} --metrics-addr 127.0.0.1:0 --log-level warn"
+#   SAVE_DIR  where mismatching snapshots go as vector files (default conformance/mismatches)
+#
+# A longer run: N=1000000 L=100000 MAX_TIME=10h conformance/run.sh target/release/job-decider
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -18,10 +29,12 @@ cd "$here"
 # working should the linker ever restrict them beyond the standard library.
 export GOFLAGS="${GOFLAGS:-} -ldflags=-checklinkname=0"
 
+t0=$(date +%s)
+elapsed() { echo "$(( $(date +%s) - t0 ))s"; }
+
 echo "== build"
-start=$(date +%s)
 go build -o bin/conformance .
-echo "built bin/conformance in $(( $(date +%s) - start ))s"
+echo "built bin/conformance ($(elapsed))"
 
 echo "== gofmt / go vet"
 unformatted="$(gofmt -l .)"
@@ -31,29 +44,35 @@ if [[ -n "$unformatted" ]]; then
 fi
 go vet ./...
 
-echo "== go test (every vector's expected is what upstream does)"
-go test ./...
+echo "== go test (every vector's expected is what upstream does; the simulator against upstream itself)"
+go test -count=1 -timeout 20m ./...
+echo "go test done ($(elapsed))"
 
 if [[ $# -lt 1 ]]; then
-	echo "no job-decider binary given: skipping check and random"
+	echo "no job-decider binary given: skipping check, random and lifecycles"
 	exit 0
 fi
 decider="$1"
 save_dir="${SAVE_DIR:-$here/mismatches}"
-n="${N:-10000}"
-seed_args=()
-if [[ -n "${SEED:-}" ]]; then
-	seed_args=(--seed "$SEED")
-fi
+seed="${SEED:-$(date +%s%N)}"
 
 status=0
 echo "== check: every vector against $decider"
-bin/conformance check --serve "$decider" --save-dir "$save_dir" "$root/tests/vectors" || status=1
+bin/conformance check --serve "$decider" --save-dir "$save_dir" "$root/tests/vectors" | grep -v '^ok ' || status=1
+echo "check done ($(elapsed))"
 
-echo "== random: $n scenarios against $decider"
-bin/conformance random --serve "$decider" --save-dir "$save_dir" -n "$n" "${seed_args[@]}" || status=1
+echo "== random: ${N:-8000} single-sync scenarios and ${L:-2000} lifecycles against $decider (seed $seed)"
+bin/conformance random --serve "$decider" --save-dir "$save_dir" --seed "$seed" \
+	-n "${N:-8000}" --lifecycles "${L:-2000}" --workers "${WORKERS:-2}" --max-time "${MAX_TIME:-20m}" || status=1
+echo "random done ($(elapsed))"
 
-echo "== timing by job size (informational)"
-bin/conformance bench --serve "$decider" || true
+if [[ "${BENCH:-1}" != 0 ]]; then
+	echo "== timing by job size (informational)"
+	bin/conformance bench --serve "$decider" || true
+fi
 
+if [[ $status -ne 0 ]]; then
+	echo "conformance: FAILED (seed $seed; mismatching snapshots in $save_dir)" >&2
+fi
+echo "conformance finished in $(elapsed)"
 exit $status
