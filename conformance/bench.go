@@ -128,7 +128,7 @@ func cmdBench(args []string) error {
 				}
 				jd = append(jd, took)
 				if r == 0 {
-					if diffs := diffResponses(upResp, canonicalize(resp, req.Job.Metadata.Name)); len(diffs) > 0 {
+					if diffs := diffResponses(upResp, canonicalize(resp, req.Job)); len(diffs) > 0 {
 						same = fmt.Sprintf("no (%d fields)", len(diffs))
 					}
 				}

@@ -296,8 +296,9 @@ func listKind(a *pb.Action) string {
 	return ""
 }
 
-// canonicalize returns the canonical form of a response for a Job named jobName.
-func canonicalize(in *pb.DecideJobResponse, jobName string) *pb.DecideJobResponse {
+// canonicalize returns the canonical form of a response for a Job.
+func canonicalize(in *pb.DecideJobResponse, job *pb.Job) *pb.DecideJobResponse {
+	jobName := job.GetMetadata().GetName()
 	out := &pb.DecideJobResponse{RequeueAfter: in.GetRequeueAfter()}
 	if b := in.GetState().GetBackoff(); b != nil && (b.GetFailuresAfterLastSuccess() != 0 || b.GetLastFailureTime() != nil) {
 		out.State = proto.Clone(in.GetState()).(*pb.ControllerState)
@@ -329,6 +330,7 @@ func canonicalize(in *pb.DecideJobResponse, jobName string) *pb.DecideJobRespons
 					if p.GetName() == "" && p.GetGenerateName() == "" {
 						p.GenerateName = jobName + "-"
 					}
+					minimalCreation(p, job.GetSpec().GetTemplate())
 					pods = append(pods, p)
 				}
 			}
@@ -379,6 +381,48 @@ func canonicalize(in *pb.DecideJobResponse, jobName string) *pb.DecideJobRespons
 		}
 	}
 	return out
+}
+
+// minimalCreation drops from a PodCreation what the template already gives
+// the pod, so that two entries making the same pod compare equal: labels and
+// annotations with the template's value, finalizers the template has, and
+// env vars that every container and init container already defines (the
+// contract appends a var only where it is missing).
+func minimalCreation(p *pb.PodCreation, t *pb.PodTemplateSpec) {
+	for k, v := range p.Labels {
+		if tv, ok := t.GetMetadata().GetLabels()[k]; ok && tv == v {
+			delete(p.Labels, k)
+		}
+	}
+	if len(p.Labels) == 0 {
+		p.Labels = nil
+	}
+	for k, v := range p.Annotations {
+		if tv, ok := t.GetMetadata().GetAnnotations()[k]; ok && tv == v {
+			delete(p.Annotations, k)
+		}
+	}
+	if len(p.Annotations) == 0 {
+		p.Annotations = nil
+	}
+	p.Finalizers = slices.DeleteFunc(p.Finalizers, func(f string) bool {
+		return slices.Contains(t.GetMetadata().GetFinalizers(), f)
+	})
+	if len(p.Finalizers) == 0 {
+		p.Finalizers = nil
+	}
+	containers := append(slices.Clone(t.GetSpec().GetInitContainers()), t.GetSpec().GetContainers()...)
+	p.Env = slices.DeleteFunc(p.Env, func(e *pb.EnvVar) bool {
+		for _, c := range containers {
+			if !slices.ContainsFunc(c.GetEnv(), func(x *pb.EnvVar) bool { return x.GetName() == e.GetName() }) {
+				return false
+			}
+		}
+		return len(containers) > 0
+	})
+	if len(p.Env) == 0 {
+		p.Env = nil
+	}
 }
 
 func cloneRefs(in []*pb.PodReference) []*pb.PodReference {

@@ -67,7 +67,7 @@ func TestCanonicalize(t *testing.T) {
 		{Kind: &pb.Action_UpdateStatus{UpdateStatus: &pb.UpdateStatus{Status: &pb.JobStatus{Active: 1}}}},
 		{Kind: &pb.Action_RemoveFinalizers{RemoveFinalizers: &pb.RemoveFinalizers{Pods: refs("p", "q")}}},
 	}}
-	got := canonicalize(in, "job")
+	got := canonicalize(in, &pb.Job{Metadata: &pb.ObjectMeta{Name: "job"}})
 	if d := diffResponses(want, got); len(d) > 0 {
 		t.Fatalf("canonical form differs:\n%s", formatDiff(d, "want", "got"))
 	}

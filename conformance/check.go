@@ -172,7 +172,7 @@ func compare(d *decider, known *knownDiffs, name string, req *pb.DecideJobReques
 	if err != nil {
 		o.diffs = []fieldDiff{{Path: "(rpc)", Left: "a plan", Right: "error: " + err.Error()}}
 	} else {
-		o.decided = canonicalize(resp, req.GetJob().GetMetadata().GetName())
+		o.decided = canonicalize(resp, req.GetJob())
 		o.diffs = diffResponses(up, o.decided)
 	}
 	if len(o.diffs) > 0 {

@@ -30,6 +30,8 @@ import (
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
 )
@@ -72,7 +74,8 @@ func (c *cluster) clone() *cluster {
 	return &out
 }
 
-// request is the snapshot a caller would send now.
+// request is the snapshot a caller would send now: as the contract says,
+// the pods the Job controls or whose labels match its selector.
 func (c *cluster) request() *pb.DecideJobRequest {
 	req := &pb.DecideJobRequest{
 		Job:            proto.Clone(c.job).(*pb.Job),
@@ -80,10 +83,57 @@ func (c *cluster) request() *pb.DecideJobRequest {
 		State:          stateCopy(c.state),
 		ControllerName: c.ctrlName,
 	}
-	for _, p := range c.pods {
+	for _, p := range c.related(c.pods) {
 		req.Pods = append(req.Pods, proto.Clone(p).(*pb.Pod))
 	}
 	return req
+}
+
+// related filters pods down to those a request carries.
+func (c *cluster) related(pods []*pb.Pod) []*pb.Pod {
+	sel := c.selector()
+	var out []*pb.Pod
+	for _, p := range pods {
+		if ownedBy(p, c.job) || (sel != nil && sel.Matches(labels.Set(p.Metadata.Labels))) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (c *cluster) selector() labels.Selector {
+	var ls metav1.LabelSelector
+	if c.job.Spec.GetSelector() == nil || protoToK8s(c.job.Spec.Selector, &ls) != nil {
+		return nil
+	}
+	sel, err := metav1.LabelSelectorAsSelector(&ls)
+	if err != nil {
+		return nil
+	}
+	return sel
+}
+
+// orphanCleanup is upstream's orphan-pod worker for pods that have left the
+// Job (released, no longer matching): it takes their tracking finalizer off.
+// job-decider's requests do not carry such pods, so neither side's plan can;
+// the simulator does it for both, as the rest of the controller would.
+func (c *cluster) orphanCleanup() {
+	related := c.related(c.pods)
+	for _, p := range c.pods {
+		if !slices.Contains(related, p) && slices.Contains(p.Metadata.Finalizers, finalizer) && metaController(p) == nil {
+			removeFinalizer(p)
+		}
+	}
+	c.collect()
+}
+
+func metaController(p *pb.Pod) *pb.OwnerReference {
+	for _, r := range p.Metadata.OwnerReferences {
+		if r.GetController() {
+			return r
+		}
+	}
+	return nil
 }
 
 // diffClusters compares two clusters field by field: what a request

@@ -17,7 +17,7 @@ func upstreamCanonical(req *pb.DecideJobRequest) (*pb.DecideJobResponse, *upstre
 	if err != nil {
 		return nil, nil, err
 	}
-	return canonicalize(run.resp, req.GetJob().GetMetadata().GetName()), run, nil
+	return canonicalize(run.resp, req.GetJob()), run, nil
 }
 
 func cmdUpstream(args []string) error {
@@ -121,7 +121,7 @@ func verifyVector(f string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", f, err)
 	}
-	want := canonicalize(v.Expected, v.Request.GetJob().GetMetadata().GetName())
+	want := canonicalize(v.Expected, v.Request.GetJob())
 	if d := diffResponses(resp, want); len(d) > 0 {
 		return fmt.Errorf("%s (%s): expected differs from upstream \n%s", f, v.Name, formatDiff(d, "upstream", "file"))
 	}

@@ -202,7 +202,7 @@ func runLifecycle(d *decider, known *knownDiffs, seed uint64, i int, saveDir str
 				diffs = []fieldDiff{{Path: "(rpc)", Left: "a plan", Right: "error: " + err.Error()}}
 				jdResp = nil
 			} else {
-				jdResp = canonicalize(raw, reqJd.GetJob().GetMetadata().GetName())
+				jdResp = canonicalize(raw, reqJd.GetJob())
 				lc.tracef("   job-decider: %s\n", summary(jdResp))
 				diffs = diffResponses(up, jdResp)
 			}
@@ -247,7 +247,7 @@ func runLifecycle(d *decider, known *knownDiffs, seed uint64, i int, saveDir str
 		staleUp, staleJd = nil, nil
 		if exp := inFlight(up); exp != nil && r.Float64() < 0.15 {
 			staleUp, staleJd = lc.up.request(), lc.jd.request()
-			staleUp.Pods, staleJd.Pods = prevUp.request().Pods, prevJd.request().Pods
+			staleUp.Pods, staleJd.Pods = prevUp.request().Pods, prevJd.request().Pods // the pods before the plan
 			staleUp.Expectations, staleJd.Expectations = exp, proto.Clone(exp).(*pb.Expectations)
 			continue // the stale sync comes at once, before the world moves
 		}
@@ -307,9 +307,12 @@ func inFlight(resp *pb.DecideJobResponse) *pb.Expectations {
 	return exp
 }
 
-// world moves the world between two syncs: a few events, then maybe the clock.
+// world moves the world between two syncs: the orphan worker's cleanup, a
+// few events, then maybe the clock.
 func (lc *lifecycle) world(requeue *durationpb.Duration, syncNow time.Time) {
 	r := lc.r
+	lc.up.orphanCleanup()
+	lc.jd.orphanCleanup()
 	n := 0
 	switch x := r.Float64(); {
 	case x < 0.15:

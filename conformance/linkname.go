@@ -16,6 +16,7 @@ import (
 	"time"
 	"unsafe"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	schedulinginformers "k8s.io/client-go/informers/scheduling/v1beta1"
 	"k8s.io/client-go/tools/cache"
@@ -36,6 +37,13 @@ func newControllerWithClock(ctx context.Context, kubeClient clientset.Interface,
 
 //go:linkname syncJob k8s.io/kubernetes/pkg/controller/job.(*Controller).syncJob
 func syncJob(jm *job.Controller, ctx context.Context, key string) error
+
+// handleSingleOrphanPod is the orphan-pod worker's step for one pod: it
+// removes the tracking finalizer unless the pod is controlled by a Job that
+// exists, is ours and is not finished.
+//
+//go:linkname handleSingleOrphanPod k8s.io/kubernetes/pkg/controller/job.(*Controller).handleSingleOrphanPod
+func handleSingleOrphanPod(jm *job.Controller, ctx context.Context, pod *v1.Pod) error
 
 // The receiver is a *uidTrackingExpectations (unexported type), passed as a pointer.
 //

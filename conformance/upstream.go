@@ -26,6 +26,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
@@ -38,6 +39,7 @@ import (
 	batchdefaults "k8s.io/kubernetes/pkg/apis/batch/v1"
 	"k8s.io/kubernetes/pkg/controller"
 	"k8s.io/kubernetes/pkg/controller/job"
+	jobutil "k8s.io/kubernetes/pkg/controller/job/util"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
@@ -388,6 +390,15 @@ func runUpstream(req *pb.DecideJobRequest) (*upstreamRun, error) {
 
 	start := time.Now()
 	syncErr := syncJob(jm, ctx, key)
+	if syncErr == nil && jobutil.IsJobFinished(j) {
+		// syncJob leaves a finished Job alone; the Job's update to finished
+		// queues the orphan-pod worker for every pod matching its selector
+		// (updateJob -> enqueueLabelSelector -> syncOrphanPodsBySelector),
+		// which takes the tracking finalizer off those that no unfinished
+		// Job of ours controls. That is part of what the controller does
+		// with a finished Job, so it is part of the plan.
+		syncErr = orphanSweep(ctx, jm, s)
+	}
 	elapsed := time.Since(start)
 
 	log.mu.Lock()
@@ -412,6 +423,24 @@ func runUpstream(req *pb.DecideJobRequest) (*upstreamRun, error) {
 		resp.State = &pb.ControllerState{Backoff: b}
 	}
 	return &upstreamRun{resp: resp, syncErr: syncErr, elapsed: elapsed}, nil
+}
+
+// orphanSweep runs the orphan-pod worker over the snapshot's pods that match
+// the Job's selector, in request order, as syncOrphanPodsBySelector does.
+func orphanSweep(ctx context.Context, jm *job.Controller, s *snapshot) error {
+	sel, err := metav1.LabelSelectorAsSelector(s.job.Spec.Selector)
+	if err != nil {
+		return nil // upstream logs the bad selector and does nothing
+	}
+	for _, p := range s.pods {
+		if p.Namespace != s.job.Namespace || !sel.Matches(labels.Set(p.Labels)) {
+			continue
+		}
+		if err := handleSingleOrphanPod(jm, ctx, p); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // classifyPatch tells the three kinds of pod patches the controller sends
