@@ -66,6 +66,18 @@ func genLifecycleStart(seed uint64, i int) (*pb.DecideJobRequest, *rand.Rand, er
 		if g.chance(0.75) {
 			j := g.job()
 			j.Metadata.CreationTimestamp = timestamppb.New(g.now)
+			if g.chance(0.1) {
+				// A bigger Job: dozens of pods at once (slow-start batches,
+				// rankings over many pods, several finishing per sync).
+				p := int32(10 + g.intn(31))
+				j.Spec.Parallelism = proto.Int32(p)
+				if j.Spec.Completions != nil {
+					j.Spec.Completions = proto.Int32(p + int32(g.intn(40)))
+				}
+				if j.Spec.MaxFailedIndexes != nil {
+					j.Spec.MaxFailedIndexes = proto.Int32(int32(g.intn(int(*j.Spec.Completions)/4 + 1)))
+				}
+			}
 			j.Status = &pb.JobStatus{}
 			req = &pb.DecideJobRequest{Job: j, Now: timestamppb.New(g.now)}
 			switch {
@@ -324,6 +336,9 @@ func (lc *lifecycle) world(requeue *durationpb.Duration, syncNow time.Time) {
 		n = 3
 	default:
 		n = 4 + r.IntN(3)
+	}
+	if len(lc.up.pods) > 12 {
+		n *= 1 + len(lc.up.pods)/12 // bigger Jobs see more happen between syncs
 	}
 	for k := 0; k < n; k++ {
 		e, ok := lc.nextEvent()
