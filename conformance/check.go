@@ -26,7 +26,7 @@ import (
 
 // defaultServeArgs starts job-decider's server on the harness's loopback
 // port, with its metrics endpoint on another free loopback port.
-const defaultServeArgs = "serve --addr {addr} --metrics-addr 127.0.0.1:0 --log-level warn"
+const defaultServeArgs = "serve --addr {addr} --metrics-addr 127.0.0.1:0 --log-level error"
 
 type targetFlags struct {
 	server    string

@@ -150,6 +150,8 @@ type lifecycleResult struct {
 	failed   string
 	text     strings.Builder // report, printed by the caller in scenario order
 	trace    string          // with --only: every sync, world event and plan
+	class    string          // the mismatch's shape (mismatchClass)
+	where    string          // the sync that diverged
 	upTime   time.Duration
 	jdTime   time.Duration
 	finished bool
@@ -227,6 +229,7 @@ func runLifecycle(d *decider, known *knownDiffs, seed uint64, i int, saveDir str
 				o.report(&res.text, reqJd, saveDir, origin)
 				if !o.excused || jdResp == nil {
 					res.mismatch = !o.excused
+					res.class, res.where = mismatchClass(diffs), syncName
 					res.excused = o.excused
 					return res
 				}
@@ -247,6 +250,7 @@ func runLifecycle(d *decider, known *knownDiffs, seed uint64, i int, saveDir str
 				return res
 			}
 			res.mismatch = true
+			res.class, res.where = "(cluster) "+mismatchClass(diffs), syncName
 			fmt.Fprintf(&res.text, "MISMATCH %s: the clusters differ after sync %d of lifecycle %d (seed %d; replay: conformance lifecycle --seed %d --only %d -v)\n%s",
 				syncName, sync, i, seed, seed, i, formatDiff(diffs, "upstream", "job-decider"))
 			return res

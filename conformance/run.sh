@@ -15,7 +15,7 @@
 #   MAX_TIME  bound on the random run (default 20m); a run cut short fails
 #   WORKERS   scenarios at once (default 2)
 #   BENCH     0 skips the timing by job size (default 1)
-#   JOB_DECIDER_SERVE_ARGS  default "serve --addr {addr} --metrics-addr 127.0.0.1:0 --log-level warn"
+#   JOB_DECIDER_SERVE_ARGS  default "serve --addr {addr} --metrics-addr 127.0.0.1:0 --log-level error"
 #   SAVE_DIR  where mismatching snapshots go as vector files (default conformance/mismatches)
 #
 # A longer run: N=1000000 L=100000 MAX_TIME=10h conformance/run.sh target/release/job-decider

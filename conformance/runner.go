@@ -7,6 +7,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"sort"
@@ -86,6 +87,7 @@ type tally struct {
 	upTime, jdTime                                                    time.Duration
 	actions                                                           map[string]int
 	lcCounts                                                          map[string]int
+	classes                                                           classTally
 }
 
 func runRandom(d *decider, known *knownDiffs, o randomOpts) error {
@@ -137,11 +139,15 @@ func runRandom(d *decider, known *knownDiffs, o randomOpts) error {
 			} else {
 				t.mismatches++
 			}
+			origin := fmt.Sprintf("random --seed %d --only %d", o.seed, first+k)
+			if r.out.mismatch() {
+				t.classes.add(mismatchClass(r.out.diffs), fmt.Sprintf("%s (conformance %s)", r.name, origin))
+			}
 			if t.reported < o.maxReports || o.only >= 0 {
 				t.reported++
-				r.out.report(os.Stdout, r.req, o.saveDir, fmt.Sprintf("random --seed %d --only %d", o.seed, first+k))
+				r.out.report(os.Stdout, r.req, o.saveDir, origin)
 			} else if r.out.mismatch() {
-				fmt.Printf("MISMATCH %s (%d fields; not printed)\n", r.name, len(r.out.diffs))
+				r.out.report(io.Discard, r.req, o.saveDir, origin) // still saved
 			}
 		}
 		if r.detail != "" {
@@ -191,6 +197,7 @@ func runRandom(d *decider, known *knownDiffs, o randomOpts) error {
 			fmt.Printf("FAILED %s: %s\n", r.name, r.failed)
 		case r.mismatch:
 			t.mismatches++
+			t.classes.add(r.class, fmt.Sprintf("%s (conformance lifecycle --seed %d --only %d -v)", r.where, o.seed, lfirst+k))
 		case r.excused:
 			t.excused++
 		}
@@ -200,8 +207,6 @@ func runRandom(d *decider, known *knownDiffs, o randomOpts) error {
 				t.reported++
 			}
 			fmt.Print(r.text.String())
-		} else if r.mismatch {
-			fmt.Printf("MISMATCH %s (not printed)\n", r.name)
 		}
 		if (k+1)%500 == 0 {
 			fmt.Fprintf(os.Stderr, "  %d lifecycles, %d mismatches, %v\n", k+1, t.mismatches, time.Since(start).Round(time.Millisecond))
@@ -246,6 +251,7 @@ func runRandom(d *decider, known *knownDiffs, o randomOpts) error {
 		}
 		fmt.Println()
 	}
+	t.classes.print()
 	if stopped.Load() {
 		return fmt.Errorf("seed %d: stopped by --max-time %v after %d scenarios", o.seed, o.maxTime, t.scenarios)
 	}
