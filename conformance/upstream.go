@@ -391,12 +391,14 @@ func runUpstream(req *pb.DecideJobRequest) (*upstreamRun, error) {
 	start := time.Now()
 	syncErr := syncJob(jm, ctx, key)
 	if syncErr == nil && jobutil.IsJobFinished(j) {
-		// syncJob leaves a finished Job alone; the Job's update to finished
-		// queues the orphan-pod worker for every pod matching its selector
-		// (updateJob -> enqueueLabelSelector -> syncOrphanPodsBySelector),
-		// which takes the tracking finalizer off those that no unfinished
-		// Job of ours controls. That is part of what the controller does
-		// with a finished Job, so it is part of the plan.
+		// syncJob leaves a finished Job alone; the rest of the controller
+		// does not: the Job's update to finished queues the orphan-pod
+		// worker for every pod matching its selector (updateJob ->
+		// enqueueLabelSelector), and any event of a pod being deleted whose
+		// Job is finished queues it too (deletePod, updatePod). The worker
+		// takes the tracking finalizer off pods no unfinished Job of ours
+		// controls. That is what the controller does with a finished Job,
+		// so it is part of the plan.
 		syncErr = orphanSweep(ctx, jm, s)
 	}
 	elapsed := time.Since(start)
@@ -425,15 +427,16 @@ func runUpstream(req *pb.DecideJobRequest) (*upstreamRun, error) {
 	return &upstreamRun{resp: resp, syncErr: syncErr, elapsed: elapsed}, nil
 }
 
-// orphanSweep runs the orphan-pod worker over the snapshot's pods that match
-// the Job's selector, in request order, as syncOrphanPodsBySelector does.
+// orphanSweep runs the orphan-pod worker (handleSingleOrphanPod) over the
+// snapshot's pods that match the Job's selector or are being deleted, in
+// request order.
 func orphanSweep(ctx context.Context, jm *job.Controller, s *snapshot) error {
 	sel, err := metav1.LabelSelectorAsSelector(s.job.Spec.Selector)
 	if err != nil {
 		return nil // upstream logs the bad selector and does nothing
 	}
 	for _, p := range s.pods {
-		if p.Namespace != s.job.Namespace || !sel.Matches(labels.Set(p.Labels)) {
+		if p.Namespace != s.job.Namespace || (!sel.Matches(labels.Set(p.Labels)) && p.DeletionTimestamp == nil) {
 			continue
 		}
 		if err := handleSingleOrphanPod(jm, ctx, p); err != nil {
