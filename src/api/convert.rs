@@ -17,8 +17,8 @@ use pbjson_types::{Duration as PbDuration, Timestamp};
 
 use crate::api::pb;
 use crate::core::model::{
-    BUILT_IN_CONTROLLER, BackoffRecord, COMPLETION_INDEX_KEY, CompletionMode, ConditionStatus,
-    ContainerStatus, ControllerState, Deletion, ExitCodeOperator, Expectations,
+    BUILT_IN_CONTROLLER, BackoffRecord, COMPLETION_INDEX_ENV, COMPLETION_INDEX_KEY, CompletionMode,
+    ConditionStatus, ContainerStatus, ControllerState, Deletion, ExitCodeOperator, Expectations,
     INDEX_FAILURE_COUNT_KEY, INDEX_IGNORED_FAILURE_COUNT_KEY, JOB_TRACKING_FINALIZER, Job,
     JobCondition, JobConditionType, JobSpec, JobStatus, LabelSelector, OnExitCodes,
     OnPodConditionsPattern, OwnerRef, Pod, PodCondition, PodFailurePolicy, PodFailurePolicyAction,
@@ -394,11 +394,17 @@ fn selector_from_pb(selector: pb::LabelSelector) -> LabelSelector {
 
 fn template_from_pb(template: pb::PodTemplateSpec) -> PodTemplate {
     let spec = template.spec.unwrap_or_default();
+    let metadata = template.metadata.unwrap_or_default();
+    let defines_index_env =
+        |c: &pb::Container| c.env.iter().any(|e| e.name == COMPLETION_INDEX_ENV);
     PodTemplate {
-        labels: template
-            .metadata
-            .map(|m| m.labels.into_iter().collect())
-            .unwrap_or_default(),
+        labels: metadata.labels,
+        finalizers: metadata.finalizers,
+        completion_index_env_everywhere: spec
+            .containers
+            .iter()
+            .chain(&spec.init_containers)
+            .all(defines_index_env),
         restart_policy: match spec.restart_policy.as_str() {
             "Never" => RestartPolicy::Never,
             "OnFailure" => RestartPolicy::OnFailure,
