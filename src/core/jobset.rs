@@ -239,20 +239,20 @@ impl fmt::Display for FailurePolicyAction {
 #[derive(Clone, Debug)]
 pub struct MessagePattern {
     source: String,
-    regex: Option<Regex>,
+    compiled: Result<Regex, String>,
 }
 
 impl MessagePattern {
     /// Compiles `source` as an RE2-style regex; an invalid one is kept and never matches,
     /// as upstream logs it and treats it as a non-match.
     pub fn new(source: &str) -> Self {
-        let regex = RegexBuilder::new(source)
+        let compiled = RegexBuilder::new(source)
             .size_limit(PATTERN_SIZE_LIMIT)
             .build()
-            .ok();
+            .map_err(|e| regex_error_summary(&e));
         MessagePattern {
             source: source.to_string(),
-            regex,
+            compiled,
         }
     }
 
@@ -261,14 +261,36 @@ impl MessagePattern {
         &self.source
     }
 
+    /// Why the pattern does not compile, or `None` when it does.
+    pub fn error(&self) -> Option<&str> {
+        self.compiled.as_ref().err().map(String::as_str)
+    }
+
     /// Whether the pattern compiled.
     pub fn is_valid(&self) -> bool {
-        self.regex.is_some()
+        self.compiled.is_ok()
     }
 
     /// Whether the pattern occurs anywhere in `message` (an unanchored search).
     pub fn is_match(&self, message: &str) -> bool {
-        self.regex.as_ref().is_some_and(|r| r.is_match(message))
+        self.compiled.as_ref().is_ok_and(|r| r.is_match(message))
+    }
+}
+
+/// The one-line cause of a regex error (the crate's message spans several lines).
+fn regex_error_summary(e: &regex::Error) -> String {
+    match e {
+        regex::Error::CompiledTooBig(limit) => {
+            format!("compiled pattern exceeds the size limit of {limit} bytes")
+        }
+        other => {
+            let text = other.to_string();
+            text.lines()
+                .rev()
+                .find_map(|l| l.trim().strip_prefix("error: "))
+                .unwrap_or(text.trim())
+                .to_string()
+        }
     }
 }
 
