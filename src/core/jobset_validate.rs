@@ -17,7 +17,7 @@
 use regex::Regex;
 use std::sync::LazyLock;
 
-use crate::core::jobset::{FailurePolicy, FailurePolicyAction, JobSet, KNOWN_JOB_FAILURE_REASONS};
+use crate::core::jobset::{FailurePolicy, JobSet, KNOWN_JOB_FAILURE_REASONS};
 use crate::core::validate::{Violation, ViolationKind};
 
 /// Shortest rule name.
@@ -185,7 +185,8 @@ fn go_quote(s: &str) -> String {
 mod tests {
     use super::*;
     use crate::core::jobset::{
-        FailurePolicyRule, JobSetSpec, MessagePattern, ReplicatedJob, RestartStrategy,
+        FailurePolicyAction, FailurePolicyRule, JobSetSpec, MessagePattern, ReplicatedJob,
+        RestartStrategy,
     };
 
     fn js(rules: Vec<FailurePolicyRule>) -> JobSet {
