@@ -14,3 +14,5 @@ pub mod pb {
     pub const FILE_DESCRIPTOR_SET: &[u8] =
         include_bytes!(concat!(env!("OUT_DIR"), "/jobdecider_descriptor.bin"));
 }
+
+pub mod convert_jobset;
