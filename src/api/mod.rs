@@ -7,9 +7,12 @@
 //! [`decide`] and [`validate`] are the one pipeline the server and the CLI share.
 
 pub mod convert;
+pub mod convert_jobset;
 pub mod documents;
 pub mod status;
 
+use crate::core::jobset::decide_jobset as decide_jobset_core;
+use crate::core::jobset_validate::validate_jobset;
 use crate::core::model::Snapshot;
 use crate::core::plan::Plan;
 use crate::core::sync;
@@ -72,6 +75,30 @@ pub fn validate(request: pb::ValidateJobRequest) -> Result<pb::ValidateJobRespon
         Err(violations) if has_job => Ok(convert::validation_response(&violations)),
         Err(violations) => Err(ApiError::invalid_request(violations)),
     }
+}
+
+/// Converts, validates and decides one JobSet request: the path every DecideJobSet takes.
+/// A JobSet that JobSet's webhook would reject is answered with its violations.
+pub fn decide_jobset(
+    request: pb::DecideJobSetRequest,
+) -> Result<pb::DecideJobSetResponse, ApiError> {
+    let explain = request.explain;
+    let snapshot = convert_jobset::snapshot_from_pb(request).map_err(ApiError::invalid_snapshot)?;
+    let violations = validate_jobset(&snapshot.job_set);
+    if !violations.is_empty() {
+        return Err(ApiError::invalid_job(violations));
+    }
+    Ok(convert_jobset::plan_to_pb(
+        &decide_jobset_core(&snapshot),
+        explain,
+    ))
+}
+
+/// Validates one JobSet's failure policy; only an unusable request is an error.
+pub fn validate_jobset_request(
+    request: pb::ValidateJobSetRequest,
+) -> Result<pb::ValidateJobSetResponse, ApiError> {
+    convert_jobset::validate_jobset_request(request).map_err(ApiError::invalid_request)
 }
 
 /// The job's namespace, name and uid as the request names them, for logs.
