@@ -369,73 +369,6 @@ pub fn explain(decision: &Decision) -> String {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::core::fixtures;
-    use crate::core::model::{Deletion, PodFailurePolicy};
-    use crate::core::time::Time;
-
-    fn pod(phase: PodPhase) -> Pod {
-        Pod {
-            name: "p".into(),
-            uid: "u".into(),
-            labels: Default::default(),
-            completion_index: None,
-            index_failure_count: 0,
-            index_ignored_failure_count: 0,
-            controller: None,
-            has_tracking_finalizer: true,
-            creation_timestamp: None,
-            deletion: None,
-            scheduled: true,
-            phase,
-            conditions: vec![],
-            container_statuses: vec![],
-            init_container_statuses: vec![],
-        }
-    }
-
-    #[test]
-    fn pods_are_classified_by_phase_and_deletion() {
-        let job = fixtures::job();
-        assert_eq!(
-            classify(&job, &pod(PodPhase::Succeeded)).counts_as,
-            "succeeded"
-        );
-        assert_eq!(classify(&job, &pod(PodPhase::Running)).counts_as, "active");
-        let failed = classify(&job, &pod(PodPhase::Failed));
-        assert_eq!(failed.counts_as, "failed-counted");
-        assert!(failed.why.contains("no pod failure policy"));
-        let mut deleting = pod(PodPhase::Running);
-        deleting.deletion = Some(Deletion {
-            timestamp: Time::from_unix_nanos(0),
-            grace_period_seconds: Some(30),
-        });
-        assert_eq!(classify(&job, &deleting).counts_as, "terminating");
-    }
-
-    #[test]
-    fn rules_are_described() {
-        let mut job = fixtures::job();
-        job.spec.pod_failure_policy = Some(PodFailurePolicy {
-            rules: vec![PodFailurePolicyRule {
-                action: PodFailurePolicyAction::Ignore,
-                on_exit_codes: None,
-                on_pod_conditions: vec![OnPodConditionsPattern {
-                    condition_type: "DisruptionTarget".into(),
-                    status: ConditionStatus::True,
-                }],
-            }],
-        });
-        let rule = &job.spec.pod_failure_policy.as_ref().expect("policy").rules[0];
-        assert_eq!(
-            describe_rule(rule),
-            "Ignore on pod conditions DisruptionTarget=True"
-        );
-    }
-}
-
 /// A JobSet decision for people: the Jobs by group, every rule checked against
 /// every failed Job and why it matched or not, the action, then the plan.
 pub fn explain_jobset(response: &crate::api::pb::DecideJobSetResponse) -> String {
@@ -507,4 +440,71 @@ pub fn explain_jobset(response: &crate::api::pb::DecideJobSetResponse) -> String
         let _ = writeln!(out, "\nJobs that may be created now: {}", names.join(", "));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::fixtures;
+    use crate::core::model::{Deletion, PodFailurePolicy};
+    use crate::core::time::Time;
+
+    fn pod(phase: PodPhase) -> Pod {
+        Pod {
+            name: "p".into(),
+            uid: "u".into(),
+            labels: Default::default(),
+            completion_index: None,
+            index_failure_count: 0,
+            index_ignored_failure_count: 0,
+            controller: None,
+            has_tracking_finalizer: true,
+            creation_timestamp: None,
+            deletion: None,
+            scheduled: true,
+            phase,
+            conditions: vec![],
+            container_statuses: vec![],
+            init_container_statuses: vec![],
+        }
+    }
+
+    #[test]
+    fn pods_are_classified_by_phase_and_deletion() {
+        let job = fixtures::job();
+        assert_eq!(
+            classify(&job, &pod(PodPhase::Succeeded)).counts_as,
+            "succeeded"
+        );
+        assert_eq!(classify(&job, &pod(PodPhase::Running)).counts_as, "active");
+        let failed = classify(&job, &pod(PodPhase::Failed));
+        assert_eq!(failed.counts_as, "failed-counted");
+        assert!(failed.why.contains("no pod failure policy"));
+        let mut deleting = pod(PodPhase::Running);
+        deleting.deletion = Some(Deletion {
+            timestamp: Time::from_unix_nanos(0),
+            grace_period_seconds: Some(30),
+        });
+        assert_eq!(classify(&job, &deleting).counts_as, "terminating");
+    }
+
+    #[test]
+    fn rules_are_described() {
+        let mut job = fixtures::job();
+        job.spec.pod_failure_policy = Some(PodFailurePolicy {
+            rules: vec![PodFailurePolicyRule {
+                action: PodFailurePolicyAction::Ignore,
+                on_exit_codes: None,
+                on_pod_conditions: vec![OnPodConditionsPattern {
+                    condition_type: "DisruptionTarget".into(),
+                    status: ConditionStatus::True,
+                }],
+            }],
+        });
+        let rule = &job.spec.pod_failure_policy.as_ref().expect("policy").rules[0];
+        assert_eq!(
+            describe_rule(rule),
+            "Ignore on pod conditions DisruptionTarget=True"
+        );
+    }
 }
