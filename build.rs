@@ -20,12 +20,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build_client(true)
         .build_server(true)
         .compile_well_known_types(true)
+        // Ordered maps: the same plan must print the same bytes.
+        .btree_map(".")
         .extern_path(".google.protobuf", "::pbjson_types")
         .compile_fds(fds)?;
 
     pbjson_build::Builder::new()
         .register_descriptors(&descriptor_bytes)?
         .ignore_unknown_fields()
+        .btree_map(["."])
         .build(&[".jobdecider.v1"])?;
 
     println!("cargo:rerun-if-changed=proto");

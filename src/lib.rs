@@ -5,4 +5,7 @@
 //! ARCHITECTURE.md maps the modules and the invariants they keep.
 
 pub mod api;
+pub mod cli;
 pub mod core;
+pub mod explain;
+pub mod server;

@@ -30,18 +30,31 @@ fn load(path: &Path) -> Result<Vector, String> {
     let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
     let doc: serde_json::Value = serde_yaml::from_str(&text).map_err(|e| format!("yaml: {e}"))?;
     let name = doc["name"].as_str().unwrap_or_default().to_string();
-    let request = serde_json::from_value(doc["request"].clone()).map_err(|e| format!("request: {e}"))?;
-    let expected = serde_json::from_value(doc["expected"].clone()).map_err(|e| format!("expected: {e}"))?;
-    Ok(Vector { name, request, expected })
+    let request =
+        serde_json::from_value(doc["request"].clone()).map_err(|e| format!("request: {e}"))?;
+    let expected =
+        serde_json::from_value(doc["expected"].clone()).map_err(|e| format!("expected: {e}"))?;
+    Ok(Vector {
+        name,
+        request,
+        expected,
+    })
 }
 
 #[test]
 fn every_vector_gives_the_upstream_response() {
     let files = vector_files();
-    assert!(files.len() >= 10, "expected the vector set, found {} files", files.len());
+    assert!(
+        files.len() >= 10,
+        "expected the vector set, found {} files",
+        files.len()
+    );
     let mut failures = Vec::new();
     for path in &files {
-        let file = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let file = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let vector = match load(path) {
             Ok(v) => v,
             Err(e) => {
@@ -49,7 +62,11 @@ fn every_vector_gives_the_upstream_response() {
                 continue;
             }
         };
-        assert_eq!(format!("{}.yaml", vector.name), file, "a vector's name matches its file");
+        assert_eq!(
+            format!("{}.yaml", vector.name),
+            file,
+            "a vector's name matches its file"
+        );
         let got = match api::decide(vector.request) {
             Ok(decision) => decision.response(),
             Err(e) => {
@@ -60,7 +77,9 @@ fn every_vector_gives_the_upstream_response() {
         if got != vector.expected {
             let want = serde_json::to_string_pretty(&vector.expected).unwrap_or_default();
             let got = serde_json::to_string_pretty(&got).unwrap_or_default();
-            failures.push(format!("{file}: response differs\n--- expected\n{want}\n--- got\n{got}"));
+            failures.push(format!(
+                "{file}: response differs\n--- expected\n{want}\n--- got\n{got}"
+            ));
         }
     }
     assert!(

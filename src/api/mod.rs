@@ -2,7 +2,20 @@
 //!
 //! `pb` holds the generated protobuf types; `convert` turns wire messages into
 //! core domain types (where bad input becomes field-named errors) and core
-//! plans back into wire messages; `status` maps errors to gRPC statuses.
+//! plans back into wire messages; `status` maps errors to gRPC statuses;
+//! `documents` reads Kubernetes YAML/JSON files into wire messages for the CLI.
+//! [`decide`] and [`validate`] are the one pipeline the server and the CLI share.
+
+pub mod convert;
+pub mod documents;
+pub mod status;
+
+use crate::core::model::Snapshot;
+use crate::core::plan::Plan;
+use crate::core::sync;
+use crate::core::validate::validate_job;
+
+pub use status::ApiError;
 
 /// Generated protobuf messages, the tonic service and their proto3 JSON impls.
 #[allow(missing_docs, clippy::all, clippy::pedantic)]
@@ -13,4 +26,61 @@ pub mod pb {
     /// The encoded descriptor set of the contract, for server reflection.
     pub const FILE_DESCRIPTOR_SET: &[u8] =
         include_bytes!(concat!(env!("OUT_DIR"), "/jobdecider_descriptor.bin"));
+}
+
+/// The default limit on a decoded request: 256 MiB.
+///
+/// A 100,000-pod snapshot of realistic pods encodes to about 69 MB (674 bytes a pod)
+/// (see `convert::tests::hundred_thousand_pod_request_fits_default_limit`);
+/// the limit leaves room for pods that carry more conditions and containers.
+pub const DEFAULT_MAX_MESSAGE_SIZE: usize = 256 * 1024 * 1024;
+
+/// One decided snapshot: what was decided on and what was decided.
+#[derive(Debug)]
+pub struct Decision {
+    /// The snapshot, converted and defaulted.
+    pub snapshot: Snapshot,
+    /// The core's plan for it.
+    pub plan: Plan,
+}
+
+impl Decision {
+    /// The plan on the wire.
+    pub fn response(&self) -> pb::DecideJobResponse {
+        convert::response_from_plan(&self.plan)
+    }
+}
+
+/// Converts, validates and decides one request: the path every DecideJob takes.
+pub fn decide(request: pb::DecideJobRequest) -> Result<Decision, ApiError> {
+    let snapshot = Snapshot::try_from(request).map_err(ApiError::invalid_snapshot)?;
+    let violations = validate_job(&snapshot.job);
+    if !violations.is_empty() {
+        return Err(ApiError::invalid_job(violations));
+    }
+    let plan = sync::decide(&snapshot);
+    Ok(Decision { snapshot, plan })
+}
+
+/// Validates one Job: every violation of the conversion or the API rules, in the response.
+///
+/// Only a request without a Job is an error; a broken Job is the answer's content.
+pub fn validate(request: pb::ValidateJobRequest) -> Result<pb::ValidateJobResponse, ApiError> {
+    let has_job = request.job.is_some();
+    match convert::job_for_validation(request) {
+        Ok(job) => Ok(convert::validation_response(&validate_job(&job))),
+        Err(violations) if has_job => Ok(convert::validation_response(&violations)),
+        Err(violations) => Err(ApiError::invalid_request(violations)),
+    }
+}
+
+/// The job's namespace, name and uid as the request names them, for logs.
+pub fn job_identity(request: &pb::DecideJobRequest) -> (&str, &str, &str) {
+    request
+        .job
+        .as_ref()
+        .and_then(|j| j.metadata.as_ref())
+        .map_or(("", "", ""), |m| {
+            (m.namespace.as_str(), m.name.as_str(), m.uid.as_str())
+        })
 }

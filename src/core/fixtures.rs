@@ -51,6 +51,8 @@ pub fn job() -> Job {
             ttl_seconds_after_finished: None,
             template: PodTemplate {
                 labels,
+                finalizers: vec![],
+                completion_index_env_everywhere: false,
                 restart_policy: RestartPolicy::Never,
                 containers: vec!["main".into()],
                 init_containers: vec![],

@@ -144,6 +144,10 @@ pub enum PodReplacementPolicy {
 pub struct PodTemplate {
     /// The template's labels.
     pub labels: BTreeMap<String, String>,
+    /// The template's finalizers.
+    pub finalizers: Vec<String>,
+    /// Whether every container and init container already defines `JOB_COMPLETION_INDEX`.
+    pub completion_index_env_everywhere: bool,
     /// The pods' restart policy.
     pub restart_policy: RestartPolicy,
     /// Names of the regular containers, in order.

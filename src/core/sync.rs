@@ -54,7 +54,6 @@ pub(crate) struct SyncCtx<'a> {
     pub terminating: i32,
     pub ready: i32,
     pub actions: Vec<Action>,
-    pub events: Vec<Event>,
     pub requeue: Option<Duration>,
     pub state: ControllerState,
     pub policy_actions: FailurePolicyActionCounts,
@@ -65,6 +64,11 @@ impl SyncCtx<'_> {
     pub fn requeue_after(&mut self, delay: Duration) {
         let delay = delay.max(MIN_REQUEUE);
         self.requeue = Some(self.requeue.map_or(delay, |d| d.min(delay)));
+    }
+
+    /// Records an event at the point of the plan where upstream records it.
+    pub fn record_event(&mut self, event: Event) {
+        self.actions.push(Action::RecordEvent(event));
     }
 
     /// Counts a failed pod handled by a policy action, for metrics.
@@ -228,7 +232,6 @@ fn sync_job(snapshot: &Snapshot) -> Plan {
         initially_uncounted_failed: BTreeSet::new(),
         delayed: BTreeMap::new(),
         actions: claim_actions,
-        events: Vec::new(),
         requeue: None,
         state: snapshot.state.clone(),
         policy_actions: FailurePolicyActionCounts::default(),
@@ -419,10 +422,8 @@ fn sync_job(snapshot: &Snapshot) -> Plan {
     ctx.status.terminating = Some(ctx.terminating);
     track_status_and_remove_finalizers(&mut ctx, needs_status_update);
 
-    let mut actions = ctx.actions;
-    actions.extend(ctx.events.into_iter().map(Action::RecordEvent));
     Plan {
-        actions,
+        actions: ctx.actions,
         requeue_after: ctx.requeue,
         state: ctx.state,
         failure_policy_actions: ctx.policy_actions,
@@ -444,7 +445,7 @@ fn update_suspend_condition(ctx: &mut SyncCtx<'_>) -> bool {
             now,
         );
         if changed {
-            ctx.events.push(normal("Suspended", "Job suspended"));
+            ctx.record_event(normal("Suspended", "Job suspended"));
             ctx.status.start_time = None;
         }
         changed
@@ -458,7 +459,7 @@ fn update_suspend_condition(ctx: &mut SyncCtx<'_>) -> bool {
             now,
         );
         if changed {
-            ctx.events.push(normal("Resumed", "Job resumed"));
+            ctx.record_event(normal("Resumed", "Job resumed"));
             ctx.status.start_time = Some(now);
         }
         changed

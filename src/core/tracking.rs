@@ -261,19 +261,19 @@ fn record_job_finished(ctx: &mut SyncCtx<'_>, status: &JobStatus) {
             .completions
             .is_some_and(|c| status.succeeded > c)
         {
-            ctx.events.push(Event {
+            ctx.record_event(Event {
                 event_type: EventType::Warning,
                 reason: "TooManySucceededPods".into(),
                 message: "Too many succeeded pods running after completion count reached".into(),
             });
         }
-        ctx.events.push(Event {
+        ctx.record_event(Event {
             event_type: EventType::Normal,
             reason: "Completed".into(),
             message: "Job completed".into(),
         });
     } else {
-        ctx.events.push(Event {
+        ctx.record_event(Event {
             event_type: EventType::Warning,
             reason: cond.reason.clone(),
             message: cond.message.clone(),

@@ -1,0 +1,371 @@
+//! The command line: `serve`, and the offline `decide` and `validate` that
+//! read Kubernetes YAML or JSON and run the same pipeline the server runs.
+//!
+//! Exit status: 0 when decided (or valid), 2 on bad input (clap's usage
+//! errors are 2 as well), 1 when the program itself fails.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::api::{self, ApiError, documents, pb};
+use crate::explain;
+use crate::server::{self, LogFormat, ServerConfig, TlsFiles};
+
+/// The Kubernetes Job controller's decisions, as a service and offline.
+#[derive(Debug, Parser)]
+#[command(name = "job-decider", version, about)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve the JobDecider gRPC API.
+    Serve(ServeArgs),
+    /// Decide one sync of a Job and its pods, offline, and print the plan.
+    Decide(DecideArgs),
+    /// Validate a Job against the API rules decisions rely on.
+    Validate(ValidateArgs),
+}
+
+/// `serve` flags; each also reads `JOB_DECIDER_<FLAG>` from the environment.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address of the gRPC server.
+    #[arg(long, env = "JOB_DECIDER_ADDR", default_value = "127.0.0.1:50051")]
+    pub addr: SocketAddr,
+    /// Address of the Prometheus endpoint (`/metrics`).
+    #[arg(
+        long,
+        env = "JOB_DECIDER_METRICS_ADDR",
+        default_value = "127.0.0.1:9090"
+    )]
+    pub metrics_addr: SocketAddr,
+    /// Log format.
+    #[arg(
+        long,
+        env = "JOB_DECIDER_LOG_FORMAT",
+        value_enum,
+        default_value = "text"
+    )]
+    pub log_format: LogFormat,
+    /// Log filter, e.g. `info` or `job_decider=debug,info`.
+    #[arg(long, env = "JOB_DECIDER_LOG_LEVEL", default_value = "info")]
+    pub log_level: String,
+    /// Decisions running at once across all connections; further calls get UNAVAILABLE at once.
+    #[arg(
+        long,
+        env = "JOB_DECIDER_MAX_CONCURRENT_REQUESTS",
+        default_value_t = 64
+    )]
+    pub max_concurrent_requests: usize,
+    /// Per-request timeout (e.g. `30s`, `500ms`); expired calls get DEADLINE_EXCEEDED.
+    #[arg(long, env = "JOB_DECIDER_REQUEST_TIMEOUT", default_value = "30s", value_parser = parse_duration)]
+    pub request_timeout: Duration,
+    /// Largest request accepted (e.g. `256MiB`, `4194304`); larger get RESOURCE_EXHAUSTED.
+    #[arg(long, env = "JOB_DECIDER_MAX_MESSAGE_SIZE", default_value = "256MiB", value_parser = parse_size)]
+    pub max_message_size: usize,
+    /// PEM certificate chain; serves TLS when set (with --tls-key).
+    #[arg(long, env = "JOB_DECIDER_TLS_CERT", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// PEM private key of --tls-cert.
+    #[arg(long, env = "JOB_DECIDER_TLS_KEY", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// PEM CA bundle; when set, clients must present a certificate it signed (mTLS).
+    #[arg(long, env = "JOB_DECIDER_TLS_CLIENT_CA", requires = "tls_cert")]
+    pub tls_client_ca: Option<PathBuf>,
+    /// After SIGTERM, keep serving this long with health NOT_SERVING (endpoint propagation).
+    #[arg(long, env = "JOB_DECIDER_SHUTDOWN_DELAY", default_value = "0s", value_parser = parse_duration)]
+    pub shutdown_delay: Duration,
+    /// Then wait at most this long for calls in flight.
+    #[arg(long, env = "JOB_DECIDER_SHUTDOWN_GRACE", default_value = "20s", value_parser = parse_duration)]
+    pub shutdown_grace: Duration,
+    /// Async worker threads (default: one per core).
+    #[arg(long, env = "JOB_DECIDER_WORKER_THREADS")]
+    pub worker_threads: Option<usize>,
+}
+
+/// Output formats of `decide`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Output {
+    /// The proto3 JSON of DecideJobResponse, exactly.
+    Json,
+    /// The same, as YAML.
+    Yaml,
+    /// A summary for people: each pod, whether it counts and why, then the actions.
+    Text,
+}
+
+/// `decide` flags.
+#[derive(Debug, Args)]
+pub struct DecideArgs {
+    /// The Job (YAML or JSON, as `kubectl get job -o yaml|json` prints it).
+    #[arg(long)]
+    pub job: PathBuf,
+    /// The pods: a PodList, a List, a Pod, or several YAML documents. None when omitted.
+    #[arg(long)]
+    pub pods: Option<PathBuf>,
+    /// The current time (RFC 3339); defaults to the clock.
+    #[arg(long)]
+    pub now: Option<String>,
+    /// The controller state a previous decision printed (its `state`, or the whole response).
+    #[arg(long)]
+    pub state: Option<PathBuf>,
+    /// The controller to decide for (a spec.managedBy value); empty means the built-in one.
+    #[arg(long, default_value = "")]
+    pub controller_name: String,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value = "text")]
+    pub output: Output,
+}
+
+/// `validate` arguments.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// The Job (YAML or JSON).
+    pub job: PathBuf,
+}
+
+/// A failure of a subcommand, with the exit status it maps to.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// The input is unusable (exit 2).
+    #[error("{0}")]
+    BadInput(String),
+    /// The program failed (exit 1).
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl CliError {
+    fn exit_code(&self) -> ExitCode {
+        match self {
+            CliError::BadInput(_) => ExitCode::from(2),
+            CliError::Failed(_) => ExitCode::from(1),
+        }
+    }
+}
+
+impl From<documents::DocumentError> for CliError {
+    fn from(err: documents::DocumentError) -> Self {
+        CliError::BadInput(err.to_string())
+    }
+}
+
+impl From<ApiError> for CliError {
+    fn from(err: ApiError) -> Self {
+        match err {
+            ApiError::BadRequest {
+                what, violations, ..
+            } => {
+                let lines: Vec<String> = violations.iter().map(|v| format!("  {v}")).collect();
+                CliError::BadInput(format!("{what}:\n{}", lines.join("\n")))
+            }
+            other => CliError::Failed(other.to_string()),
+        }
+    }
+}
+
+/// Runs the parsed command line and returns the process's exit status.
+pub fn run(cli: Cli) -> ExitCode {
+    let result = match cli.command {
+        Command::Serve(args) => serve(args),
+        Command::Decide(args) => decide(&args).map(|out| print!("{out}")),
+        Command::Validate(args) => validate(&args.job).map(|out| print!("{out}")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err}");
+            err.exit_code()
+        }
+    }
+}
+
+fn read_file(path: &Path) -> Result<String, CliError> {
+    std::fs::read_to_string(path)
+        .map_err(|e| CliError::BadInput(format!("{}: {e}", path.display())))
+}
+
+/// Builds the DecideJobRequest the server would get for these files.
+pub fn load_request(args: &DecideArgs) -> Result<pb::DecideJobRequest, CliError> {
+    let job_name = args.job.display().to_string();
+    let job = documents::parse_job(&read_file(&args.job)?, &job_name)?;
+    let pods = match &args.pods {
+        Some(path) => documents::parse_pods(&read_file(path)?, &path.display().to_string())?,
+        None => Vec::new(),
+    };
+    let now = match &args.now {
+        Some(text) => documents::parse_time(text, "--now")?,
+        None => documents::now(),
+    };
+    let state = match &args.state {
+        Some(path) => Some(documents::parse_state(
+            &read_file(path)?,
+            &path.display().to_string(),
+        )?),
+        None => None,
+    };
+    Ok(pb::DecideJobRequest {
+        job: Some(job),
+        pods,
+        now: Some(now),
+        state,
+        controller_name: args.controller_name.clone(),
+        expectations: None,
+    })
+}
+
+/// Decides offline and renders the plan in the requested format.
+pub fn decide(args: &DecideArgs) -> Result<String, CliError> {
+    let request = load_request(args)?;
+    let decision = api::decide(request)?;
+    let failed = |e: &dyn std::fmt::Display| CliError::Failed(format!("cannot print: {e}"));
+    match args.output {
+        Output::Json => documents::to_json(&decision.response())
+            .map(|s| s + "\n")
+            .map_err(|e| failed(&e)),
+        Output::Yaml => documents::to_yaml(&decision.response()).map_err(|e| failed(&e)),
+        Output::Text => Ok(explain::explain(&decision)),
+    }
+}
+
+/// Validates a Job file: every violation, one per line; bad input when there is any.
+pub fn validate(path: &Path) -> Result<String, CliError> {
+    let job = documents::parse_job(&read_file(path)?, &path.display().to_string())?;
+    let response = api::validate(pb::ValidateJobRequest { job: Some(job) })?;
+    if response.violations.is_empty() {
+        return Ok(format!("{}: valid\n", path.display()));
+    }
+    let lines: Vec<String> = response
+        .violations
+        .iter()
+        .map(|v| format!("  {}", v.description))
+        .collect();
+    Err(CliError::BadInput(format!(
+        "{}: {} violation(s):\n{}",
+        path.display(),
+        response.violations.len(),
+        lines.join("\n")
+    )))
+}
+
+fn serve(args: ServeArgs) -> Result<(), CliError> {
+    server::init_tracing(args.log_format, &args.log_level).map_err(CliError::BadInput)?;
+    let config = ServerConfig {
+        max_concurrent_requests: args.max_concurrent_requests,
+        request_timeout: args.request_timeout,
+        max_message_size: args.max_message_size,
+        tls: match (args.tls_cert, args.tls_key) {
+            (Some(cert), Some(key)) => Some(TlsFiles {
+                cert,
+                key,
+                client_ca: args.tls_client_ca,
+            }),
+            _ => None,
+        },
+        shutdown_delay: args.shutdown_delay,
+        shutdown_grace: args.shutdown_grace,
+    };
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    runtime.enable_all();
+    if let Some(threads) = args.worker_threads {
+        runtime.worker_threads(threads);
+    }
+    let runtime = runtime
+        .build()
+        .map_err(|e| CliError::Failed(format!("cannot start the runtime: {e}")))?;
+    runtime
+        .block_on(server::run(args.addr, args.metrics_addr, config))
+        .map_err(|e| CliError::Failed(e.to_string()))
+}
+
+/// Parses `500ms`, `30s`, `2m`, `1h` (a bare number is seconds).
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration like 30s or 500ms"))?;
+    let seconds = match unit {
+        "ms" => value / 1000.0,
+        "" | "s" => value,
+        "m" => value * 60.0,
+        "h" => value * 3600.0,
+        _ => {
+            return Err(format!(
+                "{text:?}: unknown unit {unit:?} (use ms, s, m or h)"
+            ));
+        }
+    };
+    Duration::try_from_secs_f64(seconds).map_err(|e| format!("{text:?}: {e}"))
+}
+
+/// Parses a byte size: `4194304`, `64KiB`, `256MiB`, `1GiB` (also KB/MB/GB as powers of 1000).
+pub fn parse_size(text: &str) -> Result<usize, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let value: usize = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a size like 256MiB"))?;
+    let factor: usize = match unit {
+        "" | "B" => 1,
+        "KiB" => 1 << 10,
+        "MiB" => 1 << 20,
+        "GiB" => 1 << 30,
+        "KB" => 1_000,
+        "MB" => 1_000_000,
+        "GB" => 1_000_000_000,
+        _ => return Err(format!("{text:?}: unknown unit {unit:?}")),
+    };
+    value
+        .checked_mul(factor)
+        .ok_or_else(|| format!("{text:?} is too large"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_and_sizes() {
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("1.5"), Ok(Duration::from_millis(1500)));
+        assert!(parse_duration("soon").is_err());
+        assert!(parse_duration("3d").is_err());
+        assert_eq!(parse_size("256MiB"), Ok(256 << 20));
+        assert_eq!(parse_size("4194304"), Ok(4_194_304));
+        assert!(parse_size("lots").is_err());
+    }
+
+    #[test]
+    fn every_serve_flag_reads_the_environment() {
+        use clap::CommandFactory;
+        let command = Cli::command();
+        let serve = command.find_subcommand("serve").expect("serve subcommand");
+        for arg in serve.get_arguments() {
+            let id = arg.get_id().as_str();
+            if id == "help" || id == "version" {
+                continue;
+            }
+            let want = format!("JOB_DECIDER_{}", id.to_uppercase());
+            let env = arg.get_env().and_then(|e| e.to_str());
+            assert_eq!(env, Some(want.as_str()), "--{id}");
+        }
+    }
+}

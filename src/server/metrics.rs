@@ -1,0 +1,319 @@
+//! Prometheus metrics: names, buckets, what a decision records, and the
+//! `/metrics` endpoint on its own port.
+//!
+//! Every number comes from something that happened: a request and its code,
+//! a decision's duration, the actions a plan holds, the pods a request sent,
+//! the pod failure policy outcome of each failure a plan records, and the
+//! Complete/Failed conditions a plan's status updates add.
+
+use std::future::Future;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use metrics::{Unit, counter, describe_counter, describe_gauge, describe_histogram, histogram};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use tokio::net::TcpListener;
+
+use crate::api::Decision;
+use crate::core::model::{ConditionStatus, JobConditionType, Snapshot};
+use crate::core::plan::{Action, Plan};
+
+/// gRPC requests handled, by `method` and `code` (e.g. `DecideJob`, `INVALID_ARGUMENT`).
+pub const REQUESTS_TOTAL: &str = "jobdecider_grpc_requests_total";
+/// Time from request headers to response headers, by `method`.
+pub const REQUEST_SECONDS: &str = "jobdecider_grpc_request_duration_seconds";
+/// Requests currently holding a decision slot.
+pub const IN_FLIGHT: &str = "jobdecider_requests_in_flight";
+/// Time to convert, validate and decide one snapshot.
+pub const DECISION_SECONDS: &str = "jobdecider_decision_duration_seconds";
+/// Actions emitted, by `kind` (`createPods`, `deletePods`, ...).
+pub const ACTIONS_TOTAL: &str = "jobdecider_actions_total";
+/// Pods per DecideJob request.
+pub const PODS_PER_REQUEST: &str = "jobdecider_pods_per_request";
+/// Pod failures a plan records, by the pod failure policy `action` that decided them.
+pub const POD_FAILURE_POLICY_TOTAL: &str = "jobdecider_pod_failure_policy_actions_total";
+/// Jobs a plan finishes, by `condition` (Complete/Failed) and `reason`.
+pub const JOBS_FINISHED_TOTAL: &str = "jobdecider_jobs_finished_total";
+
+const LATENCY_BUCKETS: &[f64] = &[
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+    5.0, 10.0,
+];
+const POD_BUCKETS: &[f64] = &[
+    0.0,
+    1.0,
+    10.0,
+    100.0,
+    1_000.0,
+    10_000.0,
+    100_000.0,
+    1_000_000.0,
+];
+const ACTION_KINDS: [&str; 7] = [
+    "adoptPods",
+    "releasePods",
+    "createPods",
+    "deletePods",
+    "removeFinalizers",
+    "updateStatus",
+    "recordEvent",
+];
+const POLICY_ACTIONS: [&str; 4] = ["FailJob", "FailIndex", "Ignore", "Count"];
+/// The reasons upstream writes on Complete and Failed, pre-registered at zero for dashboards.
+const FINISH_REASONS: [(&str, &str); 7] = [
+    ("Complete", "CompletionsReached"),
+    ("Complete", "SuccessPolicy"),
+    ("Failed", "BackoffLimitExceeded"),
+    ("Failed", "DeadlineExceeded"),
+    ("Failed", "PodFailurePolicy"),
+    ("Failed", "FailedIndexes"),
+    ("Failed", "MaxFailedIndexesExceeded"),
+];
+
+/// The metrics recorder could not be installed.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot install the metrics recorder: {0}")]
+pub struct MetricsError(String);
+
+/// Installs the process-wide recorder once and returns its handle.
+///
+/// A process has one recorder; servers started later in the same process
+/// (tests) share it.
+pub fn install() -> Result<PrometheusHandle, MetricsError> {
+    static HANDLE: OnceLock<Result<PrometheusHandle, String>> = OnceLock::new();
+    HANDLE
+        .get_or_init(|| {
+            let handle = PrometheusBuilder::new()
+                .set_buckets_for_metric(Matcher::Full(DECISION_SECONDS.into()), LATENCY_BUCKETS)
+                .and_then(|b| {
+                    b.set_buckets_for_metric(Matcher::Full(REQUEST_SECONDS.into()), LATENCY_BUCKETS)
+                })
+                .and_then(|b| {
+                    b.set_buckets_for_metric(Matcher::Full(PODS_PER_REQUEST.into()), POD_BUCKETS)
+                })
+                .and_then(|b| b.install_recorder())
+                .map_err(|e| e.to_string())?;
+            describe();
+            Ok(handle)
+        })
+        .clone()
+        .map_err(MetricsError)
+}
+
+fn describe() {
+    describe_counter!(REQUESTS_TOTAL, "gRPC requests handled, by method and code");
+    describe_histogram!(REQUEST_SECONDS, Unit::Seconds, "gRPC request duration");
+    describe_gauge!(IN_FLIGHT, "requests holding a decision slot");
+    describe_histogram!(
+        DECISION_SECONDS,
+        Unit::Seconds,
+        "time to convert, validate and decide one snapshot"
+    );
+    describe_counter!(ACTIONS_TOTAL, "plan actions emitted, by kind");
+    describe_histogram!(PODS_PER_REQUEST, "pods per DecideJob request");
+    describe_counter!(
+        POD_FAILURE_POLICY_TOTAL,
+        "pod failures recorded by a plan, by the pod failure policy action that matched"
+    );
+    describe_counter!(
+        JOBS_FINISHED_TOTAL,
+        "jobs a plan finished, by terminal condition and reason"
+    );
+    for kind in ACTION_KINDS {
+        counter!(ACTIONS_TOTAL, "kind" => kind).absolute(0);
+    }
+    for action in POLICY_ACTIONS {
+        counter!(POD_FAILURE_POLICY_TOTAL, "action" => action).absolute(0);
+    }
+    for (condition, reason) in FINISH_REASONS {
+        counter!(JOBS_FINISHED_TOTAL, "condition" => condition, "reason" => reason).absolute(0);
+    }
+}
+
+/// Records a finished request.
+pub fn record_request(method: &'static str, code: tonic::Code, elapsed: Duration) {
+    counter!(REQUESTS_TOTAL, "method" => method, "code" => code_name(code)).increment(1);
+    histogram!(REQUEST_SECONDS, "method" => method).record(elapsed.as_secs_f64());
+}
+
+/// Records what one decision decided.
+pub fn record_decision(decision: &Decision, elapsed: Duration) {
+    histogram!(DECISION_SECONDS).record(elapsed.as_secs_f64());
+    // Precision loss only above 2^52 pods.
+    #[allow(clippy::cast_precision_loss)]
+    histogram!(PODS_PER_REQUEST).record(decision.snapshot.pods.len() as f64);
+    for action in &decision.plan.actions {
+        counter!(ACTIONS_TOTAL, "kind" => action_kind(action)).increment(1);
+    }
+    // The core counts failed pods per policy action as upstream's metric does.
+    let counts = decision.plan.failure_policy_actions;
+    for (action, n) in [
+        ("FailJob", counts.fail_job),
+        ("FailIndex", counts.fail_index),
+        ("Ignore", counts.ignore),
+        ("Count", counts.count),
+    ] {
+        if n > 0 {
+            counter!(POD_FAILURE_POLICY_TOTAL, "action" => action).increment(u64::from(n));
+        }
+    }
+    for (condition, reason) in finished_jobs(&decision.snapshot, &decision.plan) {
+        counter!(JOBS_FINISHED_TOTAL, "condition" => condition, "reason" => reason).increment(1);
+    }
+}
+
+/// The wire name of an action's kind.
+pub fn action_kind(action: &Action) -> &'static str {
+    match action {
+        Action::AdoptPods(_) => "adoptPods",
+        Action::ReleasePods(_) => "releasePods",
+        Action::CreatePods(_) => "createPods",
+        Action::DeletePods(_) => "deletePods",
+        Action::RemoveFinalizers(_) => "removeFinalizers",
+        Action::UpdateStatus(_) => "updateStatus",
+        Action::RecordEvent(_) => "recordEvent",
+    }
+}
+
+/// The terminal conditions (type, reason) that this plan's status updates add.
+pub fn finished_jobs(snapshot: &Snapshot, plan: &Plan) -> Vec<(&'static str, String)> {
+    let before = &snapshot.job.status;
+    let mut finished = Vec::new();
+    for action in &plan.actions {
+        let Action::UpdateStatus(status) = action else {
+            continue;
+        };
+        for (condition_type, name) in [
+            (JobConditionType::Complete, "Complete"),
+            (JobConditionType::Failed, "Failed"),
+        ] {
+            let added = status
+                .conditions
+                .iter()
+                .find(|c| c.condition_type == condition_type && c.status == ConditionStatus::True);
+            if let Some(condition) = added
+                && !before.has_true_condition(&condition_type)
+                && !finished.iter().any(|(n, _)| *n == name)
+            {
+                finished.push((name, condition.reason.clone()));
+            }
+        }
+    }
+    finished
+}
+
+/// The canonical name of a gRPC code, as grpc-go and Prometheus conventions spell it.
+pub fn code_name(code: tonic::Code) -> &'static str {
+    use tonic::Code;
+    match code {
+        Code::Ok => "OK",
+        Code::Cancelled => "CANCELLED",
+        Code::Unknown => "UNKNOWN",
+        Code::InvalidArgument => "INVALID_ARGUMENT",
+        Code::DeadlineExceeded => "DEADLINE_EXCEEDED",
+        Code::NotFound => "NOT_FOUND",
+        Code::AlreadyExists => "ALREADY_EXISTS",
+        Code::PermissionDenied => "PERMISSION_DENIED",
+        Code::ResourceExhausted => "RESOURCE_EXHAUSTED",
+        Code::FailedPrecondition => "FAILED_PRECONDITION",
+        Code::Aborted => "ABORTED",
+        Code::OutOfRange => "OUT_OF_RANGE",
+        Code::Unimplemented => "UNIMPLEMENTED",
+        Code::Internal => "INTERNAL",
+        Code::Unavailable => "UNAVAILABLE",
+        Code::DataLoss => "DATA_LOSS",
+        Code::Unauthenticated => "UNAUTHENTICATED",
+    }
+}
+
+/// Serves `GET /metrics` in the Prometheus text format until `shutdown` completes.
+pub async fn serve(
+    listener: TcpListener,
+    handle: PrometheusHandle,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let app = axum::Router::new().route(
+        "/metrics",
+        axum::routing::get(move || {
+            let handle = handle.clone();
+            async move {
+                // Upkeep drains histogram buffers; doing it per scrape needs no timer task.
+                handle.run_upkeep();
+                handle.render()
+            }
+        }),
+    );
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::model::{ControllerState, Expectations};
+    use crate::core::model::{
+        JobCondition, JobStatus, PodFailurePolicy, PodFailurePolicyAction, PodFailurePolicyRule,
+        UncountedTerminatedPods,
+    };
+    use crate::core::time::Time;
+
+    fn snapshot() -> Snapshot {
+        let mut job = crate::core::fixtures::job();
+        job.spec.pod_failure_policy = Some(PodFailurePolicy {
+            rules: vec![PodFailurePolicyRule {
+                action: PodFailurePolicyAction::Count,
+                on_exit_codes: None,
+                on_pod_conditions: vec![],
+            }],
+        });
+        Snapshot {
+            job,
+            pods: vec![],
+            now: Time::from_unix_nanos(0),
+            state: ControllerState::default(),
+            controller_name: String::new(),
+            expectations: Expectations::default(),
+        }
+    }
+
+    #[test]
+    fn finished_jobs_come_from_added_terminal_conditions() {
+        let snapshot = snapshot();
+        let failed = JobCondition {
+            condition_type: JobConditionType::Failed,
+            status: ConditionStatus::True,
+            last_probe_time: None,
+            last_transition_time: None,
+            reason: "BackoffLimitExceeded".into(),
+            message: String::new(),
+        };
+        let status = JobStatus {
+            conditions: vec![failed],
+            uncounted_terminated_pods: Some(UncountedTerminatedPods::default()),
+            ..Default::default()
+        };
+        let plan = Plan {
+            actions: vec![Action::UpdateStatus(Box::new(status.clone()))],
+            ..Default::default()
+        };
+        assert_eq!(
+            finished_jobs(&snapshot, &plan),
+            [("Failed", "BackoffLimitExceeded".to_string())]
+        );
+        // Already Failed before the plan: nothing newly finished.
+        let mut done = snapshot.clone();
+        done.job.status = status;
+        assert!(finished_jobs(&done, &plan).is_empty());
+        assert!(finished_jobs(&snapshot, &Plan::default()).is_empty());
+    }
+
+    #[test]
+    fn code_names_are_canonical() {
+        assert_eq!(
+            code_name(tonic::Code::ResourceExhausted),
+            "RESOURCE_EXHAUSTED"
+        );
+        assert_eq!(code_name(tonic::Code::Ok), "OK");
+    }
+}

@@ -1,0 +1,147 @@
+//! TLS and mTLS with certificates generated for the test.
+
+mod common;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use common::{TestServer, small_request};
+use job_decider::api::pb;
+use job_decider::server::{ServerConfig, TlsFiles};
+use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair};
+use tonic::transport::{Certificate, ClientTlsConfig, Endpoint, Identity};
+
+/// A CA, a server certificate for localhost and a client certificate, as PEM files.
+struct Pki {
+    _dir: tempfile::TempDir,
+    ca: String,
+    ca_path: PathBuf,
+    server_cert: PathBuf,
+    server_key: PathBuf,
+    client: Identity,
+}
+
+fn pki() -> Pki {
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).expect("ca params");
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca_params
+        .distinguished_name
+        .push(DnType::CommonName, "job-decider test CA");
+    let ca =
+        CertifiedIssuer::self_signed(ca_params, KeyPair::generate().expect("ca key")).expect("ca");
+
+    let server_key = KeyPair::generate().expect("server key");
+    let server = CertificateParams::new(vec!["localhost".to_string()])
+        .expect("server params")
+        .signed_by(&server_key, &ca)
+        .expect("server cert");
+    let client_key = KeyPair::generate().expect("client key");
+    let mut client_params =
+        CertificateParams::new(vec!["shim.example".to_string()]).expect("client params");
+    client_params
+        .distinguished_name
+        .push(DnType::CommonName, "shim");
+    let client = client_params
+        .signed_by(&client_key, &ca)
+        .expect("client cert");
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).expect("write pem");
+        path
+    };
+    Pki {
+        ca: ca.pem(),
+        ca_path: write("ca.pem", &ca.pem()),
+        server_cert: write("server.pem", &server.pem()),
+        server_key: write("server-key.pem", &server_key.serialize_pem()),
+        client: Identity::from_pem(client.pem(), client_key.serialize_pem()),
+        _dir: dir,
+    }
+}
+
+async fn connect(
+    server: &TestServer,
+    tls: ClientTlsConfig,
+) -> Result<
+    pb::job_decider_client::JobDeciderClient<tonic::transport::Channel>,
+    tonic::transport::Error,
+> {
+    let channel = Endpoint::from_shared(format!("https://localhost:{}", server.addr.port()))?
+        .connect_timeout(Duration::from_secs(5))
+        .tls_config(tls)?
+        .connect()
+        .await?;
+    Ok(pb::job_decider_client::JobDeciderClient::new(channel))
+}
+
+#[tokio::test]
+async fn tls_serves_clients_that_trust_the_ca() {
+    let pki = pki();
+    let server = TestServer::start(ServerConfig {
+        tls: Some(TlsFiles {
+            cert: pki.server_cert.clone(),
+            key: pki.server_key.clone(),
+            client_ca: None,
+        }),
+        ..ServerConfig::default()
+    })
+    .await;
+    let tls = ClientTlsConfig::new()
+        .ca_certificate(Certificate::from_pem(&pki.ca))
+        .domain_name("localhost");
+    let mut client = connect(&server, tls).await.expect("TLS connect");
+    client
+        .decide_job(small_request())
+        .await
+        .expect("decided over TLS");
+
+    // Plaintext to a TLS port does not get an answer.
+    let plain = Endpoint::from_shared(format!("http://{}", server.addr))
+        .expect("endpoint")
+        .connect_timeout(Duration::from_secs(5))
+        .connect()
+        .await;
+    let refused = match plain {
+        Ok(channel) => pb::job_decider_client::JobDeciderClient::new(channel)
+            .decide_job(small_request())
+            .await
+            .is_err(),
+        Err(_) => true,
+    };
+    assert!(refused, "plaintext was served on the TLS port");
+}
+
+#[tokio::test]
+async fn mtls_requires_a_client_certificate() {
+    let pki = pki();
+    let server = TestServer::start(ServerConfig {
+        tls: Some(TlsFiles {
+            cert: pki.server_cert.clone(),
+            key: pki.server_key.clone(),
+            client_ca: Some(pki.ca_path.clone()),
+        }),
+        ..ServerConfig::default()
+    })
+    .await;
+    let trust = || {
+        ClientTlsConfig::new()
+            .ca_certificate(Certificate::from_pem(&pki.ca))
+            .domain_name("localhost")
+    };
+    let mut client = connect(&server, trust().identity(pki.client.clone()))
+        .await
+        .expect("mTLS connect");
+    client
+        .decide_job(small_request())
+        .await
+        .expect("decided over mTLS");
+
+    // Without a client certificate the handshake or the call fails.
+    let anonymous = match connect(&server, trust()).await {
+        Ok(mut client) => client.decide_job(small_request()).await.is_err(),
+        Err(_) => true,
+    };
+    assert!(anonymous, "a client without a certificate was served");
+}
