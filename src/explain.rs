@@ -451,21 +451,12 @@ mod tests {
 
     fn pod(phase: PodPhase) -> Pod {
         Pod {
-            name: "p".into(),
             uid: "u".into(),
             labels: Default::default(),
-            completion_index: None,
-            index_failure_count: 0,
-            index_ignored_failure_count: 0,
             controller: None,
-            has_tracking_finalizer: true,
             creation_timestamp: None,
-            deletion: None,
-            scheduled: true,
             phase,
-            conditions: vec![],
-            container_statuses: vec![],
-            init_container_statuses: vec![],
+            ..fixtures::pod("p")
         }
     }
 

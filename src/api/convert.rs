@@ -572,7 +572,18 @@ fn pod_from_pb(
             timestamp,
             grace_period_seconds: metadata.deletion_grace_period_seconds,
         });
-    let scheduled = pod.spec.is_some_and(|s| !s.node_name.is_empty());
+    let scheduled = pod.spec.as_ref().is_some_and(|s| !s.node_name.is_empty());
+    let sidecar_init_containers = pod
+        .spec
+        .as_ref()
+        .map(|s| {
+            s.init_containers
+                .iter()
+                .filter(|c| c.restart_policy == "Always")
+                .map(|c| c.name.clone())
+                .collect()
+        })
+        .unwrap_or_default();
     let status = pod.status.unwrap_or_default();
     let phase = match status.phase.as_str() {
         // A pod the kubelet has not reported on yet has no phase: it is pending.
@@ -634,6 +645,7 @@ fn pod_from_pb(
         creation_timestamp,
         deletion,
         scheduled,
+        sidecar_init_containers,
         phase,
         conditions,
         container_statuses,

@@ -91,6 +91,7 @@ pub fn pod(name: &str) -> Pod {
         creation_timestamp: Some(t(0)),
         deletion: None,
         scheduled: true,
+        sidecar_init_containers: vec![],
         phase: PodPhase::Running,
         conditions: vec![],
         container_statuses: vec![],

@@ -393,6 +393,8 @@ pub struct Pod {
     pub deletion: Option<Deletion>,
     /// Whether the pod is bound to a node.
     pub scheduled: bool,
+    /// Names of the init containers with restartPolicy Always (sidecars).
+    pub sidecar_init_containers: Vec<String>,
     /// The pod's phase.
     pub phase: PodPhase,
     /// The pod's conditions.
@@ -487,6 +489,13 @@ impl Pod {
         self.conditions
             .iter()
             .find(|c| c.condition_type == "Ready" && c.status == ConditionStatus::True)
+    }
+
+    /// Whether the init container of this name is a sidecar (restartPolicy Always).
+    pub fn is_sidecar(&self, init_container: &str) -> bool {
+        self.sidecar_init_containers
+            .iter()
+            .any(|n| n == init_container)
     }
 
     /// Whether the pod has `Ready=True`.
