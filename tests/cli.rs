@@ -67,7 +67,11 @@ fn decide_prints_proto3_json_and_yaml_of_the_same_response() {
             "{dir}: every example has something to do"
         );
         // Exactly the proto3 JSON: printing the decoded response gives the same text.
-        let reprinted = serde_json::to_string_pretty(&response).expect("print") + "\n";
+        let reprinted = job_decider::api::documents::to_json(&response).expect("print") + "\n";
+        assert!(
+            !stdout(&json).contains("+00:00"),
+            "{dir}: UTC is written with Z"
+        );
         assert_eq!(stdout(&json), reprinted, "{dir}");
 
         let yaml = decide(dir, "yaml");

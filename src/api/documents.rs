@@ -230,13 +230,51 @@ pub fn now() -> pbjson_types::Timestamp {
 
 /// A response as pretty proto3 JSON.
 pub fn to_json<T: serde::Serialize>(message: &T) -> Result<String, serde_json::Error> {
-    serde_json::to_string_pretty(message)
+    let mut value = serde_json::to_value(message)?;
+    zulu_timestamps(&mut value);
+    serde_json::to_string_pretty(&value)
+}
+
+/// Timestamp fields of the contract, by their JSON names.
+const TIMESTAMP_FIELDS: &[&str] = &[
+    "now",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "startTime",
+    "completionTime",
+    "lastProbeTime",
+    "lastTransitionTime",
+    "lastFailureTime",
+    "startedAt",
+    "finishedAt",
+];
+
+/// Writes UTC timestamps with `Z`, as proto3 JSON and Kubernetes do (the
+/// pbjson serializer writes `+00:00`, which parsers accept but people trip on).
+fn zulu_timestamps(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for (key, field) in map.iter_mut() {
+                if TIMESTAMP_FIELDS.contains(&key.as_str())
+                    && let Value::String(text) = field
+                    && let Some(stripped) = text.strip_suffix("+00:00")
+                {
+                    *text = format!("{stripped}Z");
+                } else {
+                    zulu_timestamps(field);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(zulu_timestamps),
+        _ => {}
+    }
 }
 
 /// A response as YAML (the proto3 JSON form, rendered as YAML).
 pub fn to_yaml<T: serde::Serialize>(message: &T) -> Result<String, serde_yaml::Error> {
-    let value =
+    let mut value =
         serde_json::to_value(message).map_err(<serde_yaml::Error as serde::ser::Error>::custom)?;
+    zulu_timestamps(&mut value);
     serde_yaml::to_string(&value)
 }
 
