@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use common::{JOB_UID, base_job, job_owner, t, template_labels};
 use job_decider::core::index_set::IndexSet;
+use job_decider::core::indexed::is_index_failed;
 use job_decider::core::model::*;
 use job_decider::core::plan::{Action, Plan, PodCreation};
 use job_decider::core::pod_failure_policy::match_pod_failure_policy;
@@ -28,7 +29,7 @@ use job_decider::core::sync::decide;
 use job_decider::core::time::Time;
 use job_decider::core::validate::validate_job;
 use proptest::prelude::*;
-use proptest::test_runner::TestCaseError;
+use proptest::test_runner::{FileFailurePersistence, TestCaseError};
 
 /// The decision time of every generated snapshot, in seconds; pod times lie before it.
 const NOW: i64 = 100_000;
@@ -46,6 +47,10 @@ fn cases(default: u32) -> ProptestConfig {
     ProptestConfig {
         cases,
         max_shrink_iters: 2048,
+        // Failures are kept next to this file (the default looks for src/lib.rs beside tests/).
+        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(
+            "tests/properties.proptest-regressions",
+        ))),
         ..ProptestConfig::default()
     }
 }
@@ -158,7 +163,16 @@ fn arb_raw_job() -> impl Strategy<Value = RawJob> {
     )
         .prop_map(
             |(
-                (indexed, completions, parallelism, backoff_limit, per_index, max_failed, rules, success),
+                (
+                    indexed,
+                    completions,
+                    parallelism,
+                    backoff_limit,
+                    per_index,
+                    max_failed,
+                    rules,
+                    success,
+                ),
                 (
                     on_failure,
                     replace_failed_only,
@@ -240,8 +254,7 @@ fn build_job(raw: &RawJob) -> Job {
     } else {
         RestartPolicy::Never
     };
-    spec.pod_replacement_policy = if raw.replace_failed_only || spec.pod_failure_policy.is_some()
-    {
+    spec.pod_replacement_policy = if raw.replace_failed_only || spec.pod_failure_policy.is_some() {
         PodReplacementPolicy::Failed
     } else {
         PodReplacementPolicy::TerminatingOrFailed
@@ -319,10 +332,13 @@ fn condition_status(raw: u8) -> ConditionStatus {
 
 /// A success policy rule valid for `completions`, or `None` when nothing valid is left of it.
 fn build_success_rule(raw: &RawSuccessRule, completions: i32) -> Option<SuccessPolicyRule> {
-    let indexes = raw.indexes.as_ref().map(|set| {
-        IndexSet::from_indexes(set.iter().copied().filter(|&ix| ix < completions))
-    });
-    let listed = indexes.as_ref().map_or(u64::from(completions.unsigned_abs()), |s| s.total());
+    let indexes = raw
+        .indexes
+        .as_ref()
+        .map(|set| IndexSet::from_indexes(set.iter().copied().filter(|&ix| ix < completions)));
+    let listed = indexes
+        .as_ref()
+        .map_or(u64::from(completions.unsigned_abs()), |s| s.total());
     let count = raw
         .count
         .map(|c| i64::from(c).min(i64::try_from(listed).unwrap_or(i64::MAX)))
@@ -365,11 +381,14 @@ struct RawPod {
     /// (0 Ready, 1 DisruptionTarget, 2 ConfigIssue; status; seconds before NOW).
     conditions: Vec<(u8, u8, i64)>,
     /// (exit code, finished seconds before NOW, restarts).
-    main: Option<(Option<(i32, Option<i64>)>, i32)>,
-    init: Option<(Option<(i32, Option<i64>)>, i32)>,
+    main: Option<RawContainer>,
+    init: Option<RawContainer>,
 }
 
-fn arb_container() -> impl Strategy<Value = (Option<(i32, Option<i64>)>, i32)> {
+/// A container's raw status: (exit code, finished seconds before NOW) once terminated, restarts.
+type RawContainer = (Option<(i32, Option<i64>)>, i32);
+
+fn arb_container() -> impl Strategy<Value = RawContainer> {
     (
         prop::option::weighted(0.7, (0..=5i32, prop::option::weighted(0.8, 0..600i64))),
         prop_oneof![3 => Just(0), 1 => 1..3i32],
@@ -399,7 +418,16 @@ fn arb_raw_pod() -> impl Strategy<Value = RawPod> {
     )
         .prop_map(
             |(
-                (owner, matches_selector, index_kind, index, failure_count, ignored_count, finalizer, created),
+                (
+                    owner,
+                    matches_selector,
+                    index_kind,
+                    index,
+                    failure_count,
+                    ignored_count,
+                    finalizer,
+                    created,
+                ),
                 (deletion, scheduled, phase, conditions, main, init),
             )| RawPod {
                 owner,
@@ -424,7 +452,7 @@ fn ago(secs: i64) -> Time {
     t(NOW - secs)
 }
 
-fn container(name: &str, raw: &(Option<(i32, Option<i64>)>, i32)) -> ContainerStatus {
+fn container(name: &str, raw: &RawContainer) -> ContainerStatus {
     ContainerStatus {
         name: name.into(),
         terminated: raw.0.map(|(exit_code, finished)| Terminated {
@@ -529,7 +557,11 @@ fn arb_raw_status(pods: usize) -> impl Strategy<Value = RawStatus> {
         (
             prop::option::weighted(
                 0.5,
-                (prop::collection::vec(prop_oneof![4 => Just(0u8), 1 => 1..=2u8], pods), 0..2u8, 0..2u8),
+                (
+                    prop::collection::vec(prop_oneof![4 => Just(0u8), 1 => 1..=2u8], pods),
+                    0..2u8,
+                    0..2u8,
+                ),
             ),
             prop::collection::btree_set(0..8i32, 0..4),
             prop::collection::btree_set(0..8i32, 0..3),
@@ -569,9 +601,10 @@ fn condition(ty: JobConditionType, reason: &str, at: Time) -> JobCondition {
 
 /// A status for `job` and `pods`: conditions at most one interim (and its
 /// terminal) one; uncounted lists naming some of the pods and some gone pods,
-/// each UID once, only Succeeded pods as successes (any pod may be a recorded
-/// failure: a failing Job records its running pods as failed); completed and failed indexes disjoint, below completions,
-/// occasionally a corrupted completedIndexes string.
+/// each UID once, only Succeeded pods of NonIndexed Jobs as successes (any pod
+/// may be a recorded failure: a failing Job records its running pods as failed); completed and failed indexes disjoint, below completions,
+/// occasionally a corrupted completedIndexes string; an Indexed Job's
+/// succeeded counter is the total of its completed indexes.
 fn build_status(job: &Job, pods: &[Pod], raw: &RawStatus) -> JobStatus {
     let at = ago(50);
     let conditions = match raw.condition {
@@ -580,10 +613,22 @@ fn build_status(job: &Job, pods: &[Pod], raw: &RawStatus) -> JobStatus {
             status: ConditionStatus::False,
             ..condition(JobConditionType::Suspended, "JobResumed", at)
         }],
-        8 => vec![condition(JobConditionType::FailureTarget, "BackoffLimitExceeded", at)],
-        9 => vec![condition(JobConditionType::SuccessCriteriaMet, "CompletionsReached", at)],
+        8 => vec![condition(
+            JobConditionType::FailureTarget,
+            "BackoffLimitExceeded",
+            at,
+        )],
+        9 => vec![condition(
+            JobConditionType::SuccessCriteriaMet,
+            "CompletionsReached",
+            at,
+        )],
         10 => vec![
-            condition(JobConditionType::SuccessCriteriaMet, "CompletionsReached", at),
+            condition(
+                JobConditionType::SuccessCriteriaMet,
+                "CompletionsReached",
+                at,
+            ),
             condition(JobConditionType::Complete, "CompletionsReached", at),
         ],
         11 => vec![
@@ -596,23 +641,34 @@ fn build_status(job: &Job, pods: &[Pod], raw: &RawStatus) -> JobStatus {
         let mut lists = UncountedTerminatedPods::default();
         for (pod, choice) in pods.iter().zip(per_pod) {
             match choice {
-                // Only a Succeeded pod is ever recorded as a success (the phase is final).
-                1 if pod.phase == PodPhase::Succeeded => lists.succeeded.push(pod.uid.clone()),
+                // Only a Succeeded pod is ever recorded as a success (the phase is
+                // final), and only by a NonIndexed Job (Indexed ones record indexes).
+                1 if pod.phase == PodPhase::Succeeded && !job.spec.is_indexed() => {
+                    lists.succeeded.push(pod.uid.clone())
+                }
                 2 => lists.failed.push(pod.uid.clone()),
                 _ => {}
             }
         }
-        lists.succeeded.extend((0..*gone_s).map(|i| format!("gone-s{i}")));
-        lists.failed.extend((0..*gone_f).map(|i| format!("gone-f{i}")));
+        if !job.spec.is_indexed() {
+            lists
+                .succeeded
+                .extend((0..*gone_s).map(|i| format!("gone-s{i}")));
+        }
+        lists
+            .failed
+            .extend((0..*gone_f).map(|i| format!("gone-f{i}")));
         lists
     });
     let completions = job.spec.completions.unwrap_or(0);
     let (mut completed_indexes, mut failed_indexes) = (String::new(), None);
     if job.spec.is_indexed() {
-        let completed = IndexSet::from_indexes(raw.completed.iter().copied().filter(|&i| i < completions));
+        let completed =
+            IndexSet::from_indexes(raw.completed.iter().copied().filter(|&i| i < completions));
         completed_indexes = completed.to_string();
         if raw.strings == 0 {
-            completed_indexes = ["0,1-foo", "5-3,1", "99999999999", "2,,4"][raw.completed.len() % 4].into();
+            completed_indexes =
+                ["0,1-foo", "5-3,1", "99999999999", "2,,4"][raw.completed.len() % 4].into();
         }
         if job.spec.uses_backoff_limit_per_index() && raw.strings != 1 {
             let failed = raw
@@ -623,12 +679,19 @@ fn build_status(job: &Job, pods: &[Pod], raw: &RawStatus) -> JobStatus {
             failed_indexes = Some(IndexSet::from_indexes(failed).to_string());
         }
     }
+    // An Indexed Job's succeeded counter is its completed indexes' total.
+    let succeeded = if job.spec.is_indexed() {
+        let total = IndexSet::parse_lenient(&completed_indexes, completions).total();
+        i32::try_from(total).unwrap_or(i32::MAX)
+    } else {
+        raw.succeeded
+    };
     JobStatus {
         conditions,
         start_time: raw.start.map(ago),
         completion_time: None,
         active: raw.active,
-        succeeded: raw.succeeded,
+        succeeded,
         failed: raw.failed,
         terminating: raw.terminating,
         completed_indexes,
@@ -639,7 +702,9 @@ fn build_status(job: &Job, pods: &[Pod], raw: &RawStatus) -> JobStatus {
 }
 
 /// Carried state and the caller's pending writes (rarely any).
-fn arb_state_and_expectations(pods: usize) -> impl Strategy<Value = (BackoffRecord, bool, Vec<bool>)> {
+fn arb_state_and_expectations(
+    pods: usize,
+) -> impl Strategy<Value = (BackoffRecord, bool, Vec<bool>)> {
     (
         (0..3i32, prop::option::of(0..100i64)),
         prop::bool::weighted(0.05),
@@ -656,7 +721,10 @@ fn arb_state_and_expectations(pods: usize) -> impl Strategy<Value = (BackoffReco
 
 /// Snapshots of a valid Job with 0 to `max_pods` generated pods, a matching status, state and expectations.
 fn arb_snapshot(max_pods: usize) -> impl Strategy<Value = Snapshot> {
-    (arb_job(), prop::collection::vec(arb_raw_pod(), 0..=max_pods))
+    (
+        arb_job(),
+        prop::collection::vec(arb_raw_pod(), 0..=max_pods),
+    )
         .prop_flat_map(|(job, raw_pods)| {
             let pods: Vec<Pod> = raw_pods
                 .iter()
@@ -664,29 +732,54 @@ fn arb_snapshot(max_pods: usize) -> impl Strategy<Value = Snapshot> {
                 .map(|(n, raw)| build_pod(&job, n, raw))
                 .collect();
             let n = pods.len();
-            (Just(job), Just(pods), arb_raw_status(n), arb_state_and_expectations(n))
+            (
+                Just(job),
+                Just(pods),
+                arb_raw_status(n),
+                arb_state_and_expectations(n),
+            )
         })
-        .prop_map(|(mut job, pods, raw_status, (backoff, changes_pending, removals))| {
-            job.status = build_status(&job, &pods, &raw_status);
-            let finalizer_removals_pending = pods
-                .iter()
-                .zip(&removals)
-                .filter(|(_, pending)| **pending)
-                .map(|(p, _)| p.uid.clone())
-                .collect();
-            Snapshot {
-                job,
-                pods,
-                now: t(NOW),
-                state: ControllerState { backoff },
-                controller_name: String::new(),
-                expectations: Expectations {
-                    pod_changes_pending: changes_pending,
-                    finalizer_removals_pending,
-                },
-            }
-        })
+        .prop_map(
+            |(mut job, pods, raw_status, (backoff, changes_pending, removals))| {
+                job.status = build_status(&job, &pods, &raw_status);
+                // The caller only has removals in flight for pods the status fully
+                // records: the UID (or a success's index) and, for a pod that fails
+                // its index, that index (the same sync that records one records the other).
+                let recorded = |p: &Pod| {
+                    let index_recorded = !job.spec.uses_backoff_limit_per_index()
+                        || !is_index_failed(&job, p)
+                        || valid_index(&job, p)
+                            .is_none_or(|ix| failed_of(&job, &job.status).contains(ix));
+                    index_recorded
+                        && (uncounted_uids(&job.status).any(|u| *u == p.uid)
+                            || (p.phase == PodPhase::Succeeded
+                                && valid_index(&job, p).is_some_and(|ix| {
+                                    completed_of(&job, &job.status).contains(ix)
+                                })))
+                };
+                let finalizer_removals_pending = pods
+                    .iter()
+                    .zip(&removals)
+                    .filter(|(p, pending)| **pending && recorded(p))
+                    .map(|(p, _)| p.uid.clone())
+                    .collect();
+                Snapshot {
+                    job,
+                    pods,
+                    now: t(NOW),
+                    state: ControllerState { backoff },
+                    controller_name: String::new(),
+                    expectations: Expectations {
+                        pod_changes_pending: changes_pending,
+                        finalizer_removals_pending,
+                    },
+                }
+            },
+        )
 }
+
+/// A container status from anywhere in its domain: name, (exit code, finish nanos), restarts.
+type WildContainer = (String, Option<(i32, Option<i64>)>, i32);
 
 /// A pod with values from the whole of each field's domain: any index, any
 /// failure counts, any exit code, any timestamp (the model's `Time` is any i64
@@ -704,9 +797,30 @@ fn arb_wild_pod() -> impl Strategy<Value = Pod> {
             0..5u8,
         ),
         (
-            prop::collection::vec(("[A-Za-z]{0,3}|Ready|DisruptionTarget", 0..4u8, prop::option::of(any::<i64>())), 0..3),
-            prop::collection::vec(("main|init|x", prop::option::of((any::<i32>(), prop::option::of(any::<i64>()))), 0..=i32::MAX), 0..3),
-            prop::collection::vec(("main|init|x", prop::option::of((any::<i32>(), prop::option::of(any::<i64>()))), 0..=i32::MAX), 0..2),
+            prop::collection::vec(
+                (
+                    "[A-Za-z]{0,3}|Ready|DisruptionTarget",
+                    0..4u8,
+                    prop::option::of(any::<i64>()),
+                ),
+                0..3,
+            ),
+            prop::collection::vec(
+                (
+                    "main|init|x",
+                    prop::option::of((any::<i32>(), prop::option::of(any::<i64>()))),
+                    0..=i32::MAX,
+                ),
+                0..3,
+            ),
+            prop::collection::vec(
+                (
+                    "main|init|x",
+                    prop::option::of((any::<i32>(), prop::option::of(any::<i64>()))),
+                    0..=i32::MAX,
+                ),
+                0..2,
+            ),
             "uid-[0-9]",
             any::<bool>(),
         ),
@@ -716,7 +830,7 @@ fn arb_wild_pod() -> impl Strategy<Value = Pod> {
                 (completion_index, failures, ignored, finalizer, owned, created, deletion, phase),
                 (conditions, main, init, uid, scheduled),
             )| {
-                let statuses = |list: Vec<(String, Option<(i32, Option<i64>)>, i32)>| {
+                let statuses = |list: Vec<WildContainer>| {
                     list.into_iter()
                         .map(|(name, term, restart_count)| ContainerStatus {
                             name,
@@ -774,36 +888,50 @@ fn arb_wild_snapshot() -> impl Strategy<Value = Snapshot> {
     (
         arb_job(),
         prop::collection::vec(arb_wild_pod(), 0..8),
-        (0..=i32::MAX, 0..=i32::MAX, "[0-9,\\-]{0,12}|.{0,8}", prop::option::of("[0-9,\\-]{0,12}")),
+        (
+            0..=i32::MAX,
+            0..=i32::MAX,
+            "[0-9,\\-]{0,12}|.{0,8}",
+            prop::option::of("[0-9,\\-]{0,12}"),
+        ),
         prop::collection::vec("uid-[0-9]|gone", 0..4),
         any::<i64>(),
         (any::<i32>(), prop::option::of(any::<i64>())),
     )
-        .prop_map(|(mut job, pods, (succeeded, failed, completed, failed_ix), uncounted, now, (f, last))| {
-            job.status.succeeded = succeeded;
-            job.status.failed = failed;
-            job.status.completed_indexes = completed;
-            job.status.failed_indexes = failed_ix;
-            let (s, f_list) = uncounted.split_at(uncounted.len() / 2);
-            job.status.uncounted_terminated_pods = Some(UncountedTerminatedPods {
-                succeeded: s.to_vec(),
-                failed: f_list.to_vec(),
-            });
-            job.status.start_time = Some(Time::from_unix_nanos(now / 2));
-            Snapshot {
-                job,
+        .prop_map(
+            |(
+                mut job,
                 pods,
-                now: Time::from_unix_nanos(now),
-                state: ControllerState {
-                    backoff: BackoffRecord {
-                        failures_after_last_success: f,
-                        last_failure_time: last.map(Time::from_unix_nanos),
+                (succeeded, failed, completed, failed_ix),
+                uncounted,
+                now,
+                (f, last),
+            )| {
+                job.status.succeeded = succeeded;
+                job.status.failed = failed;
+                job.status.completed_indexes = completed;
+                job.status.failed_indexes = failed_ix;
+                let (s, f_list) = uncounted.split_at(uncounted.len() / 2);
+                job.status.uncounted_terminated_pods = Some(UncountedTerminatedPods {
+                    succeeded: s.to_vec(),
+                    failed: f_list.to_vec(),
+                });
+                job.status.start_time = Some(Time::from_unix_nanos(now / 2));
+                Snapshot {
+                    job,
+                    pods,
+                    now: Time::from_unix_nanos(now),
+                    state: ControllerState {
+                        backoff: BackoffRecord {
+                            failures_after_last_success: f,
+                            last_failure_time: last.map(Time::from_unix_nanos),
+                        },
                     },
-                },
-                controller_name: String::new(),
-                expectations: Expectations::default(),
-            }
-        })
+                    controller_name: String::new(),
+                    expectations: Expectations::default(),
+                }
+            },
+        )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -875,6 +1003,16 @@ fn claimed_active(s: &Snapshot) -> BTreeSet<String> {
         .collect()
 }
 
+/// Whether the sync sees the pod with the tracking finalizer: it has it, or it is an orphan it adopts.
+fn tracked(s: &Snapshot, pod: &Pod) -> bool {
+    pod.has_tracking_finalizer
+        || (pod.controller.is_none()
+            && !s.job.being_deleted
+            && pod.deletion.is_none()
+            && job_selects(&s.job, pod))
+}
+
+/// Whether the Job's selector (match labels only, as generated) selects the pod.
 fn job_selects(job: &Job, pod: &Pod) -> bool {
     job.spec
         .selector
@@ -891,26 +1029,27 @@ fn job_selects(job: &Job, pod: &Pod) -> bool {
 /// an Indexed pod without a valid index; a failure the pod failure policy
 /// ignores; a pod that neither succeeded nor failed while the Job is succeeding
 /// (upstream counts only failures of a failing Job).
-fn unrecorded_finalizer_removal(
-    s: &Snapshot,
-    written: &[&JobStatus],
-    pod: &Pod,
-) -> Option<String> {
+fn unrecorded_finalizer_removal(s: &Snapshot, written: &[&JobStatus], pod: &Pod) -> Option<String> {
     let job = &s.job;
     if job.status.is_finished() || job.being_deleted {
         return None;
     }
-    let statuses: Vec<&JobStatus> = std::iter::once(&job.status).chain(written.iter().copied()).collect();
-    if statuses.iter().any(|st| uncounted_uids(st).any(|u| *u == pod.uid)) {
+    let statuses: Vec<&JobStatus> = std::iter::once(&job.status)
+        .chain(written.iter().copied())
+        .collect();
+    if statuses
+        .iter()
+        .any(|st| uncounted_uids(st).any(|u| *u == pod.uid))
+    {
         return None;
     }
     if job.spec.is_indexed() {
-        let Some(ix) = valid_index(job, pod) else {
-            return None;
-        };
-        if pod.phase == PodPhase::Succeeded
-            && statuses.iter().any(|st| completed_of(job, st).contains(ix))
-        {
+        // Without a valid index the pod is never counted; with one, a success counts by index.
+        let recorded_by_index = valid_index(job, pod).is_none_or(|ix| {
+            pod.phase == PodPhase::Succeeded
+                && statuses.iter().any(|st| completed_of(job, st).contains(ix))
+        });
+        if recorded_by_index {
             return None;
         }
     }
@@ -946,10 +1085,17 @@ fn check_plan(s: &Snapshot, plan: &Plan) -> Result<(), TestCaseError> {
             Action::RemoveFinalizers(refs) => {
                 for r in refs {
                     let pod = pods.get(r.uid.as_str());
-                    prop_assert!(pod.is_some(), "finalizer removal names unknown pod {}", r.uid);
+                    prop_assert!(
+                        pod.is_some(),
+                        "finalizer removal names unknown pod {}",
+                        r.uid
+                    );
                     let pod = pod.unwrap();
-                    prop_assert!(pod.has_tracking_finalizer || pod.controller.is_none(),
-                        "finalizer removal of {} which has none", r.uid);
+                    prop_assert!(
+                        pod.has_tracking_finalizer || pod.controller.is_none(),
+                        "finalizer removal of {} which has none",
+                        r.uid
+                    );
                     if let Some(why) = unrecorded_finalizer_removal(s, &written, pod) {
                         return Err(TestCaseError::fail(why));
                     }
@@ -960,11 +1106,21 @@ fn check_plan(s: &Snapshot, plan: &Plan) -> Result<(), TestCaseError> {
     }
 
     // A sync creates or deletes, never both; creations stay within the caps.
-    prop_assert!(creations.is_empty() || deletions.is_empty(), "plan both creates and deletes");
-    prop_assert!(creations.len() <= MAX_PER_SYNC, "{} creations", creations.len());
+    prop_assert!(
+        creations.is_empty() || deletions.is_empty(),
+        "plan both creates and deletes"
+    );
+    prop_assert!(
+        creations.len() <= MAX_PER_SYNC,
+        "{} creations",
+        creations.len()
+    );
     let active = claimed_active(s);
     prop_assert!(
-        creations.len() <= usize::try_from(job.spec.parallelism).unwrap_or(0).saturating_sub(active.len()),
+        creations.len()
+            <= usize::try_from(job.spec.parallelism)
+                .unwrap_or(0)
+                .saturating_sub(active.len()),
         "{} creations with {} active pods and parallelism {}",
         creations.len(),
         active.len(),
@@ -981,7 +1137,11 @@ fn check_plan(s: &Snapshot, plan: &Plan) -> Result<(), TestCaseError> {
         active.len()
     );
     for d in &deletions {
-        prop_assert!(active.contains(&d.pod.uid), "deleted pod {} is not an active pod of the Job", d.pod.uid);
+        prop_assert!(
+            active.contains(&d.pod.uid),
+            "deleted pod {} is not an active pod of the Job",
+            d.pod.uid
+        );
     }
 
     // Created indexes are pending: valid, not finished, not running, each once.
@@ -989,7 +1149,9 @@ fn check_plan(s: &Snapshot, plan: &Plan) -> Result<(), TestCaseError> {
         let completions = job.spec.completions.unwrap_or(0);
         let mut finished = completed_of(job, &job.status).union(&failed_of(job, &job.status));
         for st in &written {
-            finished = finished.union(&completed_of(job, st)).union(&failed_of(job, st));
+            finished = finished
+                .union(&completed_of(job, st))
+                .union(&failed_of(job, st));
         }
         let running: BTreeSet<i32> = s
             .pods
@@ -1003,8 +1165,14 @@ fn check_plan(s: &Snapshot, plan: &Plan) -> Result<(), TestCaseError> {
             prop_assert!(ix.is_some(), "Indexed pod created without an index");
             let ix = ix.unwrap();
             prop_assert!((0..completions).contains(&ix), "index {ix} out of range");
-            prop_assert!(!finished.contains(ix), "pod created for finished index {ix}");
-            prop_assert!(!running.contains(&ix), "pod created for index {ix} that has an active pod");
+            prop_assert!(
+                !finished.contains(ix),
+                "pod created for finished index {ix}"
+            );
+            prop_assert!(
+                !running.contains(&ix),
+                "pod created for index {ix} that has an active pod"
+            );
             prop_assert!(seen.insert(ix), "index {ix} created twice in one plan");
         }
     }
@@ -1016,7 +1184,12 @@ fn check_plan(s: &Snapshot, plan: &Plan) -> Result<(), TestCaseError> {
         has(previous, JobConditionType::SuccessCriteriaMet),
     );
     for st in &written {
-        prop_assert!(st.failed >= previous.failed, "failed went {} -> {}", previous.failed, st.failed);
+        prop_assert!(
+            st.failed >= previous.failed,
+            "failed went {} -> {}",
+            previous.failed,
+            st.failed
+        );
         if !job.spec.is_indexed() {
             prop_assert!(
                 st.succeeded >= previous.succeeded,
@@ -1025,22 +1198,39 @@ fn check_plan(s: &Snapshot, plan: &Plan) -> Result<(), TestCaseError> {
                 st.succeeded
             );
         }
-        let (failed, complete) = (has(st, JobConditionType::Failed), has(st, JobConditionType::Complete));
+        let (failed, complete) = (
+            has(st, JobConditionType::Failed),
+            has(st, JobConditionType::Complete),
+        );
         prop_assert!(!(failed && complete), "both Failed and Complete");
         prop_assert!(
-            !(has(st, JobConditionType::FailureTarget) && has(st, JobConditionType::SuccessCriteriaMet)),
+            !(has(st, JobConditionType::FailureTarget)
+                && has(st, JobConditionType::SuccessCriteriaMet)),
             "both FailureTarget and SuccessCriteriaMet"
         );
         if failed || complete {
             prop_assert_eq!(uncounted_len(st), 0, "finished with uncounted pods");
-            prop_assert_eq!(st.terminating.unwrap_or(0), 0, "finished with terminating pods");
+            prop_assert_eq!(
+                st.terminating.unwrap_or(0),
+                0,
+                "finished with terminating pods"
+            );
         }
-        prop_assert!(!failed || interim_seen.0, "Failed written before FailureTarget");
-        prop_assert!(!complete || interim_seen.1, "Complete written before SuccessCriteriaMet");
+        prop_assert!(
+            !failed || interim_seen.0,
+            "Failed written before FailureTarget"
+        );
+        prop_assert!(
+            !complete || interim_seen.1,
+            "Complete written before SuccessCriteriaMet"
+        );
         interim_seen.0 |= has(st, JobConditionType::FailureTarget);
         interim_seen.1 |= has(st, JobConditionType::SuccessCriteriaMet);
-        prop_assert!(uncounted_len(st) <= MAX_PER_SYNC.max(uncounted_len(&job.status)),
-            "{} uncounted UIDs in one write", uncounted_len(st));
+        prop_assert!(
+            uncounted_len(st) <= MAX_PER_SYNC.max(uncounted_len(&job.status)),
+            "{} uncounted UIDs in one write",
+            uncounted_len(st)
+        );
 
         // An index is both completed and failed only where the snapshot already
         // says so: a success for the index (in the status or a pod still to be
@@ -1052,13 +1242,20 @@ fn check_plan(s: &Snapshot, plan: &Plan) -> Result<(), TestCaseError> {
             for ix in both.iter().filter(|&ix| failed_ix.contains(ix)) {
                 let success = completed_of(job, &job.status).contains(ix)
                     || s.pods.iter().any(|p| {
-                        p.has_tracking_finalizer && p.phase == PodPhase::Succeeded && valid_index(job, p) == Some(ix)
+                        tracked(s, p)
+                            && p.phase == PodPhase::Succeeded
+                            && valid_index(job, p) == Some(ix)
                     });
                 let failure = failed_of(job, &job.status).contains(ix)
                     || s.pods.iter().any(|p| {
-                        p.has_tracking_finalizer && considered_failed(job, p) && valid_index(job, p) == Some(ix)
+                        tracked(s, p)
+                            && considered_failed(job, p)
+                            && valid_index(job, p) == Some(ix)
                     });
-                prop_assert!(success && failure, "index {ix} both completed and failed without cause");
+                prop_assert!(
+                    success && failure,
+                    "index {ix} both completed and failed without cause"
+                );
             }
         }
         previous = st;
@@ -1118,7 +1315,12 @@ impl Sim {
         self.trace.push(format!(
             "sync {}: pods {}\n  status {:?}\n  plan {:?}",
             self.syncs,
-            self.snap.pods.iter().map(pod_summary).collect::<Vec<_>>().join(", "),
+            self.snap
+                .pods
+                .iter()
+                .map(pod_summary)
+                .collect::<Vec<_>>()
+                .join(", "),
             self.snap.job.status,
             plan.actions
         ));
@@ -1177,7 +1379,7 @@ impl Sim {
                                 grace_period_seconds: Some(30),
                             });
                         }
-                        self.collect();
+                        self.collect(&d.pod.uid);
                     }
                 }
                 Action::RemoveFinalizers(refs) => {
@@ -1192,7 +1394,7 @@ impl Sim {
                                 self.unfinalized.push(pod.clone());
                             }
                         }
-                        self.collect();
+                        self.collect(&r.uid);
                     }
                 }
                 Action::UpdateStatus(status) => {
@@ -1209,10 +1411,12 @@ impl Sim {
         // Finalizer removals the caller had in flight land now: upstream keeps a
         // UID in its expectations only while its patch is on its way.
         let in_flight = std::mem::take(&mut self.snap.expectations.finalizer_removals_pending);
-        for pod in self.snap.pods.iter_mut().filter(|p| in_flight.contains(&p.uid)) {
-            pod.has_tracking_finalizer = false;
+        for uid in &in_flight {
+            if let Some(pod) = self.pod_mut(uid) {
+                pod.has_tracking_finalizer = false;
+            }
+            self.collect(uid);
         }
-        self.collect();
         self.snap.expectations = Expectations::default();
         Ok(())
     }
@@ -1225,11 +1429,14 @@ impl Sim {
         self.snap.pods.iter_mut().find(|p| p.uid == uid)
     }
 
-    /// Removes pods that are being deleted and carry no finalizer.
-    fn collect(&mut self) {
+    /// Removes the pod once it is being deleted and carries no finalizer (a
+    /// kubelet that is quick to kill). Only pods the simulation just touched
+    /// go: a pod that was terminating without a finalizer from the start stays,
+    /// as pods are frozen.
+    fn collect(&mut self, uid: &str) {
         self.snap
             .pods
-            .retain(|p| p.deletion.is_none() || p.has_tracking_finalizer);
+            .retain(|p| p.uid != uid || p.deletion.is_none() || p.has_tracking_finalizer);
     }
 
     /// Creates a Pending pod as the API server would from the creation.
@@ -1247,7 +1454,12 @@ impl Sim {
         );
         let mut labels = template_labels();
         labels.extend(c.labels.clone());
-        let count = |key: &str| c.annotations.get(key).and_then(|v| v.parse().ok()).unwrap_or(0);
+        let count = |key: &str| {
+            c.annotations
+                .get(key)
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0)
+        };
         self.snap.pods.push(Pod {
             name: format!("{}sim{}", c.generate_name, self.next_uid),
             uid: format!("sim-{}", self.next_uid),
@@ -1275,7 +1487,8 @@ impl Sim {
 
     /// Decides and applies whole plans until one is empty; checks the steady state.
     fn run_to_steady_state(&mut self) -> Result<(), TestCaseError> {
-        self.run().map_err(|e| TestCaseError::fail(format!("{e}\n{}", self.trace())))
+        self.run()
+            .map_err(|e| TestCaseError::fail(format!("{e}\n{}", self.trace())))
     }
 
     fn run(&mut self) -> Result<(), TestCaseError> {
@@ -1301,12 +1514,22 @@ impl Sim {
         let status = &job.status;
         if !job.spec.is_indexed() {
             // Every UID ever listed as uncounted is counted exactly once, or still listed.
-            let now_total = i64::from(status.succeeded) + i64::from(status.failed) + uncounted_len(status) as i64;
+            let now_total = i64::from(status.succeeded)
+                + i64::from(status.failed)
+                + uncounted_len(status) as i64;
             let expected = i64::from(self.initial.succeeded)
                 + i64::from(self.initial.failed)
                 + self.recorded.len() as i64;
-            prop_assert_eq!(now_total, expected, "counted pods: succeeded {} failed {} uncounted {}; initially {:?}; recorded {:?}",
-                status.succeeded, status.failed, uncounted_len(status), self.initial, self.recorded);
+            prop_assert_eq!(
+                now_total,
+                expected,
+                "counted pods: succeeded {} failed {} uncounted {}; initially {:?}; recorded {:?}",
+                status.succeeded,
+                status.failed,
+                uncounted_len(status),
+                self.initial,
+                self.recorded
+            );
             prop_assert!(
                 self.created <= usize::try_from(job.spec.parallelism).unwrap_or(0),
                 "{} pods created with parallelism {}",
@@ -1321,18 +1544,29 @@ impl Sim {
                 if indexed {
                     if let Some(ix) = valid_index(job, pod) {
                         prop_assert!(
-                            completed_of(job, status).contains(ix) || self.recorded.contains(&pod.uid),
-                            "succeeded pod {} of index {} lost", pod.uid, ix
+                            completed_of(job, status).contains(ix)
+                                || self.recorded.contains(&pod.uid),
+                            "succeeded pod {} of index {} lost",
+                            pod.uid,
+                            ix
                         );
                     }
                 } else {
-                    prop_assert!(self.recorded.contains(&pod.uid), "succeeded pod {} lost", pod.uid);
+                    prop_assert!(
+                        self.recorded.contains(&pod.uid),
+                        "succeeded pod {} lost",
+                        pod.uid
+                    );
                 }
             } else if considered_failed(job, pod)
                 && !ignored_by_policy(job, pod)
                 && (!indexed || valid_index(job, pod).is_some())
             {
-                prop_assert!(self.recorded.contains(&pod.uid), "failed pod {} lost", pod.uid);
+                prop_assert!(
+                    self.recorded.contains(&pod.uid),
+                    "failed pod {} lost",
+                    pod.uid
+                );
             }
         }
         // A Job another controller manages is not ours to clean up.
@@ -1342,17 +1576,91 @@ impl Sim {
                     Some(o) => o.uid == JOB_UID,
                     None => job_selects(job, pod),
                 };
-                prop_assert!(!(ours && pod.has_tracking_finalizer), "finished Job left the finalizer on {}", pod.uid);
+                prop_assert!(
+                    !(ours && pod.has_tracking_finalizer),
+                    "finished Job left the finalizer on {}",
+                    pod.uid
+                );
             }
         }
         Ok(())
     }
 
-    /// What a run's end is compared on.
-    fn counts(&self) -> (i32, i32, usize, String, Option<String>) {
-        let st = &self.snap.job.status;
-        (st.succeeded, st.failed, uncounted_len(st), st.completed_indexes.clone(), st.failed_indexes.clone())
+    /// What a run's end is compared on: the counts the Job has and will have
+    /// once the finished pods that still carry the finalizer are counted (a
+    /// steady state of frozen pods may keep some waiting: a failed pod kept for
+    /// its index's replacement, a success the backoff holds back...).
+    fn outcome(&self) -> Outcome {
+        let job = &self.snap.job;
+        let st = &job.status;
+        let listed: BTreeSet<&String> = uncounted_uids(st).collect();
+        let tracked: Vec<&Pod> = self
+            .snap
+            .pods
+            .iter()
+            .filter(|p| p.has_tracking_finalizer && !listed.contains(&p.uid))
+            .filter(|p| {
+                p.controller.as_ref().is_some_and(|o| o.uid == JOB_UID) && job_selects(job, p)
+            })
+            .filter(|p| !job.spec.is_indexed() || valid_index(job, p).is_some())
+            .collect();
+        let waiting_failures: Vec<&Pod> = tracked
+            .iter()
+            .copied()
+            .filter(|p| {
+                p.phase != PodPhase::Succeeded
+                    && considered_failed(job, p)
+                    && !ignored_by_policy(job, p)
+            })
+            .collect();
+        let successes = tracked.iter().filter(|p| p.phase == PodPhase::Succeeded);
+        let (succeeded, completed) = if job.spec.is_indexed() {
+            let all = completed_of(job, st).union(&IndexSet::from_indexes(
+                successes.filter_map(|p| valid_index(job, p)),
+            ));
+            (
+                i64::try_from(all.total()).unwrap_or(i64::MAX),
+                all.to_string(),
+            )
+        } else {
+            let n = i64::from(st.succeeded)
+                + st.uncounted_terminated_pods
+                    .as_ref()
+                    .map_or(0, |u| u.succeeded.len() as i64);
+            (n + successes.count() as i64, st.completed_indexes.clone())
+        };
+        Outcome {
+            succeeded,
+            failed: i64::from(st.failed)
+                + st.uncounted_terminated_pods
+                    .as_ref()
+                    .map_or(0, |u| u.failed.len() as i64)
+                + waiting_failures.len() as i64,
+            completed,
+            failed_indexes: st
+                .failed_indexes
+                .as_deref()
+                .map(|f| IndexSet::parse_lenient(f, job.spec.completions.unwrap_or(0))),
+            may_fail_indexes: IndexSet::from_indexes(
+                waiting_failures.iter().filter_map(|p| valid_index(job, p)),
+            ),
+        }
     }
+}
+
+/// Where a simulated run ends up (see [`Sim::outcome`]).
+#[derive(Clone, Debug, PartialEq)]
+struct Outcome {
+    /// Succeeded pods (NonIndexed) or indexes (Indexed), counted or still to count.
+    succeeded: i64,
+    /// Failed pods, counted or still to count.
+    failed: i64,
+    /// Completed indexes, recorded or still to record.
+    completed: String,
+    /// Failed indexes as recorded.
+    failed_indexes: Option<IndexSet>,
+    /// Indexes of failed pods still to count, which may yet fail their index.
+    may_fail_indexes: IndexSet,
 }
 
 /// A pod in one line: uid, phase, index, finalizer (F), deleting (D), owner.
@@ -1361,7 +1669,9 @@ fn pod_summary(p: &Pod) -> String {
         "{}:{:?}{}{}{}{}",
         p.uid,
         p.phase,
-        p.completion_index.map(|i| format!("#{i}")).unwrap_or_default(),
+        p.completion_index
+            .map(|i| format!("#{i}"))
+            .unwrap_or_default(),
         if p.has_tracking_finalizer { "F" } else { "" },
         if p.deletion.is_some() { "D" } else { "" },
         match &p.controller {
@@ -1401,7 +1711,7 @@ fn canonical(mut plan: Plan) -> Plan {
 // The properties.
 
 proptest! {
-    #![proptest_config(cases(256))]
+    #![proptest_config(cases(512))]
 
     /// The generated Jobs pass validation (so the filter in `arb_job` rejects nothing).
     #[test]
@@ -1433,7 +1743,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(cases(128))]
+    #![proptest_config(cases(256))]
 
     /// 3: with pods frozen, plans applied in full reach a steady state within
     /// MAX_SYNCS syncs, never create a pod twice for an index, and never lose or
@@ -1445,13 +1755,22 @@ proptest! {
 
     /// 4: applying any prefix of the first plan (down to part of one action)
     /// and syncing on ends with the counts of the uninterrupted run.
+    ///
+    /// The caller's pod changes are never pending here: a sync with pending
+    /// changes drops the finishing condition (upstream's expectations check),
+    /// so it classifies the active pods it deletes differently from the sync
+    /// that re-decides once the changes are observed; that is a matter of
+    /// when the cache catches up, not of cutting a plan short, and the other
+    /// properties cover pending changes.
     #[test]
     fn stopping_early_changes_no_count(s in arb_snapshot(5)) {
+        let mut s = s;
+        s.expectations.pod_changes_pending = false;
         let mut whole = Sim::new(s.clone());
         let plan = whole.decide()?;
         whole.apply(&plan, plan.actions.len(), 0)?;
         whole.run_to_steady_state()?;
-        let want = whole.counts();
+        let want = whole.outcome();
         // Upstream's one exception, reproduced by the core: a finishing Job
         // deletes its active pods and, later in the same sync, takes their
         // finalizers (unless the caller's pod changes are pending), counting
@@ -1475,8 +1794,6 @@ proptest! {
             || plan.actions.iter().any(|a| matches!(a, Action::UpdateStatus(st) if has(st, JobConditionType::SuccessCriteriaMet)));
         let may_count_deleted = if succeeding { deleted.len() } else { 0 };
         let deleted_indexes = IndexSet::from_indexes(deleted.iter().filter_map(|p| valid_index(&s.job, p)));
-        let completions = s.job.spec.completions.unwrap_or(0);
-        let failed_ix = |f: &Option<String>| f.as_deref().map(|f| IndexSet::parse_lenient(f, completions));
         for full in 0..plan.actions.len() {
             let items = match &plan.actions[full] {
                 Action::AdoptPods(v) | Action::ReleasePods(v) | Action::RemoveFinalizers(v) => v.len(),
@@ -1490,19 +1807,19 @@ proptest! {
                 cut.apply(&plan, full, partial)?;
                 cut.run_to_steady_state()
                     .map_err(|e| TestCaseError::fail(format!("after {full} actions and {partial} items: {e}")))?;
-                let got = cut.counts();
+                let got = cut.outcome();
                 let traces = format!("cut run:\n{}\nuninterrupted run:\n{}", cut.trace(), whole.trace());
-                let extra_failed = i64::from(got.1) - i64::from(want.1);
-                let (got_failed_ix, want_failed_ix) = (failed_ix(&got.4), failed_ix(&want.4));
-                let failed_ix_ok = match (&got_failed_ix, &want_failed_ix) {
+                let extra_failed = got.failed - want.failed;
+                let may_differ = deleted_indexes.union(&got.may_fail_indexes).union(&want.may_fail_indexes);
+                let failed_ix_ok = match (&got.failed_indexes, &want.failed_indexes) {
                     (Some(a), Some(b)) => a.iter().chain(b.iter())
-                        .all(|ix| a.contains(ix) == b.contains(ix) || deleted_indexes.contains(ix)),
+                        .all(|ix| a.contains(ix) == b.contains(ix) || may_differ.contains(ix)),
                     (a, b) => a == b,
                 };
                 prop_assert!(
                     extra_failed.unsigned_abs() <= may_count_deleted as u64
                         && failed_ix_ok
-                        && (got.0, got.2, &got.3) == (want.0, want.2, &want.3),
+                        && (got.succeeded, &got.completed) == (want.succeeded, &want.completed),
                     "after {} actions and {} items: {:?}, uninterrupted {:?}\n{}",
                     full, partial, got, want, traces
                 );
@@ -1581,4 +1898,106 @@ proptest! {
             prop_assert_eq!(created, (want - running).min(MAX_PER_SYNC));
         }
     }
+}
+
+/// The generators reach every kind of decision, so no property above holds
+/// only because its case never comes up: among 1,000 snapshots (a fixed seed)
+/// some plans adopt, release, create, delete, remove finalizers, fail, complete,
+/// succeed by policy, fail indexes and ask for a requeue.
+#[test]
+fn generators_reach_every_kind_of_plan() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::{RngAlgorithm, TestRng, TestRunner};
+
+    let mut runner = TestRunner::new_with_rng(
+        ProptestConfig::default(),
+        TestRng::from_seed(RngAlgorithm::ChaCha, &[7; 32]),
+    );
+    let strategy = arb_snapshot(8);
+    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+    for _ in 0..1_000 {
+        let s = strategy
+            .new_tree(&mut runner)
+            .expect("a snapshot")
+            .current();
+        let plan = decide(&s);
+        let mut note =
+            |what: &'static str, yes: bool| *seen.entry(what).or_default() += usize::from(yes);
+        let any = |f: &dyn Fn(&Action) -> bool| plan.actions.iter().any(f);
+        let writes = |ty: JobConditionType, reason: Option<&str>| {
+            plan.actions.iter().any(|a| match a {
+                Action::UpdateStatus(st) => st
+                    .conditions
+                    .iter()
+                    .any(|c| c.condition_type == ty && reason.is_none_or(|r| c.reason == r)),
+                _ => false,
+            })
+        };
+        note("adopt", any(&|a| matches!(a, Action::AdoptPods(_))));
+        note("release", any(&|a| matches!(a, Action::ReleasePods(_))));
+        note("create", any(&|a| matches!(a, Action::CreatePods(_))));
+        note(
+            "delete finalizer first",
+            any(
+                &|a| matches!(a, Action::DeletePods(d) if d.iter().any(|d| d.remove_finalizer_first)),
+            ),
+        );
+        note(
+            "delete keeping finalizer",
+            any(
+                &|a| matches!(a, Action::DeletePods(d) if d.iter().any(|d| !d.remove_finalizer_first)),
+            ),
+        );
+        note(
+            "remove finalizers",
+            any(&|a| matches!(a, Action::RemoveFinalizers(_))),
+        );
+        note(
+            "FailureTarget by policy",
+            writes(JobConditionType::FailureTarget, Some("PodFailurePolicy")),
+        );
+        note(
+            "FailureTarget by backoff limit",
+            writes(
+                JobConditionType::FailureTarget,
+                Some("BackoffLimitExceeded"),
+            ),
+        );
+        note(
+            "FailureTarget by deadline",
+            writes(JobConditionType::FailureTarget, Some("DeadlineExceeded")),
+        );
+        note(
+            "FailureTarget by failed indexes",
+            writes(JobConditionType::FailureTarget, Some("FailedIndexes"))
+                || writes(
+                    JobConditionType::FailureTarget,
+                    Some("MaxFailedIndexesExceeded"),
+                ),
+        );
+        note("Failed", writes(JobConditionType::Failed, None));
+        note(
+            "SuccessCriteriaMet by policy",
+            writes(JobConditionType::SuccessCriteriaMet, Some("SuccessPolicy")),
+        );
+        note("Complete", writes(JobConditionType::Complete, None));
+        note("Suspended", writes(JobConditionType::Suspended, None));
+        note(
+            "failed index written",
+            any(
+                &|a| matches!(a, Action::UpdateStatus(st) if st.failed_indexes.as_deref().is_some_and(|f| !f.is_empty())),
+            ),
+        );
+        note("requeue", plan.requeue_after.is_some());
+        note("empty plan", plan.actions.is_empty());
+    }
+    let missing: Vec<_> = seen
+        .iter()
+        .filter(|(_, n)| **n == 0)
+        .map(|(k, _)| *k)
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "never generated: {missing:?}; counts {seen:?}"
+    );
 }

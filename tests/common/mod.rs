@@ -37,10 +37,9 @@ pub fn template_labels() -> BTreeMap<String, String> {
 /// for the smallest Job manifest.
 pub fn base_job() -> Job {
     let mut selector = LabelSelector::default();
-    selector.match_labels.insert(
-        "batch.kubernetes.io/controller-uid".into(),
-        JOB_UID.into(),
-    );
+    selector
+        .match_labels
+        .insert("batch.kubernetes.io/controller-uid".into(), JOB_UID.into());
     Job {
         namespace: "default".into(),
         name: JOB_NAME.into(),
