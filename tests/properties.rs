@@ -1794,7 +1794,21 @@ proptest! {
             || plan.actions.iter().any(|a| matches!(a, Action::UpdateStatus(st) if has(st, JobConditionType::SuccessCriteriaMet)));
         let may_count_deleted = if succeeding { deleted.len() } else { 0 };
         let deleted_indexes = IndexSet::from_indexes(deleted.iter().filter_map(|p| valid_index(&s.job, p)));
+        // The other exception: with restartPolicy OnFailure a Job fails on the
+        // container restarts of its running pods, the very pods the plan
+        // deletes before its status write records FailureTarget; cut before
+        // that write, a later sync that no longer sees them may decide the Job's
+        // fate differently. See
+        // `regressions::cut_before_failure_target_forgets_restarts_of_deleted_pods`.
+        let first_write = plan.actions.iter().position(|a| matches!(a, Action::UpdateStatus(_)));
+        let fails_on_restarts = s.job.spec.template.restart_policy == RestartPolicy::OnFailure
+            && plan.actions.iter().any(|a| matches!(a, Action::UpdateStatus(st)
+                if st.conditions.iter().any(|c| c.condition_type == JobConditionType::FailureTarget
+                    && c.reason == "BackoffLimitExceeded")));
         for full in 0..plan.actions.len() {
+            if fails_on_restarts && first_write.is_some_and(|w| full <= w) {
+                continue;
+            }
             let items = match &plan.actions[full] {
                 Action::AdoptPods(v) | Action::ReleasePods(v) | Action::RemoveFinalizers(v) => v.len(),
                 Action::CreatePods(v) => v.len(),

@@ -76,3 +76,50 @@ fn cut_finishing_plan_counts_deleted_pods_as_failed() {
     );
     assert_eq!(writes.last().unwrap().failed, 1);
 }
+
+/// Upstream behaviour (not a bug), allowed for by `stopping_early_changes_no_count`.
+///
+/// With restartPolicy OnFailure a Job fails once the restarts of its running
+/// and pending pods reach backoffLimit (`pastBackoffLimitOnFailure`). The plan
+/// deletes those pods before its status write records FailureTarget, as
+/// upstream's syncJob does (deleteActivePods, then
+/// trackJobStatusAndRemoveFinalizers). If the caller stops after the deletion
+/// and the pods are gone by the next sync, nothing says the Job was failing:
+/// here, with completions 0 reached, it completes instead. Writing the interim
+/// condition before deleting would make the decision durable, but would
+/// depart from upstream's order.
+#[test]
+fn cut_before_failure_target_forgets_restarts_of_deleted_pods() {
+    let mut job = base_job();
+    job.spec.parallelism = 0;
+    job.spec.completions = Some(0);
+    job.spec.backoff_limit = 0;
+    job.spec.template.restart_policy = RestartPolicy::OnFailure;
+    let mut restarted = running_pod("p0", "uid-0", t(NOW - 100));
+    restarted.has_tracking_finalizer = false;
+    restarted.container_statuses = vec![ContainerStatus {
+        name: "main".into(),
+        terminated: None,
+        restart_count: 1,
+    }];
+    let s = snapshot(job, vec![restarted], t(NOW));
+
+    let plan = decide(&s);
+    assert!(matches!(&plan.actions[0], Action::DeletePods(_)));
+    let first = status_writes(&plan)[0];
+    assert!(
+        first
+            .conditions
+            .iter()
+            .any(|c| c.condition_type == JobConditionType::FailureTarget
+                && c.reason == "BackoffLimitExceeded")
+    );
+
+    // Cut after the deletion; the pod, without a finalizer, is gone.
+    let mut cut = s.clone();
+    cut.pods.clear();
+    let plan = decide(&cut);
+    let last = *status_writes(&plan).last().unwrap();
+    assert!(last.has_true_condition(&JobConditionType::Complete));
+    assert!(!last.has_true_condition(&JobConditionType::FailureTarget));
+}
