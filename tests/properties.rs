@@ -750,7 +750,17 @@ fn arb_snapshot(max_pods: usize) -> impl Strategy<Value = Snapshot> {
                         || !is_index_failed(&job, p)
                         || valid_index(&job, p)
                             .is_none_or(|ix| failed_of(&job, &job.status).contains(ix));
+                    // A success recorded as a failure (it succeeded after a failing
+                    // Job recorded it) has no removal in flight in these histories:
+                    // whether its index counts depends on when the removal lands.
+                    let flipped = p.phase == PodPhase::Succeeded
+                        && job
+                            .status
+                            .uncounted_terminated_pods
+                            .as_ref()
+                            .is_some_and(|u| u.failed.contains(&p.uid));
                     index_recorded
+                        && !flipped
                         && (uncounted_uids(&job.status).any(|u| *u == p.uid)
                             || (p.phase == PodPhase::Succeeded
                                 && valid_index(&job, p).is_some_and(|ix| {
