@@ -37,9 +37,9 @@ lint-go: tools
 run:
 	cargo run --release -- serve
 
-## decide on a bundled example (KEP-3329 story 1).
+## decide on a bundled example (KEP-3329 story 1: FailJob on exit code 42).
 example:
-	cargo run --release -- decide --job examples/kep-3329-story-1/job.yaml --pods examples/kep-3329-story-1/pods.yaml --now 2025-01-01T00:10:00Z -o text
+	cargo run --release -- decide --job examples/kep-3329-failjob-exit-code-42/job.json --pods examples/kep-3329-failjob-exit-code-42/pods.json --now 2025-06-02T10:00:00Z -o text
 
 bench:
 	cargo bench --bench decide

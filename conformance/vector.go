@@ -244,6 +244,10 @@ func expandVectorArgs(args []string) ([]string, error) {
 			if err != nil {
 				return err
 			}
+			// JobSet vectors (tests/vectors/jobset/) hold DecideJobSet requests, not Job ones.
+			if d.IsDir() && p != a && d.Name() == "jobset" {
+				return filepath.SkipDir
+			}
 			if !d.IsDir() && (strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
 				found = append(found, p)
 			}

@@ -33,6 +33,35 @@ pub enum Command {
     Decide(DecideArgs),
     /// Validate a Job against the API rules decisions rely on.
     Validate(ValidateArgs),
+    /// JobSet failure-policy decisions, offline.
+    #[command(subcommand)]
+    Jobset(JobSetCommand),
+}
+
+/// `jobset` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum JobSetCommand {
+    /// Decide one reconcile of a JobSet's failure policy and print the plan.
+    Decide(JobSetDecideArgs),
+    /// Validate a JobSet's failure policy as JobSet's webhook does.
+    Validate(ValidateArgs),
+}
+
+/// `jobset decide` flags.
+#[derive(Debug, Args)]
+pub struct JobSetDecideArgs {
+    /// The JobSet (YAML or JSON).
+    #[arg(long)]
+    pub jobset: PathBuf,
+    /// Its child Jobs: a JobList, a List, a Job, or several YAML documents. None when omitted.
+    #[arg(long)]
+    pub jobs: Option<PathBuf>,
+    /// The current time (RFC 3339); defaults to the clock.
+    #[arg(long)]
+    pub now: Option<String>,
+    /// Output format; `text` explains which rule matched which Job and why.
+    #[arg(short = 'o', long = "output", value_enum, default_value = "text")]
+    pub output: Output,
 }
 
 /// `serve` flags; each also reads `JOB_DECIDER_<FLAG>` from the environment.
@@ -179,6 +208,12 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Serve(args) => serve(args),
         Command::Decide(args) => decide(&args).map(|out| print!("{out}")),
         Command::Validate(args) => validate(&args.job).map(|out| print!("{out}")),
+        Command::Jobset(JobSetCommand::Decide(args)) => {
+            decide_jobset(&args).map(|out| print!("{out}"))
+        }
+        Command::Jobset(JobSetCommand::Validate(args)) => {
+            validate_jobset(&args.job).map(|out| print!("{out}"))
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -237,22 +272,66 @@ pub fn decide(args: &DecideArgs) -> Result<String, CliError> {
     }
 }
 
+/// Decides a JobSet offline and renders the plan in the requested format.
+pub fn decide_jobset(args: &JobSetDecideArgs) -> Result<String, CliError> {
+    let jobset = documents::parse_jobset(
+        &read_file(&args.jobset)?,
+        &args.jobset.display().to_string(),
+    )?;
+    let jobs = match &args.jobs {
+        Some(path) => documents::parse_jobs(&read_file(path)?, &path.display().to_string())?,
+        None => Vec::new(),
+    };
+    let now = match &args.now {
+        Some(text) => documents::parse_time(text, "--now")?,
+        None => documents::now(),
+    };
+    let request = pb::DecideJobSetRequest {
+        job_set: Some(jobset),
+        jobs,
+        now: Some(now),
+        explain: args.output == Output::Text,
+    };
+    let response = api::decide_jobset(request)?;
+    let failed = |e: &dyn std::fmt::Display| CliError::Failed(format!("cannot print: {e}"));
+    match args.output {
+        Output::Json => documents::to_json(&response)
+            .map(|s| s + "\n")
+            .map_err(|e| failed(&e)),
+        Output::Yaml => documents::to_yaml(&response).map_err(|e| failed(&e)),
+        Output::Text => Ok(explain::explain_jobset(&response)),
+    }
+}
+
+/// Validates a JobSet file's failure policy: every violation; bad input when there is any.
+pub fn validate_jobset(path: &Path) -> Result<String, CliError> {
+    let jobset = documents::parse_jobset(&read_file(path)?, &path.display().to_string())?;
+    let response = api::validate_jobset_request(pb::ValidateJobSetRequest {
+        job_set: Some(jobset),
+    })?;
+    violations_report(path, &response.violations)
+}
+
 /// Validates a Job file: every violation, one per line; bad input when there is any.
 pub fn validate(path: &Path) -> Result<String, CliError> {
     let job = documents::parse_job(&read_file(path)?, &path.display().to_string())?;
     let response = api::validate(pb::ValidateJobRequest { job: Some(job) })?;
-    if response.violations.is_empty() {
+    violations_report(path, &response.violations)
+}
+
+/// "valid", or every violation as bad input.
+fn violations_report(path: &Path, violations: &[pb::FieldViolation]) -> Result<String, CliError> {
+    if violations.is_empty() {
         return Ok(format!("{}: valid\n", path.display()));
     }
-    let lines: Vec<String> = response
-        .violations
+    let lines: Vec<String> = violations
         .iter()
         .map(|v| format!("  {}", v.description))
         .collect();
     Err(CliError::BadInput(format!(
         "{}: {} violation(s):\n{}",
         path.display(),
-        response.violations.len(),
+        violations.len(),
         lines.join("\n")
     )))
 }

@@ -369,6 +369,79 @@ pub fn explain(decision: &Decision) -> String {
     out
 }
 
+/// A JobSet decision for people: the Jobs by group, every rule checked against
+/// every failed Job and why it matched or not, the action, then the plan.
+pub fn explain_jobset(response: &crate::api::pb::DecideJobSetResponse) -> String {
+    use crate::api::pb::job_set_action::Kind;
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    if let Some(e) = &response.explanation {
+        for (group, jobs) in [
+            ("previous attempts", &e.previous_jobs),
+            ("active", &e.active_jobs),
+            ("failed", &e.failed_jobs),
+            ("succeeded", &e.succeeded_jobs),
+        ] {
+            if !jobs.is_empty() {
+                let _ = writeln!(out, "{group}: {}", jobs.join(", "));
+            }
+        }
+        if !e.evaluations.is_empty() {
+            let _ = writeln!(out, "\nRules:");
+            for ev in &e.evaluations {
+                let verdict = if ev.matches { "matches" } else { "no match" };
+                let _ = writeln!(
+                    out,
+                    "  rule {} ({}) on {}: {verdict}: {}",
+                    ev.rule_index, ev.rule_name, ev.job, ev.detail
+                );
+            }
+        }
+        let _ = writeln!(out, "\nDecision: {}", e.summary);
+    }
+    let _ = writeln!(out, "\nActions:");
+    if response.actions.is_empty() {
+        let _ = writeln!(out, "  none");
+    }
+    for action in &response.actions {
+        match &action.kind {
+            Some(Kind::DeleteJobs(d)) => {
+                let names: Vec<&str> = d.jobs.iter().map(|j| j.name.as_str()).collect();
+                let _ = writeln!(out, "  delete jobs (foreground): {}", names.join(", "));
+            }
+            Some(Kind::UpdateStatus(u)) => {
+                let status = u.status.clone().unwrap_or_default();
+                let conditions: Vec<String> = status
+                    .conditions
+                    .iter()
+                    .map(|c| format!("{}={} ({})", c.r#type, c.status, c.reason))
+                    .collect();
+                let _ = writeln!(
+                    out,
+                    "  update status: restarts {}, counted towards max {}, terminalState {:?}, conditions [{}]",
+                    status.restarts,
+                    status.restarts_count_towards_max,
+                    status.terminal_state,
+                    conditions.join(", ")
+                );
+            }
+            Some(Kind::RecordEvent(ev)) => {
+                let _ = writeln!(out, "  event {} {}: {}", ev.r#type, ev.reason, ev.message);
+            }
+            None => {}
+        }
+    }
+    if !response.jobs_to_create.is_empty() {
+        let names: Vec<&str> = response
+            .jobs_to_create
+            .iter()
+            .map(|j| j.name.as_str())
+            .collect();
+        let _ = writeln!(out, "\nJobs that may be created now: {}", names.join(", "));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -378,21 +451,12 @@ mod tests {
 
     fn pod(phase: PodPhase) -> Pod {
         Pod {
-            name: "p".into(),
             uid: "u".into(),
             labels: Default::default(),
-            completion_index: None,
-            index_failure_count: 0,
-            index_ignored_failure_count: 0,
             controller: None,
-            has_tracking_finalizer: true,
             creation_timestamp: None,
-            deletion: None,
-            scheduled: true,
             phase,
-            conditions: vec![],
-            container_statuses: vec![],
-            init_container_statuses: vec![],
+            ..fixtures::pod("p")
         }
     }
 

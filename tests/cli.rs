@@ -67,7 +67,11 @@ fn decide_prints_proto3_json_and_yaml_of_the_same_response() {
             "{dir}: every example has something to do"
         );
         // Exactly the proto3 JSON: printing the decoded response gives the same text.
-        let reprinted = serde_json::to_string_pretty(&response).expect("print") + "\n";
+        let reprinted = job_decider::api::documents::to_json(&response).expect("print") + "\n";
+        assert!(
+            !stdout(&json).contains("+00:00"),
+            "{dir}: UTC is written with Z"
+        );
         assert_eq!(stdout(&json), reprinted, "{dir}");
 
         let yaml = decide(dir, "yaml");
@@ -313,4 +317,67 @@ async fn serve_reads_env_logs_json_and_stops_on_sigterm() {
         "{decided}"
     );
     assert!(logs.contains("SIGTERM"), "{logs}");
+}
+
+#[test]
+fn jobset_decide_explains_which_rule_matched_which_job() {
+    let jobset = example("jobset-restart-within-budget", "jobset");
+    let jobs = example("jobset-restart-within-budget", "jobs");
+    let args = |output: &'static str| {
+        run(&[
+            "jobset",
+            "decide",
+            "--jobset",
+            jobset.to_str().expect("utf-8 path"),
+            "--jobs",
+            jobs.to_str().expect("utf-8 path"),
+            "--now",
+            "2024-01-01T12:00:00Z",
+            "-o",
+            output,
+        ])
+    };
+    let text = args("text");
+    assert_eq!(text.status.code(), Some(0), "{}", stderr(&text));
+    let out = stdout(&text);
+    assert!(
+        out.contains("rule 0 (failurePolicyRule0) on restart-jobset-example-buggy-job-0: matches"),
+        "{out}"
+    );
+    assert!(out.contains("RestartJobSet"), "{out}");
+
+    let json = args("json");
+    assert_eq!(json.status.code(), Some(0), "{}", stderr(&json));
+    let response: pb::DecideJobSetResponse =
+        serde_json::from_slice(&json.stdout).expect("stdout is a DecideJobSetResponse");
+    let status = response
+        .actions
+        .iter()
+        .find_map(|a| match &a.kind {
+            Some(pb::job_set_action::Kind::UpdateStatus(u)) => u.status.clone(),
+            _ => None,
+        })
+        .expect("a status write");
+    assert_eq!((status.restarts, status.restarts_count_towards_max), (4, 4));
+}
+
+#[test]
+fn jobset_validate_names_the_broken_rule() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("jobset.yaml");
+    std::fs::write(
+        &path,
+        "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: js, namespace: default, uid: u}\n\
+         spec:\n  replicatedJobs: [{name: workers, replicas: 2}]\n  failurePolicy:\n    maxRestarts: 1\n    rules:\n\
+         \x20   - {name: r-leader, action: FailJobSet, targetReplicatedJobs: [leaders]}\n",
+    )
+    .expect("write");
+    let out = run(&["jobset", "validate", path.to_str().expect("utf-8 path")]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(err.contains("spec.failurePolicy.rules[0].name"), "{err}");
+    assert!(
+        err.contains("spec.failurePolicy.rules[0].targetReplicatedJobs[0]"),
+        "{err}"
+    );
 }

@@ -3,6 +3,7 @@
 mod common;
 
 use std::collections::HashSet;
+use std::path::Path;
 
 use common::{TestServer, example_request, small_request};
 use job_decider::api::pb;
@@ -256,7 +257,7 @@ async fn bad_input_names_the_field() {
 }
 
 #[tokio::test]
-async fn validate_job_and_unimplemented_jobset() {
+async fn validate_job_and_jobset_requests() {
     let server = server().await;
     let mut client = server.client().await;
     let job = example_request("kep-3850-backoff-limit-per-index").job;
@@ -278,13 +279,33 @@ async fn validate_job_and_unimplemented_jobset() {
     let status = client
         .decide_job_set(pb::DecideJobSetRequest::default())
         .await
-        .expect_err("not yet");
-    assert_eq!(status.code(), Code::Unimplemented);
+        .expect_err("no jobset");
+    assert_eq!(failure(&status).0, Code::InvalidArgument);
+    assert!(
+        failure(&status).1.contains(&"jobSet".to_string()),
+        "{status:?}"
+    );
     let status = client
         .validate_job_set(pb::ValidateJobSetRequest::default())
         .await
-        .expect_err("not yet");
-    assert_eq!(status.code(), Code::Unimplemented);
+        .expect_err("no jobset");
+    assert_eq!(failure(&status).0, Code::InvalidArgument);
+
+    // A JobSet vector decided over gRPC gives the vector's expected response.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/vectors/jobset/kep-story1-failjobset-on-pod-failure-policy.yaml");
+    let doc: serde_json::Value =
+        serde_yaml::from_str(&std::fs::read_to_string(&path).expect("vector")).expect("yaml");
+    let request: pb::DecideJobSetRequest =
+        serde_json::from_value(doc["request"].clone()).expect("request");
+    let expected: pb::DecideJobSetResponse =
+        serde_json::from_value(doc["expected"].clone()).expect("expected");
+    let response = client
+        .decide_job_set(request)
+        .await
+        .expect("decided")
+        .into_inner();
+    assert_eq!(response, expected);
 }
 
 #[tokio::test]

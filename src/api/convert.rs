@@ -17,8 +17,8 @@ use pbjson_types::{Duration as PbDuration, Timestamp};
 
 use crate::api::pb;
 use crate::core::model::{
-    BUILT_IN_CONTROLLER, BackoffRecord, COMPLETION_INDEX_KEY, CompletionMode, ConditionStatus,
-    ContainerStatus, ControllerState, Deletion, ExitCodeOperator, Expectations,
+    BUILT_IN_CONTROLLER, BackoffRecord, COMPLETION_INDEX_ENV, COMPLETION_INDEX_KEY, CompletionMode,
+    ConditionStatus, ContainerStatus, ControllerState, Deletion, ExitCodeOperator, Expectations,
     INDEX_FAILURE_COUNT_KEY, INDEX_IGNORED_FAILURE_COUNT_KEY, JOB_TRACKING_FINALIZER, Job,
     JobCondition, JobConditionType, JobSpec, JobStatus, LabelSelector, OnExitCodes,
     OnPodConditionsPattern, OwnerRef, Pod, PodCondition, PodFailurePolicy, PodFailurePolicyAction,
@@ -394,11 +394,17 @@ fn selector_from_pb(selector: pb::LabelSelector) -> LabelSelector {
 
 fn template_from_pb(template: pb::PodTemplateSpec) -> PodTemplate {
     let spec = template.spec.unwrap_or_default();
+    let metadata = template.metadata.unwrap_or_default();
+    let defines_index_env =
+        |c: &pb::Container| c.env.iter().any(|e| e.name == COMPLETION_INDEX_ENV);
     PodTemplate {
-        labels: template
-            .metadata
-            .map(|m| m.labels.into_iter().collect())
-            .unwrap_or_default(),
+        labels: metadata.labels,
+        finalizers: metadata.finalizers,
+        completion_index_env_everywhere: spec
+            .containers
+            .iter()
+            .chain(&spec.init_containers)
+            .all(defines_index_env),
         restart_policy: match spec.restart_policy.as_str() {
             "Never" => RestartPolicy::Never,
             "OnFailure" => RestartPolicy::OnFailure,
@@ -566,7 +572,18 @@ fn pod_from_pb(
             timestamp,
             grace_period_seconds: metadata.deletion_grace_period_seconds,
         });
-    let scheduled = pod.spec.is_some_and(|s| !s.node_name.is_empty());
+    let scheduled = pod.spec.as_ref().is_some_and(|s| !s.node_name.is_empty());
+    let sidecar_init_containers = pod
+        .spec
+        .as_ref()
+        .map(|s| {
+            s.init_containers
+                .iter()
+                .filter(|c| c.restart_policy == "Always")
+                .map(|c| c.name.clone())
+                .collect()
+        })
+        .unwrap_or_default();
     let status = pod.status.unwrap_or_default();
     let phase = match status.phase.as_str() {
         // A pod the kubelet has not reported on yet has no phase: it is pending.
@@ -628,6 +645,7 @@ fn pod_from_pb(
         creation_timestamp,
         deletion,
         scheduled,
+        sidecar_init_containers,
         phase,
         conditions,
         container_statuses,

@@ -90,6 +90,26 @@ fn kind_of(value: &Value) -> Option<&str> {
 
 /// Reads a Job (one YAML or JSON document; `kind` Job or absent).
 pub fn parse_job(text: &str, what: &str) -> Result<pb::Job, DocumentError> {
+    parse_one(text, what, "Job")
+}
+
+/// Reads pods: a PodList, a List of Pods, a single Pod, or several YAML documents of those.
+pub fn parse_pods(text: &str, what: &str) -> Result<Vec<pb::Pod>, DocumentError> {
+    parse_objects(text, what, "Pod")
+}
+
+/// Reads Jobs: a JobList, a List of Jobs, a single Job, or several YAML documents of those.
+pub fn parse_jobs(text: &str, what: &str) -> Result<Vec<pb::Job>, DocumentError> {
+    parse_objects(text, what, "Job")
+}
+
+/// Reads a JobSet (one YAML or JSON document; `kind` JobSet or absent).
+pub fn parse_jobset(text: &str, what: &str) -> Result<pb::JobSet, DocumentError> {
+    parse_one(text, what, "JobSet")
+}
+
+/// Reads one object of `kind` (or with no kind) from a single document.
+fn parse_one<T: DeserializeOwned>(text: &str, what: &str, kind: &str) -> Result<T, DocumentError> {
     let mut docs = documents(text, what)?;
     let shape = |detail: String| DocumentError::Shape {
         what: what.to_string(),
@@ -97,20 +117,25 @@ pub fn parse_job(text: &str, what: &str) -> Result<pb::Job, DocumentError> {
     };
     if docs.len() != 1 {
         return Err(shape(format!(
-            "expected one Job, found {} documents",
+            "expected one {kind}, found {} documents",
             docs.len()
         )));
     }
     let doc = docs.remove(0);
     match kind_of(&doc) {
-        None | Some("Job") => message(doc, what, ""),
-        Some(other) => Err(shape(format!("expected kind Job, found kind {other}"))),
+        Some(k) if k != kind => Err(shape(format!("expected kind {kind}, found kind {k}"))),
+        _ => message(doc, what, ""),
     }
 }
 
-/// Reads pods: a PodList, a List of Pods, a single Pod, or several YAML documents of those.
-pub fn parse_pods(text: &str, what: &str) -> Result<Vec<pb::Pod>, DocumentError> {
-    let mut pods = Vec::new();
+/// Reads objects of `kind`: a `<kind>List`, a List, a single object, or several YAML documents of those.
+fn parse_objects<T: DeserializeOwned>(
+    text: &str,
+    what: &str,
+    kind: &str,
+) -> Result<Vec<T>, DocumentError> {
+    let list_kind = format!("{kind}List");
+    let mut objects = Vec::new();
     let docs = documents(text, what)?;
     let several = docs.len() > 1;
     for (d, doc) in docs.into_iter().enumerate() {
@@ -126,7 +151,7 @@ pub fn parse_pods(text: &str, what: &str) -> Result<Vec<pb::Pod>, DocumentError>
             (false, false) => format!("{doc_prefix}.{rest}"),
         };
         match kind_of(&doc) {
-            Some("PodList") | Some("List") => {
+            Some(k) if k == list_kind || k == "List" => {
                 let items = match doc.get("items") {
                     Some(Value::Array(items)) => items.clone(),
                     Some(Value::Null) | None => Vec::new(),
@@ -134,34 +159,34 @@ pub fn parse_pods(text: &str, what: &str) -> Result<Vec<pb::Pod>, DocumentError>
                         return Err(DocumentError::Field {
                             what: what.to_string(),
                             field: join("items"),
-                            detail: "must be a list of Pods".to_string(),
+                            detail: format!("must be a list of {kind}s"),
                         });
                     }
                 };
                 for (i, item) in items.into_iter().enumerate() {
                     let prefix = join(&format!("items[{i}]"));
                     match kind_of(&item) {
-                        None | Some("Pod") => pods.push(message(item, what, &prefix)?),
-                        Some(other) => {
+                        Some(k) if k != kind => {
                             return Err(DocumentError::Field {
                                 what: what.to_string(),
                                 field: format!("{prefix}.kind"),
-                                detail: format!("expected Pod, found {other}"),
+                                detail: format!("expected {kind}, found {k}"),
                             });
                         }
+                        _ => objects.push(message(item, what, &prefix)?),
                     }
                 }
             }
-            None | Some("Pod") => pods.push(message(doc, what, &join(""))?),
-            Some(other) => {
+            Some(k) if k != kind => {
                 return Err(DocumentError::Shape {
                     what: what.to_string(),
-                    detail: format!("expected a Pod, PodList or List, found kind {other}"),
+                    detail: format!("expected a {kind}, {list_kind} or List, found kind {k}"),
                 });
             }
+            _ => objects.push(message(doc, what, &join(""))?),
         }
     }
-    Ok(pods)
+    Ok(objects)
 }
 
 /// Reads controller state as a DecideJobResponse prints it (`state`), or the whole response.
@@ -205,13 +230,51 @@ pub fn now() -> pbjson_types::Timestamp {
 
 /// A response as pretty proto3 JSON.
 pub fn to_json<T: serde::Serialize>(message: &T) -> Result<String, serde_json::Error> {
-    serde_json::to_string_pretty(message)
+    let mut value = serde_json::to_value(message)?;
+    zulu_timestamps(&mut value);
+    serde_json::to_string_pretty(&value)
+}
+
+/// Timestamp fields of the contract, by their JSON names.
+const TIMESTAMP_FIELDS: &[&str] = &[
+    "now",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "startTime",
+    "completionTime",
+    "lastProbeTime",
+    "lastTransitionTime",
+    "lastFailureTime",
+    "startedAt",
+    "finishedAt",
+];
+
+/// Writes UTC timestamps with `Z`, as proto3 JSON and Kubernetes do (the
+/// pbjson serializer writes `+00:00`, which parsers accept but people trip on).
+fn zulu_timestamps(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for (key, field) in map.iter_mut() {
+                if TIMESTAMP_FIELDS.contains(&key.as_str())
+                    && let Value::String(text) = field
+                    && let Some(stripped) = text.strip_suffix("+00:00")
+                {
+                    *text = format!("{stripped}Z");
+                } else {
+                    zulu_timestamps(field);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(zulu_timestamps),
+        _ => {}
+    }
 }
 
 /// A response as YAML (the proto3 JSON form, rendered as YAML).
 pub fn to_yaml<T: serde::Serialize>(message: &T) -> Result<String, serde_yaml::Error> {
-    let value =
+    let mut value =
         serde_json::to_value(message).map_err(<serde_yaml::Error as serde::ser::Error>::custom)?;
+    zulu_timestamps(&mut value);
     serde_yaml::to_string(&value)
 }
 

@@ -7,13 +7,16 @@
 //! [`decide`] and [`validate`] are the one pipeline the server and the CLI share.
 
 pub mod convert;
+pub mod convert_jobset;
 pub mod documents;
 pub mod status;
 
+use crate::core::jobset::decide_jobset as decide_jobset_core;
+use crate::core::jobset_validate::validate_jobset;
 use crate::core::model::Snapshot;
 use crate::core::plan::Plan;
 use crate::core::sync;
-use crate::core::validate::validate_job;
+use crate::core::validate::{Violation, ViolationKind, validate_job};
 
 pub use status::ApiError;
 
@@ -54,12 +57,28 @@ impl Decision {
 /// Converts, validates and decides one request: the path every DecideJob takes.
 pub fn decide(request: pb::DecideJobRequest) -> Result<Decision, ApiError> {
     let snapshot = Snapshot::try_from(request).map_err(ApiError::invalid_snapshot)?;
-    let violations = validate_job(&snapshot.job);
+    let mut violations = validate_job(&snapshot.job);
+    violations.retain(|v| !tolerated_at_sync(v));
     if !violations.is_empty() {
         return Err(ApiError::invalid_job(violations));
     }
     let plan = sync::decide(&snapshot);
     Ok(Decision { snapshot, plan })
+}
+
+/// Values the API rejects today but upstream's sync handles on purpose, for
+/// Jobs written by a newer API server (version skew): an unknown pod failure
+/// policy action (the rule is skipped), an unknown exit-code operator (it never
+/// matches) and an unknown completion mode (an UnknownCompletionMode event).
+/// DecideJob decides such Jobs as upstream does; ValidateJob still reports them.
+fn tolerated_at_sync(violation: &Violation) -> bool {
+    if violation.kind != ViolationKind::NotSupported {
+        return false;
+    }
+    let field = violation.field.as_str();
+    field == "spec.completionMode"
+        || (field.starts_with("spec.podFailurePolicy.rules[")
+            && (field.ends_with("].action") || field.ends_with("].onExitCodes.operator")))
 }
 
 /// Validates one Job: every violation of the conversion or the API rules, in the response.
@@ -72,6 +91,30 @@ pub fn validate(request: pb::ValidateJobRequest) -> Result<pb::ValidateJobRespon
         Err(violations) if has_job => Ok(convert::validation_response(&violations)),
         Err(violations) => Err(ApiError::invalid_request(violations)),
     }
+}
+
+/// Converts, validates and decides one JobSet request: the path every DecideJobSet takes.
+/// A JobSet that JobSet's webhook would reject is answered with its violations.
+pub fn decide_jobset(
+    request: pb::DecideJobSetRequest,
+) -> Result<pb::DecideJobSetResponse, ApiError> {
+    let explain = request.explain;
+    let snapshot = convert_jobset::snapshot_from_pb(request).map_err(ApiError::invalid_snapshot)?;
+    let violations = validate_jobset(&snapshot.job_set);
+    if !violations.is_empty() {
+        return Err(ApiError::invalid_job(violations));
+    }
+    Ok(convert_jobset::plan_to_pb(
+        &decide_jobset_core(&snapshot),
+        explain,
+    ))
+}
+
+/// Validates one JobSet's failure policy; only an unusable request is an error.
+pub fn validate_jobset_request(
+    request: pb::ValidateJobSetRequest,
+) -> Result<pb::ValidateJobSetResponse, ApiError> {
+    convert_jobset::validate_jobset_request(request).map_err(ApiError::invalid_request)
 }
 
 /// The job's namespace, name and uid as the request names them, for logs.

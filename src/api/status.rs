@@ -47,9 +47,6 @@ pub enum ApiError {
     /// The decision did not finish within the server's per-request timeout.
     #[error("decision did not finish within {0:?}")]
     Timeout(Duration),
-    /// The method exists in the contract but is not implemented yet.
-    #[error("{0} is not implemented yet")]
-    Unimplemented(&'static str),
     /// A bug or a failure of the server itself, never of the input.
     #[error("internal error: {0}")]
     Internal(String),
@@ -91,7 +88,6 @@ impl ApiError {
             // UNAVAILABLE is what gRPC clients retry by default, which is right for shedding.
             ApiError::Overloaded { .. } | ApiError::ShuttingDown => Code::Unavailable,
             ApiError::Timeout(_) => Code::DeadlineExceeded,
-            ApiError::Unimplemented(_) => Code::Unimplemented,
             ApiError::Internal(_) => Code::Internal,
         }
     }
@@ -104,7 +100,6 @@ impl ApiError {
             ApiError::Overloaded { .. } => "OVERLOADED",
             ApiError::ShuttingDown => "SHUTTING_DOWN",
             ApiError::Timeout(_) => "DECISION_TIMEOUT",
-            ApiError::Unimplemented(_) => "NOT_IMPLEMENTED",
             ApiError::Internal(_) => "INTERNAL",
         }
     }
@@ -220,10 +215,6 @@ mod tests {
         assert_eq!(
             tonic::Status::from(ApiError::Timeout(Duration::from_secs(1))).code(),
             Code::DeadlineExceeded
-        );
-        assert_eq!(
-            tonic::Status::from(ApiError::Unimplemented("DecideJobSet")).code(),
-            Code::Unimplemented
         );
     }
 }

@@ -17,11 +17,10 @@ pub const POD_FAILURE_BACKOFF_MAX: Duration = Duration::from_secs(600);
 /// one has terminated with a `finishedAt`), the `Ready=False` transition time,
 /// the deletion time less the grace period, the creation time.
 ///
-/// Upstream also counts restartable init ("sidecar") containers in the first
-/// rule; the model does not say which init containers are sidecars, so none
-/// are here. [`finished_time_with_sidecars`] takes that knowledge explicitly.
+/// Restartable init ("sidecar") containers count with the regular ones in the
+/// first rule, as upstream's do; other init containers do not.
 pub fn finished_time(pod: &Pod) -> Time {
-    finished_time_with_sidecars(pod, |_| false)
+    finished_time_with_sidecars(pod, |name| pod.is_sidecar(name))
 }
 
 /// [`finished_time`], with `is_sidecar` naming the init containers whose

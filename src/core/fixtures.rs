@@ -51,6 +51,8 @@ pub fn job() -> Job {
             ttl_seconds_after_finished: None,
             template: PodTemplate {
                 labels,
+                finalizers: vec![],
+                completion_index_env_everywhere: false,
                 restart_policy: RestartPolicy::Never,
                 containers: vec!["main".into()],
                 init_containers: vec![],
@@ -89,6 +91,7 @@ pub fn pod(name: &str) -> Pod {
         creation_timestamp: Some(t(0)),
         deletion: None,
         scheduled: true,
+        sidecar_init_containers: vec![],
         phase: PodPhase::Running,
         conditions: vec![],
         container_statuses: vec![],

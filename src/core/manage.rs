@@ -150,13 +150,24 @@ fn indexes_ready_to_create(ctx: &SyncCtx<'_>, indexes: &[i32]) -> (Vec<i32>, std
     (ready, shortest.unwrap_or_default())
 }
 
-/// What every created pod gets: the tracking finalizer and the controller reference.
+/// What every created pod gets beyond the template: the tracking finalizer
+/// (unless the template has it) and the controller reference.
 fn base_pod_creation(job: &Job, generate_name: String) -> PodCreation {
+    let template_has_finalizer = job
+        .spec
+        .template
+        .finalizers
+        .iter()
+        .any(|f| f == JOB_TRACKING_FINALIZER);
     PodCreation {
         generate_name,
         labels: BTreeMap::new(),
         annotations: BTreeMap::new(),
-        finalizers: vec![JOB_TRACKING_FINALIZER.to_string()],
+        finalizers: if template_has_finalizer {
+            Vec::new()
+        } else {
+            vec![JOB_TRACKING_FINALIZER.to_string()]
+        },
         hostname: String::new(),
         env: Vec::new(),
         completion_index: None,
@@ -181,10 +192,12 @@ fn indexed_pod_creation(ctx: &SyncCtx<'_>, index: i32) -> PodCreation {
         .labels
         .insert(COMPLETION_INDEX_KEY.into(), index.to_string());
     creation.hostname = format!("{}-{index}", job.name);
-    creation.env.push(EnvVarFromField {
-        name: COMPLETION_INDEX_ENV.into(),
-        field_path: format!("metadata.labels['{COMPLETION_INDEX_KEY}']"),
-    });
+    if !job.spec.template.completion_index_env_everywhere {
+        creation.env.push(EnvVarFromField {
+            name: COMPLETION_INDEX_ENV.into(),
+            field_path: format!("metadata.labels['{COMPLETION_INDEX_KEY}']"),
+        });
+    }
     creation.completion_index = Some(index);
     if job.spec.uses_backoff_limit_per_index() {
         let (counted, ignored) = new_index_failure_counts(job, ctx.delayed.get(&index).copied());

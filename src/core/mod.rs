@@ -9,6 +9,8 @@ pub mod backoff;
 pub mod conditions;
 pub mod index_set;
 pub mod indexed;
+pub mod jobset;
+pub mod jobset_validate;
 pub mod manage;
 pub mod model;
 pub mod plan;

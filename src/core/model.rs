@@ -144,6 +144,10 @@ pub enum PodReplacementPolicy {
 pub struct PodTemplate {
     /// The template's labels.
     pub labels: BTreeMap<String, String>,
+    /// The template's finalizers.
+    pub finalizers: Vec<String>,
+    /// Whether every container and init container already defines `JOB_COMPLETION_INDEX`.
+    pub completion_index_env_everywhere: bool,
     /// The pods' restart policy.
     pub restart_policy: RestartPolicy,
     /// Names of the regular containers, in order.
@@ -389,6 +393,8 @@ pub struct Pod {
     pub deletion: Option<Deletion>,
     /// Whether the pod is bound to a node.
     pub scheduled: bool,
+    /// Names of the init containers with restartPolicy Always (sidecars).
+    pub sidecar_init_containers: Vec<String>,
     /// The pod's phase.
     pub phase: PodPhase,
     /// The pod's conditions.
@@ -483,6 +489,13 @@ impl Pod {
         self.conditions
             .iter()
             .find(|c| c.condition_type == "Ready" && c.status == ConditionStatus::True)
+    }
+
+    /// Whether the init container of this name is a sidecar (restartPolicy Always).
+    pub fn is_sidecar(&self, init_container: &str) -> bool {
+        self.sidecar_init_containers
+            .iter()
+            .any(|n| n == init_container)
     }
 
     /// Whether the pod has `Ready=True`.

@@ -14,11 +14,11 @@ use crate::core::time::Time;
 /// fewer; then newer before older (an unset creation time first). Pods equal
 /// on all of these compare `Equal`.
 ///
-/// Upstream breaks a tie in regular-container restarts by the restarts of
-/// sidecar init containers; the model does not say which init containers are
-/// sidecars, so that step is skipped here (see [`cmp_active_pods_with_sidecars`]).
+/// A tie in regular-container restarts is broken by the restarts of sidecar
+/// init containers, as upstream does (a Job's pods share one template, so
+/// either pod's sidecar list names them).
 pub fn cmp_active_pods(a: &Pod, b: &Pod) -> Ordering {
-    cmp_active_pods_with_sidecars(a, b, |_| false)
+    cmp_active_pods_with_sidecars(a, b, |name| a.is_sidecar(name) || b.is_sidecar(name))
 }
 
 /// [`cmp_active_pods`], with `is_sidecar` naming the init containers whose

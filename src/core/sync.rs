@@ -155,9 +155,11 @@ fn finished_job_cleanup(snapshot: &Snapshot) -> Plan {
 
 /// Claims pods: adopts matching orphans (which then count as carrying the
 /// finalizer), releases owned pods that stopped matching. Returns the Job's
-/// pods, the adopted copies' storage and the claim actions.
+/// pods — owned ones first, then adopted orphans, each in snapshot order, as
+/// upstream lists a Job's pods — and the claim actions.
 fn claim_pods<'a>(job: &Job, pods: &'a [Pod]) -> (Vec<Cow<'a, Pod>>, Vec<Action>) {
     let mut claimed = Vec::with_capacity(pods.len());
+    let mut adopted = Vec::new();
     let (mut adopt, mut release) = (Vec::new(), Vec::new());
     for pod in pods {
         let matches = selector::matches(&job.spec.selector, &pod.labels);
@@ -181,12 +183,13 @@ fn claim_pods<'a>(job: &Job, pods: &'a [Pod]) -> (Vec<Cow<'a, Pod>>, Vec<Action>
                     name: pod.name.clone(),
                     uid: pod.uid.clone(),
                 });
-                let mut adopted = pod.clone();
-                adopted.has_tracking_finalizer = true;
-                claimed.push(Cow::Owned(adopted));
+                let mut copy = pod.clone();
+                copy.has_tracking_finalizer = true;
+                adopted.push(Cow::Owned(copy));
             }
         }
     }
+    claimed.extend(adopted);
     let mut actions = Vec::new();
     if !adopt.is_empty() {
         adopt.sort();

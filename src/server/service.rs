@@ -71,15 +71,22 @@ impl pb::job_decider_server::JobDecider for DeciderService {
 
     async fn decide_job_set(
         &self,
-        _request: Request<pb::DecideJobSetRequest>,
+        request: Request<pb::DecideJobSetRequest>,
     ) -> Result<Response<pb::DecideJobSetResponse>, Status> {
-        Err(ApiError::Unimplemented("DecideJobSet").into())
+        // Bounded by the replica cap; still CPU work, so off the reactor like DecideJob.
+        let request = request.into_inner();
+        let decided = tokio::task::spawn_blocking(move || api::decide_jobset(request))
+            .await
+            .map_err(|join| ApiError::Internal(format!("decision task failed: {join}")))?;
+        Ok(Response::new(decided?))
     }
 
     async fn validate_job_set(
         &self,
-        _request: Request<pb::ValidateJobSetRequest>,
+        request: Request<pb::ValidateJobSetRequest>,
     ) -> Result<Response<pb::ValidateJobSetResponse>, Status> {
-        Err(ApiError::Unimplemented("ValidateJobSet").into())
+        Ok(Response::new(api::validate_jobset_request(
+            request.into_inner(),
+        )?))
     }
 }

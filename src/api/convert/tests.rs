@@ -539,6 +539,7 @@ pub(crate) fn realistic_pod(i: usize) -> pb::Pod {
         metadata: Some(metadata),
         spec: Some(pb::PodSpecSummary {
             node_name: "gke-pool-1-node-0042".into(),
+            init_containers: vec![],
         }),
         status: Some(pb::PodStatus {
             phase: "Running".into(),

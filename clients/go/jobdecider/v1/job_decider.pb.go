@@ -1268,7 +1268,9 @@ type DecideJobSetRequest struct {
 	// The Jobs the JobSet owns.
 	Jobs []*Job `protobuf:"bytes,2,rep,name=jobs,proto3" json:"jobs,omitempty"`
 	// The current time.
-	Now           *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=now,proto3" json:"now,omitempty"`
+	Now *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=now,proto3" json:"now,omitempty"`
+	// Also return the explanation (which rule matched which Job, and why).
+	Explain       bool `protobuf:"varint,4,opt,name=explain,proto3" json:"explain,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1324,13 +1326,22 @@ func (x *DecideJobSetRequest) GetNow() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *DecideJobSetRequest) GetExplain() bool {
+	if x != nil {
+		return x.Explain
+	}
+	return false
+}
+
 // DecideJobSetResponse is the plan for one reconcile of the JobSet.
 type DecideJobSetResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Actions to apply in order; stop at the first failure.
 	Actions []*JobSetAction `protobuf:"bytes,1,rep,name=actions,proto3" json:"actions,omitempty"`
 	// Jobs that may be created now, given the restart strategy.
-	JobsToCreate  []*JobCreation `protobuf:"bytes,2,rep,name=jobs_to_create,json=jobsToCreate,proto3" json:"jobs_to_create,omitempty"`
+	JobsToCreate []*JobCreation `protobuf:"bytes,2,rep,name=jobs_to_create,json=jobsToCreate,proto3" json:"jobs_to_create,omitempty"`
+	// Why the plan is what it is; only when the request set explain.
+	Explanation   *JobSetExplanation `protobuf:"bytes,3,opt,name=explanation,proto3" json:"explanation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1379,6 +1390,241 @@ func (x *DecideJobSetResponse) GetJobsToCreate() []*JobCreation {
 	return nil
 }
 
+func (x *DecideJobSetResponse) GetExplanation() *JobSetExplanation {
+	if x != nil {
+		return x.Explanation
+	}
+	return nil
+}
+
+// JobSetExplanation says, for people, how the decision came about.
+type JobSetExplanation struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Child Jobs of earlier attempts (deleted, then recreated).
+	PreviousJobs []string `protobuf:"bytes,1,rep,name=previous_jobs,json=previousJobs,proto3" json:"previous_jobs,omitempty"`
+	// Running Jobs of the current attempt.
+	ActiveJobs []string `protobuf:"bytes,2,rep,name=active_jobs,json=activeJobs,proto3" json:"active_jobs,omitempty"`
+	// Failed Jobs of the current attempt.
+	FailedJobs []string `protobuf:"bytes,3,rep,name=failed_jobs,json=failedJobs,proto3" json:"failed_jobs,omitempty"`
+	// Completed Jobs of the current attempt.
+	SucceededJobs []string `protobuf:"bytes,4,rep,name=succeeded_jobs,json=succeededJobs,proto3" json:"succeeded_jobs,omitempty"`
+	// Every rule checked against every failed Job, in evaluation order (rules after the
+	// winning one are never checked).
+	Evaluations []*JobSetRuleEvaluation `protobuf:"bytes,5,rep,name=evaluations,proto3" json:"evaluations,omitempty"`
+	// Index of the rule that decided; absent for the default action or no policy.
+	MatchedRuleIndex *int32 `protobuf:"varint,6,opt,name=matched_rule_index,json=matchedRuleIndex,proto3,oneof" json:"matched_rule_index,omitempty"`
+	// Name of the rule that decided.
+	MatchedRule string `protobuf:"bytes,7,opt,name=matched_rule,json=matchedRule,proto3" json:"matched_rule,omitempty"`
+	// The Job the action was chosen for (the "first failed job" of the messages).
+	FirstFailedJob string `protobuf:"bytes,8,opt,name=first_failed_job,json=firstFailedJob,proto3" json:"first_failed_job,omitempty"`
+	// The action taken; empty without a failure policy or without a failed Job.
+	Action string `protobuf:"bytes,9,opt,name=action,proto3" json:"action,omitempty"`
+	// Counted restarts (global plus per-Job) before the action.
+	CountedRestarts int32 `protobuf:"varint,10,opt,name=counted_restarts,json=countedRestarts,proto3" json:"counted_restarts,omitempty"`
+	// maxRestarts, when the JobSet has a failure policy.
+	MaxRestarts *int32 `protobuf:"varint,11,opt,name=max_restarts,json=maxRestarts,proto3,oneof" json:"max_restarts,omitempty"`
+	// One line saying what happens.
+	Summary       string `protobuf:"bytes,12,opt,name=summary,proto3" json:"summary,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobSetExplanation) Reset() {
+	*x = JobSetExplanation{}
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobSetExplanation) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobSetExplanation) ProtoMessage() {}
+
+func (x *JobSetExplanation) ProtoReflect() protoreflect.Message {
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobSetExplanation.ProtoReflect.Descriptor instead.
+func (*JobSetExplanation) Descriptor() ([]byte, []int) {
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *JobSetExplanation) GetPreviousJobs() []string {
+	if x != nil {
+		return x.PreviousJobs
+	}
+	return nil
+}
+
+func (x *JobSetExplanation) GetActiveJobs() []string {
+	if x != nil {
+		return x.ActiveJobs
+	}
+	return nil
+}
+
+func (x *JobSetExplanation) GetFailedJobs() []string {
+	if x != nil {
+		return x.FailedJobs
+	}
+	return nil
+}
+
+func (x *JobSetExplanation) GetSucceededJobs() []string {
+	if x != nil {
+		return x.SucceededJobs
+	}
+	return nil
+}
+
+func (x *JobSetExplanation) GetEvaluations() []*JobSetRuleEvaluation {
+	if x != nil {
+		return x.Evaluations
+	}
+	return nil
+}
+
+func (x *JobSetExplanation) GetMatchedRuleIndex() int32 {
+	if x != nil && x.MatchedRuleIndex != nil {
+		return *x.MatchedRuleIndex
+	}
+	return 0
+}
+
+func (x *JobSetExplanation) GetMatchedRule() string {
+	if x != nil {
+		return x.MatchedRule
+	}
+	return ""
+}
+
+func (x *JobSetExplanation) GetFirstFailedJob() string {
+	if x != nil {
+		return x.FirstFailedJob
+	}
+	return ""
+}
+
+func (x *JobSetExplanation) GetAction() string {
+	if x != nil {
+		return x.Action
+	}
+	return ""
+}
+
+func (x *JobSetExplanation) GetCountedRestarts() int32 {
+	if x != nil {
+		return x.CountedRestarts
+	}
+	return 0
+}
+
+func (x *JobSetExplanation) GetMaxRestarts() int32 {
+	if x != nil && x.MaxRestarts != nil {
+		return *x.MaxRestarts
+	}
+	return 0
+}
+
+func (x *JobSetExplanation) GetSummary() string {
+	if x != nil {
+		return x.Summary
+	}
+	return ""
+}
+
+// JobSetRuleEvaluation is one failure-policy rule checked against one failed Job.
+type JobSetRuleEvaluation struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Index of the rule.
+	RuleIndex int32 `protobuf:"varint,1,opt,name=rule_index,json=ruleIndex,proto3" json:"rule_index,omitempty"`
+	// Name of the rule (after defaulting).
+	RuleName string `protobuf:"bytes,2,opt,name=rule_name,json=ruleName,proto3" json:"rule_name,omitempty"`
+	// Name of the failed Job.
+	Job string `protobuf:"bytes,3,opt,name=job,proto3" json:"job,omitempty"`
+	// Whether the rule applies to the Job.
+	Matches bool `protobuf:"varint,4,opt,name=matches,proto3" json:"matches,omitempty"`
+	// "matches", or the first requirement that failed.
+	Detail        string `protobuf:"bytes,5,opt,name=detail,proto3" json:"detail,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobSetRuleEvaluation) Reset() {
+	*x = JobSetRuleEvaluation{}
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobSetRuleEvaluation) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobSetRuleEvaluation) ProtoMessage() {}
+
+func (x *JobSetRuleEvaluation) ProtoReflect() protoreflect.Message {
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobSetRuleEvaluation.ProtoReflect.Descriptor instead.
+func (*JobSetRuleEvaluation) Descriptor() ([]byte, []int) {
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *JobSetRuleEvaluation) GetRuleIndex() int32 {
+	if x != nil {
+		return x.RuleIndex
+	}
+	return 0
+}
+
+func (x *JobSetRuleEvaluation) GetRuleName() string {
+	if x != nil {
+		return x.RuleName
+	}
+	return ""
+}
+
+func (x *JobSetRuleEvaluation) GetJob() string {
+	if x != nil {
+		return x.Job
+	}
+	return ""
+}
+
+func (x *JobSetRuleEvaluation) GetMatches() bool {
+	if x != nil {
+		return x.Matches
+	}
+	return false
+}
+
+func (x *JobSetRuleEvaluation) GetDetail() string {
+	if x != nil {
+		return x.Detail
+	}
+	return ""
+}
+
 // JobSetAction is one step of a JobSet plan.
 type JobSetAction struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1396,7 +1642,7 @@ type JobSetAction struct {
 
 func (x *JobSetAction) Reset() {
 	*x = JobSetAction{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[21]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1408,7 +1654,7 @@ func (x *JobSetAction) String() string {
 func (*JobSetAction) ProtoMessage() {}
 
 func (x *JobSetAction) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[21]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1421,7 +1667,7 @@ func (x *JobSetAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobSetAction.ProtoReflect.Descriptor instead.
 func (*JobSetAction) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{21}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *JobSetAction) GetKind() isJobSetAction_Kind {
@@ -1494,7 +1740,7 @@ type DeleteJobs struct {
 
 func (x *DeleteJobs) Reset() {
 	*x = DeleteJobs{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[22]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1506,7 +1752,7 @@ func (x *DeleteJobs) String() string {
 func (*DeleteJobs) ProtoMessage() {}
 
 func (x *DeleteJobs) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[22]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1519,7 +1765,7 @@ func (x *DeleteJobs) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteJobs.ProtoReflect.Descriptor instead.
 func (*DeleteJobs) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{22}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *DeleteJobs) GetJobs() []*JobReference {
@@ -1542,7 +1788,7 @@ type JobReference struct {
 
 func (x *JobReference) Reset() {
 	*x = JobReference{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[23]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1554,7 +1800,7 @@ func (x *JobReference) String() string {
 func (*JobReference) ProtoMessage() {}
 
 func (x *JobReference) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[23]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1567,7 +1813,7 @@ func (x *JobReference) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobReference.ProtoReflect.Descriptor instead.
 func (*JobReference) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{23}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *JobReference) GetName() string {
@@ -1595,7 +1841,7 @@ type UpdateJobSetStatus struct {
 
 func (x *UpdateJobSetStatus) Reset() {
 	*x = UpdateJobSetStatus{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[24]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1607,7 +1853,7 @@ func (x *UpdateJobSetStatus) String() string {
 func (*UpdateJobSetStatus) ProtoMessage() {}
 
 func (x *UpdateJobSetStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[24]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1620,7 +1866,7 @@ func (x *UpdateJobSetStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateJobSetStatus.ProtoReflect.Descriptor instead.
 func (*UpdateJobSetStatus) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{24}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *UpdateJobSetStatus) GetStatus() *JobSetStatus {
@@ -1649,7 +1895,7 @@ type JobCreation struct {
 
 func (x *JobCreation) Reset() {
 	*x = JobCreation{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[25]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1661,7 +1907,7 @@ func (x *JobCreation) String() string {
 func (*JobCreation) ProtoMessage() {}
 
 func (x *JobCreation) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[25]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1674,7 +1920,7 @@ func (x *JobCreation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobCreation.ProtoReflect.Descriptor instead.
 func (*JobCreation) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{25}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *JobCreation) GetName() string {
@@ -1723,7 +1969,7 @@ type ValidateJobSetRequest struct {
 
 func (x *ValidateJobSetRequest) Reset() {
 	*x = ValidateJobSetRequest{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[26]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1735,7 +1981,7 @@ func (x *ValidateJobSetRequest) String() string {
 func (*ValidateJobSetRequest) ProtoMessage() {}
 
 func (x *ValidateJobSetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[26]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1748,7 +1994,7 @@ func (x *ValidateJobSetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateJobSetRequest.ProtoReflect.Descriptor instead.
 func (*ValidateJobSetRequest) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{26}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ValidateJobSetRequest) GetJobSet() *JobSet {
@@ -1769,7 +2015,7 @@ type ValidateJobSetResponse struct {
 
 func (x *ValidateJobSetResponse) Reset() {
 	*x = ValidateJobSetResponse{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[27]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1781,7 +2027,7 @@ func (x *ValidateJobSetResponse) String() string {
 func (*ValidateJobSetResponse) ProtoMessage() {}
 
 func (x *ValidateJobSetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[27]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1794,7 +2040,7 @@ func (x *ValidateJobSetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateJobSetResponse.ProtoReflect.Descriptor instead.
 func (*ValidateJobSetResponse) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{27}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ValidateJobSetResponse) GetViolations() []*FieldViolation {
@@ -1894,14 +2140,41 @@ const file_jobdecider_v1_job_decider_proto_rawDesc = "" +
 	"\x0eFieldViolation\x12\x14\n" +
 	"\x05field\x18\x01 \x01(\tR\x05field\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12 \n" +
-	"\vdescription\x18\x03 \x01(\tR\vdescription\"\x9b\x01\n" +
+	"\vdescription\x18\x03 \x01(\tR\vdescription\"\xb5\x01\n" +
 	"\x13DecideJobSetRequest\x12.\n" +
 	"\ajob_set\x18\x01 \x01(\v2\x15.jobdecider.v1.JobSetR\x06jobSet\x12&\n" +
 	"\x04jobs\x18\x02 \x03(\v2\x12.jobdecider.v1.JobR\x04jobs\x12,\n" +
-	"\x03now\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x03now\"\x8f\x01\n" +
+	"\x03now\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x03now\x12\x18\n" +
+	"\aexplain\x18\x04 \x01(\bR\aexplain\"\xd3\x01\n" +
 	"\x14DecideJobSetResponse\x125\n" +
 	"\aactions\x18\x01 \x03(\v2\x1b.jobdecider.v1.JobSetActionR\aactions\x12@\n" +
-	"\x0ejobs_to_create\x18\x02 \x03(\v2\x1a.jobdecider.v1.JobCreationR\fjobsToCreate\"\xdf\x01\n" +
+	"\x0ejobs_to_create\x18\x02 \x03(\v2\x1a.jobdecider.v1.JobCreationR\fjobsToCreate\x12B\n" +
+	"\vexplanation\x18\x03 \x01(\v2 .jobdecider.v1.JobSetExplanationR\vexplanation\"\x95\x04\n" +
+	"\x11JobSetExplanation\x12#\n" +
+	"\rprevious_jobs\x18\x01 \x03(\tR\fpreviousJobs\x12\x1f\n" +
+	"\vactive_jobs\x18\x02 \x03(\tR\n" +
+	"activeJobs\x12\x1f\n" +
+	"\vfailed_jobs\x18\x03 \x03(\tR\n" +
+	"failedJobs\x12%\n" +
+	"\x0esucceeded_jobs\x18\x04 \x03(\tR\rsucceededJobs\x12E\n" +
+	"\vevaluations\x18\x05 \x03(\v2#.jobdecider.v1.JobSetRuleEvaluationR\vevaluations\x121\n" +
+	"\x12matched_rule_index\x18\x06 \x01(\x05H\x00R\x10matchedRuleIndex\x88\x01\x01\x12!\n" +
+	"\fmatched_rule\x18\a \x01(\tR\vmatchedRule\x12(\n" +
+	"\x10first_failed_job\x18\b \x01(\tR\x0efirstFailedJob\x12\x16\n" +
+	"\x06action\x18\t \x01(\tR\x06action\x12)\n" +
+	"\x10counted_restarts\x18\n" +
+	" \x01(\x05R\x0fcountedRestarts\x12&\n" +
+	"\fmax_restarts\x18\v \x01(\x05H\x01R\vmaxRestarts\x88\x01\x01\x12\x18\n" +
+	"\asummary\x18\f \x01(\tR\asummaryB\x15\n" +
+	"\x13_matched_rule_indexB\x0f\n" +
+	"\r_max_restarts\"\x96\x01\n" +
+	"\x14JobSetRuleEvaluation\x12\x1d\n" +
+	"\n" +
+	"rule_index\x18\x01 \x01(\x05R\truleIndex\x12\x1b\n" +
+	"\trule_name\x18\x02 \x01(\tR\bruleName\x12\x10\n" +
+	"\x03job\x18\x03 \x01(\tR\x03job\x12\x18\n" +
+	"\amatches\x18\x04 \x01(\bR\amatches\x12\x16\n" +
+	"\x06detail\x18\x05 \x01(\tR\x06detail\"\xdf\x01\n" +
 	"\fJobSetAction\x12<\n" +
 	"\vdelete_jobs\x18\x01 \x01(\v2\x19.jobdecider.v1.DeleteJobsH\x00R\n" +
 	"deleteJobs\x12H\n" +
@@ -1953,7 +2226,7 @@ func file_jobdecider_v1_job_decider_proto_rawDescGZIP() []byte {
 	return file_jobdecider_v1_job_decider_proto_rawDescData
 }
 
-var file_jobdecider_v1_job_decider_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
+var file_jobdecider_v1_job_decider_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_jobdecider_v1_job_decider_proto_goTypes = []any{
 	(*DecideJobRequest)(nil),       // 0: jobdecider.v1.DecideJobRequest
 	(*Expectations)(nil),           // 1: jobdecider.v1.Expectations
@@ -1976,37 +2249,39 @@ var file_jobdecider_v1_job_decider_proto_goTypes = []any{
 	(*FieldViolation)(nil),         // 18: jobdecider.v1.FieldViolation
 	(*DecideJobSetRequest)(nil),    // 19: jobdecider.v1.DecideJobSetRequest
 	(*DecideJobSetResponse)(nil),   // 20: jobdecider.v1.DecideJobSetResponse
-	(*JobSetAction)(nil),           // 21: jobdecider.v1.JobSetAction
-	(*DeleteJobs)(nil),             // 22: jobdecider.v1.DeleteJobs
-	(*JobReference)(nil),           // 23: jobdecider.v1.JobReference
-	(*UpdateJobSetStatus)(nil),     // 24: jobdecider.v1.UpdateJobSetStatus
-	(*JobCreation)(nil),            // 25: jobdecider.v1.JobCreation
-	(*ValidateJobSetRequest)(nil),  // 26: jobdecider.v1.ValidateJobSetRequest
-	(*ValidateJobSetResponse)(nil), // 27: jobdecider.v1.ValidateJobSetResponse
-	nil,                            // 28: jobdecider.v1.PodCreation.LabelsEntry
-	nil,                            // 29: jobdecider.v1.PodCreation.AnnotationsEntry
-	nil,                            // 30: jobdecider.v1.JobCreation.LabelsEntry
-	nil,                            // 31: jobdecider.v1.JobCreation.AnnotationsEntry
-	(*Job)(nil),                    // 32: jobdecider.v1.Job
-	(*Pod)(nil),                    // 33: jobdecider.v1.Pod
-	(*timestamppb.Timestamp)(nil),  // 34: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),    // 35: google.protobuf.Duration
-	(*EnvVar)(nil),                 // 36: jobdecider.v1.EnvVar
-	(*OwnerReference)(nil),         // 37: jobdecider.v1.OwnerReference
-	(*JobStatus)(nil),              // 38: jobdecider.v1.JobStatus
-	(*JobSet)(nil),                 // 39: jobdecider.v1.JobSet
-	(*JobSetStatus)(nil),           // 40: jobdecider.v1.JobSetStatus
+	(*JobSetExplanation)(nil),      // 21: jobdecider.v1.JobSetExplanation
+	(*JobSetRuleEvaluation)(nil),   // 22: jobdecider.v1.JobSetRuleEvaluation
+	(*JobSetAction)(nil),           // 23: jobdecider.v1.JobSetAction
+	(*DeleteJobs)(nil),             // 24: jobdecider.v1.DeleteJobs
+	(*JobReference)(nil),           // 25: jobdecider.v1.JobReference
+	(*UpdateJobSetStatus)(nil),     // 26: jobdecider.v1.UpdateJobSetStatus
+	(*JobCreation)(nil),            // 27: jobdecider.v1.JobCreation
+	(*ValidateJobSetRequest)(nil),  // 28: jobdecider.v1.ValidateJobSetRequest
+	(*ValidateJobSetResponse)(nil), // 29: jobdecider.v1.ValidateJobSetResponse
+	nil,                            // 30: jobdecider.v1.PodCreation.LabelsEntry
+	nil,                            // 31: jobdecider.v1.PodCreation.AnnotationsEntry
+	nil,                            // 32: jobdecider.v1.JobCreation.LabelsEntry
+	nil,                            // 33: jobdecider.v1.JobCreation.AnnotationsEntry
+	(*Job)(nil),                    // 34: jobdecider.v1.Job
+	(*Pod)(nil),                    // 35: jobdecider.v1.Pod
+	(*timestamppb.Timestamp)(nil),  // 36: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),    // 37: google.protobuf.Duration
+	(*EnvVar)(nil),                 // 38: jobdecider.v1.EnvVar
+	(*OwnerReference)(nil),         // 39: jobdecider.v1.OwnerReference
+	(*JobStatus)(nil),              // 40: jobdecider.v1.JobStatus
+	(*JobSet)(nil),                 // 41: jobdecider.v1.JobSet
+	(*JobSetStatus)(nil),           // 42: jobdecider.v1.JobSetStatus
 }
 var file_jobdecider_v1_job_decider_proto_depIdxs = []int32{
-	32, // 0: jobdecider.v1.DecideJobRequest.job:type_name -> jobdecider.v1.Job
-	33, // 1: jobdecider.v1.DecideJobRequest.pods:type_name -> jobdecider.v1.Pod
-	34, // 2: jobdecider.v1.DecideJobRequest.now:type_name -> google.protobuf.Timestamp
+	34, // 0: jobdecider.v1.DecideJobRequest.job:type_name -> jobdecider.v1.Job
+	35, // 1: jobdecider.v1.DecideJobRequest.pods:type_name -> jobdecider.v1.Pod
+	36, // 2: jobdecider.v1.DecideJobRequest.now:type_name -> google.protobuf.Timestamp
 	2,  // 3: jobdecider.v1.DecideJobRequest.state:type_name -> jobdecider.v1.ControllerState
 	1,  // 4: jobdecider.v1.DecideJobRequest.expectations:type_name -> jobdecider.v1.Expectations
 	3,  // 5: jobdecider.v1.ControllerState.backoff:type_name -> jobdecider.v1.BackoffRecord
-	34, // 6: jobdecider.v1.BackoffRecord.last_failure_time:type_name -> google.protobuf.Timestamp
+	36, // 6: jobdecider.v1.BackoffRecord.last_failure_time:type_name -> google.protobuf.Timestamp
 	5,  // 7: jobdecider.v1.DecideJobResponse.actions:type_name -> jobdecider.v1.Action
-	35, // 8: jobdecider.v1.DecideJobResponse.requeue_after:type_name -> google.protobuf.Duration
+	37, // 8: jobdecider.v1.DecideJobResponse.requeue_after:type_name -> google.protobuf.Duration
 	2,  // 9: jobdecider.v1.DecideJobResponse.state:type_name -> jobdecider.v1.ControllerState
 	8,  // 10: jobdecider.v1.Action.create_pods:type_name -> jobdecider.v1.CreatePods
 	10, // 11: jobdecider.v1.Action.delete_pods:type_name -> jobdecider.v1.DeletePods
@@ -2018,42 +2293,44 @@ var file_jobdecider_v1_job_decider_proto_depIdxs = []int32{
 	13, // 17: jobdecider.v1.AdoptPods.pods:type_name -> jobdecider.v1.PodReference
 	13, // 18: jobdecider.v1.ReleasePods.pods:type_name -> jobdecider.v1.PodReference
 	9,  // 19: jobdecider.v1.CreatePods.pods:type_name -> jobdecider.v1.PodCreation
-	28, // 20: jobdecider.v1.PodCreation.labels:type_name -> jobdecider.v1.PodCreation.LabelsEntry
-	29, // 21: jobdecider.v1.PodCreation.annotations:type_name -> jobdecider.v1.PodCreation.AnnotationsEntry
-	36, // 22: jobdecider.v1.PodCreation.env:type_name -> jobdecider.v1.EnvVar
-	37, // 23: jobdecider.v1.PodCreation.owner_reference:type_name -> jobdecider.v1.OwnerReference
+	30, // 20: jobdecider.v1.PodCreation.labels:type_name -> jobdecider.v1.PodCreation.LabelsEntry
+	31, // 21: jobdecider.v1.PodCreation.annotations:type_name -> jobdecider.v1.PodCreation.AnnotationsEntry
+	38, // 22: jobdecider.v1.PodCreation.env:type_name -> jobdecider.v1.EnvVar
+	39, // 23: jobdecider.v1.PodCreation.owner_reference:type_name -> jobdecider.v1.OwnerReference
 	11, // 24: jobdecider.v1.DeletePods.pods:type_name -> jobdecider.v1.PodDeletion
 	13, // 25: jobdecider.v1.RemoveFinalizers.pods:type_name -> jobdecider.v1.PodReference
-	38, // 26: jobdecider.v1.UpdateStatus.status:type_name -> jobdecider.v1.JobStatus
-	32, // 27: jobdecider.v1.ValidateJobRequest.job:type_name -> jobdecider.v1.Job
+	40, // 26: jobdecider.v1.UpdateStatus.status:type_name -> jobdecider.v1.JobStatus
+	34, // 27: jobdecider.v1.ValidateJobRequest.job:type_name -> jobdecider.v1.Job
 	18, // 28: jobdecider.v1.ValidateJobResponse.violations:type_name -> jobdecider.v1.FieldViolation
-	39, // 29: jobdecider.v1.DecideJobSetRequest.job_set:type_name -> jobdecider.v1.JobSet
-	32, // 30: jobdecider.v1.DecideJobSetRequest.jobs:type_name -> jobdecider.v1.Job
-	34, // 31: jobdecider.v1.DecideJobSetRequest.now:type_name -> google.protobuf.Timestamp
-	21, // 32: jobdecider.v1.DecideJobSetResponse.actions:type_name -> jobdecider.v1.JobSetAction
-	25, // 33: jobdecider.v1.DecideJobSetResponse.jobs_to_create:type_name -> jobdecider.v1.JobCreation
-	22, // 34: jobdecider.v1.JobSetAction.delete_jobs:type_name -> jobdecider.v1.DeleteJobs
-	24, // 35: jobdecider.v1.JobSetAction.update_status:type_name -> jobdecider.v1.UpdateJobSetStatus
-	15, // 36: jobdecider.v1.JobSetAction.record_event:type_name -> jobdecider.v1.RecordEvent
-	23, // 37: jobdecider.v1.DeleteJobs.jobs:type_name -> jobdecider.v1.JobReference
-	40, // 38: jobdecider.v1.UpdateJobSetStatus.status:type_name -> jobdecider.v1.JobSetStatus
-	30, // 39: jobdecider.v1.JobCreation.labels:type_name -> jobdecider.v1.JobCreation.LabelsEntry
-	31, // 40: jobdecider.v1.JobCreation.annotations:type_name -> jobdecider.v1.JobCreation.AnnotationsEntry
-	39, // 41: jobdecider.v1.ValidateJobSetRequest.job_set:type_name -> jobdecider.v1.JobSet
-	18, // 42: jobdecider.v1.ValidateJobSetResponse.violations:type_name -> jobdecider.v1.FieldViolation
-	0,  // 43: jobdecider.v1.JobDecider.DecideJob:input_type -> jobdecider.v1.DecideJobRequest
-	16, // 44: jobdecider.v1.JobDecider.ValidateJob:input_type -> jobdecider.v1.ValidateJobRequest
-	19, // 45: jobdecider.v1.JobDecider.DecideJobSet:input_type -> jobdecider.v1.DecideJobSetRequest
-	26, // 46: jobdecider.v1.JobDecider.ValidateJobSet:input_type -> jobdecider.v1.ValidateJobSetRequest
-	4,  // 47: jobdecider.v1.JobDecider.DecideJob:output_type -> jobdecider.v1.DecideJobResponse
-	17, // 48: jobdecider.v1.JobDecider.ValidateJob:output_type -> jobdecider.v1.ValidateJobResponse
-	20, // 49: jobdecider.v1.JobDecider.DecideJobSet:output_type -> jobdecider.v1.DecideJobSetResponse
-	27, // 50: jobdecider.v1.JobDecider.ValidateJobSet:output_type -> jobdecider.v1.ValidateJobSetResponse
-	47, // [47:51] is the sub-list for method output_type
-	43, // [43:47] is the sub-list for method input_type
-	43, // [43:43] is the sub-list for extension type_name
-	43, // [43:43] is the sub-list for extension extendee
-	0,  // [0:43] is the sub-list for field type_name
+	41, // 29: jobdecider.v1.DecideJobSetRequest.job_set:type_name -> jobdecider.v1.JobSet
+	34, // 30: jobdecider.v1.DecideJobSetRequest.jobs:type_name -> jobdecider.v1.Job
+	36, // 31: jobdecider.v1.DecideJobSetRequest.now:type_name -> google.protobuf.Timestamp
+	23, // 32: jobdecider.v1.DecideJobSetResponse.actions:type_name -> jobdecider.v1.JobSetAction
+	27, // 33: jobdecider.v1.DecideJobSetResponse.jobs_to_create:type_name -> jobdecider.v1.JobCreation
+	21, // 34: jobdecider.v1.DecideJobSetResponse.explanation:type_name -> jobdecider.v1.JobSetExplanation
+	22, // 35: jobdecider.v1.JobSetExplanation.evaluations:type_name -> jobdecider.v1.JobSetRuleEvaluation
+	24, // 36: jobdecider.v1.JobSetAction.delete_jobs:type_name -> jobdecider.v1.DeleteJobs
+	26, // 37: jobdecider.v1.JobSetAction.update_status:type_name -> jobdecider.v1.UpdateJobSetStatus
+	15, // 38: jobdecider.v1.JobSetAction.record_event:type_name -> jobdecider.v1.RecordEvent
+	25, // 39: jobdecider.v1.DeleteJobs.jobs:type_name -> jobdecider.v1.JobReference
+	42, // 40: jobdecider.v1.UpdateJobSetStatus.status:type_name -> jobdecider.v1.JobSetStatus
+	32, // 41: jobdecider.v1.JobCreation.labels:type_name -> jobdecider.v1.JobCreation.LabelsEntry
+	33, // 42: jobdecider.v1.JobCreation.annotations:type_name -> jobdecider.v1.JobCreation.AnnotationsEntry
+	41, // 43: jobdecider.v1.ValidateJobSetRequest.job_set:type_name -> jobdecider.v1.JobSet
+	18, // 44: jobdecider.v1.ValidateJobSetResponse.violations:type_name -> jobdecider.v1.FieldViolation
+	0,  // 45: jobdecider.v1.JobDecider.DecideJob:input_type -> jobdecider.v1.DecideJobRequest
+	16, // 46: jobdecider.v1.JobDecider.ValidateJob:input_type -> jobdecider.v1.ValidateJobRequest
+	19, // 47: jobdecider.v1.JobDecider.DecideJobSet:input_type -> jobdecider.v1.DecideJobSetRequest
+	28, // 48: jobdecider.v1.JobDecider.ValidateJobSet:input_type -> jobdecider.v1.ValidateJobSetRequest
+	4,  // 49: jobdecider.v1.JobDecider.DecideJob:output_type -> jobdecider.v1.DecideJobResponse
+	17, // 50: jobdecider.v1.JobDecider.ValidateJob:output_type -> jobdecider.v1.ValidateJobResponse
+	20, // 51: jobdecider.v1.JobDecider.DecideJobSet:output_type -> jobdecider.v1.DecideJobSetResponse
+	29, // 52: jobdecider.v1.JobDecider.ValidateJobSet:output_type -> jobdecider.v1.ValidateJobSetResponse
+	49, // [49:53] is the sub-list for method output_type
+	45, // [45:49] is the sub-list for method input_type
+	45, // [45:45] is the sub-list for extension type_name
+	45, // [45:45] is the sub-list for extension extendee
+	0,  // [0:45] is the sub-list for field type_name
 }
 
 func init() { file_jobdecider_v1_job_decider_proto_init() }
@@ -2073,7 +2350,8 @@ func file_jobdecider_v1_job_decider_proto_init() {
 		(*Action_ReleasePods)(nil),
 	}
 	file_jobdecider_v1_job_decider_proto_msgTypes[9].OneofWrappers = []any{}
-	file_jobdecider_v1_job_decider_proto_msgTypes[21].OneofWrappers = []any{
+	file_jobdecider_v1_job_decider_proto_msgTypes[21].OneofWrappers = []any{}
+	file_jobdecider_v1_job_decider_proto_msgTypes[23].OneofWrappers = []any{
 		(*JobSetAction_DeleteJobs)(nil),
 		(*JobSetAction_UpdateStatus)(nil),
 		(*JobSetAction_RecordEvent)(nil),
@@ -2084,7 +2362,7 @@ func file_jobdecider_v1_job_decider_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_jobdecider_v1_job_decider_proto_rawDesc), len(file_jobdecider_v1_job_decider_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   32,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1687,9 +1687,11 @@ func (x *Pod) GetStatus() *PodStatus {
 type PodSpecSummary struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The node the pod is bound to; empty while unscheduled.
-	NodeName      string `protobuf:"bytes,1,opt,name=node_name,json=nodeName,proto3" json:"node_name,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	NodeName string `protobuf:"bytes,1,opt,name=node_name,json=nodeName,proto3" json:"node_name,omitempty"`
+	// The init containers, for which of them are sidecars (restartPolicy Always).
+	InitContainers []*InitContainerSummary `protobuf:"bytes,2,rep,name=init_containers,json=initContainers,proto3" json:"init_containers,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *PodSpecSummary) Reset() {
@@ -1729,6 +1731,68 @@ func (x *PodSpecSummary) GetNodeName() string {
 	return ""
 }
 
+func (x *PodSpecSummary) GetInitContainers() []*InitContainerSummary {
+	if x != nil {
+		return x.InitContainers
+	}
+	return nil
+}
+
+// InitContainerSummary is the part of a pod's init container that decisions read.
+type InitContainerSummary struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Name of the init container.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// "Always" marks a sidecar: its finish time and restarts count with the regular containers'.
+	RestartPolicy string `protobuf:"bytes,2,opt,name=restart_policy,json=restartPolicy,proto3" json:"restart_policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InitContainerSummary) Reset() {
+	*x = InitContainerSummary{}
+	mi := &file_jobdecider_v1_kubernetes_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InitContainerSummary) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InitContainerSummary) ProtoMessage() {}
+
+func (x *InitContainerSummary) ProtoReflect() protoreflect.Message {
+	mi := &file_jobdecider_v1_kubernetes_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InitContainerSummary.ProtoReflect.Descriptor instead.
+func (*InitContainerSummary) Descriptor() ([]byte, []int) {
+	return file_jobdecider_v1_kubernetes_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *InitContainerSummary) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *InitContainerSummary) GetRestartPolicy() string {
+	if x != nil {
+		return x.RestartPolicy
+	}
+	return ""
+}
+
 // PodStatus mirrors core/v1 PodStatus, trimmed to what decisions read.
 type PodStatus struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1746,7 +1810,7 @@ type PodStatus struct {
 
 func (x *PodStatus) Reset() {
 	*x = PodStatus{}
-	mi := &file_jobdecider_v1_kubernetes_proto_msgTypes[23]
+	mi := &file_jobdecider_v1_kubernetes_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1758,7 +1822,7 @@ func (x *PodStatus) String() string {
 func (*PodStatus) ProtoMessage() {}
 
 func (x *PodStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_kubernetes_proto_msgTypes[23]
+	mi := &file_jobdecider_v1_kubernetes_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1771,7 +1835,7 @@ func (x *PodStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodStatus.ProtoReflect.Descriptor instead.
 func (*PodStatus) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_kubernetes_proto_rawDescGZIP(), []int{23}
+	return file_jobdecider_v1_kubernetes_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *PodStatus) GetPhase() string {
@@ -1823,7 +1887,7 @@ type PodCondition struct {
 
 func (x *PodCondition) Reset() {
 	*x = PodCondition{}
-	mi := &file_jobdecider_v1_kubernetes_proto_msgTypes[24]
+	mi := &file_jobdecider_v1_kubernetes_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1835,7 +1899,7 @@ func (x *PodCondition) String() string {
 func (*PodCondition) ProtoMessage() {}
 
 func (x *PodCondition) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_kubernetes_proto_msgTypes[24]
+	mi := &file_jobdecider_v1_kubernetes_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1848,7 +1912,7 @@ func (x *PodCondition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodCondition.ProtoReflect.Descriptor instead.
 func (*PodCondition) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_kubernetes_proto_rawDescGZIP(), []int{24}
+	return file_jobdecider_v1_kubernetes_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *PodCondition) GetType() string {
@@ -1910,7 +1974,7 @@ type ContainerStatus struct {
 
 func (x *ContainerStatus) Reset() {
 	*x = ContainerStatus{}
-	mi := &file_jobdecider_v1_kubernetes_proto_msgTypes[25]
+	mi := &file_jobdecider_v1_kubernetes_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1922,7 +1986,7 @@ func (x *ContainerStatus) String() string {
 func (*ContainerStatus) ProtoMessage() {}
 
 func (x *ContainerStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_kubernetes_proto_msgTypes[25]
+	mi := &file_jobdecider_v1_kubernetes_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1935,7 +1999,7 @@ func (x *ContainerStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerStatus.ProtoReflect.Descriptor instead.
 func (*ContainerStatus) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_kubernetes_proto_rawDescGZIP(), []int{25}
+	return file_jobdecider_v1_kubernetes_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ContainerStatus) GetName() string {
@@ -1981,7 +2045,7 @@ type ContainerState struct {
 
 func (x *ContainerState) Reset() {
 	*x = ContainerState{}
-	mi := &file_jobdecider_v1_kubernetes_proto_msgTypes[26]
+	mi := &file_jobdecider_v1_kubernetes_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1993,7 +2057,7 @@ func (x *ContainerState) String() string {
 func (*ContainerState) ProtoMessage() {}
 
 func (x *ContainerState) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_kubernetes_proto_msgTypes[26]
+	mi := &file_jobdecider_v1_kubernetes_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2006,7 +2070,7 @@ func (x *ContainerState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerState.ProtoReflect.Descriptor instead.
 func (*ContainerState) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_kubernetes_proto_rawDescGZIP(), []int{26}
+	return file_jobdecider_v1_kubernetes_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ContainerState) GetWaiting() *ContainerStateWaiting {
@@ -2043,7 +2107,7 @@ type ContainerStateWaiting struct {
 
 func (x *ContainerStateWaiting) Reset() {
 	*x = ContainerStateWaiting{}
-	mi := &file_jobdecider_v1_kubernetes_proto_msgTypes[27]
+	mi := &file_jobdecider_v1_kubernetes_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2055,7 +2119,7 @@ func (x *ContainerStateWaiting) String() string {
 func (*ContainerStateWaiting) ProtoMessage() {}
 
 func (x *ContainerStateWaiting) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_kubernetes_proto_msgTypes[27]
+	mi := &file_jobdecider_v1_kubernetes_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2068,7 +2132,7 @@ func (x *ContainerStateWaiting) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerStateWaiting.ProtoReflect.Descriptor instead.
 func (*ContainerStateWaiting) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_kubernetes_proto_rawDescGZIP(), []int{27}
+	return file_jobdecider_v1_kubernetes_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ContainerStateWaiting) GetReason() string {
@@ -2096,7 +2160,7 @@ type ContainerStateRunning struct {
 
 func (x *ContainerStateRunning) Reset() {
 	*x = ContainerStateRunning{}
-	mi := &file_jobdecider_v1_kubernetes_proto_msgTypes[28]
+	mi := &file_jobdecider_v1_kubernetes_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2108,7 +2172,7 @@ func (x *ContainerStateRunning) String() string {
 func (*ContainerStateRunning) ProtoMessage() {}
 
 func (x *ContainerStateRunning) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_kubernetes_proto_msgTypes[28]
+	mi := &file_jobdecider_v1_kubernetes_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2121,7 +2185,7 @@ func (x *ContainerStateRunning) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerStateRunning.ProtoReflect.Descriptor instead.
 func (*ContainerStateRunning) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_kubernetes_proto_rawDescGZIP(), []int{28}
+	return file_jobdecider_v1_kubernetes_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ContainerStateRunning) GetStartedAt() *timestamppb.Timestamp {
@@ -2152,7 +2216,7 @@ type ContainerStateTerminated struct {
 
 func (x *ContainerStateTerminated) Reset() {
 	*x = ContainerStateTerminated{}
-	mi := &file_jobdecider_v1_kubernetes_proto_msgTypes[29]
+	mi := &file_jobdecider_v1_kubernetes_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2164,7 +2228,7 @@ func (x *ContainerStateTerminated) String() string {
 func (*ContainerStateTerminated) ProtoMessage() {}
 
 func (x *ContainerStateTerminated) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_kubernetes_proto_msgTypes[29]
+	mi := &file_jobdecider_v1_kubernetes_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2177,7 +2241,7 @@ func (x *ContainerStateTerminated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerStateTerminated.ProtoReflect.Descriptor instead.
 func (*ContainerStateTerminated) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_kubernetes_proto_rawDescGZIP(), []int{29}
+	return file_jobdecider_v1_kubernetes_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ContainerStateTerminated) GetExitCode() int32 {
@@ -2396,9 +2460,13 @@ const file_jobdecider_v1_kubernetes_proto_rawDesc = "" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x125\n" +
 	"\bmetadata\x18\x03 \x01(\v2\x19.jobdecider.v1.ObjectMetaR\bmetadata\x121\n" +
 	"\x04spec\x18\x04 \x01(\v2\x1d.jobdecider.v1.PodSpecSummaryR\x04spec\x120\n" +
-	"\x06status\x18\x05 \x01(\v2\x18.jobdecider.v1.PodStatusR\x06status\"-\n" +
+	"\x06status\x18\x05 \x01(\v2\x18.jobdecider.v1.PodStatusR\x06status\"{\n" +
 	"\x0ePodSpecSummary\x12\x1b\n" +
-	"\tnode_name\x18\x01 \x01(\tR\bnodeName\"\x85\x02\n" +
+	"\tnode_name\x18\x01 \x01(\tR\bnodeName\x12L\n" +
+	"\x0finit_containers\x18\x02 \x03(\v2#.jobdecider.v1.InitContainerSummaryR\x0einitContainers\"Q\n" +
+	"\x14InitContainerSummary\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12%\n" +
+	"\x0erestart_policy\x18\x02 \x01(\tR\rrestartPolicy\"\x85\x02\n" +
 	"\tPodStatus\x12\x14\n" +
 	"\x05phase\x18\x01 \x01(\tR\x05phase\x12;\n" +
 	"\n" +
@@ -2452,7 +2520,7 @@ func file_jobdecider_v1_kubernetes_proto_rawDescGZIP() []byte {
 	return file_jobdecider_v1_kubernetes_proto_rawDescData
 }
 
-var file_jobdecider_v1_kubernetes_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
+var file_jobdecider_v1_kubernetes_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_jobdecider_v1_kubernetes_proto_goTypes = []any{
 	(*ObjectMeta)(nil),                             // 0: jobdecider.v1.ObjectMeta
 	(*OwnerReference)(nil),                         // 1: jobdecider.v1.OwnerReference
@@ -2477,25 +2545,26 @@ var file_jobdecider_v1_kubernetes_proto_goTypes = []any{
 	(*UncountedTerminatedPods)(nil),                // 20: jobdecider.v1.UncountedTerminatedPods
 	(*Pod)(nil),                                    // 21: jobdecider.v1.Pod
 	(*PodSpecSummary)(nil),                         // 22: jobdecider.v1.PodSpecSummary
-	(*PodStatus)(nil),                              // 23: jobdecider.v1.PodStatus
-	(*PodCondition)(nil),                           // 24: jobdecider.v1.PodCondition
-	(*ContainerStatus)(nil),                        // 25: jobdecider.v1.ContainerStatus
-	(*ContainerState)(nil),                         // 26: jobdecider.v1.ContainerState
-	(*ContainerStateWaiting)(nil),                  // 27: jobdecider.v1.ContainerStateWaiting
-	(*ContainerStateRunning)(nil),                  // 28: jobdecider.v1.ContainerStateRunning
-	(*ContainerStateTerminated)(nil),               // 29: jobdecider.v1.ContainerStateTerminated
-	nil,                                            // 30: jobdecider.v1.ObjectMeta.LabelsEntry
-	nil,                                            // 31: jobdecider.v1.ObjectMeta.AnnotationsEntry
-	nil,                                            // 32: jobdecider.v1.LabelSelector.MatchLabelsEntry
-	(*timestamppb.Timestamp)(nil),                  // 33: google.protobuf.Timestamp
+	(*InitContainerSummary)(nil),                   // 23: jobdecider.v1.InitContainerSummary
+	(*PodStatus)(nil),                              // 24: jobdecider.v1.PodStatus
+	(*PodCondition)(nil),                           // 25: jobdecider.v1.PodCondition
+	(*ContainerStatus)(nil),                        // 26: jobdecider.v1.ContainerStatus
+	(*ContainerState)(nil),                         // 27: jobdecider.v1.ContainerState
+	(*ContainerStateWaiting)(nil),                  // 28: jobdecider.v1.ContainerStateWaiting
+	(*ContainerStateRunning)(nil),                  // 29: jobdecider.v1.ContainerStateRunning
+	(*ContainerStateTerminated)(nil),               // 30: jobdecider.v1.ContainerStateTerminated
+	nil,                                            // 31: jobdecider.v1.ObjectMeta.LabelsEntry
+	nil,                                            // 32: jobdecider.v1.ObjectMeta.AnnotationsEntry
+	nil,                                            // 33: jobdecider.v1.LabelSelector.MatchLabelsEntry
+	(*timestamppb.Timestamp)(nil),                  // 34: google.protobuf.Timestamp
 }
 var file_jobdecider_v1_kubernetes_proto_depIdxs = []int32{
-	33, // 0: jobdecider.v1.ObjectMeta.creation_timestamp:type_name -> google.protobuf.Timestamp
-	33, // 1: jobdecider.v1.ObjectMeta.deletion_timestamp:type_name -> google.protobuf.Timestamp
-	30, // 2: jobdecider.v1.ObjectMeta.labels:type_name -> jobdecider.v1.ObjectMeta.LabelsEntry
-	31, // 3: jobdecider.v1.ObjectMeta.annotations:type_name -> jobdecider.v1.ObjectMeta.AnnotationsEntry
+	34, // 0: jobdecider.v1.ObjectMeta.creation_timestamp:type_name -> google.protobuf.Timestamp
+	34, // 1: jobdecider.v1.ObjectMeta.deletion_timestamp:type_name -> google.protobuf.Timestamp
+	31, // 2: jobdecider.v1.ObjectMeta.labels:type_name -> jobdecider.v1.ObjectMeta.LabelsEntry
+	32, // 3: jobdecider.v1.ObjectMeta.annotations:type_name -> jobdecider.v1.ObjectMeta.AnnotationsEntry
 	1,  // 4: jobdecider.v1.ObjectMeta.owner_references:type_name -> jobdecider.v1.OwnerReference
-	32, // 5: jobdecider.v1.LabelSelector.match_labels:type_name -> jobdecider.v1.LabelSelector.MatchLabelsEntry
+	33, // 5: jobdecider.v1.LabelSelector.match_labels:type_name -> jobdecider.v1.LabelSelector.MatchLabelsEntry
 	3,  // 6: jobdecider.v1.LabelSelector.match_expressions:type_name -> jobdecider.v1.LabelSelectorRequirement
 	0,  // 7: jobdecider.v1.Job.metadata:type_name -> jobdecider.v1.ObjectMeta
 	5,  // 8: jobdecider.v1.Job.spec:type_name -> jobdecider.v1.JobSpec
@@ -2516,31 +2585,32 @@ var file_jobdecider_v1_kubernetes_proto_depIdxs = []int32{
 	16, // 23: jobdecider.v1.EnvVar.value_from:type_name -> jobdecider.v1.EnvVarSource
 	17, // 24: jobdecider.v1.EnvVarSource.field_ref:type_name -> jobdecider.v1.ObjectFieldSelector
 	19, // 25: jobdecider.v1.JobStatus.conditions:type_name -> jobdecider.v1.JobCondition
-	33, // 26: jobdecider.v1.JobStatus.start_time:type_name -> google.protobuf.Timestamp
-	33, // 27: jobdecider.v1.JobStatus.completion_time:type_name -> google.protobuf.Timestamp
+	34, // 26: jobdecider.v1.JobStatus.start_time:type_name -> google.protobuf.Timestamp
+	34, // 27: jobdecider.v1.JobStatus.completion_time:type_name -> google.protobuf.Timestamp
 	20, // 28: jobdecider.v1.JobStatus.uncounted_terminated_pods:type_name -> jobdecider.v1.UncountedTerminatedPods
-	33, // 29: jobdecider.v1.JobCondition.last_probe_time:type_name -> google.protobuf.Timestamp
-	33, // 30: jobdecider.v1.JobCondition.last_transition_time:type_name -> google.protobuf.Timestamp
+	34, // 29: jobdecider.v1.JobCondition.last_probe_time:type_name -> google.protobuf.Timestamp
+	34, // 30: jobdecider.v1.JobCondition.last_transition_time:type_name -> google.protobuf.Timestamp
 	0,  // 31: jobdecider.v1.Pod.metadata:type_name -> jobdecider.v1.ObjectMeta
 	22, // 32: jobdecider.v1.Pod.spec:type_name -> jobdecider.v1.PodSpecSummary
-	23, // 33: jobdecider.v1.Pod.status:type_name -> jobdecider.v1.PodStatus
-	24, // 34: jobdecider.v1.PodStatus.conditions:type_name -> jobdecider.v1.PodCondition
-	25, // 35: jobdecider.v1.PodStatus.container_statuses:type_name -> jobdecider.v1.ContainerStatus
-	25, // 36: jobdecider.v1.PodStatus.init_container_statuses:type_name -> jobdecider.v1.ContainerStatus
-	33, // 37: jobdecider.v1.PodCondition.last_probe_time:type_name -> google.protobuf.Timestamp
-	33, // 38: jobdecider.v1.PodCondition.last_transition_time:type_name -> google.protobuf.Timestamp
-	26, // 39: jobdecider.v1.ContainerStatus.state:type_name -> jobdecider.v1.ContainerState
-	27, // 40: jobdecider.v1.ContainerState.waiting:type_name -> jobdecider.v1.ContainerStateWaiting
-	28, // 41: jobdecider.v1.ContainerState.running:type_name -> jobdecider.v1.ContainerStateRunning
-	29, // 42: jobdecider.v1.ContainerState.terminated:type_name -> jobdecider.v1.ContainerStateTerminated
-	33, // 43: jobdecider.v1.ContainerStateRunning.started_at:type_name -> google.protobuf.Timestamp
-	33, // 44: jobdecider.v1.ContainerStateTerminated.started_at:type_name -> google.protobuf.Timestamp
-	33, // 45: jobdecider.v1.ContainerStateTerminated.finished_at:type_name -> google.protobuf.Timestamp
-	46, // [46:46] is the sub-list for method output_type
-	46, // [46:46] is the sub-list for method input_type
-	46, // [46:46] is the sub-list for extension type_name
-	46, // [46:46] is the sub-list for extension extendee
-	0,  // [0:46] is the sub-list for field type_name
+	24, // 33: jobdecider.v1.Pod.status:type_name -> jobdecider.v1.PodStatus
+	23, // 34: jobdecider.v1.PodSpecSummary.init_containers:type_name -> jobdecider.v1.InitContainerSummary
+	25, // 35: jobdecider.v1.PodStatus.conditions:type_name -> jobdecider.v1.PodCondition
+	26, // 36: jobdecider.v1.PodStatus.container_statuses:type_name -> jobdecider.v1.ContainerStatus
+	26, // 37: jobdecider.v1.PodStatus.init_container_statuses:type_name -> jobdecider.v1.ContainerStatus
+	34, // 38: jobdecider.v1.PodCondition.last_probe_time:type_name -> google.protobuf.Timestamp
+	34, // 39: jobdecider.v1.PodCondition.last_transition_time:type_name -> google.protobuf.Timestamp
+	27, // 40: jobdecider.v1.ContainerStatus.state:type_name -> jobdecider.v1.ContainerState
+	28, // 41: jobdecider.v1.ContainerState.waiting:type_name -> jobdecider.v1.ContainerStateWaiting
+	29, // 42: jobdecider.v1.ContainerState.running:type_name -> jobdecider.v1.ContainerStateRunning
+	30, // 43: jobdecider.v1.ContainerState.terminated:type_name -> jobdecider.v1.ContainerStateTerminated
+	34, // 44: jobdecider.v1.ContainerStateRunning.started_at:type_name -> google.protobuf.Timestamp
+	34, // 45: jobdecider.v1.ContainerStateTerminated.started_at:type_name -> google.protobuf.Timestamp
+	34, // 46: jobdecider.v1.ContainerStateTerminated.finished_at:type_name -> google.protobuf.Timestamp
+	47, // [47:47] is the sub-list for method output_type
+	47, // [47:47] is the sub-list for method input_type
+	47, // [47:47] is the sub-list for extension type_name
+	47, // [47:47] is the sub-list for extension extendee
+	0,  // [0:47] is the sub-list for field type_name
 }
 
 func init() { file_jobdecider_v1_kubernetes_proto_init() }
@@ -2560,7 +2630,7 @@ func file_jobdecider_v1_kubernetes_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_jobdecider_v1_kubernetes_proto_rawDesc), len(file_jobdecider_v1_kubernetes_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   33,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
