@@ -14,12 +14,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/proto"
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
 )
@@ -148,16 +150,24 @@ type outcome struct {
 	excused  bool
 	upstream *pb.DecideJobResponse
 	decided  *pb.DecideJobResponse
+	request  *pb.DecideJobRequest // what job-decider was sent
 	upTime   time.Duration
 	jdTime   time.Duration
 }
 
 func (o *outcome) mismatch() bool { return len(o.diffs) > 0 && !o.excused }
 
-// compare runs both sides on one request.
-func compare(d *decider, known *knownDiffs, name string, req *pb.DecideJobRequest) *outcome {
-	o := &outcome{name: name}
-	up, run, err := upstreamCanonical(req)
+// compare runs both sides on one request. A generated request goes to
+// upstream whole (upstreamWhole) and to job-decider as the contract has a
+// caller send it (contractRequest); a vector goes to both as it is.
+func compare(d *decider, known *knownDiffs, name string, req *pb.DecideJobRequest, generated bool) *outcome {
+	o := &outcome{name: name, request: req}
+	opts := upstreamOpts{}
+	if generated {
+		opts = upstreamWhole
+		o.request = contractRequest(req)
+	}
+	up, run, err := upstreamCanonicalWith(req, opts)
 	if err != nil {
 		o.skipped = "upstream cannot run this snapshot: " + err.Error()
 		return o
@@ -167,7 +177,7 @@ func compare(d *decider, known *knownDiffs, name string, req *pb.DecideJobReques
 		o.skipped = "upstream's syncJob returned an error: " + run.syncErr.Error()
 		return o
 	}
-	resp, took, err := d.decide(req)
+	resp, took, err := d.decide(o.request)
 	o.jdTime = took
 	if err != nil {
 		o.diffs = []fieldDiff{{Path: "(rpc)", Left: "a plan", Right: "error: " + err.Error()}}
@@ -203,8 +213,12 @@ func (o *outcome) report(w io.Writer, req *pb.DecideJobRequest, saveDir, origin 
 		}
 		paths = append(paths, f.Path)
 	}
+	sweepNote := ""
+	if origin != "check" {
+		sweepNote = " (syncJob, and for a finished Job the orphan-pod worker's sweep of its pods, as `random` and `lifecycle` run it)"
+	}
 	desc := fmt.Sprintf("Regression case saved by `conformance %s`: job-decider differed from upstream at %s. "+
-		"expected is upstream's response.", origin, strings.Join(paths, ", "))
+		"expected is upstream's response%s.", origin, strings.Join(paths, ", "), sweepNote)
 	path := filepath.Join(saveDir, safeFileName(o.name)+".yaml")
 	v, err := newVectorDoc(path, o.name, desc, req, o.upstream)
 	if err == nil {
@@ -215,6 +229,28 @@ func (o *outcome) report(w io.Writer, req *pb.DecideJobRequest, saveDir, origin 
 		return
 	}
 	fmt.Fprintf(w, "  saved %s\n", path)
+}
+
+// contractRequest is a generated request as a caller sends it by contract:
+// the Job's own pods and orphans only. Pods controlled by another owner
+// cannot change upstream's sync (its pod listing skips them), and
+// job-decider refuses them (known-differences.md, adopt-only-matching).
+func contractRequest(req *pb.DecideJobRequest) *pb.DecideJobRequest {
+	uid := req.GetJob().GetMetadata().GetUid()
+	foreign := func(p *pb.Pod) bool {
+		for _, r := range p.GetMetadata().GetOwnerReferences() {
+			if r.GetController() && r.GetUid() != uid {
+				return true
+			}
+		}
+		return false
+	}
+	if !slices.ContainsFunc(req.GetPods(), foreign) {
+		return req
+	}
+	out := proto.Clone(req).(*pb.DecideJobRequest)
+	out.Pods = slices.DeleteFunc(out.Pods, foreign)
+	return out
 }
 
 var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
@@ -250,7 +286,7 @@ func cmdCheck(args []string) error {
 		if err != nil {
 			return err
 		}
-		o := compare(d, known, v.Name, v.Request)
+		o := compare(d, known, v.Name, v.Request, false)
 		switch {
 		case o.skipped != "":
 			skipped++

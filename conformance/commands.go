@@ -11,9 +11,18 @@ import (
 	pb "job-decider.dev/clients/go/jobdecider/v1"
 )
 
-// upstreamCanonical runs upstream on a request and returns its canonical response.
+// upstreamCanonical runs upstream's syncJob on a request and returns its
+// canonical response (what vectors pin).
 func upstreamCanonical(req *pb.DecideJobRequest) (*pb.DecideJobResponse, *upstreamRun, error) {
-	run, err := runUpstream(req)
+	return upstreamCanonicalWith(req, upstreamOpts{})
+}
+
+// upstreamWhole is upstream for generated scenarios: syncJob, and for a
+// finished Job the orphan-pod worker's sweep (the scope of job-decider's plan).
+var upstreamWhole = upstreamOpts{orphanSweep: true}
+
+func upstreamCanonicalWith(req *pb.DecideJobRequest, opts upstreamOpts) (*pb.DecideJobResponse, *upstreamRun, error) {
+	run, err := runUpstream(req, opts)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -180,11 +180,12 @@ func runLifecycle(d *decider, known *knownDiffs, seed uint64, i int, saveDir str
 		if staleUp != nil {
 			reqUp, reqJd = staleUp, staleJd
 		}
+		reqJd = contractRequest(reqJd)
 		lc.tracef("-- sync %d at %s%s: %s\n", sync, lc.up.now.Format(time.TimeOnly), map[bool]string{true: " (stale pod cache)"}[staleUp != nil], podSummary(reqUp))
 		if verbose {
 			lc.tracef("request: %s\n", prettyProto(reqUp))
 		}
-		up, run, err := upstreamCanonical(reqUp)
+		up, run, err := upstreamCanonicalWith(reqUp, upstreamWhole)
 		if err == nil && run.syncErr != nil {
 			err = fmt.Errorf("syncJob returned an error: %w", run.syncErr)
 		}

@@ -30,7 +30,7 @@ type refServer struct {
 }
 
 func (s refServer) DecideJob(_ context.Context, req *pb.DecideJobRequest) (*pb.DecideJobResponse, error) {
-	run, err := runUpstream(req)
+	run, err := runUpstream(req, upstreamWhole)
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}

@@ -281,7 +281,7 @@ func runSingle(d *decider, known *knownDiffs, o randomOpts, i int) *singleResult
 	}
 	r.req = req
 	if d == nil {
-		resp, run, err := upstreamCanonical(req)
+		resp, run, err := upstreamCanonicalWith(req, upstreamWhole)
 		if err == nil && run.syncErr != nil {
 			err = fmt.Errorf("syncJob returned an error: %w", run.syncErr)
 		}
@@ -298,7 +298,8 @@ func runSingle(d *decider, known *knownDiffs, o randomOpts, i int) *singleResult
 		}
 		return r
 	}
-	out := compare(d, known, r.name, req)
+	out := compare(d, known, r.name, req, true)
+	r.req = out.request
 	r.upTime, r.jdTime = out.upTime, out.jdTime
 	if out.skipped != "" {
 		r.failed = out.skipped

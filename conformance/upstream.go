@@ -240,8 +240,17 @@ type upstreamRun struct {
 	elapsed time.Duration // time spent in syncJob alone
 }
 
+// upstreamOpts says how much of upstream's controller a run covers.
+type upstreamOpts struct {
+	// orphanSweep: for a Job already finished, also run what the rest of
+	// the controller does with it, the orphan-pod worker's sweep of its pods
+	// (see orphanSweep). job-decider's plan includes it; vectors pin
+	// syncJob alone, as upstream's unit tests do.
+	orphanSweep bool
+}
+
 // runUpstream runs one sync of upstream's controller on the request.
-func runUpstream(req *pb.DecideJobRequest) (*upstreamRun, error) {
+func runUpstream(req *pb.DecideJobRequest, opts upstreamOpts) (*upstreamRun, error) {
 	s, err := snapshotFromRequest(req)
 	if err != nil {
 		return nil, err
@@ -390,7 +399,7 @@ func runUpstream(req *pb.DecideJobRequest) (*upstreamRun, error) {
 
 	start := time.Now()
 	syncErr := syncJob(jm, ctx, key)
-	if syncErr == nil && jobutil.IsJobFinished(j) {
+	if syncErr == nil && opts.orphanSweep && jobutil.IsJobFinished(j) {
 		// syncJob leaves a finished Job alone; the rest of the controller
 		// does not: the Job's update to finished queues the orphan-pod
 		// worker for every pod matching its selector (updateJob ->
@@ -428,14 +437,18 @@ func runUpstream(req *pb.DecideJobRequest) (*upstreamRun, error) {
 }
 
 // orphanSweep runs the orphan-pod worker (handleSingleOrphanPod) over the
-// snapshot's pods that match the Job's selector or are being deleted, in
-// request order.
+// Job's own pods and orphans that match the Job's selector or are being
+// deleted, in request order. (Pods controlled by someone else are the
+// business of their owner's cleanup, and outside job-decider's requests.)
 func orphanSweep(ctx context.Context, jm *job.Controller, s *snapshot) error {
 	sel, err := metav1.LabelSelectorAsSelector(s.job.Spec.Selector)
 	if err != nil {
 		return nil // upstream logs the bad selector and does nothing
 	}
 	for _, p := range s.pods {
+		if c := metav1.GetControllerOf(p); c != nil && c.UID != s.job.UID {
+			continue
+		}
 		if p.Namespace != s.job.Namespace || (!sel.Matches(labels.Set(p.Labels)) && p.DeletionTimestamp == nil) {
 			continue
 		}
