@@ -16,7 +16,7 @@
 #   WORKERS   scenarios at once (default 2)
 #   BENCH     0 skips the timing by job size (default 1)
 #   JOB_DECIDER_SERVE_ARGS  default "serve --addr {addr} --metrics-addr 127.0.0.1:0 --log-level error"
-#   SAVE_DIR  where mismatching snapshots go as vector files (default conformance/mismatches)
+#   SAVE_DIR  where mismatching snapshots go as vector files (default conformance/mismatches/SEED)
 #
 # A longer run: N=1000000 L=100000 MAX_TIME=10h conformance/run.sh target/release/job-decider
 set -euo pipefail
@@ -53,8 +53,8 @@ if [[ $# -lt 1 ]]; then
 	exit 0
 fi
 decider="$1"
-save_dir="${SAVE_DIR:-$here/mismatches}"
 seed="${SEED:-$(date +%s%N)}"
+save_dir="${SAVE_DIR:-$here/mismatches/$seed}"
 
 status=0
 echo "== check: every vector against $decider"
