@@ -1582,13 +1582,18 @@ impl Sim {
                 );
             }
         }
-        // A Job another controller manages is not ours to clean up.
+        // A Job another controller manages is not ours to clean up. Upstream's
+        // cleanup of a finished Job visits the pods its selector matches and
+        // pods being deleted; an owned pod that stopped matching keeps its
+        // finalizer until it is deleted, as upstream's does.
         if status.is_finished() && job.spec.managed_by.is_none() {
             for pod in &self.snap.pods {
-                let ours = match &pod.controller {
-                    Some(o) => o.uid == JOB_UID,
-                    None => job_selects(job, pod),
-                };
+                let visited = pod.deletion.is_some() || job_selects(job, pod);
+                let ours = visited
+                    && match &pod.controller {
+                        Some(o) => o.uid == JOB_UID,
+                        None => true,
+                    };
                 prop_assert!(
                     !(ours && pod.has_tracking_finalizer),
                     "finished Job left the finalizer on {}",

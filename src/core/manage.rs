@@ -69,7 +69,7 @@ pub(crate) fn manage_job(ctx: &mut SyncCtx<'_>) -> i32 {
             POD_FAILURE_BACKOFF_MAX,
         );
         if !remaining.is_zero() {
-            ctx.requeue_after(remaining);
+            ctx.requeue_after_backoff(remaining);
             return active;
         }
     }
@@ -83,7 +83,7 @@ pub(crate) fn manage_job(ctx: &mut SyncCtx<'_>) -> i32 {
         if job.spec.uses_backoff_limit_per_index() {
             let (now_ready, wait) = indexes_ready_to_create(ctx, &indexes);
             if now_ready.is_empty() && !wait.is_zero() {
-                ctx.requeue_after(wait);
+                ctx.requeue_after_backoff(wait);
                 return active;
             }
             indexes = now_ready;

@@ -28,7 +28,7 @@ use crate::core::success_policy::{match_success_policy, success_policy_message};
 use crate::core::time::Time;
 use crate::core::tracking::{is_counted_action, track_status_and_remove_finalizers, uid_set};
 
-/// Shortest requeue delay: upstream never re-syncs a Job sooner than its 1 s batch period.
+/// Shortest backoff requeue: upstream's delayed enqueue never waits less than its 1 s batch period.
 pub const MIN_REQUEUE: Duration = Duration::from_secs(1);
 
 /// What one sync has worked out so far; the pieces in `manage` and `tracking` read and extend it.
@@ -60,10 +60,15 @@ pub(crate) struct SyncCtx<'a> {
 }
 
 impl SyncCtx<'_> {
-    /// Asks to decide again after `delay` (at least [`MIN_REQUEUE`]); the earliest ask wins.
+    /// Asks to decide again after `delay`; the earliest ask wins.
     pub fn requeue_after(&mut self, delay: Duration) {
-        let delay = delay.max(MIN_REQUEUE);
         self.requeue = Some(self.requeue.map_or(delay, |d| d.min(delay)));
+    }
+
+    /// Asks to decide again once a pod-failure backoff expires: never sooner
+    /// than [`MIN_REQUEUE`], as upstream's delayed enqueue.
+    pub fn requeue_after_backoff(&mut self, delay: Duration) {
+        self.requeue_after(delay.max(MIN_REQUEUE));
     }
 
     /// Records an event at the point of the plan where upstream records it.
@@ -124,16 +129,18 @@ pub fn decide(snapshot: &Snapshot) -> Plan {
 }
 
 /// A finished Job is never modified; what is left is the orphan worker's job:
-/// taking the finalizer off pods of the Job that still carry it.
+/// taking the finalizer off the Job's pods (and orphans) that still carry it.
+/// That worker visits pods matching the selector, and pods being deleted.
 fn finished_job_cleanup(snapshot: &Snapshot) -> Plan {
     let job = &snapshot.job;
     let mut refs: Vec<PodRef> = snapshot
         .pods
         .iter()
         .filter(|p| p.has_tracking_finalizer)
+        .filter(|p| p.deletion.is_some() || selector::matches(&job.spec.selector, &p.labels))
         .filter(|p| match &p.controller {
             Some(owner) => owner.uid == job.uid,
-            None => selector::matches(&job.spec.selector, &p.labels),
+            None => true,
         })
         .map(|p| PodRef {
             name: p.name.clone(),

@@ -536,3 +536,35 @@ fn too_many_finished_pods_are_recorded_500_at_a_time() {
         "Complete waits until the last 100 are counted"
     );
 }
+
+#[test]
+fn finished_job_keeps_the_finalizer_of_an_owned_pod_that_no_longer_matches() {
+    let mut job = job();
+    job.status.conditions.push(new_condition(
+        JobConditionType::Failed,
+        ConditionStatus::True,
+        "BackoffLimitExceeded",
+        "",
+        t(1),
+    ));
+    let mut strayed = pod("strayed").phase(PodPhase::Failed);
+    strayed.labels.clear();
+    let deleting = {
+        let mut p = pod("deleting").phase(PodPhase::Failed).deleted(t(5), None);
+        p.labels.clear();
+        p
+    };
+    let plan = decide(&snapshot(job, vec![strayed, deleting], t(10)));
+    // Upstream's orphan cleanup visits selector matches and pods being deleted only.
+    assert_eq!(finalizer_removals(&plan), vec!["deleting"]);
+}
+
+#[test]
+fn active_deadline_requeue_is_exact_even_below_a_second() {
+    let mut job = job();
+    job.spec.active_deadline_seconds = Some(10);
+    job.status.start_time = Some(t(0));
+    let now = Time::from_unix_nanos(9_250_000_000);
+    let plan = decide(&snapshot(job, vec![pod("run")], now));
+    assert_eq!(plan.requeue_after, Some(Duration::from_millis(750)));
+}

@@ -29,7 +29,10 @@ type DecideJobRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The Job, as read from the API server.
 	Job *Job `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
-	// The pods of the Job's namespace that the Job owns or whose labels match its selector.
+	// The Job's pods (controller ownerReference to the Job) and the orphan pods (no controller) of
+	// its namespace whose labels match its selector, in the caller's list order (owned pods are
+	// considered before orphans; where upstream depends on order, e.g. which FailJob message wins,
+	// this order decides). A pod controlled by another owner is rejected.
 	Pods []*Pod `protobuf:"bytes,2,rep,name=pods,proto3" json:"pods,omitempty"`
 	// The current time; decisions never read a clock.
 	Now *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=now,proto3" json:"now,omitempty"`
@@ -119,8 +122,9 @@ func (x *DecideJobRequest) GetExpectations() *Expectations {
 // Expectations are the caller's own writes that its pod cache does not show yet.
 type Expectations struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// True while pod creations or deletions the caller issued are not yet observed; the plan
-	// then neither creates nor deletes pods nor finishes the Job, as upstream waits.
+	// True while pod creations or deletions the caller issued are not yet observed; as upstream,
+	// the plan then neither creates pods nor scales down, and does not finish the Job in this
+	// sync (a finishing Job's active pods are still deleted).
 	PodChangesPending bool `protobuf:"varint,1,opt,name=pod_changes_pending,json=podChangesPending,proto3" json:"pod_changes_pending,omitempty"`
 	// UIDs of pods whose finalizer removal was issued but is not yet observed.
 	FinalizerRemovalsPending []string `protobuf:"bytes,2,rep,name=finalizer_removals_pending,json=finalizerRemovalsPending,proto3" json:"finalizer_removals_pending,omitempty"`
@@ -280,8 +284,10 @@ type DecideJobResponse struct {
 	// Actions to apply in order. The caller stops at the first failure and decides again later.
 	Actions []*Action `protobuf:"bytes,1,rep,name=actions,proto3" json:"actions,omitempty"`
 	// Decide again after this long even if nothing changes; absent when nothing waits on time.
+	// A pod-failure backoff wait is at least 1 s; the activeDeadlineSeconds wait is exact.
 	RequeueAfter *durationpb.Duration `protobuf:"bytes,2,opt,name=requeue_after,json=requeueAfter,proto3" json:"requeue_after,omitempty"`
-	// State to send back with the next DecideJob for this Job.
+	// State to send back with the next DecideJob for this Job; absent when empty. It reflects
+	// the plan's first updateStatus: if applying stopped before that write, send the previous state.
 	State         *ControllerState `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -559,8 +565,9 @@ func (x *AdoptPods) GetPods() []*PodReference {
 	return nil
 }
 
-// ReleasePods removes the Job's controller owner reference from pods whose labels no longer
-// match its selector (one patch per pod, guarded by UID).
+// ReleasePods removes the Job's controller owner reference, and the
+// batch.kubernetes.io/job-tracking finalizer, from pods whose labels no longer match its
+// selector (one patch per pod, guarded by UID), as upstream's release does.
 type ReleasePods struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The pods.
@@ -664,7 +671,7 @@ type PodCreation struct {
 	Labels map[string]string `protobuf:"bytes,3,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// Annotations to add to (or override in) the template's annotations.
 	Annotations map[string]string `protobuf:"bytes,4,rep,name=annotations,proto3" json:"annotations,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	// Finalizers the pod must carry (batch.kubernetes.io/job-tracking).
+	// Finalizers to add to the template's (batch.kubernetes.io/job-tracking unless the template has it).
 	Finalizers []string `protobuf:"bytes,5,rep,name=finalizers,proto3" json:"finalizers,omitempty"`
 	// spec.hostname, for Indexed Jobs.
 	Hostname string `protobuf:"bytes,6,opt,name=hostname,proto3" json:"hostname,omitempty"`
