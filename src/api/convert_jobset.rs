@@ -15,6 +15,7 @@ use std::collections::HashSet;
 
 use pbjson_types::Timestamp;
 
+use crate::api::convert::{time_from_pb, time_to_pb};
 use crate::api::pb;
 use crate::core::jobset::{
     ChildJob, ChildJobCondition, Condition, FailurePolicy, FailurePolicyAction, FailurePolicyRule,
@@ -25,8 +26,6 @@ use crate::core::jobset::{
 use crate::core::jobset_validate::{default_rule_names, validate_jobset};
 use crate::core::time::Time;
 use crate::core::validate::{Violation, ViolationKind};
-
-const NANOS_PER_SEC: i64 = 1_000_000_000;
 
 /// Most child Jobs one JobSet may describe (Σ replicas): the plan lists each missing one.
 pub const MAX_TOTAL_REPLICAS: i64 = 1_000_000;
@@ -269,26 +268,6 @@ enum Purpose {
 
 fn quote(s: &str) -> Option<String> {
     Some(format!("{s:?}"))
-}
-
-fn time_from_pb(ts: &Timestamp) -> Option<Time> {
-    if !(0..1_000_000_000).contains(&ts.nanos) {
-        return None;
-    }
-    let nanos = ts
-        .seconds
-        .checked_mul(NANOS_PER_SEC)?
-        .checked_add(i64::from(ts.nanos))?;
-    Some(Time::from_unix_nanos(nanos))
-}
-
-fn time_to_pb(t: Time) -> Timestamp {
-    let nanos = t.unix_nanos();
-    Timestamp {
-        seconds: nanos.div_euclid(NANOS_PER_SEC),
-        // rem_euclid of 1e9 always fits an i32.
-        nanos: i32::try_from(nanos.rem_euclid(NANOS_PER_SEC)).unwrap_or(0),
-    }
 }
 
 fn time_or_err(ts: &Timestamp, path: &str, errs: &mut Errs) -> Option<Time> {
