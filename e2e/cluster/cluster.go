@@ -93,6 +93,8 @@ func Start(opts Options) (_ *Cluster, err error) {
 			return nil, err
 		}
 		c.ownDir = true
+	} else if err := os.MkdirAll(c.Dir, 0o755); err != nil {
+		return nil, err
 	}
 	defer func() {
 		if err != nil {
