@@ -162,3 +162,24 @@ func Selector(job *batchv1.Job) labels.Selector {
 	}
 	return sel
 }
+
+// Kubelet plays the one part of a kubelet (and pod GC) the tests need in the
+// background: a pod that is being deleted and has not finished is moved to
+// Failed with exit code 137, as a killed container reports. It runs until
+// ctx is done, polling the namespace.
+func Kubelet(ctx context.Context, client kubernetes.Interface, namespace string) {
+	for ctx.Err() == nil {
+		pods, err := client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
+		if err == nil {
+			for _, p := range pods.Items {
+				if p.DeletionTimestamp != nil && p.Status.Phase != corev1.PodFailed && p.Status.Phase != corev1.PodSucceeded {
+					_ = SetPodStatus(ctx, client, namespace, p.Name, Failed(137))
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
