@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -215,6 +216,10 @@ type ShimOptions struct {
 	LogPath string
 	// Args are extra flags.
 	Args []string
+	// Identity is the leader-election identity; the shim picks a fresh
+	// one at each start when empty. A restart with the identity of the
+	// process it replaces takes the Lease over at once.
+	Identity string
 }
 
 // Shim is a restartable shim process.
@@ -250,6 +255,9 @@ func (s *Shim) Start(ctx context.Context) error {
 		"--decider-addr=" + s.opts.DeciderAddr,
 		"--controller-name=" + s.opts.ControllerName,
 		"--http-addr=" + s.HTTPAddr,
+	}
+	if s.opts.Identity != "" {
+		args = append(args, "--leader-elect-identity="+s.opts.Identity)
 	}
 	args = append(args, s.opts.Args...)
 	s.proc, err = StartProcess("shim", s.opts.LogPath, s.bin, args...)
@@ -289,4 +297,18 @@ func (s *Shim) RequireStarted(t testing.TB) {
 	if err := s.Start(ctx); err != nil {
 		t.Fatalf("starting the shim: %v\n%s", err, s.Process().Tail(30))
 	}
+}
+
+// SetIdentity sets the leader-election identity of the following starts.
+func (s *Shim) SetIdentity(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.opts.Identity = id
+}
+
+// DropArg removes an extra flag for the following starts.
+func (s *Shim) DropArg(arg string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.opts.Args = slices.DeleteFunc(s.opts.Args, func(a string) bool { return a == arg })
 }
