@@ -188,6 +188,9 @@ func dialDecider(o *options) (*grpc.ClientConn, error) {
 	return grpc.NewClient(o.deciderAddr,
 		grpc.WithTransportCredentials(creds),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage)),
+		// With a dns:/// target naming a headless Service, spread calls
+		// over every replica rather than pinning them to the first.
+		grpc.WithDefaultServiceConfig(`{"loadBalancingConfig":[{"round_robin":{}}]}`),
 	)
 }
 
