@@ -456,7 +456,8 @@ func (c *crashKubelet) check(t *testing.T, ctx context.Context, job *batchv1.Job
 	}
 }
 
-// formatIndexes renders sorted indexes as upstream's interval list ("1,3-5,7").
+// formatIndexes renders sorted indexes as upstream's interval list
+// ("1,3-5,7"; an interval of two is written "8,9").
 func formatIndexes(idx []int) string {
 	sort.Ints(idx)
 	var parts []string
@@ -465,9 +466,12 @@ func formatIndexes(idx []int) string {
 		for j+1 < len(idx) && idx[j+1] == idx[j]+1 {
 			j++
 		}
-		if i == j {
+		switch j - i {
+		case 0:
 			parts = append(parts, strconv.Itoa(idx[i]))
-		} else {
+		case 1:
+			parts = append(parts, fmt.Sprintf("%d,%d", idx[i], idx[j]))
+		default:
 			parts = append(parts, fmt.Sprintf("%d-%d", idx[i], idx[j]))
 		}
 		i = j + 1
@@ -486,4 +490,15 @@ func describeJobs(ns string, jobs []*batchv1.Job) string {
 		fmt.Fprintf(&b, "%s: %s\n", job.Name, describeStatus(&cur.Status))
 	}
 	return b.String()
+}
+
+func TestFormatIndexes(t *testing.T) {
+	for _, c := range []struct {
+		in   []int
+		want string
+	}{{nil, ""}, {[]int{3}, "3"}, {[]int{9, 8}, "8,9"}, {[]int{1, 3, 4, 5, 7}, "1,3-5,7"}} {
+		if got := formatIndexes(c.in); got != c.want {
+			t.Errorf("formatIndexes(%v) = %q, want %q", c.in, got, c.want)
+		}
+	}
 }
