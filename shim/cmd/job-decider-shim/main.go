@@ -214,7 +214,9 @@ func run(ctx context.Context, o *options) error {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics := controller.NewMetrics(reg)
 
-	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	// Events, informers and the controller outlive the signal: they stop in
+	// order once the workers have drained.
+	broadcaster := record.NewBroadcaster(record.WithContext(context.WithoutCancel(ctx)))
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
 	defer broadcaster.Shutdown()
 	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "job-decider-shim"})
@@ -271,8 +273,12 @@ func run(ctx context.Context, o *options) error {
 		_ = srv.Shutdown(sctx)
 	}()
 
-	factory.Start(ctx.Done())
-	defer factory.Shutdown()
+	informerCtx, stopInformers := context.WithCancel(context.WithoutCancel(ctx))
+	factory.Start(informerCtx.Done())
+	defer func() {
+		stopInformers()
+		factory.Shutdown()
+	}()
 
 	// The controller gets its own context so that, on shutdown, it drains
 	// before the Lease is released: a successor never overlaps with it.

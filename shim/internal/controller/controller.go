@@ -199,6 +199,9 @@ func (c *Controller) Run(ctx context.Context) error {
 
 	logger.Info("Starting job-decider shim", "controllerName", c.cfg.ControllerName, "workers", c.cfg.Workers)
 	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
+		if ctx.Err() != nil {
+			return nil // stopped before it started
+		}
 		return errors.New("caches did not sync")
 	}
 	var wg sync.WaitGroup
