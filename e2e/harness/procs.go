@@ -57,17 +57,28 @@ func ShimBinary() (string, error) {
 			shimPath = bin
 			return
 		}
-		dir, err := os.MkdirTemp("", "job-decider-shim-bin-")
+		cache, err := os.UserCacheDir()
 		if err != nil {
+			cache = os.TempDir()
+		}
+		// One place, rebuilt by each test binary (a link, with Go's
+		// build cache): no binary left behind per run.
+		dir := filepath.Join(cache, "job-decider-e2e", "shim")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
 			shimErr = err
 			return
 		}
 		shimPath = filepath.Join(dir, "job-decider-shim")
-		cmd := exec.Command("go", "build", "-o", shimPath, "./cmd/job-decider-shim")
+		// Built aside and renamed into place, which is safe even while
+		// an older copy runs.
+		tmp := fmt.Sprintf("%s.%d", shimPath, os.Getpid())
+		cmd := exec.Command("go", "build", "-o", tmp, "./cmd/job-decider-shim")
 		cmd.Dir = filepath.Join(repoRoot(), "shim")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			shimErr = fmt.Errorf("building the shim: %v\n%s", err, out)
+			return
 		}
+		shimErr = os.Rename(tmp, shimPath)
 	})
 	return shimPath, shimErr
 }
