@@ -1,0 +1,205 @@
+package tests
+
+import (
+	"context"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"job-decider.dev/e2e/harness"
+)
+
+// deployDir is deploy/base in the repository.
+func deployDir() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "deploy", "base")
+}
+
+// buildDeploy renders the kustomize base, as `kubectl kustomize` would.
+func buildDeploy(t *testing.T) []*unstructured.Unstructured {
+	t.Helper()
+	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
+	resMap, err := k.Run(filesys.MakeFsOnDisk(), deployDir())
+	if err != nil {
+		t.Fatalf("kustomize build %s: %v", deployDir(), err)
+	}
+	var objs []*unstructured.Unstructured
+	for _, r := range resMap.Resources() {
+		m, err := r.Map()
+		if err != nil {
+			t.Fatalf("%s: %v", r.CurId(), err)
+		}
+		objs = append(objs, &unstructured.Unstructured{Object: m})
+	}
+	return objs
+}
+
+// Every manifest of deploy/ is accepted by the real API server (server-side
+// apply, dry run): a manifest the API rejects fails here.
+func TestDeployManifestsDryRun(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	objs := buildDeploy(t)
+	kinds := map[string]int{}
+	for _, o := range objs {
+		kinds[o.GetKind()]++
+	}
+	for _, want := range []string{"Namespace", "Deployment", "Service", "HorizontalPodAutoscaler", "PodDisruptionBudget",
+		"NetworkPolicy", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"} {
+		if kinds[want] == 0 {
+			t.Errorf("deploy/base has no %s", want)
+		}
+	}
+	if kinds["Deployment"] != 2 {
+		t.Errorf("%d Deployments, want 2 (service and shim)", kinds["Deployment"])
+	}
+
+	// Dry-run objects in a namespace need the namespace to exist.
+	if _, err := e.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "job-decider"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("creating the namespace: %v", err)
+	}
+	dyn := dynamic.NewForConfigOrDie(e.cluster.Config)
+	disc := discovery.NewDiscoveryClientForConfigOrDie(e.cluster.Config)
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
+	for _, o := range objs {
+		gvk := o.GroupVersionKind()
+		mapping, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			t.Errorf("%s %s: %v", gvk, o.GetName(), err)
+			continue
+		}
+		var ri dynamic.ResourceInterface = dyn.Resource(mapping.Resource)
+		if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+			ri = dyn.Resource(mapping.Resource).Namespace(o.GetNamespace())
+			if o.GetNamespace() == "" {
+				t.Errorf("%s %s has no namespace", gvk.Kind, o.GetName())
+			}
+		}
+		data, err := o.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = ri.Patch(ctx, o.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{
+			FieldManager: "e2e-deploy-test",
+			DryRun:       []string{metav1.DryRunAll},
+			Force:        ptr.To(true),
+		})
+		if err != nil {
+			t.Errorf("server-side dry run of %s %s/%s: %v", gvk.Kind, o.GetNamespace(), o.GetName(), err)
+		}
+	}
+}
+
+// The shim runs with nothing but the ServiceAccount and RBAC of deploy/: a
+// verb it uses and the manifests do not grant fails the Job here.
+func TestShimRunsWithDeployRBAC(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if _, err := e.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "job-decider"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("creating the namespace: %v", err)
+	}
+	dyn := dynamic.NewForConfigOrDie(e.cluster.Config)
+	disc := discovery.NewDiscoveryClientForConfigOrDie(e.cluster.Config)
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
+	for _, o := range buildDeploy(t) {
+		switch o.GetKind() {
+		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
+		default:
+			continue
+		}
+		gvk := o.GroupVersionKind()
+		mapping, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ri dynamic.ResourceInterface = dyn.Resource(mapping.Resource)
+		if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+			ri = dyn.Resource(mapping.Resource).Namespace(o.GetNamespace())
+		}
+		data, _ := o.MarshalJSON()
+		if _, err := ri.Patch(ctx, o.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{FieldManager: "e2e-rbac-test", Force: ptr.To(true)}); err != nil {
+			t.Fatalf("applying %s %s: %v", gvk.Kind, o.GetName(), err)
+		}
+	}
+	tok, err := e.client.CoreV1().ServiceAccounts("job-decider").CreateToken(ctx, "job-decider-shim",
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("requesting a token: %v", err)
+	}
+	kubeconfig := filepath.Join(e.dir, "rbac-shim.kubeconfig")
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["e2e"] = &clientcmdapi.Cluster{Server: e.cluster.URL, CertificateAuthorityData: e.cluster.Config.CAData}
+	cfg.AuthInfos["shim"] = &clientcmdapi.AuthInfo{Token: tok.Status.Token}
+	cfg.Contexts["e2e"] = &clientcmdapi.Context{Cluster: "e2e", AuthInfo: "shim"}
+	cfg.CurrentContext = "e2e"
+	if err := clientcmd.WriteToFile(*cfg, kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+
+	const name = "job-decider.dev/rbac-test"
+	shim, err := harness.NewShim(harness.ShimOptions{
+		Kubeconfig:     kubeconfig,
+		DeciderAddr:    e.decider.Addr,
+		ControllerName: name,
+		LogPath:        filepath.Join(e.dir, "rbac-shim.log"),
+		Args:           append(fastShimArgs("rbac"), "--leader-elect-namespace=job-decider"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shim.RequireStarted(t)
+	defer shim.Stop()
+
+	ns := newNamespace(t)
+	j := start(t, newJob(ns, "rbac", func(job *batchv1.Job) {
+		job.Spec.ManagedBy = ptr.To(name)
+		job.Spec.Parallelism = ptr.To[int32](2)
+		job.Spec.Completions = ptr.To[int32](2)
+	}), time.Minute)
+	pods := j.waitActive(2)
+	j.finish(pods, harness.Succeeded())
+	j.waitCondition(batchv1.JobComplete)
+	j.expectCounts(0, 2, 0)
+	j.waitFinalizersGone()
+	// Events were recorded too.
+	err = harness.Poll(ctx, 100*time.Millisecond, 20*time.Second, func(ctx context.Context) (bool, error) {
+		evs, err := e.client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, ev := range evs.Items {
+			if ev.Reason == "SuccessfulCreate" && ev.Source.Component == "job-decider-shim" {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Errorf("no SuccessfulCreate event: %v", err)
+	}
+	if log := shim.Process().Tail(400); strings.Contains(log, "forbidden") {
+		t.Errorf("the shim was refused something:\n%s", log)
+	}
+}

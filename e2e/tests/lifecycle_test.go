@@ -1,0 +1,165 @@
+package tests
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"job-decider.dev/e2e/harness"
+)
+
+// The shim serves health and metrics, holds the Lease while it runs, and on
+// SIGTERM drains, releases the Lease and exits 0.
+func TestShimHealthMetricsAndGracefulShutdown(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	shim, err := harness.NewShim(harness.ShimOptions{
+		Kubeconfig:     e.cluster.Kubeconfig,
+		DeciderAddr:    e.decider.Addr,
+		ControllerName: "job-decider.dev/lifecycle-test",
+		LogPath:        filepath.Join(e.dir, "lifecycle-shim.log"),
+		Args:           fastShimArgs("lifecycle"),
+		Identity:       "lifecycle",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shim.RequireStarted(t)
+	defer shim.Kill()
+
+	get := func(path string) (int, string) {
+		resp, err := http.Get("http://" + shim.HTTPAddr + path)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	err = harness.Poll(ctx, 50*time.Millisecond, 20*time.Second, func(ctx context.Context) (bool, error) {
+		lease, err := e.client.CoordinationV1().Leases("default").Get(ctx, "shim-lifecycle", metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		code, _ := get("/readyz")
+		return ptr.Deref(lease.Spec.HolderIdentity, "") == "lifecycle" && code == http.StatusOK, nil
+	})
+	if err != nil {
+		t.Fatalf("the shim did not become a ready leader: %v\n%s", err, shim.Process().Tail(20))
+	}
+	if code, body := get("/healthz"); code != http.StatusOK {
+		t.Errorf("/healthz: %d %s", code, body)
+	}
+	// Labelled series appear once observed; these are there from the start.
+	_, metrics := get("/metrics")
+	for _, name := range []string{"job_decider_shim_sync_duration_seconds_bucket", "go_goroutines", "process_cpu_seconds_total"} {
+		if !strings.Contains(metrics, name) {
+			t.Errorf("/metrics has no %s", name)
+		}
+	}
+
+	p := shim.Process()
+	start := time.Now()
+	p.Stop(20 * time.Second)
+	if p.Err() != nil {
+		t.Errorf("exit after SIGTERM: %v\n%s", p.Err(), p.Tail(20))
+	}
+	t.Logf("stopped in %s", time.Since(start).Round(time.Millisecond))
+	lease, err := e.client.CoordinationV1().Leases("default").Get(ctx, "shim-lifecycle", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := ptr.Deref(lease.Spec.HolderIdentity, ""); h != "" {
+		t.Errorf("the Lease is still held by %q after a graceful shutdown", h)
+	}
+}
+
+// Two replicas: one leads, the other stands by; when the leader is killed,
+// the standby takes over once the Lease expires and finishes the Job.
+func TestTwoReplicasFailOver(t *testing.T) {
+	t.Parallel()
+	const name = "job-decider.dev/ha-test"
+	newReplica := func(id string) *harness.Shim {
+		s, err := harness.NewShim(harness.ShimOptions{
+			Kubeconfig:     e.cluster.Kubeconfig,
+			DeciderAddr:    e.decider.Addr,
+			ControllerName: name,
+			LogPath:        filepath.Join(e.dir, "ha-"+id+".log"),
+			Args:           fastShimArgs("ha"),
+			Identity:       id,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.RequireStarted(t)
+		t.Cleanup(s.Kill)
+		return s
+	}
+	holder := func(ctx context.Context) string {
+		lease, err := e.client.CoordinationV1().Leases("default").Get(ctx, "shim-ha", metav1.GetOptions{})
+		if err != nil {
+			return ""
+		}
+		return ptr.Deref(lease.Spec.HolderIdentity, "")
+	}
+	a := newReplica("a")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := harness.Poll(ctx, 50*time.Millisecond, 20*time.Second, func(ctx context.Context) (bool, error) { return holder(ctx) == "a", nil }); err != nil {
+		t.Fatalf("a did not lead: %v", err)
+	}
+	b := newReplica("b")
+
+	ns := newNamespace(t)
+	j := start(t, newJob(ns, "ha", func(job *batchv1.Job) {
+		job.Spec.ManagedBy = ptr.To(name)
+		job.Spec.Parallelism = ptr.To[int32](2)
+		job.Spec.Completions = ptr.To[int32](4)
+	}), 2*time.Minute)
+	pods := j.waitActive(2)
+	if strings.Contains(readFile(b.Process().LogPath), "Became the leader") {
+		t.Fatal("the standby leads while the leader runs")
+	}
+	a.Kill()
+	j.finish(pods, harness.Succeeded())
+	if err := harness.Poll(ctx, 50*time.Millisecond, 20*time.Second, func(ctx context.Context) (bool, error) { return holder(ctx) == "b", nil }); err != nil {
+		t.Fatalf("b did not take over: %v", err)
+	}
+	pods = j.waitActive(2)
+	j.finish(pods, harness.Succeeded())
+	j.waitCondition(batchv1.JobComplete)
+	j.expectCounts(0, 4, 0)
+	j.waitFinalizersGone()
+}
+
+// A Job deleted while its pods run leaves orphans (no garbage collector runs
+// here); the shim takes the tracking finalizer off them.
+func TestFinalizersOfADeletedJobAreRemoved(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	j := start(t, newJob(ns, "deleted-job", func(job *batchv1.Job) {
+		job.Spec.Parallelism = ptr.To[int32](3)
+		job.Spec.Completions = ptr.To[int32](3)
+	}), time.Minute)
+	pods := j.waitActive(3)
+	j.finish(pods[:1], harness.Succeeded())
+	if err := e.client.BatchV1().Jobs(ns).Delete(j.ctx, j.job.Name, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationOrphan)}); err != nil {
+		t.Fatalf("deleting the job: %v", err)
+	}
+	j.waitFinalizersGone()
+}
+
+func readFile(path string) string {
+	data, _ := os.ReadFile(path)
+	return string(data)
+}

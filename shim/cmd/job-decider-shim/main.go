@@ -1,0 +1,388 @@
+// Command job-decider-shim runs the shim controller: it manages the Jobs whose
+// spec.managedBy names it, asking the job-decider service what to do.
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+
+	jobdeciderv1 "job-decider.dev/clients/go/jobdecider/v1"
+	"job-decider.dev/shim/internal/controller"
+)
+
+type options struct {
+	kubeconfig     string
+	kubeQPS        float64
+	kubeBurst      int
+	controllerName string
+	workers        int
+	podBatch       time.Duration
+	retryBase      time.Duration
+	retryMax       time.Duration
+	namespace      string
+
+	deciderAddr       string
+	deciderTLS        bool
+	deciderCA         string
+	deciderCert       string
+	deciderKey        string
+	deciderServerName string
+	decideTimeout     time.Duration
+
+	httpAddr      string
+	shutdownGrace time.Duration
+
+	leaderElect   bool
+	leNamespace   string
+	leName        string
+	leIdentity    string
+	leaseDuration time.Duration
+	renewDeadline time.Duration
+	retryPeriod   time.Duration
+
+	exitBetweenSteps float64
+}
+
+func parseFlags(args []string) (*options, error) {
+	o := &options{}
+	fs := flag.NewFlagSet("job-decider-shim", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "Path to a kubeconfig; in-cluster configuration when empty.")
+	fs.Float64Var(&o.kubeQPS, "kube-api-qps", 50, "Queries per second to the Kubernetes API.")
+	fs.IntVar(&o.kubeBurst, "kube-api-burst", 100, "Burst of queries to the Kubernetes API.")
+	fs.StringVar(&o.controllerName, "controller-name", controller.DefaultControllerName, "The spec.managedBy value of the Jobs this shim manages.")
+	fs.IntVar(&o.workers, "workers", 5, "Jobs synced at once.")
+	fs.DurationVar(&o.podBatch, "pod-event-batch-period", time.Second, "Delay before a sync caused by pod events, to batch them.")
+	fs.DurationVar(&o.retryBase, "retry-base-delay", time.Second, "First delay before retrying a failed sync; doubles on each failure.")
+	fs.DurationVar(&o.retryMax, "retry-max-delay", time.Minute, "Longest delay before retrying a failed sync.")
+	fs.StringVar(&o.namespace, "namespace", "", "Watch only this namespace; all namespaces when empty.")
+	fs.StringVar(&o.deciderAddr, "decider-addr", "127.0.0.1:50051", "Address of the job-decider gRPC service (host:port, or any gRPC target).")
+	fs.BoolVar(&o.deciderTLS, "decider-tls", false, "Use TLS to the service (implied by --decider-ca and --decider-cert).")
+	fs.StringVar(&o.deciderCA, "decider-ca", "", "PEM CA bundle that signs the service's certificate; system roots when empty.")
+	fs.StringVar(&o.deciderCert, "decider-cert", "", "PEM client certificate for mTLS (with --decider-key).")
+	fs.StringVar(&o.deciderKey, "decider-key", "", "PEM private key of --decider-cert.")
+	fs.StringVar(&o.deciderServerName, "decider-server-name", "", "Name to verify in the service's certificate; the address's host when empty.")
+	fs.DurationVar(&o.decideTimeout, "decide-timeout", 30*time.Second, "Deadline of one DecideJob call.")
+	fs.StringVar(&o.httpAddr, "http-addr", "127.0.0.1:8080", "Address of /metrics, /healthz and /readyz.")
+	fs.DurationVar(&o.shutdownGrace, "shutdown-grace", 30*time.Second, "After SIGTERM, how long running syncs may take to finish.")
+	fs.BoolVar(&o.leaderElect, "leader-elect", true, "Run only while holding the leader Lease (required with more than one replica).")
+	fs.StringVar(&o.leNamespace, "leader-elect-namespace", os.Getenv("POD_NAMESPACE"), "Namespace of the Lease; \"default\" when empty.")
+	fs.StringVar(&o.leName, "leader-elect-name", "job-decider-shim", "Name of the Lease.")
+	fs.StringVar(&o.leIdentity, "leader-elect-identity", "", "Identity in the Lease; hostname_<random> when empty.")
+	fs.DurationVar(&o.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "How long a standby waits after the last renewal before taking over.")
+	fs.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader retries renewing before giving up.")
+	fs.DurationVar(&o.retryPeriod, "leader-elect-retry-period", 2*time.Second, "Interval between Lease attempts.")
+	fs.Float64Var(&o.exitBetweenSteps, "testing-exit-between-steps", 0, "Testing only: probability of exiting abruptly before each step of a plan after its first.")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	if o.leNamespace == "" {
+		o.leNamespace = "default"
+	}
+	if o.leIdentity == "" {
+		host, _ := os.Hostname()
+		o.leIdentity = host + "_" + uuid.NewString()
+	}
+	if (o.deciderCert == "") != (o.deciderKey == "") {
+		return nil, errors.New("--decider-cert and --decider-key go together")
+	}
+	return o, nil
+}
+
+func main() {
+	o, err := parseFlags(os.Args[1:])
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	if err := run(ctx, o); err != nil {
+		klog.ErrorS(err, "job-decider-shim failed")
+		klog.Flush()
+		os.Exit(1)
+	}
+	klog.Flush()
+}
+
+func kubeConfig(o *options) (*rest.Config, error) {
+	var cfg *rest.Config
+	var err error
+	if o.kubeconfig != "" {
+		cfg, err = clientcmd.BuildConfigFromFlags("", o.kubeconfig)
+	} else {
+		cfg, err = rest.InClusterConfig()
+	}
+	if err != nil {
+		return nil, err
+	}
+	cfg.QPS = float32(o.kubeQPS)
+	cfg.Burst = o.kubeBurst
+	cfg.UserAgent = "job-decider-shim"
+	return cfg, nil
+}
+
+// dialDecider opens the (lazy) connection to the service: plaintext, TLS, or mTLS.
+func dialDecider(o *options) (*grpc.ClientConn, error) {
+	creds := insecure.NewCredentials()
+	if o.deciderTLS || o.deciderCA != "" || o.deciderCert != "" {
+		tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: o.deciderServerName}
+		if o.deciderCA != "" {
+			pem, err := os.ReadFile(o.deciderCA)
+			if err != nil {
+				return nil, err
+			}
+			tc.RootCAs = x509.NewCertPool()
+			if !tc.RootCAs.AppendCertsFromPEM(pem) {
+				return nil, fmt.Errorf("%s: no certificates", o.deciderCA)
+			}
+		}
+		if o.deciderCert != "" {
+			cert, err := tls.LoadX509KeyPair(o.deciderCert, o.deciderKey)
+			if err != nil {
+				return nil, err
+			}
+			tc.Certificates = []tls.Certificate{cert}
+		}
+		creds = credentials.NewTLS(tc)
+	}
+	const maxMessage = 256 << 20
+	return grpc.NewClient(o.deciderAddr,
+		grpc.WithTransportCredentials(creds),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage)),
+		// With a dns:/// target naming a headless Service, spread calls
+		// over every replica rather than pinning them to the first.
+		grpc.WithDefaultServiceConfig(`{"loadBalancingConfig":[{"round_robin":{}}]}`),
+	)
+}
+
+func run(ctx context.Context, o *options) error {
+	logger := klog.FromContext(ctx)
+	cfg, err := kubeConfig(o)
+	if err != nil {
+		return fmt.Errorf("kubernetes client configuration: %w", err)
+	}
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	conn, err := dialDecider(o)
+	if err != nil {
+		return fmt.Errorf("job-decider client: %w", err)
+	}
+	defer conn.Close()
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	metrics := controller.NewMetrics(reg)
+
+	// Events, informers and the controller outlive the signal: they stop in
+	// order once the workers have drained.
+	broadcaster := record.NewBroadcaster(record.WithContext(context.WithoutCancel(ctx)))
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
+	defer broadcaster.Shutdown()
+	recorder := broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "job-decider-shim"})
+
+	factory := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(o.namespace))
+	ccfg := controller.Config{
+		ControllerName:      o.controllerName,
+		Workers:             o.workers,
+		PodEventBatchPeriod: o.podBatch,
+		DecideTimeout:       o.decideTimeout,
+		RetryBaseDelay:      o.retryBase,
+		RetryMaxDelay:       o.retryMax,
+	}
+	if p := o.exitBetweenSteps; p > 0 {
+		ccfg.BeforeStep = func(key string) {
+			if rand.Float64() < p {
+				klog.InfoS("Testing: exiting between steps of a plan", "job", key)
+				klog.Flush()
+				os.Exit(3)
+			}
+		}
+	}
+	ctrl, err := controller.New(ccfg, kube, factory, jobdeciderv1.NewJobDeciderClient(conn), recorder, metrics)
+	if err != nil {
+		return err
+	}
+
+	var leading atomic.Bool
+	var watchdog *leaderelection.HealthzAdaptor
+	if o.leaderElect {
+		watchdog = leaderelection.NewLeaderHealthzAdaptor(o.renewDeadline / 2)
+	}
+	srv, addr, err := serveHTTP(o.httpAddr, reg, func() error {
+		if o.leaderElect && !leading.Load() {
+			return nil // a standby is ready: it is waiting, as it should
+		}
+		if !ctrl.Synced() {
+			return errors.New("caches not synced")
+		}
+		return nil
+	}, func(r *http.Request) error {
+		if watchdog != nil {
+			return watchdog.Check(r)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	logger.Info("Serving metrics and health", "addr", addr)
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+
+	informerCtx, stopInformers := context.WithCancel(context.WithoutCancel(ctx))
+	factory.Start(informerCtx.Done())
+	defer func() {
+		stopInformers()
+		factory.Shutdown()
+	}()
+
+	// The controller gets its own context so that, on shutdown, it drains
+	// before the Lease is released: a successor never overlaps with it.
+	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopRun()
+	runDone := make(chan error, 1)
+	runController := func() { runDone <- ctrl.Run(runCtx) }
+
+	if !o.leaderElect {
+		go runController()
+		return waitShutdown(ctx, stopRun, runDone, o.shutdownGrace)
+	}
+
+	lock := &resourcelock.LeaseLock{
+		LeaseMeta:  metaFor(o.leNamespace, o.leName),
+		Client:     kube.CoordinationV1(),
+		LockConfig: resourcelock.ResourceLockConfig{Identity: o.leIdentity, EventRecorder: recorder},
+	}
+	leCtx, stopLE := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopLE()
+	var shuttingDown atomic.Bool
+	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+		Lock:            lock,
+		LeaseDuration:   o.leaseDuration,
+		RenewDeadline:   o.renewDeadline,
+		RetryPeriod:     o.retryPeriod,
+		ReleaseOnCancel: true,
+		Name:            o.leName,
+		WatchDog:        watchdog,
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: func(context.Context) {
+				logger.Info("Became the leader", "identity", o.leIdentity)
+				leading.Store(true)
+				runController()
+			},
+			OnStoppedLeading: func() {
+				if shuttingDown.Load() {
+					return
+				}
+				// Another replica may already be acting: stop at once.
+				logger.Error(nil, "Lost the leader Lease; exiting")
+				klog.FlushAndExit(klog.ExitFlushTimeout, 1)
+			},
+		},
+	})
+	if err != nil {
+		return err
+	}
+	leDone := make(chan struct{})
+	go func() {
+		elector.Run(leCtx)
+		close(leDone)
+	}()
+
+	<-ctx.Done()
+	shuttingDown.Store(true)
+	var runErr error
+	if leading.Load() {
+		runErr = waitShutdown(ctx, stopRun, runDone, o.shutdownGrace)
+	}
+	stopLE()
+	<-leDone
+	return runErr
+}
+
+// waitShutdown waits for ctx, then stops the controller and waits for it to drain.
+func waitShutdown(ctx context.Context, stopRun func(), runDone <-chan error, grace time.Duration) error {
+	select {
+	case err := <-runDone:
+		return err
+	case <-ctx.Done():
+	}
+	stopRun()
+	select {
+	case err := <-runDone:
+		return err
+	case <-time.After(grace):
+		return fmt.Errorf("syncs still running %s after shutdown began", grace)
+	}
+}
+
+func serveHTTP(addr string, reg *prometheus.Registry, ready func() error, healthy func(*http.Request) error) (*http.Server, string, error) {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	check := func(f func(*http.Request) error) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			if err := f(r); err != nil {
+				http.Error(w, err.Error(), http.StatusServiceUnavailable)
+				return
+			}
+			_, _ = w.Write([]byte("ok"))
+		}
+	}
+	mux.Handle("/healthz", check(healthy))
+	mux.Handle("/readyz", check(func(*http.Request) error { return ready() }))
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, "", err
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	return srv, l.Addr().String(), nil
+}
+
+func metaFor(namespace, name string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Namespace: namespace, Name: name}
+}

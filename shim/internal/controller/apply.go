@@ -1,0 +1,349 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	jobdeciderv1 "job-decider.dev/clients/go/jobdecider/v1"
+)
+
+// Event reasons the shim records for its own pod writes, as upstream's pod control does.
+const (
+	reasonSuccessfulCreate = "SuccessfulCreate"
+	reasonFailedCreate     = "FailedCreate"
+	reasonSuccessfulDelete = "SuccessfulDelete"
+	reasonFailedDelete     = "FailedDelete"
+)
+
+// planRun applies one plan to one Job.
+type planRun struct {
+	c   *Controller
+	key string
+	// job is the Job the plan was decided on; after a status write it is
+	// the object the API server returned, so a second write in the same
+	// plan carries the current resourceVersion.
+	job *batchv1.Job
+	// statusWritten is set once an UpdateStatus has succeeded.
+	statusWritten bool
+}
+
+// apply runs the actions in order and stops at the first that fails.
+func (r *planRun) apply(ctx context.Context, actions []*jobdeciderv1.Action) error {
+	for i, action := range actions {
+		if i > 0 && r.c.cfg.BeforeStep != nil {
+			r.c.cfg.BeforeStep(r.key)
+		}
+		name, err := r.applyOne(ctx, action)
+		if err != nil {
+			r.c.metrics.applyError(name)
+			return fmt.Errorf("action %d of %d (%s): %w", i+1, len(actions), name, err)
+		}
+	}
+	return nil
+}
+
+func (r *planRun) applyOne(ctx context.Context, action *jobdeciderv1.Action) (string, error) {
+	switch kind := action.GetKind().(type) {
+	case *jobdeciderv1.Action_CreatePods:
+		return "create_pods", r.createPods(ctx, kind.CreatePods.GetPods())
+	case *jobdeciderv1.Action_DeletePods:
+		return "delete_pods", r.deletePods(ctx, kind.DeletePods.GetPods())
+	case *jobdeciderv1.Action_RemoveFinalizers:
+		return "remove_finalizers", r.removeFinalizers(ctx, kind.RemoveFinalizers.GetPods())
+	case *jobdeciderv1.Action_UpdateStatus:
+		return "update_status", r.updateStatus(ctx, kind.UpdateStatus.GetStatus())
+	case *jobdeciderv1.Action_RecordEvent:
+		e := kind.RecordEvent
+		r.c.recorder.Event(r.job, e.GetType(), e.GetReason(), e.GetMessage())
+		return "record_event", nil
+	case *jobdeciderv1.Action_AdoptPods:
+		return "adopt_pods", r.adoptPods(ctx, kind.AdoptPods.GetPods())
+	case *jobdeciderv1.Action_ReleasePods:
+		return "release_pods", r.releasePods(ctx, kind.ReleasePods.GetPods())
+	default:
+		// An action this shim does not know: applying the rest of the
+		// plan without it could break the plan's ordering guarantees.
+		return "unknown", fmt.Errorf("unknown action %T", kind)
+	}
+}
+
+// createPods creates the pods in slow-start batches of 1, 2, 4, ...,
+// stopping after a batch in which a creation failed.
+func (r *planRun) createPods(ctx context.Context, creations []*jobdeciderv1.PodCreation) error {
+	pods := make([]*corev1.Pod, len(creations))
+	for i, pc := range creations {
+		pod, err := podFromTemplate(r.job, pc)
+		if err != nil {
+			return err
+		}
+		pods[i] = pod
+	}
+	r.c.exp.expectCreations(r.key, len(pods))
+	created := 0
+	for batch := 1; created < len(pods); batch *= 2 {
+		if created > 0 && r.c.cfg.BeforeStep != nil {
+			r.c.cfg.BeforeStep(r.key)
+		}
+		n := min(batch, len(pods)-created)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i, pod := range pods[created : created+n] {
+			wg.Go(func() {
+				got, err := r.c.kube.CoreV1().Pods(r.job.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+				if err != nil {
+					// The informer will not see this pod.
+					r.c.exp.creationObserved(r.key)
+					r.c.recorder.Eventf(r.job, corev1.EventTypeWarning, reasonFailedCreate, "Error creating: %v", err)
+					errs[i] = err
+					return
+				}
+				r.c.recorder.Eventf(r.job, corev1.EventTypeNormal, reasonSuccessfulCreate, "Created pod: %v", got.Name)
+			})
+		}
+		wg.Wait()
+		created += n
+		if err := errors.Join(errs...); err != nil {
+			// Nor will it see the pods never attempted.
+			for range len(pods) - created {
+				r.c.exp.creationObserved(r.key)
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// podFromTemplate builds one pod: the Job's template, overlaid with the plan's entry.
+func podFromTemplate(job *batchv1.Job, pc *jobdeciderv1.PodCreation) (*corev1.Pod, error) {
+	tmpl := job.Spec.Template.DeepCopy()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace:    job.Namespace,
+			Name:         pc.GetName(),
+			GenerateName: pc.GetGenerateName(),
+			Labels:       tmpl.Labels,
+			Annotations:  tmpl.Annotations,
+			Finalizers:   tmpl.Finalizers,
+		},
+		Spec: tmpl.Spec,
+	}
+	if pod.Name == "" && pod.GenerateName == "" {
+		pod.GenerateName = job.Name + "-"
+	}
+	if pod.Name != "" {
+		pod.GenerateName = ""
+	}
+	if len(pc.GetLabels()) > 0 && pod.Labels == nil {
+		pod.Labels = map[string]string{}
+	}
+	for k, v := range pc.GetLabels() {
+		pod.Labels[k] = v
+	}
+	if len(pc.GetAnnotations()) > 0 && pod.Annotations == nil {
+		pod.Annotations = map[string]string{}
+	}
+	for k, v := range pc.GetAnnotations() {
+		pod.Annotations[k] = v
+	}
+	for _, f := range pc.GetFinalizers() {
+		if !slices.Contains(pod.Finalizers, f) {
+			pod.Finalizers = append(pod.Finalizers, f)
+		}
+	}
+	if h := pc.GetHostname(); h != "" {
+		pod.Spec.Hostname = h
+	}
+	if len(pc.GetEnv()) > 0 {
+		env := make([]corev1.EnvVar, len(pc.GetEnv()))
+		for i, e := range pc.GetEnv() {
+			if err := protoToKube(e, &env[i]); err != nil {
+				return nil, fmt.Errorf("env %q: %w", e.GetName(), err)
+			}
+		}
+		appendMissingEnv(pod.Spec.InitContainers, env)
+		appendMissingEnv(pod.Spec.Containers, env)
+	}
+	if ref := pc.GetOwnerReference(); ref != nil {
+		var owner metav1.OwnerReference
+		if err := protoToKube(ref, &owner); err != nil {
+			return nil, fmt.Errorf("owner reference: %w", err)
+		}
+		pod.OwnerReferences = append(pod.OwnerReferences, owner)
+	}
+	return pod, nil
+}
+
+// appendMissingEnv adds each variable to every container that lacks one of its name.
+func appendMissingEnv(containers []corev1.Container, env []corev1.EnvVar) {
+	for i := range containers {
+		for _, e := range env {
+			if !slices.ContainsFunc(containers[i].Env, func(have corev1.EnvVar) bool { return have.Name == e.Name }) {
+				containers[i].Env = append(containers[i].Env, e)
+			}
+		}
+	}
+}
+
+// forEachPod runs fn on every pod at once and joins the errors.
+func forEachPod[T any](pods []T, fn func(T) error) error {
+	errs := make([]error, len(pods))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 50)
+	for i, p := range pods {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			errs[i] = fn(p)
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// deletePods deletes pods, each guarded by its UID, removing the tracking
+// finalizer first when the plan says so.
+func (r *planRun) deletePods(ctx context.Context, pods []*jobdeciderv1.PodDeletion) error {
+	uids := make([]string, len(pods))
+	for i, p := range pods {
+		uids[i] = p.GetUid()
+	}
+	r.c.exp.expectDeletions(r.key, uids)
+	return forEachPod(pods, func(p *jobdeciderv1.PodDeletion) error {
+		err := r.deletePod(ctx, p)
+		if err != nil {
+			// The informer will not see this deletion.
+			r.c.exp.deletionObserved(r.key, p.GetUid())
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			r.c.recorder.Eventf(r.job, corev1.EventTypeWarning, reasonFailedDelete, "Error deleting: %v", err)
+			return err
+		}
+		r.c.recorder.Eventf(r.job, corev1.EventTypeNormal, reasonSuccessfulDelete, "Deleted pod: %v", p.GetName())
+		return nil
+	})
+}
+
+func (r *planRun) deletePod(ctx context.Context, p *jobdeciderv1.PodDeletion) error {
+	pods := r.c.kube.CoreV1().Pods(r.job.Namespace)
+	if p.GetRemoveFinalizerFirst() {
+		if err := r.removeFinalizer(ctx, p.GetName(), p.GetUid()); err != nil {
+			return err
+		}
+	}
+	uid := types.UID(p.GetUid())
+	return pods.Delete(ctx, p.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+}
+
+// removeFinalizers takes the tracking finalizer off pods the status already counts.
+func (r *planRun) removeFinalizers(ctx context.Context, pods []*jobdeciderv1.PodReference) error {
+	uids := make([]string, len(pods))
+	for i, p := range pods {
+		uids[i] = p.GetUid()
+	}
+	r.c.exp.expectFinalizerRemovals(r.key, uids)
+	return forEachPod(pods, func(p *jobdeciderv1.PodReference) error {
+		err := r.removeFinalizer(ctx, p.GetName(), p.GetUid())
+		if err != nil {
+			// No update will show the removal.
+			r.c.exp.finalizerRemovalObserved(r.key, p.GetUid())
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+		}
+		return err
+	})
+}
+
+// removeFinalizer patches one pod; the uid in the patch makes the API server
+// refuse it for another pod of the same name.
+func (r *planRun) removeFinalizer(ctx context.Context, name, uid string) error {
+	patch, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{
+			"$deleteFromPrimitiveList/finalizers": []string{JobTrackingFinalizer},
+			"uid":                                 uid,
+		},
+	})
+	if err != nil {
+		return err
+	}
+	_, err = r.c.kube.CoreV1().Pods(r.job.Namespace).Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+	return err
+}
+
+// updateStatus replaces the Job's status, guarded by its resourceVersion.
+func (r *planRun) updateStatus(ctx context.Context, status *jobdeciderv1.JobStatus) error {
+	job := r.job.DeepCopy()
+	job.Status = batchv1.JobStatus{}
+	if err := protoToKube(status, &job.Status); err != nil {
+		return fmt.Errorf("converting the status: %w", err)
+	}
+	updated, err := r.c.kube.BatchV1().Jobs(job.Namespace).UpdateStatus(ctx, job, metav1.UpdateOptions{})
+	if err != nil {
+		return err
+	}
+	r.job = updated
+	r.statusWritten = true
+	return nil
+}
+
+// adoptPods makes the Job the controller of orphan pods, after a fresh read
+// confirms that the Job still exists and is not being deleted.
+func (r *planRun) adoptPods(ctx context.Context, pods []*jobdeciderv1.PodReference) error {
+	fresh, err := r.c.kube.BatchV1().Jobs(r.job.Namespace).Get(ctx, r.job.Name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	if fresh.UID != r.job.UID {
+		return fmt.Errorf("job %s was recreated (uid %s, had %s); not adopting", r.key, fresh.UID, r.job.UID)
+	}
+	if fresh.DeletionTimestamp != nil {
+		return fmt.Errorf("job %s is being deleted; not adopting", r.key)
+	}
+	owner := metav1.NewControllerRef(r.job, batchv1.SchemeGroupVersion.WithKind("Job"))
+	return forEachPod(pods, func(p *jobdeciderv1.PodReference) error {
+		patch, err := json.Marshal(map[string]any{
+			"metadata": map[string]any{
+				"ownerReferences": []metav1.OwnerReference{*owner},
+				"finalizers":      []string{JobTrackingFinalizer},
+				"uid":             p.GetUid(),
+			},
+		})
+		if err != nil {
+			return err
+		}
+		_, err = r.c.kube.CoreV1().Pods(r.job.Namespace).Patch(ctx, p.GetName(), types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+		return err
+	})
+}
+
+// releasePods removes the Job's owner reference from pods it no longer selects.
+func (r *planRun) releasePods(ctx context.Context, pods []*jobdeciderv1.PodReference) error {
+	return forEachPod(pods, func(p *jobdeciderv1.PodReference) error {
+		patch, err := json.Marshal(map[string]any{
+			"metadata": map[string]any{
+				"ownerReferences": []map[string]any{{"$patch": "delete", "uid": string(r.job.UID)}},
+				"uid":             p.GetUid(),
+			},
+		})
+		if err != nil {
+			return err
+		}
+		_, err = r.c.kube.CoreV1().Pods(r.job.Namespace).Patch(ctx, p.GetName(), types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+		if apierrors.IsNotFound(err) || apierrors.IsInvalid(err) {
+			// Gone, or no longer ours to release.
+			return nil
+		}
+		return err
+	})
+}

@@ -1,0 +1,408 @@
+// Package controller is the shim: a Kubernetes controller that owns every
+// stateful concern of running Jobs (caches, the work queue, expectations, the
+// per-job controller state) and none of the decisions. For each Job whose
+// spec.managedBy names it, it sends a snapshot to the job-decider service and
+// applies the plan it gets back, in order, stopping at the first failure.
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	batchlisters "k8s.io/client-go/listers/batch/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	jobdeciderv1 "job-decider.dev/clients/go/jobdecider/v1"
+)
+
+// DefaultControllerName is the spec.managedBy value the shim answers to by default.
+const DefaultControllerName = "job-decider.dev/shim"
+
+// JobTrackingFinalizer is the finalizer through which Jobs track their pods.
+const JobTrackingFinalizer = "batch.kubernetes.io/job-tracking"
+
+// podControllerUIDIndex indexes pods by the UID of their controller owner.
+const podControllerUIDIndex = "controllerUID"
+
+// Config tunes a Controller.
+type Config struct {
+	// ControllerName is the spec.managedBy value of the Jobs to manage.
+	ControllerName string
+	// Workers is the number of jobs synced at once.
+	Workers int
+	// PodEventBatchPeriod delays a sync caused by pod events, so a burst
+	// of pod changes costs one decision (upstream waits one second).
+	PodEventBatchPeriod time.Duration
+	// DecideTimeout bounds one DecideJob call.
+	DecideTimeout time.Duration
+	// RetryBaseDelay and RetryMaxDelay bound the per-job exponential
+	// backoff after a failed sync.
+	RetryBaseDelay, RetryMaxDelay time.Duration
+	// BeforeStep, when set, is called before each step of a plan after its
+	// first, with the job key; tests use it to crash between steps.
+	BeforeStep func(jobKey string)
+}
+
+func (c *Config) defaults() {
+	if c.ControllerName == "" {
+		c.ControllerName = DefaultControllerName
+	}
+	if c.Workers <= 0 {
+		c.Workers = 5
+	}
+	if c.DecideTimeout <= 0 {
+		c.DecideTimeout = 30 * time.Second
+	}
+	if c.RetryBaseDelay <= 0 {
+		c.RetryBaseDelay = time.Second
+	}
+	if c.RetryMaxDelay <= 0 {
+		c.RetryMaxDelay = time.Minute
+	}
+}
+
+// Controller syncs Jobs through the decider.
+type Controller struct {
+	cfg      Config
+	kube     kubernetes.Interface
+	decider  jobdeciderv1.JobDeciderClient
+	recorder record.EventRecorder
+	metrics  *Metrics
+	now      func() time.Time
+
+	jobLister  batchlisters.JobLister
+	podLister  corelisters.PodLister
+	podIndexer cache.Indexer
+	synced     []cache.InformerSynced
+
+	queue       workqueue.TypedRateLimitingInterface[string]
+	orphanQueue workqueue.TypedRateLimitingInterface[string]
+
+	exp *expectations
+
+	statesMu sync.Mutex
+	states   map[string]jobState
+}
+
+// jobState is the controller state the decider returned for one Job.
+type jobState struct {
+	uid   types.UID
+	state *jobdeciderv1.ControllerState
+}
+
+// New wires a Controller to informers from factory. Call factory.Start after New.
+func New(cfg Config, kube kubernetes.Interface, factory informers.SharedInformerFactory,
+	decider jobdeciderv1.JobDeciderClient, recorder record.EventRecorder, metrics *Metrics) (*Controller, error) {
+	cfg.defaults()
+	if metrics == nil {
+		metrics = NewMetrics(nil)
+	}
+	jobInformer := factory.Batch().V1().Jobs()
+	podInformer := factory.Core().V1().Pods()
+	c := &Controller{
+		cfg:        cfg,
+		kube:       kube,
+		decider:    decider,
+		recorder:   recorder,
+		metrics:    metrics,
+		now:        time.Now,
+		jobLister:  jobInformer.Lister(),
+		podLister:  podInformer.Lister(),
+		podIndexer: podInformer.Informer().GetIndexer(),
+		synced:     []cache.InformerSynced{jobInformer.Informer().HasSynced, podInformer.Informer().HasSynced},
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.NewTypedItemExponentialFailureRateLimiter[string](cfg.RetryBaseDelay, cfg.RetryMaxDelay),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "job"}),
+		orphanQueue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.NewTypedItemExponentialFailureRateLimiter[string](cfg.RetryBaseDelay, cfg.RetryMaxDelay),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "orphan_pod"}),
+		exp:    newExpectations(time.Now),
+		states: map[string]jobState{},
+	}
+	if err := podInformer.Informer().AddIndexers(cache.Indexers{podControllerUIDIndex: indexByControllerUID}); err != nil {
+		return nil, err
+	}
+	// Managed fields are never read; dropping them halves the cache.
+	for _, inf := range []cache.SharedIndexInformer{jobInformer.Informer(), podInformer.Informer()} {
+		if err := inf.SetTransform(dropManagedFields); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := jobInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.addJob,
+		UpdateFunc: func(_, cur any) { c.addJob(cur) },
+		DeleteFunc: c.deleteJob,
+	}); err != nil {
+		return nil, err
+	}
+	if _, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.addPod,
+		UpdateFunc: c.updatePod,
+		DeleteFunc: c.deletePod,
+	}); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func dropManagedFields(obj any) (any, error) {
+	if o, err := meta.Accessor(obj); err == nil {
+		o.SetManagedFields(nil)
+	}
+	return obj, nil
+}
+
+func indexByControllerUID(obj any) ([]string, error) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return nil, nil
+	}
+	if ref := controllerOf(pod); ref != nil {
+		return []string{string(ref.UID)}, nil
+	}
+	return nil, nil
+}
+
+// Synced reports whether the caches have been filled once.
+func (c *Controller) Synced() bool {
+	for _, s := range c.synced {
+		if !s() {
+			return false
+		}
+	}
+	return true
+}
+
+// Run waits for the caches, then runs the workers until ctx is done. It
+// returns once the workers have finished the items they hold.
+func (c *Controller) Run(ctx context.Context) error {
+	defer utilruntime.HandleCrash()
+	logger := klog.FromContext(ctx)
+	defer c.queue.ShutDown()
+	defer c.orphanQueue.ShutDown()
+
+	logger.Info("Starting job-decider shim", "controllerName", c.cfg.ControllerName, "workers", c.cfg.Workers)
+	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
+		if ctx.Err() != nil {
+			return nil // stopped before it started
+		}
+		return errors.New("caches did not sync")
+	}
+	var wg sync.WaitGroup
+	for range c.cfg.Workers {
+		wg.Go(func() { wait.UntilWithContext(ctx, c.jobWorker, time.Second) })
+	}
+	wg.Go(func() { wait.UntilWithContext(ctx, c.orphanWorker, time.Second) })
+	<-ctx.Done()
+	logger.Info("Shutting down job-decider shim")
+	c.queue.ShutDownWithDrain()
+	c.orphanQueue.ShutDownWithDrain()
+	wg.Wait()
+	return nil
+}
+
+func (c *Controller) jobWorker(ctx context.Context) {
+	for c.processNextJob(ctx) {
+	}
+}
+
+func (c *Controller) processNextJob(ctx context.Context) bool {
+	key, quit := c.queue.Get()
+	if quit {
+		return false
+	}
+	defer c.queue.Done(key)
+	requeueAfter, err := c.syncJob(ctx, key)
+	switch {
+	case err != nil:
+		utilruntime.HandleErrorWithContext(ctx, err, "Syncing job", "key", key)
+		c.queue.AddRateLimited(key)
+	default:
+		c.queue.Forget(key)
+		if requeueAfter > 0 {
+			c.queue.AddAfter(key, requeueAfter)
+		}
+	}
+	return true
+}
+
+func (c *Controller) orphanWorker(ctx context.Context) {
+	for c.processNextOrphan(ctx) {
+	}
+}
+
+func (c *Controller) processNextOrphan(ctx context.Context) bool {
+	key, quit := c.orphanQueue.Get()
+	if quit {
+		return false
+	}
+	defer c.orphanQueue.Done(key)
+	if err := c.syncOrphanPod(ctx, key); err != nil {
+		utilruntime.HandleErrorWithContext(ctx, err, "Removing the finalizer of an orphan pod", "pod", key)
+		c.orphanQueue.AddRateLimited(key)
+		return true
+	}
+	c.orphanQueue.Forget(key)
+	return true
+}
+
+// ours reports whether a Job names this controller in spec.managedBy.
+func (c *Controller) ours(job *batchv1.Job) bool {
+	return job.Spec.ManagedBy != nil && *job.Spec.ManagedBy == c.cfg.ControllerName
+}
+
+// syncJob makes one decision for one Job and applies it.
+func (c *Controller) syncJob(ctx context.Context, key string) (requeueAfter time.Duration, err error) {
+	start := c.now()
+	result := "error"
+	defer func() {
+		c.metrics.observeSync(result, time.Since(start))
+	}()
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		result = "invalid_key"
+		return 0, nil
+	}
+	job, err := c.jobLister.Jobs(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		c.forgetJob(key)
+		result = "gone"
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	if !c.ours(job) {
+		c.forgetJob(key)
+		result = "skipped"
+		return 0, nil
+	}
+	pods, err := c.podsForJob(job)
+	if err != nil {
+		return 0, err
+	}
+	snap := snapshot{
+		Job:                      job,
+		Pods:                     pods,
+		Now:                      c.now(),
+		State:                    c.state(key, job.UID),
+		Controller:               c.cfg.ControllerName,
+		PodChangesPending:        c.exp.podChangesPending(key),
+		FinalizerRemovalsPending: c.exp.pendingFinalizerRemovals(key),
+	}
+	req, err := snap.request()
+	if err != nil {
+		return 0, fmt.Errorf("building the snapshot: %w", err)
+	}
+	resp, err := c.decide(ctx, req)
+	if err != nil {
+		return 0, err
+	}
+	logger := klog.FromContext(ctx)
+	if logger.V(4).Enabled() {
+		logger.V(4).Info("Plan", "job", key, "pods", len(pods), "plan", resp)
+	} else {
+		logger.V(2).Info("Plan", "job", key, "pods", len(pods), "actions", len(resp.GetActions()), "requeueAfter", resp.GetRequeueAfter().AsDuration())
+	}
+	run := planRun{c: c, key: key, job: job}
+	err = run.apply(ctx, resp.GetActions())
+	if err == nil || run.statusWritten {
+		// The returned state describes the Job as of the plan's first
+		// status write (upstream saves its backoff record when it
+		// flushes the status), so it holds once that write succeeded.
+		c.setState(key, job.UID, resp.GetState())
+	}
+	if err != nil {
+		return 0, err
+	}
+	result = "success"
+	if d := resp.GetRequeueAfter(); d != nil {
+		requeueAfter = d.AsDuration()
+	}
+	return requeueAfter, nil
+}
+
+// decide calls DecideJob with a timeout, measuring it.
+func (c *Controller) decide(ctx context.Context, req *jobdeciderv1.DecideJobRequest) (*jobdeciderv1.DecideJobResponse, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.DecideTimeout)
+	defer cancel()
+	start := time.Now()
+	resp, err := c.decider.DecideJob(ctx, req)
+	c.metrics.observeDecide(err, time.Since(start))
+	if err != nil {
+		return nil, fmt.Errorf("DecideJob: %w", err)
+	}
+	return resp, nil
+}
+
+// podsForJob returns the pods the Job controls plus those its selector matches.
+func (c *Controller) podsForJob(job *batchv1.Job) ([]*corev1.Pod, error) {
+	seen := map[types.UID]bool{}
+	var pods []*corev1.Pod
+	owned, err := c.podIndexer.ByIndex(podControllerUIDIndex, string(job.UID))
+	if err != nil {
+		return nil, err
+	}
+	for _, obj := range owned {
+		pod := obj.(*corev1.Pod)
+		if pod.Namespace == job.Namespace && !seen[pod.UID] {
+			seen[pod.UID] = true
+			pods = append(pods, pod)
+		}
+	}
+	selector, err := jobSelector(job)
+	if err != nil {
+		// An unparseable selector selects nothing; the decider reports it.
+		return pods, nil
+	}
+	matching, err := c.podLister.Pods(job.Namespace).List(selector)
+	if err != nil {
+		return nil, err
+	}
+	for _, pod := range matching {
+		if !seen[pod.UID] {
+			seen[pod.UID] = true
+			pods = append(pods, pod)
+		}
+	}
+	return pods, nil
+}
+
+func (c *Controller) state(key string, uid types.UID) *jobdeciderv1.ControllerState {
+	c.statesMu.Lock()
+	defer c.statesMu.Unlock()
+	if s, ok := c.states[key]; ok && s.uid == uid {
+		return s.state
+	}
+	return nil
+}
+
+func (c *Controller) setState(key string, uid types.UID, state *jobdeciderv1.ControllerState) {
+	c.statesMu.Lock()
+	defer c.statesMu.Unlock()
+	c.states[key] = jobState{uid: uid, state: state}
+}
+
+// forgetJob drops what is kept for a Job that is gone or no longer ours.
+func (c *Controller) forgetJob(key string) {
+	c.statesMu.Lock()
+	delete(c.states, key)
+	c.statesMu.Unlock()
+	c.exp.forget(key)
+}

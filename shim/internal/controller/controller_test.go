@@ -1,0 +1,465 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/ptr"
+
+	jobdeciderv1 "job-decider.dev/clients/go/jobdecider/v1"
+)
+
+// fakeDecider answers DecideJob with canned plans and records the requests.
+type fakeDecider struct {
+	jobdeciderv1.JobDeciderClient
+	mu       sync.Mutex
+	requests []*jobdeciderv1.DecideJobRequest
+	plans    []*jobdeciderv1.DecideJobResponse
+	err      error
+}
+
+func (f *fakeDecider) DecideJob(_ context.Context, req *jobdeciderv1.DecideJobRequest, _ ...grpc.CallOption) (*jobdeciderv1.DecideJobResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.requests = append(f.requests, proto.Clone(req).(*jobdeciderv1.DecideJobRequest))
+	if f.err != nil {
+		return nil, f.err
+	}
+	if len(f.plans) == 0 {
+		return &jobdeciderv1.DecideJobResponse{}, nil
+	}
+	p := f.plans[0]
+	f.plans = f.plans[1:]
+	return p, nil
+}
+
+func (f *fakeDecider) last(t *testing.T) *jobdeciderv1.DecideJobRequest {
+	t.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.requests) == 0 {
+		t.Fatal("DecideJob was not called")
+	}
+	return f.requests[len(f.requests)-1]
+}
+
+func testJob() *batchv1.Job {
+	return &batchv1.Job{
+		TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "pi", Namespace: "ns", UID: "job-uid", ResourceVersion: "7",
+			CreationTimestamp: metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)),
+		},
+		Spec: batchv1.JobSpec{
+			ManagedBy:   ptr.To(DefaultControllerName),
+			Parallelism: ptr.To[int32](2),
+			Completions: ptr.To[int32](4),
+			Selector:    &metav1.LabelSelector{MatchLabels: map[string]string{"batch.kubernetes.io/controller-uid": "job-uid"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{
+					Labels:      map[string]string{"batch.kubernetes.io/controller-uid": "job-uid", "app": "pi"},
+					Annotations: map[string]string{"note": "template"},
+				},
+				Spec: corev1.PodSpec{
+					RestartPolicy:  corev1.RestartPolicyNever,
+					InitContainers: []corev1.Container{{Name: "init", Image: "busybox"}},
+					Containers: []corev1.Container{
+						{Name: "main", Image: "busybox", Env: []corev1.EnvVar{{Name: "JOB_COMPLETION_INDEX", Value: "mine"}}},
+						{Name: "side", Image: "busybox"},
+					},
+				},
+			},
+		},
+	}
+}
+
+func testPod(name string, phase corev1.PodPhase) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: "ns", UID: types.UID("uid-" + name), ResourceVersion: "3",
+			Labels:          map[string]string{"batch.kubernetes.io/controller-uid": "job-uid"},
+			Finalizers:      []string{JobTrackingFinalizer},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(testJob(), batchv1.SchemeGroupVersion.WithKind("Job"))},
+		},
+		Spec: corev1.PodSpec{NodeName: "node-1", Containers: []corev1.Container{{Name: "main", Image: "busybox"}}},
+		Status: corev1.PodStatus{
+			Phase: phase,
+			ContainerStatuses: []corev1.ContainerStatus{{
+				Name: "main", RestartCount: 1,
+				State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 42, Reason: "Error"}},
+			}},
+		},
+	}
+}
+
+type fixture struct {
+	t       *testing.T
+	kube    *fake.Clientset
+	decider *fakeDecider
+	ctrl    *Controller
+	events  *record.FakeRecorder
+}
+
+func newFixture(t *testing.T, objs ...runtime.Object) *fixture {
+	t.Helper()
+	kube := fake.NewClientset(objs...)
+	factory := informers.NewSharedInformerFactory(kube, 0)
+	f := &fixture{t: t, kube: kube, decider: &fakeDecider{}, events: record.NewFakeRecorder(100)}
+	ctrl, err := New(Config{RetryBaseDelay: time.Millisecond}, kube, factory, f.decider, f.events, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.ctrl = ctrl
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	factory.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), ctrl.synced...) {
+		t.Fatal("caches did not sync")
+	}
+	return f
+}
+
+func (f *fixture) actions(verb, resource string) []clienttesting.Action {
+	var out []clienttesting.Action
+	for _, a := range f.kube.Actions() {
+		if a.GetVerb() == verb && a.GetResource().Resource == resource {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func TestSnapshotGoesThroughJSONWithoutHandMapping(t *testing.T) {
+	job := testJob()
+	pod := testPod("pi-a", corev1.PodFailed)
+	pod.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubelet"}} // unknown to the contract
+	s := snapshot{Job: job, Pods: []*corev1.Pod{pod}, Now: time.Unix(100, 0), Controller: "x.dev/y",
+		PodChangesPending: true, FinalizerRemovalsPending: []string{"u1"}}
+	req, err := s.request()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := req.GetJob().GetSpec().GetManagedBy(); got != DefaultControllerName {
+		t.Errorf("managedBy %q", got)
+	}
+	if got := req.GetJob().GetSpec().GetCompletions(); got != 4 {
+		t.Errorf("completions %d", got)
+	}
+	if got := req.GetJob().GetMetadata().GetCreationTimestamp().AsTime(); !got.Equal(job.CreationTimestamp.Time) {
+		t.Errorf("creationTimestamp %v", got)
+	}
+	if got := req.GetJob().GetSpec().GetTemplate().GetSpec().GetContainers()[0].GetEnv()[0].GetName(); got != "JOB_COMPLETION_INDEX" {
+		t.Errorf("template env %q", got)
+	}
+	p := req.GetPods()[0]
+	if p.GetStatus().GetPhase() != "Failed" || p.GetStatus().GetContainerStatuses()[0].GetState().GetTerminated().GetExitCode() != 42 {
+		t.Errorf("pod status %v", p.GetStatus())
+	}
+	if p.GetSpec().GetNodeName() != "node-1" || !p.GetMetadata().GetOwnerReferences()[0].GetController() {
+		t.Errorf("pod %v", p)
+	}
+	if req.GetControllerName() != "x.dev/y" || !req.GetExpectations().GetPodChangesPending() ||
+		req.GetExpectations().GetFinalizerRemovalsPending()[0] != "u1" || req.GetNow().GetSeconds() != 100 {
+		t.Errorf("request %v", req)
+	}
+}
+
+func TestPodFromTemplateOverlaysThePlan(t *testing.T) {
+	job := testJob()
+	pc := &jobdeciderv1.PodCreation{
+		GenerateName: "pi-3-",
+		Labels:       map[string]string{"batch.kubernetes.io/job-completion-index": "3", "app": "override"},
+		Annotations:  map[string]string{"batch.kubernetes.io/job-completion-index": "3"},
+		Finalizers:   []string{JobTrackingFinalizer},
+		Hostname:     "pi-3",
+		Env: []*jobdeciderv1.EnvVar{{Name: "JOB_COMPLETION_INDEX", ValueFrom: &jobdeciderv1.EnvVarSource{
+			FieldRef: &jobdeciderv1.ObjectFieldSelector{FieldPath: "metadata.labels['batch.kubernetes.io/job-completion-index']"},
+		}}},
+		OwnerReference: &jobdeciderv1.OwnerReference{ApiVersion: "batch/v1", Kind: "Job", Name: "pi", Uid: "job-uid", Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)},
+	}
+	pod, err := podFromTemplate(job, pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pod.GenerateName != "pi-3-" || pod.Name != "" || pod.Namespace != "ns" || pod.Spec.Hostname != "pi-3" {
+		t.Errorf("names: %q %q %q %q", pod.GenerateName, pod.Name, pod.Namespace, pod.Spec.Hostname)
+	}
+	if pod.Labels["app"] != "override" || pod.Labels["batch.kubernetes.io/controller-uid"] != "job-uid" || pod.Labels["batch.kubernetes.io/job-completion-index"] != "3" {
+		t.Errorf("labels %v", pod.Labels)
+	}
+	if pod.Annotations["note"] != "template" || pod.Annotations["batch.kubernetes.io/job-completion-index"] != "3" {
+		t.Errorf("annotations %v", pod.Annotations)
+	}
+	if len(pod.Finalizers) != 1 || pod.Finalizers[0] != JobTrackingFinalizer {
+		t.Errorf("finalizers %v", pod.Finalizers)
+	}
+	// The container that defines the variable keeps its own.
+	if env := pod.Spec.Containers[0].Env; len(env) != 1 || env[0].Value != "mine" {
+		t.Errorf("main env %v", env)
+	}
+	for _, c := range []corev1.Container{pod.Spec.Containers[1], pod.Spec.InitContainers[0]} {
+		if len(c.Env) != 1 || c.Env[0].ValueFrom == nil || c.Env[0].ValueFrom.FieldRef.FieldPath != "metadata.labels['batch.kubernetes.io/job-completion-index']" {
+			t.Errorf("%s env %v", c.Name, c.Env)
+		}
+	}
+	if len(pod.OwnerReferences) != 1 || pod.OwnerReferences[0].UID != "job-uid" || !*pod.OwnerReferences[0].Controller {
+		t.Errorf("owner %v", pod.OwnerReferences)
+	}
+	// The template is not modified.
+	if len(job.Spec.Template.Spec.Containers[1].Env) != 0 || job.Spec.Template.Labels["app"] != "pi" {
+		t.Error("the Job's template was modified")
+	}
+	// Without a name, "<job>-".
+	pod, _ = podFromTemplate(job, &jobdeciderv1.PodCreation{})
+	if pod.GenerateName != "pi-" {
+		t.Errorf("default generateName %q", pod.GenerateName)
+	}
+}
+
+func TestSyncSkipsJobsOfOtherControllers(t *testing.T) {
+	job := testJob()
+	job.Spec.ManagedBy = ptr.To("kubernetes.io/job-controller")
+	f := newFixture(t, job)
+	if _, err := f.ctrl.syncJob(context.Background(), "ns/pi"); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.decider.requests) != 0 {
+		t.Error("decided a Job of another controller")
+	}
+}
+
+func TestSyncCreatesPodsInSlowStartBatches(t *testing.T) {
+	f := newFixture(t, testJob())
+	var creations []*jobdeciderv1.PodCreation
+	for range 7 {
+		creations = append(creations, &jobdeciderv1.PodCreation{GenerateName: "pi-", Finalizers: []string{JobTrackingFinalizer}})
+	}
+	f.decider.plans = []*jobdeciderv1.DecideJobResponse{{
+		Actions:      []*jobdeciderv1.Action{{Kind: &jobdeciderv1.Action_CreatePods{CreatePods: &jobdeciderv1.CreatePods{Pods: creations}}}},
+		RequeueAfter: durationpb.New(3 * time.Second),
+	}}
+	// The fourth creation fails: batches 1 and 2 are done, the batch of 4
+	// is attempted, and nothing after it.
+	var calls int
+	var mu sync.Mutex
+	f.kube.PrependReactor("create", "pods", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		// The fake clientset does not generate names.
+		pod := a.(clienttesting.CreateAction).GetObject().(*corev1.Pod)
+		pod.Name = pod.GenerateName + strconv.Itoa(calls)
+		if calls == 4 {
+			return true, nil, apierrors.NewInternalError(errors.New("boom"))
+		}
+		return false, nil, nil
+	})
+	_, err := f.ctrl.syncJob(context.Background(), "ns/pi")
+	if err == nil || !strings.Contains(err.Error(), "create_pods") {
+		t.Fatalf("err = %v, want the create_pods failure", err)
+	}
+	if calls != 7 {
+		t.Errorf("%d creations attempted, want 1+2+4 = 7", calls)
+	}
+	// 6 creations succeeded; they are expected until the informer sees them.
+	if !f.ctrl.exp.podChangesPending("ns/pi") {
+		t.Error("no expectations after creating pods")
+	}
+	for range 6 {
+		f.ctrl.exp.creationObserved("ns/pi")
+	}
+	if f.ctrl.exp.podChangesPending("ns/pi") {
+		t.Error("expectations still pending after every created pod was observed")
+	}
+}
+
+func TestSyncAppliesInOrderAndStopsAtFirstFailure(t *testing.T) {
+	pod := testPod("pi-a", corev1.PodFailed)
+	f := newFixture(t, testJob(), pod)
+	status := &jobdeciderv1.JobStatus{Failed: 1, StartTime: timestamppb.New(time.Unix(50, 0)),
+		UncountedTerminatedPods: &jobdeciderv1.UncountedTerminatedPods{Failed: []string{"uid-pi-a"}}}
+	state := &jobdeciderv1.ControllerState{Backoff: &jobdeciderv1.BackoffRecord{FailuresAfterLastSuccess: 1}}
+	f.decider.plans = []*jobdeciderv1.DecideJobResponse{{
+		Actions: []*jobdeciderv1.Action{
+			{Kind: &jobdeciderv1.Action_UpdateStatus{UpdateStatus: &jobdeciderv1.UpdateStatus{Status: status}}},
+			{Kind: &jobdeciderv1.Action_RemoveFinalizers{RemoveFinalizers: &jobdeciderv1.RemoveFinalizers{Pods: []*jobdeciderv1.PodReference{{Name: "pi-a", Uid: "uid-pi-a"}}}}},
+			{Kind: &jobdeciderv1.Action_RecordEvent{RecordEvent: &jobdeciderv1.RecordEvent{Type: "Normal", Reason: "Seen", Message: "hello"}}},
+		},
+		State: state,
+	}}
+	// The finalizer patch fails.
+	f.kube.PrependReactor("patch", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewConflict(schema.GroupResource{Resource: "pods"}, "pi-a", errors.New("changed"))
+	})
+	_, err := f.ctrl.syncJob(context.Background(), "ns/pi")
+	if err == nil || !strings.Contains(err.Error(), "action 2 of 3 (remove_finalizers)") {
+		t.Fatalf("err = %v", err)
+	}
+	// The status went first, as a PUT of the status subresource.
+	updates := f.actions("update", "jobs")
+	if len(updates) != 1 || updates[0].GetSubresource() != "status" {
+		t.Fatalf("status updates %v", updates)
+	}
+	written := updates[0].(clienttesting.UpdateAction).GetObject().(*batchv1.Job)
+	if written.ResourceVersion != "7" || written.Status.Failed != 1 || written.Status.UncountedTerminatedPods.Failed[0] != "uid-pi-a" || written.Status.StartTime.Unix() != 50 {
+		t.Errorf("written status %+v (rv %s)", written.Status, written.ResourceVersion)
+	}
+	// The patch carried the uid precondition.
+	patch := f.actions("patch", "pods")[0].(clienttesting.PatchAction)
+	var body map[string]map[string]any
+	if err := json.Unmarshal(patch.GetPatch(), &body); err != nil {
+		t.Fatal(err)
+	}
+	if body["metadata"]["uid"] != "uid-pi-a" || body["metadata"]["$deleteFromPrimitiveList/finalizers"] == nil {
+		t.Errorf("patch %s", patch.GetPatch())
+	}
+	// Nothing after the failure ran.
+	select {
+	case ev := <-f.events.Events:
+		t.Errorf("event recorded after a failed step: %s", ev)
+	default:
+	}
+	// The failed removal is not left expected.
+	if got := f.ctrl.exp.pendingFinalizerRemovals("ns/pi"); len(got) != 0 {
+		t.Errorf("pending removals %v", got)
+	}
+	// The status was written, so the returned state holds and is sent back.
+	f.decider.plans = nil
+	if _, err := f.ctrl.syncJob(context.Background(), "ns/pi"); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.decider.last(t).GetState().GetBackoff().GetFailuresAfterLastSuccess(); got != 1 {
+		t.Errorf("state sent back: %v", f.decider.last(t).GetState())
+	}
+}
+
+func TestStateIsNotKeptWhenThePlanFailsBeforeItsStatusWrite(t *testing.T) {
+	f := newFixture(t, testJob())
+	f.decider.plans = []*jobdeciderv1.DecideJobResponse{{
+		Actions: []*jobdeciderv1.Action{
+			{Kind: &jobdeciderv1.Action_DeletePods{DeletePods: &jobdeciderv1.DeletePods{Pods: []*jobdeciderv1.PodDeletion{{Name: "x", Uid: "ux"}}}}},
+			{Kind: &jobdeciderv1.Action_UpdateStatus{UpdateStatus: &jobdeciderv1.UpdateStatus{Status: &jobdeciderv1.JobStatus{}}}},
+		},
+		State: &jobdeciderv1.ControllerState{Backoff: &jobdeciderv1.BackoffRecord{FailuresAfterLastSuccess: 5}},
+	}}
+	f.kube.PrependReactor("delete", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewServiceUnavailable("down")
+	})
+	if _, err := f.ctrl.syncJob(context.Background(), "ns/pi"); err == nil {
+		t.Fatal("want an error")
+	}
+	if _, err := f.ctrl.syncJob(context.Background(), "ns/pi"); err != nil {
+		t.Fatal(err)
+	}
+	if s := f.decider.last(t).GetState(); s != nil {
+		t.Errorf("state %v kept from a plan that failed before its status write", s)
+	}
+}
+
+func TestDeletePodsRemovesTheFinalizerFirstWhenAsked(t *testing.T) {
+	pod := testPod("pi-a", corev1.PodRunning)
+	f := newFixture(t, testJob(), pod)
+	f.decider.plans = []*jobdeciderv1.DecideJobResponse{{
+		Actions: []*jobdeciderv1.Action{{Kind: &jobdeciderv1.Action_DeletePods{DeletePods: &jobdeciderv1.DeletePods{
+			Pods: []*jobdeciderv1.PodDeletion{{Name: "pi-a", Uid: "uid-pi-a", RemoveFinalizerFirst: true}},
+		}}}},
+	}}
+	if _, err := f.ctrl.syncJob(context.Background(), "ns/pi"); err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, a := range f.kube.Actions() {
+		if a.GetResource().Resource == "pods" && (a.GetVerb() == "patch" || a.GetVerb() == "delete") {
+			order = append(order, a.GetVerb())
+		}
+	}
+	if strings.Join(order, ",") != "patch,delete" {
+		t.Errorf("calls %v, want patch then delete", order)
+	}
+	del := f.actions("delete", "pods")[0].(clienttesting.DeleteAction)
+	if uid := del.GetDeleteOptions().Preconditions.UID; uid == nil || *uid != "uid-pi-a" {
+		t.Errorf("delete without the uid precondition")
+	}
+	if ev := <-f.events.Events; !strings.Contains(ev, "SuccessfulDelete") {
+		t.Errorf("event %q", ev)
+	}
+}
+
+func TestDecideErrorRequeues(t *testing.T) {
+	f := newFixture(t, testJob())
+	f.decider.err = errors.New("unavailable")
+	if _, err := f.ctrl.syncJob(context.Background(), "ns/pi"); err == nil {
+		t.Fatal("want an error")
+	}
+	f.ctrl.queue.Add("ns/pi")
+	if !f.ctrl.processNextJob(context.Background()) {
+		t.Fatal("queue shut down")
+	}
+	if n := f.ctrl.queue.NumRequeues("ns/pi"); n != 2-1 {
+		t.Errorf("requeues %d, want 1 (rate limited)", n)
+	}
+}
+
+func TestGoneJobIsForgotten(t *testing.T) {
+	f := newFixture(t)
+	f.ctrl.setState("ns/pi", "job-uid", &jobdeciderv1.ControllerState{})
+	f.ctrl.exp.expectCreations("ns/pi", 3)
+	if _, err := f.ctrl.syncJob(context.Background(), "ns/pi"); err != nil {
+		t.Fatal(err)
+	}
+	if f.ctrl.state("ns/pi", "job-uid") != nil || f.ctrl.exp.podChangesPending("ns/pi") {
+		t.Error("state or expectations kept for a Job that is gone")
+	}
+}
+
+func TestOrphanPodOfDeletedJobLosesItsFinalizer(t *testing.T) {
+	pod := testPod("pi-a", corev1.PodSucceeded)
+	f := newFixture(t, pod) // the Job is gone
+	if err := f.ctrl.syncOrphanPod(context.Background(), "ns/pi-a"); err != nil {
+		t.Fatal(err)
+	}
+	patches := f.actions("patch", "pods")
+	if len(patches) != 1 {
+		t.Fatalf("patches %v", patches)
+	}
+	got, err := f.kube.CoreV1().Pods("ns").Get(context.Background(), "pi-a", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Finalizers) != 0 {
+		t.Errorf("finalizers %v", got.Finalizers)
+	}
+}
+
+func TestOrphanPodOfLiveJobIsLeftAlone(t *testing.T) {
+	pod := testPod("pi-a", corev1.PodSucceeded)
+	f := newFixture(t, testJob(), pod)
+	if err := f.ctrl.syncOrphanPod(context.Background(), "ns/pi-a"); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.actions("patch", "pods")) != 0 {
+		t.Error("patched a pod whose Job exists")
+	}
+}
