@@ -22,6 +22,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .compile_well_known_types(true)
         // Ordered maps: the same plan must print the same bytes.
         .btree_map(".")
+        // Large requests are decoded off the reactor (src/api/codec.rs).
+        .codec_path("crate::api::codec::OffReactorProstCodec")
         .extern_path(".google.protobuf", "::pbjson_types")
         .compile_fds(fds)?;
 

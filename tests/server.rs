@@ -365,3 +365,36 @@ async fn metrics_scrape_holds_the_named_metrics() {
         assert!(text.contains(needle), "missing {needle} in:\n{text}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_snapshot_is_decoded_off_the_reactor_and_decided() {
+    let server = TestServer::start(ServerConfig::default()).await;
+    let mut client = server.client().await;
+    let mut request = example_request("indexed-job-mid-run");
+    let pod = request.pods[2].clone();
+    // Several thousand pods: past the codec's 1 MiB threshold for decoding in block_in_place.
+    request.pods = (0..6000)
+        .map(|i| {
+            let mut pod = pod.clone();
+            if let Some(m) = pod.metadata.as_mut() {
+                m.uid = format!("uid-{i}");
+                m.name = format!("pod-{i}");
+            }
+            pod
+        })
+        .collect();
+    assert!(
+        prost::Message::encoded_len(&request) > job_decider::api::codec::OFF_REACTOR_DECODE_BYTES
+    );
+    let response = client
+        .decide_job(request)
+        .await
+        .expect("decided")
+        .into_inner();
+    assert!(!response.actions.is_empty());
+    // Small calls keep working on the same server.
+    client
+        .decide_job(small_request())
+        .await
+        .expect("small call");
+}

@@ -6,6 +6,7 @@
 //! `documents` reads Kubernetes YAML/JSON files into wire messages for the CLI.
 //! [`decide`] and [`validate`] are the one pipeline the server and the CLI share.
 
+pub mod codec;
 pub mod convert;
 pub mod convert_jobset;
 pub mod documents;
