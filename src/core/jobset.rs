@@ -311,7 +311,7 @@ pub struct JobSetStatus {
     pub restarts_count_towards_max: i32,
     /// `Failed` or `Completed` once finished; empty before.
     pub terminal_state: String,
-    /// Per-replicatedJob status, in spec order.
+    /// Per-replicatedJob status; written sorted by name, descending, as upstream leaves it.
     pub replicated_jobs_status: Vec<ReplicatedJobStatus>,
 }
 
@@ -343,7 +343,7 @@ pub struct ReplicatedJobStatus {
     pub succeeded: i32,
     /// Current-attempt Jobs that failed.
     pub failed: i32,
-    /// Current-attempt Jobs with active Pods, not being deleted.
+    /// Current-attempt Jobs with active Pods (`status.active > 0`), deletion pending or not.
     pub active: i32,
     /// Current-attempt Jobs that are suspended.
     pub suspended: i32,
@@ -828,11 +828,7 @@ fn replicated_job_statuses(
                 ready: count(active.iter().filter(|j| j.ready)),
                 succeeded: count(of_rj(&groups.succeeded).iter()),
                 failed: count(of_rj(&groups.failed).iter()),
-                active: count(
-                    active
-                        .iter()
-                        .filter(|j| j.has_active_pods && !j.deletion_pending),
-                ),
+                active: count(active.iter().filter(|j| j.has_active_pods)),
                 suspended: count(active.iter().filter(|j| j.suspended)),
                 job_restarts: old.map(|s| s.job_restarts.clone()).unwrap_or_default(),
                 job_restarts_count_towards_max: old
@@ -841,6 +837,11 @@ fn replicated_job_statuses(
             }
         })
         .collect()
+}
+
+/// replicatedJobStatusesEqual's side effect: the list ends up sorted by name, descending.
+fn sort_replicated_job_statuses(statuses: &mut [ReplicatedJobStatus]) {
+    statuses.sort_by(|a, b| b.name.cmp(&a.name));
 }
 
 fn count<I: Iterator>(it: I) -> i32 {
@@ -963,6 +964,7 @@ pub fn decide_jobset(snap: &JobSetSnapshot) -> JobSetPlan {
         now: snap.now,
     };
     w.status.replicated_jobs_status = replicated_job_statuses(js, jobs, &groups);
+    sort_replicated_job_statuses(&mut w.status.replicated_jobs_status);
     let mut actions = Vec::new();
     let mut jobs_to_create = Vec::new();
 
@@ -1013,7 +1015,11 @@ pub fn decide_jobset(snap: &JobSetSnapshot) -> JobSetPlan {
         }
     }
 
-    if w.status != js.status {
+    // Upstream's equality check on replicatedJobsStatus sorts both the old and the new list by
+    // name, descending, in place: that is the order written, and a mere reordering is no change.
+    let mut before = js.status.clone();
+    sort_replicated_job_statuses(&mut before.replicated_jobs_status);
+    if w.status != before {
         actions.push(JobSetAction::UpdateStatus(Box::new(w.status)));
     }
     actions.extend(w.events.into_iter().map(JobSetAction::RecordEvent));
