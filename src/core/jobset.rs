@@ -16,8 +16,12 @@
 //! `job-restart-attempt` label are read and written, and `RestartJob*` actions run. The gate
 //! `InPlaceRestart` is not modelled: `InPlaceRestart` JobSets are recreated as under
 //! `Recreate`, and the in-place restart limit (which needs Pods) is not decided here.
-//! Not decided either: the success policy (`Completed`), startup policy ordering, TTL after
-//! finished, suspend/resume of child Jobs.
+//! With no failed Job, the `Suspended` condition follows `spec.suspend` (True/`SuspendedJobs`
+//! plus `RestartingJobSet=False/JobSetSuspended`, or an existing one turns False/`ResumeJobs`),
+//! as suspendJobs / resumeJobsIfNecessary leave it; the child Jobs' own suspend flag is the
+//! caller's. Not decided either: the success policy (`Completed`), startup policy ordering
+//! (an `InOrder` JobSet may set `StartupPolicyInProgress` instead of resuming), TTL after
+//! finished.
 
 use std::fmt;
 
@@ -42,6 +46,8 @@ pub const REPLICATED_JOB_REPLICAS_KEY: &str = "jobset.sigs.k8s.io/replicatedjob-
 pub const CONDITION_FAILED: &str = "Failed";
 /// Condition type of a completed JobSet.
 pub const CONDITION_COMPLETED: &str = "Completed";
+/// Condition type that is True while the JobSet is suspended.
+pub const CONDITION_SUSPENDED: &str = "Suspended";
 /// Condition type that is True while a global restart is in progress.
 pub const CONDITION_RESTARTING: &str = "RestartingJobSet";
 
@@ -67,6 +73,10 @@ pub const REASON_DEFAULT_FAILURE_POLICY: &str = "DefaultFailurePolicy";
 pub const REASON_JOBS_READY: &str = "JobsReady";
 /// `RestartingJobSet=False` reason once the JobSet failed.
 pub const REASON_JOBSET_FAILED: &str = "JobSetFailed";
+/// `Suspended=True` reason.
+pub const REASON_SUSPENDED_JOBS: &str = "SuspendedJobs";
+/// `Suspended=False` reason once the JobSet is resumed.
+pub const REASON_RESUME_JOBS: &str = "ResumeJobs";
 /// `RestartingJobSet=False` reason while the JobSet is suspended.
 pub const REASON_JOBSET_SUSPENDED: &str = "JobSetSuspended";
 
@@ -75,6 +85,7 @@ const MSG_REACHED_MAX_RESTARTS: &str = "jobset failed due to reaching max number
 const MSG_JOBS_READY: &str = "all jobs are ready";
 const MSG_JOBSET_FAILED: &str = "jobset failed";
 const MSG_JOBSET_SUSPENDED: &str = "jobset is suspended";
+const MSG_JOBSET_RESUMED: &str = "jobset is resumed";
 
 /// The failure reasons a rule may list (the Job controller's Failed reasons).
 pub const KNOWN_JOB_FAILURE_REASONS: [&str; 5] = [
@@ -993,12 +1004,29 @@ pub fn decide_jobset(snap: &JobSetSnapshot) -> JobSetPlan {
             );
         }
         if groups.failed.is_empty() {
+            // suspendJobs / resumeJobsIfNecessary run after job creation, only on this path.
             if js.spec.suspend {
+                w.set_condition(
+                    CONDITION_SUSPENDED,
+                    "True",
+                    REASON_SUSPENDED_JOBS,
+                    MSG_JOBSET_SUSPENDED,
+                    EventType::Normal,
+                );
                 w.set_condition(
                     CONDITION_RESTARTING,
                     "False",
                     REASON_JOBSET_SUSPENDED,
                     MSG_JOBSET_SUSPENDED,
+                    EventType::Normal,
+                );
+            } else {
+                // Only changes an existing Suspended condition (a False one is never added).
+                w.set_condition(
+                    CONDITION_SUSPENDED,
+                    "False",
+                    REASON_RESUME_JOBS,
+                    MSG_JOBSET_RESUMED,
                     EventType::Normal,
                 );
             }
