@@ -719,7 +719,9 @@ pub fn update_condition(
         .iter_mut()
         .find(|c| c.condition_type == condition_type)
     {
+        // Upstream replaces the whole condition with a fresh one (observedGeneration 0).
         if existing.status != status {
+            existing.observed_generation = 0;
             existing.status = status.to_string();
             existing.reason = reason.to_string();
             existing.message = message.to_string();
@@ -727,6 +729,7 @@ pub fn update_condition(
             return true;
         }
         if existing.reason != reason || existing.message != message {
+            existing.observed_generation = 0;
             existing.reason = reason.to_string();
             existing.message = message.to_string();
             return true;
