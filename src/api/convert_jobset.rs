@@ -3,9 +3,11 @@
 //! Input the decision cannot work with becomes field-named [`Violation`]s, with paths in the
 //! request's proto3 JSON names (`jobSet.metadata.uid`, `jobs[2].metadata.labels[...]`). The
 //! feature gate `RestartJob` is treated as on, so, as JobSet's controller does then, a child
-//! Job must carry integer `restart-attempt` and `job-index` labels and a `replicatedjob-name`
-//! label naming a replicatedJob of the spec, with the index inside its replicas; a missing
-//! `job-restart-attempt` label is accepted (Jobs created before the gate lack it).
+//! Job must carry an integer `restart-attempt` label, and one of the current attempt (label not
+//! below `status.restarts`) also integer `job-index` and `replicatedjob-name` labels naming a
+//! replicatedJob of the spec, with the index inside its replicas; a missing
+//! `job-restart-attempt` label is accepted (Jobs created before the gate lack it). A Job of an
+//! earlier attempt is only deleted, whatever its other labels, as getChildJobs does.
 //!
 //! Before deciding, empty rule names are defaulted to `failurePolicyRule<index>` as JobSet's
 //! webhook does on create. An invalid message pattern does not stop a decision: as upstream,
@@ -554,11 +556,16 @@ fn children_from_pb(jobs: Vec<pb::Job>, js: &JobSet, errs: &mut Errs) -> Vec<Chi
             true,
             errs,
         );
+        // getChildJobs puts a Job of an earlier restart attempt among the previous ones before
+        // reading any other label, so only the current attempt's Jobs need them.
+        let previous = restart_attempt.is_some_and(|a| a < js.status.restarts);
+        let mut scratch = Errs::default();
+        let errs_current: &mut Errs = if previous { &mut scratch } else { errs };
         let job_restart_attempt = int_label(
             label(JOB_RESTART_ATTEMPT_KEY),
             &lpath(JOB_RESTART_ATTEMPT_KEY),
             false,
-            errs,
+            errs_current,
         );
         let replicated_job = label(REPLICATED_JOB_NAME_KEY)
             .unwrap_or_default()
@@ -569,25 +576,30 @@ fn children_from_pb(jobs: Vec<pb::Job>, js: &JobSet, errs: &mut Errs) -> Vec<Chi
             .iter()
             .find(|rj| rj.name == replicated_job);
         if replicated_job.is_empty() {
-            errs.push(
+            errs_current.push(
                 lpath(REPLICATED_JOB_NAME_KEY),
                 ViolationKind::Required,
                 None,
                 "JobSet's controller needs it with the RestartJob feature gate on",
             );
         } else if rj.is_none() {
-            errs.push(
+            errs_current.push(
                 lpath(REPLICATED_JOB_NAME_KEY),
                 ViolationKind::Invalid,
                 quote(&replicated_job),
                 "must name one of spec.replicatedJobs",
             );
         }
-        let job_index = int_label(label(JOB_INDEX_KEY), &lpath(JOB_INDEX_KEY), true, errs);
+        let job_index = int_label(
+            label(JOB_INDEX_KEY),
+            &lpath(JOB_INDEX_KEY),
+            true,
+            errs_current,
+        );
         if let (Some(idx), Some(rj)) = (job_index, rj)
             && !(0..rj.replicas).contains(&idx)
         {
-            errs.push(
+            errs_current.push(
                 lpath(JOB_INDEX_KEY),
                 ViolationKind::Invalid,
                 quote(&idx.to_string()),

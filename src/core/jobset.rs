@@ -16,8 +16,12 @@
 //! `job-restart-attempt` label are read and written, and `RestartJob*` actions run. The gate
 //! `InPlaceRestart` is not modelled: `InPlaceRestart` JobSets are recreated as under
 //! `Recreate`, and the in-place restart limit (which needs Pods) is not decided here.
-//! Not decided either: the success policy (`Completed`), startup policy ordering, TTL after
-//! finished, suspend/resume of child Jobs.
+//! With no failed Job, the `Suspended` condition follows `spec.suspend` (True/`SuspendedJobs`
+//! plus `RestartingJobSet=False/JobSetSuspended`, or an existing one turns False/`ResumeJobs`),
+//! as suspendJobs / resumeJobsIfNecessary leave it; the child Jobs' own suspend flag is the
+//! caller's. Not decided either: the success policy (`Completed`), startup policy ordering
+//! (an `InOrder` JobSet may set `StartupPolicyInProgress` instead of resuming), TTL after
+//! finished.
 
 use std::fmt;
 
@@ -42,6 +46,8 @@ pub const REPLICATED_JOB_REPLICAS_KEY: &str = "jobset.sigs.k8s.io/replicatedjob-
 pub const CONDITION_FAILED: &str = "Failed";
 /// Condition type of a completed JobSet.
 pub const CONDITION_COMPLETED: &str = "Completed";
+/// Condition type that is True while the JobSet is suspended.
+pub const CONDITION_SUSPENDED: &str = "Suspended";
 /// Condition type that is True while a global restart is in progress.
 pub const CONDITION_RESTARTING: &str = "RestartingJobSet";
 
@@ -67,6 +73,10 @@ pub const REASON_DEFAULT_FAILURE_POLICY: &str = "DefaultFailurePolicy";
 pub const REASON_JOBS_READY: &str = "JobsReady";
 /// `RestartingJobSet=False` reason once the JobSet failed.
 pub const REASON_JOBSET_FAILED: &str = "JobSetFailed";
+/// `Suspended=True` reason.
+pub const REASON_SUSPENDED_JOBS: &str = "SuspendedJobs";
+/// `Suspended=False` reason once the JobSet is resumed.
+pub const REASON_RESUME_JOBS: &str = "ResumeJobs";
 /// `RestartingJobSet=False` reason while the JobSet is suspended.
 pub const REASON_JOBSET_SUSPENDED: &str = "JobSetSuspended";
 
@@ -75,6 +85,7 @@ const MSG_REACHED_MAX_RESTARTS: &str = "jobset failed due to reaching max number
 const MSG_JOBS_READY: &str = "all jobs are ready";
 const MSG_JOBSET_FAILED: &str = "jobset failed";
 const MSG_JOBSET_SUSPENDED: &str = "jobset is suspended";
+const MSG_JOBSET_RESUMED: &str = "jobset is resumed";
 
 /// The failure reasons a rule may list (the Job controller's Failed reasons).
 pub const KNOWN_JOB_FAILURE_REASONS: [&str; 5] = [
@@ -311,7 +322,7 @@ pub struct JobSetStatus {
     pub restarts_count_towards_max: i32,
     /// `Failed` or `Completed` once finished; empty before.
     pub terminal_state: String,
-    /// Per-replicatedJob status, in spec order.
+    /// Per-replicatedJob status; written sorted by name, descending, as upstream leaves it.
     pub replicated_jobs_status: Vec<ReplicatedJobStatus>,
 }
 
@@ -343,7 +354,7 @@ pub struct ReplicatedJobStatus {
     pub succeeded: i32,
     /// Current-attempt Jobs that failed.
     pub failed: i32,
-    /// Current-attempt Jobs with active Pods, not being deleted.
+    /// Current-attempt Jobs with active Pods (`status.active > 0`), deletion pending or not.
     pub active: i32,
     /// Current-attempt Jobs that are suspended.
     pub suspended: i32,
@@ -708,7 +719,9 @@ pub fn update_condition(
         .iter_mut()
         .find(|c| c.condition_type == condition_type)
     {
+        // Upstream replaces the whole condition with a fresh one (observedGeneration 0).
         if existing.status != status {
+            existing.observed_generation = 0;
             existing.status = status.to_string();
             existing.reason = reason.to_string();
             existing.message = message.to_string();
@@ -716,6 +729,7 @@ pub fn update_condition(
             return true;
         }
         if existing.reason != reason || existing.message != message {
+            existing.observed_generation = 0;
             existing.reason = reason.to_string();
             existing.message = message.to_string();
             return true;
@@ -828,11 +842,7 @@ fn replicated_job_statuses(
                 ready: count(active.iter().filter(|j| j.ready)),
                 succeeded: count(of_rj(&groups.succeeded).iter()),
                 failed: count(of_rj(&groups.failed).iter()),
-                active: count(
-                    active
-                        .iter()
-                        .filter(|j| j.has_active_pods && !j.deletion_pending),
-                ),
+                active: count(active.iter().filter(|j| j.has_active_pods)),
                 suspended: count(active.iter().filter(|j| j.suspended)),
                 job_restarts: old.map(|s| s.job_restarts.clone()).unwrap_or_default(),
                 job_restarts_count_towards_max: old
@@ -841,6 +851,11 @@ fn replicated_job_statuses(
             }
         })
         .collect()
+}
+
+/// replicatedJobStatusesEqual's side effect: the list ends up sorted by name, descending.
+fn sort_replicated_job_statuses(statuses: &mut [ReplicatedJobStatus]) {
+    statuses.sort_by(|a, b| b.name.cmp(&a.name));
 }
 
 fn count<I: Iterator>(it: I) -> i32 {
@@ -963,6 +978,7 @@ pub fn decide_jobset(snap: &JobSetSnapshot) -> JobSetPlan {
         now: snap.now,
     };
     w.status.replicated_jobs_status = replicated_job_statuses(js, jobs, &groups);
+    sort_replicated_job_statuses(&mut w.status.replicated_jobs_status);
     let mut actions = Vec::new();
     let mut jobs_to_create = Vec::new();
 
@@ -991,12 +1007,29 @@ pub fn decide_jobset(snap: &JobSetSnapshot) -> JobSetPlan {
             );
         }
         if groups.failed.is_empty() {
+            // suspendJobs / resumeJobsIfNecessary run after job creation, only on this path.
             if js.spec.suspend {
+                w.set_condition(
+                    CONDITION_SUSPENDED,
+                    "True",
+                    REASON_SUSPENDED_JOBS,
+                    MSG_JOBSET_SUSPENDED,
+                    EventType::Normal,
+                );
                 w.set_condition(
                     CONDITION_RESTARTING,
                     "False",
                     REASON_JOBSET_SUSPENDED,
                     MSG_JOBSET_SUSPENDED,
+                    EventType::Normal,
+                );
+            } else {
+                // Only changes an existing Suspended condition (a False one is never added).
+                w.set_condition(
+                    CONDITION_SUSPENDED,
+                    "False",
+                    REASON_RESUME_JOBS,
+                    MSG_JOBSET_RESUMED,
                     EventType::Normal,
                 );
             }
@@ -1013,7 +1046,11 @@ pub fn decide_jobset(snap: &JobSetSnapshot) -> JobSetPlan {
         }
     }
 
-    if w.status != js.status {
+    // Upstream's equality check on replicatedJobsStatus sorts both the old and the new list by
+    // name, descending, in place: that is the order written, and a mere reordering is no change.
+    let mut before = js.status.clone();
+    sort_replicated_job_statuses(&mut before.replicated_jobs_status);
+    if w.status != before {
         actions.push(JobSetAction::UpdateStatus(Box::new(w.status)));
     }
     actions.extend(w.events.into_iter().map(JobSetAction::RecordEvent));

@@ -9,15 +9,18 @@
 //! - The uniqueness errors come in order of the first rule carrying the name (upstream ranges
 //!   over a Go map, in random order).
 //! - The feature gate `RestartJob` is on, so `RestartJob*` actions are allowed (subject to the
-//!   1024-replica cap). `restartStrategy: InPlaceRestart` is not checked against its gate or
-//!   its template requirements: the contract carries no Job templates.
+//!   1024-replica cap): with v0.12.0's default (gate off) the actions could not be used at all.
+//!
+//! The feature gate `InPlaceRestart` is off, v0.12.0's default, so `restartStrategy:
+//! InPlaceRestart` is rejected with ValidateCreate's message (its template requirements, checked
+//! only with the gate on, need Job templates the contract does not carry).
 //!
 //! Not validated, as upstream: the sign of `maxRestarts`, duplicate reasons or patterns.
 
 use regex::Regex;
 use std::sync::LazyLock;
 
-use crate::core::jobset::{FailurePolicy, JobSet, KNOWN_JOB_FAILURE_REASONS};
+use crate::core::jobset::{FailurePolicy, JobSet, KNOWN_JOB_FAILURE_REASONS, RestartStrategy};
 use crate::core::validate::{Violation, ViolationKind};
 
 /// Shortest rule name.
@@ -52,6 +55,17 @@ pub fn validate_jobset(js: &JobSet) -> Vec<Violation> {
     };
     let mut policy = policy.clone();
     default_rule_names(&mut policy);
+
+    // ValidateCreate checks this before anything else.
+    if policy.restart_strategy == RestartStrategy::InPlaceRestart {
+        out.push(invalid(
+            "spec.failurePolicy.restartStrategy".to_string(),
+            ViolationKind::Forbidden,
+            "InPlaceRestart restart strategy cannot be set when InPlaceRestart feature gate is \
+             disabled"
+                .to_string(),
+        ));
+    }
 
     if policy.rules.iter().any(|r| r.action.is_per_job()) {
         // Upstream reports the first offending replicatedJob only.
@@ -230,6 +244,22 @@ mod tests {
         for n in ["a", "ruleWithAName", "r_leader", "a,b:c_", "A1"] {
             assert!(validate_jobset(&js(vec![named(n)])).is_empty(), "{n}");
         }
+    }
+
+    #[test]
+    fn in_place_restart_is_forbidden_with_the_gate_off_by_default() {
+        // ValidateCreate (jobset_webhook.go, v0.12.0): the InPlaceRestart gate defaults to off.
+        let mut j = js(vec![named("1bad")]);
+        if let Some(p) = j.spec.failure_policy.as_mut() {
+            p.restart_strategy = RestartStrategy::InPlaceRestart;
+        }
+        let v = validate_jobset(&j);
+        assert_eq!(v.len(), 2);
+        assert_eq!(
+            v[0].to_string(),
+            "spec.failurePolicy.restartStrategy: Forbidden: InPlaceRestart restart strategy \
+             cannot be set when InPlaceRestart feature gate is disabled"
+        );
     }
 
     #[test]
