@@ -374,18 +374,23 @@ func TestVectorPlansApply(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			before := mustJSON(t, job)
-			for i, pc := range entries {
-				creations++
-				pod, err := podFromTemplate(job, pc)
-				if err != nil {
-					t.Errorf("creation %d: %v", i, err)
-					continue
+			// As recorded, then with what no recorded template has: an
+			// annotation, a finalizer, an extra label and an init
+			// container, which the pods must keep too.
+			for _, job := range []*batchv1.Job{job, withTemplateExtras(job)} {
+				before := mustJSON(t, job)
+				for i, pc := range entries {
+					creations++
+					pod, err := podFromTemplate(job, pc)
+					if err != nil {
+						t.Errorf("creation %d: %v", i, err)
+						continue
+					}
+					checkPlannedPod(t, fmt.Sprintf("creation %d", i), job, pc, pod)
 				}
-				checkPlannedPod(t, fmt.Sprintf("creation %d", i), job, pc, pod)
-			}
-			if after := mustJSON(t, job); !bytes.Equal(before, after) {
-				t.Errorf("building the pods changed the Job")
+				if after := mustJSON(t, job); !bytes.Equal(before, after) {
+					t.Errorf("building the pods changed the Job")
+				}
 			}
 		})
 	}
@@ -393,6 +398,25 @@ func TestVectorPlansApply(t *testing.T) {
 		t.Fatal("no vector plans a pod creation")
 	}
 	t.Logf("%d vectors, %d of them create pods, %d pods built", len(vs), withCreations, creations)
+}
+
+// withTemplateExtras is the Job with more in its pod template.
+func withTemplateExtras(job *batchv1.Job) *batchv1.Job {
+	job = job.DeepCopy()
+	tmpl := &job.Spec.Template
+	if tmpl.Labels == nil {
+		tmpl.Labels = map[string]string{}
+	}
+	tmpl.Labels["example.com/tier"] = "batch"
+	tmpl.Annotations = map[string]string{"example.com/from-template": "kept"}
+	tmpl.Finalizers = []string{"example.com/keep"}
+	if len(tmpl.Spec.Containers) > 0 {
+		init := *tmpl.Spec.Containers[0].DeepCopy()
+		init.Name = "init"
+		init.Env = []corev1.EnvVar{{Name: "FROM_TEMPLATE", Value: "1"}}
+		tmpl.Spec.InitContainers = append(tmpl.Spec.InitContainers, init)
+	}
+	return job
 }
 
 // checkPlannedPod compares the shim's pod with one built in JSON: the
@@ -606,4 +630,40 @@ func compact(v any) string {
 		return string(data[:300]) + "…"
 	}
 	return string(data)
+}
+
+// TestProtoToKubeMessagesHaveNo64BitIntegers guards protoToKube: proto3 JSON
+// writes 64-bit integers as quoted strings (the vectors' metadata.generation
+// is '1'), which encoding/json will not read into the Kubernetes types' int64
+// fields. The messages the shim converts that way must have none.
+func TestProtoToKubeMessagesHaveNo64BitIntegers(t *testing.T) {
+	for _, m := range []proto.Message{&jobdeciderv1.JobStatus{}, &jobdeciderv1.EnvVar{}, &jobdeciderv1.OwnerReference{}} {
+		md := m.ProtoReflect().Descriptor()
+		for _, name := range int64Fields(md, map[protoreflect.FullName]bool{}) {
+			t.Errorf("%s has the 64-bit integer %s: protoToKube cannot convert it", md.FullName(), name)
+		}
+	}
+}
+
+func int64Fields(md protoreflect.MessageDescriptor, seen map[protoreflect.FullName]bool) []protoreflect.FullName {
+	if seen[md.FullName()] || md.ParentFile().Package() == "google.protobuf" {
+		// Well-known types have JSON forms of their own (a Timestamp is an RFC 3339 string).
+		return nil
+	}
+	seen[md.FullName()] = true
+	var out []protoreflect.FullName
+	fields := md.Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		if fd.IsMap() {
+			fd = fd.MapValue()
+		}
+		switch fd.Kind() {
+		case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind, protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+			out = append(out, fields.Get(i).FullName())
+		case protoreflect.MessageKind, protoreflect.GroupKind:
+			out = append(out, int64Fields(fd.Message(), seen)...)
+		}
+	}
+	return out
 }
