@@ -1,0 +1,669 @@
+package controller
+
+// The shared vectors (tests/vectors/*.yaml) checked from the shim's side: the
+// Rust tests prove the service gives each vector's expected plan; these prove
+// that the shim builds each vector's request from client-go objects and can
+// turn each planned pod creation into a pod.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	jobdeciderv1 "job-decider.dev/clients/go/jobdecider/v1"
+)
+
+// minVectors is fewer than the set holds, so the tests cannot pass by reading nothing.
+const minVectors = 120
+
+// vectorsDir is tests/vectors, from this package's directory (shim/internal/controller).
+var vectorsDir = filepath.Join("..", "..", "..", "tests", "vectors")
+
+// fromVector parses the vectors' proto3 JSON as the Rust tests do (pbjson with
+// ignore_unknown_fields): the objects carry apiVersion and kind, which the
+// contract leaves out.
+var fromVector = protojson.UnmarshalOptions{DiscardUnknown: true}
+
+// vector is one file: its request and expected response as JSON.
+type vector struct {
+	file     string
+	name     string
+	request  map[string]json.RawMessage
+	expected json.RawMessage
+}
+
+// requestJSON is the whole request as JSON.
+func (v *vector) requestJSON(t *testing.T) []byte {
+	t.Helper()
+	data, err := json.Marshal(v.request)
+	if err != nil {
+		t.Fatalf("%s: %v", v.file, err)
+	}
+	return data
+}
+
+func vectorFiles(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(vectorsDir, "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatalf("no vectors in %s", vectorsDir)
+	}
+	sort.Strings(files)
+	return files
+}
+
+func loadVector(path string) (*vector, error) {
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(text, &doc); err != nil {
+		return nil, fmt.Errorf("yaml: %w", err)
+	}
+	tree, err := yamlToJSON(&doc)
+	if err != nil {
+		return nil, err
+	}
+	data, err := json.Marshal(tree)
+	if err != nil {
+		return nil, err
+	}
+	var top struct {
+		Name     string                     `json:"name"`
+		Request  map[string]json.RawMessage `json:"request"`
+		Expected json.RawMessage            `json:"expected"`
+	}
+	if err := json.Unmarshal(data, &top); err != nil {
+		return nil, err
+	}
+	if top.Request == nil || top.Expected == nil {
+		return nil, fmt.Errorf("no request or no expected response")
+	}
+	return &vector{file: filepath.Base(path), name: top.Name, request: top.Request, expected: top.Expected}, nil
+}
+
+// yamlToJSON converts a YAML tree to JSON values by the YAML 1.2 core schema,
+// as serde_yaml reads it for the Rust tests: unquoted timestamps stay strings
+// (yaml.v3 would make them time.Time), and yes/no are strings (yaml.v2, under
+// sigs.k8s.io/yaml, would make them booleans).
+func yamlToJSON(n *yaml.Node) (any, error) {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		if len(n.Content) != 1 {
+			return nil, fmt.Errorf("line %d: %d documents", n.Line, len(n.Content))
+		}
+		return yamlToJSON(n.Content[0])
+	case yaml.AliasNode:
+		return yamlToJSON(n.Alias)
+	case yaml.MappingNode:
+		m := make(map[string]any, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Kind != yaml.ScalarNode {
+				return nil, fmt.Errorf("line %d: a key that is not a scalar", k.Line)
+			}
+			if _, dup := m[k.Value]; dup {
+				return nil, fmt.Errorf("line %d: duplicate key %q", k.Line, k.Value)
+			}
+			v, err := yamlToJSON(n.Content[i+1])
+			if err != nil {
+				return nil, err
+			}
+			m[k.Value] = v
+		}
+		return m, nil
+	case yaml.SequenceNode:
+		s := make([]any, len(n.Content))
+		for i, c := range n.Content {
+			v, err := yamlToJSON(c)
+			if err != nil {
+				return nil, err
+			}
+			s[i] = v
+		}
+		return s, nil
+	case yaml.ScalarNode:
+		switch n.ShortTag() {
+		case "!!null":
+			return nil, nil
+		case "!!bool", "!!int", "!!float":
+			var v any
+			if err := n.Decode(&v); err != nil {
+				return nil, fmt.Errorf("line %d: %w", n.Line, err)
+			}
+			return v, nil
+		default:
+			// !!str, !!timestamp, !!binary: the text as written.
+			return n.Value, nil
+		}
+	}
+	return nil, fmt.Errorf("line %d: unexpected YAML node kind %v", n.Line, n.Kind)
+}
+
+func loadVectors(t *testing.T) []*vector {
+	t.Helper()
+	var vs []*vector
+	for _, path := range vectorFiles(t) {
+		v, err := loadVector(path)
+		if err != nil {
+			t.Errorf("%s: %v", filepath.Base(path), err)
+			continue
+		}
+		vs = append(vs, v)
+	}
+	return vs
+}
+
+func TestVectorsAreFound(t *testing.T) {
+	files := vectorFiles(t)
+	if len(files) < minVectors {
+		t.Fatalf("found %d vectors in %s, want at least %d", len(files), vectorsDir, minVectors)
+	}
+	vs := loadVectors(t)
+	if len(vs) != len(files) {
+		t.Fatalf("loaded %d of %d vectors", len(vs), len(files))
+	}
+	for _, v := range vs {
+		if v.name+".yaml" != v.file {
+			t.Errorf("%s: named %q", v.file, v.name)
+		}
+		if len(v.request["job"]) == 0 || string(v.request["job"]) == "null" {
+			t.Errorf("%s: no request.job", v.file)
+		}
+	}
+	t.Logf("%d vectors in %s", len(vs), vectorsDir)
+}
+
+// decodeKube decodes an object as client-go does, refusing fields client-go
+// does not know: such a field would be lost before the shim ever saw it.
+func decodeKube(data []byte, obj any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	return dec.Decode(obj)
+}
+
+// vectorObjects turns a vector's request.job and request.pods into client-go objects.
+func vectorObjects(v *vector) (*batchv1.Job, []*corev1.Pod, error) {
+	job := &batchv1.Job{}
+	data, err := kubeJSON(v.request["job"], (&jobdeciderv1.Job{}).ProtoReflect().Descriptor())
+	if err == nil {
+		err = decodeKube(data, job)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("request.job as a batchv1.Job: %w", err)
+	}
+	var raw []json.RawMessage
+	if p, ok := v.request["pods"]; ok {
+		if err := json.Unmarshal(p, &raw); err != nil {
+			return nil, nil, fmt.Errorf("request.pods: %w", err)
+		}
+	}
+	pods := make([]*corev1.Pod, len(raw))
+	for i, r := range raw {
+		pods[i] = &corev1.Pod{}
+		data, err := kubeJSON(r, (&jobdeciderv1.Pod{}).ProtoReflect().Descriptor())
+		if err == nil {
+			err = decodeKube(data, pods[i])
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("request.pods[%d] as a corev1.Pod: %w", i, err)
+		}
+	}
+	return job, pods, nil
+}
+
+// kubeJSON turns an object written in proto3 JSON into the Kubernetes JSON
+// form: proto3 JSON may quote 64-bit integers (metadata.generation is written
+// '1'), which the Kubernetes types read only as numbers. The contract's
+// descriptor says which fields those are; everything else is left as written.
+func kubeJSON(data []byte, md protoreflect.MessageDescriptor) ([]byte, error) {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	v, err := unquoteInt64s(v, md)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
+}
+
+func unquoteInt64s(v any, md protoreflect.MessageDescriptor) (any, error) {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return v, nil
+	}
+	for key, val := range obj {
+		fd := md.Fields().ByJSONName(key)
+		if fd == nil {
+			fd = md.Fields().ByTextName(key)
+		}
+		if fd == nil {
+			continue
+		}
+		var err error
+		switch {
+		case fd.IsMap():
+			if fd.MapValue().Kind() == protoreflect.MessageKind {
+				m, _ := val.(map[string]any)
+				for k, e := range m {
+					if m[k], err = unquoteInt64s(e, fd.MapValue().Message()); err != nil {
+						return nil, err
+					}
+				}
+			}
+		case fd.Kind() == protoreflect.MessageKind:
+			if fd.IsList() {
+				list, _ := val.([]any)
+				for i, e := range list {
+					if list[i], err = unquoteInt64s(e, fd.Message()); err != nil {
+						return nil, err
+					}
+				}
+			} else if obj[key], err = unquoteInt64s(val, fd.Message()); err != nil {
+				return nil, err
+			}
+		case fd.Kind() == protoreflect.Int64Kind || fd.Kind() == protoreflect.Sint64Kind || fd.Kind() == protoreflect.Sfixed64Kind ||
+			fd.Kind() == protoreflect.Uint64Kind || fd.Kind() == protoreflect.Fixed64Kind:
+			if s, ok := val.(string); ok && !fd.IsList() {
+				if _, err := json.Number(s).Int64(); err != nil {
+					return nil, fmt.Errorf("%s: %q is not an integer", fd.FullName(), s)
+				}
+				obj[key] = json.Number(s)
+			}
+		}
+	}
+	return obj, nil
+}
+
+// TestVectorSnapshotsMatchContract builds each vector's request the way the
+// shim does, from client-go objects, and checks it is the vector's request:
+// objects → JSON → protojson loses nothing the decision reads.
+func TestVectorSnapshotsMatchContract(t *testing.T) {
+	vs := loadVectors(t)
+	if len(vs) < minVectors {
+		t.Fatalf("loaded %d vectors, want at least %d", len(vs), minVectors)
+	}
+	pods := 0
+	for _, v := range vs {
+		t.Run(v.name, func(t *testing.T) {
+			want := &jobdeciderv1.DecideJobRequest{}
+			if err := fromVector.Unmarshal(v.requestJSON(t), want); err != nil {
+				t.Fatalf("request as a DecideJobRequest: %v", err)
+			}
+			job, kubePods, err := vectorObjects(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pods += len(kubePods)
+			snap := snapshot{
+				Job:                      job,
+				Pods:                     kubePods,
+				Now:                      want.GetNow().AsTime(),
+				State:                    want.GetState(),
+				Controller:               want.GetControllerName(),
+				PodChangesPending:        want.GetExpectations().GetPodChangesPending(),
+				FinalizerRemovalsPending: want.GetExpectations().GetFinalizerRemovalsPending(),
+			}
+			got, err := snap.request()
+			if err != nil {
+				t.Fatalf("building the request: %v", err)
+			}
+			if want.Expectations == nil {
+				// The shim always sends expectations; an absent message
+				// reads as an empty one.
+				want.Expectations = &jobdeciderv1.Expectations{}
+			}
+			if !proto.Equal(got, want) {
+				t.Errorf("the shim's request differs from the vector's:\n%s", protoDiff(t, got, want))
+			}
+		})
+	}
+	t.Logf("%d vectors, %d pods converted", len(vs), pods)
+}
+
+// TestVectorPlansApply turns every pod creation in every expected plan into a
+// pod from the vector's Job, as the shim does before creating it, and checks
+// the pod field by field against one built independently, in JSON, from the
+// template and the entry.
+func TestVectorPlansApply(t *testing.T) {
+	vs := loadVectors(t)
+	if len(vs) < minVectors {
+		t.Fatalf("loaded %d vectors, want at least %d", len(vs), minVectors)
+	}
+	withCreations, creations := 0, 0
+	for _, v := range vs {
+		t.Run(v.name, func(t *testing.T) {
+			plan := &jobdeciderv1.DecideJobResponse{}
+			if err := fromVector.Unmarshal(v.expected, plan); err != nil {
+				t.Fatalf("expected as a DecideJobResponse: %v", err)
+			}
+			var entries []*jobdeciderv1.PodCreation
+			for _, a := range plan.GetActions() {
+				if a.GetKind() == nil {
+					t.Errorf("an action of no kind known to the shim: %v", a)
+				}
+				entries = append(entries, a.GetCreatePods().GetPods()...)
+			}
+			if len(entries) == 0 {
+				return
+			}
+			withCreations++
+			job, _, err := vectorObjects(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// As recorded, then with what no recorded template has: an
+			// annotation, a finalizer, an extra label and an init
+			// container, which the pods must keep too.
+			for _, job := range []*batchv1.Job{job, withTemplateExtras(job)} {
+				before := mustJSON(t, job)
+				for i, pc := range entries {
+					creations++
+					pod, err := podFromTemplate(job, pc)
+					if err != nil {
+						t.Errorf("creation %d: %v", i, err)
+						continue
+					}
+					checkPlannedPod(t, fmt.Sprintf("creation %d", i), job, pc, pod)
+				}
+				if after := mustJSON(t, job); !bytes.Equal(before, after) {
+					t.Errorf("building the pods changed the Job")
+				}
+			}
+		})
+	}
+	if withCreations == 0 {
+		t.Fatal("no vector plans a pod creation")
+	}
+	t.Logf("%d vectors, %d of them create pods, %d pods built", len(vs), withCreations, creations)
+}
+
+// withTemplateExtras is the Job with more in its pod template.
+func withTemplateExtras(job *batchv1.Job) *batchv1.Job {
+	job = job.DeepCopy()
+	tmpl := &job.Spec.Template
+	if tmpl.Labels == nil {
+		tmpl.Labels = map[string]string{}
+	}
+	tmpl.Labels["example.com/tier"] = "batch"
+	tmpl.Annotations = map[string]string{"example.com/from-template": "kept"}
+	tmpl.Finalizers = []string{"example.com/keep"}
+	if len(tmpl.Spec.Containers) > 0 {
+		init := *tmpl.Spec.Containers[0].DeepCopy()
+		init.Name = "init"
+		init.Env = []corev1.EnvVar{{Name: "FROM_TEMPLATE", Value: "1"}}
+		tmpl.Spec.InitContainers = append(tmpl.Spec.InitContainers, init)
+	}
+	return job
+}
+
+// checkPlannedPod compares the shim's pod with one built in JSON: the
+// template's metadata (labels, annotations, finalizers, as upstream's
+// GetPodFromTemplate copies) and spec, overlaid with the plan's entry.
+func checkPlannedPod(t *testing.T, what string, job *batchv1.Job, pc *jobdeciderv1.PodCreation, pod *corev1.Pod) {
+	t.Helper()
+	tmpl := jsonValue(t, mustJSON(t, job.Spec.Template)).(map[string]any)
+	tmplMeta, _ := tmpl["metadata"].(map[string]any)
+	spec, _ := tmpl["spec"].(map[string]any)
+
+	meta := map[string]any{"namespace": job.Namespace}
+	switch {
+	case pc.GetName() != "":
+		meta["name"] = pc.GetName()
+	case pc.GetGenerateName() != "":
+		meta["generateName"] = pc.GetGenerateName()
+	default:
+		meta["generateName"] = job.Name + "-"
+	}
+	if m := overlay(tmplMeta["labels"], pc.GetLabels()); m != nil {
+		meta["labels"] = m
+	}
+	if m := overlay(tmplMeta["annotations"], pc.GetAnnotations()); m != nil {
+		meta["annotations"] = m
+	}
+	finalizers, _ := tmplMeta["finalizers"].([]any)
+	for _, f := range pc.GetFinalizers() {
+		if !slices.Contains(finalizers, any(f)) {
+			finalizers = append(finalizers, f)
+		}
+	}
+	if len(finalizers) > 0 {
+		meta["finalizers"] = finalizers
+	}
+	if ref := pc.GetOwnerReference(); ref != nil {
+		meta["ownerReferences"] = []any{jsonValue(t, mustProtoJSON(t, ref))}
+		if ref.GetUid() != string(job.UID) || ref.GetName() != job.Name || ref.GetKind() != "Job" || !ref.GetController() {
+			t.Errorf("%s: the owner reference is not the Job's controller reference: %v", what, ref)
+		}
+	}
+	if h := pc.GetHostname(); h != "" {
+		spec["hostname"] = h
+	}
+	env := make([]any, len(pc.GetEnv()))
+	for i, e := range pc.GetEnv() {
+		env[i] = jsonValue(t, mustProtoJSON(t, e))
+	}
+	for _, key := range []string{"initContainers", "containers"} {
+		containers, _ := spec[key].([]any)
+		for _, c := range containers {
+			c := c.(map[string]any)
+			have, _ := c["env"].([]any)
+			for _, e := range env {
+				name := e.(map[string]any)["name"]
+				if !slices.ContainsFunc(have, func(h any) bool { return h.(map[string]any)["name"] == name }) {
+					have = append(have, e)
+				}
+			}
+			if len(have) > 0 {
+				c["env"] = have
+			}
+		}
+	}
+	want := map[string]any{"metadata": meta, "spec": spec, "status": map[string]any{}}
+	got := jsonValue(t, mustJSON(t, pod))
+	var diffs []string
+	jsonDiff("", got, want, &diffs)
+	if len(diffs) > 0 {
+		t.Errorf("%s: the pod differs from the template overlaid with the entry (got / want):\n%s", what, strings.Join(diffs, "\n"))
+	}
+	// The variables and the owner reference came through protoToKube; back
+	// through the shim's own conversion, they are the entry's.
+	for _, c := range slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers) {
+		for _, e := range c.Env {
+			i := slices.IndexFunc(pc.GetEnv(), func(pe *jobdeciderv1.EnvVar) bool { return pe.GetName() == e.Name })
+			if i < 0 || slices.ContainsFunc(templateEnv(job, c.Name), func(te corev1.EnvVar) bool { return te.Name == e.Name }) {
+				continue
+			}
+			back := &jobdeciderv1.EnvVar{}
+			if err := kubeToProto(e, back); err != nil {
+				t.Errorf("%s: env %s back to the contract: %v", what, e.Name, err)
+			} else if !proto.Equal(back, pc.GetEnv()[i]) {
+				t.Errorf("%s: container %s env %s: %v, planned %v", what, c.Name, e.Name, back, pc.GetEnv()[i])
+			}
+		}
+	}
+	if ref := pc.GetOwnerReference(); ref != nil && len(pod.OwnerReferences) > 0 {
+		back := &jobdeciderv1.OwnerReference{}
+		last := pod.OwnerReferences[len(pod.OwnerReferences)-1]
+		if err := kubeToProto(last, back); err != nil {
+			t.Errorf("%s: owner reference back to the contract: %v", what, err)
+		} else if !proto.Equal(back, ref) {
+			t.Errorf("%s: owner reference %v, planned %v", what, back, ref)
+		}
+	}
+}
+
+// templateEnv is the environment the template gives one container.
+func templateEnv(job *batchv1.Job, container string) []corev1.EnvVar {
+	for _, c := range slices.Concat(job.Spec.Template.Spec.InitContainers, job.Spec.Template.Spec.Containers) {
+		if c.Name == container {
+			return c.Env
+		}
+	}
+	return nil
+}
+
+// overlay merges a plan's entries over a template's map, in JSON form.
+func overlay(base any, add map[string]string) map[string]any {
+	m, _ := base.(map[string]any)
+	if len(m) == 0 && len(add) == 0 {
+		return nil
+	}
+	out := maps.Clone(m)
+	if out == nil {
+		out = map[string]any{}
+	}
+	for k, v := range add {
+		out[k] = v
+	}
+	return out
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func mustProtoJSON(t *testing.T, m proto.Message) []byte {
+	t.Helper()
+	data, err := protojson.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func jsonValue(t *testing.T, data []byte) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// protoDiff names the fields where two messages differ, by their JSON paths.
+func protoDiff(t *testing.T, got, want proto.Message) string {
+	t.Helper()
+	var diffs []string
+	jsonDiff("", jsonValue(t, mustProtoJSON(t, got)), jsonValue(t, mustProtoJSON(t, want)), &diffs)
+	if len(diffs) == 0 {
+		return "(the same JSON; a difference in presence or unknown fields)"
+	}
+	return strings.Join(diffs, "\n")
+}
+
+// jsonDiff appends one line per path where got and want differ.
+func jsonDiff(path string, got, want any, out *[]string) {
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			break
+		}
+		keys := slices.Sorted(maps.Keys(w))
+		for k := range g {
+			if _, ok := w[k]; !ok {
+				keys = append(keys, k)
+			}
+		}
+		for _, k := range keys {
+			gv, gok := g[k]
+			wv, wok := w[k]
+			switch {
+			case !gok:
+				*out = append(*out, fmt.Sprintf("  %s.%s: missing / %s", path, k, compact(wv)))
+			case !wok:
+				*out = append(*out, fmt.Sprintf("  %s.%s: %s / missing", path, k, compact(gv)))
+			default:
+				jsonDiff(path+"."+k, gv, wv, out)
+			}
+		}
+		return
+	case []any:
+		g, ok := got.([]any)
+		if !ok || len(g) != len(w) {
+			break
+		}
+		for i := range w {
+			jsonDiff(fmt.Sprintf("%s[%d]", path, i), g[i], w[i], out)
+		}
+		return
+	}
+	if !reflect.DeepEqual(got, want) {
+		*out = append(*out, fmt.Sprintf("  %s: %s / %s", path, compact(got), compact(want)))
+	}
+}
+
+func compact(v any) string {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	if len(data) > 300 {
+		return string(data[:300]) + "…"
+	}
+	return string(data)
+}
+
+// TestProtoToKubeMessagesHaveNo64BitIntegers guards protoToKube: proto3 JSON
+// writes 64-bit integers as quoted strings (the vectors' metadata.generation
+// is '1'), which encoding/json will not read into the Kubernetes types' int64
+// fields. The messages the shim converts that way must have none.
+func TestProtoToKubeMessagesHaveNo64BitIntegers(t *testing.T) {
+	for _, m := range []proto.Message{&jobdeciderv1.JobStatus{}, &jobdeciderv1.EnvVar{}, &jobdeciderv1.OwnerReference{}} {
+		md := m.ProtoReflect().Descriptor()
+		for _, name := range int64Fields(md, map[protoreflect.FullName]bool{}) {
+			t.Errorf("%s has the 64-bit integer %s: protoToKube cannot convert it", md.FullName(), name)
+		}
+	}
+}
+
+func int64Fields(md protoreflect.MessageDescriptor, seen map[protoreflect.FullName]bool) []protoreflect.FullName {
+	if seen[md.FullName()] || md.ParentFile().Package() == "google.protobuf" {
+		// Well-known types have JSON forms of their own (a Timestamp is an RFC 3339 string).
+		return nil
+	}
+	seen[md.FullName()] = true
+	var out []protoreflect.FullName
+	fields := md.Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		if fd.IsMap() {
+			fd = fd.MapValue()
+		}
+		switch fd.Kind() {
+		case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind, protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+			out = append(out, fields.Get(i).FullName())
+		case protoreflect.MessageKind, protoreflect.GroupKind:
+			out = append(out, int64Fields(fd.Message(), seen)...)
+		}
+	}
+	return out
+}
