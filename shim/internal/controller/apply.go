@@ -294,6 +294,7 @@ func (r *planRun) updateStatus(ctx context.Context, status *jobdeciderv1.JobStat
 	}
 	r.job = updated
 	r.statusWritten = true
+	r.c.wroteStatus(r.key, updated.ResourceVersion)
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"sync"
 	"time"
 
@@ -98,6 +99,11 @@ type Controller struct {
 
 	statesMu sync.Mutex
 	states   map[string]jobState
+	// written holds, per Job, the resourceVersion of the status this shim last
+	// wrote, until the informer shows it (read-your-writes, as upstream's
+	// consistency store): deciding on an older cached Job would count again
+	// pods whose count the write already moved, and scale on stale numbers.
+	written map[string]writtenStatus
 }
 
 // jobState is the controller state the decider returned for one Job.
@@ -132,8 +138,9 @@ func New(cfg Config, kube kubernetes.Interface, factory informers.SharedInformer
 		orphanQueue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](cfg.RetryBaseDelay, cfg.RetryMaxDelay),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "orphan_pod"}),
-		exp:    newExpectations(time.Now),
-		states: map[string]jobState{},
+		exp:     newExpectations(time.Now),
+		states:  map[string]jobState{},
+		written: map[string]writtenStatus{},
 	}
 	if err := podInformer.Informer().AddIndexers(cache.Indexers{podControllerUIDIndex: indexByControllerUID}); err != nil {
 		return nil, err
@@ -293,6 +300,10 @@ func (c *Controller) syncJob(ctx context.Context, key string) (requeueAfter time
 		result = "skipped"
 		return 0, nil
 	}
+	if c.cacheBehindOwnWrite(key, job.ResourceVersion) {
+		result = "cache_behind"
+		return cacheBehindRetry, nil
+	}
 	pods, err := c.podsForJob(job)
 	if err != nil {
 		return 0, err
@@ -400,8 +411,46 @@ func (c *Controller) setState(key string, uid types.UID, state *jobdeciderv1.Con
 }
 
 // forgetJob drops what is kept for a Job that is gone or no longer ours.
+// cacheBehindRetry is how soon a Job whose cache lags this shim's own status write is tried again.
+const cacheBehindRetry = 100 * time.Millisecond
+
+// writtenStatusWait bounds the wait for the informer to show a written status.
+const writtenStatusWait = time.Minute
+
+// writtenStatus is a status write the informer has not shown yet.
+type writtenStatus struct {
+	resourceVersion string
+	at              time.Time
+}
+
+// wroteStatus records the resourceVersion a status write returned.
+func (c *Controller) wroteStatus(key, resourceVersion string) {
+	c.statesMu.Lock()
+	defer c.statesMu.Unlock()
+	c.written[key] = writtenStatus{resourceVersion: resourceVersion, at: c.now()}
+}
+
+// cacheBehindOwnWrite reports whether the cached Job is older than the status
+// this shim last wrote for it. Unparseable versions and waits past
+// writtenStatusWait do not block.
+func (c *Controller) cacheBehindOwnWrite(key, cached string) bool {
+	c.statesMu.Lock()
+	defer c.statesMu.Unlock()
+	w, ok := c.written[key]
+	if !ok {
+		return false
+	}
+	cmp, err := resourceversion.CompareResourceVersion(cached, w.resourceVersion)
+	if err == nil && cmp < 0 && c.now().Sub(w.at) < writtenStatusWait {
+		return true
+	}
+	delete(c.written, key)
+	return false
+}
+
 func (c *Controller) forgetJob(key string) {
 	c.statesMu.Lock()
+	delete(c.written, key)
 	delete(c.states, key)
 	c.statesMu.Unlock()
 	c.exp.forget(key)
