@@ -10,7 +10,7 @@ use crate::core::model::{
     CompletionMode, ConditionStatus, ExitCodeOperator, Job, OnPodConditionsPattern, Pod,
     PodFailurePolicyAction, PodFailurePolicyRule, PodPhase,
 };
-use crate::core::plan::{Action, EventType, PodRef};
+use crate::core::plan::{Action, PodRef};
 use crate::core::pod_failure_policy::{MatchedOn, match_pod_failure_policy};
 
 /// How a pod counts towards the Job, with the reason.
@@ -345,10 +345,7 @@ pub fn explain(decision: &Decision) -> String {
             }
             Action::RecordEvent(e) => format!(
                 "event {} {}: {}",
-                match e.event_type {
-                    EventType::Normal => "Normal",
-                    EventType::Warning => "Warning",
-                },
+                e.event_type.as_str(),
                 e.reason,
                 e.message
             ),

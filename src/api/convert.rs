@@ -26,7 +26,7 @@ use crate::core::model::{
     SelectorOperator, SelectorRequirement, Snapshot, SuccessPolicy, SuccessPolicyRule, Terminated,
     UncountedTerminatedPods,
 };
-use crate::core::plan::{Action, Event, EventType, Plan, PodCreation, PodDeletion, PodRef};
+use crate::core::plan::{Action, Event, Plan, PodCreation, PodDeletion, PodRef};
 use crate::core::time::Time;
 use crate::core::validate::{Violation, ViolationKind};
 
@@ -807,11 +807,7 @@ fn pod_deletion_to_pb(pod: &PodDeletion) -> pb::PodDeletion {
 
 fn event_to_pb(event: &Event) -> pb::RecordEvent {
     pb::RecordEvent {
-        r#type: match event.event_type {
-            EventType::Normal => "Normal",
-            EventType::Warning => "Warning",
-        }
-        .to_string(),
+        r#type: event.event_type.as_str().to_string(),
         reason: event.reason.clone(),
         message: event.message.clone(),
     }

@@ -27,6 +27,7 @@ use std::fmt;
 
 use regex::{Regex, RegexBuilder};
 
+use crate::core::plan::{Event, EventType};
 use crate::core::time::Time;
 
 /// Label (and annotation) naming a child Job's replicatedJob.
@@ -463,7 +464,7 @@ pub enum JobSetAction {
     /// Write the JobSet's whole status.
     UpdateStatus(Box<JobSetStatus>),
     /// Record an event on the JobSet.
-    RecordEvent(JobSetEvent),
+    RecordEvent(Event),
 }
 
 /// A child Job named by name and UID.
@@ -473,36 +474,6 @@ pub struct JobRef {
     pub name: String,
     /// UID, as a precondition.
     pub uid: String,
-}
-
-/// An event on the JobSet.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct JobSetEvent {
-    /// `Normal` or `Warning`.
-    pub event_type: EventType,
-    /// Machine-readable reason.
-    pub reason: String,
-    /// Human-readable message.
-    pub message: String,
-}
-
-/// The type of an event.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EventType {
-    /// `Normal`.
-    Normal,
-    /// `Warning`.
-    Warning,
-}
-
-impl EventType {
-    /// The API name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EventType::Normal => "Normal",
-            EventType::Warning => "Warning",
-        }
-    }
 }
 
 /// A child Job the caller may create.
@@ -648,7 +619,7 @@ struct Groups {
 /// The status being built and the events it queues.
 struct Writer {
     status: JobSetStatus,
-    events: Vec<JobSetEvent>,
+    events: Vec<Event>,
     now: Time,
 }
 
@@ -675,7 +646,7 @@ impl Writer {
     }
 
     fn event(&mut self, event_type: EventType, reason: &str, message: String) {
-        self.events.push(JobSetEvent {
+        self.events.push(Event {
             event_type,
             reason: reason.to_string(),
             message,

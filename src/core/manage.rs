@@ -16,7 +16,7 @@ use crate::core::model::{
 };
 use crate::core::plan::{Action, EnvVarFromField, PodCreation, PodDeletion, PodRef};
 use crate::core::pod_order::cmp_active_pods;
-use crate::core::sync::SyncCtx;
+use crate::core::sync::{SyncCtx, count};
 
 /// Most pods created or deleted in one sync.
 pub const MAX_POD_CREATE_DELETE_PER_SYNC: usize = 500;
@@ -221,22 +221,27 @@ fn delete_job_pods(ctx: &mut SyncCtx<'_>, pods: Vec<&Pod>) -> i32 {
     }
     let removed = count(pods.len());
     let removed_ready = count(pods.iter().filter(|p| p.is_ready()).count());
+    ctx.actions
+        .push(Action::DeletePods(pod_deletions(&pods, true)));
+    ctx.terminating += removed;
+    ctx.ready -= removed_ready;
+    removed
+}
+
+/// Deletions of `pods`, sorted by name. With `finalizer_first`, each pod that
+/// carries the tracking finalizer loses it before the delete, so it is never
+/// counted (scale-down, suspend); without, it keeps it and is counted.
+pub(crate) fn pod_deletions(pods: &[&Pod], finalizer_first: bool) -> Vec<PodDeletion> {
     let mut deletions: Vec<PodDeletion> = pods
         .iter()
         .map(|p| PodDeletion {
-            pod: PodRef {
-                name: p.name.clone(),
-                uid: p.uid.clone(),
-            },
-            remove_finalizer_first: p.has_tracking_finalizer,
+            pod: PodRef::from(*p),
+            remove_finalizer_first: finalizer_first && p.has_tracking_finalizer,
             ready: p.is_ready(),
         })
         .collect();
     deletions.sort_by(|a, b| a.pod.cmp(&b.pod));
-    ctx.actions.push(Action::DeletePods(deletions));
-    ctx.terminating += removed;
-    ctx.ready -= removed_ready;
-    removed
+    deletions
 }
 
 /// Upstream's activePodsForRemoval: for Indexed Jobs every pod with an unknown
@@ -275,9 +280,4 @@ pub fn active_pods_for_removal<'a>(
         rm.extend_from_slice(&left[..more]);
     }
     rm
-}
-
-/// A pod count as the status's i32; counts beyond i32 cannot come from a valid snapshot.
-fn count(n: usize) -> i32 {
-    i32::try_from(n).unwrap_or(i32::MAX)
 }

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use crate::core::model::{ControllerState, JobStatus, OwnerRef};
+use crate::core::model::{ControllerState, JobStatus, OwnerRef, Pod};
 
 /// The output of one decision.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -124,4 +124,23 @@ pub enum EventType {
     Normal,
     /// Something went wrong.
     Warning,
+}
+
+impl EventType {
+    /// The Kubernetes API name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventType::Normal => "Normal",
+            EventType::Warning => "Warning",
+        }
+    }
+}
+
+impl From<&Pod> for PodRef {
+    fn from(pod: &Pod) -> Self {
+        PodRef {
+            name: pod.name.clone(),
+            uid: pod.uid.clone(),
+        }
+    }
 }

@@ -12,16 +12,14 @@ use crate::core::index_set::IndexSet;
 use crate::core::indexed::{
     failed_indexes, is_pod_failed, pods_with_delayed_deletion, succeeded_indexes, valid_index,
 };
-use crate::core::manage::manage_job;
+use crate::core::manage::{manage_job, pod_deletions};
 use crate::core::model::Pod;
 use crate::core::model::{
     BUILT_IN_CONTROLLER, BackoffRecord, CompletionMode, ConditionStatus, ControllerState, Job,
     JobCondition, JobConditionType, JobStatus, PodFailurePolicyAction, PodPhase, RestartPolicy,
     Snapshot,
 };
-use crate::core::plan::{
-    Action, Event, EventType, FailurePolicyActionCounts, Plan, PodDeletion, PodRef,
-};
+use crate::core::plan::{Action, Event, EventType, FailurePolicyActionCounts, Plan, PodRef};
 use crate::core::pod_failure_policy::match_pod_failure_policy;
 use crate::core::selector;
 use crate::core::success_policy::{match_success_policy, success_policy_message};
@@ -142,10 +140,7 @@ fn finished_job_cleanup(snapshot: &Snapshot) -> Plan {
             Some(owner) => owner.uid == job.uid,
             None => true,
         })
-        .map(|p| PodRef {
-            name: p.name.clone(),
-            uid: p.uid.clone(),
-        })
+        .map(PodRef::from)
         .collect();
     refs.sort();
     let actions = if refs.is_empty() {
@@ -175,10 +170,7 @@ fn claim_pods<'a>(job: &Job, pods: &'a [Pod]) -> (Vec<Cow<'a, Pod>>, Vec<Action>
                 if matches {
                     claimed.push(Cow::Borrowed(pod));
                 } else if !job.being_deleted {
-                    release.push(PodRef {
-                        name: pod.name.clone(),
-                        uid: pod.uid.clone(),
-                    });
+                    release.push(PodRef::from(pod));
                 }
             }
             Some(_) => {}
@@ -186,10 +178,7 @@ fn claim_pods<'a>(job: &Job, pods: &'a [Pod]) -> (Vec<Cow<'a, Pod>>, Vec<Action>
                 if job.being_deleted || !matches || pod.deletion.is_some() {
                     continue;
                 }
-                adopt.push(PodRef {
-                    name: pod.name.clone(),
-                    uid: pod.uid.clone(),
-                });
+                adopt.push(PodRef::from(pod));
                 let mut copy = pod.clone();
                 copy.has_tracking_finalizer = true;
                 adopted.push(Cow::Owned(copy));
@@ -379,19 +368,8 @@ fn sync_job(snapshot: &Snapshot) -> Plan {
         // A finishing Job loses its active pods; they keep their finalizer so they are counted.
         let deleting: Vec<&Pod> = ctx.active_pods.clone();
         if !deleting.is_empty() {
-            let mut deletions: Vec<PodDeletion> = deleting
-                .iter()
-                .map(|p| PodDeletion {
-                    pod: PodRef {
-                        name: p.name.clone(),
-                        uid: p.uid.clone(),
-                    },
-                    remove_finalizer_first: false,
-                    ready: p.is_ready(),
-                })
-                .collect();
-            deletions.sort_by(|a, b| a.pod.cmp(&b.pod));
-            ctx.actions.push(Action::DeletePods(deletions));
+            ctx.actions
+                .push(Action::DeletePods(pod_deletions(&deleting, false)));
         }
         let deleted = count(deleting.len());
         if !expectations_satisfied {
@@ -566,8 +544,8 @@ fn past_active_deadline(job: &Job, start_time: Option<Time>, now: Time) -> bool 
     now.signed_nanos_since(start) >= i128::from(ads) * 1_000_000_000
 }
 
-/// A pod count as the status's i32.
-fn count(n: usize) -> i32 {
+/// A pod count as the status's i32; counts beyond i32 cannot come from a valid snapshot.
+pub(crate) fn count(n: usize) -> i32 {
     i32::try_from(n).unwrap_or(i32::MAX)
 }
 

@@ -3,7 +3,7 @@
 use super::*;
 use crate::core::fixtures::*;
 use crate::core::model::*;
-use crate::core::plan::PodCreation;
+use crate::core::plan::{PodCreation, PodDeletion};
 
 fn snapshot(job: Job, pods: Vec<Pod>, now: Time) -> Snapshot {
     Snapshot {

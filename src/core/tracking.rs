@@ -150,13 +150,7 @@ pub(crate) fn track_status_and_remove_finalizers(ctx: &mut SyncCtx<'_>, mut need
         needs_flush = false;
     }
     if !remove_finalizer.is_empty() {
-        let mut refs: Vec<PodRef> = remove_finalizer
-            .iter()
-            .map(|p| PodRef {
-                name: p.name.clone(),
-                uid: p.uid.clone(),
-            })
-            .collect();
+        let mut refs: Vec<PodRef> = remove_finalizer.iter().map(|p| PodRef::from(*p)).collect();
         refs.sort();
         for pod in &remove_finalizer {
             with_finalizer.remove(pod.uid.as_str());

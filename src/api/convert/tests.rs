@@ -1,5 +1,5 @@
 use super::*;
-use crate::core::plan::EnvVarFromField;
+use crate::core::plan::{EnvVarFromField, EventType};
 use std::collections::BTreeMap;
 
 fn ts(seconds: i64) -> Timestamp {
