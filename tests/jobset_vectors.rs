@@ -3,7 +3,9 @@
 //! JobSet's controller gives for it, as the reference and the KEP describe. The service must
 //! give exactly that plan.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+mod vector_files;
 
 use job_decider::api::convert_jobset::decide_jobset_request;
 use job_decider::api::pb;
@@ -18,40 +20,21 @@ struct Vector {
     expected_json: serde_json::Value,
 }
 
-fn vector_files() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vectors/jobset");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .filter(|p| p.extension().is_some_and(|ext| ext == "yaml"))
-        .collect();
-    files.sort();
-    files
-}
-
 fn load(path: &Path) -> Result<Vector, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
-    let doc: serde_json::Value = serde_yaml::from_str(&text).map_err(|e| format!("yaml: {e}"))?;
-    let name = doc["name"].as_str().unwrap_or_default().to_string();
-    let description = doc["description"].as_str().unwrap_or_default().to_string();
-    let request =
-        serde_json::from_value(doc["request"].clone()).map_err(|e| format!("request: {e}"))?;
-    let expected_json = doc["expected"].clone();
-    let expected =
-        serde_json::from_value(expected_json.clone()).map_err(|e| format!("expected: {e}"))?;
+    let doc = vector_files::load(path)?;
     Ok(Vector {
-        name,
-        description,
-        request,
-        expected,
-        expected_json,
+        name: doc.name,
+        description: doc.description,
+        request: serde_json::from_value(doc.request).map_err(|e| format!("request: {e}"))?,
+        expected: serde_json::from_value(doc.expected.clone())
+            .map_err(|e| format!("expected: {e}"))?,
+        expected_json: doc.expected,
     })
 }
 
 #[test]
 fn every_jobset_vector_gives_the_expected_plan() {
-    let files = vector_files();
+    let files = vector_files::yaml_files("vectors/jobset");
     assert!(
         files.len() >= 20,
         "expected at least 20 JobSet vectors, found {}",
@@ -59,10 +42,7 @@ fn every_jobset_vector_gives_the_expected_plan() {
     );
     let mut failures = Vec::new();
     for path in &files {
-        let file = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let file = vector_files::file_name(path);
         let vector = match load(path) {
             Ok(v) => v,
             Err(e) => {

@@ -3,7 +3,9 @@
 //! upstream's controller gives (recorded by the conformance harness). The
 //! service must give exactly that response. The Go harness reads the same files.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+mod vector_files;
 
 use job_decider::api::{self, pb};
 
@@ -56,36 +58,18 @@ fn known_differences() -> Vec<String> {
     names
 }
 
-fn vector_files() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vectors");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .filter(|p| p.extension().is_some_and(|ext| ext == "yaml"))
-        .collect();
-    files.sort();
-    files
-}
-
 fn load(path: &Path) -> Result<Vector, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
-    let doc: serde_json::Value = serde_yaml::from_str(&text).map_err(|e| format!("yaml: {e}"))?;
-    let name = doc["name"].as_str().unwrap_or_default().to_string();
-    let request =
-        serde_json::from_value(doc["request"].clone()).map_err(|e| format!("request: {e}"))?;
-    let expected =
-        serde_json::from_value(doc["expected"].clone()).map_err(|e| format!("expected: {e}"))?;
+    let doc = vector_files::load(path)?;
     Ok(Vector {
-        name,
-        request,
-        expected,
+        name: doc.name,
+        request: serde_json::from_value(doc.request).map_err(|e| format!("request: {e}"))?,
+        expected: serde_json::from_value(doc.expected).map_err(|e| format!("expected: {e}"))?,
     })
 }
 
 #[test]
 fn every_vector_gives_the_upstream_response() {
-    let files = vector_files();
+    let files = vector_files::yaml_files("vectors");
     assert!(
         files.len() >= 120,
         "expected the vector set, found {} files",
@@ -94,10 +78,7 @@ fn every_vector_gives_the_upstream_response() {
     let excused = known_differences();
     let mut failures = Vec::new();
     for path in &files {
-        let file = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let file = vector_files::file_name(path);
         let vector = match load(path) {
             Ok(v) => v,
             Err(e) => {
