@@ -12,12 +12,10 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -27,6 +25,8 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"job-decider.dev/e2e/proc"
 )
 
 // Options tune a cluster; the zero value is fine.
@@ -55,8 +55,8 @@ type Cluster struct {
 	CAFile string
 
 	ownDir    bool
-	apiserver *process
-	etcd      *process
+	apiserver *proc.Process
+	etcd      *proc.Process
 	stopOnce  sync.Once
 }
 
@@ -117,7 +117,7 @@ func Start(opts Options) (_ *Cluster, err error) {
 	securePort := ports[2]
 	c.URL = "https://127.0.0.1:" + strconv.Itoa(securePort)
 
-	c.etcd, err = startProcess(filepath.Join(c.Dir, "etcd.log"), bins.Etcd,
+	c.etcd, err = proc.Start("etcd", filepath.Join(c.Dir, "etcd.log"), bins.Etcd,
 		"--name=e2e",
 		"--data-dir="+filepath.Join(c.Dir, "etcd-data"),
 		"--listen-client-urls="+etcdClient,
@@ -158,7 +158,7 @@ func Start(opts Options) (_ *Cluster, err error) {
 		"--v=0",
 	}
 	args = append(args, opts.ExtraAPIServerArgs...)
-	c.apiserver, err = startProcess(filepath.Join(c.Dir, "kube-apiserver.log"), bins.APIServer, args...)
+	c.apiserver, err = proc.Start("kube-apiserver", filepath.Join(c.Dir, "kube-apiserver.log"), bins.APIServer, args...)
 	if err != nil {
 		return nil, fmt.Errorf("starting kube-apiserver: %w", err)
 	}
@@ -195,11 +195,11 @@ func (c *Cluster) waitReady(timeout time.Duration) error {
 	defer cancel()
 	var last error
 	for {
-		if c.apiserver.exited() {
-			return fmt.Errorf("kube-apiserver exited early: %v", c.apiserver.err())
+		if c.apiserver.Exited() {
+			return fmt.Errorf("kube-apiserver exited early: %v", c.apiserver.Err())
 		}
-		if c.etcd.exited() {
-			return fmt.Errorf("etcd exited early: %v", c.etcd.err())
+		if c.etcd.Exited() {
+			return fmt.Errorf("etcd exited early: %v", c.etcd.Err())
 		}
 		body, err := client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
 		if err == nil && strings.TrimSpace(string(body)) == "ok" {
@@ -221,10 +221,10 @@ func (c *Cluster) waitReady(timeout time.Duration) error {
 func (c *Cluster) Stop() {
 	c.stopOnce.Do(func() {
 		if c.apiserver != nil {
-			c.apiserver.stop(15 * time.Second)
+			c.apiserver.Stop(15 * time.Second)
 		}
 		if c.etcd != nil {
-			c.etcd.stop(10 * time.Second)
+			c.etcd.Stop(10 * time.Second)
 		}
 		if c.ownDir && os.Getenv("E2E_KEEP_CLUSTER_DIR") == "" {
 			_ = os.RemoveAll(c.Dir)
@@ -276,70 +276,6 @@ func FreePort() (int, error) {
 		return 0, err
 	}
 	return ports[0], nil
-}
-
-// process is a child process whose output goes to a log file.
-type process struct {
-	cmd  *exec.Cmd
-	done chan struct{}
-	mu   sync.Mutex
-	werr error
-}
-
-func startProcess(logPath, bin string, args ...string) (*process, error) {
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout = logFile
-	cmd.Stderr = logFile
-	// Own process group, so a Ctrl-C on the test does not race our stop,
-	// and Pdeathsig so the child dies with a test binary that is killed.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		logFile.Close()
-		return nil, err
-	}
-	p := &process{cmd: cmd, done: make(chan struct{})}
-	go func() {
-		err := cmd.Wait()
-		logFile.Close()
-		p.mu.Lock()
-		p.werr = err
-		p.mu.Unlock()
-		close(p.done)
-	}()
-	return p, nil
-}
-
-func (p *process) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-func (p *process) err() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.werr
-}
-
-// stop sends SIGTERM, then SIGKILL after the grace period.
-func (p *process) stop(grace time.Duration) {
-	if p.exited() {
-		return
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(grace):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
 }
 
 // LogTail returns the last n lines of a log file in the cluster directory.

@@ -13,13 +13,12 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"job-decider.dev/e2e/cluster"
+	"job-decider.dev/e2e/proc"
 )
 
 // repoRoot is the repository's root directory.
@@ -84,87 +83,11 @@ func ShimBinary() (string, error) {
 }
 
 // Process is a child process with its output in a log file.
-type Process struct {
-	Name    string
-	LogPath string
-	cmd     *exec.Cmd
-	done    chan struct{}
-	err     error
-}
+type Process = proc.Process
 
 // StartProcess starts bin with args, its output appended to logPath.
 func StartProcess(name, logPath, bin string, args ...string) (*Process, error) {
-	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(f, "=== %s: %s %s\n", time.Now().Format(time.RFC3339Nano), bin, strings.Join(args, " "))
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout = f
-	cmd.Stderr = f
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		f.Close()
-		return nil, err
-	}
-	p := &Process{Name: name, LogPath: logPath, cmd: cmd, done: make(chan struct{})}
-	go func() {
-		p.err = cmd.Wait()
-		f.Close()
-		close(p.done)
-	}()
-	return p, nil
-}
-
-// Exited reports whether the process has ended.
-func (p *Process) Exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// Done is closed when the process has ended.
-func (p *Process) Done() <-chan struct{} { return p.done }
-
-// Err is the process's exit error, once Done.
-func (p *Process) Err() error { return p.err }
-
-// Kill ends the process at once (SIGKILL) and waits for it.
-func (p *Process) Kill() {
-	if p.Exited() {
-		return
-	}
-	_ = p.cmd.Process.Kill()
-	<-p.done
-}
-
-// Stop sends SIGTERM and waits up to grace before killing.
-func (p *Process) Stop(grace time.Duration) {
-	if p.Exited() {
-		return
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(grace):
-		p.Kill()
-	}
-}
-
-// Tail returns the last n lines of the process's log.
-func (p *Process) Tail(n int) string {
-	data, err := os.ReadFile(p.LogPath)
-	if err != nil {
-		return ""
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
+	return proc.Start(name, logPath, bin, args...)
 }
 
 // Decider is a running job-decider server.
