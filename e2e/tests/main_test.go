@@ -114,7 +114,7 @@ func fastShimArgs(lease string) []string {
 		"--leader-elect-lease-duration=2s",
 		"--leader-elect-renew-deadline=1500ms",
 		"--leader-elect-retry-period=250ms",
-		"--v=2",
+		"--v=4",
 	}
 }
 
