@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 export PATH := $(CURDIR)/bin:$(PATH)
 
-.PHONY: all build test test-rust test-go lint lint-rust lint-go tools run example bench
+.PHONY: all build test test-e2e test-rust test-go lint lint-rust lint-go tools run example bench
 
 all: build
 
@@ -23,6 +23,10 @@ test-rust:
 
 test-go: tools
 	bash tools/go-test.sh
+
+## The end-to-end suite against a real kube-apiserver and etcd (not yet in `make test`; see README).
+test-e2e: tools
+	JOB_DECIDER_E2E=1 bash tools/go-test.sh
 
 lint: lint-rust lint-go
 
