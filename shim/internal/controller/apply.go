@@ -107,6 +107,7 @@ func (r *planRun) createPods(ctx context.Context, creations []*jobdeciderv1.PodC
 					errs[i] = err
 					return
 				}
+				r.wrotePod(got)
 				r.c.recorder.Eventf(r.job, corev1.EventTypeNormal, reasonSuccessfulCreate, "Created pod: %v", got.Name)
 			})
 		}
@@ -277,8 +278,21 @@ func (r *planRun) removeFinalizer(ctx context.Context, name, uid string) error {
 	if err != nil {
 		return err
 	}
-	_, err = r.c.kube.CoreV1().Pods(r.job.Namespace).Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+	return r.patchPod(ctx, name, patch)
+}
+
+// patchPod applies a strategic merge patch to one pod and records the write.
+func (r *planRun) patchPod(ctx context.Context, name string, patch []byte) error {
+	got, err := r.c.kube.CoreV1().Pods(r.job.Namespace).Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+	if err == nil {
+		r.wrotePod(got)
+	}
 	return err
+}
+
+// wrotePod records a pod write, so that the next sync waits for the pod cache to show it.
+func (r *planRun) wrotePod(pod *corev1.Pod) {
+	r.c.writes.wrote(r.key, r.job.UID, podsCache, pod.ResourceVersion)
 }
 
 // updateStatus replaces the Job's status, guarded by its resourceVersion.
@@ -294,7 +308,7 @@ func (r *planRun) updateStatus(ctx context.Context, status *jobdeciderv1.JobStat
 	}
 	r.job = updated
 	r.statusWritten = true
-	r.c.wroteStatus(r.key, updated.ResourceVersion)
+	r.c.writes.wrote(r.key, updated.UID, jobsCache, updated.ResourceVersion)
 	return nil
 }
 
@@ -323,8 +337,7 @@ func (r *planRun) adoptPods(ctx context.Context, pods []*jobdeciderv1.PodReferen
 		if err != nil {
 			return err
 		}
-		_, err = r.c.kube.CoreV1().Pods(r.job.Namespace).Patch(ctx, p.GetName(), types.StrategicMergePatchType, patch, metav1.PatchOptions{})
-		return err
+		return r.patchPod(ctx, p.GetName(), patch)
 	})
 }
 
@@ -340,7 +353,7 @@ func (r *planRun) releasePods(ctx context.Context, pods []*jobdeciderv1.PodRefer
 		if err != nil {
 			return err
 		}
-		_, err = r.c.kube.CoreV1().Pods(r.job.Namespace).Patch(ctx, p.GetName(), types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+		err = r.patchPod(ctx, p.GetName(), patch)
 		if apierrors.IsNotFound(err) || apierrors.IsInvalid(err) {
 			// Gone, or no longer ours to release.
 			return nil

@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"sync"
 	"time"
 
@@ -97,13 +96,11 @@ type Controller struct {
 
 	exp *expectations
 
+	// writes holds the shim's own writes per Job until the caches show them.
+	writes *ownWrites
+
 	statesMu sync.Mutex
 	states   map[string]jobState
-	// written holds, per Job, the resourceVersion of the status this shim last
-	// wrote, until the informer shows it (read-your-writes, as upstream's
-	// consistency store): deciding on an older cached Job would count again
-	// pods whose count the write already moved, and scale on stale numbers.
-	written map[string]writtenStatus
 }
 
 // jobState is the controller state the decider returned for one Job.
@@ -138,9 +135,12 @@ func New(cfg Config, kube kubernetes.Interface, factory informers.SharedInformer
 		orphanQueue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](cfg.RetryBaseDelay, cfg.RetryMaxDelay),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "orphan_pod"}),
-		exp:     newExpectations(time.Now),
-		states:  map[string]jobState{},
-		written: map[string]writtenStatus{},
+		exp: newExpectations(time.Now),
+		writes: newOwnWrites(map[cachedResource]syncedVersion{
+			jobsCache: jobInformer.Informer().GetStore(),
+			podsCache: podInformer.Informer().GetStore(),
+		}),
+		states: map[string]jobState{},
 	}
 	if err := podInformer.Informer().AddIndexers(cache.Indexers{podControllerUIDIndex: indexByControllerUID}); err != nil {
 		return nil, err
@@ -286,6 +286,12 @@ func (c *Controller) syncJob(ctx context.Context, key string) (requeueAfter time
 		result = "invalid_key"
 		return 0, nil
 	}
+	// As upstream: decide only on caches that show this shim's own writes.
+	if res, behind := c.writes.behind(key); behind {
+		klog.FromContext(ctx).V(4).Info("Cache behind the shim's own writes; waiting", "job", key, "cache", res)
+		result = "cache_behind"
+		return cacheBehindRetry, nil
+	}
 	job, err := c.jobLister.Jobs(ns).Get(name)
 	if apierrors.IsNotFound(err) {
 		c.forgetJob(key)
@@ -300,10 +306,13 @@ func (c *Controller) syncJob(ctx context.Context, key string) (requeueAfter time
 		result = "skipped"
 		return 0, nil
 	}
-	if c.cacheBehindOwnWrite(key, job.ResourceVersion) {
-		result = "cache_behind"
-		return cacheBehindRetry, nil
-	}
+	// Expectations before pods: an expectation met after this read is met
+	// by an event the pod cache already showed when the pods are listed
+	// next. Read after the pods, a removal met in between would leave a
+	// pod listed with its finalizer yet no longer expected, and be
+	// counted a second time.
+	podChangesPending := c.exp.podChangesPending(key)
+	finalizerRemovalsPending := c.exp.pendingFinalizerRemovals(key)
 	pods, err := c.podsForJob(job)
 	if err != nil {
 		return 0, err
@@ -314,8 +323,8 @@ func (c *Controller) syncJob(ctx context.Context, key string) (requeueAfter time
 		Now:                      c.now(),
 		State:                    c.state(key, job.UID),
 		Controller:               c.cfg.ControllerName,
-		PodChangesPending:        c.exp.podChangesPending(key),
-		FinalizerRemovalsPending: c.exp.pendingFinalizerRemovals(key),
+		PodChangesPending:        podChangesPending,
+		FinalizerRemovalsPending: finalizerRemovalsPending,
 	}
 	req, err := snap.request()
 	if err != nil {
@@ -410,48 +419,14 @@ func (c *Controller) setState(key string, uid types.UID, state *jobdeciderv1.Con
 	c.states[key] = jobState{uid: uid, state: state}
 }
 
-// forgetJob drops what is kept for a Job that is gone or no longer ours.
-// cacheBehindRetry is how soon a Job whose cache lags this shim's own status write is tried again.
+// cacheBehindRetry is how soon a Job whose caches lag this shim's own writes is tried again.
 const cacheBehindRetry = 100 * time.Millisecond
 
-// writtenStatusWait bounds the wait for the informer to show a written status.
-const writtenStatusWait = time.Minute
-
-// writtenStatus is a status write the informer has not shown yet.
-type writtenStatus struct {
-	resourceVersion string
-	at              time.Time
-}
-
-// wroteStatus records the resourceVersion a status write returned.
-func (c *Controller) wroteStatus(key, resourceVersion string) {
-	c.statesMu.Lock()
-	defer c.statesMu.Unlock()
-	c.written[key] = writtenStatus{resourceVersion: resourceVersion, at: c.now()}
-}
-
-// cacheBehindOwnWrite reports whether the cached Job is older than the status
-// this shim last wrote for it. Unparseable versions and waits past
-// writtenStatusWait do not block.
-func (c *Controller) cacheBehindOwnWrite(key, cached string) bool {
-	c.statesMu.Lock()
-	defer c.statesMu.Unlock()
-	w, ok := c.written[key]
-	if !ok {
-		return false
-	}
-	cmp, err := resourceversion.CompareResourceVersion(cached, w.resourceVersion)
-	if err == nil && cmp < 0 && c.now().Sub(w.at) < writtenStatusWait {
-		return true
-	}
-	delete(c.written, key)
-	return false
-}
-
+// forgetJob drops what is kept for a Job that is gone or no longer ours.
 func (c *Controller) forgetJob(key string) {
 	c.statesMu.Lock()
-	delete(c.written, key)
 	delete(c.states, key)
 	c.statesMu.Unlock()
 	c.exp.forget(key)
+	c.writes.forget(key)
 }

@@ -141,6 +141,22 @@ func newFixture(t *testing.T, objs ...runtime.Object) *fixture {
 	return f
 }
 
+// waitForOwnWrites waits until the informers show what the last sync wrote,
+// as the next sync in a running shim would.
+func (f *fixture) waitForOwnWrites(key string) {
+	f.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, behind := f.ctrl.writes.behind(key); !behind {
+			return
+		}
+		if time.Now().After(deadline) {
+			f.t.Fatal("the informers never showed the shim's own writes")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 func (f *fixture) actions(verb, resource string) []clienttesting.Action {
 	var out []clienttesting.Action
 	for _, a := range f.kube.Actions() {
@@ -347,6 +363,7 @@ func TestSyncAppliesInOrderAndStopsAtFirstFailure(t *testing.T) {
 	}
 	// The status was written, so the returned state holds and is sent back.
 	f.decider.plans = nil
+	f.waitForOwnWrites("ns/pi")
 	if _, err := f.ctrl.syncJob(context.Background(), "ns/pi"); err != nil {
 		t.Fatal(err)
 	}
