@@ -15,7 +15,8 @@ build:
 tools:
 	bash tools/install-go-tools.sh
 
-## Every test: Rust unit, vector and service tests; Go tests; conformance against upstream.
+## Every test: Rust unit, vector and service tests; Go tests; conformance against upstream;
+## the end-to-end suite against a real kube-apiserver and etcd.
 test: test-rust test-go
 
 test-rust:
@@ -24,9 +25,10 @@ test-rust:
 test-go: tools
 	bash tools/go-test.sh
 
-## The end-to-end suite against a real kube-apiserver and etcd (not yet in `make test`; see README).
-test-e2e: tools
-	JOB_DECIDER_E2E=1 bash tools/go-test.sh
+## The end-to-end suite alone (`make test` runs it too).
+test-e2e:
+	cargo build --bin job-decider
+	cd e2e && JOB_DECIDER_BIN=$(CURDIR)/target/debug/job-decider go test -count=1 -timeout 40m ./...
 
 lint: lint-rust lint-go
 

@@ -120,6 +120,10 @@ func (x *DecideJobRequest) GetExpectations() *Expectations {
 }
 
 // Expectations are the caller's own writes that its pod cache does not show yet.
+// Read them before listing the pods: an expectation met between a pod listing and a
+// later read would pair a stale pod with no expectation, and the pod would be counted
+// twice. (The shim also waits until its caches show the resourceVersions of its own
+// writes, as upstream's controller does.)
 type Expectations struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// True while pod creations or deletions the caller issued are not yet observed; as upstream,
