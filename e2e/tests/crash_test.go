@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -53,7 +54,10 @@ func TestCrashAndRestart(t *testing.T) {
 			"--namespace="+ns,
 			// Exits on its own between the steps of some plans, on top
 			// of the SIGKILLs at arbitrary points.
-			"--testing-exit-between-steps=0.03"),
+			"--testing-exit-between-steps=0.03",
+			// And sees some of its pod and Job writes fail: before they
+			// are sent, or (pod patches, status writes) after they landed.
+			"--testing-write-fault-rate=0.03"),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -117,8 +121,7 @@ func TestCrashAndRestart(t *testing.T) {
 		jj := &jt{t: t, ctx: ctx, client: e.client, job: job}
 		jj.waitFinalizersGone()
 	}
-	stopKelet := stopKubelet
-	stopKelet()
+	stopKubelet()
 	<-kubDone
 
 	if errs := kub.errors(); len(errs) > 0 {
@@ -127,8 +130,12 @@ func TestCrashAndRestart(t *testing.T) {
 	for _, job := range jobs {
 		kub.check(t, ctx, job)
 	}
-	t.Logf("kills: %d SIGKILL at random moments, %d exits between the steps of a plan, %d starts; %d jobs, %d pods",
-		k.sigkills, k.stepExits, shim.Starts, len(jobs), kub.podCount())
+	notSent, landed := countFaults(t, filepath.Join(e.dir, "crash-shim.log"))
+	t.Logf("kills: %d SIGKILL at random moments, %d exits between the steps of a plan, %d starts; write faults: %d not sent, %d landed but reported failed; %d jobs, %d pods",
+		k.sigkills, k.stepExits, shim.Starts, notSent, landed, len(jobs), kub.podCount())
+	if notSent == 0 || landed == 0 {
+		t.Errorf("write faults: %d not sent, %d landed; want both kinds", notSent, landed)
+	}
 	if k.total() < minKills {
 		t.Errorf("only %d kills, want at least %d", k.total(), minKills)
 	}
@@ -501,4 +508,17 @@ func TestFormatIndexes(t *testing.T) {
 			t.Errorf("formatIndexes(%v) = %q, want %q", c.in, got, c.want)
 		}
 	}
+}
+
+// countFaults counts the write faults the shim's log reports.
+func countFaults(t *testing.T, logPath string) (notSent, landed int) {
+	t.Helper()
+	data, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Errorf("reading the shim log: %v", err)
+		return 0, 0
+	}
+	log := string(data)
+	return strings.Count(log, "Testing: failing an API write before sending it"),
+		strings.Count(log, "Testing: an API write was sent but reported failed")
 }

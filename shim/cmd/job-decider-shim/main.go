@@ -73,6 +73,7 @@ type options struct {
 	retryPeriod   time.Duration
 
 	exitBetweenSteps float64
+	writeFaultRate   float64
 }
 
 func parseFlags(args []string) (*options, error) {
@@ -105,6 +106,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader retries renewing before giving up.")
 	fs.DurationVar(&o.retryPeriod, "leader-elect-retry-period", 2*time.Second, "Interval between Lease attempts.")
 	fs.Float64Var(&o.exitBetweenSteps, "testing-exit-between-steps", 0, "Testing only: probability of exiting abruptly before each step of a plan after its first.")
+	fs.Float64Var(&o.writeFaultRate, "testing-write-fault-rate", 0, "Testing only: share of pod and Job writes that fail (half before sending, half after a pod patch or Job status write was sent).")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -153,6 +155,9 @@ func kubeConfig(o *options) (*rest.Config, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if rate := o.writeFaultRate; rate > 0 {
+		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return newFaultyTransport(rt, rate, rand.Uint64()) })
 	}
 	cfg.QPS = float32(o.kubeQPS)
 	cfg.Burst = o.kubeBurst
