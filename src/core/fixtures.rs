@@ -1,5 +1,7 @@
 //! Builders for tests: a valid defaulted Job and pods in every state, so each
-//! test states only what it is about.
+//! test states only what it is about. Compiled for the crate's unit tests and,
+//! with the `test-util` feature, for `tests/` and `benches/` (which enable it
+//! through the crate's dev-dependency on itself); never part of a release build.
 
 use std::collections::BTreeMap;
 
@@ -11,27 +13,36 @@ pub fn t(secs: i64) -> Time {
     Time::from_unix_nanos(secs * 1_000_000_000)
 }
 
+/// The Job's UID; the generated selector and template labels name it.
+pub const JOB_UID: &str = "job-uid";
+/// The Job's name.
+pub const JOB_NAME: &str = "job";
+
+/// The labels the API server puts on the template of a Job with a generated selector.
+pub fn template_labels() -> BTreeMap<String, String> {
+    [
+        ("batch.kubernetes.io/controller-uid", JOB_UID),
+        ("batch.kubernetes.io/job-name", JOB_NAME),
+        ("controller-uid", JOB_UID),
+        ("job-name", JOB_NAME),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect()
+}
+
 /// A NonIndexed Job "default/job" (uid "job-uid") with parallelism 1,
-/// completions 1, backoffLimit 6, restartPolicy Never and one container "main".
+/// completions 1, backoffLimit 6, restartPolicy Never and one container
+/// "main": what the API server stores for the smallest Job manifest.
 pub fn job() -> Job {
     let mut selector = LabelSelector::default();
-    selector.match_labels.insert(
-        "batch.kubernetes.io/controller-uid".into(),
-        "job-uid".into(),
-    );
-    let mut labels = BTreeMap::new();
-    for (k, v) in [
-        ("batch.kubernetes.io/controller-uid", "job-uid"),
-        ("batch.kubernetes.io/job-name", "job"),
-        ("controller-uid", "job-uid"),
-        ("job-name", "job"),
-    ] {
-        labels.insert(k.to_string(), v.to_string());
-    }
+    selector
+        .match_labels
+        .insert("batch.kubernetes.io/controller-uid".into(), JOB_UID.into());
     Job {
         namespace: "default".into(),
-        name: "job".into(),
-        uid: "job-uid".into(),
+        name: JOB_NAME.into(),
+        uid: JOB_UID.into(),
         being_deleted: false,
         spec: JobSpec {
             parallelism: 1,
@@ -50,7 +61,7 @@ pub fn job() -> Job {
             managed_by: None,
             ttl_seconds_after_finished: None,
             template: PodTemplate {
-                labels,
+                labels: template_labels(),
                 finalizers: vec![],
                 completion_index_env_everywhere: false,
                 restart_policy: RestartPolicy::Never,
@@ -59,6 +70,16 @@ pub fn job() -> Job {
             },
         },
         status: JobStatus::default(),
+    }
+}
+
+/// The controller reference every pod of [`job`] carries.
+pub fn job_owner() -> OwnerRef {
+    OwnerRef {
+        api_version: "batch/v1".into(),
+        kind: "Job".into(),
+        name: JOB_NAME.into(),
+        uid: JOB_UID.into(),
     }
 }
 
@@ -74,21 +95,21 @@ pub fn indexed_job(completions: i32, parallelism: i32) -> Job {
 /// A Running pod `name` (uid `<name>-uid`) owned by [`job`], with the tracking
 /// finalizer, scheduled, created at t(0).
 pub fn pod(name: &str) -> Pod {
+    running_pod(name, &format!("{name}-uid"), t(0))
+}
+
+/// A Running, scheduled pod owned by [`job`], with the tracking finalizer, created at `created`.
+pub fn running_pod(name: &str, uid: &str, created: Time) -> Pod {
     Pod {
         name: name.into(),
-        uid: format!("{name}-uid"),
-        labels: job().spec.template.labels,
+        uid: uid.into(),
+        labels: template_labels(),
         completion_index: None,
         index_failure_count: 0,
         index_ignored_failure_count: 0,
-        controller: Some(OwnerRef {
-            api_version: "batch/v1".into(),
-            kind: "Job".into(),
-            name: "job".into(),
-            uid: "job-uid".into(),
-        }),
+        controller: Some(job_owner()),
         has_tracking_finalizer: true,
-        creation_timestamp: Some(t(0)),
+        creation_timestamp: Some(created),
         deletion: None,
         scheduled: true,
         sidecar_init_containers: vec![],
@@ -96,6 +117,30 @@ pub fn pod(name: &str) -> Pod {
         conditions: vec![],
         container_statuses: vec![],
         init_container_statuses: vec![],
+    }
+}
+
+/// A terminated status of container `name` with this exit code.
+pub fn terminated(name: &str, exit_code: i32, finished_at: Time) -> ContainerStatus {
+    ContainerStatus {
+        name: name.into(),
+        terminated: Some(Terminated {
+            exit_code,
+            finished_at: Some(finished_at),
+        }),
+        restart_count: 0,
+    }
+}
+
+/// A snapshot of `job` and `pods` at `now`, with no carried-over state or pending expectations.
+pub fn snapshot(job: Job, pods: Vec<Pod>, now: Time) -> Snapshot {
+    Snapshot {
+        job,
+        pods,
+        now,
+        state: ControllerState::default(),
+        controller_name: String::new(),
+        expectations: Expectations::default(),
     }
 }
 

@@ -23,5 +23,5 @@ pub mod time;
 pub mod tracking;
 pub mod validate;
 
-#[cfg(test)]
+#[cfg(any(test, feature = "test-util"))]
 pub mod fixtures;

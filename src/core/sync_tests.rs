@@ -5,17 +5,6 @@ use crate::core::fixtures::*;
 use crate::core::model::*;
 use crate::core::plan::{PodCreation, PodDeletion};
 
-fn snapshot(job: Job, pods: Vec<Pod>, now: Time) -> Snapshot {
-    Snapshot {
-        job,
-        pods,
-        now,
-        state: ControllerState::default(),
-        controller_name: String::new(),
-        expectations: Expectations::default(),
-    }
-}
-
 fn creations(plan: &Plan) -> Vec<&PodCreation> {
     plan.actions
         .iter()
