@@ -117,7 +117,14 @@ type upstreamResult struct {
 	notes   []string
 }
 
-func runUpstream(v *vector) (*upstreamResult, error) {
+func runUpstream(v *vector) (res *upstreamResult, err error) {
+	// The fake client's builder and upstream's code panic on some inputs; a
+	// panic is reported as this vector's error, not the end of the run.
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = nil, fmt.Errorf("%s: upstream or the fake client panicked: %v", v.Name, p)
+		}
+	}()
 	if err := setupUpstream(); err != nil {
 		return nil, fmt.Errorf("turning on the RestartJob gate: %w", err)
 	}
@@ -163,7 +170,7 @@ func runUpstream(v *vector) (*upstreamResult, error) {
 	_, recErr := r.Reconcile(ctx, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: js.Namespace, Name: js.Name}})
 	end := time.Now()
 
-	res := &upstreamResult{err: recErr, created: map[string]*batchv1.Job{}, notes: rec.notes}
+	res = &upstreamResult{err: recErr, created: map[string]*batchv1.Job{}, notes: rec.notes}
 	for _, a := range admission {
 		res.notes = append(res.notes, "upstream's API would reject this JobSet: "+a)
 	}
