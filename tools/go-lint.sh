@@ -6,7 +6,7 @@ cd "$root"
 bash tools/install-go-tools.sh
 echo "== buf lint"
 bin/buf lint
-for module in clients/go conformance shim e2e; do
+for module in clients/go conformance conformance/jobset shim e2e; do
 	[[ -f "$module/go.mod" ]] || continue
 	echo "== gofmt / go vet: $module"
 	unformatted="$(gofmt -l "$module")"

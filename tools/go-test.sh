@@ -2,7 +2,8 @@
 # The Go side of `make test`: the conformance harness (upstream's own controller
 # against every vector, 8,000 random single-sync scenarios and 2,000 multi-sync
 # lifecycles through the real server; see conformance/run.sh for N, L, SEED,
-# MAX_TIME), then the shim's and the end-to-end tests.
+# MAX_TIME), the JobSet harness (conformance/jobset), then the shim's and the
+# end-to-end tests.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -11,6 +12,11 @@ decider="$root/target/debug/job-decider"
 # The harness starts `job-decider serve --addr {addr} --metrics-addr 127.0.0.1:0
 # --log-level error` unless JOB_DECIDER_SERVE_ARGS says otherwise.
 bash conformance/run.sh "$decider"
+# The JobSet vectors' expected plans against sigs.k8s.io/jobset v0.12.0's own
+# reconciler (a separate module: its k8s versions differ). No package argument,
+# so go test prints the "N vectors: ..." result line on success too.
+echo "== conformance: jobset"
+(cd conformance/jobset && go test -count=1)
 echo "== go test: shim"
 (cd shim && go test -count=1 ./...)
 # The end-to-end suite: a real kube-apiserver and etcd built from Go modules
