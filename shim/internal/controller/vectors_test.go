@@ -12,10 +12,8 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"sort"
-	"strings"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
@@ -26,6 +24,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	jobdeciderv1 "job-decider.dev/clients/go/jobdecider/v1"
+	"job-decider.dev/clients/go/protodiff"
 )
 
 // minVectors is fewer than the set holds, so the tests cannot pass by reading nothing.
@@ -483,10 +482,8 @@ func checkPlannedPod(t *testing.T, what string, job *batchv1.Job, pc *jobdecider
 	}
 	want := map[string]any{"metadata": meta, "spec": spec, "status": map[string]any{}}
 	got := jsonValue(t, mustJSON(t, pod))
-	var diffs []string
-	jsonDiff("", got, want, &diffs)
-	if len(diffs) > 0 {
-		t.Errorf("%s: the pod differs from the template overlaid with the entry (got / want):\n%s", what, strings.Join(diffs, "\n"))
+	if diffs := protodiff.Values("", got, want); len(diffs) > 0 {
+		t.Errorf("%s: the pod differs from the template overlaid with the entry:\n%s", what, protodiff.Format(diffs, "  ", "pod", "want"))
 	}
 	// The variables and the owner reference came through protoToKube; back
 	// through the shim's own conversion, they are the entry's.
@@ -571,65 +568,14 @@ func jsonValue(t *testing.T, data []byte) any {
 // protoDiff names the fields where two messages differ, by their JSON paths.
 func protoDiff(t *testing.T, got, want proto.Message) string {
 	t.Helper()
-	var diffs []string
-	jsonDiff("", jsonValue(t, mustProtoJSON(t, got)), jsonValue(t, mustProtoJSON(t, want)), &diffs)
+	diffs, err := protodiff.Messages(got, want)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(diffs) == 0 {
 		return "(the same JSON; a difference in presence or unknown fields)"
 	}
-	return strings.Join(diffs, "\n")
-}
-
-// jsonDiff appends one line per path where got and want differ.
-func jsonDiff(path string, got, want any, out *[]string) {
-	switch w := want.(type) {
-	case map[string]any:
-		g, ok := got.(map[string]any)
-		if !ok {
-			break
-		}
-		keys := slices.Sorted(maps.Keys(w))
-		for k := range g {
-			if _, ok := w[k]; !ok {
-				keys = append(keys, k)
-			}
-		}
-		for _, k := range keys {
-			gv, gok := g[k]
-			wv, wok := w[k]
-			switch {
-			case !gok:
-				*out = append(*out, fmt.Sprintf("  %s.%s: missing / %s", path, k, compact(wv)))
-			case !wok:
-				*out = append(*out, fmt.Sprintf("  %s.%s: %s / missing", path, k, compact(gv)))
-			default:
-				jsonDiff(path+"."+k, gv, wv, out)
-			}
-		}
-		return
-	case []any:
-		g, ok := got.([]any)
-		if !ok || len(g) != len(w) {
-			break
-		}
-		for i := range w {
-			jsonDiff(fmt.Sprintf("%s[%d]", path, i), g[i], w[i], out)
-		}
-		return
-	}
-	if !reflect.DeepEqual(got, want) {
-		*out = append(*out, fmt.Sprintf("  %s: %s / %s", path, compact(got), compact(want)))
-	}
-}
-
-func compact(v any) string {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	if len(data) > 300 {
-		return string(data[:300]) + "…"
-	}
-	return string(data)
+	return protodiff.Format(diffs, "  ", "shim", "vector")
 }
 
 // TestProtoToKubeMessagesHaveNo64BitIntegers guards protoToKube: proto3 JSON
