@@ -17,6 +17,8 @@ bash conformance/run.sh "$decider"
 # so go test prints the "N vectors: ..." result line on success too.
 echo "== conformance: jobset"
 (cd conformance/jobset && go test -count=1)
+echo "== go test: clients/go"
+(cd clients/go && go test -count=1 ./...)
 echo "== go test: shim"
 (cd shim && go test -count=1 ./...)
 # The end-to-end suite: a real kube-apiserver and etcd built from Go modules
