@@ -26,5 +26,9 @@ echo "== go test: shim"
 # skips it for a quick local loop; CI always runs it.
 if [[ "${JOB_DECIDER_E2E:-1}" != "0" ]]; then
 	echo "== go test: e2e"
-	(cd e2e && JOB_DECIDER_BIN="$decider" go test -count=1 -timeout 40m ./...)
+	# Verbose, so that the log shows each test's outcome and the crash test's
+	# figures (kills, write faults, Jobs, pods); go test's RUN/PAUSE/CONT
+	# bookkeeping lines are dropped. pipefail keeps go test's exit status.
+	(cd e2e && JOB_DECIDER_BIN="$decider" go test -count=1 -timeout 40m -v ./... 2>&1 |
+		grep --line-buffered -vE '^=== (RUN|PAUSE|CONT|NAME)')
 fi
