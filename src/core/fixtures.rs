@@ -174,25 +174,13 @@ impl PodExt for Pod {
         self
     }
     fn exit(mut self, container: &str, code: i32, at: Time) -> Self {
-        self.container_statuses.push(ContainerStatus {
-            name: container.into(),
-            terminated: Some(Terminated {
-                exit_code: code,
-                finished_at: Some(at),
-            }),
-            restart_count: 0,
-        });
+        self.container_statuses
+            .push(terminated(container, code, at));
         self
     }
     fn init_exit(mut self, container: &str, code: i32, at: Time) -> Self {
-        self.init_container_statuses.push(ContainerStatus {
-            name: container.into(),
-            terminated: Some(Terminated {
-                exit_code: code,
-                finished_at: Some(at),
-            }),
-            restart_count: 0,
-        });
+        self.init_container_statuses
+            .push(terminated(container, code, at));
         self
     }
     fn condition(mut self, condition_type: &str, at: Time) -> Self {
