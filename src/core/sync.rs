@@ -423,35 +423,36 @@ fn sync_job(snapshot: &Snapshot) -> Plan {
 /// resumed (resetting startTime). Returns whether the condition changed.
 fn update_suspend_condition(ctx: &mut SyncCtx<'_>) -> bool {
     let now = ctx.now;
-    if ctx.job.spec.suspend {
-        let changed = ensure_condition(
-            &mut ctx.status.conditions,
-            JobConditionType::Suspended,
+    let (status, reason, message, event, start_time) = if ctx.job.spec.suspend {
+        (
             ConditionStatus::True,
             "JobSuspended",
             "Job suspended",
-            now,
-        );
-        if changed {
-            ctx.record_event(normal("Suspended", "Job suspended"));
-            ctx.status.start_time = None;
-        }
-        changed
+            "Suspended",
+            None,
+        )
     } else {
-        let changed = ensure_condition(
-            &mut ctx.status.conditions,
-            JobConditionType::Suspended,
+        (
             ConditionStatus::False,
             "JobResumed",
             "Job resumed",
-            now,
-        );
-        if changed {
-            ctx.record_event(normal("Resumed", "Job resumed"));
-            ctx.status.start_time = Some(now);
-        }
-        changed
+            "Resumed",
+            Some(now),
+        )
+    };
+    let changed = ensure_condition(
+        &mut ctx.status.conditions,
+        JobConditionType::Suspended,
+        status,
+        reason,
+        message,
+        now,
+    );
+    if changed {
+        ctx.record_event(normal(event, message));
+        ctx.status.start_time = start_time;
     }
+    changed
 }
 
 fn normal(reason: &str, message: &str) -> Event {
