@@ -46,17 +46,24 @@ func (e *expectations) get(key string) *jobExpectations {
 	return j
 }
 
+// podChangesFor returns the job's expectations, its pod changes started over
+// when the earlier ones are met or expired. The caller holds e.mu.
+func (e *expectations) podChangesFor(key string) *jobExpectations {
+	j := e.get(key)
+	if j.podChangesMet(e.now()) {
+		j.adds = 0
+		clear(j.dels)
+	}
+	return j
+}
+
 // expectCreations raises the creations the job waits for. A count left from
 // an earlier plan that is met or expired starts over from zero, so a
 // double-observed event never makes a later wait shorter.
 func (e *expectations) expectCreations(key string, n int) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	j := e.get(key)
-	if j.podChangesMet(e.now()) {
-		j.adds = 0
-		clear(j.dels)
-	}
+	j := e.podChangesFor(key)
 	j.adds += n
 	j.since = e.now()
 }
@@ -65,11 +72,7 @@ func (e *expectations) expectCreations(key string, n int) {
 func (e *expectations) expectDeletions(key string, uids []string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	j := e.get(key)
-	if j.podChangesMet(e.now()) {
-		j.adds = 0
-		clear(j.dels)
-	}
+	j := e.podChangesFor(key)
 	for _, uid := range uids {
 		j.dels[uid] = struct{}{}
 	}
