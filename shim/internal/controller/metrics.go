@@ -20,7 +20,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		syncs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "job_decider_shim_syncs_total",
-			Help: "Job syncs, by result (success, error, gone, skipped, invalid_key).",
+			Help: "Job syncs, by result (success, error, gone, skipped, invalid_key, cache_behind).",
 		}, []string{"result"}),
 		syncDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "job_decider_shim_sync_duration_seconds",
