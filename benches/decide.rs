@@ -12,9 +12,9 @@ use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use generators::{base_job, running_pod, snapshot, t, terminated};
-use job_decider::core::model::*;
-use job_decider::core::sync::decide;
-use job_decider::core::validate::validate_job;
+use job_decider_core::model::*;
+use job_decider_core::sync::decide;
+use job_decider_core::validate::validate_job;
 
 const NOW: i64 = 1_000_000;
 const SIZES: [usize; 5] = [10, 100, 1_000, 10_000, 100_000];

@@ -11,9 +11,10 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::api::{self, ApiError, documents, pb};
+use crate::documents;
 use crate::explain;
 use crate::server::{self, LogFormat, ServerConfig, TlsFiles};
+use job_decider_api::{self as api, ApiError, pb};
 
 /// The Kubernetes Job controller's decisions, as a service and offline.
 #[derive(Debug, Parser)]

@@ -4,14 +4,14 @@
 use std::collections::HashSet;
 use std::fmt::Write;
 
-use crate::api::Decision;
-use crate::api::convert::condition_type_str;
-use crate::core::model::{
+use job_decider_api::Decision;
+use job_decider_api::convert::condition_type_str;
+use job_decider_core::model::{
     CompletionMode, ConditionStatus, ExitCodeOperator, Job, OnPodConditionsPattern, Pod,
     PodFailurePolicyAction, PodFailurePolicyRule, PodPhase,
 };
-use crate::core::plan::{Action, PodRef};
-use crate::core::pod_failure_policy::{MatchedOn, match_pod_failure_policy};
+use job_decider_core::plan::{Action, PodRef};
+use job_decider_core::pod_failure_policy::{MatchedOn, match_pod_failure_policy};
 
 /// How a pod counts towards the Job, with the reason.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -368,8 +368,8 @@ pub fn explain(decision: &Decision) -> String {
 
 /// A JobSet decision for people: the Jobs by group, every rule checked against
 /// every failed Job and why it matched or not, the action, then the plan.
-pub fn explain_jobset(response: &crate::api::pb::DecideJobSetResponse) -> String {
-    use crate::api::pb::job_set_action::Kind;
+pub fn explain_jobset(response: &job_decider_api::pb::DecideJobSetResponse) -> String {
+    use job_decider_api::pb::job_set_action::Kind;
     use std::fmt::Write as _;
     let mut out = String::new();
     if let Some(e) = &response.explanation {
@@ -442,9 +442,9 @@ pub fn explain_jobset(response: &crate::api::pb::DecideJobSetResponse) -> String
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::fixtures;
-    use crate::core::model::{Deletion, PodFailurePolicy};
-    use crate::core::time::Time;
+    use job_decider_core::fixtures;
+    use job_decider_core::model::{Deletion, PodFailurePolicy};
+    use job_decider_core::time::Time;
 
     fn pod(phase: PodPhase) -> Pod {
         Pod {

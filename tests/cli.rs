@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use job_decider::api::pb;
+use job_decider_api::pb;
 
 const BIN: &str = env!("CARGO_BIN_EXE_job-decider");
 const NOW: &str = "2025-06-02T10:00:00Z";
@@ -67,7 +67,7 @@ fn decide_prints_proto3_json_and_yaml_of_the_same_response() {
             "{dir}: every example has something to do"
         );
         // Exactly the proto3 JSON: printing the decoded response gives the same text.
-        let reprinted = job_decider::api::documents::to_json(&response).expect("print") + "\n";
+        let reprinted = job_decider::documents::to_json(&response).expect("print") + "\n";
         assert!(
             !stdout(&json).contains("+00:00"),
             "{dir}: UTC is written with Z"
@@ -260,7 +260,7 @@ async fn serve_reads_env_logs_json_and_stops_on_sigterm() {
         }
     };
     let mut client = pb::job_decider_client::JobDeciderClient::new(channel);
-    let job: pb::Job = job_decider::api::documents::parse_job(
+    let job: pb::Job = job_decider::documents::parse_job(
         &std::fs::read_to_string(example("indexed-job-mid-run", "job")).expect("read"),
         "job",
     )

@@ -7,8 +7,8 @@ use std::path::Path;
 
 mod vector_files;
 
-use job_decider::api::convert_jobset::decide_jobset_request;
-use job_decider::api::pb;
+use job_decider_api::convert_jobset::decide_jobset_request;
+use job_decider_api::pb;
 
 /// One vector file.
 struct Vector {

@@ -2,7 +2,8 @@
 //! DecideJobRequest with no hand mapping: unknown fields are ignored, `null`s
 //! and empty objects are accepted.
 
-use job_decider::api::{self, documents, pb};
+use job_decider::documents;
+use job_decider_api::{self as api, pb};
 
 const JOB: &str = r#"{
     "apiVersion": "batch/v1",

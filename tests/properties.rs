@@ -20,14 +20,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use generators::{JOB_UID, base_job, job_owner, t, template_labels};
-use job_decider::core::index_set::IndexSet;
-use job_decider::core::indexed::is_index_failed;
-use job_decider::core::model::*;
-use job_decider::core::plan::{Action, Plan, PodCreation};
-use job_decider::core::pod_failure_policy::match_pod_failure_policy;
-use job_decider::core::sync::decide;
-use job_decider::core::time::Time;
-use job_decider::core::validate::validate_job;
+use job_decider_core::index_set::IndexSet;
+use job_decider_core::indexed::is_index_failed;
+use job_decider_core::model::*;
+use job_decider_core::plan::{Action, Plan, PodCreation};
+use job_decider_core::pod_failure_policy::match_pod_failure_policy;
+use job_decider_core::sync::decide;
+use job_decider_core::time::Time;
+use job_decider_core::validate::validate_job;
 use proptest::prelude::*;
 use proptest::test_runner::{FileFailurePersistence, TestCaseError};
 

@@ -8,9 +8,9 @@
 mod generators;
 
 use generators::{base_job, running_pod, snapshot, t};
-use job_decider::core::model::*;
-use job_decider::core::plan::{Action, Plan};
-use job_decider::core::sync::decide;
+use job_decider_core::model::*;
+use job_decider_core::plan::{Action, Plan};
+use job_decider_core::sync::decide;
 
 const NOW: i64 = 100_000;
 

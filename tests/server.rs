@@ -6,8 +6,8 @@ use std::collections::HashSet;
 use std::path::Path;
 
 use common::{TestServer, example_request, small_request};
-use job_decider::api::pb;
 use job_decider::server::ServerConfig;
+use job_decider_api::pb;
 use tokio_stream::StreamExt;
 use tonic::Code;
 use tonic_types::StatusExt;
@@ -384,7 +384,7 @@ async fn a_large_snapshot_is_decoded_off_the_reactor_and_decided() {
         })
         .collect();
     assert!(
-        prost::Message::encoded_len(&request) > job_decider::api::codec::OFF_REACTOR_DECODE_BYTES
+        prost::Message::encoded_len(&request) > job_decider_api::codec::OFF_REACTOR_DECODE_BYTES
     );
     let response = client
         .decide_job(request)

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use common::{TestServer, small_request};
-use job_decider::api::pb;
 use job_decider::server::{ServerConfig, TlsFiles};
+use job_decider_api::pb;
 use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair};
 use tonic::transport::{Certificate, ClientTlsConfig, Endpoint, Identity};
 

@@ -7,7 +7,7 @@ use std::path::Path;
 
 mod vector_files;
 
-use job_decider::api::{self, pb};
+use job_decider_api::{self as api, pb};
 
 /// One vector file: a request and the response expected for it.
 struct Vector {

@@ -19,8 +19,8 @@ use tonic::body::Body;
 use tonic::server::NamedService;
 use tower::Service;
 
-use crate::api::ApiError;
 use crate::server::metrics;
+use job_decider_api::ApiError;
 
 /// A decision slot, passed to the handler in the request's extensions so the
 /// blocking decision keeps it until it really finishes, even after a timeout.

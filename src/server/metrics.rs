@@ -14,9 +14,9 @@ use metrics::{Unit, counter, describe_counter, describe_gauge, describe_histogra
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use tokio::net::TcpListener;
 
-use crate::api::Decision;
-use crate::core::model::{ConditionStatus, JobConditionType, Snapshot};
-use crate::core::plan::{Action, Plan};
+use job_decider_api::Decision;
+use job_decider_core::model::{ConditionStatus, JobConditionType, Snapshot};
+use job_decider_core::plan::{Action, Plan};
 
 /// gRPC requests handled, by `method` and `code` (e.g. `DecideJob`, `INVALID_ARGUMENT`).
 pub const REQUESTS_TOTAL: &str = "jobdecider_grpc_requests_total";
@@ -251,15 +251,15 @@ pub async fn serve(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::model::{ControllerState, Expectations};
-    use crate::core::model::{
+    use job_decider_core::model::{ControllerState, Expectations};
+    use job_decider_core::model::{
         JobCondition, JobStatus, PodFailurePolicy, PodFailurePolicyAction, PodFailurePolicyRule,
         UncountedTerminatedPods,
     };
-    use crate::core::time::Time;
+    use job_decider_core::time::Time;
 
     fn snapshot() -> Snapshot {
-        let mut job = crate::core::fixtures::job();
+        let mut job = job_decider_core::fixtures::job();
         job.spec.pod_failure_policy = Some(PodFailurePolicy {
             rules: vec![PodFailurePolicyRule {
                 action: PodFailurePolicyAction::Count,

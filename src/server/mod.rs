@@ -23,9 +23,9 @@ use tonic::transport::{Certificate, Identity, Server, ServerTlsConfig};
 use tonic_health::ServingStatus;
 use tracing::{info, warn};
 
-use crate::api::pb;
-use crate::api::pb::job_decider_server::JobDeciderServer;
 use guard::{Guard, Limits};
+use job_decider_api::pb;
+use job_decider_api::pb::job_decider_server::JobDeciderServer;
 use service::DeciderService;
 
 /// Everything `serve` can be told, with the defaults the CLI documents.
@@ -50,7 +50,7 @@ impl Default for ServerConfig {
         ServerConfig {
             max_concurrent_requests: 64,
             request_timeout: Duration::from_secs(30),
-            max_message_size: crate::api::DEFAULT_MAX_MESSAGE_SIZE,
+            max_message_size: job_decider_api::DEFAULT_MAX_MESSAGE_SIZE,
             tls: None,
             shutdown_delay: Duration::ZERO,
             shutdown_grace: Duration::from_secs(20),

@@ -6,9 +6,9 @@ use std::time::Instant;
 use tonic::{Request, Response, Status};
 use tracing::{Instrument, info, info_span, warn};
 
-use crate::api::{self, ApiError, pb};
 use crate::server::guard::DecisionSlot;
 use crate::server::metrics;
+use job_decider_api::{self as api, ApiError, pb};
 
 /// The service implementation; stateless, as the design requires.
 #[derive(Clone, Copy, Debug, Default)]

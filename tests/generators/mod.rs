@@ -4,7 +4,7 @@
 
 #![allow(dead_code, unused_imports)]
 
-pub use job_decider::core::fixtures::{
+pub use job_decider_core::fixtures::{
     JOB_NAME, JOB_UID, job as base_job, job_owner, running_pod, snapshot, t, template_labels,
     terminated,
 };

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use crate::core::model::{ControllerState, JobStatus, OwnerRef, Pod};
+use crate::model::{ControllerState, JobStatus, OwnerRef, Pod};
 
 /// The output of one decision.
 #[derive(Clone, Debug, Default, PartialEq)]

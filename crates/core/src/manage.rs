@@ -4,19 +4,19 @@
 
 use std::collections::BTreeMap;
 
-use crate::core::backoff::{
+use crate::backoff::{
     POD_FAILURE_BACKOFF_BASE, POD_FAILURE_BACKOFF_MAX, remaining_backoff,
     remaining_backoff_for_index,
 };
-use crate::core::index_set::IndexSet;
-use crate::core::indexed::{new_index_failure_counts, pod_generate_name_with_index};
-use crate::core::model::{
+use crate::index_set::IndexSet;
+use crate::indexed::{new_index_failure_counts, pod_generate_name_with_index};
+use crate::model::{
     COMPLETION_INDEX_ENV, COMPLETION_INDEX_KEY, INDEX_FAILURE_COUNT_KEY,
     INDEX_IGNORED_FAILURE_COUNT_KEY, JOB_TRACKING_FINALIZER, Job, OwnerRef, Pod,
 };
-use crate::core::plan::{Action, EnvVarFromField, PodCreation, PodDeletion, PodRef};
-use crate::core::pod_order::cmp_active_pods;
-use crate::core::sync::{SyncCtx, count};
+use crate::plan::{Action, EnvVarFromField, PodCreation, PodDeletion, PodRef};
+use crate::pod_order::cmp_active_pods;
+use crate::sync::{SyncCtx, count};
 
 /// Most pods created or deleted in one sync.
 pub const MAX_POD_CREATE_DELETE_PER_SYNC: usize = 500;

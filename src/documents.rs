@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::api::pb;
+use job_decider_api::pb;
 
 /// Why a document could not be read; every variant names where.
 #[derive(Debug, thiserror::Error)]

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use crate::core::model::{BackoffRecord, ConditionStatus, ContainerStatus, Pod};
-use crate::core::time::Time;
+use crate::model::{BackoffRecord, ConditionStatus, ContainerStatus, Pod};
+use crate::time::Time;
 
 /// The delay after the first failure (upstream `DefaultJobPodFailureBackOff`).
 pub const POD_FAILURE_BACKOFF_BASE: Duration = Duration::from_secs(10);
@@ -194,8 +194,8 @@ fn remaining_for_failures(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::fixtures::{PodExt, pod, t};
-    use crate::core::model::{PodCondition, PodPhase, Terminated};
+    use crate::fixtures::{PodExt, pod, t};
+    use crate::model::{PodCondition, PodPhase, Terminated};
 
     /// Upstream's test instant, 2009-11-10T23:00:00Z.
     const DEFAULT_SECS: i64 = 1_257_894_000;

@@ -1,7 +1,7 @@
 //! Job conditions: creating them and setting them the way upstream does.
 
-use crate::core::model::{ConditionStatus, JobCondition, JobConditionType};
-use crate::core::time::Time;
+use crate::model::{ConditionStatus, JobCondition, JobConditionType};
+use crate::time::Time;
 
 /// Reason and message of a condition the controller writes.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -62,7 +62,7 @@ pub fn ensure_condition(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::fixtures::t;
+    use crate::fixtures::t;
 
     #[test]
     fn false_condition_is_never_created_from_nothing() {

@@ -15,8 +15,8 @@ use std::time::Duration;
 
 use pbjson_types::{Duration as PbDuration, Timestamp};
 
-use crate::api::pb;
-use crate::core::model::{
+use crate::pb;
+use job_decider_core::model::{
     BUILT_IN_CONTROLLER, BackoffRecord, COMPLETION_INDEX_ENV, COMPLETION_INDEX_KEY, CompletionMode,
     ConditionStatus, ContainerStatus, ControllerState, Deletion, ExitCodeOperator, Expectations,
     INDEX_FAILURE_COUNT_KEY, INDEX_IGNORED_FAILURE_COUNT_KEY, JOB_TRACKING_FINALIZER, Job,
@@ -26,9 +26,9 @@ use crate::core::model::{
     SelectorOperator, SelectorRequirement, Snapshot, SuccessPolicy, SuccessPolicyRule, Terminated,
     UncountedTerminatedPods,
 };
-use crate::core::plan::{Action, Event, Plan, PodCreation, PodDeletion, PodRef};
-use crate::core::time::Time;
-use crate::core::validate::{Violation, ViolationKind};
+use job_decider_core::plan::{Action, Event, Plan, PodCreation, PodDeletion, PodRef};
+use job_decider_core::time::Time;
+use job_decider_core::validate::{Violation, ViolationKind};
 
 /// Upstream's default backoffLimit without per-index limits.
 const DEFAULT_BACKOFF_LIMIT: i32 = 6;

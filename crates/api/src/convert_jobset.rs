@@ -17,17 +17,17 @@ use std::collections::HashSet;
 
 use pbjson_types::Timestamp;
 
-use crate::api::convert::{time_from_pb, time_to_pb};
-use crate::api::pb;
-use crate::core::jobset::{
+use crate::convert::{time_from_pb, time_to_pb};
+use crate::pb;
+use job_decider_core::jobset::{
     ChildJob, ChildJobCondition, Condition, FailurePolicy, FailurePolicyAction, FailurePolicyRule,
     JOB_INDEX_KEY, JOB_RESTART_ATTEMPT_KEY, JobSet, JobSetAction, JobSetExplanation, JobSetPlan,
     JobSetSnapshot, JobSetSpec, JobSetStatus, MessagePattern, REPLICATED_JOB_NAME_KEY,
     RESTART_ATTEMPT_KEY, ReplicatedJob, ReplicatedJobStatus, RestartStrategy, decide_jobset,
 };
-use crate::core::jobset_validate::{default_rule_names, validate_jobset};
-use crate::core::time::Time;
-use crate::core::validate::{Violation, ViolationKind};
+use job_decider_core::jobset_validate::{default_rule_names, validate_jobset};
+use job_decider_core::time::Time;
+use job_decider_core::validate::{Violation, ViolationKind};
 
 /// Most child Jobs one JobSet may describe (Σ replicas): the plan lists each missing one.
 pub const MAX_TOTAL_REPLICAS: i64 = 1_000_000;

@@ -5,8 +5,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::core::model::*;
-use crate::core::time::Time;
+use crate::model::*;
+use crate::time::Time;
 
 /// `secs` seconds after the epoch.
 pub fn t(secs: i64) -> Time {

@@ -11,7 +11,7 @@ use std::time::Duration;
 use tonic::Code;
 use tonic_types::{ErrorDetails, FieldViolation, StatusExt};
 
-use crate::core::validate::Violation;
+use job_decider_core::validate::Violation;
 
 /// The `ErrorInfo.domain` of every error this service returns.
 pub const ERROR_DOMAIN: &str = "jobdecider.dev";
@@ -158,7 +158,7 @@ impl From<ApiError> for tonic::Status {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::validate::ViolationKind;
+    use job_decider_core::validate::ViolationKind;
 
     fn violation(field: &str) -> Violation {
         Violation {

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::core::time::Time;
+use crate::time::Time;
 
 /// The finalizer that keeps a finished pod until the Job's status has counted it.
 pub const JOB_TRACKING_FINALIZER: &str = "batch.kubernetes.io/job-tracking";

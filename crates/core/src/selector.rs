@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::core::model::{LabelSelector, SelectorOperator};
+use crate::model::{LabelSelector, SelectorOperator};
 
 /// Whether `labels` satisfy the selector. An empty selector matches everything,
 /// as upstream's conversion of an empty LabelSelector does; an unknown operator
@@ -28,7 +28,7 @@ pub fn matches(selector: &LabelSelector, labels: &BTreeMap<String, String>) -> b
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::model::SelectorRequirement;
+    use crate::model::SelectorRequirement;
 
     fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs

@@ -1,9 +1,9 @@
 //! Scenario tests of one sync, many of them upstream's own cases (named after them).
 
 use super::*;
-use crate::core::fixtures::*;
-use crate::core::model::*;
-use crate::core::plan::{PodCreation, PodDeletion};
+use crate::fixtures::*;
+use crate::model::*;
+use crate::plan::{PodCreation, PodDeletion};
 
 fn creations(plan: &Plan) -> Vec<&PodCreation> {
     plan.actions

@@ -20,8 +20,8 @@
 use regex::Regex;
 use std::sync::LazyLock;
 
-use crate::core::jobset::{FailurePolicy, JobSet, KNOWN_JOB_FAILURE_REASONS, RestartStrategy};
-use crate::core::validate::{Violation, ViolationKind};
+use crate::jobset::{FailurePolicy, JobSet, KNOWN_JOB_FAILURE_REASONS, RestartStrategy};
+use crate::validate::{Violation, ViolationKind};
 
 /// Shortest rule name.
 const MIN_RULE_NAME_LENGTH: usize = 1;
@@ -198,7 +198,7 @@ fn go_quote(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::jobset::{
+    use crate::jobset::{
         FailurePolicyAction, FailurePolicyRule, JobSetSpec, MessagePattern, ReplicatedJob,
         RestartStrategy,
     };

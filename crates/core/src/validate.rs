@@ -28,7 +28,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::fmt::Write as _;
 
-use crate::core::model::{
+use crate::model::{
     CompletionMode, ConditionStatus, ExitCodeOperator, Job, JobSpec, LabelSelector, OnExitCodes,
     OnPodConditionsPattern, PodFailurePolicy, PodFailurePolicyAction, PodFailurePolicyRule,
     PodReplacementPolicy, RestartPolicy, SelectorOperator, SuccessPolicy, SuccessPolicyRule,
@@ -1319,8 +1319,8 @@ fn success_policy_json(policy: &SuccessPolicy) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::fixtures::{indexed_job, job};
-    use crate::core::model::{PodFailurePolicyRule, SelectorRequirement};
+    use crate::fixtures::{indexed_job, job};
+    use crate::model::{PodFailurePolicyRule, SelectorRequirement};
 
     /// A case: its name, a change to `fixtures::job()`, and every message expected, in order.
     type Case = (&'static str, fn(&mut Job), &'static [&'static str]);
@@ -1611,7 +1611,7 @@ mod tests {
         check(cases);
     }
 
-    const BUILT_IN: &str = crate::core::model::BUILT_IN_CONTROLLER;
+    const BUILT_IN: &str = crate::model::BUILT_IN_CONTROLLER;
 
     #[test]
     fn spec_numbers_and_modes() {

@@ -11,7 +11,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "jobdecider/v1/jobset.proto",
         "jobdecider/v1/job_decider.proto",
     ];
-    let fds = protox::compile(files, ["proto"])?;
+    let fds = protox::compile(files, ["../../proto"])?;
     let out = PathBuf::from(std::env::var("OUT_DIR")?);
     let descriptor_bytes = fds.encode_to_vec();
     std::fs::write(out.join("jobdecider_descriptor.bin"), &descriptor_bytes)?;
@@ -22,8 +22,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .compile_well_known_types(true)
         // Ordered maps: the same plan must print the same bytes.
         .btree_map(".")
-        // Large requests are decoded off the reactor (src/api/codec.rs).
-        .codec_path("crate::api::codec::OffReactorProstCodec")
+        // Large requests are decoded off the reactor (src/codec.rs).
+        .codec_path("crate::codec::OffReactorProstCodec")
         .extern_path(".google.protobuf", "::pbjson_types")
         .compile_fds(fds)?;
 
@@ -33,6 +33,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .btree_map(["."])
         .build(&[".jobdecider.v1"])?;
 
-    println!("cargo:rerun-if-changed=proto");
+    println!("cargo:rerun-if-changed=../../proto");
     Ok(())
 }

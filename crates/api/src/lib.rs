@@ -1,23 +1,21 @@
-//! The API boundary: the only module that knows the wire format.
+//! The API boundary: the only crate that knows the wire format.
 //!
 //! `pb` holds the generated protobuf types; `convert` turns wire messages into
 //! core domain types (where bad input becomes field-named errors) and core
 //! plans back into wire messages; `status` maps errors to gRPC statuses;
-//! `documents` reads Kubernetes YAML/JSON files into wire messages for the CLI.
 //! [`decide`] and [`validate`] are the one pipeline the server and the CLI share.
 
 pub mod codec;
 pub mod convert;
 pub mod convert_jobset;
-pub mod documents;
 pub mod status;
 
-use crate::core::jobset::decide_jobset as decide_jobset_core;
-use crate::core::jobset_validate::validate_jobset;
-use crate::core::model::Snapshot;
-use crate::core::plan::Plan;
-use crate::core::sync;
-use crate::core::validate::{Violation, ViolationKind, validate_job};
+use job_decider_core::jobset::decide_jobset as decide_jobset_core;
+use job_decider_core::jobset_validate::validate_jobset;
+use job_decider_core::model::Snapshot;
+use job_decider_core::plan::Plan;
+use job_decider_core::sync;
+use job_decider_core::validate::{Violation, ViolationKind, validate_job};
 
 pub use status::ApiError;
 

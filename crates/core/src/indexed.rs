@@ -4,10 +4,10 @@
 
 use std::collections::BTreeMap;
 
-use crate::core::backoff::finished_time;
-use crate::core::index_set::IndexSet;
-use crate::core::model::{Job, Pod, PodFailurePolicyAction, PodPhase};
-use crate::core::pod_failure_policy::match_pod_failure_policy;
+use crate::backoff::finished_time;
+use crate::index_set::IndexSet;
+use crate::model::{Job, Pod, PodFailurePolicyAction, PodPhase};
+use crate::pod_failure_policy::match_pod_failure_policy;
 
 /// Longest generateName prefix the API server accepts before adding 5 random characters.
 pub const MAX_GENERATE_NAME_PREFIX: usize = 58;
@@ -168,7 +168,7 @@ pub fn sort_by_completion_index(pods: &mut [&Pod]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::fixtures::*;
+    use crate::fixtures::*;
 
     #[test]
     fn generate_name_is_cut_to_58_characters() {

@@ -5,15 +5,15 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use crate::core::conditions::{ensure_condition, new_condition};
-use crate::core::index_set::IndexSet;
-use crate::core::indexed::{is_pod_failed, sort_by_completion_index, valid_index};
-use crate::core::model::{
+use crate::conditions::{ensure_condition, new_condition};
+use crate::index_set::IndexSet;
+use crate::indexed::{is_pod_failed, sort_by_completion_index, valid_index};
+use crate::model::{
     ConditionStatus, JobConditionType, JobStatus, Pod, PodFailurePolicyAction, PodPhase,
 };
-use crate::core::plan::{Action, Event, EventType, PodRef};
-use crate::core::pod_failure_policy::match_pod_failure_policy;
-use crate::core::sync::SyncCtx;
+use crate::plan::{Action, Event, EventType, PodRef};
+use crate::pod_failure_policy::match_pod_failure_policy;
+use crate::sync::SyncCtx;
 
 /// Most finished pods recorded in `uncountedTerminatedPods` by one status write.
 pub const MAX_UNCOUNTED_PODS: usize = 500;

@@ -3,8 +3,8 @@
 
 use std::cmp::Ordering;
 
-use crate::core::model::{ConditionStatus, ContainerStatus, Pod, PodCondition, PodPhase};
-use crate::core::time::Time;
+use crate::model::{ConditionStatus, ContainerStatus, Pod, PodCondition, PodPhase};
+use crate::time::Time;
 
 /// Orders two active pods, least valuable first (upstream `ActivePods.Less`).
 ///
@@ -94,7 +94,7 @@ fn cmp_unset_then_newest(a: Option<Time>, b: Option<Time>) -> Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::fixtures::{PodExt, pod, t};
+    use crate::fixtures::{PodExt, pod, t};
 
     const NOW: i64 = 1_000_000;
     /// A month before NOW, as upstream's `then`.

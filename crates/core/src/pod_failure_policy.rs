@@ -1,6 +1,6 @@
 //! Pod failure policy matching (KEP-3329): which rule, if any, a failed pod matches.
 
-use crate::core::model::{
+use crate::model::{
     ContainerStatus, ExitCodeOperator, OnExitCodes, OnPodConditionsPattern, Pod, PodCondition,
     PodFailurePolicy, PodFailurePolicyAction, Terminated,
 };
@@ -155,8 +155,8 @@ fn match_conditions<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::fixtures::{PodExt, pod, t};
-    use crate::core::model::{
+    use crate::fixtures::{PodExt, pod, t};
+    use crate::model::{
         ConditionStatus, PodFailurePolicyAction as Action, PodFailurePolicyRule, PodPhase,
     };
 

@@ -1,8 +1,8 @@
 //! Success policy matching (KEP-3998): whether an Indexed Job's succeeded
 //! indexes meet one of its rules, so it can succeed before every index has.
 
-use crate::core::index_set::IndexSet;
-use crate::core::model::SuccessPolicy;
+use crate::index_set::IndexSet;
+use crate::model::SuccessPolicy;
 
 /// The index of the first rule the succeeded indexes meet (upstream `matchSuccessPolicy`).
 ///
@@ -51,8 +51,8 @@ pub fn success_policy_message(rule_index: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::index_set::Interval;
-    use crate::core::model::SuccessPolicyRule;
+    use crate::index_set::Interval;
+    use crate::model::SuccessPolicyRule;
 
     fn rule(indexes: Option<&str>, count: Option<i32>) -> SuccessPolicyRule {
         SuccessPolicyRule {

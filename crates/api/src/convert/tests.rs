@@ -1,5 +1,5 @@
 use super::*;
-use crate::core::plan::{EnvVarFromField, EventType};
+use job_decider_core::plan::{EnvVarFromField, EventType};
 use std::collections::BTreeMap;
 
 fn ts(seconds: i64) -> Timestamp {
@@ -488,7 +488,7 @@ fn hundred_thousand_pod_request_fits_default_limit() {
     eprintln!("100k-pod request: {size} bytes ({per_pod} bytes per pod)");
     assert!(per_pod > 500, "a realistic pod is not tiny: {per_pod}");
     assert!(
-        size < crate::api::DEFAULT_MAX_MESSAGE_SIZE,
+        size < crate::DEFAULT_MAX_MESSAGE_SIZE,
         "100k pods encode to {size} bytes"
     );
 }

@@ -27,8 +27,8 @@ use std::fmt;
 
 use regex::{Regex, RegexBuilder};
 
-use crate::core::plan::{Event, EventType};
-use crate::core::time::Time;
+use crate::plan::{Event, EventType};
+use crate::time::Time;
 
 /// Label (and annotation) naming a child Job's replicatedJob.
 pub const REPLICATED_JOB_NAME_KEY: &str = "jobset.sigs.k8s.io/replicatedjob-name";

@@ -6,25 +6,25 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use crate::core::backoff::new_backoff_record;
-use crate::core::conditions::{ensure_condition, new_condition};
-use crate::core::index_set::IndexSet;
-use crate::core::indexed::{
+use crate::backoff::new_backoff_record;
+use crate::conditions::{ensure_condition, new_condition};
+use crate::index_set::IndexSet;
+use crate::indexed::{
     failed_indexes, is_pod_failed, pods_with_delayed_deletion, succeeded_indexes, valid_index,
 };
-use crate::core::manage::{manage_job, pod_deletions};
-use crate::core::model::Pod;
-use crate::core::model::{
+use crate::manage::{manage_job, pod_deletions};
+use crate::model::Pod;
+use crate::model::{
     BUILT_IN_CONTROLLER, BackoffRecord, CompletionMode, ConditionStatus, ControllerState, Job,
     JobCondition, JobConditionType, JobStatus, PodFailurePolicyAction, PodPhase, RestartPolicy,
     Snapshot,
 };
-use crate::core::plan::{Action, Event, EventType, FailurePolicyActionCounts, Plan, PodRef};
-use crate::core::pod_failure_policy::match_pod_failure_policy;
-use crate::core::selector;
-use crate::core::success_policy::{match_success_policy, success_policy_message};
-use crate::core::time::Time;
-use crate::core::tracking::{is_counted_action, track_status_and_remove_finalizers, uid_set};
+use crate::plan::{Action, Event, EventType, FailurePolicyActionCounts, Plan, PodRef};
+use crate::pod_failure_policy::match_pod_failure_policy;
+use crate::selector;
+use crate::success_policy::{match_success_policy, success_policy_message};
+use crate::time::Time;
+use crate::tracking::{is_counted_action, track_status_and_remove_finalizers, uid_set};
 
 /// Shortest backoff requeue: upstream's delayed enqueue never waits less than its 1 s batch period.
 pub const MIN_REQUEUE: Duration = Duration::from_secs(1);
