@@ -5,7 +5,7 @@
 //! Run: `cargo bench --bench decide` (add `-- --quick` for a short run).
 //! The wire path (decode, decide, encode) is not measured here yet.
 
-#[path = "../tests/generators/mod.rs"]
+#[path = "../tests/it/generators/mod.rs"]
 mod generators;
 
 use std::hint::black_box;

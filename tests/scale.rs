@@ -4,6 +4,7 @@
 //!
 //! One test per binary, so no other test allocates while it measures.
 
+#[path = "it/generators/mod.rs"]
 mod generators;
 
 use std::alloc::{GlobalAlloc, Layout, System};

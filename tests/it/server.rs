@@ -1,11 +1,9 @@
 //! The gRPC server, in process on an ephemeral port, through the generated client.
 
-mod common;
-
 use std::collections::HashSet;
 use std::path::Path;
 
-use common::{TestServer, example_request, small_request};
+use crate::common::{TestServer, example_request, small_request};
 use job_decider::server::ServerConfig;
 use job_decider_api::pb;
 use tokio_stream::StreamExt;

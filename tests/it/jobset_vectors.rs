@@ -5,8 +5,6 @@
 
 use std::path::Path;
 
-mod vector_files;
-
 use job_decider_api::convert_jobset::decide_jobset_request;
 use job_decider_api::pb;
 
@@ -21,7 +19,7 @@ struct Vector {
 }
 
 fn load(path: &Path) -> Result<Vector, String> {
-    let doc = vector_files::load(path)?;
+    let doc = crate::vector_files::load(path)?;
     Ok(Vector {
         name: doc.name,
         description: doc.description,
@@ -34,7 +32,7 @@ fn load(path: &Path) -> Result<Vector, String> {
 
 #[test]
 fn every_jobset_vector_gives_the_expected_plan() {
-    let files = vector_files::yaml_files("vectors/jobset");
+    let files = crate::vector_files::yaml_files("vectors/jobset");
     assert!(
         files.len() >= 20,
         "expected at least 20 JobSet vectors, found {}",
@@ -42,7 +40,7 @@ fn every_jobset_vector_gives_the_expected_plan() {
     );
     let mut failures = Vec::new();
     for path in &files {
-        let file = vector_files::file_name(path);
+        let file = crate::vector_files::file_name(path);
         let vector = match load(path) {
             Ok(v) => v,
             Err(e) => {

@@ -1,5 +1,5 @@
 //! Shared builders for the integration tests and benchmarks: the crate's own
-//! `core::fixtures` (enabled for them by the `test-util` feature), under the
+//! `job_decider_core::fixtures` (enabled for them by its `test-util` feature), under the
 //! names these tests use.
 
 #![allow(dead_code, unused_imports)]

@@ -14,12 +14,10 @@
 //! Case counts default low enough for a debug run well under a minute; set
 //! `PROPTEST_CASES` to raise (or lower) every property's count at once.
 
-mod generators;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use generators::{JOB_UID, base_job, job_owner, t, template_labels};
+use crate::generators::{JOB_UID, base_job, job_owner, t, template_labels};
 use job_decider_core::index_set::IndexSet;
 use job_decider_core::indexed::is_index_failed;
 use job_decider_core::model::*;
@@ -1911,12 +1909,12 @@ proptest! {
             .chain(std::iter::repeat_n(PodPhase::Succeeded, succeeded))
             .chain(std::iter::repeat_n(PodPhase::Failed, failed));
         for (i, phase) in phases.enumerate() {
-            let mut p = generators::running_pod(&format!("p{i}"), &format!("uid-{i}"), t(NOW - 1_000 + i as i64));
+            let mut p = crate::generators::running_pod(&format!("p{i}"), &format!("uid-{i}"), t(NOW - 1_000 + i as i64));
             p.phase = phase;
             p.completion_index = Some(i32::try_from(i).unwrap());
             pods.push(p);
         }
-        let s = generators::snapshot(job, pods, t(NOW));
+        let s = crate::generators::snapshot(job, pods, t(NOW));
         let plan = decide(&s);
         check_plan(&s, &plan)?;
         let deleted: usize = plan.actions.iter().map(|a| match a { Action::DeletePods(d) => d.len(), _ => 0 }).sum();

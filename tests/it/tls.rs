@@ -1,11 +1,9 @@
 //! TLS and mTLS with certificates generated for the test.
 
-mod common;
-
 use std::path::PathBuf;
 use std::time::Duration;
 
-use common::{TestServer, small_request};
+use crate::common::{TestServer, small_request};
 use job_decider::server::{ServerConfig, TlsFiles};
 use job_decider_api::pb;
 use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair};

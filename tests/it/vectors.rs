@@ -5,8 +5,6 @@
 
 use std::path::Path;
 
-mod vector_files;
-
 use job_decider_api::{self as api, pb};
 
 /// One vector file: a request and the response expected for it.
@@ -59,7 +57,7 @@ fn known_differences() -> Vec<String> {
 }
 
 fn load(path: &Path) -> Result<Vector, String> {
-    let doc = vector_files::load(path)?;
+    let doc = crate::vector_files::load(path)?;
     Ok(Vector {
         name: doc.name,
         request: serde_json::from_value(doc.request).map_err(|e| format!("request: {e}"))?,
@@ -69,7 +67,7 @@ fn load(path: &Path) -> Result<Vector, String> {
 
 #[test]
 fn every_vector_gives_the_upstream_response() {
-    let files = vector_files::yaml_files("vectors");
+    let files = crate::vector_files::yaml_files("vectors");
     assert!(
         files.len() >= 120,
         "expected the vector set, found {} files",
@@ -78,7 +76,7 @@ fn every_vector_gives_the_upstream_response() {
     let excused = known_differences();
     let mut failures = Vec::new();
     for path in &files {
-        let file = vector_files::file_name(path);
+        let file = crate::vector_files::file_name(path);
         let vector = match load(path) {
             Ok(v) => v,
             Err(e) => {

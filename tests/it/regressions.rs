@@ -5,9 +5,7 @@
 //! allow for, asserted as upstream behaves so that the allowance stays tied
 //! to a concrete case. None of the first kind is open at the moment.
 
-mod generators;
-
-use generators::{base_job, running_pod, snapshot, t};
+use crate::generators::{base_job, running_pod, snapshot, t};
 use job_decider_core::model::*;
 use job_decider_core::plan::{Action, Plan};
 use job_decider_core::sync::decide;

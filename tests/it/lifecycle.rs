@@ -3,11 +3,9 @@
 //! Both tests read the process-wide in-flight gauge, so they run one at a time
 //! and in their own test binary.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::{HeldCall, TestServer, WAIT, example_request, small_request};
+use crate::common::{HeldCall, TestServer, WAIT, example_request, small_request};
 use job_decider::server::ServerConfig;
 use tokio::sync::Mutex;
 use tokio_stream::StreamExt;
