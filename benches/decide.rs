@@ -5,6 +5,9 @@
 //! Run: `cargo bench --bench decide` (add `-- --quick` for a short run).
 //! The wire path (decode, decide, encode) is not measured here yet.
 
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
 #[path = "../tests/it/generators/mod.rs"]
 mod generators;
 

@@ -4,6 +4,11 @@
 //!
 //! One test per binary, so no other test allocates while it measures.
 
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+// The counting allocator is the one unsafe thing here.
+#![allow(unsafe_code)]
+
 #[path = "it/generators/mod.rs"]
 mod generators;
 

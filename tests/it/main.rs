@@ -3,6 +3,9 @@
 //! counts every allocation of its process, which other tests running beside it
 //! would spoil.
 
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 mod generators;
 mod vector_files;
