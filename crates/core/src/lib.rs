@@ -5,6 +5,7 @@
 //! prost. Every input arrives in a [`model::Snapshot`]; every output leaves in a
 //! [`plan::Plan`]. On a valid snapshot the core cannot fail.
 
+pub mod api_names;
 pub mod backoff;
 pub mod conditions;
 pub mod index_set;

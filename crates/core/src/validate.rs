@@ -983,16 +983,6 @@ fn selector_matches(selector: &LabelSelector, labels: &BTreeMap<String, String>)
         })
 }
 
-fn selector_operator_name(operator: &SelectorOperator) -> &str {
-    match operator {
-        SelectorOperator::In => "In",
-        SelectorOperator::NotIn => "NotIn",
-        SelectorOperator::Exists => "Exists",
-        SelectorOperator::DoesNotExist => "DoesNotExist",
-        SelectorOperator::Unknown(op) => op,
-    }
-}
-
 // ---------------------------------------------------------------------------------------------
 // Name formats (apimachinery's IsDNS1123Label, IsDNS1123Subdomain, IsQualifiedName...).
 
@@ -1283,7 +1273,7 @@ fn selector_json(selector: &LabelSelector) -> String {
                 let mut item = format!(
                     "{{\"key\":{},\"operator\":{}",
                     json_quote(&r.key),
-                    json_quote(selector_operator_name(&r.operator))
+                    json_quote(r.operator.as_str())
                 );
                 if !r.values.is_empty() {
                     let _ = write!(item, ",\"values\":{}", string_list_json(&r.values));
