@@ -33,6 +33,7 @@ use crate::model::{
     OnPodConditionsPattern, PodFailurePolicy, PodFailurePolicyAction, PodFailurePolicyRule,
     PodReplacementPolicy, RestartPolicy, SelectorOperator, SuccessPolicy, SuccessPolicyRule,
 };
+use crate::selector;
 
 /// The kind of a validation error, as the Kubernetes API names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -163,7 +164,7 @@ pub fn validate_job(job: &Job) -> Vec<Violation> {
     validate_generated_selector(job, selector_converts, &mut errs);
     validate_job_spec(&job.spec, &mut errs);
     errs.extend(selector_errs);
-    if selector_converts && !selector_matches(&job.spec.selector, &job.spec.template.labels) {
+    if selector_converts && !selector::matches(&job.spec.selector, &job.spec.template.labels) {
         errs.push(invalid(
             "spec.template.metadata.labels",
             labels_json(&job.spec.template.labels),
@@ -304,7 +305,7 @@ fn validate_generated_selector(job: &Job, selector_converts: bool, errs: &mut Ve
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    if selector_converts && !selector_matches(&job.spec.selector, &expected_labels) {
+    if selector_converts && !selector::matches(&job.spec.selector, &expected_labels) {
         errs.push(invalid(
             "spec.selector",
             selector_json(&job.spec.selector),
@@ -964,23 +965,6 @@ fn label_selector_violations(selector: &LabelSelector, field: &str) -> Vec<Viola
         }
     }
     errs
-}
-
-fn selector_matches(selector: &LabelSelector, labels: &BTreeMap<String, String>) -> bool {
-    selector
-        .match_labels
-        .iter()
-        .all(|(key, value)| labels.get(key) == Some(value))
-        && selector.match_expressions.iter().all(|requirement| {
-            let actual = labels.get(&requirement.key);
-            match &requirement.operator {
-                SelectorOperator::In => actual.is_some_and(|v| requirement.values.contains(v)),
-                SelectorOperator::NotIn => actual.is_none_or(|v| !requirement.values.contains(v)),
-                SelectorOperator::Exists => actual.is_some(),
-                SelectorOperator::DoesNotExist => actual.is_none(),
-                SelectorOperator::Unknown(_) => false,
-            }
-        })
 }
 
 // ---------------------------------------------------------------------------------------------
