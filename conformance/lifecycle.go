@@ -223,7 +223,7 @@ func runLifecycle(d *decider, known *knownDiffs, seed uint64, i int, saveDir str
 			}
 			if len(diffs) > 0 {
 				o := &outcome{name: syncName, diffs: diffs, upstream: up, decided: jdResp}
-				o.excused = known.excuses(syncName, diffs)
+				o.excused = known.excuses(syncName, diffs, shapes(reqUp)...)
 				origin := fmt.Sprintf("lifecycle --seed %d --only %d", seed, i)
 				fmt.Fprintf(&res.text, "%s: sync %d of lifecycle %d (seed %d; replay: conformance %s -v)\n",
 					map[bool]string{true: "known difference", false: "MISMATCH"}[o.excused], sync, i, seed, origin)
