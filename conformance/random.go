@@ -436,6 +436,9 @@ func (g *gen) pods(req *pb.DecideJobRequest, n int) {
 				if g.chance(0.05) {
 					ann[ignoreCount] = g.oddNumber(3)
 				}
+				if g.chance(0.04) { // sums with the failure count beyond int32
+					ann[ignoreCount] = g.pick("2147483647", "2147483646")
+				}
 			}
 			if g.chance(0.03) {
 				ann["example.com/long"] = strings.Repeat("v", 1000+g.intn(20000))
