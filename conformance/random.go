@@ -215,6 +215,18 @@ func (g *gen) job() *pb.Job {
 	if g.chance(0.2) {
 		s.Template.Metadata.Annotations = map[string]string{"example.com/note": "hello"}
 	}
+	if g.chance(0.04) {
+		// The template already carries the keys the controller writes on
+		// created pods, with odd values (the controller's values win).
+		if s.Template.Metadata.Annotations == nil {
+			s.Template.Metadata.Annotations = map[string]string{}
+		}
+		for _, k := range []string{indexKey, failCount, ignoreCount} {
+			if g.chance(0.5) {
+				s.Template.Metadata.Annotations[k] = g.oddNumber(3)
+			}
+		}
+	}
 	if g.chance(0.05) {
 		s.Template.Metadata.Finalizers = []string{finalizer}
 	}
@@ -424,6 +436,9 @@ func (g *gen) pods(req *pb.DecideJobRequest, n int) {
 			}
 			if v, ok := ann[indexKey]; ok && g.chance(0.9) {
 				p.Metadata.Labels[indexKey] = v
+			} else if !ok && g.chance(0.3) {
+				// The label alone: upstream reads the index from the annotation only.
+				p.Metadata.Labels[indexKey] = strconv.Itoa(g.intn(max(1, completions)))
 			}
 			if (s.BackoffLimitPerIndex != nil && g.chance(0.6)) || g.chance(0.05) {
 				ann[failCount] = strconv.Itoa(g.intn(4))
