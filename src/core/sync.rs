@@ -144,7 +144,7 @@ fn finished_job_cleanup(snapshot: &Snapshot) -> Plan {
         .filter(|p| match &p.controller {
             // The worker leaves pods whose controller is not a batch/v1 Job
             // alone, even when the reference carries this Job's uid.
-            Some(owner) => owner.uid == job.uid && names_a_job(owner, false),
+            Some(owner) => owner.uid == job.uid && is_batch_v1_job(owner),
             None => true,
         })
         .map(PodRef::from)
@@ -162,10 +162,16 @@ fn finished_job_cleanup(snapshot: &Snapshot) -> Plan {
     }
 }
 
-/// Whether an owner reference is to a Job: kind `Job` and, when
-/// `api_version` is asked for, `batch/v1` (what the orphan worker checks).
-fn names_a_job(owner: &OwnerRef, any_api_version: bool) -> bool {
-    owner.kind == JOB_KIND && (any_api_version || owner.api_version == JOB_API_VERSION)
+/// Whether upstream's pod listing finds a pod with this controller reference
+/// under the Job: it indexes pods by the reference's kind, name and uid, not
+/// its apiVersion.
+fn listed_under(job: &Job, owner: &OwnerRef) -> bool {
+    owner.kind == JOB_KIND && owner.name == job.name && owner.uid == job.uid
+}
+
+/// Whether the orphan-pod worker takes a controller reference for a Job's.
+fn is_batch_v1_job(owner: &OwnerRef) -> bool {
+    owner.kind == JOB_KIND && owner.api_version == JOB_API_VERSION
 }
 
 /// Claims pods as upstream's getPodsForJob does. Upstream lists the pods
@@ -187,7 +193,7 @@ fn claim_pods<'a>(job: &Job, pods: &'a [Pod]) -> (Vec<Cow<'a, Pod>>, Vec<Action>
         let matches = selector::matches(&job.spec.selector, &pod.labels);
         match &pod.controller {
             Some(owner) if owner.uid == job.uid => {
-                if !names_a_job(owner, true) || owner.name != job.name {
+                if !listed_under(job, owner) {
                     continue;
                 }
                 if matches {
