@@ -298,7 +298,7 @@ func runSingle(d *decider, known *knownDiffs, o randomOpts, i int) *singleResult
 		}
 		return r
 	}
-	out := compare(d, known, r.name, req, true)
+	out := compare(d, known, r.name, req, true, upstreamWhole)
 	r.req = out.request
 	r.upTime, r.jdTime = out.upTime, out.jdTime
 	if out.skipped != "" {

@@ -506,6 +506,7 @@ fn build_pod(job: &Job, n: usize, raw: &RawPod) -> Pod {
         completion_index,
         index_failure_count: raw.failure_count,
         index_ignored_failure_count: raw.ignored_count,
+        owner_uids: controller.iter().map(|c| c.uid.clone()).collect(),
         controller,
         has_tracking_finalizer: raw.finalizer,
         creation_timestamp: raw.created.map(ago),
@@ -859,6 +860,7 @@ fn arb_wild_pod() -> impl Strategy<Value = Pod> {
                     index_failure_count: failures,
                     index_ignored_failure_count: ignored,
                     controller: owned.then(job_owner),
+                    owner_uids: owned.then(|| job_owner().uid).into_iter().collect(),
                     has_tracking_finalizer: finalizer,
                     creation_timestamp: created.map(Time::from_unix_nanos),
                     deletion: deletion.map(|(at, grace)| Deletion {
@@ -1359,6 +1361,9 @@ impl Sim {
                     for r in refs.iter().take(limit) {
                         if let Some(pod) = self.pod_mut(&r.uid) {
                             pod.controller = Some(job_owner());
+                            if !pod.owner_uids.contains(&job_owner().uid) {
+                                pod.owner_uids.push(job_owner().uid);
+                            }
                             pod.has_tracking_finalizer = true;
                         }
                     }
@@ -1367,6 +1372,7 @@ impl Sim {
                     for r in refs.iter().take(limit) {
                         if let Some(pod) = self.pod_mut(&r.uid) {
                             pod.controller = None;
+                            pod.owner_uids.retain(|uid| *uid != job_owner().uid);
                         }
                     }
                 }
@@ -1478,6 +1484,7 @@ impl Sim {
             index_failure_count: count(INDEX_FAILURE_COUNT_KEY),
             index_ignored_failure_count: count(INDEX_IGNORED_FAILURE_COUNT_KEY),
             controller: Some(c.owner.clone()),
+            owner_uids: vec![c.owner.uid.clone()],
             has_tracking_finalizer: true,
             creation_timestamp: Some(self.snap.now),
             deletion: None,

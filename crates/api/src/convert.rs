@@ -532,6 +532,11 @@ fn pod_from_pb(
     if metadata.name.is_empty() {
         errs.required(format!("pods[{i}].metadata.name"), "");
     }
+    let owner_uids = metadata
+        .owner_references
+        .iter()
+        .map(|owner| owner.uid.clone())
+        .collect();
     let controller = metadata
         .owner_references
         .into_iter()
@@ -641,6 +646,7 @@ fn pod_from_pb(
         index_failure_count,
         index_ignored_failure_count,
         controller,
+        owner_uids,
         has_tracking_finalizer,
         creation_timestamp,
         deletion,

@@ -108,6 +108,7 @@ pub fn running_pod(name: &str, uid: &str, created: Time) -> Pod {
         index_failure_count: 0,
         index_ignored_failure_count: 0,
         controller: Some(job_owner()),
+        owner_uids: vec![job_owner().uid],
         has_tracking_finalizer: true,
         creation_timestamp: Some(created),
         deletion: None,

@@ -123,9 +123,11 @@ pub fn pods_with_delayed_deletion<'a>(
     kept
 }
 
-/// Counted plus ignored failures recorded on the pod.
-fn absolute_failure_count(pod: &Pod) -> i64 {
-    i64::from(pod.index_failure_count) + i64::from(pod.index_ignored_failure_count)
+/// Counted plus ignored failures recorded on the pod, summed in int32 as
+/// upstream does: annotations near i32::MAX wrap to negative.
+fn absolute_failure_count(pod: &Pod) -> i32 {
+    pod.index_failure_count
+        .wrapping_add(pod.index_ignored_failure_count)
 }
 
 /// The failure-count annotations for the pod replacing `replaced` (counted, ignored).
@@ -136,11 +138,12 @@ pub fn new_index_failure_counts(job: &Job, replaced: Option<&Pod>) -> (i32, i32)
         job.spec.pod_failure_policy.as_ref().is_none_or(|p| {
             match_pod_failure_policy(Some(p), &job.namespace, pod).counts_failure()
         });
-    // Saturate: the annotations are capped at i32::MAX by the lenient parse.
+    // Go's int32 increment: an ignored count at i32::MAX wraps to negative,
+    // and a negative count is then not written.
     if counts {
-        counted = counted.saturating_add(1);
+        counted = counted.wrapping_add(1);
     } else {
-        ignored = ignored.saturating_add(1);
+        ignored = ignored.wrapping_add(1);
     }
     (counted, ignored)
 }
@@ -253,6 +256,45 @@ mod tests {
         assert_eq!(kept[&1].name, "new");
     }
 
+    /// Regression (found by the conformance generator's odd annotations):
+    /// failure counts near i32::MAX were summed in i64, so a pod whose sum
+    /// wraps in upstream's int32 was kept for replacement instead of the older one.
+    #[test]
+    fn regression_delayed_deletion_sums_failure_counts_in_int32() {
+        let mut job = indexed_job(3, 3);
+        job.spec.backoff_limit_per_index = Some(3);
+        let pods = [
+            pod("older")
+                .index(1)
+                .phase(PodPhase::Failed)
+                .failure_counts(0, i32::MAX)
+                .exit("main", 1, t(10)),
+            pod("wraps")
+                .index(1)
+                .phase(PodPhase::Failed)
+                .failure_counts(1, i32::MAX)
+                .exit("main", 1, t(20)),
+        ];
+        let refs: Vec<&Pod> = pods.iter().collect();
+        let kept = pods_with_delayed_deletion(
+            &job,
+            &refs,
+            &[],
+            &IndexSet::new(),
+            &IndexSet::new(),
+            &Default::default(),
+        );
+        assert_eq!(kept[&1].name, "older");
+        let ignored_at_max = pod("c").failure_counts(0, i32::MAX);
+        let mut ignoring = job.clone();
+        ignoring.spec.pod_failure_policy = None;
+        assert_eq!(
+            new_index_failure_counts(&ignoring, Some(&ignored_at_max)),
+            (1, i32::MAX),
+            "a counted failure leaves the ignored count as it is"
+        );
+    }
+
     #[test]
     fn replacement_counts_follow_the_policy() {
         let job = indexed_job(3, 3);
@@ -263,6 +305,6 @@ mod tests {
             .failure_counts(2, 1);
         assert_eq!(new_index_failure_counts(&job, Some(&failed)), (3, 1));
         let at_max = pod("b").failure_counts(i32::MAX, 0);
-        assert_eq!(new_index_failure_counts(&job, Some(&at_max)), (i32::MAX, 0));
+        assert_eq!(new_index_failure_counts(&job, Some(&at_max)), (i32::MIN, 0));
     }
 }

@@ -385,6 +385,10 @@ pub struct Pod {
     pub index_ignored_failure_count: i32,
     /// The pod's controller owner reference, if any.
     pub controller: Option<OwnerRef>,
+    /// The UIDs of all the pod's owner references, the controller's included:
+    /// an orphan that already names the Job is adopted without being counted
+    /// in that sync, as upstream's pod claim does.
+    pub owner_uids: Vec<String>,
     /// Whether the pod carries the job-tracking finalizer.
     pub has_tracking_finalizer: bool,
     /// When the pod was created.

@@ -16,8 +16,8 @@ use crate::manage::{manage_job, pod_deletions};
 use crate::model::Pod;
 use crate::model::{
     BUILT_IN_CONTROLLER, BackoffRecord, CompletionMode, ConditionStatus, ControllerState, Job,
-    JobCondition, JobConditionType, JobStatus, PodFailurePolicyAction, PodPhase, RestartPolicy,
-    Snapshot,
+    JobCondition, JobConditionType, JobStatus, OwnerRef, PodFailurePolicyAction, PodPhase,
+    RestartPolicy, Snapshot,
 };
 use crate::plan::{Action, Event, EventType, FailurePolicyActionCounts, Plan, PodRef};
 use crate::pod_failure_policy::match_pod_failure_policy;
@@ -28,6 +28,11 @@ use crate::tracking::{is_counted_action, track_status_and_remove_finalizers, uid
 
 /// Shortest backoff requeue: upstream's delayed enqueue never waits less than its 1 s batch period.
 pub const MIN_REQUEUE: Duration = Duration::from_secs(1);
+
+/// The kind a Job's owner references carry.
+const JOB_KIND: &str = "Job";
+/// The group/version of Jobs the orphan-pod worker recognises as owners.
+const JOB_API_VERSION: &str = "batch/v1";
 
 /// What one sync has worked out so far; the pieces in `manage` and `tracking` read and extend it.
 pub(crate) struct SyncCtx<'a> {
@@ -137,7 +142,9 @@ fn finished_job_cleanup(snapshot: &Snapshot) -> Plan {
         .filter(|p| p.has_tracking_finalizer)
         .filter(|p| p.deletion.is_some() || selector::matches(&job.spec.selector, &p.labels))
         .filter(|p| match &p.controller {
-            Some(owner) => owner.uid == job.uid,
+            // The worker leaves pods whose controller is not a batch/v1 Job
+            // alone, even when the reference carries this Job's uid.
+            Some(owner) => owner.uid == job.uid && is_batch_v1_job(owner),
             None => true,
         })
         .map(PodRef::from)
@@ -155,10 +162,29 @@ fn finished_job_cleanup(snapshot: &Snapshot) -> Plan {
     }
 }
 
-/// Claims pods: adopts matching orphans (which then count as carrying the
-/// finalizer), releases owned pods that stopped matching. Returns the Job's
-/// pods — owned ones first, then adopted orphans, each in snapshot order, as
-/// upstream lists a Job's pods — and the claim actions.
+/// Whether upstream's pod listing finds a pod with this controller reference
+/// under the Job: it indexes pods by the reference's kind, name and uid, not
+/// its apiVersion.
+fn listed_under(job: &Job, owner: &OwnerRef) -> bool {
+    owner.kind == JOB_KIND && owner.name == job.name && owner.uid == job.uid
+}
+
+/// Whether the orphan-pod worker takes a controller reference for a Job's.
+fn is_batch_v1_job(owner: &OwnerRef) -> bool {
+    owner.kind == JOB_KIND && owner.api_version == JOB_API_VERSION
+}
+
+/// Claims pods as upstream's getPodsForJob does. Upstream lists the pods
+/// whose controller reference is this Job by namespace, kind, name and uid
+/// (any apiVersion), then the orphans; a reference with the Job's uid under
+/// another kind or name is never listed. Matching orphans not being deleted
+/// are adopted; owned pods that stopped matching are released. An adopted
+/// orphan counts as carrying the finalizer only when none of its owner
+/// references has the Job's uid (upstream's in-memory finalizer): one that
+/// already names the Job, not as controller, is adopted as it is, so a
+/// finished one without the finalizer waits for the next sync to be counted.
+/// Returns the Job's pods — owned ones first, then adopted orphans, each in
+/// snapshot order — and the claim actions.
 fn claim_pods<'a>(job: &Job, pods: &'a [Pod]) -> (Vec<Cow<'a, Pod>>, Vec<Action>) {
     let mut claimed = Vec::with_capacity(pods.len());
     let mut adopted = Vec::new();
@@ -167,6 +193,9 @@ fn claim_pods<'a>(job: &Job, pods: &'a [Pod]) -> (Vec<Cow<'a, Pod>>, Vec<Action>
         let matches = selector::matches(&job.spec.selector, &pod.labels);
         match &pod.controller {
             Some(owner) if owner.uid == job.uid => {
+                if !listed_under(job, owner) {
+                    continue;
+                }
                 if matches {
                     claimed.push(Cow::Borrowed(pod));
                 } else if !job.being_deleted {
@@ -179,9 +208,14 @@ fn claim_pods<'a>(job: &Job, pods: &'a [Pod]) -> (Vec<Cow<'a, Pod>>, Vec<Action>
                     continue;
                 }
                 adopt.push(PodRef::from(pod));
-                let mut copy = pod.clone();
-                copy.has_tracking_finalizer = true;
-                adopted.push(Cow::Owned(copy));
+                let names_this_job = pod.owner_uids.contains(&job.uid);
+                if names_this_job || pod.has_tracking_finalizer {
+                    adopted.push(Cow::Borrowed(pod));
+                } else {
+                    let mut copy = pod.clone();
+                    copy.has_tracking_finalizer = true;
+                    adopted.push(Cow::Owned(copy));
+                }
             }
         }
     }

@@ -489,6 +489,7 @@ fn orphan_matching_the_selector_is_adopted_and_counted() {
     job.status.start_time = Some(t(0));
     let mut orphan = pod("orphan").phase(PodPhase::Succeeded).without_finalizer();
     orphan.controller = None;
+    orphan.owner_uids.clear();
     let plan = decide(&snapshot(job, vec![orphan], t(10)));
     assert!(matches!(&plan.actions[0], Action::AdoptPods(p) if p[0].name == "orphan"));
     assert_eq!(finalizer_removals(&plan), vec!["orphan"]);
@@ -556,4 +557,250 @@ fn active_deadline_requeue_is_exact_even_below_a_second() {
     let now = Time::from_unix_nanos(9_250_000_000);
     let plan = decide(&snapshot(job, vec![pod("run")], now));
     assert_eq!(plan.requeue_after, Some(Duration::from_millis(750)));
+}
+
+/// An owner reference of `kind` named `name` with `uid` (apiVersion batch/v1 unless kind says otherwise).
+fn owner(api_version: &str, kind: &str, name: &str, uid: &str) -> OwnerRef {
+    OwnerRef {
+        api_version: api_version.into(),
+        kind: kind.into(),
+        name: name.into(),
+        uid: uid.into(),
+    }
+}
+
+/// A pod with this controller and these other owner references' uids.
+fn pod_owned_by(name: &str, controller: Option<OwnerRef>, others: &[&str]) -> Pod {
+    let mut p = pod(name);
+    p.owner_uids = controller.iter().map(|c| c.uid.clone()).collect();
+    p.owner_uids.extend(others.iter().map(|u| u.to_string()));
+    p.controller = controller;
+    p
+}
+
+/// The claim step, case by case, as upstream's getPodsForJob and
+/// ClaimPods decide: which pods are the Job's, which are adopted or
+/// released, and which adopted orphans count as carrying the finalizer.
+#[test]
+fn claim_pods_follows_upstreams_get_pods_for_job() {
+    struct Case {
+        name: &'static str,
+        pod: Pod,
+        job_being_deleted: bool,
+        /// (pod name, counts as carrying the finalizer) of the claimed pods.
+        want_claimed: Vec<(&'static str, bool)>,
+        want_adopted: Vec<&'static str>,
+        want_released: Vec<&'static str>,
+    }
+    let this_job = job_owner();
+    let mut unmatched = pod_owned_by("unmatched", Some(this_job.clone()), &[]);
+    unmatched.labels.clear();
+    let mut unmatched_orphan = pod_owned_by("unmatched-orphan", None, &[]);
+    unmatched_orphan.labels.clear();
+    let cases = vec![
+        Case {
+            name: "owned and matching: claimed as it is",
+            pod: pod_owned_by("owned", Some(this_job.clone()), &[]).without_finalizer(),
+            job_being_deleted: false,
+            want_claimed: vec![("owned", false)],
+            want_adopted: vec![],
+            want_released: vec![],
+        },
+        Case {
+            name: "owned, with other non-controller owners: claimed",
+            pod: pod_owned_by("owned", Some(this_job.clone()), &["rs-uid", "cm-uid"]),
+            job_being_deleted: false,
+            want_claimed: vec![("owned", true)],
+            want_adopted: vec![],
+            want_released: vec![],
+        },
+        Case {
+            name: "owned but no longer matching: released",
+            pod: unmatched.clone(),
+            job_being_deleted: false,
+            want_claimed: vec![],
+            want_adopted: vec![],
+            want_released: vec!["unmatched"],
+        },
+        Case {
+            name: "owned, not matching, Job being deleted: neither claimed nor released",
+            pod: unmatched,
+            job_being_deleted: true,
+            want_claimed: vec![],
+            want_adopted: vec![],
+            want_released: vec![],
+        },
+        Case {
+            name: "controller reference with the Job's uid under another apiVersion: claimed",
+            pod: pod_owned_by("v2", Some(owner("batch/v2", "Job", JOB_NAME, JOB_UID)), &[]),
+            job_being_deleted: false,
+            want_claimed: vec![("v2", true)],
+            want_adopted: vec![],
+            want_released: vec![],
+        },
+        Case {
+            name: "controller reference with the Job's uid under another kind: not listed",
+            pod: pod_owned_by(
+                "rs",
+                Some(owner("apps/v1", "ReplicaSet", JOB_NAME, JOB_UID)),
+                &[],
+            ),
+            job_being_deleted: false,
+            want_claimed: vec![],
+            want_adopted: vec![],
+            want_released: vec![],
+        },
+        Case {
+            name: "controller reference with the Job's uid under another name: not listed",
+            pod: pod_owned_by(
+                "renamed",
+                Some(owner("batch/v1", "Job", "other-name", JOB_UID)),
+                &[],
+            ),
+            job_being_deleted: false,
+            want_claimed: vec![],
+            want_adopted: vec![],
+            want_released: vec![],
+        },
+        Case {
+            name: "orphan without owners: adopted, counts as carrying the finalizer",
+            pod: pod_owned_by("orphan", None, &[]).without_finalizer(),
+            job_being_deleted: false,
+            want_claimed: vec![("orphan", true)],
+            want_adopted: vec!["orphan"],
+            want_released: vec![],
+        },
+        Case {
+            name: "orphan owned (not as controller) by others: adopted, counts as carrying the finalizer",
+            pod: pod_owned_by("orphan", None, &["rs-uid"]).without_finalizer(),
+            job_being_deleted: false,
+            want_claimed: vec![("orphan", true)],
+            want_adopted: vec!["orphan"],
+            want_released: vec![],
+        },
+        Case {
+            name: "orphan naming the Job (not as controller), no finalizer: adopted as it is",
+            pod: pod_owned_by("named", None, &[JOB_UID]).without_finalizer(),
+            job_being_deleted: false,
+            want_claimed: vec![("named", false)],
+            want_adopted: vec!["named"],
+            want_released: vec![],
+        },
+        Case {
+            name: "orphan naming the Job (not as controller), with the finalizer: adopted, tracked",
+            pod: pod_owned_by("named", None, &["rs-uid", JOB_UID]),
+            job_being_deleted: false,
+            want_claimed: vec![("named", true)],
+            want_adopted: vec!["named"],
+            want_released: vec![],
+        },
+        Case {
+            name: "orphan not matching the selector: ignored",
+            pod: unmatched_orphan,
+            job_being_deleted: false,
+            want_claimed: vec![],
+            want_adopted: vec![],
+            want_released: vec![],
+        },
+        Case {
+            name: "orphan being deleted: ignored",
+            pod: pod_owned_by("deleting", None, &[]).deleted(t(1), Some(30)),
+            job_being_deleted: false,
+            want_claimed: vec![],
+            want_adopted: vec![],
+            want_released: vec![],
+        },
+        Case {
+            name: "orphan, Job being deleted: ignored",
+            pod: pod_owned_by("orphan", None, &[]),
+            job_being_deleted: true,
+            want_claimed: vec![],
+            want_adopted: vec![],
+            want_released: vec![],
+        },
+    ];
+    for case in cases {
+        let mut job = job();
+        job.being_deleted = case.job_being_deleted;
+        let pods = [case.pod];
+        let (claimed, actions) = claim_pods(&job, &pods);
+        let got_claimed: Vec<(&str, bool)> = claimed
+            .iter()
+            .map(|p| (p.name.as_str(), p.has_tracking_finalizer))
+            .collect();
+        assert_eq!(got_claimed, case.want_claimed, "{}: claimed", case.name);
+        let refs = |want_adopt: bool| -> Vec<&str> {
+            actions
+                .iter()
+                .filter_map(|a| match (a, want_adopt) {
+                    (Action::AdoptPods(r), true) | (Action::ReleasePods(r), false) => Some(r),
+                    _ => None,
+                })
+                .flatten()
+                .map(|r| r.name.as_str())
+                .collect()
+        };
+        assert_eq!(refs(true), case.want_adopted, "{}: adopted", case.name);
+        assert_eq!(refs(false), case.want_released, "{}: released", case.name);
+    }
+}
+
+/// Regression (issue 11, parity edge 1): a Failed orphan that already names
+/// the Job in a non-controller owner reference and has no finalizer was
+/// counted at once (failed one higher, a finalizer removal, a backoff record);
+/// upstream adopts it and leaves it uncounted in that sync.
+#[test]
+fn regression_failed_orphan_naming_the_job_is_adopted_uncounted() {
+    let mut job = job();
+    job.status.start_time = Some(t(0));
+    job.status.active = 1;
+    job.status.ready = Some(0);
+    job.status.terminating = Some(0);
+    let orphan = pod_owned_by("named", None, &[JOB_UID])
+        .phase(PodPhase::Failed)
+        .exit("main", 1, t(5))
+        .without_finalizer();
+    let plan = decide(&snapshot(job, vec![pod("run"), orphan], t(10)));
+    assert!(
+        matches!(&plan.actions[0], Action::AdoptPods(p) if p.len() == 1 && p[0].name == "named"),
+        "adopted: {:?}",
+        plan.actions
+    );
+    assert!(finalizer_removals(&plan).is_empty(), "{:?}", plan.actions);
+    assert!(statuses(&plan).iter().all(|s| s.failed == 0));
+    assert_eq!(
+        plan.state.backoff.failures_after_last_success, 0,
+        "no failure recorded"
+    );
+}
+
+/// The finished-Job cleanup leaves a pod whose controller reference carries
+/// the Job's uid under another kind alone, as upstream's orphan worker does,
+/// and cleans one naming the uid under another Job name (the worker cannot
+/// resolve it, so treats it as orphaned).
+#[test]
+fn finished_job_cleanup_checks_the_controllers_kind() {
+    let mut job = job();
+    job.status.conditions.push(new_condition(
+        JobConditionType::Complete,
+        ConditionStatus::True,
+        "CompletionsReached",
+        "",
+        t(1),
+    ));
+    let pods = vec![
+        pod_owned_by(
+            "rs",
+            Some(owner("apps/v1", "ReplicaSet", JOB_NAME, JOB_UID)),
+            &[],
+        )
+        .phase(PodPhase::Succeeded),
+        pod_owned_by("v2", Some(owner("batch/v2", "Job", JOB_NAME, JOB_UID)), &[])
+            .phase(PodPhase::Succeeded),
+        pod_owned_by("renamed", Some(owner("batch/v1", "Job", "x", JOB_UID)), &[])
+            .phase(PodPhase::Succeeded),
+        pod_owned_by("orphan", None, &[JOB_UID]).phase(PodPhase::Succeeded),
+    ];
+    let plan = decide(&snapshot(job, pods, t(10)));
+    assert_eq!(finalizer_removals(&plan), vec!["orphan", "renamed"]);
 }
