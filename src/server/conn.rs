@@ -15,7 +15,9 @@
 //! [`Tracked`] wraps each accepted socket (under TLS, so it counts the
 //! handshake too) and [`ActivityLayer`], outside every service, counts the
 //! calls in flight on the connection that carries them. Closing is an end of
-//! stream on the socket's read side: hyper then ends the connection.
+//! stream on the socket's read side: hyper then ends the connection. An idle
+//! connection is closed only once its last response has had [`DRAIN_SETTLE`]
+//! (or the idle time) to be written out.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -133,6 +135,10 @@ impl Tracked {
     }
 }
 
+/// How long a draining connection must have been without a call before it is
+/// closed: time for the last response's final frames to be written out.
+pub const DRAIN_SETTLE: Duration = Duration::from_millis(500);
+
 /// Completes when the connection should close.
 async fn close_when_due(
     state: Arc<ConnState>,
@@ -143,22 +149,24 @@ async fn close_when_due(
     let hard = Instant::now() + limits.max_lifetime.unwrap_or(far);
     loop {
         let now_phase = *phase.borrow_and_update();
-        let idle = state.active.load(Ordering::Acquire) == 0;
-        match now_phase {
-            Phase::Closing => return,
-            Phase::Draining if idle => return,
-            _ => {}
+        if now_phase == Phase::Closing {
+            return;
         }
-        let idle_deadline = match (idle, limits.max_idle) {
-            (true, Some(max_idle)) => state.idle_since() + max_idle,
-            _ => hard,
-        };
-        if idle && Instant::now() >= idle_deadline {
+        let mut deadline = hard;
+        if state.active.load(Ordering::Acquire) == 0 {
+            let since = state.idle_since();
+            if let Some(max_idle) = limits.max_idle {
+                deadline = deadline.min(since + max_idle);
+            }
+            if now_phase == Phase::Draining {
+                deadline = deadline.min(since + DRAIN_SETTLE);
+            }
+        }
+        if Instant::now() >= deadline {
             return;
         }
         tokio::select! {
-            () = tokio::time::sleep_until(hard) => return,
-            () = tokio::time::sleep_until(idle_deadline) => {}
+            () = tokio::time::sleep_until(deadline) => {}
             () = state.changed.notified() => {}
             changed = phase.changed() => {
                 if changed.is_err() {
@@ -200,11 +208,8 @@ impl AsyncWrite for Tracked {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        let this = self.get_mut();
-        if this.poll_closed(cx) {
-            return Poll::Ready(Err(io::ErrorKind::BrokenPipe.into()));
-        }
-        Pin::new(&mut this.io).poll_write(cx, buf)
+        // Writes go on after the close: hyper may still flush what it has queued.
+        Pin::new(&mut self.get_mut().io).poll_write(cx, buf)
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
