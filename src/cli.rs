@@ -28,7 +28,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve the JobDecider gRPC API.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Decide one sync of a Job and its pods, offline, and print the plan.
     Decide(DecideArgs),
     /// Validate a Job against the API rules decisions rely on.
@@ -248,7 +248,7 @@ impl From<ApiError> for CliError {
 /// Runs the parsed command line and returns the process's exit status.
 pub fn run(cli: Cli) -> ExitCode {
     let result = match cli.command {
-        Command::Serve(args) => serve(args),
+        Command::Serve(args) => serve(*args),
         Command::Decide(args) => decide(&args).map(|out| print!("{out}")),
         Command::Validate(args) => validate(&args.job).map(|out| print!("{out}")),
         Command::Jobset(JobSetCommand::Decide(args)) => {
