@@ -366,3 +366,34 @@ async fn decide_job_set_holds_a_slot_while_it_decides() {
 
 /// Child Jobs in the slow JobSet request.
 const SLOW_JOBSET_JOBS: usize = 20_000;
+
+/// Hole 5: a connection past its maximum age gets GOAWAY, and once the grace
+/// has run out it is closed even with a call still in flight (here an upload
+/// that never completes and would otherwise hold it for a minute).
+#[tokio::test]
+async fn a_connection_past_its_age_and_grace_is_closed_with_a_call_in_flight() {
+    let _serial = ONE_AT_A_TIME.lock().await;
+    let server = TestServer::start(ServerConfig {
+        max_connection_age: Duration::from_millis(200),
+        max_connection_age_grace: Duration::from_millis(300),
+        body_read_timeout: Duration::from_secs(60),
+        ..ServerConfig::default()
+    })
+    .await;
+    let tcp = TcpStream::connect(server.addr).await.expect("connect");
+    let (mut h2, connection) = h2::client::handshake(tcp).await.expect("h2 handshake");
+    let connection = tokio::spawn(connection);
+    let request = http::Request::builder()
+        .method("POST")
+        .uri(format!("http://{}{DECIDE_JOB}", server.addr))
+        .header("content-type", "application/grpc")
+        .header("te", "trailers")
+        .body(())
+        .expect("request");
+    // Headers and part of a body, then nothing more.
+    let (_response, mut send) = h2.send_request(request, false).expect("send");
+    send.send_data(Bytes::from_static(&[0, 0, 0, 0, 50]), false)
+        .expect("some body");
+    let closed = tokio::time::timeout(WAIT, connection).await;
+    assert!(closed.is_ok(), "the connection outlived its age and grace");
+}

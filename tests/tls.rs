@@ -208,3 +208,30 @@ async fn the_health_port_answers_plaintext_probes_while_the_main_port_requires_t
     };
     assert!(refused, "plaintext was served on the TLS port");
 }
+
+/// Hole 5: a client that opens a TCP connection to the TLS port and never
+/// starts the handshake is dropped after the handshake timeout.
+#[tokio::test]
+async fn a_stalled_tls_handshake_is_dropped_after_the_timeout() {
+    use tokio::io::AsyncReadExt;
+
+    let pki = pki();
+    let server = TestServer::start(ServerConfig {
+        tls: Some(TlsFiles {
+            cert: pki.server_cert.clone(),
+            key: pki.server_key.clone(),
+            client_ca: None,
+        }),
+        tls_handshake_timeout: Duration::from_millis(300),
+        // Far away: only the handshake timeout can close the connection in time.
+        max_connection_idle: Duration::from_secs(600),
+        ..ServerConfig::default()
+    })
+    .await;
+    let mut silent = tokio::net::TcpStream::connect(server.addr)
+        .await
+        .expect("connect");
+    let mut buf = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(20), silent.read_to_end(&mut buf)).await;
+    assert!(read.is_ok(), "a stalled handshake kept its connection");
+}
