@@ -273,7 +273,7 @@ pub fn code_name(code: tonic::Code) -> &'static str {
 /// Serves `GET /metrics` in the Prometheus text format until `shutdown` completes.
 ///
 /// A client must send its request headers within `header_timeout` or the
-/// connection is closed. Shutdown never waits on a client: once `shutdown`
+/// connection is closed; each connection serves one request. Shutdown never waits on a client: once `shutdown`
 /// completes, connections still open (a scrape in progress, an idle
 /// keep-alive, a half-sent request) are cut.
 pub async fn serve(
@@ -315,9 +315,12 @@ async fn serve_connection(
         let handle = handle.clone();
         async move { Ok::<_, std::convert::Infallible>(respond(&handle, &request)) }
     });
+    // One request per connection: with the header timeout, no connection
+    // outlives a slow or silent client for long (scrapers reconnect cheaply).
     let served = hyper::server::conn::http1::Builder::new()
         .timer(hyper_util::rt::TokioTimer::new())
         .header_read_timeout(header_timeout)
+        .keep_alive(false)
         .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
         .await;
     if let Err(err) = served {

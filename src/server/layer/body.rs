@@ -48,10 +48,13 @@ impl BodyLayer {
     /// A budget of `budget_bytes` request bytes in flight, messages of at
     /// most `max_message` bytes, bodies read within `read_timeout`.
     pub fn new(budget_bytes: usize, max_message: usize, read_timeout: Duration) -> Self {
+        let max_body = max_message.saturating_add(GRPC_PREFIX_BYTES);
+        // At least one largest body always fits, its 5-byte prefix included.
+        let permits = budget_bytes.max(max_body).min(Semaphore::MAX_PERMITS);
         BodyLayer {
-            budget: Arc::new(Semaphore::new(budget_bytes.min(Semaphore::MAX_PERMITS))),
-            budget_bytes,
-            max_body: max_message.saturating_add(GRPC_PREFIX_BYTES),
+            budget: Arc::new(Semaphore::new(permits)),
+            budget_bytes: permits,
+            max_body,
             read_timeout,
         }
     }
