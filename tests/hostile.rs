@@ -42,14 +42,17 @@ async fn stops_within_wait(server: &mut TestServer) {
     assert!(stopped.is_ok(), "{stopped:?}");
 }
 
-/// Hole 4: more stalled uploads than slots — headers only, and half a body —
-/// and a complete call still answers OK, because a slot is taken only once a
-/// body has arrived.
+/// Hole 4: twice as many stalled uploads as slots — half with headers only,
+/// half with half a body, as the reproduction — and every complete
+/// call still answers OK, because a slot is taken only once a body has
+/// arrived. (Before, the stalled calls held every slot: all UNAVAILABLE.)
 #[tokio::test]
 async fn stalled_uploads_on_every_slot_do_not_block_a_complete_call() {
     let _serial = ONE_AT_A_TIME.lock().await;
+    const SLOTS: usize = 64;
+    const COMPLETE_CALLS: usize = 20;
     let server = TestServer::start(ServerConfig {
-        max_concurrent_requests: 2,
+        max_concurrent_requests: SLOTS,
         queue_timeout: Duration::ZERO,
         body_read_timeout: Duration::from_secs(60),
         ..ServerConfig::default()
@@ -58,18 +61,36 @@ async fn stalled_uploads_on_every_slot_do_not_block_a_complete_call() {
     let body = framed(&small_request().encode_to_vec());
     let half = body.len() / 2;
     let mut stalled = Vec::new();
-    for _ in 0..2 {
+    // Four connections of 32 stalled streams each, under the per-connection stream limit.
+    for _ in 0..4 {
         let channel = server.channel().await;
-        stalled.push(HeldCall::start_raw(channel.clone(), DECIDE_JOB, body.clone(), 0, None).await);
-        stalled.push(HeldCall::start_raw(channel, DECIDE_JOB, body.clone(), half, None).await);
+        for _ in 0..SLOTS / 4 {
+            stalled.push(
+                HeldCall::start_raw(channel.clone(), DECIDE_JOB, body.clone(), 0, None).await,
+            );
+            stalled.push(
+                HeldCall::start_raw(channel.clone(), DECIDE_JOB, body.clone(), half, None).await,
+            );
+        }
     }
+    assert_eq!(stalled.len(), 2 * SLOTS);
+    // At least a slot's worth of stalled calls has reached the server before
+    // the complete calls start (with slots taken at the headers, they would hold them all).
+    server
+        .wait_for_metric_prefix("jobdecider_grpc_calls_in_flight ", |v| v >= SLOTS as f64)
+        .await;
     let mut client = server.client().await;
-    let response = client
-        .decide_job(small_request())
-        .await
-        .expect("a complete call is decided while uploads stall")
-        .into_inner();
-    assert!(!response.actions.is_empty(), "{response:?}");
+    let mut decided = 0;
+    for _ in 0..COMPLETE_CALLS {
+        let response = client
+            .decide_job(small_request())
+            .await
+            .expect("a complete call is decided while uploads stall")
+            .into_inner();
+        assert!(!response.actions.is_empty(), "{response:?}");
+        decided += 1;
+    }
+    assert_eq!(decided, COMPLETE_CALLS);
     // The stalled calls still finish normally once their bodies arrive.
     for call in stalled {
         call.finish().await.expect("a stalled call completes");

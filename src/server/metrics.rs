@@ -26,6 +26,8 @@ pub const REQUESTS_TOTAL: &str = "jobdecider_grpc_requests_total";
 pub const REQUEST_SECONDS: &str = "jobdecider_grpc_request_duration_seconds";
 /// Requests currently holding a decision slot.
 pub const IN_FLIGHT: &str = "jobdecider_requests_in_flight";
+/// JobDecider calls in progress, from their headers to their last response frame.
+pub const CALLS_IN_FLIGHT: &str = "jobdecider_grpc_calls_in_flight";
 /// Request bytes currently taken from the budget (`--max-request-bytes-in-flight`).
 pub const REQUEST_BYTES_IN_FLIGHT: &str = "jobdecider_request_bytes_in_flight";
 /// Time to convert, validate and decide one JobSet reconcile.
@@ -138,7 +140,12 @@ fn describe() {
         JOBS_PER_JOBSET_REQUEST,
         "child Jobs per DecideJobSet request"
     );
+    describe_gauge!(
+        CALLS_IN_FLIGHT,
+        "JobDecider calls in progress, with or without a decision slot"
+    );
     gauge!(IN_FLIGHT).set(0.0);
+    gauge!(CALLS_IN_FLIGHT).set(0.0);
     gauge!(REQUEST_BYTES_IN_FLIGHT).set(0.0);
     describe_histogram!(
         DECISION_SECONDS,

@@ -1,8 +1,9 @@
 //! The outermost layer: every call gets one span (`rpc`, with the method; the
 //! handlers record the Job's identity and what was decided into it), one log
 //! line when its code is known — DEBUG when OK, WARN otherwise with the status
-//! message cut to [`LOGGED_MESSAGE_BYTES`] — and the request counter (by
-//! method and code) and latency histogram.
+//! message cut to [`LOGGED_MESSAGE_BYTES`] — the request counter (by
+//! method and code), the latency histogram, and the gauge of calls in
+//! progress (from headers to the last response frame, slot or not).
 //!
 //! Being outermost, it counts every answer: calls shed while draining, over
 //! the byte budget or without a slot, and the codes the rewrite layer fixed.
@@ -69,6 +70,7 @@ impl Outcome {
             return;
         }
         self.done = true;
+        ::metrics::gauge!(metrics::CALLS_IN_FLIGHT).decrement(1.0);
         let elapsed = self.started.elapsed();
         metrics::record_request(self.rpc.method, code, elapsed);
         let elapsed_us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
@@ -114,6 +116,7 @@ where
         let rpc = Rpc::of_path(request.uri().path());
         request.extensions_mut().insert(rpc);
         let span = call_span(rpc);
+        ::metrics::gauge!(metrics::CALLS_IN_FLIGHT).increment(1.0);
         let mut outcome = Outcome {
             rpc,
             started: Instant::now(),
