@@ -386,7 +386,7 @@ async fn decide_job_set_holds_a_slot_while_it_decides() {
 }
 
 /// Child Jobs in the slow JobSet request.
-const SLOW_JOBSET_JOBS: usize = 20_000;
+const SLOW_JOBSET_JOBS: usize = 40_000;
 
 /// Hole 5: a connection past its maximum age gets GOAWAY, and once the grace
 /// has run out it is closed even with a call still in flight (here an upload
