@@ -241,6 +241,8 @@ async fn serve_reads_env_logs_json_and_stops_on_sigterm() {
         .env("JOB_DECIDER_ADDR", addr.to_string())
         .env("JOB_DECIDER_METRICS_ADDR", metrics_addr.to_string())
         .env("JOB_DECIDER_LOG_FORMAT", "json")
+        // A call that succeeds is logged at DEBUG (failures at WARN).
+        .env("JOB_DECIDER_LOG_LEVEL", "info,job_decider=debug")
         .env("JOB_DECIDER_SHUTDOWN_GRACE", "5s")
         .stderr(Stdio::piped())
         .stdout(Stdio::null())
@@ -308,8 +310,9 @@ async fn serve_reads_env_logs_json_and_stops_on_sigterm() {
     let decided = logs
         .lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .find(|l| l["message"] == "decided")
-        .unwrap_or_else(|| panic!("no JSON 'decided' line in:\n{logs}"));
+        .find(|l| l["message"] == "call finished" && l["span"]["rpc.method"] == "DecideJob")
+        .unwrap_or_else(|| panic!("no JSON 'call finished' line in:\n{logs}"));
+    assert_eq!(decided["code"], "OK", "{decided}");
     assert_eq!(decided["span"]["job.namespace"], "default", "{decided}");
     assert_eq!(decided["span"]["job.name"], "indexed-job", "{decided}");
     assert_eq!(

@@ -12,6 +12,7 @@ mod vector_files;
 
 mod cli;
 mod crate_edges;
+mod hostile;
 mod jobset_vectors;
 mod kubectl;
 mod lifecycle;

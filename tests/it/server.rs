@@ -358,6 +358,7 @@ async fn metrics_scrape_holds_the_named_metrics() {
         "jobdecider_pod_failure_policy_actions_total{action=\"Ignore\"}",
         "jobdecider_jobs_finished_total{condition=\"Failed\",reason=\"BackoffLimitExceeded\"}",
         "jobdecider_requests_in_flight",
+        "jobdecider_request_bytes_in_flight",
         "jobdecider_actions_total{kind=\"createPods\"}",
     ] {
         assert!(text.contains(needle), "missing {needle} in:\n{text}");

@@ -143,3 +143,93 @@ async fn mtls_requires_a_client_certificate() {
     };
     assert!(anonymous, "a client without a certificate was served");
 }
+
+/// Hole 9: with mTLS on the main port, the plaintext health-only port answers
+/// kubelet-style gRPC probes (SERVING, overall and for the service), serves
+/// nothing else, and the main port still requires TLS.
+#[tokio::test]
+async fn the_health_port_answers_plaintext_probes_while_the_main_port_requires_tls() {
+    use tonic_health::pb::health_check_response::ServingStatus;
+    use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
+
+    let pki = pki();
+    let server = TestServer::start_with_health(ServerConfig {
+        tls: Some(TlsFiles {
+            cert: pki.server_cert.clone(),
+            key: pki.server_key.clone(),
+            client_ca: Some(pki.ca_path.clone()),
+        }),
+        ..ServerConfig::default()
+    })
+    .await;
+    let Some(health_addr) = server.health_addr else {
+        panic!("no health port");
+    };
+    let channel = Endpoint::from_shared(format!("http://{health_addr}"))
+        .expect("endpoint")
+        .connect_timeout(Duration::from_secs(5))
+        .connect()
+        .await
+        .expect("plaintext connect to the health port");
+    let mut health = HealthClient::new(channel.clone());
+    for service in ["", "jobdecider.v1.JobDecider"] {
+        let check = health
+            .check(HealthCheckRequest {
+                service: service.into(),
+            })
+            .await
+            .expect("health over plaintext")
+            .into_inner();
+        assert_eq!(check.status(), ServingStatus::Serving, "{service:?}");
+    }
+    // Only health: the API is not reachable around TLS through this port.
+    let status = pb::job_decider_client::JobDeciderClient::new(channel)
+        .decide_job(small_request())
+        .await
+        .expect_err("the health port serves no decisions");
+    assert_eq!(status.code(), tonic::Code::Unimplemented, "{status:?}");
+
+    // The main port still refuses plaintext.
+    let plain = Endpoint::from_shared(format!("http://{}", server.addr))
+        .expect("endpoint")
+        .connect_timeout(Duration::from_secs(5))
+        .connect()
+        .await;
+    let refused = match plain {
+        Ok(channel) => HealthClient::new(channel)
+            .check(HealthCheckRequest {
+                service: String::new(),
+            })
+            .await
+            .is_err(),
+        Err(_) => true,
+    };
+    assert!(refused, "plaintext was served on the TLS port");
+}
+
+/// Hole 5: a client that opens a TCP connection to the TLS port and never
+/// starts the handshake is dropped after the handshake timeout.
+#[tokio::test]
+async fn a_stalled_tls_handshake_is_dropped_after_the_timeout() {
+    use tokio::io::AsyncReadExt;
+
+    let pki = pki();
+    let server = TestServer::start(ServerConfig {
+        tls: Some(TlsFiles {
+            cert: pki.server_cert.clone(),
+            key: pki.server_key.clone(),
+            client_ca: None,
+        }),
+        tls_handshake_timeout: Duration::from_millis(300),
+        // Far away: only the handshake timeout can close the connection in time.
+        max_connection_idle: Duration::from_secs(600),
+        ..ServerConfig::default()
+    })
+    .await;
+    let mut silent = tokio::net::TcpStream::connect(server.addr)
+        .await
+        .expect("connect");
+    let mut buf = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(20), silent.read_to_end(&mut buf)).await;
+    assert!(read.is_ok(), "a stalled handshake kept its connection");
+}

@@ -50,6 +50,30 @@ pub enum ApiError {
     /// A bug or a failure of the server itself, never of the input.
     #[error("internal error: {0}")]
     Internal(String),
+    /// The request body is not a protobuf message of the RPC's request type
+    /// (garbage, a truncated body, a version-skewed client): the caller's fault.
+    #[error("request body is not a valid {request_type}: {detail}")]
+    Undecodable {
+        /// The RPC's request message, e.g. `DecideJobRequest`.
+        request_type: &'static str,
+        /// What the decoder reported.
+        detail: String,
+    },
+    /// The request body did not arrive in full within the body read timeout.
+    #[error("request body not received within {0:?}; the client sent it too slowly or stalled")]
+    BodyTimeout(Duration),
+    /// The request body ended in a transport error (the client reset the call).
+    #[error("request body could not be read: {0}")]
+    BodyFailed(String),
+    /// Taking this request's bytes would pass the server's budget of request
+    /// bytes in flight; shed at once rather than queued.
+    #[error(
+        "server busy: this request would take request bytes in flight past the {budget}-byte budget, try again"
+    )]
+    ByteBudgetExhausted {
+        /// The budget, in bytes.
+        budget: usize,
+    },
 }
 
 impl ApiError {
@@ -89,6 +113,10 @@ impl ApiError {
             ApiError::Overloaded { .. } | ApiError::ShuttingDown => Code::Unavailable,
             ApiError::Timeout(_) => Code::DeadlineExceeded,
             ApiError::Internal(_) => Code::Internal,
+            ApiError::Undecodable { .. } => Code::InvalidArgument,
+            ApiError::BodyTimeout(_) => Code::DeadlineExceeded,
+            ApiError::BodyFailed(_) => Code::Cancelled,
+            ApiError::ByteBudgetExhausted { .. } => Code::ResourceExhausted,
         }
     }
 
@@ -101,6 +129,10 @@ impl ApiError {
             ApiError::ShuttingDown => "SHUTTING_DOWN",
             ApiError::Timeout(_) => "DECISION_TIMEOUT",
             ApiError::Internal(_) => "INTERNAL",
+            ApiError::Undecodable { .. } => "UNDECODABLE_REQUEST",
+            ApiError::BodyTimeout(_) => "REQUEST_BODY_TIMEOUT",
+            ApiError::BodyFailed(_) => "REQUEST_BODY_FAILED",
+            ApiError::ByteBudgetExhausted { .. } => "REQUEST_BYTES_BUDGET",
         }
     }
 
@@ -108,15 +140,50 @@ impl ApiError {
     /// the one this service promises, or `None` to leave it alone.
     ///
     /// tonic answers an oversized message with OUT_OF_RANGE; the contract says RESOURCE_EXHAUSTED.
+    /// A body that does not decode is named for a generic "request message";
+    /// [`ApiError::from_transport_status_for`] names the RPC's request type.
     pub fn from_transport_status(status: &tonic::Status) -> Option<ApiError> {
-        let too_large = status.code() == Code::OutOfRange
-            && status
-                .message()
-                .contains("decoded message length too large");
-        too_large.then(|| ApiError::TooLarge {
-            detail: status.message().to_string(),
-        })
+        Self::from_transport_status_for(status, "request message")
     }
+
+    /// [`ApiError::from_transport_status`] for an RPC whose request message is `request_type`.
+    ///
+    /// tonic (following grpc's status code guide) answers a body that does not
+    /// decode with INTERNAL; here that is the caller's bad input, INVALID_ARGUMENT,
+    /// so INTERNAL stays for this server's own bugs.
+    pub fn from_transport_status_for(
+        status: &tonic::Status,
+        request_type: &'static str,
+    ) -> Option<ApiError> {
+        let message = status.message();
+        match status.code() {
+            Code::OutOfRange if message.contains("decoded message length too large") => {
+                Some(ApiError::TooLarge {
+                    detail: message.to_string(),
+                })
+            }
+            Code::Internal if is_decode_failure(message) => Some(ApiError::Undecodable {
+                request_type,
+                detail: message.to_string(),
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// The messages tonic and prost give a request body that is not one well-formed message.
+fn is_decode_failure(message: &str) -> bool {
+    const PREFIXES: [&str; 4] = [
+        // prost's DecodeError, as tonic-prost passes it on.
+        "failed to decode Protobuf message",
+        // A compressed-flag byte other than 0 with no grpc-encoding, or an unknown flag.
+        "protocol error: received message with",
+        // The body ended inside the 5-byte prefix or the message.
+        "Unexpected EOF decoding stream",
+        // An empty body: no message at all.
+        "Missing request message",
+    ];
+    PREFIXES.iter().any(|p| message.starts_with(p))
 }
 
 /// "what: first violation (and N more)".
