@@ -307,3 +307,7 @@ pub fn active_pods_for_removal<'a>(
     }
     rm
 }
+
+#[cfg(test)]
+#[path = "manage_tests.rs"]
+mod tests;
