@@ -346,3 +346,7 @@ fn record_policy_action(
         Some(PodFailurePolicyAction::Unknown(_)) | None => {}
     }
 }
+
+#[cfg(test)]
+#[path = "tracking_tests.rs"]
+mod tests;
