@@ -1,6 +1,10 @@
 //! One sync of one Job, in upstream's order (syncJob): claim pods, count the
 //! newly finished ones, decide whether the Job is finishing, then either delete
 //! its active pods or manage them, and finally track the status.
+//!
+//! The sync gathers its read-only facts once (`SyncFacts`); `manage` and
+//! `tracking` read the facts they need and return what they decided, which
+//! only this module folds into the plan. Neither imports this module.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
@@ -9,9 +13,7 @@ use std::time::Duration;
 use crate::backoff::new_backoff_record;
 use crate::conditions::{ensure_condition, new_condition};
 use crate::index_set::IndexSet;
-use crate::indexed::{
-    failed_indexes, is_pod_failed, pods_with_delayed_deletion, succeeded_indexes, valid_index,
-};
+use crate::indexed::{self, is_pod_failed, pods_with_delayed_deletion, valid_index};
 use crate::manage::{ManageDecision, ManageFacts, manage_job, pod_deletions};
 use crate::model::{
     BUILT_IN_CONTROLLER, BackoffRecord, CompletionMode, ConditionStatus, Job, JobCondition,
@@ -204,30 +206,21 @@ impl<'a> SyncFacts<'a> {
     fn gather(snapshot: &'a Snapshot, pods: Vec<&'a Pod>) -> Self {
         let job = &snapshot.job;
         let now = snapshot.now;
+        let pending = &snapshot.expectations.finalizer_removals_pending;
         let active_pods: Vec<&Pod> = pods.iter().copied().filter(|p| p.is_active()).collect();
         let uncounted = job.status.uncounted_terminated_pods.as_ref();
-        let mut facts = SyncFacts {
-            job,
-            now,
-            pods,
-            active_pods,
-            expectations_satisfied: !snapshot.expectations.pod_changes_pending,
-            finalizer_removals_pending: &snapshot.expectations.finalizer_removals_pending,
-            initially_uncounted_succeeded: uncounted
-                .map_or_else(BTreeSet::new, |u| uid_set(&u.succeeded)),
-            initially_uncounted_failed: uncounted
-                .map_or_else(BTreeSet::new, |u| uid_set(&u.failed)),
-            succeeded: 0,
-            failed: 0,
-            start_time: job.status.start_time,
-            prev_succeeded_indexes: IndexSet::new(),
-            succeeded_indexes: IndexSet::new(),
-            failed_indexes: None,
-            delayed: BTreeMap::new(),
-            new_backoff: BackoffRecord::default(),
-        };
+        let initially_uncounted_succeeded =
+            uncounted.map_or_else(BTreeSet::new, |u| uid_set(&u.succeeded));
+        let initially_uncounted_failed =
+            uncounted.map_or_else(BTreeSet::new, |u| uid_set(&u.failed));
 
-        let (new_succeeded, new_failed) = facts.new_finished_pods();
+        let (new_succeeded, new_failed) = new_finished_pods(
+            job,
+            &pods,
+            pending,
+            &initially_uncounted_succeeded,
+            &initially_uncounted_failed,
+        );
         let counted_new_failures = match &job.spec.pod_failure_policy {
             Some(policy) => new_failed
                 .iter()
@@ -237,71 +230,61 @@ impl<'a> SyncFacts<'a> {
                 .count(),
             None => new_failed.len(),
         };
-        facts.succeeded = job
+        let mut succeeded = job
             .status
             .succeeded
             .saturating_add(count(new_succeeded.len()))
             .saturating_add(count(uncounted.map_or(0, |u| u.succeeded.len())));
-        facts.failed = job
+        let failed = job
             .status
             .failed
             .saturating_add(count(counted_new_failures))
             .saturating_add(count(uncounted.map_or(0, |u| u.failed.len())));
-        if facts.start_time.is_none() && !job.spec.suspend {
-            facts.start_time = Some(now);
-        }
-        facts.new_backoff = new_backoff_record(snapshot.state.backoff, &new_succeeded, &new_failed);
+        let start_time = match job.status.start_time {
+            None if !job.spec.suspend => Some(now),
+            start_time => start_time,
+        };
+        let new_backoff = new_backoff_record(snapshot.state.backoff, &new_succeeded, &new_failed);
 
+        let (mut prev_succeeded_indexes, mut succeeded_indexes) =
+            (IndexSet::new(), IndexSet::new());
+        let (mut failed_indexes, mut delayed) = (None, BTreeMap::new());
         if job.spec.is_indexed() {
-            let (previous, all) = succeeded_indexes(job, &facts.pods);
-            facts.succeeded = i32::try_from(all.total()).unwrap_or(i32::MAX);
-            facts.prev_succeeded_indexes = previous;
-            facts.succeeded_indexes = all;
+            (prev_succeeded_indexes, succeeded_indexes) = indexed::succeeded_indexes(job, &pods);
+            // An Indexed Job counts succeeded indexes, not pods.
+            succeeded = i32::try_from(succeeded_indexes.total()).unwrap_or(i32::MAX);
             if job.spec.uses_backoff_limit_per_index() {
-                let failed = failed_indexes(job, &facts.pods);
-                facts.delayed = pods_with_delayed_deletion(
+                let failed = indexed::failed_indexes(job, &pods);
+                delayed = pods_with_delayed_deletion(
                     job,
-                    &facts.pods,
-                    &facts.active_pods,
-                    &facts.succeeded_indexes,
+                    &pods,
+                    &active_pods,
+                    &succeeded_indexes,
                     &failed,
-                    facts.finalizer_removals_pending,
+                    pending,
                 );
-                facts.failed_indexes = Some(failed);
+                failed_indexes = Some(failed);
             }
         }
-        facts
-    }
 
-    /// Succeeded and failed pods not yet recorded: carrying the finalizer, not in
-    /// the uncounted lists, not awaiting finalizer removal, with a valid index when Indexed.
-    fn new_finished_pods(&self) -> (Vec<&'a Pod>, Vec<&'a Pod>) {
-        let job = self.job;
-        let eligible = |p: &&&'a Pod| {
-            p.has_tracking_finalizer
-                && !self.finalizer_removals_pending.contains(&p.uid)
-                && (!job.spec.is_indexed() || valid_index(job, p).is_some())
-        };
-        let succeeded = self
-            .pods
-            .iter()
-            .filter(eligible)
-            .filter(|p| {
-                p.phase == PodPhase::Succeeded
-                    && !self.initially_uncounted_succeeded.contains(p.uid.as_str())
-            })
-            .copied()
-            .collect();
-        let failed = self
-            .pods
-            .iter()
-            .filter(eligible)
-            .filter(|p| {
-                is_pod_failed(job, p) && !self.initially_uncounted_failed.contains(p.uid.as_str())
-            })
-            .copied()
-            .collect();
-        (succeeded, failed)
+        SyncFacts {
+            job,
+            now,
+            pods,
+            active_pods,
+            expectations_satisfied: !snapshot.expectations.pod_changes_pending,
+            finalizer_removals_pending: pending,
+            initially_uncounted_succeeded,
+            initially_uncounted_failed,
+            succeeded,
+            failed,
+            start_time,
+            prev_succeeded_indexes,
+            succeeded_indexes,
+            failed_indexes,
+            delayed,
+            new_backoff,
+        }
     }
 
     /// What manageJob reads.
@@ -368,8 +351,27 @@ impl PlanSoFar {
     fn requeue_after(&mut self, delay: Duration) {
         self.requeue = Some(self.requeue.map_or(delay, |d| d.min(delay)));
     }
+
+    /// Adds what manageJob decided; the pod counts follow its creations and deletions.
+    fn add_manage_decision(&mut self, decision: ManageDecision, counts: &mut PodCounts) {
+        match decision {
+            ManageDecision::Nothing => {}
+            ManageDecision::Create(creations) => {
+                counts.active += count(creations.len());
+                self.actions.push(Action::CreatePods(creations));
+            }
+            ManageDecision::Delete(deletions) => {
+                counts.delete(&deletions);
+                self.actions.push(Action::DeletePods(deletions));
+            }
+            // Upstream's delayed enqueue never waits less than its batch period.
+            ManageDecision::WaitForBackoff(wait) => self.requeue_after(wait.max(MIN_REQUEUE)),
+        }
+    }
 }
 
+/// Claims the pods, gathers the facts, decides whether the Job is finishing,
+/// then deletes its active pods or manages them, and tracks the status.
 fn sync_job(snapshot: &Snapshot) -> Plan {
     let job = &snapshot.job;
     let now = snapshot.now;
@@ -414,21 +416,7 @@ fn sync_job(snapshot: &Snapshot) -> Plan {
         None => {
             let manage_called = facts.expectations_satisfied && !job.being_deleted;
             if manage_called {
-                match manage_job(&facts.for_manage()) {
-                    ManageDecision::Nothing => {}
-                    ManageDecision::Create(creations) => {
-                        counts.active += count(creations.len());
-                        plan.actions.push(Action::CreatePods(creations));
-                    }
-                    ManageDecision::Delete(deletions) => {
-                        counts.delete(&deletions);
-                        plan.actions.push(Action::DeletePods(deletions));
-                    }
-                    ManageDecision::WaitForBackoff(wait) => {
-                        // Upstream's delayed enqueue never waits less than its batch period.
-                        plan.requeue_after(wait.max(MIN_REQUEUE));
-                    }
-                }
+                plan.add_manage_decision(manage_job(&facts.for_manage()), &mut counts);
             }
             let complete = counts.active == 0
                 && match job.spec.completions {
@@ -632,6 +620,35 @@ fn failure_target(reason: &str, message: &str, now: Time) -> JobCondition {
         message,
         now,
     )
+}
+
+/// Succeeded and failed pods not yet recorded: carrying the finalizer, not in
+/// the uncounted lists, not awaiting finalizer removal, with a valid index when Indexed.
+fn new_finished_pods<'a>(
+    job: &Job,
+    pods: &[&'a Pod],
+    finalizer_removals_pending: &BTreeSet<String>,
+    uncounted_succeeded: &BTreeSet<&str>,
+    uncounted_failed: &BTreeSet<&str>,
+) -> (Vec<&'a Pod>, Vec<&'a Pod>) {
+    let eligible = |p: &&&'a Pod| {
+        p.has_tracking_finalizer
+            && !finalizer_removals_pending.contains(&p.uid)
+            && (!job.spec.is_indexed() || valid_index(job, p).is_some())
+    };
+    let succeeded = pods
+        .iter()
+        .filter(eligible)
+        .filter(|p| p.phase == PodPhase::Succeeded && !uncounted_succeeded.contains(p.uid.as_str()))
+        .copied()
+        .collect();
+    let failed = pods
+        .iter()
+        .filter(eligible)
+        .filter(|p| is_pod_failed(job, p) && !uncounted_failed.contains(p.uid.as_str()))
+        .copied()
+        .collect();
+    (succeeded, failed)
 }
 
 /// The message of the first failed pod (in snapshot order, counted or not) that matches a FailJob rule.
