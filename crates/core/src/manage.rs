@@ -1,7 +1,7 @@
 //! Which pods to create and which to delete (upstream's manageJob).
 //!
 //! A sync either deletes or creates, never both, and at most 500 of either.
-//! [`manage_job`] reads the facts it needs and returns its decision; the sync
+//! `manage_job` reads the facts it needs and returns its decision; the sync
 //! folds that into the plan and the pod counts.
 
 use std::collections::BTreeMap;

@@ -3,7 +3,7 @@
 //! counters — in that order, so a pod is never lost or counted twice however
 //! the plan is cut short. Upstream's trackJobStatusAndRemoveFinalizers.
 //!
-//! [`track_status_and_remove_finalizers`] reads the facts it needs and returns
+//! `track_status_and_remove_finalizers` reads the facts it needs and returns
 //! the actions it decided; the sync appends them to the plan.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
