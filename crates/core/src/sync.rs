@@ -174,7 +174,9 @@ fn claim_pods<'a>(job: &Job, pods: &'a [Pod]) -> (Vec<Cow<'a, Pod>>, Vec<Action>
 /// The read-only facts of one sync: what the snapshot says and what follows
 /// from it, gathered before anything is decided. Nothing changes them after.
 struct SyncFacts<'a> {
+    /// The Job being synced.
     job: &'a Job,
+    /// The snapshot's time.
     now: Time,
     /// The Job's pods after adoption and release.
     pods: Vec<&'a Pod>,
@@ -184,7 +186,9 @@ struct SyncFacts<'a> {
     expectations_satisfied: bool,
     /// UIDs of pods whose finalizer removal is issued but not yet observed.
     finalizer_removals_pending: &'a BTreeSet<String>,
+    /// Succeeded UIDs in the Job's `uncountedTerminatedPods` before this sync.
     initially_uncounted_succeeded: BTreeSet<&'a str>,
+    /// Failed UIDs in the Job's `uncountedTerminatedPods` before this sync.
     initially_uncounted_failed: BTreeSet<&'a str>,
     /// Succeeded pods (NonIndexed) or indexes (Indexed), counted or not.
     succeeded: i32,
@@ -192,8 +196,11 @@ struct SyncFacts<'a> {
     failed: i32,
     /// The Job's start time, set now when it starts unsuspended.
     start_time: Option<Time>,
+    /// Indexes in the Job's `completedIndexes` before this sync (Indexed Jobs).
     prev_succeeded_indexes: IndexSet,
+    /// Succeeded indexes, recorded or not (Indexed Jobs).
     succeeded_indexes: IndexSet,
+    /// Failed indexes, when per-index backoff limits are in use.
     failed_indexes: Option<IndexSet>,
     /// Per index, the failed pod kept until its replacement exists.
     delayed: BTreeMap<i32, &'a Pod>,
