@@ -1,8 +1,11 @@
 //! Which pods to create and which to delete (upstream's manageJob).
 //!
 //! A sync either deletes or creates, never both, and at most 500 of either.
+//! `manage_job` reads the facts it needs and returns its decision; the sync
+//! folds that into the plan and the pod counts.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use crate::backoff::{
     POD_FAILURE_BACKOFF_BASE, POD_FAILURE_BACKOFF_MAX, remaining_backoff,
@@ -11,47 +14,84 @@ use crate::backoff::{
 use crate::index_set::IndexSet;
 use crate::indexed::{new_index_failure_counts, pod_generate_name_with_index};
 use crate::model::{
-    COMPLETION_INDEX_ENV, COMPLETION_INDEX_KEY, INDEX_FAILURE_COUNT_KEY,
+    BackoffRecord, COMPLETION_INDEX_ENV, COMPLETION_INDEX_KEY, INDEX_FAILURE_COUNT_KEY,
     INDEX_IGNORED_FAILURE_COUNT_KEY, JOB_TRACKING_FINALIZER, Job, OwnerRef, Pod,
 };
-use crate::plan::{Action, EnvVarFromField, PodCreation, PodDeletion, PodRef};
+use crate::plan::{EnvVarFromField, PodCreation, PodDeletion, PodRef};
 use crate::pod_order::cmp_active_pods;
-use crate::sync::{SyncCtx, count};
+use crate::time::Time;
 
 /// Most pods created or deleted in one sync.
 pub const MAX_POD_CREATE_DELETE_PER_SYNC: usize = 500;
 
-/// Creates or deletes pods towards the wanted number of active pods and
-/// returns the new active count. Deletions are added to `ctx.actions`, as are
-/// creations; a pending backoff asks for a requeue instead.
-pub(crate) fn manage_job(ctx: &mut SyncCtx<'_>) -> i32 {
-    let job = ctx.job;
-    let active = count(ctx.active_pods.len());
+/// The facts of one sync that manageJob reads; it changes none of them.
+pub(crate) struct ManageFacts<'a> {
+    /// The Job being synced.
+    pub job: &'a Job,
+    /// The snapshot's time.
+    pub now: Time,
+    /// The Job's pods after adoption and release.
+    pub pods: &'a [&'a Pod],
+    /// The pods among them that are neither finished nor being deleted.
+    pub active_pods: &'a [&'a Pod],
+    /// Succeeded pods (NonIndexed) or indexes (Indexed), counted or not.
+    pub succeeded: i32,
+    /// Succeeded indexes (Indexed Jobs only).
+    pub succeeded_indexes: &'a IndexSet,
+    /// Failed indexes, when per-index backoff limits are in use.
+    pub failed_indexes: Option<&'a IndexSet>,
+    /// Per index, the failed pod kept until its replacement exists.
+    pub delayed: &'a BTreeMap<i32, &'a Pod>,
+    /// The pod-failure backoff record including this sync's newly finished pods.
+    pub backoff: &'a BackoffRecord,
+}
 
+/// What manageJob decided: one kind of change at most, so a sync never both
+/// creates and deletes.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) enum ManageDecision {
+    /// The Job has the active pods it wants.
+    #[default]
+    Nothing,
+    /// Create these pods.
+    Create(Vec<PodCreation>),
+    /// Delete these pods; each loses its finalizer first, so it is never counted.
+    Delete(Vec<PodDeletion>),
+    /// Pods are missing, but a pod-failure backoff holds their creation back this long.
+    WaitForBackoff(Duration),
+}
+
+/// Decides which pods to create or delete to bring the Job towards the
+/// number of active pods it wants.
+pub(crate) fn manage_job(facts: &ManageFacts<'_>) -> ManageDecision {
+    let job = facts.job;
     if job.spec.suspend {
-        let all = active_pods_for_removal(job, &ctx.active_pods, ctx.active_pods.len());
-        return active - delete_job_pods(ctx, all);
+        let all = active_pods_for_removal(job, facts.active_pods, facts.active_pods.len());
+        return delete(&all);
     }
 
+    // Counts beyond i32 cannot come from a valid snapshot.
+    let active = i32::try_from(facts.active_pods.len()).unwrap_or(i32::MAX);
     let want_active = match job.spec.completions {
-        None if ctx.succeeded > 0 => active,
+        None if facts.succeeded > 0 => active,
         None => job.spec.parallelism,
         Some(completions) => completions
-            .saturating_sub(ctx.succeeded)
+            .saturating_sub(facts.succeeded)
             .min(job.spec.parallelism)
             .max(0),
     };
 
     let rm_at_least = usize::try_from(active.saturating_sub(want_active)).unwrap_or(0);
-    let mut to_delete = active_pods_for_removal(job, &ctx.active_pods, rm_at_least);
+    let mut to_delete = active_pods_for_removal(job, facts.active_pods, rm_at_least);
     to_delete.truncate(MAX_POD_CREATE_DELETE_PER_SYNC);
     if !to_delete.is_empty() {
-        return active - delete_job_pods(ctx, to_delete);
+        return delete(&to_delete);
     }
 
     // Terminating pods hold their place only when they are replaced once failed.
     let terminating = if job.spec.only_replace_failed_pods() {
-        ctx.terminating
+        let n = facts.pods.iter().filter(|p| p.is_terminating()).count();
+        i32::try_from(n).unwrap_or(i32::MAX)
     } else {
         0
     };
@@ -59,82 +99,83 @@ pub(crate) fn manage_job(ctx: &mut SyncCtx<'_>) -> i32 {
         .saturating_sub(terminating)
         .saturating_sub(active);
     if diff <= 0 {
-        return active;
+        return ManageDecision::Nothing;
     }
     if !job.spec.uses_backoff_limit_per_index() {
         let remaining = remaining_backoff(
-            &ctx.new_backoff,
-            ctx.now,
+            facts.backoff,
+            facts.now,
             POD_FAILURE_BACKOFF_BASE,
             POD_FAILURE_BACKOFF_MAX,
         );
         if !remaining.is_zero() {
-            ctx.requeue_after_backoff(remaining);
-            return active;
+            return ManageDecision::WaitForBackoff(remaining);
         }
     }
-    let mut diff = usize::try_from(diff)
+    let diff = usize::try_from(diff)
         .unwrap_or(0)
         .min(MAX_POD_CREATE_DELETE_PER_SYNC);
 
-    let mut indexes = Vec::new();
-    if job.spec.is_indexed() {
-        indexes = first_pending_indexes(ctx, diff);
+    let creations: Vec<PodCreation> = if job.spec.is_indexed() {
+        let mut indexes = first_pending_indexes(facts, diff);
         if job.spec.uses_backoff_limit_per_index() {
-            let (now_ready, wait) = indexes_ready_to_create(ctx, &indexes);
+            let (now_ready, wait) = indexes_ready_to_create(facts, &indexes);
             if now_ready.is_empty() && !wait.is_zero() {
-                ctx.requeue_after_backoff(wait);
-                return active;
+                return ManageDecision::WaitForBackoff(wait);
             }
             indexes = now_ready;
         }
-        diff = indexes.len();
-    }
-
-    let creations = if job.spec.is_indexed() {
         indexes
             .iter()
-            .map(|&ix| indexed_pod_creation(ctx, ix))
+            .map(|&ix| indexed_pod_creation(facts, ix))
             .collect()
     } else {
         (0..diff)
             .map(|_| base_pod_creation(job, format!("{}-", job.name)))
             .collect()
     };
-    if diff > 0 {
-        ctx.actions.push(Action::CreatePods(creations));
+    if creations.is_empty() {
+        return ManageDecision::Nothing;
     }
-    active + count(diff)
+    ManageDecision::Create(creations)
+}
+
+/// Deleting `pods` after removing their finalizer, so they are never counted.
+fn delete(pods: &[&Pod]) -> ManageDecision {
+    if pods.is_empty() {
+        return ManageDecision::Nothing;
+    }
+    ManageDecision::Delete(pod_deletions(pods, true))
 }
 
 /// Upstream's firstPendingIndexes: the first `n` indexes below completions that
 /// no active pod, success, failure (or, when only failed pods are replaced,
 /// terminating pod) covers.
-fn first_pending_indexes(ctx: &SyncCtx<'_>, n: usize) -> Vec<i32> {
-    let completions = ctx.job.spec.completions.unwrap_or(0);
-    let mut covered = ctx.succeeded_indexes.union(&IndexSet::from_indexes(
-        ctx.active_pods.iter().filter_map(|p| p.completion_index),
+fn first_pending_indexes(facts: &ManageFacts<'_>, n: usize) -> Vec<i32> {
+    let completions = facts.job.spec.completions.unwrap_or(0);
+    let mut covered = facts.succeeded_indexes.union(&IndexSet::from_indexes(
+        facts.active_pods.iter().filter_map(|p| p.completion_index),
     ));
-    if ctx.job.spec.only_replace_failed_pods() {
-        let terminating = ctx.pods.iter().filter(|p| p.is_terminating());
+    if facts.job.spec.only_replace_failed_pods() {
+        let terminating = facts.pods.iter().filter(|p| p.is_terminating());
         covered = covered.union(&IndexSet::from_indexes(
             terminating.filter_map(|p| p.completion_index),
         ));
     }
-    if let Some(failed) = &ctx.failed_indexes {
+    if let Some(failed) = facts.failed_indexes {
         covered = covered.union(failed);
     }
     covered.first_missing(n, completions)
 }
 
 /// The indexes whose per-index backoff has expired; when none has, the shortest wait.
-fn indexes_ready_to_create(ctx: &SyncCtx<'_>, indexes: &[i32]) -> (Vec<i32>, std::time::Duration) {
+fn indexes_ready_to_create(facts: &ManageFacts<'_>, indexes: &[i32]) -> (Vec<i32>, Duration) {
     let mut ready = Vec::new();
-    let mut shortest: Option<std::time::Duration> = None;
+    let mut shortest: Option<Duration> = None;
     for &ix in indexes {
         let remaining = remaining_backoff_for_index(
-            ctx.delayed.get(&ix).copied(),
-            ctx.now,
+            facts.delayed.get(&ix).copied(),
+            facts.now,
             POD_FAILURE_BACKOFF_BASE,
             POD_FAILURE_BACKOFF_MAX,
         );
@@ -145,7 +186,7 @@ fn indexes_ready_to_create(ctx: &SyncCtx<'_>, indexes: &[i32]) -> (Vec<i32>, std
         }
     }
     if !ready.is_empty() {
-        return (ready, std::time::Duration::ZERO);
+        return (ready, Duration::ZERO);
     }
     (ready, shortest.unwrap_or_default())
 }
@@ -182,8 +223,8 @@ fn base_pod_creation(job: &Job, generate_name: String) -> PodCreation {
 
 /// An Indexed pod: its index as annotation and label, hostname, env and, with
 /// per-index limits, the failure counts carried over from the pod it replaces.
-fn indexed_pod_creation(ctx: &SyncCtx<'_>, index: i32) -> PodCreation {
-    let job = ctx.job;
+fn indexed_pod_creation(facts: &ManageFacts<'_>, index: i32) -> PodCreation {
+    let job = facts.job;
     let mut creation = base_pod_creation(job, pod_generate_name_with_index(&job.name, index));
     creation
         .annotations
@@ -200,7 +241,7 @@ fn indexed_pod_creation(ctx: &SyncCtx<'_>, index: i32) -> PodCreation {
     }
     creation.completion_index = Some(index);
     if job.spec.uses_backoff_limit_per_index() {
-        let (counted, ignored) = new_index_failure_counts(job, ctx.delayed.get(&index).copied());
+        let (counted, ignored) = new_index_failure_counts(job, facts.delayed.get(&index).copied());
         creation
             .annotations
             .insert(INDEX_FAILURE_COUNT_KEY.into(), counted.to_string());
@@ -211,21 +252,6 @@ fn indexed_pod_creation(ctx: &SyncCtx<'_>, index: i32) -> PodCreation {
         }
     }
     creation
-}
-
-/// Deletes pods after removing their finalizer, so they are never counted, and
-/// returns how many; terminating and ready follow.
-fn delete_job_pods(ctx: &mut SyncCtx<'_>, pods: Vec<&Pod>) -> i32 {
-    if pods.is_empty() {
-        return 0;
-    }
-    let removed = count(pods.len());
-    let removed_ready = count(pods.iter().filter(|p| p.is_ready()).count());
-    ctx.actions
-        .push(Action::DeletePods(pod_deletions(&pods, true)));
-    ctx.terminating += removed;
-    ctx.ready -= removed_ready;
-    removed
 }
 
 /// Deletions of `pods`, sorted by name. With `finalizer_first`, each pod that
@@ -281,3 +307,7 @@ pub fn active_pods_for_removal<'a>(
     }
     rm
 }
+
+#[cfg(test)]
+#[path = "manage_tests.rs"]
+mod tests;

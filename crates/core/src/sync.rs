@@ -1,6 +1,10 @@
 //! One sync of one Job, in upstream's order (syncJob): claim pods, count the
 //! newly finished ones, decide whether the Job is finishing, then either delete
 //! its active pods or manage them, and finally track the status.
+//!
+//! The sync gathers its read-only facts once (`SyncFacts`); `manage` and
+//! `tracking` read the facts they need and return what they decided, which
+//! only this module folds into the plan. Neither imports this module.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
@@ -9,22 +13,18 @@ use std::time::Duration;
 use crate::backoff::new_backoff_record;
 use crate::conditions::{ensure_condition, new_condition};
 use crate::index_set::IndexSet;
-use crate::indexed::{
-    failed_indexes, is_pod_failed, pods_with_delayed_deletion, succeeded_indexes, valid_index,
-};
-use crate::manage::{manage_job, pod_deletions};
-use crate::model::Pod;
+use crate::indexed::{self, is_pod_failed, pods_with_delayed_deletion, valid_index};
+use crate::manage::{ManageDecision, ManageFacts, manage_job, pod_deletions};
 use crate::model::{
-    BUILT_IN_CONTROLLER, BackoffRecord, CompletionMode, ConditionStatus, ControllerState, Job,
-    JobCondition, JobConditionType, JobStatus, OwnerRef, PodFailurePolicyAction, PodPhase,
-    RestartPolicy, Snapshot,
+    BUILT_IN_CONTROLLER, BackoffRecord, CompletionMode, ConditionStatus, Job, JobCondition,
+    JobConditionType, JobStatus, OwnerRef, Pod, PodPhase, RestartPolicy, Snapshot,
 };
-use crate::plan::{Action, Event, EventType, FailurePolicyActionCounts, Plan, PodRef};
+use crate::plan::{Action, Event, EventType, Plan, PodDeletion, PodRef};
 use crate::pod_failure_policy::match_pod_failure_policy;
 use crate::selector;
 use crate::success_policy::{match_success_policy, success_policy_message};
 use crate::time::Time;
-use crate::tracking::{is_counted_action, track_status_and_remove_finalizers, uid_set};
+use crate::tracking::{TrackingFacts, track_status_and_remove_finalizers};
 
 /// Shortest backoff requeue: upstream's delayed enqueue never waits less than its 1 s batch period.
 pub const MIN_REQUEUE: Duration = Duration::from_secs(1);
@@ -33,67 +33,6 @@ pub const MIN_REQUEUE: Duration = Duration::from_secs(1);
 const JOB_KIND: &str = "Job";
 /// The group/version of Jobs the orphan-pod worker recognises as owners.
 const JOB_API_VERSION: &str = "batch/v1";
-
-/// What one sync has worked out so far; the pieces in `manage` and `tracking` read and extend it.
-pub(crate) struct SyncCtx<'a> {
-    pub job: &'a Job,
-    pub now: Time,
-    /// The status being built; written by the plan's UpdateStatus actions.
-    pub status: JobStatus,
-    /// The Job's pods after adoption and release.
-    pub pods: Vec<&'a Pod>,
-    pub active_pods: Vec<&'a Pod>,
-    pub finished_condition: Option<JobCondition>,
-    pub succeeded: i32,
-    pub prev_succeeded_indexes: IndexSet,
-    pub succeeded_indexes: IndexSet,
-    pub failed_indexes: Option<IndexSet>,
-    pub new_backoff: BackoffRecord,
-    pub finalizer_removals_pending: &'a BTreeSet<String>,
-    pub initially_uncounted_succeeded: BTreeSet<&'a str>,
-    pub initially_uncounted_failed: BTreeSet<&'a str>,
-    /// Per index, the failed pod kept until its replacement exists.
-    pub delayed: BTreeMap<i32, &'a Pod>,
-    pub terminating: i32,
-    pub ready: i32,
-    pub actions: Vec<Action>,
-    pub requeue: Option<Duration>,
-    pub state: ControllerState,
-    pub policy_actions: FailurePolicyActionCounts,
-}
-
-impl SyncCtx<'_> {
-    /// Asks to decide again after `delay`; the earliest ask wins.
-    pub fn requeue_after(&mut self, delay: Duration) {
-        self.requeue = Some(self.requeue.map_or(delay, |d| d.min(delay)));
-    }
-
-    /// Asks to decide again once a pod-failure backoff expires: never sooner
-    /// than [`MIN_REQUEUE`], as upstream's delayed enqueue.
-    pub fn requeue_after_backoff(&mut self, delay: Duration) {
-        self.requeue_after(delay.max(MIN_REQUEUE));
-    }
-
-    /// Records an event at the point of the plan where upstream records it.
-    pub fn record_event(&mut self, event: Event) {
-        self.actions.push(Action::RecordEvent(event));
-    }
-
-    /// Counts a failed pod handled by a policy action, for metrics.
-    pub fn record_policy_action(&mut self, action: Option<&PodFailurePolicyAction>) {
-        let Some(action) = action.filter(|a| is_counted_action(a)) else {
-            return;
-        };
-        let counts = &mut self.policy_actions;
-        match action {
-            PodFailurePolicyAction::FailJob => counts.fail_job += 1,
-            PodFailurePolicyAction::FailIndex => counts.fail_index += 1,
-            PodFailurePolicyAction::Ignore => counts.ignore += 1,
-            PodFailurePolicyAction::Count => counts.count += 1,
-            PodFailurePolicyAction::Unknown(_) => {}
-        }
-    }
-}
 
 /// Decides one sync of the snapshot's Job: the plan upstream's controller would carry out.
 pub fn decide(snapshot: &Snapshot) -> Plan {
@@ -232,232 +171,415 @@ fn claim_pods<'a>(job: &Job, pods: &'a [Pod]) -> (Vec<Cow<'a, Pod>>, Vec<Action>
     (claimed, actions)
 }
 
+/// The read-only facts of one sync: what the snapshot says and what follows
+/// from it, gathered before anything is decided. Nothing changes them after.
+struct SyncFacts<'a> {
+    /// The Job being synced.
+    job: &'a Job,
+    /// The snapshot's time.
+    now: Time,
+    /// The Job's pods after adoption and release.
+    pods: Vec<&'a Pod>,
+    /// The pods among them that are neither finished nor being deleted.
+    active_pods: Vec<&'a Pod>,
+    /// No pod creation or deletion of an earlier plan is still unobserved.
+    expectations_satisfied: bool,
+    /// UIDs of pods whose finalizer removal is issued but not yet observed.
+    finalizer_removals_pending: &'a BTreeSet<String>,
+    /// Succeeded UIDs in the Job's `uncountedTerminatedPods` before this sync.
+    initially_uncounted_succeeded: BTreeSet<&'a str>,
+    /// Failed UIDs in the Job's `uncountedTerminatedPods` before this sync.
+    initially_uncounted_failed: BTreeSet<&'a str>,
+    /// Succeeded pods (NonIndexed) or indexes (Indexed), counted or not.
+    succeeded: i32,
+    /// Failed pods that count against backoffLimit, counted or not.
+    failed: i32,
+    /// The Job's start time, set now when it starts unsuspended.
+    start_time: Option<Time>,
+    /// Indexes in the Job's `completedIndexes` before this sync (Indexed Jobs).
+    prev_succeeded_indexes: IndexSet,
+    /// Succeeded indexes, recorded or not (Indexed Jobs).
+    succeeded_indexes: IndexSet,
+    /// Failed indexes, when per-index backoff limits are in use.
+    failed_indexes: Option<IndexSet>,
+    /// Per index, the failed pod kept until its replacement exists.
+    delayed: BTreeMap<i32, &'a Pod>,
+    /// The backoff record including this sync's newly finished pods.
+    new_backoff: BackoffRecord,
+}
+
+impl<'a> SyncFacts<'a> {
+    /// Gathers the facts of a sync of the snapshot's Job over its claimed `pods`.
+    fn gather(snapshot: &'a Snapshot, pods: Vec<&'a Pod>) -> Self {
+        let job = &snapshot.job;
+        let now = snapshot.now;
+        let pending = &snapshot.expectations.finalizer_removals_pending;
+        let active_pods: Vec<&Pod> = pods.iter().copied().filter(|p| p.is_active()).collect();
+        let uncounted = job.status.uncounted_terminated_pods.as_ref();
+        let initially_uncounted_succeeded =
+            uncounted.map_or_else(BTreeSet::new, |u| uid_set(&u.succeeded));
+        let initially_uncounted_failed =
+            uncounted.map_or_else(BTreeSet::new, |u| uid_set(&u.failed));
+
+        let (new_succeeded, new_failed) = new_finished_pods(
+            job,
+            &pods,
+            pending,
+            &initially_uncounted_succeeded,
+            &initially_uncounted_failed,
+        );
+        let counted_new_failures = match &job.spec.pod_failure_policy {
+            Some(policy) => new_failed
+                .iter()
+                .filter(|p| {
+                    match_pod_failure_policy(Some(policy), &job.namespace, p).counts_failure()
+                })
+                .count(),
+            None => new_failed.len(),
+        };
+        let mut succeeded = job
+            .status
+            .succeeded
+            .saturating_add(count(new_succeeded.len()))
+            .saturating_add(count(uncounted.map_or(0, |u| u.succeeded.len())));
+        let failed = job
+            .status
+            .failed
+            .saturating_add(count(counted_new_failures))
+            .saturating_add(count(uncounted.map_or(0, |u| u.failed.len())));
+        let start_time = match job.status.start_time {
+            None if !job.spec.suspend => Some(now),
+            start_time => start_time,
+        };
+        let new_backoff = new_backoff_record(snapshot.state.backoff, &new_succeeded, &new_failed);
+
+        let (mut prev_succeeded_indexes, mut succeeded_indexes) =
+            (IndexSet::new(), IndexSet::new());
+        let (mut failed_indexes, mut delayed) = (None, BTreeMap::new());
+        if job.spec.is_indexed() {
+            (prev_succeeded_indexes, succeeded_indexes) = indexed::succeeded_indexes(job, &pods);
+            // An Indexed Job counts succeeded indexes, not pods.
+            succeeded = i32::try_from(succeeded_indexes.total()).unwrap_or(i32::MAX);
+            if job.spec.uses_backoff_limit_per_index() {
+                let failed = indexed::failed_indexes(job, &pods);
+                delayed = pods_with_delayed_deletion(
+                    job,
+                    &pods,
+                    &active_pods,
+                    &succeeded_indexes,
+                    &failed,
+                    pending,
+                );
+                failed_indexes = Some(failed);
+            }
+        }
+
+        SyncFacts {
+            job,
+            now,
+            pods,
+            active_pods,
+            expectations_satisfied: !snapshot.expectations.pod_changes_pending,
+            finalizer_removals_pending: pending,
+            initially_uncounted_succeeded,
+            initially_uncounted_failed,
+            succeeded,
+            failed,
+            start_time,
+            prev_succeeded_indexes,
+            succeeded_indexes,
+            failed_indexes,
+            delayed,
+            new_backoff,
+        }
+    }
+
+    /// What manageJob reads.
+    fn for_manage(&self) -> ManageFacts<'_> {
+        ManageFacts {
+            job: self.job,
+            now: self.now,
+            pods: &self.pods,
+            active_pods: &self.active_pods,
+            succeeded: self.succeeded,
+            succeeded_indexes: &self.succeeded_indexes,
+            failed_indexes: self.failed_indexes.as_ref(),
+            delayed: &self.delayed,
+            backoff: &self.new_backoff,
+        }
+    }
+
+    /// What tracking reads, with the condition this sync finishes the Job with.
+    fn for_tracking<'s>(
+        &'s self,
+        finished_condition: Option<&'s JobCondition>,
+    ) -> TrackingFacts<'s> {
+        TrackingFacts {
+            job: self.job,
+            now: self.now,
+            pods: &self.pods,
+            finalizer_removals_pending: self.finalizer_removals_pending,
+            initially_uncounted_succeeded: &self.initially_uncounted_succeeded,
+            initially_uncounted_failed: &self.initially_uncounted_failed,
+            prev_succeeded_indexes: &self.prev_succeeded_indexes,
+            succeeded_indexes: &self.succeeded_indexes,
+            failed_indexes: self.failed_indexes.as_ref(),
+            delayed: &self.delayed,
+            finished_condition,
+        }
+    }
+}
+
+/// The pod counts the status reports, as this sync leaves them.
+struct PodCounts {
+    active: i32,
+    ready: i32,
+    terminating: i32,
+}
+
+impl PodCounts {
+    /// Deleted pods leave the active (and ready) pods and become terminating.
+    fn delete(&mut self, deletions: &[PodDeletion]) {
+        let deleted = count(deletions.len());
+        self.active -= deleted;
+        self.terminating += deleted;
+        self.ready -= count(deletions.iter().filter(|d| d.ready).count());
+    }
+}
+
+/// The plan's actions and requeue as the sync builds them.
+struct PlanSoFar {
+    actions: Vec<Action>,
+    requeue: Option<Duration>,
+}
+
+impl PlanSoFar {
+    /// Asks to decide again after `delay`; the earliest ask wins.
+    fn requeue_after(&mut self, delay: Duration) {
+        self.requeue = Some(self.requeue.map_or(delay, |d| d.min(delay)));
+    }
+
+    /// Adds what manageJob decided; the pod counts follow its creations and deletions.
+    fn add_manage_decision(&mut self, decision: ManageDecision, counts: &mut PodCounts) {
+        match decision {
+            ManageDecision::Nothing => {}
+            ManageDecision::Create(creations) => {
+                counts.active += count(creations.len());
+                self.actions.push(Action::CreatePods(creations));
+            }
+            ManageDecision::Delete(deletions) => {
+                counts.delete(&deletions);
+                self.actions.push(Action::DeletePods(deletions));
+            }
+            // Upstream's delayed enqueue never waits less than its batch period.
+            ManageDecision::WaitForBackoff(wait) => self.requeue_after(wait.max(MIN_REQUEUE)),
+        }
+    }
+}
+
+/// Claims the pods, gathers the facts, decides whether the Job is finishing,
+/// then deletes its active pods or manages them, and tracks the status.
 fn sync_job(snapshot: &Snapshot) -> Plan {
     let job = &snapshot.job;
     let now = snapshot.now;
     let (claimed, claim_actions) = claim_pods(job, &snapshot.pods);
-    let pods: Vec<&Pod> = claimed.iter().map(|p| p.as_ref()).collect();
-    let active_pods: Vec<&Pod> = pods.iter().copied().filter(|p| p.is_active()).collect();
-    let uncounted = job
-        .status
-        .uncounted_terminated_pods
-        .clone()
-        .unwrap_or_default();
-    let mut status = job.status.clone();
-    status.uncounted_terminated_pods = Some(uncounted);
-
-    let mut ctx = SyncCtx {
-        job,
-        now,
-        status,
-        ready: count(active_pods.iter().filter(|p| p.is_ready()).count()),
-        terminating: count(pods.iter().filter(|p| p.is_terminating()).count()),
-        active_pods,
-        pods,
-        finished_condition: None,
-        succeeded: 0,
-        prev_succeeded_indexes: IndexSet::new(),
-        succeeded_indexes: IndexSet::new(),
-        failed_indexes: None,
-        new_backoff: BackoffRecord::default(),
-        finalizer_removals_pending: &snapshot.expectations.finalizer_removals_pending,
-        initially_uncounted_succeeded: BTreeSet::new(),
-        initially_uncounted_failed: BTreeSet::new(),
-        delayed: BTreeMap::new(),
+    let facts = SyncFacts::gather(snapshot, claimed.iter().map(|p| p.as_ref()).collect());
+    let mut plan = PlanSoFar {
         actions: claim_actions,
         requeue: None,
-        state: snapshot.state.clone(),
-        policy_actions: FailurePolicyActionCounts::default(),
     };
-    if let Some(u) = job.status.uncounted_terminated_pods.as_ref() {
-        ctx.initially_uncounted_succeeded = uid_set(&u.succeeded);
-        ctx.initially_uncounted_failed = uid_set(&u.failed);
+    let (finishing, deadline_wait) = finishing_condition(&facts);
+    if let Some(wait) = deadline_wait {
+        plan.requeue_after(wait);
     }
-    let expectations_satisfied = !snapshot.expectations.pod_changes_pending;
-    let mut active = count(ctx.active_pods.len());
 
-    let (new_succeeded, new_failed) = new_finished_pods(&ctx);
-    let counted_new_failures = match &job.spec.pod_failure_policy {
-        Some(policy) => new_failed
-            .iter()
-            .filter(|p| match_pod_failure_policy(Some(policy), &job.namespace, p).counts_failure())
-            .count(),
-        None => new_failed.len(),
+    let mut status = job.status.clone();
+    status.uncounted_terminated_pods = Some(
+        job.status
+            .uncounted_terminated_pods
+            .clone()
+            .unwrap_or_default(),
+    );
+    status.start_time = facts.start_time;
+    let mut counts = PodCounts {
+        active: count(facts.active_pods.len()),
+        ready: count(facts.active_pods.iter().filter(|p| p.is_ready()).count()),
+        terminating: count(facts.pods.iter().filter(|p| p.is_terminating()).count()),
     };
-    let uncounted_in_status = job.status.uncounted_terminated_pods.as_ref();
-    ctx.succeeded = job
-        .status
-        .succeeded
-        .saturating_add(count(new_succeeded.len()))
-        .saturating_add(count(uncounted_in_status.map_or(0, |u| u.succeeded.len())));
-    let failed = job
-        .status
-        .failed
-        .saturating_add(count(counted_new_failures))
-        .saturating_add(count(uncounted_in_status.map_or(0, |u| u.failed.len())));
 
-    if ctx.status.start_time.is_none() && !job.spec.suspend {
-        ctx.status.start_time = Some(now);
+    // The one place the finished condition is decided; tracking only reads it.
+    let mut suspend_condition_changed = false;
+    let finished_condition = match finishing {
+        Some(condition) => {
+            // A finishing Job loses its active pods; they keep their finalizer so they are counted.
+            if !facts.active_pods.is_empty() {
+                let deletions = pod_deletions(&facts.active_pods, false);
+                counts.delete(&deletions);
+                plan.actions.push(Action::DeletePods(deletions));
+            }
+            // Until earlier creations and deletions are observed the Job is not finished yet.
+            facts.expectations_satisfied.then_some(condition)
+        }
+        None => {
+            let manage_called = facts.expectations_satisfied && !job.being_deleted;
+            if manage_called {
+                plan.add_manage_decision(manage_job(&facts.for_manage()), &mut counts);
+            }
+            let complete = counts.active == 0
+                && match job.spec.completions {
+                    None => facts.succeeded > 0,
+                    Some(completions) => facts.succeeded >= completions,
+                };
+            if complete {
+                Some(new_condition(
+                    JobConditionType::SuccessCriteriaMet,
+                    ConditionStatus::True,
+                    "CompletionsReached",
+                    "Reached expected number of succeeded pods",
+                    now,
+                ))
+            } else {
+                if manage_called {
+                    suspend_condition_changed =
+                        update_suspend_condition(job, now, &mut status, &mut plan.actions);
+                }
+                None
+            }
+        }
+    };
+
+    let needs_status_update = suspend_condition_changed
+        || counts.active != status.active
+        || Some(counts.ready) != status.ready
+        || Some(counts.terminating) != status.terminating;
+    status.active = counts.active;
+    status.ready = Some(counts.ready);
+    status.terminating = Some(counts.terminating);
+    let tracked = track_status_and_remove_finalizers(
+        &facts.for_tracking(finished_condition.as_ref()),
+        status,
+        needs_status_update,
+    );
+    plan.actions.extend(tracked.actions);
+
+    let mut state = snapshot.state.clone();
+    if tracked.flushed {
+        // Upstream saves the backoff record once the flush of newly finished pods succeeds.
+        state.backoff = facts.new_backoff;
     }
-    ctx.new_backoff = new_backoff_record(snapshot.state.backoff, &new_succeeded, &new_failed);
+    Plan {
+        actions: plan.actions,
+        requeue_after: plan.requeue,
+        state,
+        failure_policy_actions: tracked.policy_actions,
+    }
+}
 
-    ctx.finished_condition = job
+/// The condition the Job is finishing with, in upstream's order of
+/// precedence, or `None` while it keeps running; and, when its active
+/// deadline is still ahead, how long until it passes.
+fn finishing_condition(facts: &SyncFacts<'_>) -> (Option<JobCondition>, Option<Duration>) {
+    let job = facts.job;
+    let now = facts.now;
+    let mut deadline_wait = None;
+    let mut condition = job
         .status
         .true_condition(&JobConditionType::SuccessCriteriaMet)
         .cloned();
-    if ctx.finished_condition.is_none() {
+    if condition.is_none() {
         if let Some(target) = job.status.true_condition(&JobConditionType::FailureTarget) {
-            ctx.finished_condition = Some(new_condition(
+            condition = Some(new_condition(
                 JobConditionType::Failed,
                 ConditionStatus::True,
                 &target.reason,
                 &target.message,
                 now,
             ));
-        } else if let Some(message) = fail_job_message(job, &ctx.pods) {
-            ctx.finished_condition = Some(failure_target("PodFailurePolicy", &message, now));
+        } else if let Some(message) = fail_job_message(job, &facts.pods) {
+            condition = Some(failure_target("PodFailurePolicy", &message, now));
         }
     }
-    if ctx.finished_condition.is_none() {
-        if failed > job.spec.backoff_limit || past_backoff_limit_on_failure(job, &ctx.pods) {
-            ctx.finished_condition = Some(failure_target(
+    if condition.is_none() {
+        if facts.failed > job.spec.backoff_limit || past_backoff_limit_on_failure(job, &facts.pods)
+        {
+            condition = Some(failure_target(
                 "BackoffLimitExceeded",
                 "Job has reached the specified backoff limit",
                 now,
             ));
-        } else if past_active_deadline(job, ctx.status.start_time, now) {
-            ctx.finished_condition = Some(failure_target(
+        } else if past_active_deadline(job, facts.start_time, now) {
+            condition = Some(failure_target(
                 "DeadlineExceeded",
                 "Job was active longer than specified deadline",
                 now,
             ));
         } else if let (Some(ads), false) = (job.spec.active_deadline_seconds, job.spec.suspend) {
-            let start = ctx.status.start_time.unwrap_or(now);
+            let start = facts.start_time.unwrap_or(now);
             let deadline =
                 start.saturating_add(Duration::from_secs(u64::try_from(ads).unwrap_or(0)));
-            ctx.requeue_after(deadline.saturating_since(now));
+            deadline_wait = Some(deadline.saturating_since(now));
         }
     }
+    if condition.is_none() && job.spec.is_indexed() {
+        condition = indexed_finishing_condition(facts);
+    }
+    (condition, deadline_wait)
+}
 
-    if job.spec.is_indexed() {
-        let completions = job.spec.completions.unwrap_or(0);
-        let (previous, all) = succeeded_indexes(job, &ctx.pods);
-        ctx.prev_succeeded_indexes = previous;
-        ctx.succeeded_indexes = all;
-        ctx.succeeded = i32::try_from(ctx.succeeded_indexes.total()).unwrap_or(i32::MAX);
-        if job.spec.uses_backoff_limit_per_index() {
-            let failed_ix = failed_indexes(job, &ctx.pods);
-            if ctx.finished_condition.is_none() {
-                let failed_total = failed_ix.total();
-                if job
-                    .spec
-                    .max_failed_indexes
-                    .is_some_and(|max| failed_total > u64::try_from(max).unwrap_or(0))
-                {
-                    ctx.finished_condition = Some(failure_target(
-                        "MaxFailedIndexesExceeded",
-                        "Job has exceeded the specified maximal number of failed indexes",
-                        now,
-                    ));
-                } else if failed_total > 0
-                    && failed_total + ctx.succeeded_indexes.total()
-                        >= u64::try_from(completions).unwrap_or(0)
-                {
-                    ctx.finished_condition = Some(failure_target(
-                        "FailedIndexes",
-                        "Job has failed indexes",
-                        now,
-                    ));
-                }
-            }
-            ctx.delayed = pods_with_delayed_deletion(
-                job,
-                &ctx.pods,
-                &ctx.active_pods,
-                &ctx.succeeded_indexes,
-                &failed_ix,
-                ctx.finalizer_removals_pending,
-            );
-            ctx.failed_indexes = Some(failed_ix);
-        }
-        if ctx.finished_condition.is_none()
-            && let Some(rule) = match_success_policy(
-                job.spec.success_policy.as_ref(),
-                completions,
-                &ctx.succeeded_indexes,
-            )
+/// The conditions only Indexed Jobs finish with: too many or enough failed
+/// indexes (per-index backoff limits), or a met success policy.
+fn indexed_finishing_condition(facts: &SyncFacts<'_>) -> Option<JobCondition> {
+    let job = facts.job;
+    let now = facts.now;
+    let completions = job.spec.completions.unwrap_or(0);
+    if let Some(failed) = &facts.failed_indexes {
+        let failed_total = failed.total();
+        if job
+            .spec
+            .max_failed_indexes
+            .is_some_and(|max| failed_total > u64::try_from(max).unwrap_or(0))
         {
-            ctx.finished_condition = Some(new_condition(
-                JobConditionType::SuccessCriteriaMet,
-                ConditionStatus::True,
-                "SuccessPolicy",
-                &success_policy_message(rule),
+            return Some(failure_target(
+                "MaxFailedIndexesExceeded",
+                "Job has exceeded the specified maximal number of failed indexes",
+                now,
+            ));
+        }
+        if failed_total > 0
+            && failed_total + facts.succeeded_indexes.total()
+                >= u64::try_from(completions).unwrap_or(0)
+        {
+            return Some(failure_target(
+                "FailedIndexes",
+                "Job has failed indexes",
                 now,
             ));
         }
     }
-
-    let mut suspend_condition_changed = false;
-    if ctx.finished_condition.is_some() {
-        // A finishing Job loses its active pods; they keep their finalizer so they are counted.
-        let deleting: Vec<&Pod> = ctx.active_pods.clone();
-        if !deleting.is_empty() {
-            ctx.actions
-                .push(Action::DeletePods(pod_deletions(&deleting, false)));
-        }
-        let deleted = count(deleting.len());
-        if !expectations_satisfied {
-            ctx.finished_condition = None;
-        }
-        active -= deleted;
-        ctx.terminating += deleted;
-        ctx.ready -= count(deleting.iter().filter(|p| p.is_ready()).count());
-    } else {
-        let mut manage_called = false;
-        if expectations_satisfied && !job.being_deleted {
-            active = manage_job(&mut ctx);
-            manage_called = true;
-        }
-        let complete = match job.spec.completions {
-            None => ctx.succeeded > 0 && active == 0,
-            Some(completions) => ctx.succeeded >= completions && active == 0,
-        };
-        if complete {
-            ctx.finished_condition = Some(new_condition(
-                JobConditionType::SuccessCriteriaMet,
-                ConditionStatus::True,
-                "CompletionsReached",
-                "Reached expected number of succeeded pods",
-                now,
-            ));
-        } else if manage_called {
-            suspend_condition_changed = update_suspend_condition(&mut ctx);
-        }
-    }
-
-    let needs_status_update = suspend_condition_changed
-        || active != ctx.status.active
-        || Some(ctx.ready) != ctx.status.ready
-        || Some(ctx.terminating) != ctx.status.terminating;
-    ctx.status.active = active;
-    ctx.status.ready = Some(ctx.ready);
-    ctx.status.terminating = Some(ctx.terminating);
-    track_status_and_remove_finalizers(&mut ctx, needs_status_update);
-
-    Plan {
-        actions: ctx.actions,
-        requeue_after: ctx.requeue,
-        state: ctx.state,
-        failure_policy_actions: ctx.policy_actions,
-    }
+    let rule = match_success_policy(
+        job.spec.success_policy.as_ref(),
+        completions,
+        &facts.succeeded_indexes,
+    )?;
+    Some(new_condition(
+        JobConditionType::SuccessCriteriaMet,
+        ConditionStatus::True,
+        "SuccessPolicy",
+        &success_policy_message(rule),
+        now,
+    ))
 }
 
 /// Suspended=True when suspended (clearing startTime, as the beta gate
 /// MutableSchedulingDirectivesForSuspendedJobs does), or Suspended=False when
-/// resumed (resetting startTime). Returns whether the condition changed.
-fn update_suspend_condition(ctx: &mut SyncCtx<'_>) -> bool {
-    let now = ctx.now;
-    let (status, reason, message, event, start_time) = if ctx.job.spec.suspend {
+/// resumed (resetting startTime), with its event. Returns whether the condition changed.
+fn update_suspend_condition(
+    job: &Job,
+    now: Time,
+    status: &mut JobStatus,
+    actions: &mut Vec<Action>,
+) -> bool {
+    let (condition_status, reason, message, event, start_time) = if job.spec.suspend {
         (
             ConditionStatus::True,
             "JobSuspended",
@@ -475,20 +597,19 @@ fn update_suspend_condition(ctx: &mut SyncCtx<'_>) -> bool {
         )
     };
     let changed = ensure_condition(
-        &mut ctx.status.conditions,
+        &mut status.conditions,
         JobConditionType::Suspended,
-        status,
+        condition_status,
         reason,
         message,
         now,
     );
     if changed {
-        ctx.record_event(normal(event, message));
-        ctx.status.start_time = start_time;
+        actions.push(Action::RecordEvent(normal(event, message)));
+        status.start_time = start_time;
     }
     changed
 }
-
 fn normal(reason: &str, message: &str) -> Event {
     Event {
         event_type: EventType::Normal,
@@ -510,30 +631,28 @@ fn failure_target(reason: &str, message: &str, now: Time) -> JobCondition {
 
 /// Succeeded and failed pods not yet recorded: carrying the finalizer, not in
 /// the uncounted lists, not awaiting finalizer removal, with a valid index when Indexed.
-fn new_finished_pods<'a>(ctx: &SyncCtx<'a>) -> (Vec<&'a Pod>, Vec<&'a Pod>) {
-    let job = ctx.job;
+fn new_finished_pods<'a>(
+    job: &Job,
+    pods: &[&'a Pod],
+    finalizer_removals_pending: &BTreeSet<String>,
+    uncounted_succeeded: &BTreeSet<&str>,
+    uncounted_failed: &BTreeSet<&str>,
+) -> (Vec<&'a Pod>, Vec<&'a Pod>) {
     let eligible = |p: &&&'a Pod| {
         p.has_tracking_finalizer
-            && !ctx.finalizer_removals_pending.contains(&p.uid)
+            && !finalizer_removals_pending.contains(&p.uid)
             && (!job.spec.is_indexed() || valid_index(job, p).is_some())
     };
-    let succeeded = ctx
-        .pods
+    let succeeded = pods
         .iter()
         .filter(eligible)
-        .filter(|p| {
-            p.phase == PodPhase::Succeeded
-                && !ctx.initially_uncounted_succeeded.contains(p.uid.as_str())
-        })
+        .filter(|p| p.phase == PodPhase::Succeeded && !uncounted_succeeded.contains(p.uid.as_str()))
         .copied()
         .collect();
-    let failed = ctx
-        .pods
+    let failed = pods
         .iter()
         .filter(eligible)
-        .filter(|p| {
-            is_pod_failed(job, p) && !ctx.initially_uncounted_failed.contains(p.uid.as_str())
-        })
+        .filter(|p| is_pod_failed(job, p) && !uncounted_failed.contains(p.uid.as_str()))
         .copied()
         .collect();
     (succeeded, failed)
@@ -580,8 +699,13 @@ fn past_active_deadline(job: &Job, start_time: Option<Time>, now: Time) -> bool 
 }
 
 /// A pod count as the status's i32; counts beyond i32 cannot come from a valid snapshot.
-pub(crate) fn count(n: usize) -> i32 {
+fn count(n: usize) -> i32 {
     i32::try_from(n).unwrap_or(i32::MAX)
+}
+
+/// UIDs in a status list, for membership tests.
+fn uid_set(uids: &[String]) -> BTreeSet<&str> {
+    uids.iter().map(String::as_str).collect()
 }
 
 #[cfg(test)]
