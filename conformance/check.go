@@ -26,6 +26,7 @@ import (
 	jobutil "k8s.io/kubernetes/pkg/controller/job/util"
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
+	"job-decider.dev/clients/go/knowndiff"
 )
 
 // defaultServeArgs starts job-decider's server on the harness's loopback
@@ -162,7 +163,7 @@ func (o *outcome) mismatch() bool { return len(o.diffs) > 0 && !o.excused }
 // compare runs both sides on one request. A generated request goes to
 // upstream whole (upstreamWhole) and to job-decider as the contract has a
 // caller send it (contractRequest); a vector goes to both as it is.
-func compare(d *decider, known *knownDiffs, name string, req *pb.DecideJobRequest, generated bool, opts upstreamOpts) *outcome {
+func compare(d *decider, known *knowndiff.List, name string, req *pb.DecideJobRequest, generated bool, opts upstreamOpts) *outcome {
 	o := &outcome{name: name, request: req}
 	if generated {
 		opts = upstreamWhole
@@ -187,7 +188,7 @@ func compare(d *decider, known *knownDiffs, name string, req *pb.DecideJobReques
 		o.diffs = diffResponses(up, o.decided)
 	}
 	if len(o.diffs) > 0 {
-		o.excused = known.excuses(name, o.diffs, shapes(req)...)
+		o.excused = excuses(known, name, o.diffs, shapes(req)...)
 	}
 	return o
 }

@@ -46,6 +46,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
+	"job-decider.dev/clients/go/knowndiff"
 )
 
 // lifecycleStream keeps lifecycle i's random numbers apart from single scenario i's.
@@ -163,7 +164,7 @@ type lifecycleResult struct {
 
 // runLifecycle runs lifecycle i of seed against d (nil: upstream only, which
 // exercises the simulator and upstream's runner on its own).
-func runLifecycle(d *decider, known *knownDiffs, seed uint64, i int, saveDir string, trace io.Writer, verbose bool) *lifecycleResult {
+func runLifecycle(d *decider, known *knowndiff.List, seed uint64, i int, saveDir string, trace io.Writer, verbose bool) *lifecycleResult {
 	res := &lifecycleResult{name: lifecycleName(seed, i), counts: map[string]int{}}
 	start, r, err := genLifecycleStart(seed, i)
 	if err != nil {
@@ -225,7 +226,7 @@ func runLifecycle(d *decider, known *knownDiffs, seed uint64, i int, saveDir str
 			}
 			if len(diffs) > 0 {
 				o := &outcome{name: syncName, diffs: diffs, upstream: up, decided: jdResp}
-				o.excused = known.excuses(syncName, diffs, shapes(reqUp)...)
+				o.excused = excuses(known, syncName, diffs, shapes(reqUp)...)
 				origin := fmt.Sprintf("lifecycle --seed %d --only %d", seed, i)
 				fmt.Fprintf(&res.text, "%s: sync %d of lifecycle %d (seed %d; replay: conformance %s -v)\n",
 					map[bool]string{true: "known difference", false: "MISMATCH"}[o.excused], sync, i, seed, origin)
