@@ -43,7 +43,7 @@ type Options struct {
 // The kinds of bad entry; a *ParseError wraps one of them.
 var (
 	ErrNoReason  = errors.New("a known difference needs a reason")
-	ErrWildcard  = errors.New("a known difference names one name and one field exactly (no wildcards)")
+	ErrWildcard  = errors.New("this list takes exact names and field paths, no wildcards (* or ?)")
 	ErrDuplicate = errors.New("duplicate known difference")
 )
 
