@@ -96,20 +96,56 @@ pub struct Violation {
 }
 
 impl Violation {
-    /// The full message, as upstream formats a field error.
+    /// The full message, as upstream formats a field error, with each part bounded
+    /// (see [`fmt::Display`] for [`Violation`]).
     pub fn description(&self) -> String {
         self.to_string()
     }
 }
 
+/// Longest field path or offending value a violation prints, in bytes: a request may carry a
+/// value of megabytes, and neither a log line nor an error trailer may repeat it.
+pub const MAX_VIOLATION_VALUE_BYTES: usize = 256;
+/// Longest explanation a violation prints, in bytes: ours are shorter, but some quote input.
+pub const MAX_VIOLATION_DETAIL_BYTES: usize = 1024;
+
+/// `s` cut to at most `max` bytes on a UTF-8 boundary, ending in a mark that says it was cut
+/// and how long it was; unchanged (borrowed) when it fits. The one truncation every error
+/// message, error detail and log line of the service goes through.
+pub fn truncated(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    if s.len() <= max {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mark = format!("…[truncated from {} bytes]", s.len());
+    // With a limit shorter than the mark itself, a bare cut is all that fits.
+    let (keep, mark) = match max.checked_sub(mark.len()) {
+        Some(keep) => (keep, mark),
+        None => (max, String::new()),
+    };
+    let cut = s.floor_char_boundary(keep);
+    std::borrow::Cow::Owned(format!("{}{mark}", &s[..cut]))
+}
+
 impl fmt::Display for Violation {
+    /// `field: Phrase: value: detail`, as upstream prints a field error, with the field and
+    /// value cut at [`MAX_VIOLATION_VALUE_BYTES`] and the detail at
+    /// [`MAX_VIOLATION_DETAIL_BYTES`], so a huge input never reaches a log line whole.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.field, self.kind.phrase())?;
+        write!(
+            f,
+            "{}: {}",
+            truncated(&self.field, MAX_VIOLATION_VALUE_BYTES),
+            self.kind.phrase()
+        )?;
         if let Some(value) = &self.value {
-            write!(f, ": {value}")?;
+            write!(f, ": {}", truncated(value, MAX_VIOLATION_VALUE_BYTES))?;
         }
         if !self.detail.is_empty() {
-            write!(f, ": {}", self.detail)?;
+            write!(
+                f,
+                ": {}",
+                truncated(&self.detail, MAX_VIOLATION_DETAIL_BYTES)
+            )?;
         }
         Ok(())
     }
@@ -2564,7 +2600,15 @@ mod tests {
         let quoted = format!("\"{text}\"");
         assert_eq!(got, vec![
             "spec.successPolicy.rules[0].succeededIndexes: Too long: may not be more than 65536 bytes".to_string(),
-            format!("spec.successPolicy.rules[0].succeededIndexes: Invalid value: {quoted}: error parsing succeededIndexes: cannot convert string to integer for index: {quoted}"),
+            // Upstream repeats the 64 KiB value twice; the message keeps a bounded prefix of each.
+            format!(
+                "spec.successPolicy.rules[0].succeededIndexes: Invalid value: {}: {}",
+                truncated(&quoted, MAX_VIOLATION_VALUE_BYTES),
+                truncated(
+                    &format!("error parsing succeededIndexes: cannot convert string to integer for index: {quoted}"),
+                    MAX_VIOLATION_DETAIL_BYTES
+                )
+            ),
         ]);
     }
 
@@ -2691,5 +2735,39 @@ mod tests {
         assert_eq!(too_many("x", 2, 1).detail, "must have at most 1 item");
         assert_eq!(too_long("x", 1).detail, "may not be more than 1 byte");
         assert_eq!(required("x", "").to_string(), "x: Required value");
+    }
+
+    #[test]
+    fn truncated_keeps_short_text_and_marks_a_cut_on_a_char_boundary() {
+        assert!(matches!(
+            truncated("short", 10),
+            std::borrow::Cow::Borrowed("short")
+        ));
+        // "é" is two bytes: a cut inside it must step back, never split it.
+        let long = "é".repeat(500);
+        let cut = truncated(&long, 100);
+        assert!(cut.len() <= 100, "{} bytes", cut.len());
+        assert!(cut.ends_with("…[truncated from 1000 bytes]"), "{cut}");
+        assert!(cut.starts_with("éé"));
+        // A limit below the mark's length still holds, without the mark.
+        assert_eq!(truncated(&long, 5), "éé");
+    }
+
+    #[test]
+    fn a_ten_megabyte_value_prints_a_bounded_violation() {
+        let huge = "a".repeat(10 << 20);
+        let v = Violation {
+            field: format!("metadata.labels[{huge}]"),
+            kind: ViolationKind::Invalid,
+            value: Some(format!("{huge:?}")),
+            detail: huge.clone(),
+        };
+        let line = v.to_string();
+        let most = MAX_VIOLATION_VALUE_BYTES * 2 + MAX_VIOLATION_DETAIL_BYTES + 64;
+        assert!(line.len() <= most, "{} bytes", line.len());
+        assert!(line.starts_with("metadata.labels[aaa"));
+        assert!(line.contains(": Invalid value: \"aaa"));
+        assert_eq!(line.matches("[truncated from").count(), 3, "{line}");
+        assert_eq!(v.description(), line);
     }
 }
