@@ -1,0 +1,190 @@
+//! Small requests must not buy large answers: a response holds what its request carries plus
+//! a bounded amount, and an error's trailer stays well under the 16 KiB a gRPC client or proxy
+//! accepts in a header, however many fields are wrong.
+//!
+//! The allocations of each test are counted by a global allocator; a lock keeps the tests of
+//! this binary from running at once, so each measures only its own work.
+
+mod vector_files;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use job_decider::api::convert_jobset::decide_jobset_request;
+use job_decider::api::pb;
+use job_decider::core::jobset::MAX_JOB_CHANGES_PER_PLAN;
+use prost::Message;
+
+/// The system allocator, keeping the live and the peak byte counts.
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            let live = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+            PEAK.fetch_max(live, Ordering::Relaxed);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(p, layout) };
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// Runs `f` and returns its result with the most bytes it held at once beyond what was live.
+fn measured<T>(f: impl FnOnce() -> T) -> (T, usize) {
+    let before = LIVE.load(Ordering::Relaxed);
+    PEAK.store(before, Ordering::Relaxed);
+    let out = f();
+    (out, PEAK.load(Ordering::Relaxed).saturating_sub(before))
+}
+
+/// The Job of a small vector, as a DecideJobRequest with no pods.
+fn job_request() -> pb::DecideJobRequest {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/vectors/adopt-only-matching.yaml");
+    let doc = vector_files::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    let mut req: pb::DecideJobRequest =
+        serde_json::from_value(doc.request).unwrap_or_else(|e| panic!("{e}"));
+    req.pods.clear();
+    req
+}
+
+#[test]
+fn a_million_replica_jobset_answers_a_bounded_plan_with_a_requeue() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let request: pb::DecideJobSetRequest = serde_json::from_value(serde_json::json!({
+        "now": "2024-01-01T00:00:00Z",
+        "explain": true,
+        "jobSet": {"metadata": {"name": "js", "uid": "u"},
+                   "spec": {"replicatedJobs": [{"name": "rj", "replicas": 1_000_000}]}}
+    }))
+    .unwrap_or_default();
+    let wire = request.encode_to_vec();
+    let (response, peak) = measured(|| {
+        let req = pb::DecideJobSetRequest::decode(wire.as_slice()).unwrap_or_default();
+        decide_jobset_request(req).map(|r| r.encode_to_vec())
+    });
+    let bytes = response.unwrap_or_else(|v| panic!("rejected: {v:?}"));
+    let response = pb::DecideJobSetResponse::decode(bytes.as_slice()).unwrap_or_default();
+
+    assert_eq!(response.jobs_to_create.len(), MAX_JOB_CHANGES_PER_PLAN);
+    assert_eq!(
+        response.requeue_after,
+        Some(pbjson_types::Duration::default()),
+        "the plan says more follow: decide again at once"
+    );
+    let last = response.jobs_to_create.last().map(|j| j.name.as_str());
+    assert_eq!(last, Some("js-rj-499"));
+    let summary = response.explanation.map(|e| e.summary).unwrap_or_default();
+    assert!(summary.contains("decide again"), "{summary}");
+    // 500 creations of ~540 bytes each (six labels, the same six annotations); the request
+    // was a few dozen bytes.
+    assert!(
+        bytes.len() <= 512 * 1024,
+        "{} request bytes gave {} response bytes",
+        wire.len(),
+        bytes.len()
+    );
+    assert!(peak <= 4 << 20, "the decision held {peak} bytes at once");
+    eprintln!(
+        "10^6-replica JobSet: request {} B, response {} B, peak {} B",
+        wire.len(),
+        bytes.len(),
+        peak
+    );
+}
+
+#[test]
+fn a_hundred_thousand_empty_pods_give_a_trailer_under_16_kib() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let mut req = job_request();
+    req.pods = vec![pb::Pod::default(); 100_000];
+    let err = match job_decider::api::decide(req) {
+        Ok(_) => panic!("pods without name or uid cannot be decided"),
+        Err(err) => err,
+    };
+    let message = err.to_string();
+    let status = tonic::Status::from(err);
+    let mut headers = http::HeaderMap::new();
+    assert!(status.add_header(&mut headers).is_ok());
+    let trailer: usize = headers
+        .iter()
+        .map(|(k, v)| k.as_str().len() + v.len())
+        .sum();
+    let details = headers
+        .get("grpc-status-details-bin")
+        .map_or(0, http::HeaderValue::len);
+    assert!(trailer < 16 * 1024, "trailer of {trailer} bytes");
+    assert!(details < 12 * 1024, "details of {details} bytes");
+
+    let got = tonic_types::StatusExt::get_error_details(&status);
+    let listed = got.bad_request().map_or(0, |b| b.field_violations.len());
+    let metadata = got
+        .error_info()
+        .map(|i| i.metadata.clone())
+        .unwrap_or_default();
+    let total: usize = metadata
+        .get("violations")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    let omitted: usize = metadata
+        .get("violationsOmitted")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    assert!(total >= 100_000, "every pod is wrong: {total}");
+    assert!((1..=100).contains(&listed), "{listed} listed");
+    assert_eq!(listed + omitted, total);
+    assert!(
+        message.ends_with(&format!("leave out {omitted})")),
+        "{message}"
+    );
+    assert_eq!(status.message(), message);
+    eprintln!(
+        "10^5 empty pods: {total} violations, {listed} listed, trailer {trailer} B (details {details} B)"
+    );
+}
+
+#[test]
+fn decide_job_creates_at_most_500_pods_however_large_the_parallelism() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let mut req = job_request();
+    if let Some(spec) = req.job.as_mut().and_then(|j| j.spec.as_mut()) {
+        spec.parallelism = Some(100_000);
+        spec.completions = Some(100_000);
+    }
+    if let Some(status) = req.job.as_mut().and_then(|j| j.status.as_mut()) {
+        status.active = 0;
+    }
+    let wire = req.encode_to_vec();
+    let (response, peak) =
+        measured(|| job_decider::api::decide(req).map(|d| d.response().encode_to_vec()));
+    let bytes = response.unwrap_or_else(|e| panic!("{e}"));
+    let response = pb::DecideJobResponse::decode(bytes.as_slice()).unwrap_or_default();
+    let created: usize = response
+        .actions
+        .iter()
+        .filter_map(|a| match &a.kind {
+            Some(pb::action::Kind::CreatePods(c)) => Some(c.pods.len()),
+            _ => None,
+        })
+        .sum();
+    assert_eq!(created, 500);
+    assert!(
+        bytes.len() <= wire.len() + 512 * 1024,
+        "{} request bytes gave {} response bytes",
+        wire.len(),
+        bytes.len()
+    );
+    assert!(peak <= 4 << 20, "the decision held {peak} bytes at once");
+}
