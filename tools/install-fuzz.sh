@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs the pinned cargo-fuzz into ./bin (git-ignored) from crates.io, as install-go-tools.sh
+# does for the Go tools; `make fuzz` runs it first. The fuzz targets build with the nightly
+# toolchain (libFuzzer's sanitizer flags need it), which `rustup` provides.
+set -euo pipefail
+
+CARGO_FUZZ_VERSION=0.13.2
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+bin="$root/bin"
+mkdir -p "$bin"
+
+if [[ -x "$bin/cargo-fuzz" && -f "$bin/.cargo-fuzz.version" && "$(cat "$bin/.cargo-fuzz.version")" == "$CARGO_FUZZ_VERSION" ]]; then
+	exit 0
+fi
+echo "installing cargo-fuzz $CARGO_FUZZ_VERSION" >&2
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+# --locked: the versions cargo-fuzz's own lock file names, so a fresh machine builds the same tool.
+cargo install cargo-fuzz --version "$CARGO_FUZZ_VERSION" --locked --root "$tmp/root" --target-dir "$tmp/target"
+cp "$tmp/root/bin/cargo-fuzz" "$bin/cargo-fuzz"
+echo "$CARGO_FUZZ_VERSION" >"$bin/.cargo-fuzz.version"
