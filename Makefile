@@ -46,7 +46,8 @@ fuzz: fuzz-seeds
 
 ## The seed corpus (fuzz/corpus, git-ignored), from the vectors and examples.
 fuzz-seeds:
-	cargo run --quiet --manifest-path fuzz/Cargo.toml -p fuzz-seeds -- $(CURDIR) fuzz/corpus
+	# The main build directory: the seed writer reuses the library the tests just built.
+	cargo run --quiet --manifest-path fuzz/Cargo.toml -p fuzz-seeds --target-dir $(CURDIR)/target -- $(CURDIR) fuzz/corpus
 
 lint: lint-rust lint-go
 

@@ -188,3 +188,38 @@ fn decide_job_creates_at_most_500_pods_however_large_the_parallelism() {
     );
     assert!(peak <= 4 << 20, "the decision held {peak} bytes at once");
 }
+
+#[test]
+fn a_manual_selector_job_with_a_megabyte_uid_is_rejected_not_copied_into_every_pod() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let mut req = job_request();
+    let uid = "u".repeat(1 << 20);
+    if let Some(job) = req.job.as_mut() {
+        if let Some(meta) = job.metadata.as_mut() {
+            meta.uid = uid;
+        }
+        if let Some(spec) = job.spec.as_mut() {
+            assert_eq!(spec.manual_selector, Some(true), "no uid labels to match");
+            spec.parallelism = Some(500);
+            spec.completions = Some(500);
+        }
+        if let Some(status) = job.status.as_mut() {
+            status.active = 0;
+        }
+    }
+    let wire = req.encode_to_vec().len();
+    let (result, peak) = measured(|| job_decider::api::decide(req).map(|d| d.response()));
+    match result {
+        // Each of 500 creations would carry the uid in its owner reference: 500 MiB.
+        Ok(response) => panic!(
+            "{wire} request bytes gave {} response bytes",
+            response.encoded_len()
+        ),
+        Err(err) => {
+            let message = err.to_string();
+            assert!(message.contains("metadata.uid"), "{message}");
+            assert!(message.len() <= 1024);
+        }
+    }
+    assert!(peak <= 16 << 20, "the decision held {peak} bytes at once");
+}

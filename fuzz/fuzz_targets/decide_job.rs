@@ -1,4 +1,5 @@
-//! DecideJobRequest bytes → decode → convert → validate → decide → encode, as the server does.
+//! DecideJobRequest bytes → decode → convert → validate → decide → encode, as the server does;
+//! a plan stays within a bounded multiple of its request plus a bounded amount.
 #![no_main]
 
 mod common;
@@ -13,8 +14,14 @@ fuzz_target!(|data: &[u8]| {
     };
     match api::decide(request) {
         Ok(decision) => {
-            let response = decision.response();
-            let _ = response.encode_to_vec();
+            let size = decision.response().encode_to_vec().len();
+            // The status written twice, names and uids repeated per pod, and at most 500
+            // creations of bounded size.
+            assert!(
+                size <= 3 * data.len() + (4 << 20),
+                "{} request bytes gave {size} response bytes",
+                data.len()
+            );
         }
         Err(err) => common::check_status(err),
     }

@@ -22,6 +22,11 @@
 //! caller's. Not decided either: the success policy (`Completed`), startup policy ordering
 //! (an `InOrder` JobSet may set `StartupPolicyInProgress` instead of resuming), TTL after
 //! finished.
+//!
+//! Deliberately unlike upstream, which creates every missing Job (and deletes every previous
+//! attempt) in one reconcile, a plan creates and deletes at most [`MAX_JOB_CHANGES_PER_PLAN`]
+//! Jobs and sets [`JobSetPlan::requeue`] when more follow, so a small request never buys a huge
+//! answer; the explanation keeps [`MAX_EXPLANATION_ENTRIES`] entries per list.
 
 use std::collections::HashMap;
 use std::fmt;

@@ -163,6 +163,8 @@ const MAX_ON_POD_CONDITIONS_PATTERNS: usize = 20;
 const MAX_MANAGED_BY_LENGTH: usize = 63;
 const MAX_SUCCEEDED_INDEXES_LENGTH: usize = 64 * 1024;
 const MAX_SUCCESS_POLICY_RULES: usize = 20;
+/// Longest Job uid a decision copies into its plans (ours: upstream never sees a long one).
+const MAX_UID_LENGTH: usize = 128;
 
 // Limits and names from apimachinery's format checks.
 const DNS1123_LABEL_MAX_LENGTH: usize = 63;
@@ -307,6 +309,12 @@ fn validate_object_meta(job: &Job, errs: &mut Vec<Violation>) {
         for msg in dns1123_label_errors(&job.namespace) {
             errs.push(invalid("metadata.namespace", go_quote(&job.namespace), msg));
         }
+    }
+    // Not an upstream rule (the API server sets the uid, a 36-byte UUID). Every pod a plan
+    // creates names the Job's uid in its owner reference, so a megabyte uid, which only a
+    // manual selector leaves unchecked, would be repeated 500 times in one answer.
+    if job.uid.len() > MAX_UID_LENGTH {
+        errs.push(too_long("metadata.uid", MAX_UID_LENGTH));
     }
 }
 
@@ -2751,6 +2759,23 @@ mod tests {
         assert!(cut.starts_with("éé"));
         // A limit below the mark's length still holds, without the mark.
         assert_eq!(truncated(&long, 5), "éé");
+    }
+
+    #[test]
+    fn a_uid_longer_than_128_bytes_is_too_long() {
+        let mut j = job();
+        j.uid = "u".repeat(129);
+        j.spec.manual_selector = true;
+        let got: Vec<String> = validate_job(&j).iter().map(Violation::to_string).collect();
+        assert!(
+            got.contains(&"metadata.uid: Too long: may not be more than 128 bytes".to_string()),
+            "{got:?}"
+        );
+        j.uid = "u".repeat(128);
+        assert!(
+            validate_job(&j).iter().all(|v| v.field != "metadata.uid"),
+            "128 bytes is allowed"
+        );
     }
 
     #[test]
