@@ -10,6 +10,11 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bin="$root/bin"
 mkdir -p "$bin"
 
+if ! rustup run nightly rustc --version >/dev/null 2>&1; then
+	echo "make fuzz needs the nightly Rust toolchain (cargo-fuzz builds with -Z flags)" >&2
+	exit 1
+fi
+
 if [[ -x "$bin/cargo-fuzz" && -f "$bin/.cargo-fuzz.version" && "$(cat "$bin/.cargo-fuzz.version")" == "$CARGO_FUZZ_VERSION" ]]; then
 	exit 0
 fi

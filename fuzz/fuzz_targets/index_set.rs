@@ -19,7 +19,10 @@ fuzz_target!(|data: &[u8]| {
     }
     if let Ok(strict) = IndexSet::parse_strict(text, completions) {
         let printed = strict.to_string();
-        assert_eq!(IndexSet::parse_strict(&printed, completions).ok(), Some(strict.clone()));
+        assert_eq!(
+            IndexSet::parse_strict(&printed, completions).ok(),
+            Some(strict.clone())
+        );
         assert_eq!(IndexSet::parse_lenient(&printed, completions), strict);
     }
 });

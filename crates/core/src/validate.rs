@@ -122,7 +122,11 @@ pub fn truncated(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
         Some(keep) => (keep, mark),
         None => (max, String::new()),
     };
-    let cut = s.floor_char_boundary(keep);
+    // The last char boundary at or before `keep` (index 0 always is one).
+    let cut = (0..=keep.min(s.len()))
+        .rev()
+        .find(|&i| s.is_char_boundary(i))
+        .unwrap_or(0);
     std::borrow::Cow::Owned(format!("{}{mark}", &s[..cut]))
 }
 

@@ -74,10 +74,22 @@ fn main() -> Result<()> {
         let message: pb::DecideJobRequest = serde_json::from_value(req.clone())?;
         write(&out.join("decide_job"), &name, &message.encode_to_vec())?;
         let docs = out.join("documents");
-        write(&docs, &format!("{name}.job.json"), req["job"].to_string().as_bytes())?;
-        write(&docs, &format!("{name}.job.yaml"), serde_yaml::to_string(&req["job"])?.as_bytes())?;
+        write(
+            &docs,
+            &format!("{name}.job.json"),
+            req["job"].to_string().as_bytes(),
+        )?;
+        write(
+            &docs,
+            &format!("{name}.job.yaml"),
+            serde_yaml::to_string(&req["job"])?.as_bytes(),
+        )?;
         if req["pods"].is_array() {
-            write(&docs, &format!("{name}.pods.yaml"), serde_yaml::to_string(&req["pods"])?.as_bytes())?;
+            write(
+                &docs,
+                &format!("{name}.pods.yaml"),
+                serde_yaml::to_string(&req["pods"])?.as_bytes(),
+            )?;
         }
     }
     for path in yaml_files(&vectors.join("jobset"))? {
@@ -85,7 +97,11 @@ fn main() -> Result<()> {
         let message: pb::DecideJobSetRequest = serde_json::from_value(req.clone())?;
         write(&out.join("decide_jobset"), &name, &message.encode_to_vec())?;
         let jobset = serde_yaml::to_string(&req["jobSet"])?;
-        write(&out.join("documents"), &format!("{name}.jobset.yaml"), jobset.as_bytes())?;
+        write(
+            &out.join("documents"),
+            &format!("{name}.jobset.yaml"),
+            jobset.as_bytes(),
+        )?;
     }
     for example in fs::read_dir(repo.join("examples"))?.filter_map(|e| e.ok()) {
         if !example.path().is_dir() {
@@ -106,7 +122,11 @@ fn main() -> Result<()> {
         for completions in [10_i32, 100_000, i32::MAX] {
             let mut bytes = completions.to_le_bytes().to_vec();
             bytes.extend_from_slice(list.as_bytes());
-            write(&out.join("index_set"), &format!("{i}-{completions}"), &bytes)?;
+            write(
+                &out.join("index_set"),
+                &format!("{i}-{completions}"),
+                &bytes,
+            )?;
         }
     }
     Ok(())
