@@ -3,8 +3,10 @@
 //! accepts in a header, however many fields are wrong.
 //!
 //! The allocations of each test are counted by a global allocator; a lock keeps the tests of
-//! this binary from running at once, so each measures only its own work.
+//! this binary from running at once, so each measures only its own work. The last tests make
+//! the same calls over gRPC to an in-process server on 127.0.0.1.
 
+mod common;
 mod vector_files;
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -222,4 +224,98 @@ fn a_manual_selector_job_with_a_megabyte_uid_is_rejected_not_copied_into_every_p
         }
     }
     assert!(peak <= 16 << 20, "the decision held {peak} bytes at once");
+}
+
+/// Runs `f` on a multi-threaded runtime of its own (the server decodes large bodies with
+/// `block_in_place`), while holding the lock, so no measured test allocates meanwhile.
+fn with_runtime(f: impl std::future::Future<Output = ()>) {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("runtime: {e}"));
+    runtime.block_on(f);
+}
+
+#[test]
+fn over_grpc_a_million_replica_jobset_answers_500_jobs_and_a_requeue() {
+    with_runtime(async {
+        let server = common::TestServer::start(job_decider::server::ServerConfig::default()).await;
+        let request: pb::DecideJobSetRequest = serde_json::from_value(serde_json::json!({
+            "now": "2024-01-01T00:00:00Z",
+            "jobSet": {"metadata": {"name": "js", "uid": "u"},
+                       "spec": {"replicatedJobs": [{"name": "rj", "replicas": 1_000_000}]}}
+        }))
+        .unwrap_or_default();
+        let response = server
+            .client()
+            .await
+            .decide_job_set(request)
+            .await
+            .unwrap_or_else(|s| panic!("{s}"))
+            .into_inner();
+        assert_eq!(response.jobs_to_create.len(), MAX_JOB_CHANGES_PER_PLAN);
+        assert_eq!(
+            response.requeue_after,
+            Some(pbjson_types::Duration::default())
+        );
+        assert!(response.encoded_len() <= 512 * 1024);
+    });
+}
+
+#[test]
+fn over_grpc_100k_pods_owned_elsewhere_answer_invalid_argument_with_bounded_details() {
+    // The realistic mistake: every pod is controlled by another Job. Each is a violation; the
+    // trailer listing them all was 26 MB, past grpc-go's 16 MiB header limit.
+    with_runtime(async {
+        let server = common::TestServer::start(job_decider::server::ServerConfig::default()).await;
+        let mut req = job_request();
+        let pod: pb::Pod = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "p", "uid": "x", "namespace": "default",
+                         "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job",
+                             "name": "other", "uid": "someone-else", "controller": true}]},
+            "status": {"phase": "Running"}
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
+        req.pods = (0..100_000)
+            .map(|i| {
+                let mut p = pod.clone();
+                if let Some(m) = p.metadata.as_mut() {
+                    m.name = format!("pod-{i}");
+                    m.uid = format!("uid-{i}");
+                }
+                p
+            })
+            .collect();
+        let status = match server.client().await.decide_job(req).await {
+            Ok(_) => panic!("pods of another controller are rejected"),
+            Err(status) => status,
+        };
+        assert_eq!(status.code(), tonic::Code::InvalidArgument, "{status}");
+        let details = tonic_types::StatusExt::get_error_details(&status);
+        let listed = details
+            .bad_request()
+            .map_or(0, |b| b.field_violations.len());
+        assert!((1..=100).contains(&listed), "{listed} listed");
+        let metadata = details
+            .error_info()
+            .map(|i| i.metadata.clone())
+            .unwrap_or_default();
+        assert_eq!(
+            metadata.get("violations").map(String::as_str),
+            Some("100000")
+        );
+        let omitted = 100_000 - listed;
+        assert_eq!(
+            metadata.get("violationsOmitted"),
+            Some(&omitted.to_string())
+        );
+        assert!(status.message().len() <= 1024);
+        assert!(
+            status.details().len() < 12 * 1024,
+            "{} bytes",
+            status.details().len()
+        );
+    });
 }
