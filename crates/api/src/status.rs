@@ -247,28 +247,37 @@ impl From<ApiError> for tonic::Status {
     fn from(err: ApiError) -> Self {
         let code = err.code();
         let message = err.to_string();
-        let mut metadata = HashMap::new();
         let mut details = match &err {
             ApiError::BadRequest { violations, .. } => {
-                let listed = listed_violations(violations);
-                if listed.len() < violations.len() {
-                    // Machine-readable twin of the message's "leave out N".
-                    metadata.insert("violations".to_string(), violations.len().to_string());
-                    metadata.insert(
-                        "violationsOmitted".to_string(),
-                        (violations.len() - listed.len()).to_string(),
-                    );
-                }
-                ErrorDetails::with_bad_request(listed)
+                ErrorDetails::with_bad_request(listed_violations(violations))
             }
             _ => ErrorDetails::new(),
         };
+        let mut metadata = HashMap::new();
+        metadata.extend(bad_request_metadata(&err));
         if let ApiError::Overloaded { in_flight } = &err {
             metadata.insert("maxConcurrentRequests".to_string(), in_flight.to_string());
         }
         details.set_error_info(err.reason(), ERROR_DOMAIN, metadata);
         tonic::Status::with_error_details(code, message, details)
     }
+}
+
+/// For a `BadRequest` whose details cannot list every violation, the machine-readable twin of
+/// the message's "leave out N": `violations` (the total) and `violationsOmitted`.
+fn bad_request_metadata(err: &ApiError) -> HashMap<String, String> {
+    let mut metadata = HashMap::new();
+    if let ApiError::BadRequest { violations, .. } = err {
+        let listed = listed_violations(violations).len();
+        if listed < violations.len() {
+            metadata.insert("violations".to_string(), violations.len().to_string());
+            metadata.insert(
+                "violationsOmitted".to_string(),
+                (violations.len() - listed).to_string(),
+            );
+        }
+    }
+    metadata
 }
 
 #[cfg(test)]
