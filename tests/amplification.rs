@@ -6,16 +6,23 @@
 //! this binary from running at once, so each measures only its own work. The last tests make
 //! the same calls over gRPC to an in-process server on 127.0.0.1.
 
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+// A counting global allocator has to implement the unsafe GlobalAlloc trait.
+#![allow(unsafe_code)]
+
+#[path = "it/common/mod.rs"]
 mod common;
+#[path = "it/vector_files/mod.rs"]
 mod vector_files;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use job_decider::api::convert_jobset::decide_jobset_request;
-use job_decider::api::pb;
-use job_decider::core::jobset::MAX_JOB_CHANGES_PER_PLAN;
+use job_decider_api::convert_jobset::decide_jobset_request;
+use job_decider_api::pb;
+use job_decider_core::jobset::MAX_JOB_CHANGES_PER_PLAN;
 use prost::Message;
 
 /// The system allocator, keeping the live and the peak byte counts.
@@ -112,7 +119,7 @@ fn a_hundred_thousand_empty_pods_give_a_trailer_under_16_kib() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let mut req = job_request();
     req.pods = vec![pb::Pod::default(); 100_000];
-    let err = match job_decider::api::decide(req) {
+    let err = match job_decider_api::decide(req) {
         Ok(_) => panic!("pods without name or uid cannot be decided"),
         Err(err) => err,
     };
@@ -170,7 +177,7 @@ fn decide_job_creates_at_most_500_pods_however_large_the_parallelism() {
     }
     let wire = req.encode_to_vec();
     let (response, peak) =
-        measured(|| job_decider::api::decide(req).map(|d| d.response().encode_to_vec()));
+        measured(|| job_decider_api::decide(req).map(|d| d.response().encode_to_vec()));
     let bytes = response.unwrap_or_else(|e| panic!("{e}"));
     let response = pb::DecideJobResponse::decode(bytes.as_slice()).unwrap_or_default();
     let created: usize = response
@@ -210,7 +217,7 @@ fn a_manual_selector_job_with_a_megabyte_uid_is_rejected_not_copied_into_every_p
         }
     }
     let wire = req.encode_to_vec().len();
-    let (result, peak) = measured(|| job_decider::api::decide(req).map(|d| d.response()));
+    let (result, peak) = measured(|| job_decider_api::decide(req).map(|d| d.response()));
     match result {
         // Each of 500 creations would carry the uid in its owner reference: 500 MiB.
         Ok(response) => panic!(

@@ -4,7 +4,7 @@
 
 mod common;
 
-use job_decider::api::{self, pb};
+use job_decider_api::{self as api, pb};
 use libfuzzer_sys::fuzz_target;
 use prost::Message;
 

@@ -4,8 +4,8 @@
 
 mod common;
 
-use job_decider::api::{self, pb};
-use job_decider::core::jobset::MAX_JOB_CHANGES_PER_PLAN;
+use job_decider_api::{self as api, pb};
+use job_decider_core::jobset::MAX_JOB_CHANGES_PER_PLAN;
 use libfuzzer_sys::fuzz_target;
 use prost::Message;
 

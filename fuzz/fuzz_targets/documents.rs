@@ -1,7 +1,7 @@
 //! The CLI's Kubernetes document readers (proto3 JSON and YAML, one or several documents).
 #![no_main]
 
-use job_decider::api::documents;
+use job_decider::documents;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -2,7 +2,7 @@
 //! what the strict one accepts prints back to a string it reads as the same set.
 #![no_main]
 
-use job_decider::core::index_set::IndexSet;
+use job_decider_core::index_set::IndexSet;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

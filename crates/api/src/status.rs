@@ -345,7 +345,7 @@ mod tests {
 
     /// Bytes of the trailers (names and values) that carry a status on the wire.
     fn trailer_bytes(status: &tonic::Status) -> (usize, usize) {
-        let mut headers = http::HeaderMap::new();
+        let mut headers = tonic::codegen::http::HeaderMap::new();
         assert!(status.add_header(&mut headers).is_ok());
         let total = headers
             .iter()
@@ -353,7 +353,7 @@ mod tests {
             .sum();
         let details = headers
             .get("grpc-status-details-bin")
-            .map_or(0, http::HeaderValue::len);
+            .map_or(0, tonic::codegen::http::HeaderValue::len);
         (total, details)
     }
 

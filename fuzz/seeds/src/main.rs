@@ -10,7 +10,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use job_decider::api::pb;
+use job_decider_api::pb;
 use prost::Message;
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
