@@ -34,12 +34,15 @@ test-e2e:
 ## tests/vectors. A crash fails the run and leaves its input in fuzz/artifacts/<target>/.
 FUZZ_SECONDS ?= 20
 FUZZ_TARGETS := decide_job decide_jobset documents index_set
+# Outside the checkout, like the e2e control plane: a fresh clone on the same machine
+# reuses the nightly-built dependencies instead of compiling them again.
+FUZZ_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/job-decider-fuzz
 
 fuzz: fuzz-seeds
-	bash tools/install-fuzz.sh
+	FUZZ_CACHE=$(FUZZ_CACHE) bash tools/install-fuzz.sh
 	@for t in $(FUZZ_TARGETS); do \
 		echo "== fuzz: $$t ($(FUZZ_SECONDS) s)"; \
-		cargo +nightly fuzz run --fuzz-dir fuzz --sanitizer none $$t fuzz/corpus/$$t -- \
+		cargo +nightly fuzz run --fuzz-dir fuzz --target-dir $(FUZZ_CACHE)/target --sanitizer none $$t fuzz/corpus/$$t -- \
 			-max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
 			|| exit 1; \
 	done

@@ -21,7 +21,10 @@ fi
 echo "installing cargo-fuzz $CARGO_FUZZ_VERSION" >&2
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
+# The build directory outlives the checkout (make passes FUZZ_CACHE), so a fresh
+# clone on the same machine links the tool again instead of compiling it.
+build="${FUZZ_CACHE:-$tmp}/install-target"
 # --locked: the versions cargo-fuzz's own lock file names, so a fresh machine builds the same tool.
-cargo install cargo-fuzz --version "$CARGO_FUZZ_VERSION" --locked --root "$tmp/root" --target-dir "$tmp/target"
+cargo install cargo-fuzz --version "$CARGO_FUZZ_VERSION" --locked --root "$tmp/root" --target-dir "$build"
 cp "$tmp/root/bin/cargo-fuzz" "$bin/cargo-fuzz"
 echo "$CARGO_FUZZ_VERSION" >"$bin/.cargo-fuzz.version"
