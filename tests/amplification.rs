@@ -16,47 +16,20 @@ mod common;
 #[path = "it/vector_files/mod.rs"]
 mod vector_files;
 
-use std::alloc::{GlobalAlloc, Layout, System};
+mod counting_alloc;
+
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use job_decider_api::convert_jobset::decide_jobset_request;
 use job_decider_api::pb;
 use job_decider_core::jobset::MAX_JOB_CHANGES_PER_PLAN;
 use prost::Message;
 
-/// The system allocator, keeping the live and the peak byte counts.
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            let live = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-            PEAK.fetch_max(live, Ordering::Relaxed);
-        }
-        p
-    }
-    unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(p, layout) };
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-}
-
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
+static ALLOCATOR: counting_alloc::Counting = counting_alloc::Counting;
 
-/// Runs `f` and returns its result with the most bytes it held at once beyond what was live.
-fn measured<T>(f: impl FnOnce() -> T) -> (T, usize) {
-    let before = LIVE.load(Ordering::Relaxed);
-    PEAK.store(before, Ordering::Relaxed);
-    let out = f();
-    (out, PEAK.load(Ordering::Relaxed).saturating_sub(before))
-}
+/// Held by each test, so one measures at a time.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// The Job of a small vector, as a DecideJobRequest with no pods.
 fn job_request() -> pb::DecideJobRequest {
@@ -80,7 +53,7 @@ fn a_million_replica_jobset_answers_a_bounded_plan_with_a_requeue() {
     }))
     .unwrap_or_default();
     let wire = request.encode_to_vec();
-    let (response, peak) = measured(|| {
+    let (response, peak) = counting_alloc::measured(|| {
         let req = pb::DecideJobSetRequest::decode(wire.as_slice()).unwrap_or_default();
         decide_jobset_request(req).map(|r| r.encode_to_vec())
     });
@@ -176,8 +149,9 @@ fn decide_job_creates_at_most_500_pods_however_large_the_parallelism() {
         status.active = 0;
     }
     let wire = req.encode_to_vec();
-    let (response, peak) =
-        measured(|| job_decider_api::decide(req).map(|d| d.response().encode_to_vec()));
+    let (response, peak) = counting_alloc::measured(|| {
+        job_decider_api::decide(req).map(|d| d.response().encode_to_vec())
+    });
     let bytes = response.unwrap_or_else(|e| panic!("{e}"));
     let response = pb::DecideJobResponse::decode(bytes.as_slice()).unwrap_or_default();
     let created: usize = response
@@ -217,7 +191,8 @@ fn a_manual_selector_job_with_a_megabyte_uid_is_rejected_not_copied_into_every_p
         }
     }
     let wire = req.encode_to_vec().len();
-    let (result, peak) = measured(|| job_decider_api::decide(req).map(|d| d.response()));
+    let (result, peak) =
+        counting_alloc::measured(|| job_decider_api::decide(req).map(|d| d.response()));
     match result {
         // Each of 500 creations would carry the uid in its owner reference: 500 MiB.
         Ok(response) => panic!(
