@@ -28,6 +28,8 @@ use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::fmt::Write as _;
 
+use crate::go_text::{go_quote, int_list_json, json_quote, string_list_json, string_map_json};
+use crate::index_set::IndexSet;
 use crate::model::{
     CompletionMode, ConditionStatus, ExitCodeOperator, Job, JobSpec, LabelSelector, OnExitCodes,
     OnPodConditionsPattern, PodFailurePolicy, PodFailurePolicyAction, PodFailurePolicyRule,
@@ -855,8 +857,8 @@ fn validate_success_policy_rule(
             errs.push(too_long(&indexes_path, MAX_SUCCEEDED_INDEXES_LENGTH));
         }
         if let Some(completions) = spec.completions {
-            match strict_index_total(indexes, completions) {
-                Ok(total) => total_indexes = total,
+            match IndexSet::parse_strict(indexes, completions) {
+                Ok(set) => total_indexes = i64::try_from(set.total()).unwrap_or(i64::MAX),
                 Err(reason) => errs.push(invalid(
                     indexes_path,
                     go_quote(indexes),
@@ -889,66 +891,6 @@ fn validate_success_policy_rule(
             }
         }
     }
-}
-
-/// How many indexes a strictly formatted interval list (`"1,3-5"`) names, or why it is malformed.
-///
-/// Strict means: each piece is `x` or `x-y` with `x < y`, every index is below `completions`,
-/// and pieces strictly increase. The empty string names no index.
-fn strict_index_total(text: &str, completions: i32) -> Result<i64, String> {
-    if text.is_empty() {
-        return Ok(0);
-    }
-    let mut last: Option<i64> = None;
-    let mut total: i64 = 0;
-    for piece in text.split(',') {
-        let (first, end) = strict_interval(piece, completions)?;
-        if let Some(previous) = last
-            && previous >= first
-        {
-            return Err(format!(
-                "non-increasing order, previous: {previous}, current: {first}"
-            ));
-        }
-        total += end - first + 1;
-        last = Some(end);
-    }
-    Ok(total)
-}
-
-fn strict_interval(piece: &str, completions: i32) -> Result<(i64, i64), String> {
-    let parts: Vec<&str> = piece.split('-').collect();
-    if parts.len() > 2 {
-        return Err(format!(
-            "the fragment {} violates the requirement that an index interval can have at most two parts separated by '-'",
-            go_quote(piece)
-        ));
-    }
-    let first = strict_index(parts[0], completions)?;
-    let Some(second) = parts.get(1) else {
-        return Ok((first, first));
-    };
-    let end = strict_index(second, completions)?;
-    if first >= end {
-        return Err(format!(
-            "non-increasing order, previous: {first}, current: {end}"
-        ));
-    }
-    Ok((first, end))
-}
-
-fn strict_index(part: &str, completions: i32) -> Result<i64, String> {
-    // Rust's i64 parsing accepts exactly what Go's strconv.Atoi does: an optional sign, digits.
-    let index: i64 = part.parse().map_err(|_| {
-        format!(
-            "cannot convert string to integer for index: {}",
-            go_quote(part)
-        )
-    })?;
-    if index >= i64::from(completions) {
-        return Err(format!("too large index: {}", go_quote(part)));
-    }
-    Ok(index)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1193,82 +1135,6 @@ fn domain_prefixed_path(field: &str, value: &str, errs: &mut Vec<Violation>) {
 // ---------------------------------------------------------------------------------------------
 // Value rendering: Go's %q for plain strings, encoding/json for everything else.
 
-/// A string as Go's strconv.Quote writes it.
-fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            c if go_printable(c) => out.push(c),
-            c if u32::from(c) < 0x80 => {
-                let _ = write!(out, "\\x{:02x}", u32::from(c));
-            }
-            c if u32::from(c) < 0x1_0000 => {
-                let _ = write!(out, "\\u{:04x}", u32::from(c));
-            }
-            c => {
-                let _ = write!(out, "\\U{:08x}", u32::from(c));
-            }
-        }
-    }
-    out.push('"');
-    out
-}
-
-/// Approximates Go's unicode.IsPrint: no controls, no spaces but ' ', no format or private chars.
-fn go_printable(c: char) -> bool {
-    let code = u32::from(c);
-    if code < 0x80 {
-        return (0x20..0x7f).contains(&code);
-    }
-    !(c.is_control()
-        || c.is_whitespace()
-        || matches!(code, 0xAD | 0x600..=0x605 | 0x61C | 0x6DD | 0x70F | 0x180E)
-        || matches!(code, 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x206F)
-        || matches!(code, 0xE000..=0xF8FF | 0xFEFF | 0xFFF9..=0xFFFB | 0xFFFE | 0xFFFF)
-        || code >= 0xF_0000)
-}
-
-/// A string as Go's encoding/json writes it (HTML-safe escaping included).
-fn json_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            c if u32::from(c) < 0x20 || matches!(c, '<' | '>' | '&' | '\u{2028}' | '\u{2029}') => {
-                let _ = write!(out, "\\u{:04x}", u32::from(c));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
-fn string_map_json(map: &BTreeMap<String, String>) -> String {
-    let pairs: Vec<String> = map
-        .iter()
-        .map(|(k, v)| format!("{}:{}", json_quote(k), json_quote(v)))
-        .collect();
-    format!("{{{}}}", pairs.join(","))
-}
-
 /// Labels as upstream prints a label map; an empty one prints as a nil map would.
 fn labels_json(labels: &BTreeMap<String, String>) -> String {
     if labels.is_empty() {
@@ -1276,16 +1142,6 @@ fn labels_json(labels: &BTreeMap<String, String>) -> String {
     } else {
         string_map_json(labels)
     }
-}
-
-fn string_list_json(values: &[String]) -> String {
-    let items: Vec<String> = values.iter().map(|v| json_quote(v)).collect();
-    format!("[{}]", items.join(","))
-}
-
-fn int_list_json(values: &[i32]) -> String {
-    let items: Vec<String> = values.iter().map(i32::to_string).collect();
-    format!("[{}]", items.join(","))
 }
 
 /// A selector as the metav1.LabelSelector JSON form, empty fields omitted.
@@ -2703,36 +2559,14 @@ mod tests {
             ),
         ];
         for (text, completions, want) in cases {
-            let got = strict_index_total(text, *completions);
+            let got = IndexSet::parse_strict(text, *completions)
+                .map(|set| i64::try_from(set.total()).unwrap_or(i64::MAX))
+                .map_err(|e| e.to_string());
             assert_eq!(
                 got,
                 want.map_err(str::to_string),
                 "{text:?} with completions {completions}"
             );
-        }
-    }
-
-    #[test]
-    fn value_rendering() {
-        let quoted: &[(&str, &str)] = &[
-            ("plain", r#""plain""#),
-            ("q\"b\\", r#""q\"b\\""#),
-            ("tab\tnl\n\u{1}\u{7f}", r#""tab\tnl\n\x01\x7f""#),
-            ("é<&>", "\"é<&>\""),
-            ("\u{a0}\u{200b}\u{85}", r#""\u00a0\u200b\u0085""#),
-            ("\u{10ffff}", r#""\U0010ffff""#),
-        ];
-        for (raw, want) in quoted {
-            assert_eq!(go_quote(raw), *want, "go_quote({raw:?})");
-        }
-        let json: &[(&str, &str)] = &[
-            ("plain", r#""plain""#),
-            ("q\"b\\", r#""q\"b\\""#),
-            ("<&>\u{2028}", r#""\u003c\u0026\u003e\u2028""#),
-            ("\u{8}\u{c}\u{1}é", r#""\b\f\u0001é""#),
-        ];
-        for (raw, want) in json {
-            assert_eq!(json_quote(raw), *want, "json_quote({raw:?})");
         }
     }
 
