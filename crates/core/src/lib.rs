@@ -13,6 +13,7 @@ pub mod index_set;
 pub mod indexed;
 pub mod jobset;
 pub mod jobset_validate;
+pub(crate) mod k8s_names;
 pub mod manage;
 pub mod model;
 pub mod plan;
@@ -24,6 +25,7 @@ pub mod sync;
 pub mod time;
 pub mod tracking;
 pub mod validate;
+pub mod violation;
 
 #[cfg(any(test, feature = "test-util"))]
 pub mod fixtures;
