@@ -16,6 +16,7 @@ use std::time::Duration;
 use tonic::server::NamedService;
 use tower::{Service, ServiceBuilder};
 
+use crate::server::layer::around;
 use crate::server::layer::body::BodyLayer;
 use crate::server::layer::drain::DrainLayer;
 use crate::server::layer::observe::ObserveLayer;
@@ -75,16 +76,19 @@ pub fn decider(limits: &StackLimits) -> Decider {
         .max_decoding_message_size(limits.max_message_size)
         .max_encoding_message_size(usize::MAX);
     let layered = ServiceBuilder::new()
-        .layer(ObserveLayer)
-        .layer(DrainLayer::new(limits.draining.clone()))
-        .layer(BodyLayer::new(
+        .layer(around(ObserveLayer))
+        .layer(around(DrainLayer::new(limits.draining.clone())))
+        .layer(around(BodyLayer::new(
             limits.request_bytes_budget,
             limits.max_message_size,
             limits.body_read_timeout,
-        ))
-        .layer(SlotLayer::new(limits.max_concurrent, limits.queue_timeout))
-        .layer(TimeoutLayer::new(limits.request_timeout))
-        .layer(RewriteLayer)
+        )))
+        .layer(around(SlotLayer::new(
+            limits.max_concurrent,
+            limits.queue_timeout,
+        )))
+        .layer(around(TimeoutLayer::new(limits.request_timeout)))
+        .layer(around(RewriteLayer))
         .service(generated);
     Decider {
         inner: tower::util::BoxCloneSyncService::new(layered),

@@ -16,7 +16,6 @@
 //!   RESOURCE_EXHAUSTED (MESSAGE_TOO_LARGE) as soon as it is seen to be.
 
 use std::collections::VecDeque;
-use std::convert::Infallible;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -26,9 +25,8 @@ use bytes::Bytes;
 use http_body::{Body as _, Frame};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tonic::body::Body;
-use tower::{Layer, Service};
 
-use super::{Holding, HttpRequest, HttpResponse, ResponseFuture, error_response, take_ready};
+use super::{Holding, HttpRequest, Next, ResponseFuture, Step, error_response};
 use crate::server::metrics;
 use job_decider_api::ApiError;
 
@@ -58,23 +56,6 @@ impl BodyLayer {
             read_timeout,
         }
     }
-}
-
-impl<S> Layer<S> for BodyLayer {
-    type Service = CollectBody<S>;
-    fn layer(&self, inner: S) -> CollectBody<S> {
-        CollectBody {
-            inner,
-            limits: self.clone(),
-        }
-    }
-}
-
-/// See the module documentation.
-#[derive(Clone, Debug)]
-pub struct CollectBody<S> {
-    inner: S,
-    limits: BodyLayer,
 }
 
 /// Request bytes taken from the budget; given back (and the gauge lowered) on drop.
@@ -189,22 +170,10 @@ impl BodyLayer {
     }
 }
 
-impl<S> Service<HttpRequest> for CollectBody<S>
-where
-    S: Service<HttpRequest, Response = HttpResponse, Error = Infallible> + Clone + Send + 'static,
-    S::Future: Send + 'static,
-{
-    type Response = HttpResponse;
-    type Error = Infallible;
-    type Future = ResponseFuture;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: HttpRequest) -> ResponseFuture {
-        let mut inner = take_ready(&mut self.inner);
-        let limits = self.limits.clone();
+impl Step for BodyLayer {
+    fn call<N: Next>(&self, next: N, request: HttpRequest) -> ResponseFuture {
+        let mut inner = next;
+        let limits = self.clone();
         Box::pin(async move {
             match limits.buffer(request).await {
                 Ok((request, held)) => {

@@ -28,6 +28,7 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use http_body::Frame;
 use tonic::body::Body;
+use tower::{Layer, Service};
 
 use job_decider_api::ApiError;
 
@@ -48,6 +49,70 @@ pub fn error_response(err: ApiError) -> HttpResponse {
 pub fn take_ready<S: Clone>(service: &mut S) -> S {
     let clone = service.clone();
     std::mem::replace(service, clone)
+}
+
+/// The rest of the stack, as a layer's step sees it: ready for one call.
+pub trait Next:
+    Service<HttpRequest, Response = HttpResponse, Error = Infallible, Future: Send> + Send + 'static
+{
+}
+
+impl<S> Next for S where
+    S: Service<HttpRequest, Response = HttpResponse, Error = Infallible, Future: Send>
+        + Send
+        + 'static
+{
+}
+
+/// What one layer does with a call; tower's plumbing (readiness, handing each
+/// call a ready inner service) is [`Around`]'s, written once for every layer.
+pub trait Step: Clone + Send + Sync + 'static {
+    /// Answers `request`, passing it on to `next` or answering it itself.
+    fn call<N: Next>(&self, next: N, request: HttpRequest) -> ResponseFuture;
+}
+
+/// A [`Step`] as a tower layer: `ServiceBuilder::new().layer(around(step))`.
+pub fn around<T: Step>(step: T) -> AroundLayer<T> {
+    AroundLayer(step)
+}
+
+/// The tower layer of a [`Step`].
+#[derive(Clone, Debug)]
+pub struct AroundLayer<T>(T);
+
+impl<S, T: Clone> Layer<S> for AroundLayer<T> {
+    type Service = Around<S, T>;
+    fn layer(&self, inner: S) -> Around<S, T> {
+        Around {
+            inner,
+            step: self.0.clone(),
+        }
+    }
+}
+
+/// A [`Step`] around the rest of the stack.
+#[derive(Clone, Debug)]
+pub struct Around<S, T> {
+    inner: S,
+    step: T,
+}
+
+impl<S, T> Service<HttpRequest> for Around<S, T>
+where
+    S: Next + Clone,
+    T: Step,
+{
+    type Response = HttpResponse;
+    type Error = Infallible;
+    type Future = ResponseFuture;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: HttpRequest) -> ResponseFuture {
+        self.step.call(take_ready(&mut self.inner), request)
+    }
 }
 
 /// One RPC of the JobDecider service: its method name and its request message.

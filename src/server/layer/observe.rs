@@ -8,7 +8,6 @@
 //! Being outermost, it counts every answer: calls shed while draining, over
 //! the byte budget or without a slot, and the codes the rewrite layer fixed.
 
-use std::convert::Infallible;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Instant;
@@ -16,31 +15,17 @@ use std::time::Instant;
 use bytes::Bytes;
 use http_body::Frame;
 use tonic::body::Body;
-use tower::{Layer, Service};
 use tracing::{Instrument, Span, debug, field::Empty, info_span, warn};
 
-use super::{HttpRequest, HttpResponse, ResponseFuture, Rpc, take_ready, truncated};
+use super::{HttpRequest, Next, ResponseFuture, Rpc, Step, truncated};
 use crate::server::metrics;
 
 /// Status messages in logs are cut to this many bytes: a message can echo input.
 pub const LOGGED_MESSAGE_BYTES: usize = 256;
 
-/// Adds [`Observe`].
+/// See the module documentation.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ObserveLayer;
-
-impl<S> Layer<S> for ObserveLayer {
-    type Service = Observe<S>;
-    fn layer(&self, inner: S) -> Observe<S> {
-        Observe { inner }
-    }
-}
-
-/// See the module documentation.
-#[derive(Clone, Debug)]
-pub struct Observe<S> {
-    inner: S,
-}
 
 /// The call's span, with the fields handlers fill in.
 fn call_span(rpc: Rpc) -> Span {
@@ -99,20 +84,8 @@ impl Drop for Outcome {
     }
 }
 
-impl<S> Service<HttpRequest> for Observe<S>
-where
-    S: Service<HttpRequest, Response = HttpResponse, Error = Infallible> + Clone + Send + 'static,
-    S::Future: Send + 'static,
-{
-    type Response = HttpResponse;
-    type Error = Infallible;
-    type Future = ResponseFuture;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, mut request: HttpRequest) -> ResponseFuture {
+impl Step for ObserveLayer {
+    fn call<N: Next>(&self, next: N, mut request: HttpRequest) -> ResponseFuture {
         let rpc = Rpc::of_path(request.uri().path());
         request.extensions_mut().insert(rpc);
         let span = call_span(rpc);
@@ -123,7 +96,8 @@ where
             span: span.clone(),
             done: false,
         };
-        let call = take_ready(&mut self.inner).call(request).instrument(span);
+        let mut next = next;
+        let call = next.call(request).instrument(span);
         Box::pin(async move {
             let response = call.await?;
             // A trailers-only answer carries its status in the headers.

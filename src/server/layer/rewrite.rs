@@ -7,47 +7,18 @@
 //! It is the innermost layer, so every layer outside it, the metrics among
 //! them, sees the code the caller sees.
 
-use std::convert::Infallible;
-use std::task::{Context, Poll};
-
-use tower::{Layer, Service};
-
-use super::{HttpRequest, HttpResponse, ResponseFuture, Rpc, error_response, take_ready};
+use super::{HttpRequest, Next, ResponseFuture, Rpc, Step, error_response};
 use job_decider_api::ApiError;
 
-/// Adds [`Rewrite`].
+/// See the module documentation.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RewriteLayer;
 
-impl<S> Layer<S> for RewriteLayer {
-    type Service = Rewrite<S>;
-    fn layer(&self, inner: S) -> Rewrite<S> {
-        Rewrite { inner }
-    }
-}
-
-/// See the module documentation.
-#[derive(Clone, Debug)]
-pub struct Rewrite<S> {
-    inner: S,
-}
-
-impl<S> Service<HttpRequest> for Rewrite<S>
-where
-    S: Service<HttpRequest, Response = HttpResponse, Error = Infallible> + Clone + Send + 'static,
-    S::Future: Send + 'static,
-{
-    type Response = HttpResponse;
-    type Error = Infallible;
-    type Future = ResponseFuture;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: HttpRequest) -> ResponseFuture {
+impl Step for RewriteLayer {
+    fn call<N: Next>(&self, next: N, request: HttpRequest) -> ResponseFuture {
         let rpc = Rpc::of_request(&request);
-        let call = take_ready(&mut self.inner).call(request);
+        let mut next = next;
+        let call = next.call(request);
         Box::pin(async move {
             let response = call.await?;
             // A unary error is answered trailers-only: the status is in the headers.

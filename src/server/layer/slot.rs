@@ -13,15 +13,12 @@
 //! slot (and the in-flight gauge) is released when the work ends, even when
 //! the caller stopped waiting because of the timeout.
 
-use std::convert::Infallible;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-use tower::{Layer, Service};
 
-use super::{HttpRequest, HttpResponse, ResponseFuture, error_response, take_ready};
+use super::{HttpRequest, Next, ResponseFuture, Step, error_response};
 use crate::server::metrics;
 use job_decider_api::ApiError;
 
@@ -68,23 +65,6 @@ impl SlotLayer {
     }
 }
 
-impl<S> Layer<S> for SlotLayer {
-    type Service = Slot<S>;
-    fn layer(&self, inner: S) -> Slot<S> {
-        Slot {
-            inner,
-            limits: self.clone(),
-        }
-    }
-}
-
-/// See the module documentation.
-#[derive(Clone, Debug)]
-pub struct Slot<S> {
-    inner: S,
-    limits: SlotLayer,
-}
-
 impl SlotLayer {
     async fn acquire(&self) -> Result<OwnedSemaphorePermit, ApiError> {
         let overloaded = || ApiError::Overloaded {
@@ -108,22 +88,10 @@ impl SlotLayer {
     }
 }
 
-impl<S> Service<HttpRequest> for Slot<S>
-where
-    S: Service<HttpRequest, Response = HttpResponse, Error = Infallible> + Clone + Send + 'static,
-    S::Future: Send + 'static,
-{
-    type Response = HttpResponse;
-    type Error = Infallible;
-    type Future = ResponseFuture;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, mut request: HttpRequest) -> ResponseFuture {
-        let mut inner = take_ready(&mut self.inner);
-        let limits = self.limits.clone();
+impl Step for SlotLayer {
+    fn call<N: Next>(&self, next: N, mut request: HttpRequest) -> ResponseFuture {
+        let mut inner = next;
+        let limits = self.clone();
         Box::pin(async move {
             match limits.acquire().await {
                 Ok(permit) => {

@@ -6,16 +6,12 @@
 //! really ends (the handler holds the slot), so timed-out work still counts
 //! against `--max-concurrent-requests`.
 
-use std::convert::Infallible;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
-use tower::{Layer, Service};
-
-use super::{HttpRequest, HttpResponse, ResponseFuture, error_response, take_ready};
+use super::{HttpRequest, Next, ResponseFuture, Step, error_response};
 use job_decider_api::ApiError;
 
-/// Adds [`Timeout`].
+/// See the module documentation.
 #[derive(Clone, Copy, Debug)]
 pub struct TimeoutLayer {
     timeout: Duration,
@@ -28,38 +24,10 @@ impl TimeoutLayer {
     }
 }
 
-impl<S> Layer<S> for TimeoutLayer {
-    type Service = Timeout<S>;
-    fn layer(&self, inner: S) -> Timeout<S> {
-        Timeout {
-            inner,
-            timeout: self.timeout,
-        }
-    }
-}
-
-/// See the module documentation.
-#[derive(Clone, Debug)]
-pub struct Timeout<S> {
-    inner: S,
-    timeout: Duration,
-}
-
-impl<S> Service<HttpRequest> for Timeout<S>
-where
-    S: Service<HttpRequest, Response = HttpResponse, Error = Infallible> + Clone + Send + 'static,
-    S::Future: Send + 'static,
-{
-    type Response = HttpResponse;
-    type Error = Infallible;
-    type Future = ResponseFuture;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: HttpRequest) -> ResponseFuture {
-        let call = take_ready(&mut self.inner).call(request);
+impl Step for TimeoutLayer {
+    fn call<N: Next>(&self, next: N, request: HttpRequest) -> ResponseFuture {
+        let mut next = next;
+        let call = next.call(request);
         let timeout = self.timeout;
         Box::pin(async move {
             match tokio::time::timeout(timeout, call).await {
