@@ -2,6 +2,25 @@
 
 use clap::Parser;
 
+/// jemalloc: a large call's freed pages go back to the system within about a second
+/// (glibc's malloc keeps them; see the README's "Memory" section for the measurements).
+#[cfg(feature = "jemalloc")]
+#[global_allocator]
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
+/// jemalloc's options, read when it starts (`_RJEM_MALLOC_CONF` in the environment
+/// overrides them): a background thread returns dirty pages after `dirty_decay_ms`
+/// instead of waiting for the next allocation, and skips the muzzy stage.
+#[cfg(feature = "jemalloc")]
+#[allow(non_upper_case_globals)]
+#[unsafe(export_name = "_rjem_malloc_conf")]
+pub static malloc_conf: &u8 = &b"background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0\0"[0];
+
+/// mimalloc, for comparison builds (`--no-default-features --features mimalloc`).
+#[cfg(all(feature = "mimalloc", not(feature = "jemalloc")))]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> std::process::ExitCode {
     job_decider::cli::run(job_decider::cli::Cli::parse())
 }

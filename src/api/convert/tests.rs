@@ -568,3 +568,67 @@ pub(crate) fn realistic_pod(i: usize) -> pb::Pod {
         }),
     }
 }
+
+/// A request decoded as the server decodes it: from the body's buffer, pods left encoded.
+fn lazy(req: &pb::DecideJobRequest) -> (bytes::Bytes, LazyDecideJobRequest) {
+    use prost::Message;
+    let body = bytes::Bytes::from(req.encode_to_vec());
+    let lazy =
+        LazyDecideJobRequest::decode(body.clone()).expect("a DecideJobRequest decodes lazily");
+    (body, lazy)
+}
+
+#[test]
+fn lazy_request_converts_to_the_same_snapshot() {
+    let mut req = pb::DecideJobRequest {
+        job: Some(crate::api::fixtures::realistic_job(50)),
+        pods: (0..50).map(crate::api::fixtures::realistic_pod).collect(),
+        now: Some(ts(crate::api::fixtures::NOW_SECONDS)),
+        controller_name: "example.com/controller".into(),
+        ..Default::default()
+    };
+    req.expectations = Some(pb::Expectations {
+        pod_changes_pending: true,
+        finalizer_removals_pending: vec!["uid-1".into()],
+    });
+    let (_, lazy) = lazy(&req);
+    assert_eq!(lazy.pods.len(), 50);
+    let eager = Snapshot::try_from(req).expect("the fixture converts");
+    assert_eq!(Snapshot::try_from(lazy).expect("lazily too"), eager);
+}
+
+#[test]
+fn lazy_request_reports_undecodable_pods_and_keeps_going() {
+    let mut req = request();
+    req.pods.push(owned_pod("c", "b-uid"));
+    let (_, mut lazy) = lazy(&req);
+    // A pod cut short, and a pod whose field tag is 0 (never valid).
+    lazy.pods[0] = lazy.pods[0].slice(..lazy.pods[0].len() - 3);
+    lazy.pods
+        .insert(1, bytes::Bytes::from_static(&[0x00, 0x01]));
+    let errs = Snapshot::try_from(lazy).expect_err("broken pods are reported");
+    let fields: Vec<&str> = errs.iter().map(|v| v.field.as_str()).collect();
+    // The duplicate UID of the last pod is still found after the broken ones.
+    assert_eq!(fields, ["pods[0]", "pods[1]", "pods[3].metadata.uid"]);
+    assert!(
+        errs[0].detail.starts_with("not a valid Pod message"),
+        "{errs:?}"
+    );
+}
+
+#[test]
+fn duplicate_uids_found_among_many_pods() {
+    let mut req = request();
+    let base = req.pods.len();
+    for i in 0..1_000 {
+        req.pods
+            .push(owned_pod(&format!("p{i}"), &format!("uid-{i}")));
+    }
+    req.pods.push(owned_pod("again", "uid-500"));
+    req.pods.push(owned_pod("again2", "uid-999"));
+    let want = [
+        format!("pods[{}].metadata.uid", base + 1_000),
+        format!("pods[{}].metadata.uid", base + 1_001),
+    ];
+    assert_eq!(fields(Snapshot::try_from(req)), want);
+}
