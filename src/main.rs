@@ -9,12 +9,16 @@ use clap::Parser;
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 /// jemalloc's options, read when it starts (`_RJEM_MALLOC_CONF` in the environment
-/// overrides them): a background thread returns dirty pages after `dirty_decay_ms`
-/// instead of waiting for the next allocation, and skips the muzzy stage.
+/// overrides them). One arena: a request is decoded on a reactor thread and converted
+/// on a blocking one, and the pages its encoded pods free must be reusable for the
+/// domain model (per-thread arenas kept both: 3.0× the request at peak, not 2.6×).
+/// A background thread hands freed pages back 100 ms after they fall idle,
+/// skipping the muzzy stage, instead of at some later allocation.
 #[cfg(feature = "jemalloc")]
 #[allow(non_upper_case_globals)]
 #[unsafe(export_name = "_rjem_malloc_conf")]
-pub static malloc_conf: &u8 = &b"background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0\0"[0];
+pub static malloc_conf: &u8 =
+    &b"narenas:1,background_thread:true,dirty_decay_ms:100,muzzy_decay_ms:0\0"[0];
 
 /// mimalloc, for comparison builds (`--no-default-features --features mimalloc`).
 #[cfg(all(feature = "mimalloc", not(feature = "jemalloc")))]

@@ -553,6 +553,18 @@ where
             }
         }
     }
+    // The label keys a decision reads: those the Job's selector names (adoption and release).
+    let selector = &job.spec.selector;
+    let selector_keys: BTreeSet<&str> = selector
+        .match_labels
+        .keys()
+        .chain(selector.match_expressions.iter().map(|req| &req.key))
+        .map(String::as_str)
+        .collect();
+    let read = ReadFields {
+        conditions: &read_conditions,
+        label_keys: &selector_keys,
+    };
     let mut converted: Vec<Pod> = Vec::with_capacity(pods.len());
     // Duplicate UIDs, found through a hash of each UID and the first converted pod
     // with that hash, rather than a set of copied UIDs (a 100,000-pod request's worth).
@@ -560,7 +572,7 @@ where
     let mut first_with_hash: HashMap<u64, usize> = HashMap::with_capacity(pods.len());
     for (i, pod) in pods.enumerate() {
         let pod = match pod {
-            Ok(pod) => pod_from_pb(pod, i, &job.uid, &read_conditions, errs),
+            Ok(pod) => pod_from_pb(pod, i, &job.uid, &read, errs),
             Err(err) => {
                 errs.push(
                     format!("pods[{i}]"),
@@ -597,11 +609,21 @@ where
     converted
 }
 
+/// What of a pod's labels and conditions any decision reads; the rest is checked, then dropped.
+///
+/// Selector matching reads only the selector's keys, and the rules read only the
+/// Ready condition and the types the pod failure policy names: keeping the rest
+/// would more than double the memory a large snapshot's pods take.
+struct ReadFields<'a> {
+    conditions: &'a BTreeSet<&'a str>,
+    label_keys: &'a BTreeSet<&'a str>,
+}
+
 fn pod_from_pb(
     pod: pb::Pod,
     i: usize,
     job_uid: &str,
-    read_conditions: &BTreeSet<&str>,
+    read: &ReadFields<'_>,
     errs: &mut Violations,
 ) -> Pod {
     let mut metadata = pod.metadata.unwrap_or_default();
@@ -680,35 +702,37 @@ fn pod_from_pb(
             PodPhase::Pending
         }
     };
-    // `extend` into an exact capacity: a `collect` would reuse the larger wire list's
-    // allocation in place and keep its size for the life of the snapshot.
-    let mut conditions = Vec::with_capacity(status.conditions.len());
-    conditions.extend(
-        status
-            .conditions
-            .into_iter()
-            .enumerate()
-            .map(|(c, condition)| {
-                let status = condition_status(condition.status);
-                if let ConditionStatus::Other(value) = &status
-                    && read_conditions.contains(condition.r#type.as_str())
-                {
-                    errs.not_supported(
-                        format!("pods[{i}].status.conditions[{c}].status"),
-                        value,
-                        &["True", "False", "Unknown"],
-                    );
-                }
-                PodCondition {
-                    last_transition_time: errs
-                        .time(condition.last_transition_time.as_ref(), || {
-                            format!("pods[{i}].status.conditions[{c}].lastTransitionTime")
-                        }),
-                    condition_type: condition.r#type,
-                    status,
-                }
-            }),
-    );
+    // Every condition is checked; only those a decision reads are kept, in their order,
+    // in an exact capacity (a `collect` could keep the wire list's larger allocation).
+    let kept = status
+        .conditions
+        .iter()
+        .filter(|c| read.conditions.contains(c.r#type.as_str()))
+        .count();
+    let mut conditions = Vec::with_capacity(kept);
+    for (c, condition) in status.conditions.into_iter().enumerate() {
+        let is_read = read.conditions.contains(condition.r#type.as_str());
+        let status = condition_status(condition.status);
+        if let ConditionStatus::Other(value) = &status
+            && is_read
+        {
+            errs.not_supported(
+                format!("pods[{i}].status.conditions[{c}].status"),
+                value,
+                &["True", "False", "Unknown"],
+            );
+        }
+        let last_transition_time = errs.time(condition.last_transition_time.as_ref(), || {
+            format!("pods[{i}].status.conditions[{c}].lastTransitionTime")
+        });
+        if is_read {
+            conditions.push(PodCondition {
+                condition_type: condition.r#type,
+                status,
+                last_transition_time,
+            });
+        }
+    }
     let container_statuses =
         container_statuses_from_pb(status.container_statuses, i, "containerStatuses", errs);
     let init_container_statuses = container_statuses_from_pb(
@@ -720,8 +744,12 @@ fn pod_from_pb(
     Pod {
         name: std::mem::take(&mut metadata.name),
         uid: std::mem::take(&mut metadata.uid),
-        // Already an ordered map: moved, not rebuilt.
-        labels: metadata.labels,
+        // Only the labels the selector names: matching reads no others.
+        labels: metadata
+            .labels
+            .into_iter()
+            .filter(|(key, _)| read.label_keys.contains(key.as_str()))
+            .collect(),
         completion_index,
         index_failure_count,
         index_ignored_failure_count,

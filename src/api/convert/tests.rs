@@ -632,3 +632,93 @@ fn duplicate_uids_found_among_many_pods() {
     ];
     assert_eq!(fields(Snapshot::try_from(req)), want);
 }
+
+#[test]
+fn pods_keep_only_the_labels_the_selector_names() {
+    let mut req = pb::DecideJobRequest {
+        job: Some(crate::api::fixtures::realistic_job(3)),
+        pods: (0..3).map(crate::api::fixtures::realistic_pod).collect(),
+        now: Some(ts(crate::api::fixtures::NOW_SECONDS)),
+        ..Default::default()
+    };
+    // A selector with a key the pods lack and an expression on another label.
+    if let Some(selector) = req
+        .job
+        .as_mut()
+        .and_then(|j| j.spec.as_mut())
+        .and_then(|s| s.selector.as_mut())
+    {
+        selector
+            .match_expressions
+            .push(pb::LabelSelectorRequirement {
+                key: "job-name".into(),
+                operator: "Exists".into(),
+                values: vec![],
+            });
+        selector
+            .match_labels
+            .insert("team".into(), "absent-from-pods".into());
+    }
+    let snapshot = Snapshot::try_from(req).expect("converts");
+    let keys: Vec<&str> = snapshot.pods[0].labels.keys().map(String::as_str).collect();
+    assert_eq!(keys, ["batch.kubernetes.io/controller-uid", "job-name"]);
+    assert_eq!(
+        snapshot.pods[0].labels["batch.kubernetes.io/controller-uid"],
+        crate::api::fixtures::JOB_UID
+    );
+}
+
+#[test]
+fn pods_keep_only_the_conditions_decisions_read_but_all_are_checked() {
+    let mut req = request();
+    if let Some(j) = req.job.as_mut().and_then(|j| j.spec.as_mut()) {
+        j.pod_failure_policy = Some(pb::PodFailurePolicy {
+            rules: vec![pb::PodFailurePolicyRule {
+                action: "Ignore".into(),
+                on_exit_codes: None,
+                on_pod_conditions: vec![pb::PodFailurePolicyOnPodConditionsPattern {
+                    r#type: "DisruptionTarget".into(),
+                    status: "True".into(),
+                }],
+            }],
+        });
+    }
+    let condition = |t: &str, seconds: i64| pb::PodCondition {
+        r#type: t.into(),
+        status: "True".into(),
+        last_transition_time: Some(ts(seconds)),
+        ..Default::default()
+    };
+    if let Some(status) = req.pods[0].status.as_mut() {
+        status.conditions = vec![
+            condition("PodScheduled", 1),
+            condition("DisruptionTarget", 2),
+            condition("Initialized", 3),
+            condition("Ready", 4),
+        ];
+    }
+    let snapshot = Snapshot::try_from(req.clone()).expect("converts");
+    let kept: Vec<(&str, Option<Time>)> = snapshot.pods[0]
+        .conditions
+        .iter()
+        .map(|c| (c.condition_type.as_str(), c.last_transition_time))
+        .collect();
+    assert_eq!(
+        kept,
+        [
+            ("DisruptionTarget", time_from_pb(&ts(2))),
+            ("Ready", time_from_pb(&ts(4)))
+        ]
+    );
+    // A condition that is dropped is still checked.
+    if let Some(status) = req.pods[0].status.as_mut() {
+        status.conditions[2].last_transition_time = Some(Timestamp {
+            seconds: 0,
+            nanos: -1,
+        });
+    }
+    assert_eq!(
+        fields(Snapshot::try_from(req)),
+        ["pods[0].status.conditions[2].lastTransitionTime"]
+    );
+}
