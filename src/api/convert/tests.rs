@@ -603,9 +603,9 @@ fn lazy_request_reports_undecodable_pods_and_keeps_going() {
     req.pods.push(owned_pod("c", "b-uid"));
     let (_, mut lazy) = lazy(&req);
     // A pod cut short, and a pod whose field tag is 0 (never valid).
-    lazy.pods[0] = lazy.pods[0].slice(..lazy.pods[0].len() - 3);
-    lazy.pods
-        .insert(1, bytes::Bytes::from_static(&[0x00, 0x01]));
+    let cut = lazy.pods[0].len() - 3;
+    lazy.pods[0].truncate(cut);
+    lazy.pods.insert(1, vec![0x00, 0x01]);
     let errs = Snapshot::try_from(lazy).expect_err("broken pods are reported");
     let fields: Vec<&str> = errs.iter().map(|v| v.field.as_str()).collect();
     // The duplicate UID of the last pod is still found after the broken ones.
