@@ -10,15 +10,22 @@
 //! structures as a release build, only slower, so the bounds hold in both;
 //! `tools/memory-table.sh` runs the release build for the README's table.
 //!
+//! `memory_phases` (ignored; a measurement) follows one 100,000-pod request
+//! through the pipeline in this process under a counting allocator, to show
+//! which copy of the request exists when.
+//!
 //! Linux only (it reads /proc).
 #![cfg(target_os = "linux")]
 
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::net::{SocketAddr, TcpListener};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::{BufMut, Bytes};
-use job_decider::api::{fixtures, pb};
+use job_decider::api::{LazyDecideJobRequest, convert, fixtures, pb};
+use job_decider::core::model::Snapshot;
 use prost::Message;
 use tonic::Status;
 use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
@@ -336,4 +343,85 @@ async fn memory_table() {
             m.elapsed.as_secs_f64(),
         );
     }
+}
+
+/// The system allocator, counting the bytes live in this process and their peak
+/// (for `memory_phases`; the server child process is not affected).
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            let live = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+            PEAK.fetch_max(live, Ordering::Relaxed);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(p, layout) };
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// Prints the bytes live after a phase and the most live during it, above `base`, and resets the peak.
+fn phase(name: &str, base: usize, wire: usize) {
+    let live = LIVE.load(Ordering::Relaxed).saturating_sub(base);
+    let peak = PEAK.load(Ordering::Relaxed).saturating_sub(base);
+    let ratio = |b: usize| b as f64 / wire as f64;
+    println!(
+        "| {name} | {} ({:.2}×) | {} ({:.2}×) |",
+        mib(live as u64),
+        ratio(live),
+        mib(peak as u64),
+        ratio(peak)
+    );
+    PEAK.store(LIVE.load(Ordering::Relaxed), Ordering::Relaxed);
+}
+
+/// Which copies of a 100,000-pod request exist at each step of the server's pipeline
+/// (bytes asked of the allocator, so no allocator's rounding or caching is counted).
+#[test]
+#[ignore = "a measurement for the README: cargo test --release --test memory -- --ignored memory_phases --nocapture"]
+fn memory_phases() {
+    let base = LIVE.load(Ordering::Relaxed);
+    let encoded = fixtures::realistic_request(100_000).encode_to_vec();
+    let wire = encoded.len();
+    // The body as tonic buffers it.
+    let body = Bytes::from(encoded);
+    PEAK.store(LIVE.load(Ordering::Relaxed), Ordering::Relaxed);
+    println!("| step | live after | most live during |");
+    println!("|---|---|---|");
+    phase("request body buffered", base, wire);
+    let whole = pb::DecideJobRequest::decode(body.clone()).expect("decodes");
+    phase(
+        "(before: the whole request decoded, body still held)",
+        base,
+        wire,
+    );
+    drop(whole);
+    PEAK.store(LIVE.load(Ordering::Relaxed), Ordering::Relaxed);
+    let lazy = LazyDecideJobRequest::decode(body.clone()).expect("decodes");
+    phase(
+        "decoded, pods still encoded (each its own copy)",
+        base,
+        wire,
+    );
+    drop(body);
+    phase("tonic's buffer freed", base, wire);
+    let snapshot = Snapshot::try_from(lazy).expect("converts");
+    phase("converted pod by pod: the domain snapshot", base, wire);
+    let plan = job_decider::core::sync::decide(&snapshot);
+    phase("decided", base, wire);
+    let response = convert::response_from_plan(&plan);
+    drop(snapshot);
+    drop(plan);
+    phase("response built, snapshot and plan dropped", base, wire);
+    assert!(!response.actions.is_empty());
 }
