@@ -13,7 +13,8 @@
 #   tools/memory-table.sh --no-default-features --features mimalloc
 #   MALLOC_ARENA_MAX=2 tools/memory-table.sh --no-default-features
 #
-# Extra arguments go to cargo; the server inherits the environment.
+# Extra arguments go to cargo; the server inherits the environment, and
+# JOB_DECIDER_BIN=path measures another build of the server (e.g. an older commit's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo test --release --quiet "$@" --test memory -- \
