@@ -20,7 +20,7 @@ tools:
 test: test-rust test-go
 
 test-rust:
-	cargo test --all-targets
+	cargo test --workspace --all-targets
 
 test-go: tools
 	bash tools/go-test.sh
@@ -33,8 +33,8 @@ test-e2e:
 lint: lint-rust lint-go
 
 lint-rust:
-	cargo fmt --check
-	cargo clippy --all-targets -- -D warnings
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets -- -D warnings
 
 lint-go: tools
 	bash tools/go-lint.sh

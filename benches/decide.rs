@@ -8,17 +8,20 @@
 //!
 //! Run: `cargo bench --bench decide` (add `-- --quick` for a short run).
 
-#[path = "../tests/generators/mod.rs"]
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+#[path = "../tests/it/generators/mod.rs"]
 mod generators;
 
 use std::hint::black_box;
 
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use generators::{base_job, running_pod, snapshot, t, terminated};
-use job_decider::api::{LazyDecideJobRequest, fixtures, pb};
-use job_decider::core::model::*;
-use job_decider::core::sync::decide;
-use job_decider::core::validate::validate_job;
+use job_decider_api::{LazyDecideJobRequest, fixtures, pb};
+use job_decider_core::model::*;
+use job_decider_core::sync::decide;
+use job_decider_core::validate::validate_job;
 use prost::Message;
 
 const NOW: i64 = 1_000_000;

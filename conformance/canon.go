@@ -138,7 +138,10 @@ func podCreation(j *batchv1.Job, pod *v1.Pod) (*pb.PodCreation, error) {
 			c.Finalizers = append(c.Finalizers, f)
 		}
 	}
-	if v, ok := pod.Annotations[batchv1.JobCompletionIndexAnnotation]; ok {
+	// Only an Indexed Job's pods have an index; a NonIndexed Job's template
+	// may carry the annotation, which is then just copied.
+	indexed := j.Spec.CompletionMode != nil && *j.Spec.CompletionMode == batchv1.IndexedCompletion
+	if v, ok := pod.Annotations[batchv1.JobCompletionIndexAnnotation]; ok && indexed {
 		if n, err := strconv.ParseInt(v, 10, 32); err == nil {
 			c.CompletionIndex = proto.Int32(int32(n))
 		}

@@ -73,21 +73,6 @@ func TestCanonicalize(t *testing.T) {
 	}
 }
 
-func TestWildcard(t *testing.T) {
-	for _, c := range []struct {
-		p, s string
-		ok   bool
-	}{
-		{"a*", "abc", true}, {"*c", "abc", true}, {"a*c", "abc", true}, {"a*a", "a", false},
-		{"actions[*].updateStatus.status.ready", "actions[3].updateStatus.status.ready", true},
-		{"actions[1].x", "actions[1].x", true}, {"actions[1].x", "actions[2].x", false},
-	} {
-		if wildcard(c.p, c.s) != c.ok {
-			t.Errorf("wildcard(%q, %q) != %v", c.p, c.s, c.ok)
-		}
-	}
-}
-
 // TestRandomScenariosRun checks the generator makes valid snapshots that
 // upstream runs without error and whose created pods the contract can express.
 func TestRandomScenariosRun(t *testing.T) {

@@ -23,7 +23,10 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
 
+	jobutil "k8s.io/kubernetes/pkg/controller/job/util"
+
 	pb "job-decider.dev/clients/go/jobdecider/v1"
+	"job-decider.dev/clients/go/knowndiff"
 )
 
 // defaultServeArgs starts job-decider's server on the harness's loopback
@@ -160,9 +163,8 @@ func (o *outcome) mismatch() bool { return len(o.diffs) > 0 && !o.excused }
 // compare runs both sides on one request. A generated request goes to
 // upstream whole (upstreamWhole) and to job-decider as the contract has a
 // caller send it (contractRequest); a vector goes to both as it is.
-func compare(d *decider, known *knownDiffs, name string, req *pb.DecideJobRequest, generated bool) *outcome {
+func compare(d *decider, known *knowndiff.List, name string, req *pb.DecideJobRequest, generated bool, opts upstreamOpts) *outcome {
 	o := &outcome{name: name, request: req}
-	opts := upstreamOpts{}
 	if generated {
 		opts = upstreamWhole
 		o.request = contractRequest(req)
@@ -186,7 +188,7 @@ func compare(d *decider, known *knownDiffs, name string, req *pb.DecideJobReques
 		o.diffs = diffResponses(up, o.decided)
 	}
 	if len(o.diffs) > 0 {
-		o.excused = known.excuses(name, o.diffs)
+		o.excused = excuses(known, name, o.diffs, shapes(req)...)
 	}
 	return o
 }
@@ -213,14 +215,15 @@ func (o *outcome) report(w io.Writer, req *pb.DecideJobRequest, saveDir, origin 
 		}
 		paths = append(paths, f.Path)
 	}
-	sweepNote := ""
+	sweepNote, scope := "", ""
 	if origin != "check" {
 		sweepNote = " (syncJob, and for a finished Job the orphan-pod worker's sweep of its pods, as `random` and `lifecycle` run it)"
+		scope = "controller"
 	}
 	desc := fmt.Sprintf("Regression case saved by `conformance %s`: job-decider differed from upstream at %s. "+
 		"expected is upstream's response%s.", origin, strings.Join(paths, ", "), sweepNote)
 	path := filepath.Join(saveDir, safeFileName(o.name)+".yaml")
-	v, err := newVectorDoc(path, o.name, desc, req, o.upstream)
+	v, err := newVectorDoc(path, o.name, desc, scope, req, o.upstream)
 	if err == nil {
 		err = v.save()
 	}
@@ -250,6 +253,20 @@ func contractRequest(req *pb.DecideJobRequest) *pb.DecideJobRequest {
 	}
 	out := proto.Clone(req).(*pb.DecideJobRequest)
 	out.Pods = slices.DeleteFunc(out.Pods, foreign)
+	return out
+}
+
+// shapes names the kinds of snapshot a request is, for known-differences.md
+// entries that cover every generated scenario of one kind.
+func shapes(req *pb.DecideJobRequest) []string {
+	s, err := snapshotFromRequest(req)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	if !s.ours && jobutil.IsJobFinished(s.job) {
+		out = append(out, "shape:finished-managed-elsewhere")
+	}
 	return out
 }
 
@@ -286,7 +303,7 @@ func cmdCheck(args []string) error {
 		if err != nil {
 			return err
 		}
-		o := compare(d, known, v.Name, v.Request, false)
+		o := compare(d, known, v.Name, v.Request, false, v.opts())
 		switch {
 		case o.skipped != "":
 			skipped++

@@ -39,7 +39,7 @@ func cmdUpstream(args []string) error {
 	if err != nil {
 		return err
 	}
-	resp, run, err := upstreamCanonical(v.Request)
+	resp, run, err := upstreamCanonicalWith(v.Request, v.opts())
 	if err != nil {
 		return fmt.Errorf("%s: %w", v.Name, err)
 	}
@@ -68,7 +68,7 @@ func cmdRecord(args []string) error {
 			failed++
 			continue
 		}
-		resp, run, err := upstreamCanonical(v.Request)
+		resp, run, err := upstreamCanonicalWith(v.Request, v.opts())
 		if err == nil && run.syncErr != nil {
 			err = fmt.Errorf("upstream's syncJob returned an error (not recorded): %w", run.syncErr)
 		}
@@ -126,7 +126,7 @@ func verifyVector(f string) error {
 	if v.Expected == nil {
 		return fmt.Errorf("%s: no expected (run `conformance record`)", f)
 	}
-	resp, _, err := upstreamCanonical(v.Request)
+	resp, _, err := upstreamCanonicalWith(v.Request, v.opts())
 	if err != nil {
 		return fmt.Errorf("%s: %w", f, err)
 	}

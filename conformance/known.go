@@ -1,34 +1,22 @@
 package main
 
-// known-differences.md: mismatches that do not fail a run, each with its reason.
-//
-// An entry is a list item whose first two code spans are a scenario-name
-// pattern and a field-path pattern, followed by the reason:
-//
-//	- `pod-failure-policy-*` `actions[*].updateStatus.status.ready`: reason, upstream issue #NNNN
-//
-// `*` matches any run of characters (and nothing else is special). A
-// mismatch is excused when every differing field is matched by an entry
-// whose name pattern matches the scenario.
+// known-differences.md: mismatches that do not fail a run, each with its
+// reason. The file syntax and the matching are clients/go/knowndiff's; what
+// is this harness's own is that names and paths are patterns (`*` wildcards,
+// so one entry covers every generated scenario of a kind) and that a
+// scenario is matched by its name and by the shapes of its request
+// (`shape:<what>`, see shapes in check.go).
 
 import (
-	"bufio"
-	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
-	"strings"
+
+	"job-decider.dev/clients/go/knowndiff"
 )
 
-type knownEntry struct {
-	name, path, reason string
-	line               int
-}
-
-type knownDiffs struct{ entries []knownEntry }
-
-var knownLine = regexp.MustCompile("^\\s*[-*]\\s+`([^`]+)`\\s+`([^`]+)`\\s*:?\\s*(.*)$")
+// knownOptions are this harness's rules: patterns allowed.
+var knownOptions = knowndiff.Options{Exact: false}
 
 // defaultKnownFile is known-differences.md next to this module's sources.
 func defaultKnownFile() string {
@@ -44,76 +32,16 @@ func defaultKnownFile() string {
 	return ""
 }
 
-func loadKnown(path string) (*knownDiffs, error) {
-	k := &knownDiffs{}
+// loadKnown reads the file; no file (path "") is an empty list.
+func loadKnown(path string) (*knowndiff.List, error) {
 	if path == "" {
-		return k, nil
+		return &knowndiff.List{}, nil
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	n := 0
-	inFence := false
-	for sc.Scan() {
-		n++
-		line := sc.Text()
-		if strings.HasPrefix(strings.TrimSpace(line), "```") {
-			inFence = !inFence
-			continue
-		}
-		if inFence {
-			continue
-		}
-		m := knownLine.FindStringSubmatch(line)
-		if m == nil {
-			continue
-		}
-		if strings.TrimSpace(m[3]) == "" {
-			return nil, fmt.Errorf("%s:%d: a known difference needs a reason", path, n)
-		}
-		k.entries = append(k.entries, knownEntry{name: m[1], path: m[2], reason: m[3], line: n})
-	}
-	return k, sc.Err()
+	return knowndiff.Load(path, knownOptions)
 }
 
-func (k *knownDiffs) excuses(name string, diffs []fieldDiff) bool {
-	if k == nil || len(k.entries) == 0 {
-		return false
-	}
-	for _, d := range diffs {
-		ok := false
-		for _, e := range k.entries {
-			if wildcard(e.name, name) && wildcard(e.path, d.Path) {
-				ok = true
-				break
-			}
-		}
-		if !ok {
-			return false
-		}
-	}
-	return true
-}
-
-// wildcard matches s against a pattern where only '*' is special.
-func wildcard(pattern, s string) bool {
-	parts := strings.Split(pattern, "*")
-	if len(parts) == 1 {
-		return pattern == s
-	}
-	if !strings.HasPrefix(s, parts[0]) {
-		return false
-	}
-	s = s[len(parts[0]):]
-	for i := 1; i < len(parts)-1; i++ {
-		j := strings.Index(s, parts[i])
-		if j < 0 {
-			return false
-		}
-		s = s[j+len(parts[i]):]
-	}
-	return strings.HasSuffix(s, parts[len(parts)-1])
+// excuses reports whether entries cover every differing field of the
+// scenario name, matched by its name or one of its request's shapes.
+func excuses(known *knowndiff.List, name string, diffs []fieldDiff, shapes ...string) bool {
+	return known.Excuses(append([]string{name}, shapes...), diffs)
 }

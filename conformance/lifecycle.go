@@ -46,6 +46,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
+	"job-decider.dev/clients/go/knowndiff"
 )
 
 // lifecycleStream keeps lifecycle i's random numbers apart from single scenario i's.
@@ -121,7 +122,9 @@ func (e worldEvent) String() string {
 		return fmt.Sprintf("%s %s (%s)", e.kind, e.pod, e.reason)
 	case "parallelism":
 		return fmt.Sprintf("parallelism %d", e.n)
-	case "suspend", "resume", "deleteJob", "orphan":
+	case "orphan":
+		return fmt.Sprintf("orphan (shape %d)", e.n)
+	case "suspend", "resume", "deleteJob":
 		return e.kind
 	}
 	return e.kind + " " + e.pod
@@ -161,7 +164,7 @@ type lifecycleResult struct {
 
 // runLifecycle runs lifecycle i of seed against d (nil: upstream only, which
 // exercises the simulator and upstream's runner on its own).
-func runLifecycle(d *decider, known *knownDiffs, seed uint64, i int, saveDir string, trace io.Writer, verbose bool) *lifecycleResult {
+func runLifecycle(d *decider, known *knowndiff.List, seed uint64, i int, saveDir string, trace io.Writer, verbose bool) *lifecycleResult {
 	res := &lifecycleResult{name: lifecycleName(seed, i), counts: map[string]int{}}
 	start, r, err := genLifecycleStart(seed, i)
 	if err != nil {
@@ -223,7 +226,7 @@ func runLifecycle(d *decider, known *knownDiffs, seed uint64, i int, saveDir str
 			}
 			if len(diffs) > 0 {
 				o := &outcome{name: syncName, diffs: diffs, upstream: up, decided: jdResp}
-				o.excused = known.excuses(syncName, diffs)
+				o.excused = excuses(known, syncName, diffs, shapes(reqUp)...)
 				origin := fmt.Sprintf("lifecycle --seed %d --only %d", seed, i)
 				fmt.Fprintf(&res.text, "%s: sync %d of lifecycle %d (seed %d; replay: conformance %s -v)\n",
 					map[bool]string{true: "known difference", false: "MISMATCH"}[o.excused], sync, i, seed, origin)
@@ -468,7 +471,7 @@ func (lc *lifecycle) nextEvent() (worldEvent, bool) {
 			job(0.12, func() worldEvent { return worldEvent{kind: "suspend"} })
 		}
 		job(0.2, func() worldEvent { return worldEvent{kind: "parallelism", n: int32(r.IntN(9))} })
-		job(0.1, func() worldEvent { return worldEvent{kind: "orphan"} })
+		job(0.1, func() worldEvent { return worldEvent{kind: "orphan", n: int32(r.IntN(32))} })
 		job(0.02, func() worldEvent { return worldEvent{kind: "deleteJob"} })
 	}
 	var total float64
@@ -683,14 +686,16 @@ func (c *cluster) jobEvent(e worldEvent, t *timestamppb.Timestamp) {
 			ann = map[string]string{indexKey: ix}
 			labels[indexKey] = ix
 		}
-		c.pods = append(c.pods, &pb.Pod{
+		p := &pb.Pod{
 			Metadata: &pb.ObjectMeta{Name: name, Namespace: j.Metadata.Namespace, Uid: fmt.Sprintf("orphan-uid-%d", c.created),
 				CreationTimestamp: t, Labels: labels, Annotations: ann},
 			Spec: &pb.PodSpecSummary{NodeName: "node-a"},
 			Status: &pb.PodStatus{Phase: "Running", ContainerStatuses: []*pb.ContainerStatus{{Name: j.Spec.Template.Spec.Containers[0].Name,
 				State: &pb.ContainerState{Running: &pb.ContainerStateRunning{StartedAt: t}}}},
 				Conditions: []*pb.PodCondition{{Type: "Ready", Status: "False", LastTransitionTime: t}}},
-		})
+		}
+		orphanShape(p, j, e.n, t)
+		c.pods = append(c.pods, p)
 		return
 	case "deleteJob":
 		// Foreground deletion: the Job keeps existing, marked, while the
@@ -706,6 +711,35 @@ func (c *cluster) jobEvent(e worldEvent, t *timestamppb.Timestamp) {
 	}
 	j.Metadata.Generation++
 	c.bumpRV()
+}
+
+// orphanShape varies a new orphan by the bits of n: its non-controller owner
+// references (none; the Job; others; the Job's uid under another kind and
+// others), its phase (Running, or already Succeeded or Failed) and whether
+// it carries the tracking finalizer already.
+func orphanShape(p *pb.Pod, j *pb.Job, n int32, t *timestamppb.Timestamp) {
+	m := p.Metadata
+	other := &pb.OwnerReference{ApiVersion: "apps/v1", Kind: "ReplicaSet", Name: "rs", Uid: "uid-rs", BlockOwnerDeletion: proto.Bool(true)}
+	switch n & 3 {
+	case 1:
+		m.OwnerReferences = []*pb.OwnerReference{{ApiVersion: "batch/v1", Kind: "Job", Name: j.Metadata.Name, Uid: j.Metadata.Uid, Controller: proto.Bool(false)}}
+	case 2:
+		m.OwnerReferences = []*pb.OwnerReference{other}
+	case 3:
+		m.OwnerReferences = []*pb.OwnerReference{other, {ApiVersion: "v1", Kind: "ConfigMap", Name: "cm", Uid: j.Metadata.Uid}}
+	}
+	if phase := (n >> 2) & 3; phase >= 2 {
+		code, reason := int32(0), "Completed"
+		p.Status.Phase = "Succeeded"
+		if phase == 3 {
+			code, reason, p.Status.Phase = 1, "Error", "Failed"
+		}
+		p.Status.ContainerStatuses[0].State = &pb.ContainerState{Terminated: &pb.ContainerStateTerminated{
+			ExitCode: code, Reason: reason, StartedAt: t, FinishedAt: t}}
+	}
+	if n&16 != 0 {
+		m.Finalizers = append(m.Finalizers, finalizer)
+	}
 }
 
 // podSummary is a one-line description of a request's pods, for traces.

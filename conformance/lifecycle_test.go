@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
+	"job-decider.dev/clients/go/knowndiff"
 )
 
 func simJob() *pb.Job {
@@ -159,7 +160,7 @@ func TestLifecyclesAgainstReference(t *testing.T) {
 	d := startReference(t, false)
 	syncs := 0
 	for i := 0; i < n; i++ {
-		r := runLifecycle(d, &knownDiffs{}, 11, i, "", nil, false)
+		r := runLifecycle(d, &knowndiff.List{}, 11, i, "", nil, false)
 		if r.failed != "" || r.mismatch || r.excused {
 			t.Fatalf("lifecycle %d against upstream itself: failed %q\n%s", i, r.failed, r.text.String())
 		}
@@ -170,7 +171,7 @@ func TestLifecyclesAgainstReference(t *testing.T) {
 	bad := startReference(t, true)
 	caught := 0
 	for i := 0; i < 10; i++ {
-		if r := runLifecycle(bad, &knownDiffs{}, 11, i, "", nil, false); r.mismatch {
+		if r := runLifecycle(bad, &knowndiff.List{}, 11, i, "", nil, false); r.mismatch {
 			caught++
 		}
 	}

@@ -27,6 +27,7 @@ import (
 	batchdefaults "k8s.io/kubernetes/pkg/apis/batch/v1"
 	batchvalidation "k8s.io/kubernetes/pkg/apis/batch/validation"
 	_ "k8s.io/kubernetes/pkg/apis/core/install"
+	jobutil "k8s.io/kubernetes/pkg/controller/job/util"
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
 )
@@ -109,16 +110,63 @@ func (g *gen) request(npods int) *pb.DecideJobRequest {
 			LastFailureTime:          g.pastRange(900),
 		}}
 	}
-	switch {
-	case g.chance(0.04):
-		j.Spec.ManagedBy = proto.String("example.com/other-controller")
-	case g.chance(0.04):
-		j.Spec.ManagedBy = proto.String("example.com/job-decider")
-		req.ControllerName = "example.com/job-decider"
-	case g.chance(0.03):
-		j.Spec.ManagedBy = proto.String(defaultControllerName)
-	}
+	g.managedBy(req)
 	return req
+}
+
+// longControllerName is a managedBy value at the API's limit of 63 characters.
+var longControllerName = "example.com/" + strings.Repeat("c", 63-len("example.com/"))
+
+// managedBy gives the Job every managedBy the API allows next to every
+// deciding controller: unset or upstream's own name, decided by upstream's
+// name (by default or named) or by another; another controller's, decided
+// by upstream's or by a third; the deciding controller's own. A Job managed
+// elsewhere is often finished, so that the orphan-pod worker's sweep of it
+// (known-differences.md, shape finished-managed-elsewhere) is exercised.
+func (g *gen) managedBy(req *pb.DecideJobRequest) {
+	j := req.Job
+	const shim = "example.com/job-decider"
+	switch x := g.r.Float64(); {
+	case x < 0.04: // another controller's Job, decided as upstream
+		j.Spec.ManagedBy = proto.String(g.pick("example.com/other-controller", longControllerName))
+	case x < 0.06: // another controller's Job, decided as a third one
+		j.Spec.ManagedBy = proto.String("example.com/other-controller")
+		req.ControllerName = shim
+	case x < 0.09: // upstream's Job (unset or named), decided as another controller
+		if g.chance(0.5) {
+			j.Spec.ManagedBy = proto.String(defaultControllerName)
+		}
+		req.ControllerName = shim
+	case x < 0.13: // the deciding controller's own Job
+		name := g.pick(shim, longControllerName)
+		j.Spec.ManagedBy = proto.String(name)
+		req.ControllerName = name
+	case x < 0.16: // upstream's own name, explicit on the Job or in the request
+		if g.chance(0.5) {
+			j.Spec.ManagedBy = proto.String(defaultControllerName)
+		}
+		req.ControllerName = defaultControllerName
+	default:
+		return
+	}
+	if s, err := snapshotFromRequest(req); err == nil && !s.ours && !jobutil.IsJobFinished(s.job) && g.chance(0.4) {
+		finish(g, j.Status)
+	}
+}
+
+// finish gives a status the conditions of a finished Job.
+func finish(g *gen, st *pb.JobStatus) {
+	t := g.past()
+	if g.chance(0.5) {
+		st.Conditions = append(st.Conditions,
+			&pb.JobCondition{Type: "SuccessCriteriaMet", Status: "True", Reason: "CompletionsReached", Message: "Reached expected number of succeeded pods", LastProbeTime: t, LastTransitionTime: t},
+			&pb.JobCondition{Type: "Complete", Status: "True", Reason: "CompletionsReached", Message: "Reached expected number of succeeded pods", LastProbeTime: t, LastTransitionTime: t})
+		st.CompletionTime = t
+		return
+	}
+	st.Conditions = append(st.Conditions,
+		&pb.JobCondition{Type: "FailureTarget", Status: "True", Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit", LastProbeTime: t, LastTransitionTime: t},
+		&pb.JobCondition{Type: "Failed", Status: "True", Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit", LastProbeTime: t, LastTransitionTime: t})
 }
 
 func (g *gen) job() *pb.Job {
@@ -166,6 +214,18 @@ func (g *gen) job() *pb.Job {
 	}
 	if g.chance(0.2) {
 		s.Template.Metadata.Annotations = map[string]string{"example.com/note": "hello"}
+	}
+	if g.chance(0.04) {
+		// The template already carries the keys the controller writes on
+		// created pods, with odd values (the controller's values win).
+		if s.Template.Metadata.Annotations == nil {
+			s.Template.Metadata.Annotations = map[string]string{}
+		}
+		for _, k := range []string{indexKey, failCount, ignoreCount} {
+			if g.chance(0.5) {
+				s.Template.Metadata.Annotations[k] = g.oddNumber(3)
+			}
+		}
 	}
 	if g.chance(0.05) {
 		s.Template.Metadata.Finalizers = []string{finalizer}
@@ -360,44 +420,43 @@ func (g *gen) pods(req *pb.DecideJobRequest, n int) {
 			Spec:   &pb.PodSpecSummary{},
 			Status: &pb.PodStatus{},
 		}
-		owner := &pb.OwnerReference{ApiVersion: "batch/v1", Kind: "Job", Name: j.Metadata.Name, Uid: j.Metadata.Uid,
-			Controller: proto.Bool(true), BlockOwnerDeletion: proto.Bool(true)}
-		switch x := g.r.Float64(); {
-		case x < 0.05: // orphan that matches the selector: adopted
-		case x < 0.08: // owned but no longer matching: released
-			p.Metadata.OwnerReferences = []*pb.OwnerReference{owner}
-			delete(p.Metadata.Labels, "batch.kubernetes.io/controller-uid")
-		case x < 0.10: // owned by another Job of the same name
-			o := proto.Clone(owner).(*pb.OwnerReference)
-			o.Uid = "uid-of-an-older-job"
-			p.Metadata.OwnerReferences = []*pb.OwnerReference{o}
-		default:
-			p.Metadata.OwnerReferences = []*pb.OwnerReference{owner}
-		}
-		if g.chance(0.85) {
+		orphanNamingJob := g.ownerRefs(p, j)
+		if g.chance(0.85) || (orphanNamingJob && g.chance(0.5)) {
 			p.Metadata.Finalizers = []string{finalizer}
 		}
-		if indexed {
+		if indexed || g.chance(0.05) {
 			ann := map[string]string{}
 			switch x := g.r.Float64(); {
-			case x < 0.85:
+			case x < 0.82:
 				ann[indexKey] = strconv.Itoa(g.intn(max(1, min(completions, 40))))
-			case x < 0.90:
+			case x < 0.87:
 				ann[indexKey] = strconv.Itoa(completions + g.intn(3))
 			case x < 0.95:
-				ann[indexKey] = g.pick("abc", "-1", "")
+				ann[indexKey] = g.oddNumber(max(1, min(completions, 40)))
 			}
-			if v, ok := ann[indexKey]; ok {
+			if v, ok := ann[indexKey]; ok && g.chance(0.9) {
 				p.Metadata.Labels[indexKey] = v
+			} else if !ok && g.chance(0.3) {
+				// The label alone: upstream reads the index from the annotation only.
+				p.Metadata.Labels[indexKey] = strconv.Itoa(g.intn(max(1, completions)))
 			}
-			if s.BackoffLimitPerIndex != nil && g.chance(0.6) {
+			if (s.BackoffLimitPerIndex != nil && g.chance(0.6)) || g.chance(0.05) {
 				ann[failCount] = strconv.Itoa(g.intn(4))
 				if g.chance(0.2) {
 					ann[ignoreCount] = strconv.Itoa(1 + g.intn(2))
 				}
-				if g.chance(0.03) {
-					ann[failCount] = "junk"
+				if g.chance(0.1) {
+					ann[failCount] = g.oddNumber(4)
 				}
+				if g.chance(0.05) {
+					ann[ignoreCount] = g.oddNumber(3)
+				}
+				if g.chance(0.04) { // sums with the failure count beyond int32
+					ann[ignoreCount] = g.pick("2147483647", "2147483646")
+				}
+			}
+			if g.chance(0.03) {
+				ann["example.com/long"] = strings.Repeat("v", 1000+g.intn(20000))
 			}
 			if len(ann) > 0 {
 				p.Metadata.Annotations = ann
@@ -416,6 +475,104 @@ func (g *gen) pods(req *pb.DecideJobRequest, n int) {
 		}
 		req.Pods = append(req.Pods, p)
 	}
+}
+
+// ownerRefs gives a pod one of the owner-reference shapes the API allows
+// (at most one controller reference; apiVersion, kind, name and uid set;
+// blockOwnerDeletion true, false or unset) and returns whether it is an
+// orphan that names the Job in a non-controller reference.
+func (g *gen) ownerRefs(p *pb.Pod, j *pb.Job) bool {
+	block := func() *bool {
+		switch g.intn(3) {
+		case 0:
+			return proto.Bool(true)
+		case 1:
+			return proto.Bool(false)
+		}
+		return nil
+	}
+	notController := func() *bool {
+		if g.chance(0.5) {
+			return proto.Bool(false)
+		}
+		return nil
+	}
+	ref := func(apiVersion, kind, name, uid string, controller *bool) *pb.OwnerReference {
+		return &pb.OwnerReference{ApiVersion: apiVersion, Kind: kind, Name: name, Uid: uid, Controller: controller, BlockOwnerDeletion: block()}
+	}
+	name, uid := j.Metadata.Name, j.Metadata.Uid
+	thisJob := func(controller *bool) *pb.OwnerReference { return ref("batch/v1", "Job", name, uid, controller) }
+	// Non-controller references to others: another Job, a ReplicaSet, a custom kind.
+	others := func() []*pb.OwnerReference {
+		var out []*pb.OwnerReference
+		for k := 0; k < 1+g.intn(2); k++ {
+			switch g.intn(3) {
+			case 0:
+				out = append(out, ref("batch/v1", "Job", "other-job", fmt.Sprintf("uid-other-job-%d", k), notController()))
+			case 1:
+				out = append(out, ref("apps/v1", "ReplicaSet", "rs", fmt.Sprintf("uid-rs-%d", k), notController()))
+			default:
+				out = append(out, ref("example.com/v1alpha1", "Workflow", "wf", fmt.Sprintf("uid-wf-%d", k), notController()))
+			}
+		}
+		return out
+	}
+	refs := func(rs ...*pb.OwnerReference) {
+		g.r.Shuffle(len(rs), func(a, b int) { rs[a], rs[b] = rs[b], rs[a] })
+		p.Metadata.OwnerReferences = rs
+	}
+	switch x := g.r.Float64(); {
+	case x < 0.04: // orphan without owners: adopted
+	case x < 0.06: // orphan owned (not as controller) by others: adopted
+		refs(others()...)
+	case x < 0.09: // orphan naming the Job, not as controller (any kind): adopted, counted once it has the finalizer
+		named := thisJob(notController())
+		if g.chance(0.3) {
+			named = ref(g.pick("v1", "apps/v1"), g.pick("ConfigMap", "ReplicaSet"), "x", uid, notController())
+		}
+		rs := []*pb.OwnerReference{named}
+		if g.chance(0.4) {
+			rs = append(rs, others()...)
+		}
+		refs(rs...)
+		return true
+	case x < 0.12: // owned but no longer matching: released
+		refs(thisJob(proto.Bool(true)))
+		delete(p.Metadata.Labels, "batch.kubernetes.io/controller-uid")
+	case x < 0.14: // controlled by another owner: another Job of the same name, a ReplicaSet
+		if g.chance(0.5) {
+			refs(ref("batch/v1", "Job", name, "uid-of-an-older-job", proto.Bool(true)))
+		} else {
+			refs(append(others(), ref("apps/v1", "ReplicaSet", "rs-owner", "uid-rs-owner", proto.Bool(true)))...)
+		}
+	case x < 0.16: // a controller reference with the Job's uid under another kind, name or apiVersion
+		switch g.intn(3) {
+		case 0:
+			refs(ref("apps/v1", "ReplicaSet", name, uid, proto.Bool(true)))
+		case 1:
+			refs(ref("batch/v1", "Job", name+"-renamed", uid, proto.Bool(true)))
+		default:
+			refs(ref(g.pick("batch/v2", "batch/v1beta1"), "Job", name, uid, proto.Bool(true)))
+		}
+	case x < 0.22: // owned, with other non-controller owners too
+		refs(append(others(), thisJob(proto.Bool(true)))...)
+	default:
+		refs(thisJob(proto.Bool(true)))
+	}
+	return false
+}
+
+// oddNumber is an annotation value that is not a plain small integer
+// below n: signs, leading zeros, spaces, other bases, Unicode digits,
+// overflows of int32 and int64, empty, words and very long digit strings.
+func (g *gen) oddNumber(n int) string {
+	ix := strconv.Itoa(g.intn(max(1, n)))
+	return g.pick(
+		"abc", "junk", "-1", "-0", "", " ", "+"+ix, "0"+ix, "00"+ix, " "+ix, ix+" ", ix+"\n", ix+".0", "0x1", "1e1", "1_0",
+		"١", "２", "2147483647", "2147483648", "-2147483648", "-2147483649", "4294967296", "9223372036854775807",
+		"9223372036854775808", "-9223372036854775809", strings.Repeat("9", 40), "0"+strings.Repeat("0", 300)+ix,
+		strings.Repeat("x", 5000),
+	)
 }
 
 func (g *gen) pick3(a, b, c int) int {

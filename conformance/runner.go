@@ -17,6 +17,7 @@ import (
 	"time"
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
+	"job-decider.dev/clients/go/knowndiff"
 )
 
 type randomOpts struct {
@@ -90,7 +91,7 @@ type tally struct {
 	classes                                                           classTally
 }
 
-func runRandom(d *decider, known *knownDiffs, o randomOpts) error {
+func runRandom(d *decider, known *knowndiff.List, o randomOpts) error {
 	if o.workers < 1 {
 		o.workers = 1
 	}
@@ -272,7 +273,7 @@ type singleResult struct {
 	upTime, jdTime time.Duration
 }
 
-func runSingle(d *decider, known *knownDiffs, o randomOpts, i int) *singleResult {
+func runSingle(d *decider, known *knowndiff.List, o randomOpts, i int) *singleResult {
 	r := &singleResult{name: scenarioName(o.seed, i)}
 	req, err := genRequest(o.seed, i, o.pods)
 	if err != nil {
@@ -298,7 +299,7 @@ func runSingle(d *decider, known *knownDiffs, o randomOpts, i int) *singleResult
 		}
 		return r
 	}
-	out := compare(d, known, r.name, req, true)
+	out := compare(d, known, r.name, req, true, upstreamWhole)
 	r.req = out.request
 	r.upTime, r.jdTime = out.upTime, out.jdTime
 	if out.skipped != "" {

@@ -41,12 +41,17 @@ import (
 	"k8s.io/kubernetes/pkg/controller/job"
 	jobutil "k8s.io/kubernetes/pkg/controller/job/util"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
 )
 
 // defaultControllerName is upstream's own managedBy value.
 const defaultControllerName = "kubernetes.io/job-controller"
+
+// elsewhereControllerName stands for "a controller other than the deciding
+// one" when upstream runs as the deciding controller on a Job that is not its.
+const elsewhereControllerName = "harness.example/elsewhere"
 
 // snapshot is a request turned into Kubernetes objects.
 type snapshot struct {
@@ -255,12 +260,20 @@ func runUpstream(req *pb.DecideJobRequest, opts upstreamOpts) (*upstreamRun, err
 	if err != nil {
 		return nil, err
 	}
-	if !s.ours {
-		// Upstream skips Jobs managed by another controller and leaves its
-		// in-memory state alone.
-		return &upstreamRun{resp: &pb.DecideJobResponse{State: stateCopy(req.GetState())}}, nil
-	}
 	j := s.job
+	if !s.ours {
+		if !opts.orphanSweep || !jobutil.IsJobFinished(j) {
+			// Upstream skips Jobs managed by another controller and leaves
+			// its in-memory state alone.
+			return &upstreamRun{resp: &pb.DecideJobResponse{State: stateCopy(req.GetState())}}, nil
+		}
+		// A finished Job managed elsewhere still has its selector swept by
+		// the orphan-pod worker (updateJob has no managedBy check). Seen from
+		// the deciding controller, the Job is external whatever it names.
+		if j.Spec.ManagedBy == nil || *j.Spec.ManagedBy == defaultControllerName {
+			j.Spec.ManagedBy = ptr.To(elsewhereControllerName)
+		}
+	}
 	key := j.Namespace + "/" + j.Name
 	log := &opLog{}
 	podsByName := map[string]*v1.Pod{}
@@ -398,7 +411,10 @@ func runUpstream(req *pb.DecideJobRequest, opts upstreamOpts) (*upstreamRun, err
 	}
 
 	start := time.Now()
-	syncErr := syncJob(jm, ctx, key)
+	var syncErr error
+	if s.ours {
+		syncErr = syncJob(jm, ctx, key)
+	}
 	if syncErr == nil && opts.orphanSweep && jobutil.IsJobFinished(j) {
 		// syncJob leaves a finished Job alone; the rest of the controller
 		// does not: the Job's update to finished queues the orphan-pod

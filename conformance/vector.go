@@ -4,8 +4,13 @@ package main
 //
 //	name: ...
 //	description: ...
+//	scope: syncJob | controller  (optional; default syncJob)
 //	request:  DecideJobRequest in proto3 JSON form, written as YAML
 //	expected: DecideJobResponse in proto3 JSON form (canonical)
+//
+// scope says what of upstream the expected response records: syncJob alone
+// (as upstream's unit tests pin it), or the controller as `random` runs it
+// (syncJob, then for a finished Job the orphan-pod worker's sweep).
 
 import (
 	"bytes"
@@ -33,6 +38,7 @@ type vector struct {
 	doc         *yaml.Node // the whole document
 	Name        string
 	Description string
+	Scope       string // "" (syncJob) or "controller"
 	Request     *pb.DecideJobRequest
 	Expected    *pb.DecideJobResponse // nil when the file has none
 }
@@ -61,6 +67,15 @@ func loadVector(path string) (*vector, error) {
 	}
 	if n := mapValue(root, "description"); n != nil {
 		v.Description = n.Value
+	}
+	if n := mapValue(root, "scope"); n != nil {
+		switch n.Value {
+		case "syncJob":
+		case "controller":
+			v.Scope = n.Value
+		default:
+			return nil, fmt.Errorf("%s: scope %q: want syncJob or controller", path, n.Value)
+		}
 	}
 	reqNode := mapValue(root, "request")
 	if reqNode == nil {
@@ -120,6 +135,14 @@ func protoToNode(m proto.Message) (*yaml.Node, error) {
 	}
 	plain(body)
 	return body, nil
+}
+
+// opts is how much of upstream the vector's expected records.
+func (v *vector) opts() upstreamOpts {
+	if v.Scope == "controller" {
+		return upstreamWhole
+	}
+	return upstreamOpts{}
 }
 
 // setExpected replaces (or adds) the vector's expected block.
@@ -207,7 +230,7 @@ func (v *vector) save() error {
 
 // newVectorDoc builds a fresh vector document (for saved mismatches and
 // generated scenarios).
-func newVectorDoc(path, name, description string, req *pb.DecideJobRequest, expected *pb.DecideJobResponse) (*vector, error) {
+func newVectorDoc(path, name, description, scope string, req *pb.DecideJobRequest, expected *pb.DecideJobResponse) (*vector, error) {
 	reqNode, err := protoToNode(req)
 	if err != nil {
 		return nil, err
@@ -216,9 +239,13 @@ func newVectorDoc(path, name, description string, req *pb.DecideJobRequest, expe
 	root.Content = append(root.Content,
 		&yaml.Node{Kind: yaml.ScalarNode, Value: "name"}, &yaml.Node{Kind: yaml.ScalarNode, Value: name},
 		&yaml.Node{Kind: yaml.ScalarNode, Value: "description"}, &yaml.Node{Kind: yaml.ScalarNode, Value: description},
-		&yaml.Node{Kind: yaml.ScalarNode, Value: "request"}, reqNode,
 	)
-	v := &vector{path: path, doc: &yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{root}}, Name: name, Description: description, Request: req}
+	if scope != "" {
+		root.Content = append(root.Content,
+			&yaml.Node{Kind: yaml.ScalarNode, Value: "scope"}, &yaml.Node{Kind: yaml.ScalarNode, Value: scope})
+	}
+	root.Content = append(root.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "request"}, reqNode)
+	v := &vector{path: path, doc: &yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{root}}, Name: name, Description: description, Scope: scope, Request: req}
 	if expected != nil {
 		if err := v.setExpected(expected); err != nil {
 			return nil, err

@@ -48,12 +48,12 @@ func TestRunIsDeterministic(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		first, _, err := upstreamCanonical(v.Request)
+		first, _, err := upstreamCanonicalWith(v.Request, v.opts())
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i := 0; i < 5; i++ {
-			again, _, err := upstreamCanonical(v.Request)
+			again, _, err := upstreamCanonicalWith(v.Request, v.opts())
 			if err != nil {
 				t.Fatal(err)
 			}

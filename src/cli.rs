@@ -11,9 +11,10 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::api::{self, ApiError, documents, pb};
+use crate::documents;
 use crate::explain;
 use crate::server::{self, LogFormat, ServerConfig, TlsFiles};
+use job_decider_api::{self as api, ApiError, pb};
 
 /// The Kubernetes Job controller's decisions, as a service and offline.
 #[derive(Debug, Parser)]
@@ -28,7 +29,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve the JobDecider gRPC API.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Decide one sync of a Job and its pods, offline, and print the plan.
     Decide(DecideArgs),
     /// Validate a Job against the API rules decisions rely on.
@@ -95,12 +96,55 @@ pub struct ServeArgs {
         default_value_t = 64
     )]
     pub max_concurrent_requests: usize,
-    /// Per-request timeout (e.g. `30s`, `500ms`); expired calls get DEADLINE_EXCEEDED.
+    /// Longest wait for a decision slot once the body is in; then UNAVAILABLE (0s: never wait).
+    #[arg(long, env = "JOB_DECIDER_QUEUE_TIMEOUT", default_value = "100ms", value_parser = parse_duration)]
+    pub queue_timeout: Duration,
+    /// Per-decision timeout (e.g. `30s`, `500ms`), from the slot on; expired calls get DEADLINE_EXCEEDED.
     #[arg(long, env = "JOB_DECIDER_REQUEST_TIMEOUT", default_value = "30s", value_parser = parse_duration)]
     pub request_timeout: Duration,
     /// Largest request accepted (e.g. `256MiB`, `4194304`); larger get RESOURCE_EXHAUSTED.
     #[arg(long, env = "JOB_DECIDER_MAX_MESSAGE_SIZE", default_value = "256MiB", value_parser = parse_size)]
     pub max_message_size: usize,
+    /// Request bytes in flight across all calls; a call past it gets RESOURCE_EXHAUSTED at once.
+    #[arg(long, env = "JOB_DECIDER_MAX_REQUEST_BYTES_IN_FLIGHT", default_value = "256MiB", value_parser = parse_size)]
+    pub max_request_bytes_in_flight: usize,
+    /// Longest time for a request body to arrive in full; then DEADLINE_EXCEEDED (REQUEST_BODY_TIMEOUT).
+    #[arg(long, env = "JOB_DECIDER_BODY_READ_TIMEOUT", default_value = "10s", value_parser = parse_duration)]
+    pub body_read_timeout: Duration,
+    /// Calls (HTTP/2 streams) open at once on one connection.
+    #[arg(
+        long,
+        env = "JOB_DECIDER_MAX_CONCURRENT_STREAMS",
+        default_value_t = 100
+    )]
+    pub max_concurrent_streams: u32,
+    /// HTTP/2 keepalive ping interval (0s: no pings).
+    #[arg(long, env = "JOB_DECIDER_HTTP2_KEEPALIVE_INTERVAL", default_value = "30s", value_parser = parse_duration)]
+    pub http2_keepalive_interval: Duration,
+    /// How long a keepalive ping may go unanswered before the connection is closed.
+    #[arg(long, env = "JOB_DECIDER_HTTP2_KEEPALIVE_TIMEOUT", default_value = "10s", value_parser = parse_duration)]
+    pub http2_keepalive_timeout: Duration,
+    /// TCP keepalive idle time (0s: the OS default).
+    #[arg(long, env = "JOB_DECIDER_TCP_KEEPALIVE", default_value = "60s", value_parser = parse_duration)]
+    pub tcp_keepalive: Duration,
+    /// Longest TLS handshake.
+    #[arg(long, env = "JOB_DECIDER_TLS_HANDSHAKE_TIMEOUT", default_value = "10s", value_parser = parse_duration)]
+    pub tls_handshake_timeout: Duration,
+    /// Close a connection after this long with no call in flight (0s: never).
+    #[arg(long, env = "JOB_DECIDER_MAX_CONNECTION_IDLE", default_value = "5m", value_parser = parse_duration)]
+    pub max_connection_idle: Duration,
+    /// Send a connection GOAWAY after this long, so clients spread over new replicas (0s: never).
+    #[arg(long, env = "JOB_DECIDER_MAX_CONNECTION_AGE", default_value = "30m", value_parser = parse_duration)]
+    pub max_connection_age: Duration,
+    /// Close a connection this long after its GOAWAY, calls in flight or not.
+    #[arg(long, env = "JOB_DECIDER_MAX_CONNECTION_AGE_GRACE", default_value = "60s", value_parser = parse_duration)]
+    pub max_connection_age_grace: Duration,
+    /// How long a `/metrics` client may take to send its request headers.
+    #[arg(long, env = "JOB_DECIDER_METRICS_HEADER_TIMEOUT", default_value = "5s", value_parser = parse_duration)]
+    pub metrics_header_timeout: Duration,
+    /// A plaintext gRPC port serving only health (for kubelet's probes when TLS is on); off when unset.
+    #[arg(long, env = "JOB_DECIDER_HEALTH_ADDR")]
+    pub health_addr: Option<SocketAddr>,
     /// PEM certificate chain; serves TLS when set (with --tls-key).
     #[arg(long, env = "JOB_DECIDER_TLS_CERT", requires = "tls_key")]
     pub tls_cert: Option<PathBuf>,
@@ -205,7 +249,7 @@ impl From<ApiError> for CliError {
 /// Runs the parsed command line and returns the process's exit status.
 pub fn run(cli: Cli) -> ExitCode {
     let result = match cli.command {
-        Command::Serve(args) => serve(args),
+        Command::Serve(args) => serve(*args),
         Command::Decide(args) => decide(&args).map(|out| print!("{out}")),
         Command::Validate(args) => validate(&args.job).map(|out| print!("{out}")),
         Command::Jobset(JobSetCommand::Decide(args)) => {
@@ -340,8 +384,21 @@ fn serve(args: ServeArgs) -> Result<(), CliError> {
     server::init_tracing(args.log_format, &args.log_level).map_err(CliError::BadInput)?;
     let config = ServerConfig {
         max_concurrent_requests: args.max_concurrent_requests,
+        queue_timeout: args.queue_timeout,
         request_timeout: args.request_timeout,
         max_message_size: args.max_message_size,
+        max_request_bytes_in_flight: args.max_request_bytes_in_flight,
+        body_read_timeout: args.body_read_timeout,
+        max_concurrent_streams: args.max_concurrent_streams,
+        http2_keepalive_interval: args.http2_keepalive_interval,
+        http2_keepalive_timeout: args.http2_keepalive_timeout,
+        tcp_keepalive: args.tcp_keepalive,
+        tls_handshake_timeout: args.tls_handshake_timeout,
+        max_connection_idle: args.max_connection_idle,
+        max_connection_age: args.max_connection_age,
+        max_connection_age_grace: args.max_connection_age_grace,
+        metrics_header_timeout: args.metrics_header_timeout,
+        health_addr: args.health_addr,
         tls: match (args.tls_cert, args.tls_key) {
             (Some(cert), Some(key)) => Some(TlsFiles {
                 cert,

@@ -4,14 +4,12 @@
 use std::collections::HashSet;
 use std::fmt::Write;
 
-use crate::api::Decision;
-use crate::api::convert::condition_type_str;
-use crate::core::model::{
-    CompletionMode, ConditionStatus, ExitCodeOperator, Job, OnPodConditionsPattern, Pod,
-    PodFailurePolicyAction, PodFailurePolicyRule, PodPhase,
+use job_decider_api::Decision;
+use job_decider_core::model::{
+    Job, OnPodConditionsPattern, Pod, PodFailurePolicyAction, PodFailurePolicyRule, PodPhase,
 };
-use crate::core::plan::{Action, PodRef};
-use crate::core::pod_failure_policy::{MatchedOn, match_pod_failure_policy};
+use job_decider_core::plan::{Action, PodRef};
+use job_decider_core::pod_failure_policy::{MatchedOn, match_pod_failure_policy};
 
 /// How a pod counts towards the Job, with the reason.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -75,10 +73,7 @@ pub fn classify(job: &Job, pod: &Pod) -> PodVerdict {
             };
             verdict(
                 counts_as,
-                format!(
-                    "rule {index} ({}): {matched}; {effect}",
-                    action_name(action)
-                ),
+                format!("rule {index} ({}): {matched}; {effect}", action.as_str()),
             )
         }
         PodPhase::Pending | PodPhase::Running | PodPhase::Unknown => {
@@ -98,43 +93,10 @@ pub fn classify(job: &Job, pod: &Pod) -> PodVerdict {
     }
 }
 
-fn action_name(action: &PodFailurePolicyAction) -> &str {
-    match action {
-        PodFailurePolicyAction::FailJob => "FailJob",
-        PodFailurePolicyAction::FailIndex => "FailIndex",
-        PodFailurePolicyAction::Ignore => "Ignore",
-        PodFailurePolicyAction::Count => "Count",
-        PodFailurePolicyAction::Unknown(name) => name,
-    }
-}
-
-fn phase_name(phase: PodPhase) -> &'static str {
-    match phase {
-        PodPhase::Pending => "Pending",
-        PodPhase::Unknown => "Unknown",
-        PodPhase::Running => "Running",
-        PodPhase::Succeeded => "Succeeded",
-        PodPhase::Failed => "Failed",
-    }
-}
-
-fn status_name(status: &ConditionStatus) -> &str {
-    match status {
-        ConditionStatus::True => "True",
-        ConditionStatus::False => "False",
-        ConditionStatus::Unknown => "Unknown",
-        ConditionStatus::Other(s) => s,
-    }
-}
-
 fn describe_rule(rule: &PodFailurePolicyRule) -> String {
     let mut on = Vec::new();
     if let Some(codes) = &rule.on_exit_codes {
-        let operator = match &codes.operator {
-            ExitCodeOperator::In => "In",
-            ExitCodeOperator::NotIn => "NotIn",
-            ExitCodeOperator::Unknown(op) => op,
-        };
+        let operator = codes.operator.as_str();
         let container = codes
             .container_name
             .as_ref()
@@ -152,13 +114,13 @@ fn describe_rule(rule: &PodFailurePolicyRule) -> String {
             |OnPodConditionsPattern {
                  condition_type,
                  status,
-             }| { format!("{condition_type}={}", status_name(status)) },
+             }| { format!("{condition_type}={}", status.as_str()) },
         )
         .collect();
     if !conditions.is_empty() {
         on.push(format!("pod conditions {}", conditions.join(" or ")));
     }
-    format!("{} on {}", action_name(&rule.action), on.join(" and "))
+    format!("{} on {}", rule.action.as_str(), on.join(" and "))
 }
 
 fn names(pods: &[PodRef]) -> String {
@@ -176,11 +138,7 @@ pub fn explain(decision: &Decision) -> String {
     let mut out = String::new();
     // Writing to a String cannot fail; the results are ignored on purpose.
     let _ = writeln!(out, "Job {}/{} (uid {})", job.namespace, job.name, job.uid);
-    let mode = match &spec.completion_mode {
-        CompletionMode::NonIndexed => "NonIndexed".to_string(),
-        CompletionMode::Indexed => "Indexed".to_string(),
-        CompletionMode::Unknown(m) => m.clone(),
-    };
+    let mode = spec.completion_mode.as_str();
     let completions = spec
         .completions
         .map_or_else(|| "unset (work queue)".to_string(), |c| c.to_string());
@@ -256,7 +214,7 @@ pub fn explain(decision: &Decision) -> String {
             out,
             "  {}{index} [{}] {}{}",
             pod.name,
-            phase_name(pod.phase),
+            pod.phase.as_str(),
             verdict.counts_as,
             if notes.is_empty() {
                 String::new()
@@ -314,8 +272,8 @@ pub fn explain(decision: &Decision) -> String {
                     .map(|c| {
                         format!(
                             "{}={} ({})",
-                            condition_type_str(&c.condition_type),
-                            status_name(&c.status),
+                            c.condition_type.as_str(),
+                            c.status.as_str(),
                             c.reason
                         )
                     })
@@ -368,8 +326,8 @@ pub fn explain(decision: &Decision) -> String {
 
 /// A JobSet decision for people: the Jobs by group, every rule checked against
 /// every failed Job and why it matched or not, the action, then the plan.
-pub fn explain_jobset(response: &crate::api::pb::DecideJobSetResponse) -> String {
-    use crate::api::pb::job_set_action::Kind;
+pub fn explain_jobset(response: &job_decider_api::pb::DecideJobSetResponse) -> String {
+    use job_decider_api::pb::job_set_action::Kind;
     use std::fmt::Write as _;
     let mut out = String::new();
     if let Some(e) = &response.explanation {
@@ -442,9 +400,9 @@ pub fn explain_jobset(response: &crate::api::pb::DecideJobSetResponse) -> String
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::fixtures;
-    use crate::core::model::{Deletion, PodFailurePolicy};
-    use crate::core::time::Time;
+    use job_decider_core::fixtures;
+    use job_decider_core::model::{ConditionStatus, Deletion, PodFailurePolicy};
+    use job_decider_core::time::Time;
 
     fn pod(phase: PodPhase) -> Pod {
         Pod {

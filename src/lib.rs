@@ -1,11 +1,12 @@
 //! job-decider: the Kubernetes Job controller's decisions as a stateless service.
 //!
-//! Start at [`core::sync::decide`] for the decision itself, [`api`] for the wire
-//! contract and its conversions, and [`server`] for the gRPC service around it.
-//! ARCHITECTURE.md maps the modules and the invariants they keep.
+//! The decisions live in [`job_decider_core`] (start at `sync::decide`), the wire
+//! contract and its conversions in [`job_decider_api`]; this crate is the binary
+//! around them: the gRPC [`server`], the [`cli`], [`documents`] (Kubernetes YAML
+//! and JSON files) and [`explain`]. ARCHITECTURE.md maps the crates and the
+//! invariants they keep.
 
-pub mod api;
 pub mod cli;
-pub mod core;
+pub mod documents;
 pub mod explain;
 pub mod server;

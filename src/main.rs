@@ -15,7 +15,7 @@ static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 /// A background thread hands freed pages back 100 ms after they fall idle,
 /// skipping the muzzy stage, instead of at some later allocation.
 #[cfg(feature = "jemalloc")]
-#[allow(non_upper_case_globals)]
+#[allow(non_upper_case_globals, unsafe_code)] // jemalloc reads this symbol by name.
 #[unsafe(export_name = "_rjem_malloc_conf")]
 pub static malloc_conf: &u8 =
     &b"narenas:1,background_thread:true,dirty_decay_ms:100,muzzy_decay_ms:0\0"[0];

@@ -16,6 +16,10 @@
 //!
 //! Linux only (it reads /proc).
 #![cfg(target_os = "linux")]
+// The counting allocator (for `memory_phases`) is the one unsafe thing here.
+#![allow(unsafe_code)]
+// A panic in a test helper is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::net::{SocketAddr, TcpListener};
@@ -24,8 +28,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::{BufMut, Bytes};
-use job_decider::api::{LazyDecideJobRequest, convert, fixtures, pb};
-use job_decider::core::model::Snapshot;
+use job_decider_api::{LazyDecideJobRequest, convert, fixtures, pb};
+use job_decider_core::model::Snapshot;
 use prost::Message;
 use tonic::Status;
 use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
@@ -417,7 +421,7 @@ fn memory_phases() {
     phase("tonic's buffer freed", base, wire);
     let snapshot = Snapshot::try_from(lazy).expect("converts");
     phase("converted pod by pod: the domain snapshot", base, wire);
-    let plan = job_decider::core::sync::decide(&snapshot);
+    let plan = job_decider_core::sync::decide(&snapshot);
     phase("decided", base, wire);
     let response = convert::response_from_plan(&plan);
     drop(snapshot);

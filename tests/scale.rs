@@ -4,17 +4,23 @@
 //!
 //! One test per binary, so no other test allocates while it measures.
 
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+// The counting allocator is the one unsafe thing here.
+#![allow(unsafe_code)]
+
+#[path = "it/generators/mod.rs"]
 mod generators;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use generators::{base_job, running_pod, snapshot, t};
-use job_decider::core::index_set::IndexSet;
-use job_decider::core::model::*;
-use job_decider::core::plan::{Action, Plan};
-use job_decider::core::sync::decide;
-use job_decider::core::validate::validate_job;
+use job_decider_core::index_set::IndexSet;
+use job_decider_core::model::*;
+use job_decider_core::plan::{Action, Plan};
+use job_decider_core::sync::decide;
+use job_decider_core::validate::validate_job;
 
 /// The system allocator, keeping the live and the peak byte counts.
 struct Counting;

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
+	"job-decider.dev/clients/go/knowndiff"
 )
 
 type verdict string
@@ -25,7 +26,7 @@ type outcome struct {
 	name      string
 	verdict   verdict
 	diffs     []fieldDiff
-	excused   []knownEntry
+	excused   []knowndiff.Entry
 	unexcused []fieldDiff
 	notes     []string
 	// asRestartJob is the re-run of a vector using the KEP's RecreateJob with
@@ -60,7 +61,7 @@ func compare(v *vector) ([]fieldDiff, []string, error) {
 	return diffs, notes, nil
 }
 
-func checkVector(v *vector, known *knownDiffs) *outcome {
+func checkVector(v *vector, known *knowndiff.List) *outcome {
 	o := &outcome{name: v.Name}
 	diffs, notes, err := compare(v)
 	if err != nil {
@@ -70,7 +71,7 @@ func checkVector(v *vector, known *knownDiffs) *outcome {
 		return o
 	}
 	o.diffs, o.notes = diffs, notes
-	o.excused, o.unexcused = known.split(v.Name, diffs)
+	o.excused, o.unexcused = known.Split([]string{v.Name}, diffs)
 	switch {
 	case len(diffs) == 0:
 		o.verdict = verdictMatch
@@ -122,7 +123,7 @@ func recreateAsRestart(v *vector) *vector {
 // summary is the outcome of a run over many vectors.
 type summary struct {
 	outcomes []*outcome
-	stale    []knownEntry
+	stale    []knowndiff.Entry
 	match    int
 	mismatch int
 	known    int
@@ -145,9 +146,9 @@ func (s *summary) resultLine() string {
 }
 
 // checkFiles checks every file; a file that cannot be loaded is a mismatch.
-func checkFiles(files []string, known *knownDiffs) *summary {
+func checkFiles(files []string, known *knowndiff.List) *summary {
 	s := &summary{}
-	ran := map[string]bool{}
+	var ran []string
 	for _, f := range files {
 		var o *outcome
 		v, err := loadVector(f)
@@ -155,7 +156,7 @@ func checkFiles(files []string, known *knownDiffs) *summary {
 			o = &outcome{name: f, verdict: verdictMismatch, unexcused: []fieldDiff{{Path: "(harness error)", Left: err.Error()}}}
 			o.diffs = o.unexcused
 		} else {
-			ran[v.Name] = true
+			ran = append(ran, v.Name)
 			o = checkVector(v, known)
 		}
 		s.outcomes = append(s.outcomes, o)
@@ -168,7 +169,7 @@ func checkFiles(files []string, known *knownDiffs) *summary {
 			s.match++
 		}
 	}
-	s.stale = known.stale(ran)
+	s.stale = known.Stale(ran)
 	return s
 }
 
@@ -181,7 +182,7 @@ func (s *summary) report(w io.Writer, verbose bool) {
 		}
 		if verbose || o.verdict == verdictMismatch {
 			for _, e := range o.excused {
-				fmt.Fprintf(w, "    %s: known (known-differences.md:%d)\n", e.path, e.line)
+				fmt.Fprintf(w, "    %s: known (known-differences.md:%d)\n", e.Path, e.Line)
 			}
 		}
 		if verbose {
@@ -197,7 +198,7 @@ func (s *summary) report(w io.Writer, verbose bool) {
 		}
 	}
 	for _, e := range s.stale {
-		fmt.Fprintf(w, "STALE known difference (known-differences.md:%d): %s %s excuses nothing\n", e.line, e.name, e.path)
+		fmt.Fprintf(w, "STALE known difference (known-differences.md:%d): %s %s excuses nothing\n", e.Line, e.Name, e.Path)
 	}
 	fmt.Fprintln(w, s.resultLine())
 }

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
+	"job-decider.dev/clients/go/knowndiff"
 )
 
 // TestVectorsAgreeWithUpstream is the harness itself: every JobSet vector's
@@ -46,13 +47,13 @@ func tamper(t *testing.T, file string, change func(*pb.DecideJobSetResponse)) *o
 	if err != nil {
 		t.Fatal(err)
 	}
-	clean := checkVector(v, &knownDiffs{used: map[int]bool{}})
+	clean := checkVector(v, &knowndiff.List{})
 	if clean.verdict != verdictMatch {
 		t.Fatalf("%s must match upstream before tampering: %s", file, formatDiffs(clean.unexcused, ""))
 	}
 	v.Expected = proto.Clone(v.Expected).(*pb.DecideJobSetResponse)
 	change(v.Expected)
-	return checkVector(v, &knownDiffs{used: map[int]bool{}})
+	return checkVector(v, &knowndiff.List{})
 }
 
 func hasPath(ds []fieldDiff, path string) bool {
@@ -141,21 +142,21 @@ func TestKnownDifferencesArePrecise(t *testing.T) {
 		r.Actions[0].GetUpdateStatus().Status.Restarts++
 		r.Actions[0].GetUpdateStatus().Status.RestartsCountTowardsMax++
 	})
-	excused, unexcused := known.split(o.name, o.diffs)
+	excused, unexcused := known.Split([]string{o.name}, o.diffs)
 	if len(excused) != 1 || len(unexcused) != 1 || unexcused[0].Path != "actions[0].updateStatus.status.restartsCountTowardsMax" {
 		t.Errorf("excused %v, unexcused %v: want only restarts excused", excused, unexcused)
 	}
-	if other, _ := known.split("another-vector", o.diffs); len(other) != 0 {
+	if other, _ := known.Split([]string{"another-vector"}, o.diffs); len(other) != 0 {
 		t.Errorf("an entry excused a field of another vector: %v", other)
 	}
-	if stale := known.stale(map[string]bool{"restartjobset-below-max-names-the-rule": true}); len(stale) != 0 {
+	if stale := known.Stale([]string{"restartjobset-below-max-names-the-rule"}); len(stale) != 0 {
 		t.Errorf("a used entry reported stale: %v", stale)
 	}
 	fresh, err := loadKnown(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if stale := fresh.stale(map[string]bool{"restartjobset-below-max-names-the-rule": true}); len(stale) != 1 {
+	if stale := fresh.Stale([]string{"restartjobset-below-max-names-the-rule"}); len(stale) != 1 {
 		t.Errorf("an entry that excused nothing is not reported stale")
 	}
 	for _, bad := range []string{
@@ -194,7 +195,7 @@ func TestBadRequestsNameTheVectorAndField(t *testing.T) {
 			bad := *v
 			bad.Request = proto.Clone(v.Request).(*pb.DecideJobSetRequest)
 			c.change(bad.Request)
-			o := checkVector(&bad, &knownDiffs{used: map[int]bool{}})
+			o := checkVector(&bad, &knowndiff.List{})
 			if o.verdict != verdictMismatch || len(o.unexcused) != 1 || o.unexcused[0].Path != "(harness error)" {
 				t.Fatalf("want a harness error, got %q %v", o.verdict, o.unexcused)
 			}

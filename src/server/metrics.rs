@@ -10,13 +10,15 @@ use std::future::Future;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use metrics::{Unit, counter, describe_counter, describe_gauge, describe_histogram, histogram};
+use metrics::{
+    Unit, counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram,
+};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use tokio::net::TcpListener;
 
-use crate::api::Decision;
-use crate::core::model::{ConditionStatus, JobConditionType, Snapshot};
-use crate::core::plan::{Action, Plan};
+use job_decider_api::Decision;
+use job_decider_core::model::{ConditionStatus, JobConditionType, Snapshot};
+use job_decider_core::plan::{Action, Plan};
 
 /// gRPC requests handled, by `method` and `code` (e.g. `DecideJob`, `INVALID_ARGUMENT`).
 pub const REQUESTS_TOTAL: &str = "jobdecider_grpc_requests_total";
@@ -24,6 +26,14 @@ pub const REQUESTS_TOTAL: &str = "jobdecider_grpc_requests_total";
 pub const REQUEST_SECONDS: &str = "jobdecider_grpc_request_duration_seconds";
 /// Requests currently holding a decision slot.
 pub const IN_FLIGHT: &str = "jobdecider_requests_in_flight";
+/// JobDecider calls in progress, from their headers to their last response frame.
+pub const CALLS_IN_FLIGHT: &str = "jobdecider_grpc_calls_in_flight";
+/// Request bytes currently taken from the budget (`--max-request-bytes-in-flight`).
+pub const REQUEST_BYTES_IN_FLIGHT: &str = "jobdecider_request_bytes_in_flight";
+/// Time to convert, validate and decide one JobSet reconcile.
+pub const JOBSET_DECISION_SECONDS: &str = "jobdecider_jobset_decision_duration_seconds";
+/// Child Jobs per DecideJobSet request.
+pub const JOBS_PER_JOBSET_REQUEST: &str = "jobdecider_jobs_per_jobset_request";
 /// Time to convert, validate and decide one snapshot.
 pub const DECISION_SECONDS: &str = "jobdecider_decision_duration_seconds";
 /// Actions emitted, by `kind` (`createPods`, `deletePods`, ...).
@@ -91,6 +101,18 @@ pub fn install() -> Result<PrometheusHandle, MetricsError> {
                 .and_then(|b| {
                     b.set_buckets_for_metric(Matcher::Full(PODS_PER_REQUEST.into()), POD_BUCKETS)
                 })
+                .and_then(|b| {
+                    b.set_buckets_for_metric(
+                        Matcher::Full(JOBSET_DECISION_SECONDS.into()),
+                        LATENCY_BUCKETS,
+                    )
+                })
+                .and_then(|b| {
+                    b.set_buckets_for_metric(
+                        Matcher::Full(JOBS_PER_JOBSET_REQUEST.into()),
+                        POD_BUCKETS,
+                    )
+                })
                 .and_then(|b| b.install_recorder())
                 .map_err(|e| e.to_string())?;
             describe();
@@ -104,6 +126,27 @@ fn describe() {
     describe_counter!(REQUESTS_TOTAL, "gRPC requests handled, by method and code");
     describe_histogram!(REQUEST_SECONDS, Unit::Seconds, "gRPC request duration");
     describe_gauge!(IN_FLIGHT, "requests holding a decision slot");
+    describe_gauge!(
+        REQUEST_BYTES_IN_FLIGHT,
+        Unit::Bytes,
+        "request bytes taken from the in-flight budget"
+    );
+    describe_histogram!(
+        JOBSET_DECISION_SECONDS,
+        Unit::Seconds,
+        "time to convert, validate and decide one JobSet reconcile"
+    );
+    describe_histogram!(
+        JOBS_PER_JOBSET_REQUEST,
+        "child Jobs per DecideJobSet request"
+    );
+    describe_gauge!(
+        CALLS_IN_FLIGHT,
+        "JobDecider calls in progress, with or without a decision slot"
+    );
+    gauge!(IN_FLIGHT).set(0.0);
+    gauge!(CALLS_IN_FLIGHT).set(0.0);
+    gauge!(REQUEST_BYTES_IN_FLIGHT).set(0.0);
     describe_histogram!(
         DECISION_SECONDS,
         Unit::Seconds,
@@ -134,6 +177,14 @@ fn describe() {
 pub fn record_request(method: &'static str, code: tonic::Code, elapsed: Duration) {
     counter!(REQUESTS_TOTAL, "method" => method, "code" => code_name(code)).increment(1);
     histogram!(REQUEST_SECONDS, "method" => method).record(elapsed.as_secs_f64());
+}
+
+/// Records one JobSet decision: its duration and the child Jobs it was given.
+pub fn record_jobset_decision(jobs: usize, elapsed: Duration) {
+    histogram!(JOBSET_DECISION_SECONDS).record(elapsed.as_secs_f64());
+    // Precision loss only above 2^52 jobs.
+    #[allow(clippy::cast_precision_loss)]
+    histogram!(JOBS_PER_JOBSET_REQUEST).record(jobs as f64);
 }
 
 /// Records what one decision decided.
@@ -227,39 +278,94 @@ pub fn code_name(code: tonic::Code) -> &'static str {
 }
 
 /// Serves `GET /metrics` in the Prometheus text format until `shutdown` completes.
+///
+/// A client must send its request headers within `header_timeout` or the
+/// connection is closed; each connection serves one request. Shutdown never waits on a client: once `shutdown`
+/// completes, connections still open (a scrape in progress, an idle
+/// keep-alive, a half-sent request) are cut.
 pub async fn serve(
     listener: TcpListener,
     handle: PrometheusHandle,
+    header_timeout: Duration,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let app = axum::Router::new().route(
-        "/metrics",
-        axum::routing::get(move || {
-            let handle = handle.clone();
-            async move {
-                // Upkeep drains histogram buffers; doing it per scrape needs no timer task.
-                handle.run_upkeep();
-                handle.render()
+    let mut connections = tokio::task::JoinSet::new();
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            () = &mut shutdown => break,
+            accepted = listener.accept() => {
+                let stream = match accepted {
+                    Ok((stream, _)) => stream,
+                    Err(err) => {
+                        // Out of file descriptors and the like: back off instead of spinning.
+                        tracing::warn!(error = %err, "metrics: accept failed");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                };
+                connections.spawn(serve_connection(stream, handle.clone(), header_timeout));
             }
-        }),
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
+    connections.shutdown().await;
+    Ok(())
+}
+
+async fn serve_connection(
+    stream: tokio::net::TcpStream,
+    handle: PrometheusHandle,
+    header_timeout: Duration,
+) {
+    let service = hyper::service::service_fn(move |request: http::Request<_>| {
+        let handle = handle.clone();
+        async move { Ok::<_, std::convert::Infallible>(respond(&handle, &request)) }
+    });
+    // One request per connection: with the header timeout, no connection
+    // outlives a slow or silent client for long (scrapers reconnect cheaply).
+    let served = hyper::server::conn::http1::Builder::new()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(header_timeout)
+        .keep_alive(false)
+        .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+        .await;
+    if let Err(err) = served {
+        tracing::debug!(error = %err, "metrics connection ended");
+    }
+}
+
+fn respond<B>(handle: &PrometheusHandle, request: &http::Request<B>) -> http::Response<String> {
+    let (status, body) = match (request.method(), request.uri().path()) {
+        (&http::Method::GET, "/metrics") => {
+            // Upkeep drains histogram buffers; doing it per scrape needs no timer task.
+            handle.run_upkeep();
+            (http::StatusCode::OK, handle.render())
+        }
+        (_, "/metrics") => (http::StatusCode::METHOD_NOT_ALLOWED, String::new()),
+        _ => (http::StatusCode::NOT_FOUND, String::new()),
+    };
+    let mut response = http::Response::new(body);
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("text/plain; version=0.0.4"),
     );
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await
+    response
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::model::{ControllerState, Expectations};
-    use crate::core::model::{
+    use job_decider_core::model::{ControllerState, Expectations};
+    use job_decider_core::model::{
         JobCondition, JobStatus, PodFailurePolicy, PodFailurePolicyAction, PodFailurePolicyRule,
         UncountedTerminatedPods,
     };
-    use crate::core::time::Time;
+    use job_decider_core::time::Time;
 
     fn snapshot() -> Snapshot {
-        let mut job = crate::core::fixtures::job();
+        let mut job = job_decider_core::fixtures::job();
         job.spec.pod_failure_policy = Some(PodFailurePolicy {
             rules: vec![PodFailurePolicyRule {
                 action: PodFailurePolicyAction::Count,

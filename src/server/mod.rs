@@ -1,13 +1,16 @@
 //! `job-decider serve`: the gRPC service with health, reflection, metrics,
 //! limits, TLS and graceful shutdown around the shared decision pipeline.
 //!
-//! [`serve_with`] runs a server on listeners the caller bound (tests use
+//! [`serve_on`] runs a server on listeners the caller bound (tests use
 //! ephemeral ports); [`run`] binds the configured addresses and stops on
-//! SIGTERM or SIGINT.
+//! SIGTERM or SIGINT. [`stack`] puts every JobDecider RPC through the same
+//! layers ([`layer`]); [`conn`] makes connections end.
 
-pub mod guard;
+pub mod conn;
+pub mod layer;
 pub mod metrics;
 pub mod service;
+pub mod stack;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -17,26 +20,64 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use tokio::net::TcpListener;
-use tokio::sync::{Semaphore, oneshot};
+use tokio::sync::watch;
+use tokio_stream::{Stream, StreamExt};
 use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Certificate, Identity, Server, ServerTlsConfig};
 use tonic_health::ServingStatus;
 use tracing::{info, warn};
 
-use crate::api::pb;
-use crate::api::pb::job_decider_server::JobDeciderServer;
-use guard::{Guard, Limits};
+use conn::{ActivityLayer, ConnLimits, Phase, Tracked};
+use job_decider_api::pb;
+use job_decider_api::pb::job_decider_server::JobDeciderServer;
 use service::DeciderService;
+use stack::StackLimits;
+
+/// HTTP/2 streams a connection may have reset for its own errors before it is
+/// closed (hyper's default, set here so an upgrade cannot change it silently).
+pub const LOCAL_ERROR_RESET_STREAMS: usize = 1024;
+/// HTTP/2 streams a client may open and reset before the server accepts them
+/// (the rapid-reset guard; hyper's default, set explicitly for the same reason).
+pub const PENDING_ACCEPT_RESET_STREAMS: usize = 20;
 
 /// Everything `serve` can be told, with the defaults the CLI documents.
+///
+/// The README's configuration section explains each default and the memory
+/// arithmetic behind the byte budget.
 #[derive(Clone, Debug)]
 pub struct ServerConfig {
     /// Decisions running at once, across all connections; more are shed with UNAVAILABLE.
     pub max_concurrent_requests: usize,
-    /// How long one call may take before it is answered DEADLINE_EXCEEDED.
+    /// How long a call whose body is in may wait for a decision slot before it is shed.
+    pub queue_timeout: Duration,
+    /// How long one decision may take before it is answered DEADLINE_EXCEEDED.
     pub request_timeout: Duration,
     /// The largest request accepted; larger ones get RESOURCE_EXHAUSTED.
     pub max_message_size: usize,
+    /// Request bytes in flight across all calls; past it, RESOURCE_EXHAUSTED at once.
+    pub max_request_bytes_in_flight: usize,
+    /// How long a request body may take to arrive in full.
+    pub body_read_timeout: Duration,
+    /// HTTP/2 streams (calls) open at once on one connection.
+    pub max_concurrent_streams: u32,
+    /// HTTP/2 keepalive ping interval on an otherwise quiet connection (zero: none).
+    pub http2_keepalive_interval: Duration,
+    /// How long a keepalive ping may go unanswered before the connection is closed.
+    pub http2_keepalive_timeout: Duration,
+    /// TCP keepalive idle time (zero: the OS default, usually off).
+    pub tcp_keepalive: Duration,
+    /// How long a TLS handshake may take.
+    pub tls_handshake_timeout: Duration,
+    /// Close a connection after this long without a call in flight (zero: never).
+    pub max_connection_idle: Duration,
+    /// Ask a connection to go away (GOAWAY) after this long (zero: never).
+    pub max_connection_age: Duration,
+    /// Close a connection this long after its GOAWAY, calls in flight or not.
+    pub max_connection_age_grace: Duration,
+    /// How long a `/metrics` client may take to send its request headers.
+    pub metrics_header_timeout: Duration,
+    /// A plaintext port serving only gRPC health, for kubelet's probes under TLS.
+    pub health_addr: Option<SocketAddr>,
     /// Serve TLS (and require client certificates when a client CA is given).
     pub tls: Option<TlsFiles>,
     /// After health flips to NOT_SERVING, keep serving this long so load balancers notice.
@@ -49,14 +90,32 @@ impl Default for ServerConfig {
     fn default() -> Self {
         ServerConfig {
             max_concurrent_requests: 64,
+            queue_timeout: Duration::from_millis(100),
             request_timeout: Duration::from_secs(30),
-            max_message_size: crate::api::DEFAULT_MAX_MESSAGE_SIZE,
+            max_message_size: job_decider_api::DEFAULT_MAX_MESSAGE_SIZE,
+            max_request_bytes_in_flight: DEFAULT_MAX_REQUEST_BYTES_IN_FLIGHT,
+            body_read_timeout: Duration::from_secs(10),
+            max_concurrent_streams: 100,
+            http2_keepalive_interval: Duration::from_secs(30),
+            http2_keepalive_timeout: Duration::from_secs(10),
+            tcp_keepalive: Duration::from_secs(60),
+            tls_handshake_timeout: Duration::from_secs(10),
+            max_connection_idle: Duration::from_secs(300),
+            max_connection_age: Duration::from_secs(1800),
+            max_connection_age_grace: Duration::from_secs(60),
+            metrics_header_timeout: Duration::from_secs(5),
+            health_addr: None,
             tls: None,
             shutdown_delay: Duration::ZERO,
             shutdown_grace: Duration::from_secs(20),
         }
     }
 }
+
+/// The default budget of request bytes in flight: 256 MiB. With a call's
+/// peak at most 3x its request bytes and a ~30 MB baseline, 3 x 256 MiB + 30 MB
+/// = 798 MiB fits the Deployment's 1 GiB limit (README, configuration).
+pub const DEFAULT_MAX_REQUEST_BYTES_IN_FLIGHT: usize = 256 * 1024 * 1024;
 
 /// PEM files for TLS.
 #[derive(Clone, Debug)]
@@ -67,6 +126,17 @@ pub struct TlsFiles {
     pub key: PathBuf,
     /// CA bundle that client certificates must chain to; set for mTLS.
     pub client_ca: Option<PathBuf>,
+}
+
+/// The sockets a server serves on, bound by the caller.
+#[derive(Debug)]
+pub struct Listeners {
+    /// The gRPC API (TLS when configured), with health and reflection.
+    pub grpc: TcpListener,
+    /// `/metrics`.
+    pub metrics: Option<TcpListener>,
+    /// Plaintext gRPC health only.
+    pub health: Option<TcpListener>,
 }
 
 /// Why the server could not start or stopped with an error.
@@ -111,31 +181,123 @@ fn read(path: &PathBuf) -> Result<Vec<u8>, ServeError> {
     })
 }
 
-fn tls_config(files: &TlsFiles) -> Result<ServerTlsConfig, ServeError> {
+fn tls_config(
+    files: &TlsFiles,
+    handshake_timeout: Duration,
+) -> Result<ServerTlsConfig, ServeError> {
     let identity = Identity::from_pem(read(&files.cert)?, read(&files.key)?);
-    let mut config = ServerTlsConfig::new().identity(identity);
+    let mut config = ServerTlsConfig::new()
+        .identity(identity)
+        .timeout(handshake_timeout);
     if let Some(ca) = &files.client_ca {
         config = config.client_ca_root(Certificate::from_pem(read(ca)?));
     }
     Ok(config)
 }
 
+fn check(config: &ServerConfig) -> Result<(), ServeError> {
+    let fail = |what: &str| Err(ServeError::Config(what.to_string()));
+    if config.max_concurrent_requests == 0 {
+        return fail("max concurrent requests must be at least 1");
+    }
+    if config.max_concurrent_streams == 0 {
+        return fail("max concurrent streams must be at least 1");
+    }
+    if config.max_request_bytes_in_flight < config.max_message_size {
+        return fail(
+            "max request bytes in flight must be at least max message size, or the largest request could never be taken",
+        );
+    }
+    if u32::try_from(config.max_message_size.saturating_add(5)).is_err() {
+        return fail("max message size must be under 4 GiB");
+    }
+    for (name, value) in [
+        ("request timeout", config.request_timeout),
+        ("body read timeout", config.body_read_timeout),
+        ("TLS handshake timeout", config.tls_handshake_timeout),
+        ("metrics header timeout", config.metrics_header_timeout),
+        ("HTTP/2 keepalive timeout", config.http2_keepalive_timeout),
+    ] {
+        if value.is_zero() {
+            return fail(&format!("{name} must be above zero"));
+        }
+    }
+    Ok(())
+}
+
+fn nonzero(value: Duration) -> Option<Duration> {
+    (!value.is_zero()).then_some(value)
+}
+
+/// The transport settings both gRPC ports share.
+fn transport(config: &ServerConfig) -> Server {
+    let mut builder = Server::builder()
+        .max_concurrent_streams(config.max_concurrent_streams)
+        .http2_keepalive_interval(nonzero(config.http2_keepalive_interval))
+        .http2_keepalive_timeout(Some(config.http2_keepalive_timeout))
+        .http2_max_local_error_reset_streams(Some(LOCAL_ERROR_RESET_STREAMS))
+        .http2_max_pending_accept_reset_streams(Some(PENDING_ACCEPT_RESET_STREAMS))
+        .tcp_nodelay(true);
+    if let Some(age) = nonzero(config.max_connection_age) {
+        // A GOAWAY at the age; calls in flight finish. The hard close after the
+        // grace is conn.rs's (tonic's own grace skips the GOAWAY).
+        builder = builder.max_connection_age(age);
+    }
+    builder
+}
+
+/// Accepted sockets with TCP keepalive, each wrapped to end when its limits say.
+fn accepted(
+    listener: TcpListener,
+    config: &ServerConfig,
+    phase: &watch::Receiver<Phase>,
+) -> impl Stream<Item = std::io::Result<Tracked>> + use<> {
+    let limits = ConnLimits {
+        max_idle: nonzero(config.max_connection_idle),
+        max_lifetime: nonzero(config.max_connection_age)
+            .map(|age| age.saturating_add(config.max_connection_age_grace)),
+    };
+    let phase = phase.clone();
+    TcpIncoming::from(listener)
+        .with_nodelay(Some(true))
+        .with_keepalive(nonzero(config.tcp_keepalive))
+        .map(move |socket| socket.map(|s| Tracked::new(s, limits, phase.clone())))
+}
+
+/// Completes once `stop` turns true (or its sender is gone).
+async fn stopped(mut stop: watch::Receiver<bool>) {
+    let _ = stop.wait_for(|stop| *stop).await;
+}
+
 /// Serves on `grpc` (and `/metrics` on `metrics_listener`) until `shutdown` completes.
 ///
-/// Shutdown: health turns NOT_SERVING, the server keeps serving for
-/// `shutdown_delay`, then takes no new calls and lets the calls in flight
-/// finish, for at most `shutdown_grace`.
+/// See [`serve_on`]; this is it without a health-only port.
 pub async fn serve_with(
     grpc: TcpListener,
     metrics_listener: Option<TcpListener>,
     config: ServerConfig,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), ServeError> {
-    if config.max_concurrent_requests == 0 {
-        return Err(ServeError::Config(
-            "max concurrent requests must be at least 1".into(),
-        ));
-    }
+    let listeners = Listeners {
+        grpc,
+        metrics: metrics_listener,
+        health: None,
+    };
+    serve_on(listeners, config, shutdown).await
+}
+
+/// Serves on `listeners` until `shutdown` completes.
+///
+/// Shutdown: health turns NOT_SERVING, the server keeps serving for
+/// `shutdown_delay`, then takes no new calls, closes idle connections and
+/// lets the calls in flight finish, for at most `shutdown_grace`; then every
+/// connection is closed. The metrics server never delays it.
+pub async fn serve_on(
+    listeners: Listeners,
+    config: ServerConfig,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), ServeError> {
+    check(&config)?;
     let handle = metrics::install()?;
     let (reporter, health) = tonic_health::server::health_reporter();
     reporter
@@ -152,48 +314,66 @@ pub async fn serve_with(
         .build_v1alpha()?;
 
     let draining = Arc::new(AtomicBool::new(false));
-    let decider = JobDeciderServer::new(DeciderService)
-        .max_decoding_message_size(config.max_message_size)
-        .max_encoding_message_size(usize::MAX);
-    let guarded = Guard::new(
-        decider,
-        Limits {
-            slots: Arc::new(Semaphore::new(config.max_concurrent_requests)),
-            max_concurrent: config.max_concurrent_requests,
-            timeout: config.request_timeout,
-            draining: draining.clone(),
-        },
-    );
+    let decider = stack::decider(&StackLimits {
+        max_concurrent: config.max_concurrent_requests,
+        queue_timeout: config.queue_timeout,
+        request_bytes_budget: config.max_request_bytes_in_flight,
+        max_message_size: config.max_message_size,
+        body_read_timeout: config.body_read_timeout,
+        request_timeout: config.request_timeout,
+        draining: draining.clone(),
+    });
 
-    let mut builder = Server::builder();
+    let (phase_tx, phase_rx) = watch::channel(Phase::Running);
+    let (stop_tx, stop_rx) = watch::channel(false);
+
+    let mut builder = transport(&config);
     if let Some(files) = &config.tls {
-        builder = builder.tls_config(tls_config(files)?)?;
+        builder = builder.tls_config(tls_config(files, config.tls_handshake_timeout)?)?;
     }
-    let local = grpc.local_addr().ok();
-    let incoming = TcpIncoming::from(grpc).with_nodelay(Some(true));
-    let (stop_tx, stop_rx) = oneshot::channel::<()>();
-    let serve = builder
-        .add_service(health)
+    let local = listeners.grpc.local_addr().ok();
+    let main = builder
+        .layer(ActivityLayer)
+        .add_service(health.clone())
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
-        .add_service(guarded)
-        .serve_with_incoming_shutdown(incoming, async {
-            // A dropped sender also stops the server.
-            let _ = stop_rx.await;
-        });
-    tokio::pin!(serve);
+        .add_service(decider)
+        .serve_with_incoming_shutdown(
+            accepted(listeners.grpc, &config, &phase_rx),
+            stopped(stop_rx.clone()),
+        );
+    let health_only = listeners.health.map(|listener| {
+        info!(addr = ?listener.local_addr().ok(), "plaintext health listening");
+        transport(&config)
+            .layer(ActivityLayer)
+            .add_service(health)
+            .serve_with_incoming_shutdown(
+                accepted(listener, &config, &phase_rx),
+                stopped(stop_rx.clone()),
+            )
+    });
+    let servers = async move {
+        match health_only {
+            Some(health_only) => tokio::try_join!(main, health_only).map(|_| ()),
+            None => main.await,
+        }
+    };
+    tokio::pin!(servers);
 
-    let (metrics_stop_tx, metrics_stop_rx) = oneshot::channel::<()>();
-    let metrics_task = metrics_listener.map(|listener| {
+    let (metrics_stop_tx, metrics_stop_rx) = watch::channel(false);
+    let metrics_task = listeners.metrics.map(|listener| {
         info!(addr = ?listener.local_addr().ok(), "metrics listening");
-        tokio::spawn(metrics::serve(listener, handle, async {
-            let _ = metrics_stop_rx.await;
-        }))
+        tokio::spawn(metrics::serve(
+            listener,
+            handle,
+            config.metrics_header_timeout,
+            stopped(metrics_stop_rx),
+        ))
     });
     info!(addr = ?local, tls = config.tls.is_some(), "serving");
 
     let shutdown_requested = tokio::select! {
-        result = &mut serve => { result?; false }
+        result = &mut servers => { result?; false }
         () = shutdown => true,
     };
     if shutdown_requested {
@@ -205,22 +385,28 @@ pub async fn serve_with(
             .set_service_status("", ServingStatus::NotServing)
             .await;
         // Still serving: callers that have not seen NOT_SERVING yet get answers.
-        let finished_early = tokio::time::timeout(config.shutdown_delay, &mut serve).await;
-        if finished_early.is_err() {
-            draining.store(true, Ordering::Release);
-            let _ = stop_tx.send(());
-            match tokio::time::timeout(config.shutdown_grace, &mut serve).await {
-                Ok(result) => result?,
-                Err(_) => warn!(
-                    grace = ?config.shutdown_grace,
-                    "calls still in flight at the shutdown deadline; closing"
-                ),
+        match tokio::time::timeout(config.shutdown_delay, &mut servers).await {
+            Ok(result) => result?,
+            Err(_) => {
+                draining.store(true, Ordering::Release);
+                let _ = phase_tx.send(Phase::Draining);
+                let _ = stop_tx.send(true);
+                match tokio::time::timeout(config.shutdown_grace, &mut servers).await {
+                    Ok(result) => result?,
+                    Err(_) => {
+                        warn!(
+                            grace = ?config.shutdown_grace,
+                            "calls still in flight at the shutdown deadline; closing"
+                        );
+                        let _ = phase_tx.send(Phase::Closing);
+                    }
+                }
             }
         }
     }
-    let _ = metrics_stop_tx.send(());
+    let _ = metrics_stop_tx.send(true);
     if let Some(task) = metrics_task {
-        // The metrics server ends with its shutdown signal; a failure there is only logged.
+        // The metrics server cuts its connections at once; a failure there is only logged.
         match task.await {
             Ok(Ok(())) => {}
             Ok(Err(err)) => warn!(error = %err, "metrics server failed"),
@@ -231,7 +417,7 @@ pub async fn serve_with(
     Ok(())
 }
 
-/// Binds `addr` and `metrics_addr` and serves until SIGTERM or SIGINT.
+/// Binds the configured addresses and serves until SIGTERM or SIGINT.
 pub async fn run(
     addr: SocketAddr,
     metrics_addr: SocketAddr,
@@ -244,7 +430,16 @@ pub async fn run(
     };
     let grpc = bind(addr).await?;
     let metrics_listener = bind(metrics_addr).await?;
-    serve_with(grpc, Some(metrics_listener), config, termination()).await
+    let health = match config.health_addr {
+        Some(addr) => Some(bind(addr).await?),
+        None => None,
+    };
+    let listeners = Listeners {
+        grpc,
+        metrics: Some(metrics_listener),
+        health,
+    };
+    serve_on(listeners, config, termination()).await
 }
 
 /// Completes on the first SIGTERM or SIGINT.

@@ -1,18 +1,36 @@
-//! The JobDecider gRPC service: decode, run the shared pipeline off the
-//! reactor, encode. Nothing here decides anything.
+//! The JobDecider gRPC service: run the shared pipeline off the reactor and
+//! hand back its answer. Nothing here decides anything, and nothing here
+//! limits, times, logs or counts calls: the layers around it do
+//! ([`crate::server::stack`]). The handlers add what only they know to the
+//! call's span: the Job's identity and the size of what was decided.
 
 use std::time::Instant;
 
 use tonic::{Request, Response, Status};
-use tracing::{Instrument, info, info_span, warn};
+use tracing::Span;
 
-use crate::api::{self, ApiError, pb};
-use crate::server::guard::DecisionSlot;
+use crate::server::layer::slot::DecisionSlot;
 use crate::server::metrics;
+use job_decider_api::{self as api, ApiError, pb};
 
 /// The service implementation; stateless, as the design requires.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct DeciderService;
+
+/// Runs `work` on the blocking pool, holding the call's decision slot until
+/// the work really ends: a caller that stops waiting (the timeout, a cancel)
+/// does not free the slot while the CPU is still busy with its request.
+async fn off_reactor<T: Send + 'static>(
+    slot: Option<DecisionSlot>,
+    work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(move || {
+        let _slot = slot;
+        work()
+    })
+    .await
+    .map_err(|join| ApiError::Internal(format!("decision task failed: {join}")))?
+}
 
 #[tonic::async_trait]
 impl pb::job_decider_server::JobDecider for DeciderService {
@@ -22,43 +40,22 @@ impl pb::job_decider_server::JobDecider for DeciderService {
     ) -> Result<Response<pb::DecideJobResponse>, Status> {
         let slot = request.extensions().get::<DecisionSlot>().cloned();
         let request = request.into_inner();
+        let span = Span::current();
         let (namespace, name, uid) = api::job_identity(&request);
-        let span = info_span!(
-            "decide_job",
-            job.namespace = namespace,
-            job.name = name,
-            job.uid = uid,
-            pods = request.pods.len(),
-        );
-        async move {
-            // A decision on a large job is CPU work: it must not stall the reactor.
-            let decided = tokio::task::spawn_blocking(move || {
-                // The slot is released when the work ends, not when the caller stops waiting.
-                let _slot = slot;
-                let started = Instant::now();
-                let decision = api::decide(request)?;
-                metrics::record_decision(&decision, started.elapsed());
-                Ok::<_, ApiError>((decision.response(), started.elapsed()))
-            })
-            .await
-            .map_err(|join| ApiError::Internal(format!("decision task failed: {join}")));
-            match decided.and_then(|inner| inner) {
-                Ok((response, elapsed)) => {
-                    info!(
-                        actions = response.actions.len(),
-                        elapsed_us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),
-                        "decided"
-                    );
-                    Ok(Response::new(response))
-                }
-                Err(err) => {
-                    warn!(error = %err, "not decided");
-                    Err(err.into())
-                }
-            }
-        }
-        .instrument(span)
-        .await
+        span.record("job.namespace", namespace);
+        span.record("job.name", name);
+        span.record("job.uid", uid);
+        span.record("pods", request.pods.len());
+        // A decision on a large job is CPU work: it must not stall the reactor.
+        let response = off_reactor(slot, move || {
+            let started = Instant::now();
+            let decision = api::decide(request)?;
+            metrics::record_decision(&decision, started.elapsed());
+            Ok(decision.response())
+        })
+        .await?;
+        span.record("actions", response.actions.len());
+        Ok(Response::new(response))
     }
 
     async fn validate_job(
@@ -73,12 +70,26 @@ impl pb::job_decider_server::JobDecider for DeciderService {
         &self,
         request: Request<pb::DecideJobSetRequest>,
     ) -> Result<Response<pb::DecideJobSetResponse>, Status> {
-        // Bounded by the replica cap; still CPU work, so off the reactor like DecideJob.
+        // The same hand-off as DecideJob: the slot goes with the blocking work.
+        let slot = request.extensions().get::<DecisionSlot>().cloned();
         let request = request.into_inner();
-        let decided = tokio::task::spawn_blocking(move || api::decide_jobset(request))
-            .await
-            .map_err(|join| ApiError::Internal(format!("decision task failed: {join}")))?;
-        Ok(Response::new(decided?))
+        let span = Span::current();
+        if let Some(meta) = request.job_set.as_ref().and_then(|s| s.metadata.as_ref()) {
+            span.record("job.namespace", meta.namespace.as_str());
+            span.record("job.name", meta.name.as_str());
+            span.record("job.uid", meta.uid.as_str());
+        }
+        let jobs = request.jobs.len();
+        span.record("jobs", jobs);
+        let response = off_reactor(slot, move || {
+            let started = Instant::now();
+            let decided = api::decide_jobset(request)?;
+            metrics::record_jobset_decision(jobs, started.elapsed());
+            Ok(decided)
+        })
+        .await?;
+        span.record("actions", response.actions.len());
+        Ok(Response::new(response))
     }
 
     async fn validate_job_set(

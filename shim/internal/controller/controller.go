@@ -371,7 +371,9 @@ func (c *Controller) decide(ctx context.Context, req *jobdeciderv1.DecideJobRequ
 	return resp, nil
 }
 
-// podsForJob returns the pods the Job controls plus those its selector matches.
+// podsForJob returns the pods the Job controls plus the orphans its selector
+// matches. A matching pod that another owner controls is not the Job's to claim
+// (upstream's pod claim skips it), and the decider rejects a snapshot holding one.
 func (c *Controller) podsForJob(job *batchv1.Job) ([]*corev1.Pod, error) {
 	seen := map[types.UID]bool{}
 	var pods []*corev1.Pod
@@ -396,6 +398,9 @@ func (c *Controller) podsForJob(job *batchv1.Job) ([]*corev1.Pod, error) {
 		return nil, err
 	}
 	for _, pod := range matching {
+		if ref := controllerOf(pod); ref != nil && ref.UID != job.UID {
+			continue
+		}
 		if !seen[pod.UID] {
 			seen[pod.UID] = true
 			pods = append(pods, pod)

@@ -266,6 +266,30 @@ func TestSyncSkipsJobsOfOtherControllers(t *testing.T) {
 	}
 }
 
+// A pod matching the selector but controlled by another owner (a manual
+// selector overlapping another workload's labels) must not reach the snapshot:
+// the decider rejects it, which would fail every sync of the Job.
+func TestRegressionPodControlledByAnotherOwnerIsNotSent(t *testing.T) {
+	owned := testPod("pi-a", corev1.PodRunning)
+	orphan := testPod("pi-orphan", corev1.PodRunning)
+	orphan.OwnerReferences = nil
+	other := testPod("rs-pod", corev1.PodRunning)
+	other.OwnerReferences = []metav1.OwnerReference{{
+		APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web", UID: "rs-uid", Controller: ptr.To(true),
+	}}
+	f := newFixture(t, testJob(), owned, orphan, other)
+	if _, err := f.ctrl.syncJob(context.Background(), "ns/pi"); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range f.decider.last(t).GetPods() {
+		names = append(names, p.GetMetadata().GetName())
+	}
+	if strings.Join(names, ",") != "pi-a,pi-orphan" {
+		t.Errorf("snapshot pods = %v, want the owned pod and the orphan only", names)
+	}
+}
+
 func TestSyncCreatesPodsInSlowStartBatches(t *testing.T) {
 	f := newFixture(t, testJob())
 	var creations []*jobdeciderv1.PodCreation

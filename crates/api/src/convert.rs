@@ -1,0 +1,989 @@
+//! Wire ⇄ domain.
+//!
+//! Wire → domain applies what the API server would have applied before a
+//! controller ever sees a Job (`SetDefaults_Job`), reads pod annotations as
+//! leniently as upstream reads them, and turns everything the decision cannot
+//! work with into field violations whose paths use the proto3 JSON names of
+//! the request (`pods[3].metadata.uid`). Values of Kubernetes enumerations in
+//! the Job's spec are not judged here: unknown ones pass through as the model's
+//! `Unknown`/`Other` variants and `validate_job` reports them.
+//!
+//! Domain → wire turns a [`Plan`] into a `DecideJobResponse`.
+
+use std::collections::hash_map::{Entry, HashMap, RandomState};
+use std::collections::{BTreeMap, BTreeSet};
+use std::hash::BuildHasher;
+use std::time::Duration;
+
+use pbjson_types::{Duration as PbDuration, Timestamp};
+use prost::Message;
+
+use crate::lazy::LazyDecideJobRequest;
+use crate::pb;
+use job_decider_core::model::{
+    BUILT_IN_CONTROLLER, BackoffRecord, COMPLETION_INDEX_ENV, COMPLETION_INDEX_KEY, CompletionMode,
+    ConditionStatus, ContainerStatus, ControllerState, Deletion, ExitCodeOperator, Expectations,
+    INDEX_FAILURE_COUNT_KEY, INDEX_IGNORED_FAILURE_COUNT_KEY, JOB_TRACKING_FINALIZER, Job,
+    JobCondition, JobConditionType, JobSpec, JobStatus, LabelSelector, OnExitCodes,
+    OnPodConditionsPattern, OwnerRef, Pod, PodCondition, PodFailurePolicy, PodFailurePolicyAction,
+    PodFailurePolicyRule, PodPhase, PodReplacementPolicy, PodTemplate, RestartPolicy,
+    SelectorOperator, SelectorRequirement, Snapshot, SuccessPolicy, SuccessPolicyRule, Terminated,
+    UncountedTerminatedPods,
+};
+use job_decider_core::plan::{Action, Event, Plan, PodCreation, PodDeletion, PodRef};
+use job_decider_core::time::Time;
+use job_decider_core::validate::{Violation, ViolationKind};
+
+/// Upstream's default backoffLimit without per-index limits.
+const DEFAULT_BACKOFF_LIMIT: i32 = 6;
+/// The pod condition every decision reads (ready counts).
+const POD_READY: &str = "Ready";
+const NANOS_PER_SEC: i64 = 1_000_000_000;
+
+/// Collects violations; paths are built only when something is wrong.
+#[derive(Default)]
+struct Violations(Vec<Violation>);
+
+impl Violations {
+    fn push(&mut self, field: String, kind: ViolationKind, value: Option<String>, detail: &str) {
+        self.0.push(Violation {
+            field,
+            kind,
+            value,
+            detail: detail.to_string(),
+        });
+    }
+
+    fn required(&mut self, field: impl Into<String>, detail: &str) {
+        self.push(field.into(), ViolationKind::Required, None, detail);
+    }
+
+    fn invalid(&mut self, field: impl Into<String>, value: impl ToString, detail: &str) {
+        self.push(
+            field.into(),
+            ViolationKind::Invalid,
+            Some(value.to_string()),
+            detail,
+        );
+    }
+
+    fn not_supported(&mut self, field: impl Into<String>, value: &str, supported: &[&str]) {
+        let listed: Vec<String> = supported.iter().map(|s| format!("\"{s}\"")).collect();
+        self.push(
+            field.into(),
+            ViolationKind::NotSupported,
+            Some(format!("\"{value}\"")),
+            &format!("supported values: {}", listed.join(", ")),
+        );
+    }
+
+    /// A count that must not be negative.
+    fn non_negative(&mut self, value: i32, field: impl FnOnce() -> String) {
+        if value < 0 {
+            self.invalid(field(), value, "must be greater than or equal to 0");
+        }
+    }
+
+    /// A timestamp the domain can hold, or a violation.
+    fn time(&mut self, ts: Option<&Timestamp>, field: impl FnOnce() -> String) -> Option<Time> {
+        let ts = ts?;
+        let converted = time_from_pb(ts);
+        if converted.is_none() {
+            self.invalid(
+                field(),
+                format!("{{seconds: {}, nanos: {}}}", ts.seconds, ts.nanos),
+                "must be a time between the years 1678 and 2262",
+            );
+        }
+        converted
+    }
+
+    fn into_result<T>(self, value: T) -> Result<T, Vec<Violation>> {
+        if self.0.is_empty() {
+            Ok(value)
+        } else {
+            Err(self.0)
+        }
+    }
+}
+
+/// A wire timestamp as a domain time; `None` when out of the domain's range or malformed.
+pub fn time_from_pb(ts: &Timestamp) -> Option<Time> {
+    if !(0..1_000_000_000).contains(&ts.nanos) {
+        return None;
+    }
+    let nanos = ts
+        .seconds
+        .checked_mul(NANOS_PER_SEC)?
+        .checked_add(i64::from(ts.nanos))?;
+    Some(Time::from_unix_nanos(nanos))
+}
+
+/// A domain time as a wire timestamp.
+pub fn time_to_pb(t: Time) -> Timestamp {
+    let nanos = t.unix_nanos();
+    Timestamp {
+        seconds: nanos.div_euclid(NANOS_PER_SEC),
+        // rem_euclid of 1e9 always fits an i32.
+        nanos: i32::try_from(nanos.rem_euclid(NANOS_PER_SEC)).unwrap_or(0),
+    }
+}
+
+/// A domain duration as a wire duration (saturating at i64::MAX seconds).
+pub fn duration_to_pb(d: Duration) -> PbDuration {
+    PbDuration {
+        seconds: i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
+        // subsec_nanos is below 1e9.
+        nanos: i32::try_from(d.subsec_nanos()).unwrap_or(0),
+    }
+}
+
+/// Whether the job is being converted for a decision (identity required) or for validation only.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Purpose {
+    Decide,
+    Validate,
+}
+
+impl TryFrom<pb::DecideJobRequest> for Snapshot {
+    type Error = Vec<Violation>;
+
+    fn try_from(req: pb::DecideJobRequest) -> Result<Self, Self::Error> {
+        let parts = RequestParts {
+            job: req.job,
+            now: req.now,
+            state: req.state,
+            controller_name: req.controller_name,
+            expectations: req.expectations,
+        };
+        // Each pod is dropped as soon as it is converted.
+        snapshot_from_parts(parts, req.pods.into_iter().map(Ok))
+    }
+}
+
+impl TryFrom<LazyDecideJobRequest> for Snapshot {
+    type Error = Vec<Violation>;
+
+    fn try_from(req: LazyDecideJobRequest) -> Result<Self, Self::Error> {
+        let parts = RequestParts {
+            job: req.job,
+            now: req.now,
+            state: req.state,
+            controller_name: req.controller_name,
+            expectations: req.expectations,
+        };
+        // One pod decoded at a time; its bytes are freed once it is decoded.
+        snapshot_from_parts(
+            parts,
+            req.pods
+                .into_iter()
+                .map(|raw| pb::Pod::decode(raw.as_slice())),
+        )
+    }
+}
+
+/// A DecideJobRequest's fields other than its pods.
+struct RequestParts {
+    job: Option<pb::Job>,
+    now: Option<Timestamp>,
+    state: Option<pb::ControllerState>,
+    controller_name: String,
+    expectations: Option<pb::Expectations>,
+}
+
+/// The snapshot of a request whose pods arrive one at a time (decoded, or failing to decode).
+fn snapshot_from_parts<I>(req: RequestParts, pods: I) -> Result<Snapshot, Vec<Violation>>
+where
+    I: ExactSizeIterator<Item = Result<pb::Pod, prost::DecodeError>>,
+{
+    let mut errs = Violations::default();
+    let job = match req.job {
+        Some(job) => Some(job_from_pb(job, "job", Purpose::Decide, &mut errs)),
+        None => {
+            errs.required("job", "a DecideJobRequest needs the Job to decide");
+            None
+        }
+    };
+    let now = match &req.now {
+        Some(ts) => errs.time(Some(ts), || "now".to_string()),
+        None => {
+            errs.required("now", "decisions never read a clock; send the current time");
+            None
+        }
+    };
+    let state = state_from_pb(req.state, &mut errs);
+    let expectations = req
+        .expectations
+        .map(|e| Expectations {
+            pod_changes_pending: e.pod_changes_pending,
+            finalizer_removals_pending: e.finalizer_removals_pending.into_iter().collect(),
+        })
+        .unwrap_or_default();
+    let pods = match &job {
+        Some(job) => pods_from_pb(pods, job, &mut errs),
+        None => Vec::new(),
+    };
+    let controller_name = if req.controller_name.is_empty() {
+        BUILT_IN_CONTROLLER.to_string()
+    } else {
+        req.controller_name
+    };
+    match (job, now) {
+        (Some(job), Some(now)) if errs.0.is_empty() => Ok(Snapshot {
+            job,
+            pods,
+            now,
+            state,
+            controller_name,
+            expectations,
+        }),
+        _ => Err(errs.0),
+    }
+}
+
+/// The Job of a ValidateJobRequest (no identity needed: a manifest not yet created has none).
+pub fn job_for_validation(req: pb::ValidateJobRequest) -> Result<Job, Vec<Violation>> {
+    let mut errs = Violations::default();
+    match req.job {
+        Some(job) => {
+            let job = job_from_pb(job, "job", Purpose::Validate, &mut errs);
+            errs.into_result(job)
+        }
+        None => {
+            errs.required("job", "a ValidateJobRequest needs the Job to validate");
+            Err(errs.0)
+        }
+    }
+}
+
+/// The violations of a validated Job, on the wire.
+pub fn validation_response(violations: &[Violation]) -> pb::ValidateJobResponse {
+    pb::ValidateJobResponse {
+        violations: violations
+            .iter()
+            .map(|v| pb::FieldViolation {
+                field: v.field.clone(),
+                reason: v.kind.reason().to_string(),
+                description: v.description(),
+            })
+            .collect(),
+    }
+}
+
+fn state_from_pb(state: Option<pb::ControllerState>, errs: &mut Violations) -> ControllerState {
+    let Some(backoff) = state.and_then(|s| s.backoff) else {
+        return ControllerState::default();
+    };
+    errs.non_negative(backoff.failures_after_last_success, || {
+        "state.backoff.failuresAfterLastSuccess".to_string()
+    });
+    ControllerState {
+        backoff: BackoffRecord {
+            failures_after_last_success: backoff.failures_after_last_success,
+            last_failure_time: errs.time(backoff.last_failure_time.as_ref(), || {
+                "state.backoff.lastFailureTime".to_string()
+            }),
+        },
+    }
+}
+
+fn job_from_pb(job: pb::Job, path: &str, purpose: Purpose, errs: &mut Violations) -> Job {
+    let metadata = job.metadata.unwrap_or_default();
+    if purpose == Purpose::Decide {
+        if metadata.uid.is_empty() {
+            errs.required(
+                format!("{path}.metadata.uid"),
+                "a decision needs the Job as stored by the API server",
+            );
+        }
+        if metadata.name.is_empty() {
+            errs.required(format!("{path}.metadata.name"), "");
+        }
+    }
+    errs.time(metadata.deletion_timestamp.as_ref(), || {
+        format!("{path}.metadata.deletionTimestamp")
+    });
+    let being_deleted = metadata.deletion_timestamp.is_some();
+    let spec = spec_from_pb(job.spec.unwrap_or_default());
+    let status = job_status_from_pb(job.status.unwrap_or_default(), path, errs);
+    Job {
+        namespace: metadata.namespace,
+        name: metadata.name,
+        uid: metadata.uid,
+        being_deleted,
+        spec,
+        status,
+    }
+}
+
+/// Applies `SetDefaults_Job` (pkg/apis/batch/v1/defaults.go) while converting.
+fn spec_from_pb(spec: pb::JobSpec) -> JobSpec {
+    // Both unset means a non-parallel Job: one pod, one completion.
+    let (parallelism, completions) = match (spec.parallelism, spec.completions) {
+        (None, None) => (1, Some(1)),
+        (parallelism, completions) => (parallelism.unwrap_or(1), completions),
+    };
+    let backoff_limit = spec
+        .backoff_limit
+        .unwrap_or(if spec.backoff_limit_per_index.is_some() {
+            i32::MAX
+        } else {
+            DEFAULT_BACKOFF_LIMIT
+        });
+    let completion_mode = match spec.completion_mode.as_deref() {
+        None | Some("NonIndexed") => CompletionMode::NonIndexed,
+        Some("Indexed") => CompletionMode::Indexed,
+        Some(other) => CompletionMode::Unknown(other.to_string()),
+    };
+    let pod_failure_policy = spec.pod_failure_policy.map(pod_failure_policy_from_pb);
+    let pod_replacement_policy = match spec.pod_replacement_policy.as_deref() {
+        None if pod_failure_policy.is_some() => PodReplacementPolicy::Failed,
+        None => PodReplacementPolicy::TerminatingOrFailed,
+        Some("Failed") => PodReplacementPolicy::Failed,
+        Some("TerminatingOrFailed") => PodReplacementPolicy::TerminatingOrFailed,
+        Some(other) => PodReplacementPolicy::Unknown(other.to_string()),
+    };
+    JobSpec {
+        parallelism,
+        completions,
+        active_deadline_seconds: spec.active_deadline_seconds,
+        pod_failure_policy,
+        success_policy: spec.success_policy.map(|p| SuccessPolicy {
+            rules: p
+                .rules
+                .into_iter()
+                .map(|r| SuccessPolicyRule {
+                    succeeded_indexes: r.succeeded_indexes,
+                    succeeded_count: r.succeeded_count,
+                })
+                .collect(),
+        }),
+        backoff_limit,
+        backoff_limit_per_index: spec.backoff_limit_per_index,
+        max_failed_indexes: spec.max_failed_indexes,
+        selector: spec.selector.map(selector_from_pb).unwrap_or_default(),
+        manual_selector: spec.manual_selector.unwrap_or(false),
+        completion_mode,
+        suspend: spec.suspend.unwrap_or(false),
+        pod_replacement_policy,
+        managed_by: spec.managed_by,
+        ttl_seconds_after_finished: spec.ttl_seconds_after_finished,
+        template: template_from_pb(spec.template.unwrap_or_default()),
+    }
+}
+
+fn pod_failure_policy_from_pb(policy: pb::PodFailurePolicy) -> PodFailurePolicy {
+    PodFailurePolicy {
+        rules: policy
+            .rules
+            .into_iter()
+            .map(|rule| PodFailurePolicyRule {
+                action: match rule.action.as_str() {
+                    "FailJob" => PodFailurePolicyAction::FailJob,
+                    "FailIndex" => PodFailurePolicyAction::FailIndex,
+                    "Ignore" => PodFailurePolicyAction::Ignore,
+                    "Count" => PodFailurePolicyAction::Count,
+                    _ => PodFailurePolicyAction::Unknown(rule.action),
+                },
+                on_exit_codes: rule.on_exit_codes.map(|req| OnExitCodes {
+                    container_name: req.container_name,
+                    operator: match req.operator.as_str() {
+                        "In" => ExitCodeOperator::In,
+                        "NotIn" => ExitCodeOperator::NotIn,
+                        _ => ExitCodeOperator::Unknown(req.operator),
+                    },
+                    values: req.values,
+                }),
+                on_pod_conditions: rule
+                    .on_pod_conditions
+                    .into_iter()
+                    .map(|pattern| OnPodConditionsPattern {
+                        condition_type: pattern.r#type,
+                        // SetDefaults_Job: an empty pattern status means True.
+                        status: if pattern.status.is_empty() {
+                            ConditionStatus::True
+                        } else {
+                            condition_status(pattern.status)
+                        },
+                    })
+                    .collect(),
+            })
+            .collect(),
+    }
+}
+
+fn condition_status(status: String) -> ConditionStatus {
+    match status.as_str() {
+        "True" => ConditionStatus::True,
+        "False" => ConditionStatus::False,
+        "Unknown" => ConditionStatus::Unknown,
+        _ => ConditionStatus::Other(status),
+    }
+}
+
+fn selector_from_pb(selector: pb::LabelSelector) -> LabelSelector {
+    LabelSelector {
+        match_labels: selector.match_labels.into_iter().collect(),
+        match_expressions: selector
+            .match_expressions
+            .into_iter()
+            .map(|req| SelectorRequirement {
+                key: req.key,
+                operator: match req.operator.as_str() {
+                    "In" => SelectorOperator::In,
+                    "NotIn" => SelectorOperator::NotIn,
+                    "Exists" => SelectorOperator::Exists,
+                    "DoesNotExist" => SelectorOperator::DoesNotExist,
+                    _ => SelectorOperator::Unknown(req.operator),
+                },
+                values: req.values,
+            })
+            .collect(),
+    }
+}
+
+fn template_from_pb(template: pb::PodTemplateSpec) -> PodTemplate {
+    let spec = template.spec.unwrap_or_default();
+    let metadata = template.metadata.unwrap_or_default();
+    let defines_index_env =
+        |c: &pb::Container| c.env.iter().any(|e| e.name == COMPLETION_INDEX_ENV);
+    PodTemplate {
+        labels: metadata.labels,
+        finalizers: metadata.finalizers,
+        completion_index_env_everywhere: spec
+            .containers
+            .iter()
+            .chain(&spec.init_containers)
+            .all(defines_index_env),
+        restart_policy: match spec.restart_policy.as_str() {
+            "Never" => RestartPolicy::Never,
+            "OnFailure" => RestartPolicy::OnFailure,
+            "Always" => RestartPolicy::Always,
+            _ => RestartPolicy::Other(spec.restart_policy),
+        },
+        containers: spec.containers.into_iter().map(|c| c.name).collect(),
+        init_containers: spec.init_containers.into_iter().map(|c| c.name).collect(),
+    }
+}
+
+fn job_status_from_pb(status: pb::JobStatus, path: &str, errs: &mut Violations) -> JobStatus {
+    let conditions = status
+        .conditions
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let condition_type = match c.r#type.as_str() {
+                "Suspended" => JobConditionType::Suspended,
+                "Complete" => JobConditionType::Complete,
+                "Failed" => JobConditionType::Failed,
+                "FailureTarget" => JobConditionType::FailureTarget,
+                "SuccessCriteriaMet" => JobConditionType::SuccessCriteriaMet,
+                _ => JobConditionType::Other(c.r#type),
+            };
+            let status = condition_status(c.status);
+            // Decisions read the status of every condition type they know.
+            if let (ConditionStatus::Other(value), false) = (
+                &status,
+                matches!(condition_type, JobConditionType::Other(_)),
+            ) {
+                errs.not_supported(
+                    format!("{path}.status.conditions[{i}].status"),
+                    value,
+                    &["True", "False", "Unknown"],
+                );
+            }
+            JobCondition {
+                condition_type,
+                status,
+                last_probe_time: errs.time(c.last_probe_time.as_ref(), || {
+                    format!("{path}.status.conditions[{i}].lastProbeTime")
+                }),
+                last_transition_time: errs.time(c.last_transition_time.as_ref(), || {
+                    format!("{path}.status.conditions[{i}].lastTransitionTime")
+                }),
+                reason: c.reason,
+                message: c.message,
+            }
+        })
+        .collect();
+    errs.non_negative(status.active, || format!("{path}.status.active"));
+    errs.non_negative(status.succeeded, || format!("{path}.status.succeeded"));
+    errs.non_negative(status.failed, || format!("{path}.status.failed"));
+    if let Some(terminating) = status.terminating {
+        errs.non_negative(terminating, || format!("{path}.status.terminating"));
+    }
+    if let Some(ready) = status.ready {
+        errs.non_negative(ready, || format!("{path}.status.ready"));
+    }
+    JobStatus {
+        conditions,
+        start_time: errs.time(status.start_time.as_ref(), || {
+            format!("{path}.status.startTime")
+        }),
+        completion_time: errs.time(status.completion_time.as_ref(), || {
+            format!("{path}.status.completionTime")
+        }),
+        active: status.active,
+        succeeded: status.succeeded,
+        failed: status.failed,
+        terminating: status.terminating,
+        // A corrupted interval list is the core's to read leniently, as upstream does.
+        completed_indexes: status.completed_indexes,
+        failed_indexes: status.failed_indexes,
+        uncounted_terminated_pods: status.uncounted_terminated_pods.map(|u| {
+            UncountedTerminatedPods {
+                succeeded: u.succeeded,
+                failed: u.failed,
+            }
+        }),
+        ready: status.ready,
+    }
+}
+
+fn pods_from_pb<I>(pods: I, job: &Job, errs: &mut Violations) -> Vec<Pod>
+where
+    I: ExactSizeIterator<Item = Result<pb::Pod, prost::DecodeError>>,
+{
+    // The pod conditions whose status a decision reads: Ready, and those the policy matches on.
+    let mut read_conditions: BTreeSet<&str> = BTreeSet::from([POD_READY]);
+    if let Some(policy) = &job.spec.pod_failure_policy {
+        for rule in &policy.rules {
+            for pattern in &rule.on_pod_conditions {
+                read_conditions.insert(pattern.condition_type.as_str());
+            }
+        }
+    }
+    // The label keys a decision reads: those the Job's selector names (adoption and release).
+    let selector = &job.spec.selector;
+    let selector_keys: BTreeSet<&str> = selector
+        .match_labels
+        .keys()
+        .chain(selector.match_expressions.iter().map(|req| &req.key))
+        .map(String::as_str)
+        .collect();
+    let read = ReadFields {
+        conditions: &read_conditions,
+        label_keys: &selector_keys,
+    };
+    let mut converted: Vec<Pod> = Vec::with_capacity(pods.len());
+    // Duplicate UIDs, found through a hash of each UID and the first converted pod
+    // with that hash, rather than a set of copied UIDs (a 100,000-pod request's worth).
+    let hasher = RandomState::new();
+    let mut first_with_hash: HashMap<u64, usize> = HashMap::with_capacity(pods.len());
+    for (i, pod) in pods.enumerate() {
+        let pod = match pod {
+            Ok(pod) => pod_from_pb(pod, i, &job.uid, &read, errs),
+            Err(err) => {
+                errs.push(
+                    format!("pods[{i}]"),
+                    ViolationKind::Invalid,
+                    None,
+                    &format!("not a valid Pod message: {err}"),
+                );
+                continue;
+            }
+        };
+        if !pod.uid.is_empty() {
+            let duplicate = match first_with_hash.entry(hasher.hash_one(&pod.uid)) {
+                Entry::Vacant(slot) => {
+                    slot.insert(converted.len());
+                    false
+                }
+                // Two UIDs with one 64-bit hash: compare against every pod before it.
+                Entry::Occupied(first) => {
+                    converted[*first.get()].uid == pod.uid
+                        || converted.iter().any(|p| p.uid == pod.uid)
+                }
+            };
+            if duplicate {
+                errs.push(
+                    format!("pods[{i}].metadata.uid"),
+                    ViolationKind::Duplicate,
+                    Some(format!("\"{}\"", pod.uid)),
+                    "each pod may appear once",
+                );
+            }
+        }
+        converted.push(pod);
+    }
+    converted
+}
+
+/// What of a pod's labels and conditions any decision reads; the rest is checked, then dropped.
+///
+/// Selector matching reads only the selector's keys, and the rules read only the
+/// Ready condition and the types the pod failure policy names: keeping the rest
+/// would more than double the memory a large snapshot's pods take.
+struct ReadFields<'a> {
+    conditions: &'a BTreeSet<&'a str>,
+    label_keys: &'a BTreeSet<&'a str>,
+}
+
+fn pod_from_pb(
+    pod: pb::Pod,
+    i: usize,
+    job_uid: &str,
+    read: &ReadFields<'_>,
+    errs: &mut Violations,
+) -> Pod {
+    let mut metadata = pod.metadata.unwrap_or_default();
+    if metadata.uid.is_empty() {
+        errs.required(format!("pods[{i}].metadata.uid"), "");
+    }
+    if metadata.name.is_empty() {
+        errs.required(format!("pods[{i}].metadata.name"), "");
+    }
+    let owner_uids = metadata
+        .owner_references
+        .iter()
+        .map(|owner| owner.uid.clone())
+        .collect();
+    let controller = metadata
+        .owner_references
+        .into_iter()
+        .enumerate()
+        .find(|(_, owner)| owner.controller == Some(true));
+    let controller = controller.map(|(j, owner)| {
+        // Without a job uid there is nothing to compare with; that is reported once.
+        if !job_uid.is_empty() && owner.uid != job_uid {
+            errs.invalid(
+                format!("pods[{i}].metadata.ownerReferences[{j}].uid"),
+                format!("\"{}\"", owner.uid),
+                "the pod's controller is not this Job; send only the Job's pods and orphans",
+            );
+        }
+        OwnerRef {
+            api_version: owner.api_version,
+            kind: owner.kind,
+            name: owner.name,
+            uid: owner.uid,
+        }
+    });
+    let annotations = &metadata.annotations;
+    let completion_index = completion_index(annotations);
+    let index_failure_count = failure_count(annotations, INDEX_FAILURE_COUNT_KEY);
+    let index_ignored_failure_count = failure_count(annotations, INDEX_IGNORED_FAILURE_COUNT_KEY);
+    let has_tracking_finalizer = metadata
+        .finalizers
+        .iter()
+        .any(|f| f == JOB_TRACKING_FINALIZER);
+    let creation_timestamp = errs.time(metadata.creation_timestamp.as_ref(), || {
+        format!("pods[{i}].metadata.creationTimestamp")
+    });
+    let deletion = errs
+        .time(metadata.deletion_timestamp.as_ref(), || {
+            format!("pods[{i}].metadata.deletionTimestamp")
+        })
+        .map(|timestamp| Deletion {
+            timestamp,
+            grace_period_seconds: metadata.deletion_grace_period_seconds,
+        });
+    let scheduled = pod.spec.as_ref().is_some_and(|s| !s.node_name.is_empty());
+    let sidecar_init_containers = pod
+        .spec
+        .as_ref()
+        .map(|s| {
+            s.init_containers
+                .iter()
+                .filter(|c| c.restart_policy == "Always")
+                .map(|c| c.name.clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    let status = pod.status.unwrap_or_default();
+    let phase = match status.phase.as_str() {
+        // A pod the kubelet has not reported on yet has no phase: it is pending.
+        "" | "Pending" => PodPhase::Pending,
+        "Running" => PodPhase::Running,
+        "Succeeded" => PodPhase::Succeeded,
+        "Failed" => PodPhase::Failed,
+        "Unknown" => PodPhase::Unknown,
+        other => {
+            errs.not_supported(
+                format!("pods[{i}].status.phase"),
+                other,
+                &["Pending", "Running", "Succeeded", "Failed", "Unknown"],
+            );
+            PodPhase::Pending
+        }
+    };
+    // Every condition is checked; only those a decision reads are kept, in their order,
+    // in an exact capacity (a `collect` could keep the wire list's larger allocation).
+    let kept = status
+        .conditions
+        .iter()
+        .filter(|c| read.conditions.contains(c.r#type.as_str()))
+        .count();
+    let mut conditions = Vec::with_capacity(kept);
+    for (c, condition) in status.conditions.into_iter().enumerate() {
+        let is_read = read.conditions.contains(condition.r#type.as_str());
+        let status = condition_status(condition.status);
+        if let ConditionStatus::Other(value) = &status
+            && is_read
+        {
+            errs.not_supported(
+                format!("pods[{i}].status.conditions[{c}].status"),
+                value,
+                &["True", "False", "Unknown"],
+            );
+        }
+        let last_transition_time = errs.time(condition.last_transition_time.as_ref(), || {
+            format!("pods[{i}].status.conditions[{c}].lastTransitionTime")
+        });
+        if is_read {
+            conditions.push(PodCondition {
+                condition_type: condition.r#type,
+                status,
+                last_transition_time,
+            });
+        }
+    }
+    let container_statuses =
+        container_statuses_from_pb(status.container_statuses, i, "containerStatuses", errs);
+    let init_container_statuses = container_statuses_from_pb(
+        status.init_container_statuses,
+        i,
+        "initContainerStatuses",
+        errs,
+    );
+    Pod {
+        name: std::mem::take(&mut metadata.name),
+        uid: std::mem::take(&mut metadata.uid),
+        // Only the labels the selector names: matching reads no others.
+        labels: metadata
+            .labels
+            .into_iter()
+            .filter(|(key, _)| read.label_keys.contains(key.as_str()))
+            .collect(),
+        completion_index,
+        index_failure_count,
+        index_ignored_failure_count,
+        controller,
+        owner_uids,
+        has_tracking_finalizer,
+        creation_timestamp,
+        deletion,
+        scheduled,
+        sidecar_init_containers,
+        phase,
+        conditions,
+        container_statuses,
+        init_container_statuses,
+    }
+}
+
+fn container_statuses_from_pb(
+    statuses: Vec<pb::ContainerStatus>,
+    i: usize,
+    list: &str,
+    errs: &mut Violations,
+) -> Vec<ContainerStatus> {
+    // An exact capacity, as for conditions.
+    let mut converted = Vec::with_capacity(statuses.len());
+    converted.extend(statuses.into_iter().enumerate().map(|(c, status)| {
+        errs.non_negative(status.restart_count, || {
+            format!("pods[{i}].status.{list}[{c}].restartCount")
+        });
+        let terminated = status.state.and_then(|s| s.terminated).map(|t| Terminated {
+            exit_code: t.exit_code,
+            finished_at: errs.time(t.finished_at.as_ref(), || {
+                format!("pods[{i}].status.{list}[{c}].state.terminated.finishedAt")
+            }),
+        });
+        ContainerStatus {
+            name: status.name,
+            terminated,
+            restart_count: status.restart_count,
+        }
+    }));
+    converted
+}
+
+/// Upstream's `getCompletionIndex`: missing, not an integer, or negative → unknown.
+///
+/// Go's `strconv.Atoi` accepts any 64-bit integer; an index beyond i32 can never be
+/// below `completions`, so it is as unusable as an unparsable one.
+fn completion_index(annotations: &BTreeMap<String, String>) -> Option<i32> {
+    let value = annotations.get(COMPLETION_INDEX_KEY)?;
+    let index: i64 = value.parse().ok()?;
+    i32::try_from(index).ok().filter(|i| *i >= 0)
+}
+
+/// Upstream's `getIndexAbsoluteFailureCount`: unparsable, negative or above i32 → 0.
+fn failure_count(annotations: &BTreeMap<String, String>, key: &str) -> i32 {
+    annotations
+        .get(key)
+        .and_then(|v| v.parse::<i64>().ok())
+        .and_then(|n| i32::try_from(n).ok())
+        .filter(|n| *n >= 0)
+        .unwrap_or(0)
+}
+
+/// The plan on the wire.
+pub fn response_from_plan(plan: &Plan) -> pb::DecideJobResponse {
+    pb::DecideJobResponse {
+        actions: plan.actions.iter().map(action_to_pb).collect(),
+        requeue_after: plan.requeue_after.map(duration_to_pb),
+        // An empty record is the same as no state (a controller that just started).
+        state: (plan.state != ControllerState::default()).then(|| state_to_pb(&plan.state)),
+    }
+}
+
+/// Controller state on the wire.
+pub fn state_to_pb(state: &ControllerState) -> pb::ControllerState {
+    pb::ControllerState {
+        backoff: Some(pb::BackoffRecord {
+            failures_after_last_success: state.backoff.failures_after_last_success,
+            last_failure_time: state.backoff.last_failure_time.map(time_to_pb),
+        }),
+    }
+}
+
+fn pod_refs(pods: &[PodRef]) -> Vec<pb::PodReference> {
+    pods.iter()
+        .map(|p| pb::PodReference {
+            name: p.name.clone(),
+            uid: p.uid.clone(),
+        })
+        .collect()
+}
+
+fn action_to_pb(action: &Action) -> pb::Action {
+    use pb::action::Kind;
+    let kind = match action {
+        Action::AdoptPods(pods) => Kind::AdoptPods(pb::AdoptPods {
+            pods: pod_refs(pods),
+        }),
+        Action::ReleasePods(pods) => Kind::ReleasePods(pb::ReleasePods {
+            pods: pod_refs(pods),
+        }),
+        Action::CreatePods(pods) => {
+            // Completion-index order, so callers and tests see a stable list.
+            let mut ordered: Vec<&PodCreation> = pods.iter().collect();
+            ordered.sort_by_key(|p| p.completion_index);
+            Kind::CreatePods(pb::CreatePods {
+                pods: ordered.into_iter().map(pod_creation_to_pb).collect(),
+            })
+        }
+        Action::DeletePods(pods) => Kind::DeletePods(pb::DeletePods {
+            pods: pods.iter().map(pod_deletion_to_pb).collect(),
+        }),
+        Action::RemoveFinalizers(pods) => Kind::RemoveFinalizers(pb::RemoveFinalizers {
+            pods: pod_refs(pods),
+        }),
+        Action::UpdateStatus(status) => Kind::UpdateStatus(pb::UpdateStatus {
+            status: Some(job_status_to_pb(status)),
+        }),
+        Action::RecordEvent(event) => Kind::RecordEvent(event_to_pb(event)),
+    };
+    pb::Action { kind: Some(kind) }
+}
+
+fn pod_creation_to_pb(pod: &PodCreation) -> pb::PodCreation {
+    pb::PodCreation {
+        name: String::new(),
+        generate_name: pod.generate_name.clone(),
+        labels: pod.labels.clone().into_iter().collect(),
+        annotations: pod.annotations.clone().into_iter().collect(),
+        finalizers: pod.finalizers.clone(),
+        hostname: pod.hostname.clone(),
+        env: pod
+            .env
+            .iter()
+            .map(|e| pb::EnvVar {
+                name: e.name.clone(),
+                value: String::new(),
+                value_from: Some(pb::EnvVarSource {
+                    field_ref: Some(pb::ObjectFieldSelector {
+                        api_version: String::new(),
+                        field_path: e.field_path.clone(),
+                    }),
+                }),
+            })
+            .collect(),
+        completion_index: pod.completion_index,
+        // As metav1.NewControllerRef builds it: controller and blockOwnerDeletion set.
+        owner_reference: Some(pb::OwnerReference {
+            api_version: pod.owner.api_version.clone(),
+            kind: pod.owner.kind.clone(),
+            name: pod.owner.name.clone(),
+            uid: pod.owner.uid.clone(),
+            controller: Some(true),
+            block_owner_deletion: Some(true),
+        }),
+    }
+}
+
+fn pod_deletion_to_pb(pod: &PodDeletion) -> pb::PodDeletion {
+    pb::PodDeletion {
+        name: pod.pod.name.clone(),
+        uid: pod.pod.uid.clone(),
+        remove_finalizer_first: pod.remove_finalizer_first,
+        ready: pod.ready,
+    }
+}
+
+fn event_to_pb(event: &Event) -> pb::RecordEvent {
+    pb::RecordEvent {
+        r#type: event.event_type.as_str().to_string(),
+        reason: event.reason.clone(),
+        message: event.message.clone(),
+    }
+}
+
+fn condition_status_str(status: &ConditionStatus) -> String {
+    match status {
+        ConditionStatus::True => "True".to_string(),
+        ConditionStatus::False => "False".to_string(),
+        ConditionStatus::Unknown => "Unknown".to_string(),
+        ConditionStatus::Other(s) => s.clone(),
+    }
+}
+
+/// The name Kubernetes gives a Job condition type.
+pub fn condition_type_str(condition_type: &JobConditionType) -> &str {
+    match condition_type {
+        JobConditionType::Suspended => "Suspended",
+        JobConditionType::Complete => "Complete",
+        JobConditionType::Failed => "Failed",
+        JobConditionType::FailureTarget => "FailureTarget",
+        JobConditionType::SuccessCriteriaMet => "SuccessCriteriaMet",
+        JobConditionType::Other(s) => s,
+    }
+}
+
+/// A Job status on the wire.
+pub fn job_status_to_pb(status: &JobStatus) -> pb::JobStatus {
+    pb::JobStatus {
+        conditions: status
+            .conditions
+            .iter()
+            .map(|c| pb::JobCondition {
+                r#type: condition_type_str(&c.condition_type).to_string(),
+                status: condition_status_str(&c.status),
+                last_probe_time: c.last_probe_time.map(time_to_pb),
+                last_transition_time: c.last_transition_time.map(time_to_pb),
+                reason: c.reason.clone(),
+                message: c.message.clone(),
+            })
+            .collect(),
+        start_time: status.start_time.map(time_to_pb),
+        completion_time: status.completion_time.map(time_to_pb),
+        active: status.active,
+        succeeded: status.succeeded,
+        failed: status.failed,
+        terminating: status.terminating,
+        completed_indexes: status.completed_indexes.clone(),
+        failed_indexes: status.failed_indexes.clone(),
+        uncounted_terminated_pods: status.uncounted_terminated_pods.as_ref().map(|u| {
+            pb::UncountedTerminatedPods {
+                succeeded: u.succeeded.clone(),
+                failed: u.failed.clone(),
+            }
+        }),
+        ready: status.ready,
+    }
+}
+
+#[cfg(test)]
+mod tests;

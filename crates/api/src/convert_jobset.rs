@@ -1,0 +1,830 @@
+//! Wire ↔ domain for `DecideJobSet` and `ValidateJobSet`.
+//!
+//! Input the decision cannot work with becomes field-named [`Violation`]s, with paths in the
+//! request's proto3 JSON names (`jobSet.metadata.uid`, `jobs[2].metadata.labels[...]`). The
+//! feature gate `RestartJob` is treated as on, so, as JobSet's controller does then, a child
+//! Job must carry an integer `restart-attempt` label, and one of the current attempt (label not
+//! below `status.restarts`) also integer `job-index` and `replicatedjob-name` labels naming a
+//! replicatedJob of the spec, with the index inside its replicas; a missing
+//! `job-restart-attempt` label is accepted (Jobs created before the gate lack it). A Job of an
+//! earlier attempt is only deleted, whatever its other labels, as getChildJobs does.
+//!
+//! Before deciding, empty rule names are defaulted to `failurePolicyRule<index>` as JobSet's
+//! webhook does on create. An invalid message pattern does not stop a decision: as upstream,
+//! it never matches. `ValidateJobSet` rejects it.
+
+use std::collections::HashSet;
+
+use pbjson_types::Timestamp;
+
+use crate::convert::{time_from_pb, time_to_pb};
+use crate::pb;
+use job_decider_core::jobset::{
+    ChildJob, ChildJobCondition, Condition, FailurePolicy, FailurePolicyAction, FailurePolicyRule,
+    JOB_INDEX_KEY, JOB_RESTART_ATTEMPT_KEY, JobSet, JobSetAction, JobSetExplanation, JobSetPlan,
+    JobSetSnapshot, JobSetSpec, JobSetStatus, MessagePattern, REPLICATED_JOB_NAME_KEY,
+    RESTART_ATTEMPT_KEY, ReplicatedJob, ReplicatedJobStatus, RestartStrategy, decide_jobset,
+};
+use job_decider_core::jobset_validate::{default_rule_names, validate_jobset};
+use job_decider_core::time::Time;
+use job_decider_core::validate::{Violation, ViolationKind};
+
+/// Most child Jobs one JobSet may describe (Σ replicas): the plan lists each missing one.
+pub const MAX_TOTAL_REPLICAS: i64 = 1_000_000;
+
+const ACTIONS: &str = "\"FailJobSet\", \"RestartJobSet\", \"RestartJobSetAndIgnoreMaxRestarts\", \
+                       \"RestartJob\", \"RestartJobAndIgnoreMaxRestarts\"";
+const STRATEGIES: &str = "\"Recreate\", \"BlockingRecreate\", \"InPlaceRestart\"";
+
+/// Decides one `DecideJobSetRequest`: converts it, runs [`decide_jobset`] and encodes the
+/// plan (with the explanation when the request asks for it). Errors name every bad field.
+pub fn decide_jobset_request(
+    req: pb::DecideJobSetRequest,
+) -> Result<pb::DecideJobSetResponse, Vec<Violation>> {
+    let explain = req.explain;
+    let snapshot = snapshot_from_pb(req)?;
+    Ok(plan_to_pb(&decide_jobset(&snapshot), explain))
+}
+
+/// Validates one `ValidateJobSetRequest` the way JobSet's webhook validates a create (after
+/// its rule-name defaulting). `Ok` lists the broken rules (empty when valid); `Err` means the
+/// request itself is unusable (no JobSet, an unknown action or restart strategy).
+pub fn validate_jobset_request(
+    req: pb::ValidateJobSetRequest,
+) -> Result<pb::ValidateJobSetResponse, Vec<Violation>> {
+    let mut errs = Errs::default();
+    let Some(js) = req.job_set else {
+        errs.push(
+            "jobSet",
+            ViolationKind::Required,
+            None,
+            "the JobSet to validate",
+        );
+        return Err(errs.0);
+    };
+    // Paths are the webhook's: relative to the JobSet.
+    let js = jobset_from_pb(js, "", Purpose::Validate, &mut errs);
+    if !errs.0.is_empty() {
+        return Err(errs.0);
+    }
+    Ok(pb::ValidateJobSetResponse {
+        violations: validate_jobset(&js).iter().map(violation_to_pb).collect(),
+    })
+}
+
+/// One violation as the wire's `FieldViolation`.
+pub fn violation_to_pb(v: &Violation) -> pb::FieldViolation {
+    pb::FieldViolation {
+        field: v.field.clone(),
+        reason: v.kind.reason().to_string(),
+        description: v.description(),
+    }
+}
+
+/// The domain snapshot of a request, or every field that makes it undecidable.
+pub fn snapshot_from_pb(req: pb::DecideJobSetRequest) -> Result<JobSetSnapshot, Vec<Violation>> {
+    let mut errs = Errs::default();
+    let js = match req.job_set {
+        Some(js) => Some(jobset_from_pb(js, "jobSet.", Purpose::Decide, &mut errs)),
+        None => {
+            errs.push(
+                "jobSet",
+                ViolationKind::Required,
+                None,
+                "a DecideJobSetRequest needs the JobSet to decide",
+            );
+            None
+        }
+    };
+    let now = match &req.now {
+        Some(ts) => time_or_err(ts, "now", &mut errs),
+        None => {
+            errs.push(
+                "now",
+                ViolationKind::Required,
+                None,
+                "decisions never read a clock; send the current time",
+            );
+            None
+        }
+    };
+    let jobs = match &js {
+        Some(js) => children_from_pb(req.jobs, js, &mut errs),
+        None => Vec::new(),
+    };
+    match (js, now) {
+        (Some(job_set), Some(now)) if errs.0.is_empty() => {
+            Ok(JobSetSnapshot { job_set, jobs, now })
+        }
+        _ => Err(errs.0),
+    }
+}
+
+/// The wire response for a plan; the explanation only when `explain`.
+pub fn plan_to_pb(plan: &JobSetPlan, explain: bool) -> pb::DecideJobSetResponse {
+    use pb::job_set_action::Kind;
+    let actions = plan
+        .actions
+        .iter()
+        .map(|a| pb::JobSetAction {
+            kind: Some(match a {
+                JobSetAction::DeleteJobs(jobs) => Kind::DeleteJobs(pb::DeleteJobs {
+                    jobs: jobs
+                        .iter()
+                        .map(|j| pb::JobReference {
+                            name: j.name.clone(),
+                            uid: j.uid.clone(),
+                        })
+                        .collect(),
+                }),
+                JobSetAction::UpdateStatus(s) => Kind::UpdateStatus(pb::UpdateJobSetStatus {
+                    status: Some(status_to_pb(s)),
+                }),
+                JobSetAction::RecordEvent(e) => Kind::RecordEvent(pb::RecordEvent {
+                    r#type: e.event_type.as_str().to_string(),
+                    reason: e.reason.clone(),
+                    message: e.message.clone(),
+                }),
+            }),
+        })
+        .collect();
+    let jobs_to_create = plan
+        .jobs_to_create
+        .iter()
+        .map(|j| pb::JobCreation {
+            name: j.name.clone(),
+            replicated_job: j.replicated_job.clone(),
+            job_index: j.job_index,
+            labels: j.labels.iter().cloned().collect(),
+            annotations: j.annotations.iter().cloned().collect(),
+        })
+        .collect();
+    pb::DecideJobSetResponse {
+        actions,
+        jobs_to_create,
+        explanation: explain.then(|| explanation_to_pb(&plan.explanation)),
+    }
+}
+
+/// The wire form of an explanation.
+pub fn explanation_to_pb(e: &JobSetExplanation) -> pb::JobSetExplanation {
+    let d = e.decision.as_ref();
+    pb::JobSetExplanation {
+        previous_jobs: e.previous_jobs.clone(),
+        active_jobs: e.active_jobs.clone(),
+        failed_jobs: e.failed_jobs.clone(),
+        succeeded_jobs: e.succeeded_jobs.clone(),
+        evaluations: e
+            .evaluations
+            .iter()
+            .map(|ev| pb::JobSetRuleEvaluation {
+                rule_index: i32::try_from(ev.rule_index).unwrap_or(i32::MAX),
+                rule_name: ev.rule_name.clone(),
+                job: ev.job.clone(),
+                matches: ev.verdict.applies(),
+                detail: ev.verdict.to_string(),
+            })
+            .collect(),
+        matched_rule_index: d
+            .and_then(|d| d.rule.as_ref())
+            .map(|(i, _)| i32::try_from(*i).unwrap_or(i32::MAX)),
+        matched_rule: d
+            .and_then(|d| d.rule.as_ref())
+            .map(|(_, n)| n.clone())
+            .unwrap_or_default(),
+        first_failed_job: d.map(|d| d.job.clone()).unwrap_or_default(),
+        action: d
+            .and_then(|d| d.action)
+            .map(|a| a.as_str().to_string())
+            .unwrap_or_default(),
+        counted_restarts: d
+            .map(|d| i32::try_from(d.counted_restarts).unwrap_or(i32::MAX))
+            .unwrap_or_default(),
+        max_restarts: d.and_then(|d| d.max_restarts),
+        summary: e.summary.clone(),
+    }
+}
+
+/// The wire form of a JobSet status.
+pub fn status_to_pb(s: &JobSetStatus) -> pb::JobSetStatus {
+    pb::JobSetStatus {
+        conditions: s
+            .conditions
+            .iter()
+            .map(|c| pb::Condition {
+                r#type: c.condition_type.clone(),
+                status: c.status.clone(),
+                observed_generation: c.observed_generation,
+                last_transition_time: c.last_transition_time.map(time_to_pb),
+                reason: c.reason.clone(),
+                message: c.message.clone(),
+            })
+            .collect(),
+        restarts: s.restarts,
+        restarts_count_towards_max: s.restarts_count_towards_max,
+        terminal_state: s.terminal_state.clone(),
+        replicated_jobs_status: s
+            .replicated_jobs_status
+            .iter()
+            .map(|r| pb::ReplicatedJobStatus {
+                name: r.name.clone(),
+                ready: r.ready,
+                succeeded: r.succeeded,
+                failed: r.failed,
+                active: r.active,
+                suspended: r.suspended,
+                job_restarts: r.job_restarts.clone(),
+                job_restarts_count_towards_max: r.job_restarts_count_towards_max.clone(),
+            })
+            .collect(),
+    }
+}
+
+/// Collected violations.
+#[derive(Default)]
+struct Errs(Vec<Violation>);
+
+impl Errs {
+    fn push(
+        &mut self,
+        field: impl Into<String>,
+        kind: ViolationKind,
+        value: Option<String>,
+        detail: impl Into<String>,
+    ) {
+        self.0.push(Violation {
+            field: field.into(),
+            kind,
+            value,
+            detail: detail.into(),
+        });
+    }
+}
+
+/// Whether a JobSet is converted for a decision (identity and status needed) or validation.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Purpose {
+    Decide,
+    Validate,
+}
+
+fn quote(s: &str) -> Option<String> {
+    Some(format!("{s:?}"))
+}
+
+fn time_or_err(ts: &Timestamp, path: &str, errs: &mut Errs) -> Option<Time> {
+    let t = time_from_pb(ts);
+    if t.is_none() {
+        errs.push(
+            path,
+            ViolationKind::Invalid,
+            None,
+            "must be a time between the years 1678 and 2262",
+        );
+    }
+    t
+}
+
+/// `prefix` is `jobSet.` for a decision and empty for validation (the webhook's paths).
+fn jobset_from_pb(js: pb::JobSet, prefix: &str, purpose: Purpose, errs: &mut Errs) -> JobSet {
+    let meta = js.metadata.unwrap_or_default();
+    if purpose == Purpose::Decide {
+        if meta.name.is_empty() {
+            errs.push(
+                format!("{prefix}metadata.name"),
+                ViolationKind::Required,
+                None,
+                "child Jobs are named after the JobSet",
+            );
+        }
+        if meta.uid.is_empty() {
+            errs.push(
+                format!("{prefix}metadata.uid"),
+                ViolationKind::Required,
+                None,
+                "a decision is about one existing JobSet",
+            );
+        }
+    }
+    let spec = spec_from_pb(js.spec.unwrap_or_default(), prefix, purpose, errs);
+    let status = match purpose {
+        Purpose::Decide => status_from_pb(js.status.unwrap_or_default(), &spec, prefix, errs),
+        Purpose::Validate => JobSetStatus::default(),
+    };
+    JobSet {
+        name: meta.name,
+        namespace: meta.namespace,
+        uid: meta.uid,
+        spec,
+        status,
+    }
+}
+
+fn spec_from_pb(
+    spec: pb::JobSetSpec,
+    prefix: &str,
+    purpose: Purpose,
+    errs: &mut Errs,
+) -> JobSetSpec {
+    let mut seen = HashSet::new();
+    let mut total: i64 = 0;
+    let replicated_jobs = spec
+        .replicated_jobs
+        .into_iter()
+        .enumerate()
+        .map(|(i, rj)| {
+            let path = format!("{prefix}spec.replicatedJobs[{i}]");
+            if rj.name.is_empty() {
+                errs.push(format!("{path}.name"), ViolationKind::Required, None, "");
+            } else if !seen.insert(rj.name.clone()) {
+                errs.push(
+                    format!("{path}.name"),
+                    ViolationKind::Duplicate,
+                    quote(&rj.name),
+                    "",
+                );
+            }
+            let replicas = rj.replicas.unwrap_or(1);
+            if replicas < 0 {
+                errs.push(
+                    format!("{path}.replicas"),
+                    ViolationKind::Invalid,
+                    Some(replicas.to_string()),
+                    "must be greater than or equal to 0",
+                );
+            }
+            total += i64::from(replicas.max(0));
+            ReplicatedJob {
+                name: rj.name,
+                replicas,
+            }
+        })
+        .collect();
+    if purpose == Purpose::Decide && total > MAX_TOTAL_REPLICAS {
+        errs.push(
+            format!("{prefix}spec.replicatedJobs"),
+            ViolationKind::TooMany,
+            None,
+            format!(
+                "the replicas add up to {total}; this service decides JobSets of at most \
+                 {MAX_TOTAL_REPLICAS} child Jobs"
+            ),
+        );
+    }
+    let failure_policy = spec.failure_policy.map(|p| {
+        let path = format!("{prefix}spec.failurePolicy");
+        let mut policy = policy_from_pb(p, &path, errs);
+        if purpose == Purpose::Decide {
+            default_rule_names(&mut policy);
+        }
+        policy
+    });
+    JobSetSpec {
+        replicated_jobs,
+        failure_policy,
+        suspend: spec.suspend.unwrap_or(false),
+    }
+}
+
+fn policy_from_pb(p: pb::JobSetFailurePolicy, path: &str, errs: &mut Errs) -> FailurePolicy {
+    let restart_strategy = RestartStrategy::parse(&p.restart_strategy).unwrap_or_else(|| {
+        errs.push(
+            format!("{path}.restartStrategy"),
+            ViolationKind::NotSupported,
+            quote(&p.restart_strategy),
+            format!("supported values: {STRATEGIES}"),
+        );
+        RestartStrategy::Recreate
+    });
+    let rules = p
+        .rules
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let rpath = format!("{path}.rules[{i}]");
+            let action = if r.action.is_empty() {
+                errs.push(format!("{rpath}.action"), ViolationKind::Required, None, "");
+                FailurePolicyAction::default()
+            } else {
+                FailurePolicyAction::parse(&r.action).unwrap_or_else(|| {
+                    errs.push(
+                        format!("{rpath}.action"),
+                        ViolationKind::NotSupported,
+                        quote(&r.action),
+                        format!("supported values: {ACTIONS}"),
+                    );
+                    FailurePolicyAction::default()
+                })
+            };
+            FailurePolicyRule {
+                name: r.name,
+                action,
+                on_job_failure_reasons: r.on_job_failure_reasons,
+                on_job_failure_message_patterns: r
+                    .on_job_failure_message_patterns
+                    .iter()
+                    .map(|s| MessagePattern::new(s))
+                    .collect(),
+                target_replicated_jobs: r.target_replicated_jobs,
+            }
+        })
+        .collect();
+    FailurePolicy {
+        max_restarts: p.max_restarts,
+        restart_strategy,
+        rules,
+    }
+}
+
+fn status_from_pb(
+    s: pb::JobSetStatus,
+    spec: &JobSetSpec,
+    prefix: &str,
+    errs: &mut Errs,
+) -> JobSetStatus {
+    let path = format!("{prefix}status");
+    let conditions = s
+        .conditions
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| Condition {
+            last_transition_time: c.last_transition_time.as_ref().and_then(|ts| {
+                time_or_err(
+                    ts,
+                    &format!("{path}.conditions[{i}].lastTransitionTime"),
+                    errs,
+                )
+            }),
+            condition_type: c.r#type,
+            status: c.status,
+            observed_generation: c.observed_generation,
+            reason: c.reason,
+            message: c.message,
+        })
+        .collect();
+    let replicated_jobs_status = s
+        .replicated_jobs_status
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| {
+            // The arrays are written with `replicas` entries; any other length is undecidable.
+            if let Some(rj) = spec.replicated_jobs.iter().find(|rj| rj.name == r.name) {
+                let replicas = usize::try_from(rj.replicas).unwrap_or(0);
+                for (field, arr) in [
+                    ("jobRestarts", &r.job_restarts),
+                    (
+                        "jobRestartsCountTowardsMax",
+                        &r.job_restarts_count_towards_max,
+                    ),
+                ] {
+                    if !arr.is_empty() && arr.len() != replicas {
+                        errs.push(
+                            format!("{path}.replicatedJobsStatus[{i}].{field}"),
+                            ViolationKind::Invalid,
+                            None,
+                            format!(
+                                "has {} items; must be empty or have one per replica ({replicas})",
+                                arr.len()
+                            ),
+                        );
+                    }
+                }
+            }
+            ReplicatedJobStatus {
+                name: r.name,
+                ready: r.ready,
+                succeeded: r.succeeded,
+                failed: r.failed,
+                active: r.active,
+                suspended: r.suspended,
+                job_restarts: r.job_restarts,
+                job_restarts_count_towards_max: r.job_restarts_count_towards_max,
+            }
+        })
+        .collect();
+    JobSetStatus {
+        conditions,
+        restarts: s.restarts,
+        restarts_count_towards_max: s.restarts_count_towards_max,
+        terminal_state: s.terminal_state,
+        replicated_jobs_status,
+    }
+}
+
+/// The child Jobs, skipping any whose controller reference names another owner.
+fn children_from_pb(jobs: Vec<pb::Job>, js: &JobSet, errs: &mut Errs) -> Vec<ChildJob> {
+    let mut names = HashSet::new();
+    let mut out = Vec::with_capacity(jobs.len());
+    for (i, job) in jobs.into_iter().enumerate() {
+        let path = format!("jobs[{i}]");
+        let meta = job.metadata.unwrap_or_default();
+        let owned_elsewhere = meta
+            .owner_references
+            .iter()
+            .any(|o| o.controller == Some(true) && !js.uid.is_empty() && o.uid != js.uid);
+        if owned_elsewhere {
+            continue;
+        }
+        if meta.name.is_empty() {
+            errs.push(
+                format!("{path}.metadata.name"),
+                ViolationKind::Required,
+                None,
+                "",
+            );
+        } else if !names.insert(meta.name.clone()) {
+            errs.push(
+                format!("{path}.metadata.name"),
+                ViolationKind::Duplicate,
+                quote(&meta.name),
+                "",
+            );
+        }
+        if meta.uid.is_empty() {
+            errs.push(
+                format!("{path}.metadata.uid"),
+                ViolationKind::Required,
+                None,
+                "deletions name the Job's uid as a precondition",
+            );
+        }
+        let label = |key: &str| meta.labels.get(key).map(String::as_str);
+        let lpath = |key: &str| format!("{path}.metadata.labels[{key}]");
+        let restart_attempt = int_label(
+            label(RESTART_ATTEMPT_KEY),
+            &lpath(RESTART_ATTEMPT_KEY),
+            true,
+            errs,
+        );
+        // getChildJobs puts a Job of an earlier restart attempt among the previous ones before
+        // reading any other label, so only the current attempt's Jobs need them.
+        let previous = restart_attempt.is_some_and(|a| a < js.status.restarts);
+        let mut scratch = Errs::default();
+        let errs_current: &mut Errs = if previous { &mut scratch } else { errs };
+        let job_restart_attempt = int_label(
+            label(JOB_RESTART_ATTEMPT_KEY),
+            &lpath(JOB_RESTART_ATTEMPT_KEY),
+            false,
+            errs_current,
+        );
+        let replicated_job = label(REPLICATED_JOB_NAME_KEY)
+            .unwrap_or_default()
+            .to_string();
+        let rj = js
+            .spec
+            .replicated_jobs
+            .iter()
+            .find(|rj| rj.name == replicated_job);
+        if replicated_job.is_empty() {
+            errs_current.push(
+                lpath(REPLICATED_JOB_NAME_KEY),
+                ViolationKind::Required,
+                None,
+                "JobSet's controller needs it with the RestartJob feature gate on",
+            );
+        } else if rj.is_none() {
+            errs_current.push(
+                lpath(REPLICATED_JOB_NAME_KEY),
+                ViolationKind::Invalid,
+                quote(&replicated_job),
+                "must name one of spec.replicatedJobs",
+            );
+        }
+        let job_index = int_label(
+            label(JOB_INDEX_KEY),
+            &lpath(JOB_INDEX_KEY),
+            true,
+            errs_current,
+        );
+        if let (Some(idx), Some(rj)) = (job_index, rj)
+            && !(0..rj.replicas).contains(&idx)
+        {
+            errs_current.push(
+                lpath(JOB_INDEX_KEY),
+                ViolationKind::Invalid,
+                quote(&idx.to_string()),
+                format!(
+                    "must be in [0, {}), the replicas of replicatedJob {:?}",
+                    rj.replicas, rj.name
+                ),
+            );
+        }
+        let spec = job.spec.unwrap_or_default();
+        let status = job.status.unwrap_or_default();
+        let conditions = status
+            .conditions
+            .into_iter()
+            .enumerate()
+            .map(|(k, c)| ChildJobCondition {
+                last_transition_time: c.last_transition_time.as_ref().and_then(|ts| {
+                    time_or_err(
+                        ts,
+                        &format!("{path}.status.conditions[{k}].lastTransitionTime"),
+                        errs,
+                    )
+                }),
+                condition_type: c.r#type,
+                status: c.status,
+                reason: c.reason,
+                message: c.message,
+            })
+            .collect();
+        // JobSet counts a Job ready once ready + succeeded Pods reach min(parallelism, completions).
+        let parallelism = spec.parallelism.unwrap_or(1);
+        let expected = spec.completions.map_or(parallelism, |c| c.min(parallelism));
+        let ready_pods = i64::from(status.ready.unwrap_or(0)) + i64::from(status.succeeded);
+        out.push(ChildJob {
+            name: meta.name,
+            uid: meta.uid,
+            replicated_job,
+            job_index: job_index.unwrap_or(0),
+            restart_attempt: restart_attempt.unwrap_or(0),
+            job_restart_attempt,
+            conditions,
+            deletion_pending: meta.deletion_timestamp.is_some(),
+            ready: ready_pods >= i64::from(expected),
+            has_active_pods: status.active > 0,
+            suspended: spec.suspend.unwrap_or(false),
+        });
+    }
+    out
+}
+
+/// An integer label; `required` ones must be present.
+fn int_label(value: Option<&str>, path: &str, required: bool, errs: &mut Errs) -> Option<i32> {
+    match value {
+        None => {
+            if required {
+                errs.push(
+                    path,
+                    ViolationKind::Required,
+                    None,
+                    "JobSet's controller cannot place the Job without it",
+                );
+            }
+            None
+        }
+        Some(v) => match v.parse::<i32>() {
+            Ok(n) => Some(n),
+            Err(_) => {
+                errs.push(path, ViolationKind::Invalid, quote(v), "must be an integer");
+                None
+            }
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(json: serde_json::Value) -> pb::DecideJobSetRequest {
+        serde_json::from_value(json).unwrap_or_default()
+    }
+
+    fn fields(errs: &[Violation]) -> Vec<&str> {
+        errs.iter().map(|v| v.field.as_str()).collect()
+    }
+
+    #[test]
+    fn missing_jobset_and_now_are_named() {
+        let errs = snapshot_from_pb(pb::DecideJobSetRequest::default())
+            .err()
+            .unwrap_or_default();
+        assert_eq!(fields(&errs), ["jobSet", "now"]);
+    }
+
+    #[test]
+    fn missing_uid_and_bad_labels_are_named() {
+        let req = request(serde_json::json!({
+            "now": "2024-01-01T00:00:00Z",
+            "jobSet": {
+                "metadata": {"name": "js"},
+                "spec": {"replicatedJobs": [{"name": "rj", "replicas": 2}]}
+            },
+            "jobs": [
+                {"metadata": {"name": "js-rj-0", "uid": "u0", "labels": {
+                    "jobset.sigs.k8s.io/replicatedjob-name": "rj",
+                    "jobset.sigs.k8s.io/job-index": "zero",
+                    "jobset.sigs.k8s.io/restart-attempt": "0"}}},
+                {"metadata": {"name": "js-rj-1", "labels": {
+                    "jobset.sigs.k8s.io/replicatedjob-name": "other",
+                    "jobset.sigs.k8s.io/job-index": "1"}}},
+                {"metadata": {"name": "js-rj-2", "uid": "u2", "labels": {
+                    "jobset.sigs.k8s.io/replicatedjob-name": "rj",
+                    "jobset.sigs.k8s.io/job-index": "2",
+                    "jobset.sigs.k8s.io/restart-attempt": "0"}}}
+            ]
+        }));
+        let errs = snapshot_from_pb(req).err().unwrap_or_default();
+        assert_eq!(
+            fields(&errs),
+            [
+                "jobSet.metadata.uid",
+                "jobs[0].metadata.labels[jobset.sigs.k8s.io/job-index]",
+                "jobs[1].metadata.uid",
+                "jobs[1].metadata.labels[jobset.sigs.k8s.io/restart-attempt]",
+                "jobs[1].metadata.labels[jobset.sigs.k8s.io/replicatedjob-name]",
+                "jobs[2].metadata.labels[jobset.sigs.k8s.io/job-index]",
+            ]
+        );
+        assert_eq!(
+            errs[1].to_string(),
+            "jobs[0].metadata.labels[jobset.sigs.k8s.io/job-index]: Invalid value: \"zero\": \
+             must be an integer"
+        );
+    }
+
+    #[test]
+    fn unknown_action_and_strategy_are_not_supported() {
+        let req = pb::ValidateJobSetRequest {
+            job_set: serde_json::from_value(serde_json::json!({
+                "spec": {"failurePolicy": {"restartStrategy": "Sometimes",
+                    "rules": [{"action": "FailJob"}, {"name": "x"}]}}
+            }))
+            .ok(),
+        };
+        let errs = validate_jobset_request(req).err().unwrap_or_default();
+        assert_eq!(
+            fields(&errs),
+            [
+                "spec.failurePolicy.restartStrategy",
+                "spec.failurePolicy.rules[0].action",
+                "spec.failurePolicy.rules[1].action",
+            ]
+        );
+        assert_eq!(errs[1].kind, ViolationKind::NotSupported);
+    }
+
+    #[test]
+    fn validate_reports_webhook_violations() {
+        let req = pb::ValidateJobSetRequest {
+            job_set: serde_json::from_value(serde_json::json!({
+                "spec": {"replicatedJobs": [{"name": "workers"}],
+                    "failurePolicy": {"rules": [
+                        {"name": "r-leader", "action": "RecreateJob",
+                         "onJobFailureMessagePatterns": ["[z-a]"]},
+                        {"action": "FailJobSet", "targetReplicatedJobs": ["leader"]}]}}
+            }))
+            .ok(),
+        };
+        let resp = validate_jobset_request(req).unwrap_or_default();
+        let got: Vec<_> = resp.violations.iter().map(|v| v.field.as_str()).collect();
+        assert_eq!(
+            got,
+            [
+                "spec.failurePolicy.rules[0].name",
+                "spec.failurePolicy.rules[0].onJobFailureMessagePatterns[0]",
+                "spec.failurePolicy.rules[1].targetReplicatedJobs[0]",
+            ]
+        );
+    }
+
+    #[test]
+    fn jobs_owned_by_another_controller_are_skipped() {
+        let req = request(serde_json::json!({
+            "now": "2024-01-01T00:00:00Z",
+            "jobSet": {"metadata": {"name": "js", "uid": "mine"},
+                       "spec": {"replicatedJobs": [{"name": "rj"}]}},
+            "jobs": [{"metadata": {"name": "stray", "ownerReferences": [
+                {"uid": "theirs", "controller": true}]}}]
+        }));
+        let snap = snapshot_from_pb(req).unwrap_or_default();
+        assert!(snap.jobs.is_empty());
+        assert_eq!(snap.job_set.uid, "mine");
+    }
+
+    #[test]
+    fn mismatched_status_array_is_undecidable() {
+        let req = request(serde_json::json!({
+            "now": "2024-01-01T00:00:00Z",
+            "jobSet": {"metadata": {"name": "js", "uid": "u"},
+                       "spec": {"replicatedJobs": [{"name": "rj", "replicas": 3}]},
+                       "status": {"replicatedJobsStatus": [{"name": "rj", "jobRestarts": [0, 1]}]}}
+        }));
+        let errs = snapshot_from_pb(req).err().unwrap_or_default();
+        assert_eq!(
+            fields(&errs),
+            ["jobSet.status.replicatedJobsStatus[0].jobRestarts"]
+        );
+    }
+
+    #[test]
+    fn rule_names_are_defaulted_before_deciding() {
+        let req = request(serde_json::json!({
+            "now": "2024-01-01T00:00:00Z",
+            "jobSet": {"metadata": {"name": "js", "uid": "u"},
+                       "spec": {"replicatedJobs": [{"name": "rj"}],
+                                "failurePolicy": {"rules": [{"name": "a", "action": "FailJobSet"},
+                                                             {"action": "RestartJobSet"}]}}}
+        }));
+        let snap = snapshot_from_pb(req).unwrap_or_default();
+        let names: Vec<_> = snap
+            .job_set
+            .spec
+            .failure_policy
+            .map(|p| p.rules.into_iter().map(|r| r.name).collect())
+            .unwrap_or_default();
+        assert_eq!(names, ["a", "failurePolicyRule1"]);
+    }
+}

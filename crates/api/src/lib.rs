@@ -1,0 +1,166 @@
+//! The API boundary: the only crate that knows the wire format.
+//!
+//! `pb` holds the generated protobuf types; `convert` turns wire messages into
+//! core domain types (where bad input becomes field-named errors) and core
+//! plans back into wire messages; `status` maps errors to gRPC statuses;
+//! [`decide`] and [`validate`] are the one pipeline the server and the CLI share.
+
+pub mod codec;
+pub mod convert;
+pub mod convert_jobset;
+#[cfg(any(test, feature = "test-util"))]
+pub mod fixtures;
+pub mod lazy;
+pub mod status;
+
+use job_decider_core::jobset::decide_jobset as decide_jobset_core;
+use job_decider_core::jobset_validate::validate_jobset;
+use job_decider_core::model::Snapshot;
+use job_decider_core::plan::Plan;
+use job_decider_core::sync;
+use job_decider_core::validate::{Violation, ViolationKind, validate_job};
+
+pub use lazy::LazyDecideJobRequest;
+pub use status::ApiError;
+
+/// Generated protobuf messages, the tonic service and their proto3 JSON impls.
+#[allow(missing_docs, clippy::all, clippy::pedantic)]
+pub mod pb {
+    include!(concat!(env!("OUT_DIR"), "/jobdecider.v1.rs"));
+    include!(concat!(env!("OUT_DIR"), "/jobdecider.v1.serde.rs"));
+    // The service, generated apart: DecideJob takes a `LazyDecideJobRequest` (build.rs).
+    include!(concat!(env!("OUT_DIR"), "/server/jobdecider.v1.rs"));
+
+    /// The encoded descriptor set of the contract, for server reflection.
+    pub const FILE_DESCRIPTOR_SET: &[u8] =
+        include_bytes!(concat!(env!("OUT_DIR"), "/jobdecider_descriptor.bin"));
+}
+
+/// The default limit on a decoded request: 256 MiB.
+///
+/// A 100,000-pod snapshot of realistic pods encodes to about 69 MB (674 bytes a pod)
+/// (see `convert::tests::hundred_thousand_pod_request_fits_default_limit`);
+/// the limit leaves room for pods that carry more conditions and containers.
+pub const DEFAULT_MAX_MESSAGE_SIZE: usize = 256 * 1024 * 1024;
+
+/// One decided snapshot: what was decided on and what was decided.
+#[derive(Debug)]
+pub struct Decision {
+    /// The snapshot, converted and defaulted.
+    pub snapshot: Snapshot,
+    /// The core's plan for it.
+    pub plan: Plan,
+}
+
+impl Decision {
+    /// The plan on the wire.
+    pub fn response(&self) -> pb::DecideJobResponse {
+        convert::response_from_plan(&self.plan)
+    }
+}
+
+/// Converts, validates and decides one request: the path every DecideJob takes.
+///
+/// The request is either a decoded `pb::DecideJobRequest` (the CLI, tests) or the
+/// server's [`LazyDecideJobRequest`]; either is consumed while it is converted,
+/// so it is gone before the decision starts.
+pub fn decide<R>(request: R) -> Result<Decision, ApiError>
+where
+    Snapshot: TryFrom<R, Error = Vec<Violation>>,
+{
+    let snapshot = Snapshot::try_from(request).map_err(ApiError::invalid_snapshot)?;
+    let mut violations = validate_job(&snapshot.job);
+    violations.retain(|v| !tolerated_at_sync(v));
+    if !violations.is_empty() {
+        return Err(ApiError::invalid_job(violations));
+    }
+    let plan = sync::decide(&snapshot);
+    Ok(Decision { snapshot, plan })
+}
+
+/// Values the API rejects today but upstream's sync handles on purpose, for
+/// Jobs written by a newer API server (version skew): an unknown pod failure
+/// policy action (the rule is skipped), an unknown exit-code operator (it never
+/// matches) and an unknown completion mode (an UnknownCompletionMode event).
+/// DecideJob decides such Jobs as upstream does; ValidateJob still reports them.
+fn tolerated_at_sync(violation: &Violation) -> bool {
+    if violation.kind != ViolationKind::NotSupported {
+        return false;
+    }
+    let field = violation.field.as_str();
+    field == "spec.completionMode"
+        || (field.starts_with("spec.podFailurePolicy.rules[")
+            && (field.ends_with("].action") || field.ends_with("].onExitCodes.operator")))
+}
+
+/// Validates one Job: every violation of the conversion or the API rules, in the response.
+///
+/// Only a request without a Job is an error; a broken Job is the answer's content.
+pub fn validate(request: pb::ValidateJobRequest) -> Result<pb::ValidateJobResponse, ApiError> {
+    let has_job = request.job.is_some();
+    match convert::job_for_validation(request) {
+        Ok(job) => Ok(convert::validation_response(&validate_job(&job))),
+        Err(violations) if has_job => Ok(convert::validation_response(&violations)),
+        Err(violations) => Err(ApiError::invalid_request(violations)),
+    }
+}
+
+/// Converts, validates and decides one JobSet request: the path every DecideJobSet takes.
+/// A JobSet that JobSet's webhook would reject is answered with its violations.
+pub fn decide_jobset(
+    request: pb::DecideJobSetRequest,
+) -> Result<pb::DecideJobSetResponse, ApiError> {
+    let explain = request.explain;
+    let snapshot = convert_jobset::snapshot_from_pb(request).map_err(ApiError::invalid_snapshot)?;
+    let violations = validate_jobset(&snapshot.job_set);
+    if !violations.is_empty() {
+        return Err(ApiError::invalid_job(violations));
+    }
+    Ok(convert_jobset::plan_to_pb(
+        &decide_jobset_core(&snapshot),
+        explain,
+    ))
+}
+
+/// Validates one JobSet's failure policy; only an unusable request is an error.
+pub fn validate_jobset_request(
+    request: pb::ValidateJobSetRequest,
+) -> Result<pb::ValidateJobSetResponse, ApiError> {
+    convert_jobset::validate_jobset_request(request).map_err(ApiError::invalid_request)
+}
+
+/// A DecideJob request in either form, as far as logs need it.
+pub trait JobRequest {
+    /// The request's Job, if it has one.
+    fn job(&self) -> Option<&pb::Job>;
+    /// How many pods the request carries.
+    fn pod_count(&self) -> usize;
+}
+
+impl JobRequest for pb::DecideJobRequest {
+    fn job(&self) -> Option<&pb::Job> {
+        self.job.as_ref()
+    }
+    fn pod_count(&self) -> usize {
+        self.pods.len()
+    }
+}
+
+impl JobRequest for LazyDecideJobRequest {
+    fn job(&self) -> Option<&pb::Job> {
+        self.job.as_ref()
+    }
+    fn pod_count(&self) -> usize {
+        self.pods.len()
+    }
+}
+
+/// The job's namespace, name and uid as the request names them, for logs.
+pub fn job_identity<R: JobRequest>(request: &R) -> (&str, &str, &str) {
+    request
+        .job()
+        .and_then(|j| j.metadata.as_ref())
+        .map_or(("", "", ""), |m| {
+            (m.namespace.as_str(), m.name.as_str(), m.uid.as_str())
+        })
+}

@@ -1,0 +1,310 @@
+//! Indexed Jobs: completed and failed indexes, per-index failure counts, the
+//! failed pod kept per index until its replacement exists, and pod identity
+//! (generateName, hostname, index annotations and env).
+
+use std::collections::BTreeMap;
+
+use crate::backoff::finished_time;
+use crate::index_set::IndexSet;
+use crate::model::{Job, Pod, PodFailurePolicyAction, PodPhase};
+use crate::pod_failure_policy::match_pod_failure_policy;
+
+/// Longest generateName prefix the API server accepts before adding 5 random characters.
+pub const MAX_GENERATE_NAME_PREFIX: usize = 58;
+
+/// The pod's completion index when it is valid for this Job (below `completions`).
+pub fn valid_index(job: &Job, pod: &Pod) -> Option<i32> {
+    let completions = job.spec.completions.unwrap_or(0);
+    pod.completion_index.filter(|ix| *ix < completions)
+}
+
+/// Upstream's "failed" for a pod: phase Failed, or — unless only failed pods are
+/// replaced — being deleted without having succeeded.
+pub fn is_pod_failed(job: &Job, pod: &Pod) -> bool {
+    if pod.phase == PodPhase::Failed {
+        return true;
+    }
+    if job.spec.only_replace_failed_pods() {
+        return false;
+    }
+    pod.deletion.is_some() && pod.phase != PodPhase::Succeeded
+}
+
+/// The completed indexes before this sync (parsed leniently from the status)
+/// and after it (plus the succeeded pods that still carry the finalizer).
+pub fn succeeded_indexes(job: &Job, pods: &[&Pod]) -> (IndexSet, IndexSet) {
+    let completions = job.spec.completions.unwrap_or(0);
+    let previous = IndexSet::parse_lenient(&job.status.completed_indexes, completions);
+    let new = pods.iter().filter_map(|p| {
+        (p.phase == PodPhase::Succeeded && p.has_tracking_finalizer)
+            .then(|| valid_index(job, p))
+            .flatten()
+    });
+    let all = previous.union(&IndexSet::from_indexes(new));
+    (previous, all)
+}
+
+/// Whether this failed pod fails its index: a FailIndex rule matched, or the
+/// failure counts and the index already had `backoffLimitPerIndex` failures.
+pub fn is_index_failed(job: &Job, pod: &Pod) -> bool {
+    let limit = job.spec.backoff_limit_per_index.unwrap_or(i32::MAX);
+    if !is_pod_failed(job, pod) {
+        return false;
+    }
+    let counted = match &job.spec.pod_failure_policy {
+        Some(policy) => {
+            let decision = match_pod_failure_policy(Some(policy), &job.namespace, pod);
+            if decision.action == Some(PodFailurePolicyAction::FailIndex) {
+                return true;
+            }
+            decision.counts_failure()
+        }
+        None => true,
+    };
+    counted && pod.index_failure_count >= limit
+}
+
+/// The failed indexes: those in the status plus those failed by pods that still carry the finalizer.
+pub fn failed_indexes(job: &Job, pods: &[&Pod]) -> IndexSet {
+    let completions = job.spec.completions.unwrap_or(0);
+    let previous = job
+        .status
+        .failed_indexes
+        .as_deref()
+        .map(|s| IndexSet::parse_lenient(s, completions))
+        .unwrap_or_default();
+    let new = pods.iter().filter_map(|p| {
+        (p.has_tracking_finalizer && is_index_failed(job, p))
+            .then(|| valid_index(job, p))
+            .flatten()
+    });
+    previous.union(&IndexSet::from_indexes(new))
+}
+
+/// Per index, the failed pod whose finalizer stays until a replacement exists:
+/// the one with the highest absolute failure count, and among those the latest
+/// to finish. Indexes that succeeded, failed or have an active pod have none.
+pub fn pods_with_delayed_deletion<'a>(
+    job: &Job,
+    pods: &[&'a Pod],
+    active_pods: &[&Pod],
+    succeeded: &IndexSet,
+    failed: &IndexSet,
+    finalizer_removals_pending: &std::collections::BTreeSet<String>,
+) -> BTreeMap<i32, &'a Pod> {
+    let active_indexes =
+        IndexSet::from_indexes(active_pods.iter().filter_map(|p| p.completion_index));
+    let mut kept: BTreeMap<i32, &'a Pod> = BTreeMap::new();
+    for &pod in pods {
+        if !pod.has_tracking_finalizer || finalizer_removals_pending.contains(&pod.uid) {
+            continue;
+        }
+        let Some(ix) = valid_index(job, pod) else {
+            continue;
+        };
+        if !is_pod_failed(job, pod)
+            || succeeded.contains(ix)
+            || failed.contains(ix)
+            || active_indexes.contains(ix)
+        {
+            continue;
+        }
+        let replace = match kept.get(&ix) {
+            None => true,
+            Some(current) => {
+                absolute_failure_count(current) <= absolute_failure_count(pod)
+                    && finished_time(pod) >= finished_time(current)
+            }
+        };
+        if replace {
+            kept.insert(ix, pod);
+        }
+    }
+    kept
+}
+
+/// Counted plus ignored failures recorded on the pod, summed in int32 as
+/// upstream does: annotations near i32::MAX wrap to negative.
+fn absolute_failure_count(pod: &Pod) -> i32 {
+    pod.index_failure_count
+        .wrapping_add(pod.index_ignored_failure_count)
+}
+
+/// The failure-count annotations for the pod replacing `replaced` (counted, ignored).
+pub fn new_index_failure_counts(job: &Job, replaced: Option<&Pod>) -> (i32, i32) {
+    let Some(pod) = replaced else { return (0, 0) };
+    let (mut counted, mut ignored) = (pod.index_failure_count, pod.index_ignored_failure_count);
+    let counts =
+        job.spec.pod_failure_policy.as_ref().is_none_or(|p| {
+            match_pod_failure_policy(Some(p), &job.namespace, pod).counts_failure()
+        });
+    // Go's int32 increment: an ignored count at i32::MAX wraps to negative,
+    // and a negative count is then not written.
+    if counts {
+        counted = counted.wrapping_add(1);
+    } else {
+        ignored = ignored.wrapping_add(1);
+    }
+    (counted, ignored)
+}
+
+/// `<job name>-<index>-`, with the job name cut so the prefix fits the API's limit.
+pub fn pod_generate_name_with_index(job_name: &str, index: i32) -> String {
+    let suffix = format!("-{index}-");
+    let prefix = format!("{job_name}{suffix}");
+    if prefix.len() <= MAX_GENERATE_NAME_PREFIX {
+        return prefix;
+    }
+    let mut cut = MAX_GENERATE_NAME_PREFIX.saturating_sub(suffix.len());
+    // Names are DNS labels (ASCII); stay on a char boundary all the same.
+    while !job_name.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}{suffix}", &job_name[..cut])
+}
+
+/// Sorts pods by completion index, unknown (None) first, keeping the input order of equals.
+pub fn sort_by_completion_index(pods: &mut [&Pod]) {
+    pods.sort_by_key(|p| p.completion_index.map_or(-1, i64::from));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::*;
+
+    #[test]
+    fn generate_name_is_cut_to_58_characters() {
+        assert_eq!(pod_generate_name_with_index("job", 3), "job-3-");
+        let long = "a".repeat(70);
+        let name = pod_generate_name_with_index(&long, 1);
+        assert_eq!(name.len(), 58);
+        assert_eq!(name, format!("{}-1-", "a".repeat(55)));
+        let exact = "b".repeat(55);
+        assert_eq!(pod_generate_name_with_index(&exact, 1).len(), 58);
+    }
+
+    #[test]
+    fn succeeded_indexes_take_only_valid_indexes_with_finalizer() {
+        let mut job = indexed_job(4, 2);
+        job.status.completed_indexes = "0,1-foo,bar".into();
+        let pods = [
+            pod("a").index(3).phase(PodPhase::Succeeded),
+            pod("b")
+                .index(2)
+                .phase(PodPhase::Succeeded)
+                .without_finalizer(),
+            pod("c").index(7).phase(PodPhase::Succeeded),
+            pod("d").phase(PodPhase::Succeeded),
+        ];
+        let refs: Vec<&Pod> = pods.iter().collect();
+        let (prev, all) = succeeded_indexes(&job, &refs);
+        assert_eq!(prev.to_string(), "0");
+        assert_eq!(all.to_string(), "0,3");
+    }
+
+    #[test]
+    fn index_fails_once_its_counted_failures_reach_the_limit() {
+        let mut job = indexed_job(3, 3);
+        job.spec.backoff_limit_per_index = Some(1);
+        let first = pod("a")
+            .index(0)
+            .phase(PodPhase::Failed)
+            .failure_counts(0, 0);
+        let second = pod("b")
+            .index(0)
+            .phase(PodPhase::Failed)
+            .failure_counts(1, 0);
+        assert!(!is_index_failed(&job, &first));
+        assert!(is_index_failed(&job, &second));
+        job.spec.backoff_limit_per_index = Some(0);
+        assert!(is_index_failed(&job, &first));
+    }
+
+    #[test]
+    fn delayed_deletion_keeps_the_latest_highest_count_pod() {
+        let mut job = indexed_job(3, 3);
+        job.spec.backoff_limit_per_index = Some(3);
+        let pods = [
+            pod("old")
+                .index(1)
+                .phase(PodPhase::Failed)
+                .failure_counts(0, 0)
+                .exit("main", 1, t(10)),
+            pod("new")
+                .index(1)
+                .phase(PodPhase::Failed)
+                .failure_counts(1, 0)
+                .exit("main", 1, t(20)),
+            pod("other")
+                .index(2)
+                .phase(PodPhase::Failed)
+                .exit("main", 1, t(5)),
+            pod("running").index(2),
+        ];
+        let refs: Vec<&Pod> = pods.iter().collect();
+        let active: Vec<&Pod> = refs.iter().copied().filter(|p| p.is_active()).collect();
+        let kept = pods_with_delayed_deletion(
+            &job,
+            &refs,
+            &active,
+            &IndexSet::new(),
+            &IndexSet::new(),
+            &Default::default(),
+        );
+        assert_eq!(kept.len(), 1);
+        assert_eq!(kept[&1].name, "new");
+    }
+
+    /// Regression (found by the conformance generator's odd annotations):
+    /// failure counts near i32::MAX were summed in i64, so a pod whose sum
+    /// wraps in upstream's int32 was kept for replacement instead of the older one.
+    #[test]
+    fn regression_delayed_deletion_sums_failure_counts_in_int32() {
+        let mut job = indexed_job(3, 3);
+        job.spec.backoff_limit_per_index = Some(3);
+        let pods = [
+            pod("older")
+                .index(1)
+                .phase(PodPhase::Failed)
+                .failure_counts(0, i32::MAX)
+                .exit("main", 1, t(10)),
+            pod("wraps")
+                .index(1)
+                .phase(PodPhase::Failed)
+                .failure_counts(1, i32::MAX)
+                .exit("main", 1, t(20)),
+        ];
+        let refs: Vec<&Pod> = pods.iter().collect();
+        let kept = pods_with_delayed_deletion(
+            &job,
+            &refs,
+            &[],
+            &IndexSet::new(),
+            &IndexSet::new(),
+            &Default::default(),
+        );
+        assert_eq!(kept[&1].name, "older");
+        let ignored_at_max = pod("c").failure_counts(0, i32::MAX);
+        let mut ignoring = job.clone();
+        ignoring.spec.pod_failure_policy = None;
+        assert_eq!(
+            new_index_failure_counts(&ignoring, Some(&ignored_at_max)),
+            (1, i32::MAX),
+            "a counted failure leaves the ignored count as it is"
+        );
+    }
+
+    #[test]
+    fn replacement_counts_follow_the_policy() {
+        let job = indexed_job(3, 3);
+        assert_eq!(new_index_failure_counts(&job, None), (0, 0));
+        let failed = pod("a")
+            .index(0)
+            .phase(PodPhase::Failed)
+            .failure_counts(2, 1);
+        assert_eq!(new_index_failure_counts(&job, Some(&failed)), (3, 1));
+        let at_max = pod("b").failure_counts(i32::MAX, 0);
+        assert_eq!(new_index_failure_counts(&job, Some(&at_max)), (i32::MIN, 0));
+    }
+}

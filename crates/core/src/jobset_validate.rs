@@ -1,0 +1,400 @@
+//! JobSet failure-policy validation, as JobSet's admission webhook checks it on create
+//! (`validateFailurePolicy`, v0.12 line), after its defaulting of empty rule names.
+//!
+//! Upstream returns plain errors without field paths; here each carries the path of the field
+//! it is about and upstream's message as its detail. Differences, on purpose:
+//! - `onJobFailureMessagePatterns` entries must compile (RE2 syntax, via the regex crate).
+//!   Upstream admits any string and only logs an invalid pattern at reconcile time, where it
+//!   never matches; rejecting it here catches the mistake before a failure does.
+//! - The uniqueness errors come in order of the first rule carrying the name (upstream ranges
+//!   over a Go map, in random order).
+//! - The feature gate `RestartJob` is on, so `RestartJob*` actions are allowed (subject to the
+//!   1024-replica cap): with v0.12.0's default (gate off) the actions could not be used at all.
+//!
+//! The feature gate `InPlaceRestart` is off, v0.12.0's default, so `restartStrategy:
+//! InPlaceRestart` is rejected with ValidateCreate's message (its template requirements, checked
+//! only with the gate on, need Job templates the contract does not carry).
+//!
+//! Not validated, as upstream: the sign of `maxRestarts`, duplicate reasons or patterns.
+
+use regex::Regex;
+use std::sync::LazyLock;
+
+use crate::jobset::{FailurePolicy, JobSet, KNOWN_JOB_FAILURE_REASONS, RestartStrategy};
+use crate::validate::{Violation, ViolationKind};
+
+/// Shortest rule name.
+const MIN_RULE_NAME_LENGTH: usize = 1;
+/// Longest rule name.
+const MAX_RULE_NAME_LENGTH: usize = 128;
+/// Pattern every rule name must match.
+const RULE_NAME_FMT: &str = "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$";
+/// Replicas cap of every replicatedJob when a rule uses `RestartJob*` (the status arrays'
+/// `maxItems`).
+pub const MAX_REPLICAS_FOR_RESTART_JOB: i32 = 1024;
+
+// The pattern is a constant known to compile; a failure would be a bug caught by the tests.
+static RULE_NAME_RE: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(RULE_NAME_FMT).ok());
+
+/// The webhook's defaulting: an empty rule name becomes `failurePolicyRule<index>`, where the
+/// index is the rule's position in the list.
+pub fn default_rule_names(policy: &mut FailurePolicy) {
+    for (i, rule) in policy.rules.iter_mut().enumerate() {
+        if rule.name.is_empty() {
+            rule.name = format!("failurePolicyRule{i}");
+        }
+    }
+}
+
+/// Every failure-policy rule the JobSet breaks, after defaulting empty rule names; empty when
+/// valid.
+pub fn validate_jobset(js: &JobSet) -> Vec<Violation> {
+    let mut out = Vec::new();
+    let Some(policy) = &js.spec.failure_policy else {
+        return out;
+    };
+    let mut policy = policy.clone();
+    default_rule_names(&mut policy);
+
+    // ValidateCreate checks this before anything else.
+    if policy.restart_strategy == RestartStrategy::InPlaceRestart {
+        out.push(invalid(
+            "spec.failurePolicy.restartStrategy".to_string(),
+            ViolationKind::Forbidden,
+            "InPlaceRestart restart strategy cannot be set when InPlaceRestart feature gate is \
+             disabled"
+                .to_string(),
+        ));
+    }
+
+    if policy.rules.iter().any(|r| r.action.is_per_job()) {
+        // Upstream reports the first offending replicatedJob only.
+        if let Some((i, _)) = js
+            .spec
+            .replicated_jobs
+            .iter()
+            .enumerate()
+            .find(|(_, rj)| rj.replicas > MAX_REPLICAS_FOR_RESTART_JOB)
+        {
+            out.push(invalid(
+                format!("spec.replicatedJobs[{i}].replicas"),
+                ViolationKind::Invalid,
+                format!(
+                    "JobSet cannot have a failure policy rule with RestartJob or \
+                     RestartJobAndIgnoreMaxRestarts action and a replicated job with replicas > \
+                     {MAX_REPLICAS_FOR_RESTART_JOB}"
+                ),
+            ));
+        }
+    }
+
+    let mut names: Vec<(&str, Vec<usize>)> = Vec::new();
+    for (i, rule) in policy.rules.iter().enumerate() {
+        let path = format!("spec.failurePolicy.rules[{i}]");
+        let len = rule.name.len();
+        if !(MIN_RULE_NAME_LENGTH..=MAX_RULE_NAME_LENGTH).contains(&len) {
+            out.push(invalid(
+                format!("{path}.name"),
+                ViolationKind::TooLong,
+                format!(
+                    "invalid failure policy rule name of length {len}, the rule name must be at \
+                     least {MIN_RULE_NAME_LENGTH} characters long and at most \
+                     {MAX_RULE_NAME_LENGTH} characters long"
+                ),
+            ));
+        }
+        match names.iter_mut().find(|(n, _)| *n == rule.name) {
+            Some((_, idx)) => idx.push(i),
+            None => names.push((&rule.name, vec![i])),
+        }
+        if !is_valid_rule_name(&rule.name) {
+            out.push(invalid(
+                format!("{path}.name"),
+                ViolationKind::Invalid,
+                format!(
+                    "invalid failure policy rule name '{}', a failure policy rule name must \
+                     start with an alphabetic character, optionally followed by a string of \
+                     alphanumeric characters or '_,:', and must end with an alphanumeric \
+                     character or '_'",
+                    rule.name
+                ),
+            ));
+        }
+        for (j, target) in rule.target_replicated_jobs.iter().enumerate() {
+            if !js.spec.replicated_jobs.iter().any(|rj| &rj.name == target) {
+                out.push(invalid(
+                    format!("{path}.targetReplicatedJobs[{j}]"),
+                    ViolationKind::Invalid,
+                    format!(
+                        "invalid replicatedJob name '{target}' in failure policy does not \
+                         appear in .spec.ReplicatedJobs"
+                    ),
+                ));
+            }
+        }
+        for (j, reason) in rule.on_job_failure_reasons.iter().enumerate() {
+            if !KNOWN_JOB_FAILURE_REASONS.contains(&reason.as_str()) {
+                out.push(invalid(
+                    format!("{path}.onJobFailureReasons[{j}]"),
+                    ViolationKind::NotSupported,
+                    format!(
+                        "invalid job failure reason '{reason}' in failure policy is not a \
+                         recognized job failure reason"
+                    ),
+                ));
+            }
+        }
+        for (j, pattern) in rule.on_job_failure_message_patterns.iter().enumerate() {
+            if let Some(err) = pattern.error() {
+                out.push(Violation {
+                    field: format!("{path}.onJobFailureMessagePatterns[{j}]"),
+                    kind: ViolationKind::Invalid,
+                    value: Some(go_quote(pattern.source())),
+                    detail: format!("must be a valid RE2 regular expression: {err}"),
+                });
+            }
+        }
+    }
+
+    for (name, idx) in names.iter().filter(|(_, idx)| idx.len() > 1) {
+        let list = idx
+            .iter()
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(" ");
+        // The path names the second rule carrying the name: the first duplicate.
+        let at = idx.get(1).copied().unwrap_or_default();
+        out.push(invalid(
+            format!("spec.failurePolicy.rules[{at}].name"),
+            ViolationKind::Duplicate,
+            format!(
+                "rule names are not unique, rules with indices [{list}] all have the same name \
+                 '{name}'"
+            ),
+        ));
+    }
+    out
+}
+
+/// Whether `name` matches `^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`.
+pub fn is_valid_rule_name(name: &str) -> bool {
+    RULE_NAME_RE.as_ref().is_some_and(|re| re.is_match(name))
+}
+
+fn invalid(field: String, kind: ViolationKind, detail: String) -> Violation {
+    Violation {
+        field,
+        kind,
+        value: None,
+        detail,
+    }
+}
+
+/// A string as Go's %q would print it (close enough for patterns: quotes and backslashes).
+fn go_quote(s: &str) -> String {
+    format!("{s:?}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jobset::{
+        FailurePolicyAction, FailurePolicyRule, JobSetSpec, MessagePattern, ReplicatedJob,
+        RestartStrategy,
+    };
+
+    fn js(rules: Vec<FailurePolicyRule>) -> JobSet {
+        JobSet {
+            name: "js".into(),
+            spec: JobSetSpec {
+                replicated_jobs: vec![ReplicatedJob {
+                    name: "rj".into(),
+                    replicas: 1,
+                }],
+                failure_policy: Some(FailurePolicy {
+                    max_restarts: 1,
+                    restart_strategy: RestartStrategy::Recreate,
+                    rules,
+                }),
+                suspend: false,
+            },
+            ..JobSet::default()
+        }
+    }
+
+    fn named(name: &str) -> FailurePolicyRule {
+        FailurePolicyRule {
+            name: name.into(),
+            action: FailurePolicyAction::FailJobSet,
+            ..FailurePolicyRule::default()
+        }
+    }
+
+    fn messages(v: &[Violation]) -> Vec<String> {
+        v.iter().map(|v| v.to_string()).collect()
+    }
+
+    #[test]
+    fn rule_name_regex_compiles() {
+        assert!(RULE_NAME_RE.is_some());
+    }
+
+    #[test]
+    fn valid_names_pass() {
+        for n in ["a", "ruleWithAName", "r_leader", "a,b:c_", "A1"] {
+            assert!(validate_jobset(&js(vec![named(n)])).is_empty(), "{n}");
+        }
+    }
+
+    #[test]
+    fn in_place_restart_is_forbidden_with_the_gate_off_by_default() {
+        // ValidateCreate (jobset_webhook.go, v0.12.0): the InPlaceRestart gate defaults to off.
+        let mut j = js(vec![named("1bad")]);
+        if let Some(p) = j.spec.failure_policy.as_mut() {
+            p.restart_strategy = RestartStrategy::InPlaceRestart;
+        }
+        let v = validate_jobset(&j);
+        assert_eq!(v.len(), 2);
+        assert_eq!(
+            v[0].to_string(),
+            "spec.failurePolicy.restartStrategy: Forbidden: InPlaceRestart restart strategy \
+             cannot be set when InPlaceRestart feature gate is disabled"
+        );
+    }
+
+    #[test]
+    fn no_policy_is_valid() {
+        let mut j = js(vec![]);
+        j.spec.failure_policy = None;
+        assert!(validate_jobset(&j).is_empty());
+    }
+
+    #[test]
+    fn empty_names_are_defaulted_by_index_before_validation() {
+        let mut p = FailurePolicy {
+            rules: vec![named("ruleWithAName"), named("")],
+            ..FailurePolicy::default()
+        };
+        default_rule_names(&mut p);
+        assert_eq!(p.rules[1].name, "failurePolicyRule1");
+        assert!(validate_jobset(&js(vec![named(""), named("")])).is_empty());
+    }
+
+    #[test]
+    fn defaulted_name_can_collide_with_a_given_one() {
+        let v = validate_jobset(&js(vec![named(""), named("failurePolicyRule0")]));
+        assert_eq!(
+            messages(&v),
+            [
+                "spec.failurePolicy.rules[1].name: Duplicate value: rule names are not unique, \
+              rules with indices [0 1] all have the same name 'failurePolicyRule0'"
+            ]
+        );
+    }
+
+    #[test]
+    fn name_starting_with_digit_or_ending_with_comma_or_hyphenated() {
+        for n in ["1rule", "rule,", "r-leader"] {
+            let v = validate_jobset(&js(vec![named(n)]));
+            assert_eq!(
+                messages(&v),
+                [format!(
+                    "spec.failurePolicy.rules[0].name: Invalid value: invalid failure policy \
+                     rule name '{n}', a failure policy rule name must start with an alphabetic \
+                     character, optionally followed by a string of alphanumeric characters or \
+                     '_,:', and must end with an alphanumeric character or '_'"
+                )]
+            );
+        }
+    }
+
+    #[test]
+    fn name_longer_than_128() {
+        let long = "a".repeat(129);
+        let v = validate_jobset(&js(vec![named(&long)]));
+        assert_eq!(
+            messages(&v),
+            [
+                "spec.failurePolicy.rules[0].name: Too long: invalid failure policy rule name of \
+              length 129, the rule name must be at least 1 characters long and at most 128 \
+              characters long"
+            ]
+        );
+        assert!(validate_jobset(&js(vec![named(&"a".repeat(128))])).is_empty());
+    }
+
+    #[test]
+    fn duplicate_names_list_all_indices() {
+        let v = validate_jobset(&js(vec![named("x"), named("y"), named("x"), named("x")]));
+        assert_eq!(
+            messages(&v),
+            [
+                "spec.failurePolicy.rules[2].name: Duplicate value: rule names are not unique, \
+              rules with indices [0 2 3] all have the same name 'x'"
+            ]
+        );
+    }
+
+    #[test]
+    fn unknown_reason_and_target() {
+        let mut r = named("r");
+        r.on_job_failure_reasons = vec!["PodFailurePolicy".into(), "Evicted".into()];
+        r.target_replicated_jobs = vec!["rj".into(), "nope".into()];
+        let v = validate_jobset(&js(vec![r]));
+        assert_eq!(
+            messages(&v),
+            [
+                "spec.failurePolicy.rules[0].targetReplicatedJobs[1]: Invalid value: invalid \
+                 replicatedJob name 'nope' in failure policy does not appear in \
+                 .spec.ReplicatedJobs",
+                "spec.failurePolicy.rules[0].onJobFailureReasons[1]: Unsupported value: invalid \
+                 job failure reason 'Evicted' in failure policy is not a recognized job failure \
+                 reason",
+            ]
+        );
+    }
+
+    #[test]
+    fn invalid_message_pattern_is_rejected() {
+        let mut r = named("r");
+        r.on_job_failure_message_patterns = vec![
+            MessagePattern::new("ok.*"),
+            MessagePattern::new("(unclosed"),
+        ];
+        let v = validate_jobset(&js(vec![r]));
+        assert_eq!(v.len(), 1);
+        assert_eq!(
+            v[0].field,
+            "spec.failurePolicy.rules[0].onJobFailureMessagePatterns[1]"
+        );
+        assert_eq!(v[0].value.as_deref(), Some("\"(unclosed\""));
+        assert_eq!(
+            v[0].detail,
+            "must be a valid RE2 regular expression: unclosed group"
+        );
+    }
+
+    #[test]
+    fn restart_job_caps_replicas_at_1024() {
+        let mut r = named("r");
+        r.action = FailurePolicyAction::RestartJob;
+        let mut j = js(vec![r]);
+        j.spec.replicated_jobs[0].replicas = 1025;
+        assert_eq!(
+            messages(&validate_jobset(&j)),
+            [
+                "spec.replicatedJobs[0].replicas: Invalid value: JobSet cannot have a failure \
+              policy rule with RestartJob or RestartJobAndIgnoreMaxRestarts action and a \
+              replicated job with replicas > 1024"
+            ]
+        );
+        j.spec.replicated_jobs[0].replicas = 1024;
+        assert!(validate_jobset(&j).is_empty());
+        // RestartJobSet has no cap.
+        if let Some(p) = j.spec.failure_policy.as_mut() {
+            p.rules[0].action = FailurePolicyAction::RestartJobSet;
+        }
+        j.spec.replicated_jobs[0].replicas = 5000;
+        assert!(validate_jobset(&j).is_empty());
+    }
+}

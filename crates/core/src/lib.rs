@@ -1,0 +1,28 @@
+//! The decision core: plain functions over plain data.
+//!
+//! Architecture invariant: nothing in `core` imports `api`, `server` or `cli`,
+//! reads a clock, touches a socket or a file, or depends on tokio, tonic or
+//! prost. Every input arrives in a [`model::Snapshot`]; every output leaves in a
+//! [`plan::Plan`]. On a valid snapshot the core cannot fail.
+
+pub mod api_names;
+pub mod backoff;
+pub mod conditions;
+pub mod index_set;
+pub mod indexed;
+pub mod jobset;
+pub mod jobset_validate;
+pub mod manage;
+pub mod model;
+pub mod plan;
+pub mod pod_failure_policy;
+pub mod pod_order;
+pub mod selector;
+pub mod success_policy;
+pub mod sync;
+pub mod time;
+pub mod tracking;
+pub mod validate;
+
+#[cfg(any(test, feature = "test-util"))]
+pub mod fixtures;

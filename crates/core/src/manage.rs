@@ -1,0 +1,313 @@
+//! Which pods to create and which to delete (upstream's manageJob).
+//!
+//! A sync either deletes or creates, never both, and at most 500 of either.
+//! `manage_job` reads the facts it needs and returns its decision; the sync
+//! folds that into the plan and the pod counts.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use crate::backoff::{
+    POD_FAILURE_BACKOFF_BASE, POD_FAILURE_BACKOFF_MAX, remaining_backoff,
+    remaining_backoff_for_index,
+};
+use crate::index_set::IndexSet;
+use crate::indexed::{new_index_failure_counts, pod_generate_name_with_index};
+use crate::model::{
+    BackoffRecord, COMPLETION_INDEX_ENV, COMPLETION_INDEX_KEY, INDEX_FAILURE_COUNT_KEY,
+    INDEX_IGNORED_FAILURE_COUNT_KEY, JOB_TRACKING_FINALIZER, Job, OwnerRef, Pod,
+};
+use crate::plan::{EnvVarFromField, PodCreation, PodDeletion, PodRef};
+use crate::pod_order::cmp_active_pods;
+use crate::time::Time;
+
+/// Most pods created or deleted in one sync.
+pub const MAX_POD_CREATE_DELETE_PER_SYNC: usize = 500;
+
+/// The facts of one sync that manageJob reads; it changes none of them.
+pub(crate) struct ManageFacts<'a> {
+    /// The Job being synced.
+    pub job: &'a Job,
+    /// The snapshot's time.
+    pub now: Time,
+    /// The Job's pods after adoption and release.
+    pub pods: &'a [&'a Pod],
+    /// The pods among them that are neither finished nor being deleted.
+    pub active_pods: &'a [&'a Pod],
+    /// Succeeded pods (NonIndexed) or indexes (Indexed), counted or not.
+    pub succeeded: i32,
+    /// Succeeded indexes (Indexed Jobs only).
+    pub succeeded_indexes: &'a IndexSet,
+    /// Failed indexes, when per-index backoff limits are in use.
+    pub failed_indexes: Option<&'a IndexSet>,
+    /// Per index, the failed pod kept until its replacement exists.
+    pub delayed: &'a BTreeMap<i32, &'a Pod>,
+    /// The pod-failure backoff record including this sync's newly finished pods.
+    pub backoff: &'a BackoffRecord,
+}
+
+/// What manageJob decided: one kind of change at most, so a sync never both
+/// creates and deletes.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) enum ManageDecision {
+    /// The Job has the active pods it wants.
+    #[default]
+    Nothing,
+    /// Create these pods.
+    Create(Vec<PodCreation>),
+    /// Delete these pods; each loses its finalizer first, so it is never counted.
+    Delete(Vec<PodDeletion>),
+    /// Pods are missing, but a pod-failure backoff holds their creation back this long.
+    WaitForBackoff(Duration),
+}
+
+/// Decides which pods to create or delete to bring the Job towards the
+/// number of active pods it wants.
+pub(crate) fn manage_job(facts: &ManageFacts<'_>) -> ManageDecision {
+    let job = facts.job;
+    if job.spec.suspend {
+        let all = active_pods_for_removal(job, facts.active_pods, facts.active_pods.len());
+        return delete(&all);
+    }
+
+    // Counts beyond i32 cannot come from a valid snapshot.
+    let active = i32::try_from(facts.active_pods.len()).unwrap_or(i32::MAX);
+    let want_active = match job.spec.completions {
+        None if facts.succeeded > 0 => active,
+        None => job.spec.parallelism,
+        Some(completions) => completions
+            .saturating_sub(facts.succeeded)
+            .min(job.spec.parallelism)
+            .max(0),
+    };
+
+    let rm_at_least = usize::try_from(active.saturating_sub(want_active)).unwrap_or(0);
+    let mut to_delete = active_pods_for_removal(job, facts.active_pods, rm_at_least);
+    to_delete.truncate(MAX_POD_CREATE_DELETE_PER_SYNC);
+    if !to_delete.is_empty() {
+        return delete(&to_delete);
+    }
+
+    // Terminating pods hold their place only when they are replaced once failed.
+    let terminating = if job.spec.only_replace_failed_pods() {
+        let n = facts.pods.iter().filter(|p| p.is_terminating()).count();
+        i32::try_from(n).unwrap_or(i32::MAX)
+    } else {
+        0
+    };
+    let diff = want_active
+        .saturating_sub(terminating)
+        .saturating_sub(active);
+    if diff <= 0 {
+        return ManageDecision::Nothing;
+    }
+    if !job.spec.uses_backoff_limit_per_index() {
+        let remaining = remaining_backoff(
+            facts.backoff,
+            facts.now,
+            POD_FAILURE_BACKOFF_BASE,
+            POD_FAILURE_BACKOFF_MAX,
+        );
+        if !remaining.is_zero() {
+            return ManageDecision::WaitForBackoff(remaining);
+        }
+    }
+    let diff = usize::try_from(diff)
+        .unwrap_or(0)
+        .min(MAX_POD_CREATE_DELETE_PER_SYNC);
+
+    let creations: Vec<PodCreation> = if job.spec.is_indexed() {
+        let mut indexes = first_pending_indexes(facts, diff);
+        if job.spec.uses_backoff_limit_per_index() {
+            let (now_ready, wait) = indexes_ready_to_create(facts, &indexes);
+            if now_ready.is_empty() && !wait.is_zero() {
+                return ManageDecision::WaitForBackoff(wait);
+            }
+            indexes = now_ready;
+        }
+        indexes
+            .iter()
+            .map(|&ix| indexed_pod_creation(facts, ix))
+            .collect()
+    } else {
+        (0..diff)
+            .map(|_| base_pod_creation(job, format!("{}-", job.name)))
+            .collect()
+    };
+    if creations.is_empty() {
+        return ManageDecision::Nothing;
+    }
+    ManageDecision::Create(creations)
+}
+
+/// Deleting `pods` after removing their finalizer, so they are never counted.
+fn delete(pods: &[&Pod]) -> ManageDecision {
+    if pods.is_empty() {
+        return ManageDecision::Nothing;
+    }
+    ManageDecision::Delete(pod_deletions(pods, true))
+}
+
+/// Upstream's firstPendingIndexes: the first `n` indexes below completions that
+/// no active pod, success, failure (or, when only failed pods are replaced,
+/// terminating pod) covers.
+fn first_pending_indexes(facts: &ManageFacts<'_>, n: usize) -> Vec<i32> {
+    let completions = facts.job.spec.completions.unwrap_or(0);
+    let mut covered = facts.succeeded_indexes.union(&IndexSet::from_indexes(
+        facts.active_pods.iter().filter_map(|p| p.completion_index),
+    ));
+    if facts.job.spec.only_replace_failed_pods() {
+        let terminating = facts.pods.iter().filter(|p| p.is_terminating());
+        covered = covered.union(&IndexSet::from_indexes(
+            terminating.filter_map(|p| p.completion_index),
+        ));
+    }
+    if let Some(failed) = facts.failed_indexes {
+        covered = covered.union(failed);
+    }
+    covered.first_missing(n, completions)
+}
+
+/// The indexes whose per-index backoff has expired; when none has, the shortest wait.
+fn indexes_ready_to_create(facts: &ManageFacts<'_>, indexes: &[i32]) -> (Vec<i32>, Duration) {
+    let mut ready = Vec::new();
+    let mut shortest: Option<Duration> = None;
+    for &ix in indexes {
+        let remaining = remaining_backoff_for_index(
+            facts.delayed.get(&ix).copied(),
+            facts.now,
+            POD_FAILURE_BACKOFF_BASE,
+            POD_FAILURE_BACKOFF_MAX,
+        );
+        if remaining.is_zero() {
+            ready.push(ix);
+        } else if shortest.is_none_or(|s| remaining < s) {
+            shortest = Some(remaining);
+        }
+    }
+    if !ready.is_empty() {
+        return (ready, Duration::ZERO);
+    }
+    (ready, shortest.unwrap_or_default())
+}
+
+/// What every created pod gets beyond the template: the tracking finalizer
+/// (unless the template has it) and the controller reference.
+fn base_pod_creation(job: &Job, generate_name: String) -> PodCreation {
+    let template_has_finalizer = job
+        .spec
+        .template
+        .finalizers
+        .iter()
+        .any(|f| f == JOB_TRACKING_FINALIZER);
+    PodCreation {
+        generate_name,
+        labels: BTreeMap::new(),
+        annotations: BTreeMap::new(),
+        finalizers: if template_has_finalizer {
+            Vec::new()
+        } else {
+            vec![JOB_TRACKING_FINALIZER.to_string()]
+        },
+        hostname: String::new(),
+        env: Vec::new(),
+        completion_index: None,
+        owner: OwnerRef {
+            api_version: "batch/v1".into(),
+            kind: "Job".into(),
+            name: job.name.clone(),
+            uid: job.uid.clone(),
+        },
+    }
+}
+
+/// An Indexed pod: its index as annotation and label, hostname, env and, with
+/// per-index limits, the failure counts carried over from the pod it replaces.
+fn indexed_pod_creation(facts: &ManageFacts<'_>, index: i32) -> PodCreation {
+    let job = facts.job;
+    let mut creation = base_pod_creation(job, pod_generate_name_with_index(&job.name, index));
+    creation
+        .annotations
+        .insert(COMPLETION_INDEX_KEY.into(), index.to_string());
+    creation
+        .labels
+        .insert(COMPLETION_INDEX_KEY.into(), index.to_string());
+    creation.hostname = format!("{}-{index}", job.name);
+    if !job.spec.template.completion_index_env_everywhere {
+        creation.env.push(EnvVarFromField {
+            name: COMPLETION_INDEX_ENV.into(),
+            field_path: format!("metadata.labels['{COMPLETION_INDEX_KEY}']"),
+        });
+    }
+    creation.completion_index = Some(index);
+    if job.spec.uses_backoff_limit_per_index() {
+        let (counted, ignored) = new_index_failure_counts(job, facts.delayed.get(&index).copied());
+        creation
+            .annotations
+            .insert(INDEX_FAILURE_COUNT_KEY.into(), counted.to_string());
+        if ignored > 0 {
+            creation
+                .annotations
+                .insert(INDEX_IGNORED_FAILURE_COUNT_KEY.into(), ignored.to_string());
+        }
+    }
+    creation
+}
+
+/// Deletions of `pods`, sorted by name. With `finalizer_first`, each pod that
+/// carries the tracking finalizer loses it before the delete, so it is never
+/// counted (scale-down, suspend); without, it keeps it and is counted.
+pub(crate) fn pod_deletions(pods: &[&Pod], finalizer_first: bool) -> Vec<PodDeletion> {
+    let mut deletions: Vec<PodDeletion> = pods
+        .iter()
+        .map(|p| PodDeletion {
+            pod: PodRef::from(*p),
+            remove_finalizer_first: finalizer_first && p.has_tracking_finalizer,
+            ready: p.is_ready(),
+        })
+        .collect();
+    deletions.sort_by(|a, b| a.pod.cmp(&b.pod));
+    deletions
+}
+
+/// Upstream's activePodsForRemoval: for Indexed Jobs every pod with an unknown
+/// or out-of-range index and all but the most valuable pod of a repeated index;
+/// then, up to `rm_at_least`, the least valuable of the rest.
+pub fn active_pods_for_removal<'a>(
+    job: &Job,
+    pods: &[&'a Pod],
+    rm_at_least: usize,
+) -> Vec<&'a Pod> {
+    let mut rm: Vec<&'a Pod> = Vec::new();
+    let mut left: Vec<&'a Pod> = Vec::new();
+    if job.spec.is_indexed() {
+        let completions = job.spec.completions.unwrap_or(0);
+        let mut sorted = pods.to_vec();
+        sorted.sort_by_key(|p| p.completion_index.map_or(-1, i64::from));
+        for group in sorted.chunk_by(|a, b| a.completion_index == b.completion_index) {
+            match group[0].completion_index {
+                Some(ix) if ix < completions => {
+                    let mut group = group.to_vec();
+                    group.sort_by(|a, b| cmp_active_pods(a, b));
+                    if let Some((most_valuable, rest)) = group.split_last() {
+                        rm.extend_from_slice(rest);
+                        left.push(most_valuable);
+                    }
+                }
+                _ => rm.extend_from_slice(group),
+            }
+        }
+    } else {
+        left = pods.to_vec();
+    }
+    if rm.len() < rm_at_least {
+        left.sort_by(|a, b| cmp_active_pods(a, b));
+        let more = (rm_at_least - rm.len()).min(left.len());
+        rm.extend_from_slice(&left[..more]);
+    }
+    rm
+}
+
+#[cfg(test)]
+#[path = "manage_tests.rs"]
+mod tests;

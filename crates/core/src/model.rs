@@ -1,0 +1,547 @@
+//! The domain view of a snapshot: a Job, its pods, the time, and the state the
+//! caller carried over. Built from the wire form by `api::convert`, which
+//! applies the API defaults and rejects what cannot be decided; everything here
+//! is therefore already defaulted and well-formed.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::time::Time;
+
+/// The finalizer that keeps a finished pod until the Job's status has counted it.
+pub const JOB_TRACKING_FINALIZER: &str = "batch.kubernetes.io/job-tracking";
+/// Annotation (and label) holding an Indexed pod's completion index.
+pub const COMPLETION_INDEX_KEY: &str = "batch.kubernetes.io/job-completion-index";
+/// Annotation holding the counted failures of earlier pods of the same index.
+pub const INDEX_FAILURE_COUNT_KEY: &str = "batch.kubernetes.io/job-index-failure-count";
+/// Annotation holding the failures of earlier pods of the same index that the policy ignored.
+pub const INDEX_IGNORED_FAILURE_COUNT_KEY: &str =
+    "batch.kubernetes.io/job-index-ignored-failure-count";
+/// The environment variable that tells an Indexed pod its index.
+pub const COMPLETION_INDEX_ENV: &str = "JOB_COMPLETION_INDEX";
+/// The `managedBy` value of the built-in Job controller.
+pub const BUILT_IN_CONTROLLER: &str = "kubernetes.io/job-controller";
+
+/// Everything one decision reads.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Snapshot {
+    /// The Job, with API defaults applied.
+    pub job: Job,
+    /// The pods that the Job owns or that match its selector, in the caller's order.
+    pub pods: Vec<Pod>,
+    /// The current time.
+    pub now: Time,
+    /// What the previous decision for this Job handed back.
+    pub state: ControllerState,
+    /// The controller this decision is made for (a `managedBy` value).
+    pub controller_name: String,
+    /// The caller's writes that its caches do not show yet.
+    pub expectations: Expectations,
+}
+
+/// The caller's own writes that its caches do not show yet (upstream's expectations).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Expectations {
+    /// Pod creations or deletions issued but not yet observed.
+    pub pod_changes_pending: bool,
+    /// UIDs of pods whose finalizer removal was issued but not yet observed.
+    pub finalizer_removals_pending: BTreeSet<String>,
+}
+
+/// What upstream keeps in memory between syncs of one Job.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ControllerState {
+    /// The pod-failure backoff record.
+    pub backoff: BackoffRecord,
+}
+
+/// Failures since the last success, for the exponential re-creation delay.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BackoffRecord {
+    /// Failures of pods that finished after the last successful pod.
+    pub failures_after_last_success: i32,
+    /// When the latest of those failures happened.
+    pub last_failure_time: Option<Time>,
+}
+
+/// A Job, with API defaults applied.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Job {
+    /// Namespace of the Job.
+    pub namespace: String,
+    /// Name of the Job.
+    pub name: String,
+    /// UID of the Job.
+    pub uid: String,
+    /// True once deletion of the Job was requested.
+    pub being_deleted: bool,
+    /// The Job's spec.
+    pub spec: JobSpec,
+    /// The Job's status as last written.
+    pub status: JobStatus,
+}
+
+/// A Job's spec, defaulted as the API server defaults it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobSpec {
+    /// Maximum pods running at once (default 1).
+    pub parallelism: i32,
+    /// Successes that complete the Job; `None` for a work queue.
+    pub completions: Option<i32>,
+    /// Seconds the Job may be active before it fails.
+    pub active_deadline_seconds: Option<i64>,
+    /// Rules for handling pod failures.
+    pub pod_failure_policy: Option<PodFailurePolicy>,
+    /// Rules for declaring an Indexed Job succeeded early.
+    pub success_policy: Option<SuccessPolicy>,
+    /// Counted failures after which the Job fails (default 6, or `i32::MAX` with per-index limits).
+    pub backoff_limit: i32,
+    /// Counted failures allowed per index.
+    pub backoff_limit_per_index: Option<i32>,
+    /// Failed indexes after which the Job fails.
+    pub max_failed_indexes: Option<i32>,
+    /// The Job's pod selector.
+    pub selector: LabelSelector,
+    /// True when the user wrote the selector.
+    pub manual_selector: bool,
+    /// NonIndexed or Indexed.
+    pub completion_mode: CompletionMode,
+    /// True while the Job must run no pods.
+    pub suspend: bool,
+    /// When terminating pods are replaced.
+    pub pod_replacement_policy: PodReplacementPolicy,
+    /// The controller that manages the Job; `None` for the built-in one.
+    pub managed_by: Option<String>,
+    /// Seconds after finishing before the Job is garbage collected (validated, not decided).
+    pub ttl_seconds_after_finished: Option<i32>,
+    /// The pod template, trimmed to what decisions read.
+    pub template: PodTemplate,
+}
+
+/// How completions are counted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CompletionMode {
+    /// Any `completions` successful pods complete the Job.
+    NonIndexed,
+    /// Each index in `0..completions` must succeed once.
+    Indexed,
+    /// A value this version does not know; upstream skips such Jobs.
+    Unknown(String),
+}
+
+/// When a terminating pod is replaced.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PodReplacementPolicy {
+    /// As soon as it is terminating (the default without a pod failure policy).
+    TerminatingOrFailed,
+    /// Only once it has reached phase Failed (required with a pod failure policy).
+    Failed,
+    /// A value this version does not know (validation rejects it).
+    Unknown(String),
+}
+
+/// The pod template, trimmed to what decisions and validation read.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PodTemplate {
+    /// The template's labels.
+    pub labels: BTreeMap<String, String>,
+    /// The template's finalizers.
+    pub finalizers: Vec<String>,
+    /// Whether every container and init container already defines `JOB_COMPLETION_INDEX`.
+    pub completion_index_env_everywhere: bool,
+    /// The pods' restart policy.
+    pub restart_policy: RestartPolicy,
+    /// Names of the regular containers, in order.
+    pub containers: Vec<String>,
+    /// Names of the init containers, in order.
+    pub init_containers: Vec<String>,
+}
+
+/// A pod template's restart policy.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum RestartPolicy {
+    /// Containers are never restarted in place; failures fail the pod.
+    #[default]
+    Never,
+    /// Failed containers restart in place; restarts count against backoffLimit.
+    OnFailure,
+    /// Not allowed for Jobs; kept so validation can name it.
+    Always,
+    /// Empty or unknown; kept so validation can name it.
+    Other(String),
+}
+
+/// A label selector.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LabelSelector {
+    /// Labels that must be present with exactly these values.
+    pub match_labels: BTreeMap<String, String>,
+    /// Set-based requirements.
+    pub match_expressions: Vec<SelectorRequirement>,
+}
+
+/// One set-based selector requirement.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SelectorRequirement {
+    /// The label key.
+    pub key: String,
+    /// The operator.
+    pub operator: SelectorOperator,
+    /// The values for In and NotIn.
+    pub values: Vec<String>,
+}
+
+/// Operator of a set-based selector requirement.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SelectorOperator {
+    /// The label's value is one of the values.
+    In,
+    /// The label is absent or its value is none of the values.
+    NotIn,
+    /// The label is present.
+    Exists,
+    /// The label is absent.
+    DoesNotExist,
+    /// Anything else (validation rejects it).
+    Unknown(String),
+}
+
+/// A pod failure policy.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PodFailurePolicy {
+    /// Rules in order; the first match wins.
+    pub rules: Vec<PodFailurePolicyRule>,
+}
+
+/// One pod failure policy rule.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PodFailurePolicyRule {
+    /// What to do when the rule matches.
+    pub action: PodFailurePolicyAction,
+    /// Exit-code requirement; when set, `on_pod_conditions` is not consulted.
+    pub on_exit_codes: Option<OnExitCodes>,
+    /// Pod condition patterns; an empty list means none.
+    pub on_pod_conditions: Vec<OnPodConditionsPattern>,
+}
+
+/// The action of a pod failure policy rule.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PodFailurePolicyAction {
+    /// Fail the whole Job.
+    FailJob,
+    /// Fail the pod's index (requires backoffLimitPerIndex).
+    FailIndex,
+    /// Do not count the failure.
+    Ignore,
+    /// Count the failure (the default handling).
+    Count,
+    /// An action this version does not know: the rule is skipped.
+    Unknown(String),
+}
+
+/// An exit-code requirement.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OnExitCodes {
+    /// Restrict the match to the container of this name.
+    pub container_name: Option<String>,
+    /// In or NotIn.
+    pub operator: ExitCodeOperator,
+    /// The exit codes.
+    pub values: Vec<i32>,
+}
+
+/// Operator of an exit-code requirement.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ExitCodeOperator {
+    /// The exit code is one of the values.
+    In,
+    /// The exit code is none of the values.
+    NotIn,
+    /// Anything else: never matches.
+    Unknown(String),
+}
+
+/// A pod condition pattern.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OnPodConditionsPattern {
+    /// The condition type.
+    pub condition_type: String,
+    /// The condition status (defaulted to True).
+    pub status: ConditionStatus,
+}
+
+/// A condition's status.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConditionStatus {
+    /// "True".
+    True,
+    /// "False".
+    False,
+    /// "Unknown".
+    Unknown,
+    /// Anything else, kept verbatim.
+    Other(String),
+}
+
+/// A success policy.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SuccessPolicy {
+    /// Rules in order; the first met rule wins.
+    pub rules: Vec<SuccessPolicyRule>,
+}
+
+/// One success policy rule.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SuccessPolicyRule {
+    /// Indexes that must succeed, as written (an interval list).
+    pub succeeded_indexes: Option<String>,
+    /// How many (of succeeded_indexes, when set) suffice.
+    pub succeeded_count: Option<i32>,
+}
+
+/// A Job's status.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct JobStatus {
+    /// Conditions, in the order written.
+    pub conditions: Vec<JobCondition>,
+    /// When the Job started or was last resumed.
+    pub start_time: Option<Time>,
+    /// When the Job completed.
+    pub completion_time: Option<Time>,
+    /// Active pods.
+    pub active: i32,
+    /// Succeeded pods (NonIndexed) or indexes (Indexed).
+    pub succeeded: i32,
+    /// Counted failed pods.
+    pub failed: i32,
+    /// Terminating pods; `None` when not tracked.
+    pub terminating: Option<i32>,
+    /// Completed indexes as an interval list.
+    pub completed_indexes: String,
+    /// Failed indexes as an interval list; `None` when per-index limits are not in use.
+    pub failed_indexes: Option<String>,
+    /// Finished pods recorded but not yet counted; `None` when never written.
+    pub uncounted_terminated_pods: Option<UncountedTerminatedPods>,
+    /// Ready active pods.
+    pub ready: Option<i32>,
+}
+
+/// UIDs of finished pods recorded but not yet in the counters.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct UncountedTerminatedPods {
+    /// Succeeded pods.
+    pub succeeded: Vec<String>,
+    /// Failed pods.
+    pub failed: Vec<String>,
+}
+
+/// A Job condition.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobCondition {
+    /// The condition type.
+    pub condition_type: JobConditionType,
+    /// Its status.
+    pub status: ConditionStatus,
+    /// When last probed.
+    pub last_probe_time: Option<Time>,
+    /// When the status last changed.
+    pub last_transition_time: Option<Time>,
+    /// Machine-readable reason.
+    pub reason: String,
+    /// Human-readable message.
+    pub message: String,
+}
+
+/// The type of a Job condition.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JobConditionType {
+    /// The Job is suspended.
+    Suspended,
+    /// The Job completed (terminal).
+    Complete,
+    /// The Job failed (terminal).
+    Failed,
+    /// The Job will fail once its pods have terminated.
+    FailureTarget,
+    /// The Job will complete once its pods have terminated.
+    SuccessCriteriaMet,
+    /// A type this version does not write; kept as is.
+    Other(String),
+}
+
+/// A pod, as decisions see it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pod {
+    /// Name of the pod.
+    pub name: String,
+    /// UID of the pod.
+    pub uid: String,
+    /// The pod's labels (for selector matching).
+    pub labels: BTreeMap<String, String>,
+    /// The completion index from the annotation; `None` when missing, not an integer, or negative.
+    pub completion_index: Option<i32>,
+    /// The `job-index-failure-count` annotation, parsed leniently (0 when unusable).
+    pub index_failure_count: i32,
+    /// The `job-index-ignored-failure-count` annotation, parsed leniently (0 when unusable).
+    pub index_ignored_failure_count: i32,
+    /// The pod's controller owner reference, if any.
+    pub controller: Option<OwnerRef>,
+    /// The UIDs of all the pod's owner references, the controller's included:
+    /// an orphan that already names the Job is adopted without being counted
+    /// in that sync, as upstream's pod claim does.
+    pub owner_uids: Vec<String>,
+    /// Whether the pod carries the job-tracking finalizer.
+    pub has_tracking_finalizer: bool,
+    /// When the pod was created.
+    pub creation_timestamp: Option<Time>,
+    /// Set once deletion was requested.
+    pub deletion: Option<Deletion>,
+    /// Whether the pod is bound to a node.
+    pub scheduled: bool,
+    /// Names of the init containers with restartPolicy Always (sidecars).
+    pub sidecar_init_containers: Vec<String>,
+    /// The pod's phase.
+    pub phase: PodPhase,
+    /// The pod's conditions.
+    pub conditions: Vec<PodCondition>,
+    /// Statuses of the regular containers.
+    pub container_statuses: Vec<ContainerStatus>,
+    /// Statuses of the init containers.
+    pub init_container_statuses: Vec<ContainerStatus>,
+}
+
+/// A pending deletion.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Deletion {
+    /// When deletion was requested (the deletionTimestamp).
+    pub timestamp: Time,
+    /// The grace period in seconds; `None` counts as 0.
+    pub grace_period_seconds: Option<i64>,
+}
+
+/// A controller owner reference.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OwnerRef {
+    /// API version of the owner.
+    pub api_version: String,
+    /// Kind of the owner.
+    pub kind: String,
+    /// Name of the owner.
+    pub name: String,
+    /// UID of the owner.
+    pub uid: String,
+}
+
+/// A pod phase.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum PodPhase {
+    /// Pending, or no phase reported yet.
+    Pending,
+    /// The node lost contact.
+    Unknown,
+    /// Running.
+    Running,
+    /// All containers succeeded (terminal).
+    Succeeded,
+    /// The pod failed (terminal).
+    Failed,
+}
+
+/// A pod condition.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PodCondition {
+    /// The condition type, e.g. "Ready" or "DisruptionTarget".
+    pub condition_type: String,
+    /// Its status.
+    pub status: ConditionStatus,
+    /// When the status last changed.
+    pub last_transition_time: Option<Time>,
+}
+
+/// A container status.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ContainerStatus {
+    /// The container's name.
+    pub name: String,
+    /// Set once the container has terminated.
+    pub terminated: Option<Terminated>,
+    /// How often the container restarted.
+    pub restart_count: i32,
+}
+
+/// A terminated container state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Terminated {
+    /// Exit code of the last run.
+    pub exit_code: i32,
+    /// When it finished; `None` when unset.
+    pub finished_at: Option<Time>,
+}
+
+impl Pod {
+    /// Active: neither terminal nor being deleted.
+    pub fn is_active(&self) -> bool {
+        !matches!(self.phase, PodPhase::Succeeded | PodPhase::Failed) && self.deletion.is_none()
+    }
+
+    /// Terminating: being deleted and not yet in a terminal phase.
+    pub fn is_terminating(&self) -> bool {
+        self.deletion.is_some() && !matches!(self.phase, PodPhase::Succeeded | PodPhase::Failed)
+    }
+
+    /// The Ready condition, when its status is True.
+    pub fn ready_condition(&self) -> Option<&PodCondition> {
+        self.conditions
+            .iter()
+            .find(|c| c.condition_type == "Ready" && c.status == ConditionStatus::True)
+    }
+
+    /// Whether the init container of this name is a sidecar (restartPolicy Always).
+    pub fn is_sidecar(&self, init_container: &str) -> bool {
+        self.sidecar_init_containers
+            .iter()
+            .any(|n| n == init_container)
+    }
+
+    /// Whether the pod has `Ready=True`.
+    pub fn is_ready(&self) -> bool {
+        self.ready_condition().is_some()
+    }
+}
+
+impl JobSpec {
+    /// True for Indexed completion mode.
+    pub fn is_indexed(&self) -> bool {
+        self.completion_mode == CompletionMode::Indexed
+    }
+
+    /// Per-index backoff limits are in use.
+    pub fn uses_backoff_limit_per_index(&self) -> bool {
+        self.backoff_limit_per_index.is_some()
+    }
+
+    /// Terminating pods are replaced only once they have failed. (The API
+    /// defaults the policy to Failed when a pod failure policy is set.)
+    pub fn only_replace_failed_pods(&self) -> bool {
+        self.pod_replacement_policy == PodReplacementPolicy::Failed
+    }
+}
+
+impl JobStatus {
+    /// The first condition of this type whose status is True.
+    pub fn true_condition(&self, condition_type: &JobConditionType) -> Option<&JobCondition> {
+        self.conditions
+            .iter()
+            .find(|c| &c.condition_type == condition_type && c.status == ConditionStatus::True)
+    }
+
+    /// Whether a condition of this type is True.
+    pub fn has_true_condition(&self, condition_type: &JobConditionType) -> bool {
+        self.true_condition(condition_type).is_some()
+    }
+
+    /// Complete=True or Failed=True.
+    pub fn is_finished(&self) -> bool {
+        self.has_true_condition(&JobConditionType::Complete)
+            || self.has_true_condition(&JobConditionType::Failed)
+    }
+}

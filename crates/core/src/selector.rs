@@ -1,0 +1,64 @@
+//! Label selector matching, for adopting and releasing pods.
+
+use std::collections::BTreeMap;
+
+use crate::model::{LabelSelector, SelectorOperator};
+
+/// Whether `labels` satisfy the selector. An empty selector matches everything,
+/// as upstream's conversion of an empty LabelSelector does; an unknown operator
+/// matches nothing (validation rejects it before a decision).
+pub fn matches(selector: &LabelSelector, labels: &BTreeMap<String, String>) -> bool {
+    let labels_match = selector
+        .match_labels
+        .iter()
+        .all(|(k, v)| labels.get(k) == Some(v));
+    labels_match
+        && selector.match_expressions.iter().all(|req| {
+            let value = labels.get(&req.key);
+            match &req.operator {
+                SelectorOperator::In => value.is_some_and(|v| req.values.contains(v)),
+                SelectorOperator::NotIn => value.is_none_or(|v| !req.values.contains(v)),
+                SelectorOperator::Exists => value.is_some(),
+                SelectorOperator::DoesNotExist => value.is_none(),
+                SelectorOperator::Unknown(_) => false,
+            }
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::SelectorRequirement;
+
+    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn match_labels_and_expressions_must_all_hold() {
+        let mut s = LabelSelector::default();
+        assert!(
+            matches(&s, &labels(&[])),
+            "empty selector matches everything"
+        );
+        s.match_labels.insert("app".into(), "x".into());
+        assert!(matches(&s, &labels(&[("app", "x"), ("other", "y")])));
+        assert!(!matches(&s, &labels(&[("app", "y")])));
+        s.match_expressions.push(SelectorRequirement {
+            key: "tier".into(),
+            operator: SelectorOperator::NotIn,
+            values: vec!["db".into()],
+        });
+        assert!(matches(&s, &labels(&[("app", "x")])));
+        assert!(!matches(&s, &labels(&[("app", "x"), ("tier", "db")])));
+        s.match_expressions.push(SelectorRequirement {
+            key: "tier".into(),
+            operator: SelectorOperator::Unknown("Near".into()),
+            values: vec![],
+        });
+        assert!(!matches(&s, &labels(&[("app", "x")])));
+    }
+}

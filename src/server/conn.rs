@@ -1,0 +1,288 @@
+//! Connections that end.
+//!
+//! tonic's `Server` gives the TLS handshake timeout, HTTP/2 keepalive pings,
+//! TCP keepalive, the per-connection stream limit and a graceful close
+//! (GOAWAY) at the maximum connection age. What it lacks is here:
+//!
+//! - **maximum idle time**: a connection with no call in flight for
+//!   `--max-connection-idle` is closed;
+//! - **the grace after the maximum age**: a connection still open
+//!   `--max-connection-age-grace` after its GOAWAY is closed, calls or not;
+//! - **shutdown that never waits on idle connections**: once shutdown begins,
+//!   a connection closes as soon as it has no call in flight, and every
+//!   connection closes when the shutdown grace runs out.
+//!
+//! [`Tracked`] wraps each accepted socket (under TLS, so it counts the
+//! handshake too) and [`ActivityLayer`], outside every service, counts the
+//! calls in flight on the connection that carries them. Closing is an end of
+//! stream on the socket's read side: hyper then ends the connection. An idle
+//! connection is closed only once its last response has had [`DRAIN_SETTLE`]
+//! (or the idle time) to be written out.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+use tokio::sync::{Notify, watch};
+use tokio::time::Instant;
+use tonic::transport::server::{Connected, TcpConnectInfo, TlsConnectInfo};
+use tower::{Layer, Service};
+
+use crate::server::layer::{Holding, HttpRequest, HttpResponse, ResponseFuture, take_ready};
+
+/// Where the server is in its life, as connections see it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Phase {
+    /// Serving.
+    Running,
+    /// Shutting down: idle connections close now, busy ones when their calls end.
+    Draining,
+    /// Past the shutdown grace: every connection closes.
+    Closing,
+}
+
+/// Limits on a connection's life.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ConnLimits {
+    /// Close after this long without a call in flight.
+    pub max_idle: Option<Duration>,
+    /// Close this long after accept, calls or not (the age plus its grace).
+    pub max_lifetime: Option<Duration>,
+}
+
+/// What a connection and its calls share.
+#[derive(Debug)]
+pub struct ConnState {
+    active: AtomicUsize,
+    idle_since: Mutex<Instant>,
+    changed: Notify,
+}
+
+impl ConnState {
+    fn new() -> Self {
+        ConnState {
+            active: AtomicUsize::new(0),
+            idle_since: Mutex::new(Instant::now()),
+            changed: Notify::new(),
+        }
+    }
+
+    fn idle_since(&self) -> Instant {
+        match self.idle_since.lock() {
+            Ok(at) => *at,
+            Err(poisoned) => *poisoned.into_inner(),
+        }
+    }
+
+    fn call_started(self: &Arc<Self>) -> CallOnConn {
+        self.active.fetch_add(1, Ordering::AcqRel);
+        CallOnConn(self.clone())
+    }
+}
+
+/// One call in flight on a connection; dropping it ends the call.
+#[derive(Debug)]
+pub struct CallOnConn(Arc<ConnState>);
+
+impl Drop for CallOnConn {
+    fn drop(&mut self) {
+        if self.0.active.fetch_sub(1, Ordering::AcqRel) == 1 {
+            match self.0.idle_since.lock() {
+                Ok(mut at) => *at = Instant::now(),
+                Err(poisoned) => *poisoned.into_inner() = Instant::now(),
+            }
+            self.0.changed.notify_one();
+        }
+    }
+}
+
+/// The connection info tonic puts in each request's extensions.
+#[derive(Clone, Debug)]
+pub struct ConnInfo {
+    /// The TCP addresses, as tonic reports them.
+    pub tcp: TcpConnectInfo,
+    state: Arc<ConnState>,
+}
+
+type Closer = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// An accepted socket that ends itself when [`ConnLimits`] or the [`Phase`] say so.
+pub struct Tracked {
+    io: TcpStream,
+    state: Arc<ConnState>,
+    closer: Closer,
+    closed: bool,
+}
+
+impl Tracked {
+    /// Wraps an accepted socket.
+    pub fn new(io: TcpStream, limits: ConnLimits, phase: watch::Receiver<Phase>) -> Self {
+        let state = Arc::new(ConnState::new());
+        let closer = Box::pin(close_when_due(state.clone(), limits, phase));
+        Tracked {
+            io,
+            state,
+            closer,
+            closed: false,
+        }
+    }
+}
+
+/// How long a draining connection must have been without a call before it is
+/// closed: time for the last response's final frames to be written out.
+pub const DRAIN_SETTLE: Duration = Duration::from_millis(500);
+
+/// Completes when the connection should close.
+async fn close_when_due(
+    state: Arc<ConnState>,
+    limits: ConnLimits,
+    mut phase: watch::Receiver<Phase>,
+) {
+    let far = Duration::from_secs(86_400 * 365);
+    let hard = Instant::now() + limits.max_lifetime.unwrap_or(far);
+    loop {
+        let now_phase = *phase.borrow_and_update();
+        if now_phase == Phase::Closing {
+            return;
+        }
+        let mut deadline = hard;
+        if state.active.load(Ordering::Acquire) == 0 {
+            let since = state.idle_since();
+            if let Some(max_idle) = limits.max_idle {
+                deadline = deadline.min(since + max_idle);
+            }
+            if now_phase == Phase::Draining {
+                deadline = deadline.min(since + DRAIN_SETTLE);
+            }
+        }
+        if Instant::now() >= deadline {
+            return;
+        }
+        tokio::select! {
+            () = tokio::time::sleep_until(deadline) => {}
+            () = state.changed.notified() => {}
+            changed = phase.changed() => {
+                if changed.is_err() {
+                    // The server is gone: nothing will serve this connection.
+                    return;
+                }
+            }
+        }
+    }
+}
+
+impl Tracked {
+    fn poll_closed(&mut self, cx: &mut Context<'_>) -> bool {
+        if !self.closed && self.closer.as_mut().poll(cx).is_ready() {
+            self.closed = true;
+        }
+        self.closed
+    }
+}
+
+impl AsyncRead for Tracked {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        if this.poll_closed(cx) {
+            // End of stream: hyper ends the connection (TLS sees a truncated stream).
+            return Poll::Ready(Ok(()));
+        }
+        Pin::new(&mut this.io).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for Tracked {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        // Writes go on after the close: hyper may still flush what it has queued.
+        Pin::new(&mut self.get_mut().io).poll_write(cx, buf)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().io).poll_shutdown(cx)
+    }
+}
+
+impl Connected for Tracked {
+    type ConnectInfo = ConnInfo;
+
+    fn connect_info(&self) -> ConnInfo {
+        ConnInfo {
+            tcp: self.io.connect_info(),
+            state: self.state.clone(),
+        }
+    }
+}
+
+/// Counts each call on the connection that carries it, until its response ends.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ActivityLayer;
+
+impl<S> Layer<S> for ActivityLayer {
+    type Service = Activity<S>;
+    fn layer(&self, inner: S) -> Activity<S> {
+        Activity { inner }
+    }
+}
+
+/// See [`ActivityLayer`].
+#[derive(Clone, Debug)]
+pub struct Activity<S> {
+    inner: S,
+}
+
+fn connection_of(request: &HttpRequest) -> Option<Arc<ConnState>> {
+    let extensions = request.extensions();
+    extensions
+        .get::<ConnInfo>()
+        .or_else(|| {
+            extensions
+                .get::<TlsConnectInfo<ConnInfo>>()
+                .map(|i| i.get_ref())
+        })
+        .map(|info| info.state.clone())
+}
+
+impl<S> Service<HttpRequest> for Activity<S>
+where
+    S: Service<HttpRequest, Response = HttpResponse, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = HttpResponse;
+    type Error = Infallible;
+    type Future = ResponseFuture;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: HttpRequest) -> ResponseFuture {
+        let call = connection_of(&request).map(|state| state.call_started());
+        let answer = take_ready(&mut self.inner).call(request);
+        Box::pin(async move {
+            let response = answer.await?;
+            Ok(match call {
+                Some(call) => Holding::response(response, call),
+                None => response,
+            })
+        })
+    }
+}

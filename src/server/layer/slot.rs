@@ -1,0 +1,139 @@
+//! The decision slot: a call takes one of `--max-concurrent-requests` slots
+//! only once its whole body has arrived (the body layer is outside this one),
+//! so slow or stalled uploads never hold a slot.
+//!
+//! Shedding, on count and on queueing delay: a call that finds every slot busy
+//! waits at most `--queue-timeout` for one, and at most as many calls wait as
+//! there are slots; a call that would be one too many waiting, or that waits
+//! out the timeout, is answered UNAVAILABLE (OVERLOADED) — retried by gRPC
+//! clients — instead of queueing without bound behind work it cannot overtake.
+//!
+//! The slot travels to the handler in the request's extensions
+//! ([`DecisionSlot`]); the handler moves it into its blocking work, so the
+//! slot (and the in-flight gauge) is released when the work ends, even when
+//! the caller stopped waiting because of the timeout.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tower::{Layer, Service};
+
+use super::{HttpRequest, HttpResponse, ResponseFuture, error_response, take_ready};
+use crate::server::metrics;
+use job_decider_api::ApiError;
+
+/// A held decision slot; dropping the last clone frees it.
+#[derive(Clone, Debug)]
+pub struct DecisionSlot(#[allow(dead_code)] Arc<Held>);
+
+#[derive(Debug)]
+struct Held {
+    _permit: OwnedSemaphorePermit,
+}
+
+impl Held {
+    fn new(permit: OwnedSemaphorePermit) -> Self {
+        ::metrics::gauge!(metrics::IN_FLIGHT).increment(1.0);
+        Held { _permit: permit }
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        ::metrics::gauge!(metrics::IN_FLIGHT).decrement(1.0);
+    }
+}
+
+/// The slots, shared by every connection.
+#[derive(Clone, Debug)]
+pub struct SlotLayer {
+    slots: Arc<Semaphore>,
+    waiters: Arc<Semaphore>,
+    max: usize,
+    queue_timeout: Duration,
+}
+
+impl SlotLayer {
+    /// `max` slots; a call waits at most `queue_timeout` for one (zero: never waits).
+    pub fn new(max: usize, queue_timeout: Duration) -> Self {
+        SlotLayer {
+            slots: Arc::new(Semaphore::new(max)),
+            waiters: Arc::new(Semaphore::new(max)),
+            max,
+            queue_timeout,
+        }
+    }
+}
+
+impl<S> Layer<S> for SlotLayer {
+    type Service = Slot<S>;
+    fn layer(&self, inner: S) -> Slot<S> {
+        Slot {
+            inner,
+            limits: self.clone(),
+        }
+    }
+}
+
+/// See the module documentation.
+#[derive(Clone, Debug)]
+pub struct Slot<S> {
+    inner: S,
+    limits: SlotLayer,
+}
+
+impl SlotLayer {
+    async fn acquire(&self) -> Result<OwnedSemaphorePermit, ApiError> {
+        let overloaded = || ApiError::Overloaded {
+            in_flight: self.max,
+        };
+        if let Ok(permit) = self.slots.clone().try_acquire_owned() {
+            return Ok(permit);
+        }
+        if self.queue_timeout.is_zero() {
+            return Err(overloaded());
+        }
+        // A bounded queue: past `max` waiters a call is shed at once.
+        let Ok(_waiting) = self.waiters.clone().try_acquire_owned() else {
+            return Err(overloaded());
+        };
+        match tokio::time::timeout(self.queue_timeout, self.slots.clone().acquire_owned()).await {
+            Ok(Ok(permit)) => Ok(permit),
+            // A closed semaphore is never used here; treat it as overload, not a panic.
+            Ok(Err(_)) | Err(_) => Err(overloaded()),
+        }
+    }
+}
+
+impl<S> Service<HttpRequest> for Slot<S>
+where
+    S: Service<HttpRequest, Response = HttpResponse, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = HttpResponse;
+    type Error = Infallible;
+    type Future = ResponseFuture;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut request: HttpRequest) -> ResponseFuture {
+        let mut inner = take_ready(&mut self.inner);
+        let limits = self.limits.clone();
+        Box::pin(async move {
+            match limits.acquire().await {
+                Ok(permit) => {
+                    request
+                        .extensions_mut()
+                        .insert(DecisionSlot(Arc::new(Held::new(permit))));
+                    inner.call(request).await
+                }
+                Err(err) => Ok(error_response(err)),
+            }
+        })
+    }
+}

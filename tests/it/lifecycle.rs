@@ -1,0 +1,182 @@
+//! Load shedding and graceful shutdown, with a call held in flight on purpose:
+//! a slow decision (many pods) holds a slot; a call whose body the test holds
+//! back is in flight without one.
+//!
+//! The tests read the process-wide in-flight gauges, so they run one at a time
+//! and in their own test binary.
+
+use std::time::{Duration, Instant};
+
+use crate::common::{HeldCall, TestServer, WAIT, request_of_size, small_request};
+use job_decider::server::ServerConfig;
+use tokio::sync::Mutex;
+use tokio_stream::StreamExt;
+use tonic::Code;
+use tonic_health::pb::health_check_response::ServingStatus;
+use tonic_types::StatusExt;
+
+static ONE_AT_A_TIME: Mutex<()> = Mutex::const_new(());
+
+/// A request whose decode and decision take long enough to watch: ~20 MB of pods.
+fn slow_request() -> job_decider_api::pb::DecideJobRequest {
+    request_of_size(20 << 20)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn overload_is_shed_fast_and_health_still_answers() {
+    let _serial = ONE_AT_A_TIME.lock().await;
+    let server = TestServer::start(ServerConfig {
+        max_concurrent_requests: 1,
+        queue_timeout: Duration::ZERO,
+        ..ServerConfig::default()
+    })
+    .await;
+    server
+        .wait_for_metric_line("jobdecider_requests_in_flight 0")
+        .await;
+    let mut slow_client = server.client().await;
+    let slow = tokio::spawn(async move { slow_client.decide_job(slow_request()).await });
+    server
+        .wait_for_metric_line("jobdecider_requests_in_flight 1")
+        .await;
+
+    let mut client = server.client().await;
+    let started = Instant::now();
+    let status = client
+        .decide_job(small_request())
+        .await
+        .expect_err("no slot left");
+    assert_eq!(status.code(), Code::Unavailable, "{status:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "shedding must not wait: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        status
+            .get_error_details()
+            .error_info()
+            .map(|i| i.reason.clone()),
+        Some("OVERLOADED".to_string())
+    );
+
+    // Health is outside the limit: probes keep working under load.
+    let mut health = tonic_health::pb::health_client::HealthClient::new(server.channel().await);
+    let check = health
+        .check(tonic_health::pb::HealthCheckRequest {
+            service: String::new(),
+        })
+        .await
+        .expect("health under load")
+        .into_inner();
+    assert_eq!(check.status(), ServingStatus::Serving);
+
+    // The slow call still completes, and the slot is free again afterwards.
+    tokio::time::timeout(WAIT, slow)
+        .await
+        .expect("in time")
+        .expect("task")
+        .expect("slow call decided");
+    server
+        .wait_for_metric_line("jobdecider_requests_in_flight 0")
+        .await;
+    client
+        .decide_job(small_request())
+        .await
+        .expect("a slot again");
+}
+
+#[tokio::test]
+async fn graceful_shutdown_flips_health_and_finishes_calls_in_flight() {
+    let _serial = ONE_AT_A_TIME.lock().await;
+    let mut server = TestServer::start(ServerConfig {
+        shutdown_delay: Duration::from_millis(200),
+        shutdown_grace: Duration::from_secs(10),
+        ..ServerConfig::default()
+    })
+    .await;
+    let mut health = tonic_health::pb::health_client::HealthClient::new(server.channel().await);
+    let mut watch = health
+        .watch(tonic_health::pb::HealthCheckRequest {
+            service: "jobdecider.v1.JobDecider".into(),
+        })
+        .await
+        .expect("watch")
+        .into_inner();
+    let first = watch.next().await.expect("first").expect("ok");
+    assert_eq!(first.status(), ServingStatus::Serving);
+
+    // In flight without a slot: its body is held back, its first bytes taken from the budget.
+    let held = HeldCall::start(server.channel().await, &small_request()).await;
+    server
+        .wait_for_metric_prefix("jobdecider_request_bytes_in_flight ", |v| v >= 8.0)
+        .await;
+
+    server.begin_shutdown();
+    let flipped = tokio::time::timeout(WAIT, watch.next())
+        .await
+        .expect("health changes in time")
+        .expect("an update")
+        .expect("ok");
+    assert_eq!(flipped.status(), ServingStatus::NotServing);
+    // A watch never ends by itself; the client lets go so the drain can finish.
+    drop(watch);
+    drop(health);
+
+    // Past the delay the server takes no new connections...
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let refused = tonic::transport::Endpoint::from_shared(format!("http://{}", server.addr))
+        .expect("endpoint")
+        .connect_timeout(Duration::from_secs(2))
+        .connect()
+        .await;
+    assert!(
+        refused.is_err(),
+        "a new connection was accepted while draining"
+    );
+
+    // ...but the call in flight finishes with a real answer.
+    let response = held.finish().await.expect("in-flight call completes");
+    assert!(!response.actions.is_empty(), "{response:?}");
+    let stopped = tokio::time::timeout(WAIT, &mut server.task)
+        .await
+        .expect("server stops within the deadline")
+        .expect("task");
+    assert!(stopped.is_ok(), "{stopped:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_past_the_timeout_is_deadline_exceeded_and_frees_its_slot() {
+    let _serial = ONE_AT_A_TIME.lock().await;
+    let server = TestServer::start(ServerConfig {
+        // Shorter than the slow decision, long enough for a small one.
+        request_timeout: Duration::from_millis(50),
+        max_concurrent_requests: 1,
+        ..ServerConfig::default()
+    })
+    .await;
+    let mut client = server.client().await;
+    let started = Instant::now();
+    let status = client
+        .decide_job(slow_request())
+        .await
+        .expect_err("the decision outlasts the timeout");
+    assert_eq!(status.code(), Code::DeadlineExceeded, "{status:?}");
+    assert_eq!(
+        status
+            .get_error_details()
+            .error_info()
+            .map(|i| i.reason.clone()),
+        Some("DECISION_TIMEOUT".to_string())
+    );
+    assert!(started.elapsed() < WAIT);
+    // The slot is freed when the decision's work ends, not before.
+    server
+        .wait_for_metric_line("jobdecider_requests_in_flight 0")
+        .await;
+    // A slot again: not shed. (Under a 50 ms timeout on a loaded machine the
+    // small call itself may time out; that is not what this test is about.)
+    if let Err(status) = client.decide_job(small_request()).await {
+        assert_ne!(status.code(), Code::Unavailable, "still shed: {status:?}");
+    }
+}

@@ -1,0 +1,123 @@
+//! Minimal snapshots found by the property tests (tests/properties.rs).
+//!
+//! Two kinds live here: core bugs, `#[ignore = "core bug: ..."]` until fixed,
+//! asserting what upstream does; and upstream behaviours a property has to
+//! allow for, asserted as upstream behaves so that the allowance stays tied
+//! to a concrete case. None of the first kind is open at the moment.
+
+use crate::generators::{base_job, running_pod, snapshot, t};
+use job_decider_core::model::*;
+use job_decider_core::plan::{Action, Plan};
+use job_decider_core::sync::decide;
+
+const NOW: i64 = 100_000;
+
+/// The status writes of a plan, in order.
+fn status_writes(plan: &Plan) -> Vec<&JobStatus> {
+    plan.actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::UpdateStatus(st) => Some(&**st),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Upstream behaviour (not a bug), allowed for by `stopping_early_changes_no_count`.
+///
+/// A succeeding Job (SuccessCriteriaMet) deletes its active pods keeping their
+/// finalizers, then, in the same sync, removes those finalizers without
+/// counting the pods (only a failing Job counts its running pods as failed).
+/// If the caller stops after the deletion, the next sync sees the pod
+/// terminating, and with podReplacementPolicy TerminatingOrFailed a
+/// terminating pod is a failed pod (`isPodFailed`), so it is counted as a
+/// failure. upstream's syncJob has the same order (deleteActivePods before
+/// trackJobStatusAndRemoveFinalizers), so a crash there has the same effect.
+#[test]
+fn cut_finishing_plan_counts_deleted_pods_as_failed() {
+    let mut job = base_job();
+    job.spec.parallelism = 2;
+    job.spec.completions = Some(1);
+    job.status.conditions.push(JobCondition {
+        condition_type: JobConditionType::SuccessCriteriaMet,
+        status: ConditionStatus::True,
+        last_probe_time: Some(t(NOW - 10)),
+        last_transition_time: Some(t(NOW - 10)),
+        reason: "CompletionsReached".into(),
+        message: "Reached expected number of succeeded pods".into(),
+    });
+    job.status.succeeded = 1;
+    let running = running_pod("p0", "uid-0", t(NOW - 100));
+    let s = snapshot(job, vec![running], t(NOW));
+
+    // Uninterrupted: delete, then take the finalizer without counting the pod.
+    let plan = decide(&s);
+    assert!(matches!(&plan.actions[0], Action::DeletePods(d) if !d[0].remove_finalizer_first));
+    assert!(
+        plan.actions
+            .iter()
+            .any(|a| matches!(a, Action::RemoveFinalizers(r) if r[0].uid == "uid-0"))
+    );
+    assert!(status_writes(&plan).iter().all(|st| st.failed == 0));
+
+    // Cut after the deletion: the pod is terminating and counts as failed.
+    let mut cut = s.clone();
+    cut.pods[0].deletion = Some(Deletion {
+        timestamp: t(NOW),
+        grace_period_seconds: Some(30),
+    });
+    let plan = decide(&cut);
+    let writes = status_writes(&plan);
+    assert_eq!(
+        writes[0].uncounted_terminated_pods.as_ref().unwrap().failed,
+        vec!["uid-0".to_string()]
+    );
+    assert_eq!(writes.last().unwrap().failed, 1);
+}
+
+/// Upstream behaviour (not a bug), allowed for by `stopping_early_changes_no_count`.
+///
+/// With restartPolicy OnFailure a Job fails once the restarts of its running
+/// and pending pods reach backoffLimit (`pastBackoffLimitOnFailure`). The plan
+/// deletes those pods before its status write records FailureTarget, as
+/// upstream's syncJob does (deleteActivePods, then
+/// trackJobStatusAndRemoveFinalizers). If the caller stops after the deletion
+/// and the pods are gone by the next sync, nothing says the Job was failing:
+/// here, with completions 0 reached, it completes instead. Writing the interim
+/// condition before deleting would make the decision durable, but would
+/// depart from upstream's order.
+#[test]
+fn cut_before_failure_target_forgets_restarts_of_deleted_pods() {
+    let mut job = base_job();
+    job.spec.parallelism = 0;
+    job.spec.completions = Some(0);
+    job.spec.backoff_limit = 0;
+    job.spec.template.restart_policy = RestartPolicy::OnFailure;
+    let mut restarted = running_pod("p0", "uid-0", t(NOW - 100));
+    restarted.has_tracking_finalizer = false;
+    restarted.container_statuses = vec![ContainerStatus {
+        name: "main".into(),
+        terminated: None,
+        restart_count: 1,
+    }];
+    let s = snapshot(job, vec![restarted], t(NOW));
+
+    let plan = decide(&s);
+    assert!(matches!(&plan.actions[0], Action::DeletePods(_)));
+    let first = status_writes(&plan)[0];
+    assert!(
+        first
+            .conditions
+            .iter()
+            .any(|c| c.condition_type == JobConditionType::FailureTarget
+                && c.reason == "BackoffLimitExceeded")
+    );
+
+    // Cut after the deletion; the pod, without a finalizer, is gone.
+    let mut cut = s.clone();
+    cut.pods.clear();
+    let plan = decide(&cut);
+    let last = *status_writes(&plan).last().unwrap();
+    assert!(last.has_true_condition(&JobConditionType::Complete));
+    assert!(!last.has_true_condition(&JobConditionType::FailureTarget));
+}

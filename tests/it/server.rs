@@ -1,0 +1,399 @@
+//! The gRPC server, in process on an ephemeral port, through the generated client.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use crate::common::{TestServer, example_request, small_request};
+use job_decider::server::ServerConfig;
+use job_decider_api::pb;
+use tokio_stream::StreamExt;
+use tonic::Code;
+use tonic_types::StatusExt;
+
+async fn server() -> TestServer {
+    TestServer::start(ServerConfig::default()).await
+}
+
+/// (code, field paths, ErrorInfo reason) of a failed call.
+fn failure(status: &tonic::Status) -> (Code, Vec<String>, String) {
+    let details = status.get_error_details();
+    let fields = details
+        .bad_request()
+        .map(|b| b.field_violations.iter().map(|v| v.field.clone()).collect())
+        .unwrap_or_default();
+    let reason = details
+        .error_info()
+        .map(|i| i.reason.clone())
+        .unwrap_or_default();
+    (status.code(), fields, reason)
+}
+
+#[tokio::test]
+async fn health_serves_overall_and_the_service() {
+    let server = server().await;
+    let mut health = tonic_health::pb::health_client::HealthClient::new(server.channel().await);
+    for service in ["", "jobdecider.v1.JobDecider"] {
+        let response = health
+            .check(tonic_health::pb::HealthCheckRequest {
+                service: service.into(),
+            })
+            .await
+            .expect("check")
+            .into_inner();
+        assert_eq!(
+            response.status(),
+            tonic_health::pb::health_check_response::ServingStatus::Serving,
+            "service {service:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn reflection_lists_the_services_in_v1_and_v1alpha() {
+    use tonic_reflection::pb::{v1, v1alpha};
+    let server = server().await;
+
+    let mut client =
+        v1::server_reflection_client::ServerReflectionClient::new(server.channel().await);
+    let request = v1::ServerReflectionRequest {
+        host: String::new(),
+        message_request: Some(v1::server_reflection_request::MessageRequest::ListServices(
+            String::new(),
+        )),
+    };
+    let mut stream = client
+        .server_reflection_info(tokio_stream::iter([request]))
+        .await
+        .expect("reflection")
+        .into_inner();
+    let response = stream.next().await.expect("a response").expect("ok");
+    let Some(v1::server_reflection_response::MessageResponse::ListServicesResponse(list)) =
+        response.message_response
+    else {
+        panic!("unexpected reflection answer: {response:?}");
+    };
+    let names: HashSet<String> = list.service.into_iter().map(|s| s.name).collect();
+    assert!(names.contains("jobdecider.v1.JobDecider"), "{names:?}");
+    assert!(names.contains("grpc.health.v1.Health"), "{names:?}");
+
+    let mut alpha =
+        v1alpha::server_reflection_client::ServerReflectionClient::new(server.channel().await);
+    let request = v1alpha::ServerReflectionRequest {
+        host: String::new(),
+        message_request: Some(
+            v1alpha::server_reflection_request::MessageRequest::FileContainingSymbol(
+                "jobdecider.v1.JobDecider".into(),
+            ),
+        ),
+    };
+    let mut stream = alpha
+        .server_reflection_info(tokio_stream::iter([request]))
+        .await
+        .expect("reflection v1alpha")
+        .into_inner();
+    let response = stream.next().await.expect("a response").expect("ok");
+    assert!(
+        matches!(
+            response.message_response,
+            Some(v1alpha::server_reflection_response::MessageResponse::FileDescriptorResponse(ref f))
+                if !f.file_descriptor_proto.is_empty()
+        ),
+        "{response:?}"
+    );
+}
+
+/// Statuses a plan writes never lower the counters of the status it read.
+fn assert_plan_is_sane(request: &pb::DecideJobRequest, response: &pb::DecideJobResponse) {
+    let before = request
+        .job
+        .as_ref()
+        .and_then(|j| j.status.clone())
+        .unwrap_or_default();
+    let uids: HashSet<&str> = request
+        .pods
+        .iter()
+        .filter_map(|p| p.metadata.as_ref().map(|m| m.uid.as_str()))
+        .collect();
+    for action in &response.actions {
+        match action.kind.as_ref().expect("every action has a kind") {
+            pb::action::Kind::UpdateStatus(update) => {
+                let after = update.status.as_ref().expect("a complete status");
+                assert!(after.succeeded >= before.succeeded && after.failed >= before.failed);
+            }
+            pb::action::Kind::DeletePods(delete) => {
+                for pod in &delete.pods {
+                    assert!(
+                        uids.contains(pod.uid.as_str()),
+                        "deletes unknown pod {pod:?}"
+                    );
+                }
+            }
+            pb::action::Kind::RemoveFinalizers(remove) => {
+                for pod in &remove.pods {
+                    assert!(uids.contains(pod.uid.as_str()), "unknown pod {pod:?}");
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[tokio::test]
+async fn decision_round_trip_on_a_kubectl_json_example() {
+    let server = server().await;
+    let mut client = server.client().await;
+    let request = example_request("kep-3329-failjob-exit-code-42");
+    assert_eq!(request.pods.len(), 3);
+
+    let first = client
+        .decide_job(request.clone())
+        .await
+        .expect("decided")
+        .into_inner();
+    assert_plan_is_sane(&request, &first);
+    let state = first.state.expect("the response always carries state");
+
+    // The same snapshot gives the same plan.
+    let again = client
+        .decide_job(request.clone())
+        .await
+        .expect("decided")
+        .into_inner();
+    assert_eq!(again, first);
+
+    // The state handed back is accepted on the next call.
+    let mut next = request;
+    next.state = Some(state);
+    let second = client.decide_job(next.clone()).await.expect("decided");
+    assert_plan_is_sane(&next, second.get_ref());
+    assert!(second.into_inner().state.is_some());
+}
+
+#[tokio::test]
+async fn every_example_is_decided() {
+    let server = server().await;
+    let mut client = server.client().await;
+    for dir in [
+        "kep-3329-failjob-exit-code-42",
+        "kep-3329-ignore-disruption",
+        "kep-3850-backoff-limit-per-index",
+        "indexed-job-mid-run",
+    ] {
+        let request = example_request(dir);
+        let response = client
+            .decide_job(request.clone())
+            .await
+            .unwrap_or_else(|s| panic!("{dir}: {s:?}"))
+            .into_inner();
+        assert_plan_is_sane(&request, &response);
+    }
+}
+
+#[tokio::test]
+async fn bad_input_names_the_field() {
+    let server = server().await;
+    let mut client = server.client().await;
+    let base = example_request("kep-3329-failjob-exit-code-42");
+    let mut cases: Vec<(&str, pb::DecideJobRequest, &str)> = Vec::new();
+
+    let mut no_job = base.clone();
+    no_job.job = None;
+    cases.push(("no job", no_job, "job"));
+
+    let mut no_now = base.clone();
+    no_now.now = None;
+    cases.push(("no now", no_now, "now"));
+
+    let mut no_job_uid = base.clone();
+    if let Some(m) = no_job_uid.job.as_mut().and_then(|j| j.metadata.as_mut()) {
+        m.uid.clear();
+    }
+    cases.push(("no job uid", no_job_uid, "job.metadata.uid"));
+
+    let mut no_pod_uid = base.clone();
+    if let Some(m) = no_pod_uid.pods[2].metadata.as_mut() {
+        m.uid.clear();
+    }
+    cases.push(("no pod uid", no_pod_uid, "pods[2].metadata.uid"));
+
+    let mut foreign = base.clone();
+    if let Some(m) = foreign.pods[1].metadata.as_mut() {
+        m.owner_references[0].uid = "someone-else".into();
+    }
+    cases.push((
+        "foreign controller",
+        foreign,
+        "pods[1].metadata.ownerReferences[0].uid",
+    ));
+
+    let mut negative = base.clone();
+    if let Some(s) = negative.job.as_mut().and_then(|j| j.status.as_mut()) {
+        s.failed = -1;
+    }
+    cases.push(("negative count", negative, "job.status.failed"));
+
+    let mut phase = base.clone();
+    if let Some(s) = phase.pods[0].status.as_mut() {
+        s.phase = "Exploded".into();
+    }
+    cases.push(("unknown phase", phase, "pods[0].status.phase"));
+
+    let mut time = base.clone();
+    time.now = Some(pbjson_types::Timestamp {
+        seconds: 1,
+        nanos: 2_000_000_000,
+    });
+    cases.push(("bad timestamp", time, "now"));
+
+    for (what, request, field) in cases {
+        let status = client.decide_job(request).await.expect_err(what);
+        let (code, fields, reason) = failure(&status);
+        assert_eq!(code, Code::InvalidArgument, "{what}: {status:?}");
+        assert_eq!(fields, [field], "{what}");
+        assert_eq!(reason, "INVALID_SNAPSHOT", "{what}");
+    }
+}
+
+#[tokio::test]
+async fn validate_job_and_jobset_requests() {
+    let server = server().await;
+    let mut client = server.client().await;
+    let job = example_request("kep-3850-backoff-limit-per-index").job;
+    let response = client
+        .validate_job(pb::ValidateJobRequest { job })
+        .await
+        .expect("validated")
+        .into_inner();
+    // The bundled example is a Job the API server accepted.
+    assert!(response.violations.is_empty(), "{response:?}");
+
+    let status = client
+        .validate_job(pb::ValidateJobRequest { job: None })
+        .await
+        .expect_err("no job");
+    assert_eq!(failure(&status).0, Code::InvalidArgument);
+    assert_eq!(failure(&status).1, ["job"]);
+
+    let status = client
+        .decide_job_set(pb::DecideJobSetRequest::default())
+        .await
+        .expect_err("no jobset");
+    assert_eq!(failure(&status).0, Code::InvalidArgument);
+    assert!(
+        failure(&status).1.contains(&"jobSet".to_string()),
+        "{status:?}"
+    );
+    let status = client
+        .validate_job_set(pb::ValidateJobSetRequest::default())
+        .await
+        .expect_err("no jobset");
+    assert_eq!(failure(&status).0, Code::InvalidArgument);
+
+    // A JobSet vector decided over gRPC gives the vector's expected response.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/vectors/jobset/kep-story1-failjobset-on-pod-failure-policy.yaml");
+    let doc: serde_json::Value =
+        serde_yaml::from_str(&std::fs::read_to_string(&path).expect("vector")).expect("yaml");
+    let request: pb::DecideJobSetRequest =
+        serde_json::from_value(doc["request"].clone()).expect("request");
+    let expected: pb::DecideJobSetResponse =
+        serde_json::from_value(doc["expected"].clone()).expect("expected");
+    let response = client
+        .decide_job_set(request)
+        .await
+        .expect("decided")
+        .into_inner();
+    assert_eq!(response, expected);
+}
+
+#[tokio::test]
+async fn too_large_is_resource_exhausted() {
+    let server = TestServer::start(ServerConfig {
+        max_message_size: 64 * 1024,
+        ..ServerConfig::default()
+    })
+    .await;
+    let mut client = server.client().await;
+    let mut request = example_request("indexed-job-mid-run");
+    let pod = request.pods[2].clone();
+    request.pods = (0..400)
+        .map(|i| {
+            let mut pod = pod.clone();
+            if let Some(m) = pod.metadata.as_mut() {
+                m.uid = format!("uid-{i}");
+            }
+            pod
+        })
+        .collect();
+    let status = client.decide_job(request).await.expect_err("too large");
+    let (code, _, reason) = failure(&status);
+    assert_eq!(code, Code::ResourceExhausted, "{status:?}");
+    assert_eq!(reason, "MESSAGE_TOO_LARGE");
+    // A request under the limit still works on the same server.
+    client
+        .decide_job(small_request())
+        .await
+        .expect("small fits");
+}
+
+#[tokio::test]
+async fn metrics_scrape_holds_the_named_metrics() {
+    let server = server().await;
+    let mut client = server.client().await;
+    client
+        .decide_job(example_request("kep-3329-ignore-disruption"))
+        .await
+        .expect("decided");
+    let mut bad = small_request();
+    bad.now = None;
+    client.decide_job(bad).await.expect_err("no now");
+
+    let text = server.scrape().await;
+    for needle in [
+        "jobdecider_grpc_requests_total{method=\"DecideJob\",code=\"OK\"}",
+        "jobdecider_grpc_requests_total{method=\"DecideJob\",code=\"INVALID_ARGUMENT\"}",
+        "jobdecider_decision_duration_seconds_bucket{le=\"0.001\"}",
+        "jobdecider_pods_per_request_bucket{le=\"10\"}",
+        "jobdecider_pod_failure_policy_actions_total{action=\"FailJob\"}",
+        "jobdecider_pod_failure_policy_actions_total{action=\"Ignore\"}",
+        "jobdecider_jobs_finished_total{condition=\"Failed\",reason=\"BackoffLimitExceeded\"}",
+        "jobdecider_requests_in_flight",
+        "jobdecider_request_bytes_in_flight",
+        "jobdecider_actions_total{kind=\"createPods\"}",
+    ] {
+        assert!(text.contains(needle), "missing {needle} in:\n{text}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_snapshot_is_decoded_off_the_reactor_and_decided() {
+    let server = TestServer::start(ServerConfig::default()).await;
+    let mut client = server.client().await;
+    let mut request = example_request("indexed-job-mid-run");
+    let pod = request.pods[2].clone();
+    // Several thousand pods: past the codec's 1 MiB threshold for decoding in block_in_place.
+    request.pods = (0..6000)
+        .map(|i| {
+            let mut pod = pod.clone();
+            if let Some(m) = pod.metadata.as_mut() {
+                m.uid = format!("uid-{i}");
+                m.name = format!("pod-{i}");
+            }
+            pod
+        })
+        .collect();
+    assert!(
+        prost::Message::encoded_len(&request) > job_decider_api::codec::OFF_REACTOR_DECODE_BYTES
+    );
+    let response = client
+        .decide_job(request)
+        .await
+        .expect("decided")
+        .into_inner();
+    assert!(!response.actions.is_empty());
+    // Small calls keep working on the same server.
+    client
+        .decide_job(small_request())
+        .await
+        .expect("small call");
+}

@@ -1,0 +1,117 @@
+//! The shared test vectors: every `tests/vectors/*.yaml` is a DecideJobRequest
+//! in Kubernetes-native proto3 JSON (written as YAML) with the response
+//! upstream's controller gives (recorded by the conformance harness). The
+//! service must give exactly that response. The Go harness reads the same files.
+
+use std::path::Path;
+
+use job_decider_api::{self as api, pb};
+
+/// One vector file: a request and the response expected for it.
+struct Vector {
+    name: String,
+    request: pb::DecideJobRequest,
+    expected: pb::DecideJobResponse,
+}
+
+/// Puts a response in the canonical form the conformance harness compares:
+/// uncounted UIDs sorted (upstream appends them in its informer's order).
+fn canonical(mut response: pb::DecideJobResponse) -> pb::DecideJobResponse {
+    for action in &mut response.actions {
+        if let Some(pb::action::Kind::UpdateStatus(update)) = &mut action.kind
+            && let Some(uncounted) = update
+                .status
+                .as_mut()
+                .and_then(|s| s.uncounted_terminated_pods.as_mut())
+        {
+            uncounted.succeeded.sort();
+            uncounted.failed.sort();
+        }
+    }
+    response
+}
+
+/// Vector names that conformance/known-differences.md excuses, with the reason
+/// there; the Go harness checks those field by field.
+fn known_differences() -> Vec<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance/known-differences.md");
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    let mut in_fence = false;
+    let mut names = Vec::new();
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            in_fence = !in_fence;
+            continue;
+        }
+        let item = line.trim_start();
+        if in_fence || !(item.starts_with("- `") || item.starts_with("* `")) {
+            continue;
+        }
+        if let Some(name) = item[3..].split('`').next()
+            && !name.contains('*')
+        {
+            names.push(name.to_string());
+        }
+    }
+    names
+}
+
+fn load(path: &Path) -> Result<Vector, String> {
+    let doc = crate::vector_files::load(path)?;
+    Ok(Vector {
+        name: doc.name,
+        request: serde_json::from_value(doc.request).map_err(|e| format!("request: {e}"))?,
+        expected: serde_json::from_value(doc.expected).map_err(|e| format!("expected: {e}"))?,
+    })
+}
+
+#[test]
+fn every_vector_gives_the_upstream_response() {
+    let files = crate::vector_files::yaml_files("vectors");
+    assert!(
+        files.len() >= 120,
+        "expected the vector set, found {} files",
+        files.len()
+    );
+    let excused = known_differences();
+    let mut failures = Vec::new();
+    for path in &files {
+        let file = crate::vector_files::file_name(path);
+        let vector = match load(path) {
+            Ok(v) => v,
+            Err(e) => {
+                failures.push(format!("{file}: cannot load: {e}"));
+                continue;
+            }
+        };
+        assert_eq!(
+            format!("{}.yaml", vector.name),
+            file,
+            "a vector's name matches its file"
+        );
+        if excused.contains(&vector.name) {
+            continue;
+        }
+        let got = match api::decide(vector.request) {
+            Ok(decision) => canonical(decision.response()),
+            Err(e) => {
+                failures.push(format!("{file}: rejected: {e}"));
+                continue;
+            }
+        };
+        if got != vector.expected {
+            let want = serde_json::to_string_pretty(&vector.expected).unwrap_or_default();
+            let got = serde_json::to_string_pretty(&got).unwrap_or_default();
+            failures.push(format!(
+                "{file}: response differs\n--- expected\n{want}\n--- got\n{got}"
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} vectors failed:\n\n{}",
+        failures.len(),
+        files.len(),
+        failures.join("\n\n")
+    );
+}
