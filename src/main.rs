@@ -9,16 +9,15 @@ use clap::Parser;
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 /// jemalloc's options, read when it starts (`_RJEM_MALLOC_CONF` in the environment
-/// overrides them). One arena: a request is decoded on a reactor thread and converted
-/// on a blocking one, and the pages its encoded pods free must be reusable for the
-/// domain model (per-thread arenas kept both: 3.0× the request at peak, not 2.6×).
-/// A background thread hands freed pages back 100 ms after they fall idle,
-/// skipping the muzzy stage, instead of at some later allocation.
+/// overrides them): freed pages go back to the system at once (`dirty_decay_ms:0`),
+/// not after a delay, and a background thread does the purging. A request is held
+/// twice while tonic buffers it (the body layer's frames, tonic's copy); with any
+/// delay those freed pages were still resident while the domain model was built
+/// (2.7–3.3× the request at peak with 100 ms, 2.6× at once; README "Memory").
 #[cfg(feature = "jemalloc")]
 #[allow(non_upper_case_globals, unsafe_code)] // jemalloc reads this symbol by name.
 #[unsafe(export_name = "_rjem_malloc_conf")]
-pub static malloc_conf: &u8 =
-    &b"narenas:1,background_thread:true,dirty_decay_ms:100,muzzy_decay_ms:0\0"[0];
+pub static malloc_conf: &u8 = &b"background_thread:true,dirty_decay_ms:0,muzzy_decay_ms:0\0"[0];
 
 /// mimalloc, for comparison builds (`--no-default-features --features mimalloc`).
 #[cfg(all(feature = "mimalloc", not(feature = "jemalloc")))]
