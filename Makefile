@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 export PATH := $(CURDIR)/bin:$(PATH)
 
-.PHONY: all build test test-e2e test-rust test-go lint lint-rust lint-go tools run example bench
+.PHONY: all build test test-e2e test-rust test-go fuzz fuzz-seeds lint lint-rust lint-go tools run example bench
 
 all: build
 
@@ -16,8 +16,8 @@ tools:
 	bash tools/install-go-tools.sh
 
 ## Every test: Rust unit, vector and service tests; Go tests; conformance against upstream;
-## the end-to-end suite against a real kube-apiserver and etcd.
-test: test-rust test-go
+## the end-to-end suite against a real kube-apiserver and etcd; a bounded fuzz run.
+test: test-rust test-go fuzz
 
 test-rust:
 	cargo test --workspace --all-targets
@@ -29,6 +29,28 @@ test-go: tools
 test-e2e:
 	cargo build --bin job-decider
 	cd e2e && JOB_DECIDER_BIN=$(CURDIR)/target/debug/job-decider go test -count=1 -timeout 40m ./...
+
+## A bounded fuzz run: each target in fuzz/ for FUZZ_SECONDS from a seed corpus written from
+## tests/vectors. A crash fails the run and leaves its input in fuzz/artifacts/<target>/.
+FUZZ_SECONDS ?= 20
+FUZZ_TARGETS := decide_job decide_jobset documents index_set
+# Outside the checkout, like the e2e control plane: a fresh clone on the same machine
+# reuses the nightly-built dependencies instead of compiling them again.
+FUZZ_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/job-decider-fuzz
+
+fuzz: fuzz-seeds
+	FUZZ_CACHE=$(FUZZ_CACHE) bash tools/install-fuzz.sh
+	@for t in $(FUZZ_TARGETS); do \
+		echo "== fuzz: $$t ($(FUZZ_SECONDS) s)"; \
+		cargo +nightly fuzz run --fuzz-dir fuzz --target-dir $(FUZZ_CACHE)/target --sanitizer none $$t fuzz/corpus/$$t -- \
+			-max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+			|| exit 1; \
+	done
+
+## The seed corpus (fuzz/corpus, git-ignored), from the vectors and examples.
+fuzz-seeds:
+	# The main build directory: the seed writer reuses the library the tests just built.
+	cargo run --quiet --manifest-path fuzz/Cargo.toml -p fuzz-seeds --target-dir $(CURDIR)/target -- $(CURDIR) fuzz/corpus
 
 lint: lint-rust lint-go
 

@@ -331,14 +331,18 @@ pub fn explain_jobset(response: &job_decider_api::pb::DecideJobSetResponse) -> S
     use std::fmt::Write as _;
     let mut out = String::new();
     if let Some(e) = &response.explanation {
-        for (group, jobs) in [
-            ("previous attempts", &e.previous_jobs),
-            ("active", &e.active_jobs),
-            ("failed", &e.failed_jobs),
-            ("succeeded", &e.succeeded_jobs),
+        for (group, jobs, omitted) in [
+            (
+                "previous attempts",
+                &e.previous_jobs,
+                e.previous_jobs_omitted,
+            ),
+            ("active", &e.active_jobs, e.active_jobs_omitted),
+            ("failed", &e.failed_jobs, e.failed_jobs_omitted),
+            ("succeeded", &e.succeeded_jobs, e.succeeded_jobs_omitted),
         ] {
             if !jobs.is_empty() {
-                let _ = writeln!(out, "{group}: {}", jobs.join(", "));
+                let _ = writeln!(out, "{group}: {}{}", jobs.join(", "), and_more(omitted));
             }
         }
         if !e.evaluations.is_empty() {
@@ -351,6 +355,13 @@ pub fn explain_jobset(response: &job_decider_api::pb::DecideJobSetResponse) -> S
                     ev.rule_index, ev.rule_name, ev.job, ev.detail
                 );
             }
+        }
+        if e.evaluations_omitted > 0 {
+            let _ = writeln!(
+                out,
+                "  ({} more evaluations not listed)",
+                e.evaluations_omitted
+            );
         }
         let _ = writeln!(out, "\nDecision: {}", e.summary);
     }
@@ -394,7 +405,24 @@ pub fn explain_jobset(response: &job_decider_api::pb::DecideJobSetResponse) -> S
             .collect();
         let _ = writeln!(out, "\nJobs that may be created now: {}", names.join(", "));
     }
+    if let Some(after) = &response.requeue_after {
+        // A plan stops at the per-plan cap of child Job changes; the rest follow.
+        let _ = writeln!(
+            out,
+            "\nDecide again after {}s: this plan stopped at its cap of child Job changes",
+            after.seconds
+        );
+    }
     out
+}
+
+/// ", and N more" for a list the response cut short; empty when it is whole.
+fn and_more(omitted: i32) -> String {
+    if omitted > 0 {
+        format!(", and {omitted} more")
+    } else {
+        String::new()
+    }
 }
 
 #[cfg(test)]
@@ -452,5 +480,30 @@ mod tests {
             describe_rule(rule),
             "Ignore on pod conditions DisruptionTarget=True"
         );
+    }
+
+    #[test]
+    fn a_capped_jobset_plan_says_what_it_left_out_and_when_to_come_back() {
+        use job_decider_api::pb;
+        let response = pb::DecideJobSetResponse {
+            explanation: Some(pb::JobSetExplanation {
+                active_jobs: vec!["js-a-0".into(), "js-a-1".into()],
+                active_jobs_omitted: 7,
+                evaluations_omitted: 3,
+                summary: "creating Jobs".into(),
+                ..Default::default()
+            }),
+            requeue_after: Some(pbjson_types::Duration::default()),
+            ..Default::default()
+        };
+        let text = explain_jobset(&response);
+        assert!(
+            text.contains("active: js-a-0, js-a-1, and 7 more"),
+            "{text}"
+        );
+        assert!(text.contains("3 more evaluations not listed"), "{text}");
+        assert!(text.contains("Decide again after 0s"), "{text}");
+        let whole = explain_jobset(&pb::DecideJobSetResponse::default());
+        assert!(!whole.contains("Decide again"), "{whole}");
     }
 }

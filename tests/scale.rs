@@ -12,8 +12,7 @@
 #[path = "it/generators/mod.rs"]
 mod generators;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+mod counting_alloc;
 
 use generators::{base_job, running_pod, snapshot, t};
 use job_decider_core::index_set::IndexSet;
@@ -22,40 +21,11 @@ use job_decider_core::plan::{Action, Plan};
 use job_decider_core::sync::decide;
 use job_decider_core::validate::validate_job;
 
-/// The system allocator, keeping the live and the peak byte counts.
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            let live = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-            PEAK.fetch_max(live, Ordering::Relaxed);
-        }
-        p
-    }
-    unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(p, layout) };
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-}
-
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
+static ALLOCATOR: counting_alloc::Counting = counting_alloc::Counting;
 
 const NOW: i64 = 100_000;
 const PARALLELISM: i32 = 10_000;
-
-/// Decides and returns the plan with the most bytes `decide` held at once beyond what was live before.
-fn decide_measured(s: &Snapshot) -> (Plan, usize) {
-    let before = LIVE.load(Ordering::Relaxed);
-    PEAK.store(before, Ordering::Relaxed);
-    let plan = decide(s);
-    (plan, PEAK.load(Ordering::Relaxed) - before)
-}
 
 /// The widest Job the API allows: Indexed, completions 2^31-1, parallelism
 /// 10^4, per-index limits (which above 10^5 completions need maxFailedIndexes <= 10^4).
@@ -102,7 +72,7 @@ fn creations(plan: &Plan) -> usize {
 fn two_to_the_31_completions_cost_pods_and_intervals_not_indexes() {
     // No pods yet: the first 500 of 2^31-1 pending indexes, from an empty status.
     let s = snapshot(huge_job(), vec![], t(NOW));
-    let (plan, peak) = decide_measured(&s);
+    let (plan, peak) = counting_alloc::measured(|| decide(&s));
     assert_eq!(creations(&plan), 500, "creations are capped per sync");
     let created: Vec<i32> = plan
         .actions
@@ -146,7 +116,7 @@ fn two_to_the_31_completions_cost_pods_and_intervals_not_indexes() {
     }
     let pod_count = pods.len();
     let s = snapshot(job, pods, t(NOW));
-    let (plan, peak) = decide_measured(&s);
+    let (plan, peak) = counting_alloc::measured(|| decide(&s));
     // At parallelism already: nothing to create or delete.
     assert_eq!(creations(&plan), 0);
     assert!(

@@ -13,7 +13,7 @@
 //! webhook does on create. An invalid message pattern does not stop a decision: as upstream,
 //! it never matches. `ValidateJobSet` rejects it.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use pbjson_types::Timestamp;
 
@@ -22,15 +22,26 @@ use crate::pb;
 use job_decider_core::jobset::{
     ChildJob, ChildJobCondition, Condition, FailurePolicy, FailurePolicyAction, FailurePolicyRule,
     JOB_INDEX_KEY, JOB_RESTART_ATTEMPT_KEY, JobSet, JobSetAction, JobSetExplanation, JobSetPlan,
-    JobSetSnapshot, JobSetSpec, JobSetStatus, MessagePattern, REPLICATED_JOB_NAME_KEY,
-    RESTART_ATTEMPT_KEY, ReplicatedJob, ReplicatedJobStatus, RestartStrategy, decide_jobset,
+    JobSetSnapshot, JobSetSpec, JobSetStatus, MAX_EXPLANATION_TEXT_BYTES, MessagePattern,
+    REPLICATED_JOB_NAME_KEY, RESTART_ATTEMPT_KEY, ReplicatedJob, ReplicatedJobStatus,
+    RestartStrategy, decide_jobset,
 };
 use job_decider_core::jobset_validate::{default_rule_names, validate_jobset};
 use job_decider_core::time::Time;
-use job_decider_core::validate::{Violation, ViolationKind};
+use job_decider_core::validate::{Violation, ViolationKind, truncated};
 
-/// Most child Jobs one JobSet may describe (Σ replicas): the plan lists each missing one.
+/// Most child Jobs one JobSet may describe (Σ replicas). A plan creates at most
+/// `MAX_JOB_CHANGES_PER_PLAN` of them; this bounds the per-Job restart arrays a status carries.
 pub const MAX_TOTAL_REPLICAS: i64 = 1_000_000;
+/// Longest JobSet or replicatedJob name a decision accepts, in bytes: the plan writes both as
+/// label values on every Job it creates, and a label value is at most 63 bytes.
+pub const MAX_LABEL_VALUE_BYTES: usize = 63;
+/// Longest child Job name a decision accepts, in bytes: an object name's limit (DNS-1123
+/// subdomain). Names reach condition and event messages, so they must not be megabytes.
+pub const MAX_OBJECT_NAME_BYTES: usize = 253;
+/// Longest failure-policy rule name a decision accepts, in bytes (the webhook's limit): it
+/// becomes a condition reason.
+pub const MAX_RULE_NAME_BYTES: usize = 128;
 
 const ACTIONS: &str = "\"FailJobSet\", \"RestartJobSet\", \"RestartJobSetAndIgnoreMaxRestarts\", \
                        \"RestartJob\", \"RestartJobAndIgnoreMaxRestarts\"";
@@ -163,17 +174,26 @@ pub fn plan_to_pb(plan: &JobSetPlan, explain: bool) -> pb::DecideJobSetResponse 
         actions,
         jobs_to_create,
         explanation: explain.then(|| explanation_to_pb(&plan.explanation)),
+        // "Decide again at once": the plan stopped at the cap on Job creations and deletions.
+        requeue_after: plan.requeue.then(pbjson_types::Duration::default),
     }
 }
 
-/// The wire form of an explanation.
+/// The wire form of an explanation; names and details cut as the core cuts its lists'.
 pub fn explanation_to_pb(e: &JobSetExplanation) -> pb::JobSetExplanation {
     let d = e.decision.as_ref();
+    let text = |s: &str| truncated(s, MAX_EXPLANATION_TEXT_BYTES).into_owned();
+    let omitted = |n: usize| i32::try_from(n).unwrap_or(i32::MAX);
     pb::JobSetExplanation {
-        previous_jobs: e.previous_jobs.clone(),
-        active_jobs: e.active_jobs.clone(),
-        failed_jobs: e.failed_jobs.clone(),
-        succeeded_jobs: e.succeeded_jobs.clone(),
+        previous_jobs: e.previous_jobs.items.clone(),
+        active_jobs: e.active_jobs.items.clone(),
+        failed_jobs: e.failed_jobs.items.clone(),
+        succeeded_jobs: e.succeeded_jobs.items.clone(),
+        previous_jobs_omitted: omitted(e.previous_jobs.omitted),
+        active_jobs_omitted: omitted(e.active_jobs.omitted),
+        failed_jobs_omitted: omitted(e.failed_jobs.omitted),
+        succeeded_jobs_omitted: omitted(e.succeeded_jobs.omitted),
+        evaluations_omitted: omitted(e.evaluations.omitted),
         evaluations: e
             .evaluations
             .iter()
@@ -190,9 +210,9 @@ pub fn explanation_to_pb(e: &JobSetExplanation) -> pb::JobSetExplanation {
             .map(|(i, _)| i32::try_from(*i).unwrap_or(i32::MAX)),
         matched_rule: d
             .and_then(|d| d.rule.as_ref())
-            .map(|(_, n)| n.clone())
+            .map(|(_, n)| text(n))
             .unwrap_or_default(),
-        first_failed_job: d.map(|d| d.job.clone()).unwrap_or_default(),
+        first_failed_job: d.map(|d| text(&d.job)).unwrap_or_default(),
         action: d
             .and_then(|d| d.action)
             .map(|a| a.as_str().to_string())
@@ -297,6 +317,13 @@ fn jobset_from_pb(js: pb::JobSet, prefix: &str, purpose: Purpose, errs: &mut Err
                 "child Jobs are named after the JobSet",
             );
         }
+        too_long(
+            &meta.name,
+            MAX_LABEL_VALUE_BYTES,
+            format!("{prefix}metadata.name"),
+            "it is the jobset-name label value of every child Job",
+            errs,
+        );
         if meta.uid.is_empty() {
             errs.push(
                 format!("{prefix}metadata.uid"),
@@ -334,6 +361,15 @@ fn spec_from_pb(
         .enumerate()
         .map(|(i, rj)| {
             let path = format!("{prefix}spec.replicatedJobs[{i}]");
+            if purpose == Purpose::Decide {
+                too_long(
+                    &rj.name,
+                    MAX_LABEL_VALUE_BYTES,
+                    format!("{path}.name"),
+                    "it is the replicatedjob-name label value of its child Jobs",
+                    errs,
+                );
+            }
             if rj.name.is_empty() {
                 errs.push(format!("{path}.name"), ViolationKind::Required, None, "");
             } else if !seen.insert(rj.name.clone()) {
@@ -375,6 +411,15 @@ fn spec_from_pb(
         let path = format!("{prefix}spec.failurePolicy");
         let mut policy = policy_from_pb(p, &path, errs);
         if purpose == Purpose::Decide {
+            for (i, rule) in policy.rules.iter().enumerate() {
+                too_long(
+                    &rule.name,
+                    MAX_RULE_NAME_BYTES,
+                    format!("{path}.rules[{i}].name"),
+                    "JobSet's webhook allows no longer rule name",
+                    errs,
+                );
+            }
             default_rule_names(&mut policy);
         }
         policy
@@ -443,6 +488,7 @@ fn status_from_pb(
     errs: &mut Errs,
 ) -> JobSetStatus {
     let path = format!("{prefix}status");
+    let by_name = replicated_jobs_by_name(spec);
     let conditions = s
         .conditions
         .into_iter()
@@ -468,7 +514,7 @@ fn status_from_pb(
         .enumerate()
         .map(|(i, r)| {
             // The arrays are written with `replicas` entries; any other length is undecidable.
-            if let Some(rj) = spec.replicated_jobs.iter().find(|rj| rj.name == r.name) {
+            if let Some(rj) = by_name.get(r.name.as_str()) {
                 let replicas = usize::try_from(rj.replicas).unwrap_or(0);
                 for (field, arr) in [
                     ("jobRestarts", &r.job_restarts),
@@ -511,9 +557,20 @@ fn status_from_pb(
     }
 }
 
+/// The spec's replicatedJobs by name, the first of each name: one lookup per Job or status
+/// entry instead of a scan, so conversion stays linear in the request.
+fn replicated_jobs_by_name(spec: &JobSetSpec) -> HashMap<&str, &ReplicatedJob> {
+    let mut out = HashMap::with_capacity(spec.replicated_jobs.len());
+    for rj in &spec.replicated_jobs {
+        out.entry(rj.name.as_str()).or_insert(rj);
+    }
+    out
+}
+
 /// The child Jobs, skipping any whose controller reference names another owner.
 fn children_from_pb(jobs: Vec<pb::Job>, js: &JobSet, errs: &mut Errs) -> Vec<ChildJob> {
     let mut names = HashSet::new();
+    let by_name = replicated_jobs_by_name(&js.spec);
     let mut out = Vec::with_capacity(jobs.len());
     for (i, job) in jobs.into_iter().enumerate() {
         let path = format!("jobs[{i}]");
@@ -531,6 +588,14 @@ fn children_from_pb(jobs: Vec<pb::Job>, js: &JobSet, errs: &mut Errs) -> Vec<Chi
                 ViolationKind::Required,
                 None,
                 "",
+            );
+        } else if meta.name.len() > MAX_OBJECT_NAME_BYTES {
+            too_long(
+                &meta.name,
+                MAX_OBJECT_NAME_BYTES,
+                format!("{path}.metadata.name"),
+                "an object name's limit",
+                errs,
             );
         } else if !names.insert(meta.name.clone()) {
             errs.push(
@@ -570,11 +635,7 @@ fn children_from_pb(jobs: Vec<pb::Job>, js: &JobSet, errs: &mut Errs) -> Vec<Chi
         let replicated_job = label(REPLICATED_JOB_NAME_KEY)
             .unwrap_or_default()
             .to_string();
-        let rj = js
-            .spec
-            .replicated_jobs
-            .iter()
-            .find(|rj| rj.name == replicated_job);
+        let rj = by_name.get(replicated_job.as_str()).copied();
         if replicated_job.is_empty() {
             errs_current.push(
                 lpath(REPLICATED_JOB_NAME_KEY),
@@ -648,6 +709,21 @@ fn children_from_pb(jobs: Vec<pb::Job>, js: &JobSet, errs: &mut Errs) -> Vec<Chi
         });
     }
     out
+}
+
+/// A `TooLong` violation at `path` when `value` is longer than `max` bytes.
+fn too_long(value: &str, max: usize, path: String, why: &str, errs: &mut Errs) {
+    if value.len() > max {
+        errs.push(
+            path,
+            ViolationKind::TooLong,
+            None,
+            format!(
+                "may not be more than {max} bytes ({why}); it has {}",
+                value.len()
+            ),
+        );
+    }
 }
 
 /// An integer label; `required` ones must be present.
@@ -826,5 +902,59 @@ mod tests {
             .map(|p| p.rules.into_iter().map(|r| r.name).collect())
             .unwrap_or_default();
         assert_eq!(names, ["a", "failurePolicyRule1"]);
+    }
+
+    #[test]
+    fn names_too_long_for_labels_or_objects_are_rejected() {
+        let long = "a".repeat(64);
+        let job_name = "j".repeat(254);
+        let req = request(serde_json::json!({
+            "now": "2024-01-01T00:00:00Z",
+            "jobSet": {"metadata": {"name": long, "uid": "u"},
+                       "spec": {"replicatedJobs": [{"name": long}],
+                                "failurePolicy": {"rules": [
+                                    {"name": "r".repeat(129), "action": "FailJobSet"}]}}},
+            "jobs": [{"metadata": {"name": job_name, "uid": "j"}}]
+        }));
+        let errs = snapshot_from_pb(req).err().unwrap_or_default();
+        let too_long: Vec<&str> = errs
+            .iter()
+            .filter(|v| v.kind == ViolationKind::TooLong)
+            .map(|v| v.field.as_str())
+            .collect();
+        assert_eq!(
+            too_long,
+            [
+                "jobSet.metadata.name",
+                "jobSet.spec.replicatedJobs[0].name",
+                "jobSet.spec.failurePolicy.rules[0].name",
+                "jobs[0].metadata.name",
+            ]
+        );
+        assert!(
+            errs[0]
+                .to_string()
+                .ends_with("may not be more than 63 bytes (it is the jobset-name label value of every child Job); it has 64"),
+            "{}",
+            errs[0]
+        );
+    }
+
+    #[test]
+    fn a_capped_plan_asks_to_decide_again_at_once() {
+        let req = |replicas: i32| {
+            request(serde_json::json!({
+                "now": "2024-01-01T00:00:00Z",
+                "explain": true,
+                "jobSet": {"metadata": {"name": "js", "uid": "u"},
+                           "spec": {"replicatedJobs": [{"name": "rj", "replicas": replicas}]}}
+            }))
+        };
+        let resp = decide_jobset_request(req(501)).unwrap_or_default();
+        assert_eq!(resp.jobs_to_create.len(), 500);
+        assert_eq!(resp.requeue_after, Some(pbjson_types::Duration::default()));
+        let resp = decide_jobset_request(req(500)).unwrap_or_default();
+        assert_eq!(resp.jobs_to_create.len(), 500);
+        assert_eq!(resp.requeue_after, None);
     }
 }

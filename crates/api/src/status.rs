@@ -11,7 +11,7 @@ use std::time::Duration;
 use tonic::Code;
 use tonic_types::{ErrorDetails, FieldViolation, StatusExt};
 
-use job_decider_core::validate::Violation;
+use job_decider_core::validate::{MAX_VIOLATION_VALUE_BYTES, Violation, truncated};
 
 /// The `ErrorInfo.domain` of every error this service returns.
 pub const ERROR_DOMAIN: &str = "jobdecider.dev";
@@ -186,13 +186,61 @@ fn is_decode_failure(message: &str) -> bool {
     PREFIXES.iter().any(|p| message.starts_with(p))
 }
 
-/// "what: first violation (and N more)".
+/// Most field violations one `google.rpc.BadRequest` lists; the rest are counted, not listed.
+pub const MAX_DETAIL_VIOLATIONS: usize = 100;
+/// Most bytes the listed field violations may take, encoded: with the message (at most
+/// [`MAX_MESSAGE_BYTES`]) and the `ErrorInfo`, the `grpc-status-details-bin` trailer stays near
+/// 10 KiB after base64, well under the 16 KiB many proxies and gRPC clients allow per header.
+pub const MAX_DETAIL_VIOLATION_BYTES: usize = 6 * 1024;
+/// Longest `description` one listed violation carries, in bytes: room for upstream's longest
+/// messages (the RFC 1123 pattern, ~330 bytes) while a huge quoted value is cut.
+pub const MAX_DETAIL_DESCRIPTION_BYTES: usize = 512;
+/// Longest status message (and so log line) an error prints, in bytes.
+pub const MAX_MESSAGE_BYTES: usize = 1024;
+
+/// "what: first violation (and N more)", cut at [`MAX_MESSAGE_BYTES`]; when the details
+/// cannot list every violation it also says how many they leave out.
 fn summary(what: &str, violations: &[Violation]) -> String {
-    match violations {
-        [] => what.to_string(),
-        [only] => format!("{what}: {only}"),
-        [first, rest @ ..] => format!("{what}: {first} (and {} more)", rest.len()),
+    let head = match violations {
+        [] => return what.to_string(),
+        [first, ..] => format!("{what}: {first}"),
+    };
+    let rest = violations.len() - 1;
+    let omitted = violations.len() - listed_violations(violations).len();
+    let tail = match (rest, omitted) {
+        (0, _) => String::new(),
+        (_, 0) => format!(" (and {rest} more)"),
+        _ => format!(
+            " (and {rest} more; the error details list {} and leave out {omitted})",
+            violations.len() - omitted
+        ),
+    };
+    // The tail is a few dozen bytes; the head gets the rest of the budget.
+    let head = truncated(&head, MAX_MESSAGE_BYTES.saturating_sub(tail.len()));
+    format!("{head}{tail}")
+}
+
+/// The field violations `google.rpc.BadRequest` lists: the first ones, in order, up to
+/// [`MAX_DETAIL_VIOLATIONS`] and [`MAX_DETAIL_VIOLATION_BYTES`] encoded (always at least one).
+fn listed_violations(violations: &[Violation]) -> Vec<FieldViolation> {
+    let mut listed = Vec::new();
+    let mut bytes = 0;
+    for v in violations.iter().take(MAX_DETAIL_VIOLATIONS) {
+        let fv = FieldViolation {
+            field: truncated(&v.field, MAX_VIOLATION_VALUE_BYTES).into_owned(),
+            description: truncated(&v.description(), MAX_DETAIL_DESCRIPTION_BYTES).into_owned(),
+            reason: v.kind.reason().to_string(),
+            localized_message: None,
+        };
+        // Three length-delimited strings and the entry's own tag and length: ≤ 4 × 3 bytes.
+        let size = fv.field.len() + fv.description.len() + fv.reason.len() + 12;
+        if !listed.is_empty() && bytes + size > MAX_DETAIL_VIOLATION_BYTES {
+            break;
+        }
+        bytes += size;
+        listed.push(fv);
     }
+    listed
 }
 
 impl From<ApiError> for tonic::Status {
@@ -200,26 +248,36 @@ impl From<ApiError> for tonic::Status {
         let code = err.code();
         let message = err.to_string();
         let mut details = match &err {
-            ApiError::BadRequest { violations, .. } => ErrorDetails::with_bad_request(
-                violations
-                    .iter()
-                    .map(|v| FieldViolation {
-                        field: v.field.clone(),
-                        description: v.description(),
-                        reason: v.kind.reason().to_string(),
-                        localized_message: None,
-                    })
-                    .collect::<Vec<_>>(),
-            ),
+            ApiError::BadRequest { violations, .. } => {
+                ErrorDetails::with_bad_request(listed_violations(violations))
+            }
             _ => ErrorDetails::new(),
         };
         let mut metadata = HashMap::new();
+        metadata.extend(bad_request_metadata(&err));
         if let ApiError::Overloaded { in_flight } = &err {
             metadata.insert("maxConcurrentRequests".to_string(), in_flight.to_string());
         }
         details.set_error_info(err.reason(), ERROR_DOMAIN, metadata);
         tonic::Status::with_error_details(code, message, details)
     }
+}
+
+/// For a `BadRequest` whose details cannot list every violation, the machine-readable twin of
+/// the message's "leave out N": `violations` (the total) and `violationsOmitted`.
+fn bad_request_metadata(err: &ApiError) -> HashMap<String, String> {
+    let mut metadata = HashMap::new();
+    if let ApiError::BadRequest { violations, .. } = err {
+        let listed = listed_violations(violations).len();
+        if listed < violations.len() {
+            metadata.insert("violations".to_string(), violations.len().to_string());
+            metadata.insert(
+                "violationsOmitted".to_string(),
+                (violations.len() - listed).to_string(),
+            );
+        }
+    }
+    metadata
 }
 
 #[cfg(test)]
@@ -283,5 +341,87 @@ mod tests {
             tonic::Status::from(ApiError::Timeout(Duration::from_secs(1))).code(),
             Code::DeadlineExceeded
         );
+    }
+
+    /// Bytes of the trailers (names and values) that carry a status on the wire.
+    fn trailer_bytes(status: &tonic::Status) -> (usize, usize) {
+        let mut headers = tonic::codegen::http::HeaderMap::new();
+        assert!(status.add_header(&mut headers).is_ok());
+        let total = headers
+            .iter()
+            .map(|(k, v)| k.as_str().len() + v.len())
+            .sum();
+        let details = headers
+            .get("grpc-status-details-bin")
+            .map_or(0, tonic::codegen::http::HeaderValue::len);
+        (total, details)
+    }
+
+    #[test]
+    fn a_million_violations_fit_a_small_trailer_that_counts_the_rest() {
+        // What 10^6 empty pods convert to: a required name per pod.
+        let violations: Vec<Violation> = (0..1_000_000)
+            .map(|i| violation(&format!("pods[{i}].metadata.name")))
+            .collect();
+        let status = tonic::Status::from(ApiError::invalid_snapshot(violations));
+        let (total, details) = trailer_bytes(&status);
+        assert!(
+            details < 12 * 1024,
+            "grpc-status-details-bin: {details} bytes"
+        );
+        assert!(total < 16 * 1024, "trailers: {total} bytes");
+        let got = status.get_error_details();
+        let listed = got.bad_request().map_or(0, |b| b.field_violations.len());
+        assert!((1..=MAX_DETAIL_VIOLATIONS).contains(&listed), "{listed}");
+        let omitted = 1_000_000 - listed;
+        let info = got.error_info().expect("error info");
+        assert_eq!(
+            info.metadata.get("violations"),
+            Some(&"1000000".to_string())
+        );
+        assert_eq!(
+            info.metadata.get("violationsOmitted"),
+            Some(&omitted.to_string())
+        );
+        assert!(
+            status.message().ends_with(&format!(
+                "(and 999999 more; the error details list {listed} and leave out {omitted})"
+            )),
+            "{}",
+            status.message()
+        );
+    }
+
+    #[test]
+    fn a_ten_megabyte_name_gives_a_bounded_message_log_line_and_trailer() {
+        let name = "n".repeat(10 << 20);
+        let bad = Violation {
+            field: "metadata.name".into(),
+            kind: ViolationKind::Invalid,
+            value: Some(format!("{name:?}")),
+            detail: format!("a lowercase RFC 1123 subdomain, not {name:?}"),
+        };
+        let err = ApiError::invalid_job(vec![bad.clone(), bad]);
+        // The log line is the error's Display.
+        let line = err.to_string();
+        assert!(line.len() <= MAX_MESSAGE_BYTES, "{} bytes", line.len());
+        assert!(line.starts_with("job is invalid: metadata.name: Invalid value: \"nnn"));
+        assert!(line.contains("[truncated from"));
+        assert!(line.ends_with(" (and 1 more)"), "{line}");
+        let status = tonic::Status::from(err);
+        assert_eq!(status.message(), line);
+        let (total, _) = trailer_bytes(&status);
+        assert!(total < 8 * 1024, "trailers: {total} bytes");
+        let details = status.get_error_details();
+        let listed = details.bad_request().map(|b| b.field_violations.clone());
+        let listed = listed.unwrap_or_default();
+        assert_eq!(listed.len(), 2, "both fit the budget once cut");
+        assert!(
+            listed
+                .iter()
+                .all(|v| v.description.len() <= MAX_DETAIL_DESCRIPTION_BYTES)
+        );
+        let info = details.error_info().expect("error info");
+        assert!(!info.metadata.contains_key("violationsOmitted"));
     }
 }

@@ -6,9 +6,8 @@
 //! the full range of 2^31-1 indexes is a single interval.
 
 use std::fmt;
-use std::sync::LazyLock;
 
-use regex::Regex;
+use crate::go_text::go_quote;
 
 /// A closed interval of indexes, `first..=last`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -337,44 +336,6 @@ fn parse_strict_bound(part: &str, completions: i32) -> Result<i32, IndexFormatEr
 fn parse_go_int(s: &str) -> Result<i64, ()> {
     // Rust's integer parsing accepts exactly the same syntax, and fails on overflow as Go does.
     s.parse::<i64>().map_err(|_| ())
-}
-
-/// Printable as Go's `unicode.IsPrint` sees it: letters, marks, numbers, punctuation, symbols.
-static GO_PRINTABLE: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r"^[\p{L}\p{M}\p{N}\p{P}\p{S}]$").ok());
-
-/// A string quoted as Go's `%q` (`strconv.Quote`) writes it, for upstream's exact messages.
-fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    let mut buf = [0u8; 4];
-    for c in s.chars() {
-        match c {
-            '"' | '\\' => {
-                out.push('\\');
-                out.push(c);
-            }
-            ' '..='~' => out.push(c),
-            '\u{07}' => out.push_str("\\a"),
-            '\u{08}' => out.push_str("\\b"),
-            '\u{0C}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{0B}' => out.push_str("\\v"),
-            _ if c < ' ' || c == '\u{7F}' => out.push_str(&format!("\\x{:02x}", u32::from(c))),
-            _ if GO_PRINTABLE
-                .as_ref()
-                .is_none_or(|re| re.is_match(c.encode_utf8(&mut buf))) =>
-            {
-                out.push(c)
-            }
-            _ if u32::from(c) < 0x10000 => out.push_str(&format!("\\u{:04x}", u32::from(c))),
-            _ => out.push_str(&format!("\\U{:08x}", u32::from(c))),
-        }
-    }
-    out.push('"');
-    out
 }
 
 impl fmt::Display for IndexSet {

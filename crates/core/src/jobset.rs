@@ -22,13 +22,20 @@
 //! caller's. Not decided either: the success policy (`Completed`), startup policy ordering
 //! (an `InOrder` JobSet may set `StartupPolicyInProgress` instead of resuming), TTL after
 //! finished.
+//!
+//! Deliberately unlike upstream, which creates every missing Job (and deletes every previous
+//! attempt) in one reconcile, a plan creates and deletes at most [`MAX_JOB_CHANGES_PER_PLAN`]
+//! Jobs and sets [`JobSetPlan::requeue`] when more follow, so a small request never buys a huge
+//! answer; the explanation keeps [`MAX_EXPLANATION_ENTRIES`] entries per list.
 
+use std::collections::HashMap;
 use std::fmt;
 
 use regex::{Regex, RegexBuilder};
 
 use crate::plan::{Event, EventType};
 use crate::time::Time;
+use crate::validate::truncated;
 
 /// Label (and annotation) naming a child Job's replicatedJob.
 pub const REPLICATED_JOB_NAME_KEY: &str = "jobset.sigs.k8s.io/replicatedjob-name";
@@ -99,6 +106,17 @@ pub const KNOWN_JOB_FAILURE_REASONS: [&str; 5] = [
 
 /// Largest compiled size of one message pattern; bigger patterns count as invalid.
 const PATTERN_SIZE_LIMIT: usize = 1 << 20;
+
+/// Most child Jobs one plan creates, and most it deletes. 500 is the cap upstream's Job
+/// controller puts on Pods created or deleted per sync: a plan stays a few hundred KiB however
+/// many replicas a JobSet asks for, and the caller decides again for the rest.
+pub const MAX_JOB_CHANGES_PER_PLAN: usize = 500;
+/// Most entries each list of an explanation holds; the rest are only counted.
+pub const MAX_EXPLANATION_ENTRIES: usize = 100;
+/// Longest name, rule name or detail an explanation entry repeats, in bytes.
+pub const MAX_EXPLANATION_TEXT_BYTES: usize = 256;
+/// Longest explanation summary, in bytes.
+pub const MAX_EXPLANATION_SUMMARY_BYTES: usize = 1024;
 
 /// A JobSet, trimmed to what failure-policy decisions read.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -450,10 +468,59 @@ pub struct JobSetSnapshot {
 pub struct JobSetPlan {
     /// Actions in the order they must be applied; events only after the status write.
     pub actions: Vec<JobSetAction>,
-    /// Jobs the caller may create now from their replicatedJob's template.
+    /// Jobs the caller may create now from their replicatedJob's template (at most
+    /// [`MAX_JOB_CHANGES_PER_PLAN`]).
     pub jobs_to_create: Vec<JobToCreate>,
-    /// Why: the groups, every rule evaluation and the outcome, for people.
+    /// Whether the plan stopped at [`MAX_JOB_CHANGES_PER_PLAN`] creations or deletions: more
+    /// follow, so the caller decides again as soon as it has applied this plan.
+    pub requeue: bool,
+    /// Why: the groups, the rule evaluations and the outcome, for people.
     pub explanation: JobSetExplanation,
+}
+
+/// A list kept to its first few entries, counting the ones left out, so an explanation stays
+/// small however many Jobs or rules the request carries.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Capped<T> {
+    /// The entries kept, in order.
+    pub items: Vec<T>,
+    /// How many more were offered and left out.
+    pub omitted: usize,
+    cap: usize,
+}
+
+impl<T> Capped<T> {
+    /// An empty list that keeps at most `cap` entries.
+    pub fn new(cap: usize) -> Self {
+        Capped {
+            items: Vec::new(),
+            omitted: 0,
+            cap,
+        }
+    }
+
+    /// Adds the entry `make` builds, or only counts it once the list is full (so a left-out
+    /// entry costs nothing to build).
+    pub fn push_with(&mut self, make: impl FnOnce() -> T) {
+        if self.items.len() < self.cap {
+            self.items.push(make());
+        } else {
+            self.omitted += 1;
+        }
+    }
+}
+
+impl<T> Default for Capped<T> {
+    fn default() -> Self {
+        Capped::new(MAX_EXPLANATION_ENTRIES)
+    }
+}
+
+impl<T> std::ops::Deref for Capped<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        &self.items
+    }
 }
 
 /// One step of a JobSet plan.
@@ -491,19 +558,20 @@ pub struct JobToCreate {
     pub annotations: Vec<(String, String)>,
 }
 
-/// Why the plan is what it is.
+/// Why the plan is what it is. Every list keeps its first [`MAX_EXPLANATION_ENTRIES`] entries
+/// and every name or detail its first [`MAX_EXPLANATION_TEXT_BYTES`] bytes.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct JobSetExplanation {
     /// Jobs of earlier attempts, by name.
-    pub previous_jobs: Vec<String>,
+    pub previous_jobs: Capped<String>,
     /// Running Jobs of the current attempt.
-    pub active_jobs: Vec<String>,
+    pub active_jobs: Capped<String>,
     /// Failed Jobs of the current attempt.
-    pub failed_jobs: Vec<String>,
+    pub failed_jobs: Capped<String>,
     /// Completed Jobs of the current attempt.
-    pub succeeded_jobs: Vec<String>,
-    /// Every (rule, failed Job) pair evaluated, in evaluation order.
-    pub evaluations: Vec<RuleEvaluation>,
+    pub succeeded_jobs: Capped<String>,
+    /// The (rule, failed Job) pairs evaluated, in evaluation order.
+    pub evaluations: Capped<RuleEvaluation>,
     /// The failure-policy decision, when one was taken.
     pub decision: Option<FailureDecision>,
     /// One line saying what happens.
@@ -543,6 +611,20 @@ impl RuleVerdict {
     pub fn applies(&self) -> bool {
         matches!(self, RuleVerdict::Applies)
     }
+
+    /// The verdict with the request's text it quotes cut for an explanation.
+    fn bounded(self) -> Self {
+        match self {
+            RuleVerdict::ReasonNotListed(r) => RuleVerdict::ReasonNotListed(explanation_text(&r)),
+            RuleVerdict::NotTargeted(rj) => RuleVerdict::NotTargeted(explanation_text(&rj)),
+            other => other,
+        }
+    }
+}
+
+/// Text from the request as an explanation repeats it: cut at [`MAX_EXPLANATION_TEXT_BYTES`].
+fn explanation_text(s: &str) -> String {
+    truncated(s, MAX_EXPLANATION_TEXT_BYTES).into_owned()
 }
 
 impl fmt::Display for RuleVerdict {
@@ -750,12 +832,24 @@ pub fn total_restarts_count_towards_max(status: &JobSetStatus) -> i64 {
     i64::from(status.restarts_count_towards_max) + per_job
 }
 
+/// The status entries by replicatedJob name, the first of each name (as a linear search finds
+/// it): one lookup per Job instead of a scan, so work stays linear in the request.
+fn statuses_by_name(status: &JobSetStatus) -> HashMap<&str, &ReplicatedJobStatus> {
+    let mut out = HashMap::with_capacity(status.replicated_jobs_status.len());
+    for s in &status.replicated_jobs_status {
+        out.entry(s.name.as_str()).or_insert(s);
+    }
+    out
+}
+
 /// `jobRestarts[index]` of `replicated_job`, zero when the array has not been written yet.
-fn job_restarts_of(status: &JobSetStatus, replicated_job: &str, index: i32) -> i32 {
-    status
-        .replicated_jobs_status
-        .iter()
-        .find(|s| s.name == replicated_job)
+fn job_restarts_of(
+    statuses: &HashMap<&str, &ReplicatedJobStatus>,
+    replicated_job: &str,
+    index: i32,
+) -> i32 {
+    statuses
+        .get(replicated_job)
         .and_then(|s| {
             usize::try_from(index)
                 .ok()
@@ -767,12 +861,13 @@ fn job_restarts_of(status: &JobSetStatus, replicated_job: &str, index: i32) -> i
 
 fn group_jobs(js: &JobSet, jobs: &[ChildJob]) -> Groups {
     let mut groups = Groups::default();
+    let statuses = statuses_by_name(&js.status);
     for (i, job) in jobs.iter().enumerate() {
         let older_attempt = job.restart_attempt < js.status.restarts;
         // A Job without the label predates the RestartJob gate: upstream only logs it.
         let older_job_attempt = job
             .job_restart_attempt
-            .is_some_and(|a| a < job_restarts_of(&js.status, &job.replicated_job, job.job_index));
+            .is_some_and(|a| a < job_restarts_of(&statuses, &job.replicated_job, job.job_index));
         if older_attempt || older_job_attempt {
             groups.previous.push(i);
             continue;
@@ -787,34 +882,49 @@ fn group_jobs(js: &JobSet, jobs: &[ChildJob]) -> Groups {
 }
 
 /// calculateReplicatedJobStatuses: counts over the current attempt, per-Job arrays carried over.
+/// One pass over the Jobs tallies every replicatedJob at once (work linear in the request).
 fn replicated_job_statuses(
     js: &JobSet,
     jobs: &[ChildJob],
     groups: &Groups,
 ) -> Vec<ReplicatedJobStatus> {
+    #[derive(Default)]
+    struct Tally {
+        ready: usize,
+        succeeded: usize,
+        failed: usize,
+        active: usize,
+        suspended: usize,
+    }
+    let mut tallies: HashMap<&str, Tally> = HashMap::new();
+    let mut tally = |idx: &[usize], add: &dyn Fn(&mut Tally, &ChildJob)| {
+        for &i in idx {
+            let job = &jobs[i];
+            add(tallies.entry(job.replicated_job.as_str()).or_default(), job);
+        }
+    };
+    tally(&groups.active, &|t, j| {
+        t.ready += usize::from(j.ready);
+        t.active += usize::from(j.has_active_pods);
+        t.suspended += usize::from(j.suspended);
+    });
+    tally(&groups.succeeded, &|t, _| t.succeeded += 1);
+    tally(&groups.failed, &|t, _| t.failed += 1);
+    let old = statuses_by_name(&js.status);
+    let n = |k: usize| i32::try_from(k).unwrap_or(i32::MAX);
     js.spec
         .replicated_jobs
         .iter()
         .map(|rj| {
-            let of_rj = |idx: &Vec<usize>| -> Vec<&ChildJob> {
-                idx.iter()
-                    .map(|&i| &jobs[i])
-                    .filter(|j| j.replicated_job == rj.name)
-                    .collect()
-            };
-            let active = of_rj(&groups.active);
-            let old = js
-                .status
-                .replicated_jobs_status
-                .iter()
-                .find(|s| s.name == rj.name);
+            let t = tallies.get(rj.name.as_str());
+            let old = old.get(rj.name.as_str());
             ReplicatedJobStatus {
                 name: rj.name.clone(),
-                ready: count(active.iter().filter(|j| j.ready)),
-                succeeded: count(of_rj(&groups.succeeded).iter()),
-                failed: count(of_rj(&groups.failed).iter()),
-                active: count(active.iter().filter(|j| j.has_active_pods)),
-                suspended: count(active.iter().filter(|j| j.suspended)),
+                ready: n(t.map_or(0, |t| t.ready)),
+                succeeded: n(t.map_or(0, |t| t.succeeded)),
+                failed: n(t.map_or(0, |t| t.failed)),
+                active: n(t.map_or(0, |t| t.active)),
+                suspended: n(t.map_or(0, |t| t.suspended)),
                 job_restarts: old.map(|s| s.job_restarts.clone()).unwrap_or_default(),
                 job_restarts_count_towards_max: old
                     .map(|s| s.job_restarts_count_towards_max.clone())
@@ -827,10 +937,6 @@ fn replicated_job_statuses(
 /// replicatedJobStatusesEqual's side effect: the list ends up sorted by name, descending.
 fn sort_replicated_job_statuses(statuses: &mut [ReplicatedJobStatus]) {
     statuses.sort_by(|a, b| b.name.cmp(&a.name));
-}
-
-fn count<I: Iterator>(it: I) -> i32 {
-    i32::try_from(it.count()).unwrap_or(i32::MAX)
 }
 
 /// Whether every Job is ready or succeeded: Σ(ready + succeeded) equals Σ replicas.
@@ -898,11 +1004,12 @@ pub fn first_failed_job<'a>(jobs: impl IntoIterator<Item = &'a ChildJob>) -> Opt
 
 /// findFirstFailedPolicyRuleAndJob: rules in order; the first rule that applies to any failed
 /// Job wins, paired with the earliest-failed Job among those it applies to. Returns the rule
-/// index and the Job's position in `failed`, and records every evaluation.
+/// index and the Job's position in `failed`, and records the evaluations (the first ones, as
+/// `evaluations` keeps them).
 pub fn first_matching_rule_and_job(
     rules: &[FailurePolicyRule],
     failed: &[&ChildJob],
-    evaluations: &mut Vec<RuleEvaluation>,
+    evaluations: &mut Capped<RuleEvaluation>,
 ) -> Option<(usize, usize)> {
     for (rule_index, rule) in rules.iter().enumerate() {
         let mut best: Option<(usize, Option<Time>)> = None;
@@ -915,11 +1022,11 @@ pub fn first_matching_rule_and_job(
             if verdict.applies() && best.is_none_or(|(_, bt)| t < bt) {
                 best = Some((pos, t));
             }
-            evaluations.push(RuleEvaluation {
+            evaluations.push_with(|| RuleEvaluation {
                 rule_index,
-                rule_name: rule.name.clone(),
-                job: job.name.clone(),
-                verdict,
+                rule_name: explanation_text(&rule.name),
+                job: explanation_text(&job.name),
+                verdict: verdict.bounded(),
             });
         }
         if let Some((pos, _)) = best {
@@ -934,8 +1041,13 @@ pub fn decide_jobset(snap: &JobSetSnapshot) -> JobSetPlan {
     let js = &snap.job_set;
     let jobs = &snap.jobs;
     let groups = group_jobs(js, jobs);
-    let names =
-        |idx: &[usize]| -> Vec<String> { idx.iter().map(|&i| jobs[i].name.clone()).collect() };
+    let names = |idx: &[usize]| -> Capped<String> {
+        let mut out = Capped::default();
+        for &i in idx {
+            out.push_with(|| explanation_text(&jobs[i].name));
+        }
+        out
+    };
     let mut explanation = JobSetExplanation {
         previous_jobs: names(&groups.previous),
         active_jobs: names(&groups.active),
@@ -952,10 +1064,12 @@ pub fn decide_jobset(snap: &JobSetSnapshot) -> JobSetPlan {
     sort_replicated_job_statuses(&mut w.status.replicated_jobs_status);
     let mut actions = Vec::new();
     let mut jobs_to_create = Vec::new();
+    let mut requeue = false;
 
     if is_finished(&js.status) {
         // A finished JobSet only cleans up its running Jobs; failed and completed ones stay.
-        let active = deletions(jobs, &groups.active);
+        let (active, more) = deletions(jobs, &groups.active);
+        requeue |= more;
         explanation.summary = format!(
             "the JobSet has finished; {} active Job(s) to delete, nothing else to do",
             active.len()
@@ -964,7 +1078,8 @@ pub fn decide_jobset(snap: &JobSetSnapshot) -> JobSetPlan {
             actions.push(JobSetAction::DeleteJobs(active));
         }
     } else {
-        let previous = deletions(jobs, &groups.previous);
+        let (previous, more) = deletions(jobs, &groups.previous);
+        requeue |= more;
         if !previous.is_empty() {
             actions.push(JobSetAction::DeleteJobs(previous));
         }
@@ -1004,8 +1119,10 @@ pub fn decide_jobset(snap: &JobSetSnapshot) -> JobSetPlan {
                     EventType::Normal,
                 );
             }
-            jobs_to_create = creatable_jobs(js, jobs, &groups);
-            explanation.summary = creation_summary(js, &groups, jobs_to_create.len());
+            let more;
+            (jobs_to_create, more) = creatable_jobs(js, jobs, &groups);
+            requeue |= more;
+            explanation.summary = creation_summary(js, &groups, jobs_to_create.len(), more);
         } else {
             let failed: Vec<&ChildJob> = groups.failed.iter().map(|&i| &jobs[i]).collect();
             let decision = execute_failure_policy(js, &failed, &mut w, &mut explanation);
@@ -1025,23 +1142,38 @@ pub fn decide_jobset(snap: &JobSetSnapshot) -> JobSetPlan {
         actions.push(JobSetAction::UpdateStatus(Box::new(w.status)));
     }
     actions.extend(w.events.into_iter().map(JobSetAction::RecordEvent));
+    if requeue {
+        explanation.summary.push_str(&format!(
+            "; the plan stops at {MAX_JOB_CHANGES_PER_PLAN} Job creations or deletions, so \
+             decide again once it is applied"
+        ));
+    }
+    explanation.summary =
+        truncated(&explanation.summary, MAX_EXPLANATION_SUMMARY_BYTES).into_owned();
     JobSetPlan {
         actions,
         jobs_to_create,
+        requeue,
         explanation,
     }
 }
 
-/// The Jobs at these positions that are not already being deleted.
-fn deletions(jobs: &[ChildJob], idx: &[usize]) -> Vec<JobRef> {
-    idx.iter()
+/// The Jobs at these positions that are not already being deleted, the first
+/// [`MAX_JOB_CHANGES_PER_PLAN`] of them, and whether more are left for the next plan.
+fn deletions(jobs: &[ChildJob], idx: &[usize]) -> (Vec<JobRef>, bool) {
+    let mut pending = idx
+        .iter()
         .map(|&i| &jobs[i])
-        .filter(|j| !j.deletion_pending)
+        .filter(|j| !j.deletion_pending);
+    let out = pending
+        .by_ref()
+        .take(MAX_JOB_CHANGES_PER_PLAN)
         .map(|j| JobRef {
             name: j.name.clone(),
             uid: j.uid.clone(),
         })
-        .collect()
+        .collect();
+    (out, pending.next().is_some())
 }
 
 fn execute_failure_policy(
@@ -1215,17 +1347,20 @@ fn bump_job_restarts(
 }
 
 /// The Jobs that may be created now: every `<jobset>-<rj>-<i>` with no object of that name,
-/// and, under `BlockingRecreate`, nothing while a previous-attempt Job still exists.
-fn creatable_jobs(js: &JobSet, jobs: &[ChildJob], groups: &Groups) -> Vec<JobToCreate> {
+/// and, under `BlockingRecreate`, nothing while a previous-attempt Job still exists. Only the
+/// first [`MAX_JOB_CHANGES_PER_PLAN`] (spec order, then index), with whether more are missing;
+/// the walk stops there, so its work is bounded by the Jobs listed plus the cap, not the replicas.
+fn creatable_jobs(js: &JobSet, jobs: &[ChildJob], groups: &Groups) -> (Vec<JobToCreate>, bool) {
     let blocking = js
         .spec
         .failure_policy
         .as_ref()
         .is_some_and(|p| p.restart_strategy == RestartStrategy::BlockingRecreate);
     if blocking && !groups.previous.is_empty() {
-        return Vec::new();
+        return (Vec::new(), false);
     }
     let existing: std::collections::HashSet<&str> = jobs.iter().map(|j| j.name.as_str()).collect();
+    let statuses = statuses_by_name(&js.status);
     let restarts = js.status.restarts.to_string();
     let mut out = Vec::new();
     for rj in &js.spec.replicated_jobs {
@@ -1234,7 +1369,10 @@ fn creatable_jobs(js: &JobSet, jobs: &[ChildJob], groups: &Groups) -> Vec<JobToC
             if existing.contains(name.as_str()) {
                 continue;
             }
-            let job_restarts = job_restarts_of(&js.status, &rj.name, index).to_string();
+            if out.len() == MAX_JOB_CHANGES_PER_PLAN {
+                return (out, true);
+            }
+            let job_restarts = job_restarts_of(&statuses, &rj.name, index).to_string();
             // Key order, so the plan is deterministic.
             let labels = vec![
                 (JOB_INDEX_KEY.to_string(), index.to_string()),
@@ -1256,10 +1394,10 @@ fn creatable_jobs(js: &JobSet, jobs: &[ChildJob], groups: &Groups) -> Vec<JobToC
             });
         }
     }
-    out
+    (out, false)
 }
 
-fn creation_summary(js: &JobSet, groups: &Groups, n: usize) -> String {
+fn creation_summary(js: &JobSet, groups: &Groups, n: usize, more: bool) -> String {
     let blocking = js
         .spec
         .failure_policy
@@ -1271,7 +1409,8 @@ fn creation_summary(js: &JobSet, groups: &Groups, n: usize) -> String {
             groups.previous.len()
         )
     } else {
-        format!("no failed Job; {n} Job(s) may be created")
+        let more = if more { " now" } else { "" };
+        format!("no failed Job; {n} Job(s) may be created{more}")
     }
 }
 

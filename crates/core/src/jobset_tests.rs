@@ -284,7 +284,7 @@ fn one_rule_matching_both_picks_the_earlier_failure() {
     let a = failed(job("rj", 0), "BackoffLimitExceeded", "", ago(6));
     let b = failed(job("rj", 1), "BackoffLimitExceeded", "", ago(12));
     let rules = [rule("r0", FailurePolicyAction::FailJobSet)];
-    let mut ev = Vec::new();
+    let mut ev = Capped::default();
     assert_eq!(
         first_matching_rule_and_job(&rules, &[&a, &b], &mut ev),
         Some((0, 1))
@@ -301,7 +301,7 @@ fn first_rule_matching_none_second_matching_both() {
         with_targets(rule("r0", FailurePolicyAction::FailJobSet), &["nope"]),
         rule("r1", FailurePolicyAction::RestartJobSet),
     ];
-    let mut ev = Vec::new();
+    let mut ev = Capped::default();
     assert_eq!(
         first_matching_rule_and_job(&rules, &[&a, &b], &mut ev),
         Some((1, 1))
@@ -326,7 +326,7 @@ fn one_failed_job_three_rules_matches_only_the_third() {
             &["DeadlineExceeded"],
         ),
     ];
-    let mut ev = Vec::new();
+    let mut ev = Capped::default();
     assert_eq!(
         first_matching_rule_and_job(&rules, &[&a], &mut ev),
         Some((2, 0))
@@ -349,7 +349,7 @@ fn rule_order_beats_failure_time() {
         ),
         rule("r1", FailurePolicyAction::RestartJobSet),
     ];
-    let mut ev = Vec::new();
+    let mut ev = Capped::default();
     assert_eq!(
         first_matching_rule_and_job(&rules, &[&early, &late], &mut ev),
         Some((0, 1))
@@ -363,7 +363,7 @@ fn rule_order_beats_failure_time() {
 #[test]
 fn no_rules_or_no_failed_jobs_match_nothing() {
     let a = failed(job("rj", 0), "", "", ago(1));
-    let mut ev = Vec::new();
+    let mut ev = Capped::default();
     assert_eq!(first_matching_rule_and_job(&[], &[&a], &mut ev), None);
     let rules = [rule("r0", FailurePolicyAction::FailJobSet)];
     assert_eq!(first_matching_rule_and_job(&rules, &[], &mut ev), None);
@@ -827,7 +827,7 @@ fn failure_target_only_is_active() {
         ..ChildJobCondition::default()
     });
     let plan = decide(jobset(&[("rj", 1)], None), vec![j]);
-    assert_eq!(plan.explanation.active_jobs, ["js-rj-0"]);
+    assert_eq!(plan.explanation.active_jobs.items, ["js-rj-0"]);
     assert!(plan.explanation.decision.is_none());
 }
 
@@ -893,7 +893,7 @@ fn job_restart_attempt_makes_a_single_job_previous() {
     }];
     let old = failed(job("rj", 1), "", "", ago(1));
     let plan = decide(js.clone(), vec![job("rj", 0), old]);
-    assert_eq!(plan.explanation.previous_jobs, ["js-rj-1"]);
+    assert_eq!(plan.explanation.previous_jobs.items, ["js-rj-1"]);
     assert!(matches!(plan.actions.first(), Some(JobSetAction::DeleteJobs(d)) if d.len() == 1));
     // Once gone, it is recreated with job-restart-attempt 1.
     let plan = decide(js, vec![job("rj", 0)]);
@@ -916,7 +916,7 @@ fn missing_job_restart_attempt_label_is_not_previous() {
     let mut j = job("rj", 0);
     j.job_restart_attempt = None;
     let plan = decide(js, vec![j]);
-    assert_eq!(plan.explanation.active_jobs, ["js-rj-0"]);
+    assert_eq!(plan.explanation.active_jobs.items, ["js-rj-0"]);
 }
 
 #[test]
@@ -971,4 +971,141 @@ fn action_names_parse_with_kep_alias() {
         assert_eq!(FailurePolicyAction::parse(a.as_str()), Some(a));
     }
     assert_eq!(FailurePolicyAction::parse("FailJob"), None);
+}
+
+// Bounded work and output: a plan changes at most MAX_JOB_CHANGES_PER_PLAN Jobs each way and
+// says when more follow; an explanation keeps MAX_EXPLANATION_ENTRIES entries per list.
+
+fn deleted_names(plan: &JobSetPlan) -> Vec<&str> {
+    plan.actions
+        .iter()
+        .filter_map(|a| match a {
+            JobSetAction::DeleteJobs(jobs) => Some(jobs.iter().map(|j| j.name.as_str())),
+            _ => None,
+        })
+        .flatten()
+        .collect()
+}
+
+#[test]
+fn a_million_replicas_create_the_first_500_and_requeue() {
+    let plan = decide(jobset(&[("rj", 1_000_000)], None), vec![]);
+    assert_eq!(plan.jobs_to_create.len(), MAX_JOB_CHANGES_PER_PLAN);
+    assert!(plan.requeue);
+    let indexes: Vec<i32> = plan.jobs_to_create.iter().map(|j| j.job_index).collect();
+    assert_eq!(
+        indexes,
+        (0..500).collect::<Vec<_>>(),
+        "the first missing, in order"
+    );
+    assert!(
+        plan.explanation.summary.contains("decide again"),
+        "{}",
+        plan.explanation.summary
+    );
+}
+
+#[test]
+fn exactly_the_cap_missing_needs_no_requeue_one_more_does() {
+    // 200 of 700 exist: 500 missing fit one plan.
+    let existing: Vec<ChildJob> = (0..200).map(|i| job("rj", i)).collect();
+    let plan = decide(jobset(&[("rj", 700)], None), existing.clone());
+    assert_eq!(plan.jobs_to_create.len(), 500);
+    assert!(!plan.requeue);
+    assert_eq!(plan.jobs_to_create.first().map(|j| j.job_index), Some(200));
+    assert!(!plan.explanation.summary.contains("decide again"));
+    // 501 missing, across two replicatedJobs in spec order: the cap cuts inside the second.
+    let plan = decide(jobset(&[("rj", 700), ("b", 1)], None), existing);
+    assert_eq!(plan.jobs_to_create.len(), 500);
+    assert!(plan.requeue);
+    assert!(plan.jobs_to_create.iter().all(|j| j.replicated_job == "rj"));
+}
+
+#[test]
+fn previous_attempt_deletions_stop_at_the_cap() {
+    let mut js = jobset(&[("rj", 1200)], policy(3, vec![]));
+    js.status.restarts = 1;
+    js.status.restarts_count_towards_max = 1;
+    let jobs: Vec<ChildJob> = (0..1200).map(|i| job("rj", i)).collect();
+    let plan = decide(js, jobs);
+    let deleted = deleted_names(&plan);
+    assert_eq!(deleted.len(), MAX_JOB_CHANGES_PER_PLAN);
+    assert_eq!(deleted.first(), Some(&"js-rj-0"));
+    assert!(plan.requeue);
+    // Their names stay taken, so nothing is created while they exist.
+    assert!(plan.jobs_to_create.is_empty());
+    let e = &plan.explanation;
+    assert_eq!(e.previous_jobs.len(), MAX_EXPLANATION_ENTRIES);
+    assert_eq!(e.previous_jobs.omitted, 1200 - MAX_EXPLANATION_ENTRIES);
+}
+
+#[test]
+fn a_finished_jobset_deletes_at_most_the_cap_of_active_jobs() {
+    let mut js = jobset(&[("rj", 600)], None);
+    js.status.conditions.push(Condition {
+        condition_type: CONDITION_FAILED.into(),
+        status: "True".into(),
+        ..Condition::default()
+    });
+    let plan = decide(js, (0..600).map(|i| job("rj", i)).collect());
+    assert_eq!(deleted_names(&plan).len(), MAX_JOB_CHANGES_PER_PLAN);
+    assert!(plan.requeue);
+    let plan = decide(
+        {
+            let mut js = jobset(&[("rj", 2)], None);
+            js.status.conditions.push(Condition {
+                condition_type: CONDITION_FAILED.into(),
+                status: "True".into(),
+                ..Condition::default()
+            });
+            js
+        },
+        vec![job("rj", 0)],
+    );
+    assert_eq!(deleted_names(&plan), ["js-rj-0"]);
+    assert!(!plan.requeue);
+}
+
+#[test]
+fn evaluations_keep_the_first_hundred_and_count_the_rest() {
+    // 300 rules, none matching, against 10 failed Jobs: 3000 evaluations, 100 kept.
+    let rules: Vec<FailurePolicyRule> = (0..300)
+        .map(|i| {
+            with_reasons(
+                rule(&format!("r{i}"), FailurePolicyAction::FailJobSet),
+                &["X"],
+            )
+        })
+        .collect();
+    let jobs: Vec<ChildJob> = (0..10)
+        .map(|i| failed(job("rj", i), "BackoffLimitExceeded", "", ago(1)))
+        .collect();
+    let plan = decide(jobset(&[("rj", 10)], policy(0, rules)), jobs);
+    let e = &plan.explanation;
+    assert_eq!(e.evaluations.len(), MAX_EXPLANATION_ENTRIES);
+    assert_eq!(e.evaluations.omitted, 3000 - MAX_EXPLANATION_ENTRIES);
+    assert_eq!(e.failed_jobs.len(), 10);
+    assert_eq!(e.failed_jobs.omitted, 0);
+    // The default action still ran on the earliest failure, as without the cap.
+    assert!(e.decision.is_some());
+}
+
+#[test]
+fn explanation_text_from_the_request_is_cut() {
+    let reason = "R".repeat(100_000);
+    let rules = vec![with_reasons(
+        rule("r0", FailurePolicyAction::FailJobSet),
+        &["Other"],
+    )];
+    let plan = decide(
+        jobset(&[("rj", 1)], policy(0, rules)),
+        vec![failed(job("rj", 0), &reason, "", ago(1))],
+    );
+    let ev = plan.explanation.evaluations.first().cloned();
+    let Some(RuleVerdict::ReasonNotListed(r)) = ev.map(|e| e.verdict) else {
+        panic!("expected a reason mismatch");
+    };
+    assert!(r.len() <= MAX_EXPLANATION_TEXT_BYTES, "{} bytes", r.len());
+    assert!(r.contains("[truncated from 100000 bytes]"));
+    assert!(plan.explanation.summary.len() <= MAX_EXPLANATION_SUMMARY_BYTES);
 }

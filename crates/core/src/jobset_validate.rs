@@ -18,6 +18,8 @@
 //! Not validated, as upstream: the sign of `maxRestarts`, duplicate reasons or patterns.
 
 use regex::Regex;
+
+use crate::go_text::go_quote;
 use std::sync::LazyLock;
 
 use crate::jobset::{FailurePolicy, JobSet, KNOWN_JOB_FAILURE_REASONS, RestartStrategy};
@@ -188,11 +190,6 @@ fn invalid(field: String, kind: ViolationKind, detail: String) -> Violation {
         value: None,
         detail,
     }
-}
-
-/// A string as Go's %q would print it (close enough for patterns: quotes and backslashes).
-fn go_quote(s: &str) -> String {
-    format!("{s:?}")
 }
 
 #[cfg(test)]

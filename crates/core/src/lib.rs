@@ -8,10 +8,12 @@
 pub mod api_names;
 pub mod backoff;
 pub mod conditions;
+pub(crate) mod go_text;
 pub mod index_set;
 pub mod indexed;
 pub mod jobset;
 pub mod jobset_validate;
+pub(crate) mod k8s_names;
 pub mod manage;
 pub mod model;
 pub mod plan;
@@ -23,6 +25,7 @@ pub mod sync;
 pub mod time;
 pub mod tracking;
 pub mod validate;
+pub mod violation;
 
 #[cfg(any(test, feature = "test-util"))]
 pub mod fixtures;

@@ -1349,10 +1349,15 @@ type DecideJobSetResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Actions to apply in order; stop at the first failure.
 	Actions []*JobSetAction `protobuf:"bytes,1,rep,name=actions,proto3" json:"actions,omitempty"`
-	// Jobs that may be created now, given the restart strategy.
+	// Jobs that may be created now, given the restart strategy: at most 500 (the first missing
+	// ones, in spec order, then index). A plan also deletes at most 500 Jobs.
 	JobsToCreate []*JobCreation `protobuf:"bytes,2,rep,name=jobs_to_create,json=jobsToCreate,proto3" json:"jobs_to_create,omitempty"`
 	// Why the plan is what it is; only when the request set explain.
-	Explanation   *JobSetExplanation `protobuf:"bytes,3,opt,name=explanation,proto3" json:"explanation,omitempty"`
+	Explanation *JobSetExplanation `protobuf:"bytes,3,opt,name=explanation,proto3" json:"explanation,omitempty"`
+	// Decide again after this long even if nothing changes; absent when nothing waits. Zero when
+	// the plan stopped at 500 Job creations or deletions: more follow, so decide again as soon as
+	// this plan is applied (and the caller's caches show its writes).
+	RequeueAfter  *durationpb.Duration `protobuf:"bytes,4,opt,name=requeue_after,json=requeueAfter,proto3" json:"requeue_after,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1408,7 +1413,16 @@ func (x *DecideJobSetResponse) GetExplanation() *JobSetExplanation {
 	return nil
 }
 
-// JobSetExplanation says, for people, how the decision came about.
+func (x *DecideJobSetResponse) GetRequeueAfter() *durationpb.Duration {
+	if x != nil {
+		return x.RequeueAfter
+	}
+	return nil
+}
+
+// JobSetExplanation says, for people, how the decision came about. Each list holds at most
+// 100 entries (the rest are counted in its *_omitted field) and each name or detail at most
+// 256 bytes, so the explanation stays small however large the JobSet.
 type JobSetExplanation struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Child Jobs of earlier attempts (deleted, then recreated).
@@ -1420,7 +1434,7 @@ type JobSetExplanation struct {
 	// Completed Jobs of the current attempt.
 	SucceededJobs []string `protobuf:"bytes,4,rep,name=succeeded_jobs,json=succeededJobs,proto3" json:"succeeded_jobs,omitempty"`
 	// Every rule checked against every failed Job, in evaluation order (rules after the
-	// winning one are never checked).
+	// winning one are never checked), the first 100.
 	Evaluations []*JobSetRuleEvaluation `protobuf:"bytes,5,rep,name=evaluations,proto3" json:"evaluations,omitempty"`
 	// Index of the rule that decided; absent for the default action or no policy.
 	MatchedRuleIndex *int32 `protobuf:"varint,6,opt,name=matched_rule_index,json=matchedRuleIndex,proto3,oneof" json:"matched_rule_index,omitempty"`
@@ -1435,9 +1449,19 @@ type JobSetExplanation struct {
 	// maxRestarts, when the JobSet has a failure policy.
 	MaxRestarts *int32 `protobuf:"varint,11,opt,name=max_restarts,json=maxRestarts,proto3,oneof" json:"max_restarts,omitempty"`
 	// One line saying what happens.
-	Summary       string `protobuf:"bytes,12,opt,name=summary,proto3" json:"summary,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Summary string `protobuf:"bytes,12,opt,name=summary,proto3" json:"summary,omitempty"`
+	// Previous-attempt Jobs left out of previous_jobs.
+	PreviousJobsOmitted int32 `protobuf:"varint,13,opt,name=previous_jobs_omitted,json=previousJobsOmitted,proto3" json:"previous_jobs_omitted,omitempty"`
+	// Running Jobs left out of active_jobs.
+	ActiveJobsOmitted int32 `protobuf:"varint,14,opt,name=active_jobs_omitted,json=activeJobsOmitted,proto3" json:"active_jobs_omitted,omitempty"`
+	// Failed Jobs left out of failed_jobs.
+	FailedJobsOmitted int32 `protobuf:"varint,15,opt,name=failed_jobs_omitted,json=failedJobsOmitted,proto3" json:"failed_jobs_omitted,omitempty"`
+	// Completed Jobs left out of succeeded_jobs.
+	SucceededJobsOmitted int32 `protobuf:"varint,16,opt,name=succeeded_jobs_omitted,json=succeededJobsOmitted,proto3" json:"succeeded_jobs_omitted,omitempty"`
+	// Rule evaluations left out of evaluations.
+	EvaluationsOmitted int32 `protobuf:"varint,17,opt,name=evaluations_omitted,json=evaluationsOmitted,proto3" json:"evaluations_omitted,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *JobSetExplanation) Reset() {
@@ -1552,6 +1576,41 @@ func (x *JobSetExplanation) GetSummary() string {
 		return x.Summary
 	}
 	return ""
+}
+
+func (x *JobSetExplanation) GetPreviousJobsOmitted() int32 {
+	if x != nil {
+		return x.PreviousJobsOmitted
+	}
+	return 0
+}
+
+func (x *JobSetExplanation) GetActiveJobsOmitted() int32 {
+	if x != nil {
+		return x.ActiveJobsOmitted
+	}
+	return 0
+}
+
+func (x *JobSetExplanation) GetFailedJobsOmitted() int32 {
+	if x != nil {
+		return x.FailedJobsOmitted
+	}
+	return 0
+}
+
+func (x *JobSetExplanation) GetSucceededJobsOmitted() int32 {
+	if x != nil {
+		return x.SucceededJobsOmitted
+	}
+	return 0
+}
+
+func (x *JobSetExplanation) GetEvaluationsOmitted() int32 {
+	if x != nil {
+		return x.EvaluationsOmitted
+	}
+	return 0
 }
 
 // JobSetRuleEvaluation is one failure-policy rule checked against one failed Job.
@@ -2156,11 +2215,12 @@ const file_jobdecider_v1_job_decider_proto_rawDesc = "" +
 	"\ajob_set\x18\x01 \x01(\v2\x15.jobdecider.v1.JobSetR\x06jobSet\x12&\n" +
 	"\x04jobs\x18\x02 \x03(\v2\x12.jobdecider.v1.JobR\x04jobs\x12,\n" +
 	"\x03now\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x03now\x12\x18\n" +
-	"\aexplain\x18\x04 \x01(\bR\aexplain\"\xd3\x01\n" +
+	"\aexplain\x18\x04 \x01(\bR\aexplain\"\x93\x02\n" +
 	"\x14DecideJobSetResponse\x125\n" +
 	"\aactions\x18\x01 \x03(\v2\x1b.jobdecider.v1.JobSetActionR\aactions\x12@\n" +
 	"\x0ejobs_to_create\x18\x02 \x03(\v2\x1a.jobdecider.v1.JobCreationR\fjobsToCreate\x12B\n" +
-	"\vexplanation\x18\x03 \x01(\v2 .jobdecider.v1.JobSetExplanationR\vexplanation\"\x95\x04\n" +
+	"\vexplanation\x18\x03 \x01(\v2 .jobdecider.v1.JobSetExplanationR\vexplanation\x12>\n" +
+	"\rrequeue_after\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\frequeueAfter\"\x90\x06\n" +
 	"\x11JobSetExplanation\x12#\n" +
 	"\rprevious_jobs\x18\x01 \x03(\tR\fpreviousJobs\x12\x1f\n" +
 	"\vactive_jobs\x18\x02 \x03(\tR\n" +
@@ -2176,7 +2236,12 @@ const file_jobdecider_v1_job_decider_proto_rawDesc = "" +
 	"\x10counted_restarts\x18\n" +
 	" \x01(\x05R\x0fcountedRestarts\x12&\n" +
 	"\fmax_restarts\x18\v \x01(\x05H\x01R\vmaxRestarts\x88\x01\x01\x12\x18\n" +
-	"\asummary\x18\f \x01(\tR\asummaryB\x15\n" +
+	"\asummary\x18\f \x01(\tR\asummary\x122\n" +
+	"\x15previous_jobs_omitted\x18\r \x01(\x05R\x13previousJobsOmitted\x12.\n" +
+	"\x13active_jobs_omitted\x18\x0e \x01(\x05R\x11activeJobsOmitted\x12.\n" +
+	"\x13failed_jobs_omitted\x18\x0f \x01(\x05R\x11failedJobsOmitted\x124\n" +
+	"\x16succeeded_jobs_omitted\x18\x10 \x01(\x05R\x14succeededJobsOmitted\x12/\n" +
+	"\x13evaluations_omitted\x18\x11 \x01(\x05R\x12evaluationsOmittedB\x15\n" +
 	"\x13_matched_rule_indexB\x0f\n" +
 	"\r_max_restarts\"\x96\x01\n" +
 	"\x14JobSetRuleEvaluation\x12\x1d\n" +
@@ -2319,29 +2384,30 @@ var file_jobdecider_v1_job_decider_proto_depIdxs = []int32{
 	23, // 32: jobdecider.v1.DecideJobSetResponse.actions:type_name -> jobdecider.v1.JobSetAction
 	27, // 33: jobdecider.v1.DecideJobSetResponse.jobs_to_create:type_name -> jobdecider.v1.JobCreation
 	21, // 34: jobdecider.v1.DecideJobSetResponse.explanation:type_name -> jobdecider.v1.JobSetExplanation
-	22, // 35: jobdecider.v1.JobSetExplanation.evaluations:type_name -> jobdecider.v1.JobSetRuleEvaluation
-	24, // 36: jobdecider.v1.JobSetAction.delete_jobs:type_name -> jobdecider.v1.DeleteJobs
-	26, // 37: jobdecider.v1.JobSetAction.update_status:type_name -> jobdecider.v1.UpdateJobSetStatus
-	15, // 38: jobdecider.v1.JobSetAction.record_event:type_name -> jobdecider.v1.RecordEvent
-	25, // 39: jobdecider.v1.DeleteJobs.jobs:type_name -> jobdecider.v1.JobReference
-	42, // 40: jobdecider.v1.UpdateJobSetStatus.status:type_name -> jobdecider.v1.JobSetStatus
-	32, // 41: jobdecider.v1.JobCreation.labels:type_name -> jobdecider.v1.JobCreation.LabelsEntry
-	33, // 42: jobdecider.v1.JobCreation.annotations:type_name -> jobdecider.v1.JobCreation.AnnotationsEntry
-	41, // 43: jobdecider.v1.ValidateJobSetRequest.job_set:type_name -> jobdecider.v1.JobSet
-	18, // 44: jobdecider.v1.ValidateJobSetResponse.violations:type_name -> jobdecider.v1.FieldViolation
-	0,  // 45: jobdecider.v1.JobDecider.DecideJob:input_type -> jobdecider.v1.DecideJobRequest
-	16, // 46: jobdecider.v1.JobDecider.ValidateJob:input_type -> jobdecider.v1.ValidateJobRequest
-	19, // 47: jobdecider.v1.JobDecider.DecideJobSet:input_type -> jobdecider.v1.DecideJobSetRequest
-	28, // 48: jobdecider.v1.JobDecider.ValidateJobSet:input_type -> jobdecider.v1.ValidateJobSetRequest
-	4,  // 49: jobdecider.v1.JobDecider.DecideJob:output_type -> jobdecider.v1.DecideJobResponse
-	17, // 50: jobdecider.v1.JobDecider.ValidateJob:output_type -> jobdecider.v1.ValidateJobResponse
-	20, // 51: jobdecider.v1.JobDecider.DecideJobSet:output_type -> jobdecider.v1.DecideJobSetResponse
-	29, // 52: jobdecider.v1.JobDecider.ValidateJobSet:output_type -> jobdecider.v1.ValidateJobSetResponse
-	49, // [49:53] is the sub-list for method output_type
-	45, // [45:49] is the sub-list for method input_type
-	45, // [45:45] is the sub-list for extension type_name
-	45, // [45:45] is the sub-list for extension extendee
-	0,  // [0:45] is the sub-list for field type_name
+	37, // 35: jobdecider.v1.DecideJobSetResponse.requeue_after:type_name -> google.protobuf.Duration
+	22, // 36: jobdecider.v1.JobSetExplanation.evaluations:type_name -> jobdecider.v1.JobSetRuleEvaluation
+	24, // 37: jobdecider.v1.JobSetAction.delete_jobs:type_name -> jobdecider.v1.DeleteJobs
+	26, // 38: jobdecider.v1.JobSetAction.update_status:type_name -> jobdecider.v1.UpdateJobSetStatus
+	15, // 39: jobdecider.v1.JobSetAction.record_event:type_name -> jobdecider.v1.RecordEvent
+	25, // 40: jobdecider.v1.DeleteJobs.jobs:type_name -> jobdecider.v1.JobReference
+	42, // 41: jobdecider.v1.UpdateJobSetStatus.status:type_name -> jobdecider.v1.JobSetStatus
+	32, // 42: jobdecider.v1.JobCreation.labels:type_name -> jobdecider.v1.JobCreation.LabelsEntry
+	33, // 43: jobdecider.v1.JobCreation.annotations:type_name -> jobdecider.v1.JobCreation.AnnotationsEntry
+	41, // 44: jobdecider.v1.ValidateJobSetRequest.job_set:type_name -> jobdecider.v1.JobSet
+	18, // 45: jobdecider.v1.ValidateJobSetResponse.violations:type_name -> jobdecider.v1.FieldViolation
+	0,  // 46: jobdecider.v1.JobDecider.DecideJob:input_type -> jobdecider.v1.DecideJobRequest
+	16, // 47: jobdecider.v1.JobDecider.ValidateJob:input_type -> jobdecider.v1.ValidateJobRequest
+	19, // 48: jobdecider.v1.JobDecider.DecideJobSet:input_type -> jobdecider.v1.DecideJobSetRequest
+	28, // 49: jobdecider.v1.JobDecider.ValidateJobSet:input_type -> jobdecider.v1.ValidateJobSetRequest
+	4,  // 50: jobdecider.v1.JobDecider.DecideJob:output_type -> jobdecider.v1.DecideJobResponse
+	17, // 51: jobdecider.v1.JobDecider.ValidateJob:output_type -> jobdecider.v1.ValidateJobResponse
+	20, // 52: jobdecider.v1.JobDecider.DecideJobSet:output_type -> jobdecider.v1.DecideJobSetResponse
+	29, // 53: jobdecider.v1.JobDecider.ValidateJobSet:output_type -> jobdecider.v1.ValidateJobSetResponse
+	50, // [50:54] is the sub-list for method output_type
+	46, // [46:50] is the sub-list for method input_type
+	46, // [46:46] is the sub-list for extension type_name
+	46, // [46:46] is the sub-list for extension extendee
+	0,  // [0:46] is the sub-list for field type_name
 }
 
 func init() { file_jobdecider_v1_job_decider_proto_init() }
