@@ -2,8 +2,11 @@
 //! (a) Indexed with backoffLimitPerIndex and per-index failures,
 //! (b) NonIndexed with a pod failure policy.
 //!
+//! Also the wire side on realistic pods (`api::fixtures`): decoding a request
+//! whole (`pb::DecideJobRequest`) and as the server does (`LazyDecideJobRequest`,
+//! pods left encoded), and converting the lazy form into the domain snapshot.
+//!
 //! Run: `cargo bench --bench decide` (add `-- --quick` for a short run).
-//! The wire path (decode, decide, encode) is not measured here yet.
 
 // Test code: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
@@ -13,11 +16,13 @@ mod generators;
 
 use std::hint::black_box;
 
-use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use generators::{base_job, running_pod, snapshot, t, terminated};
+use job_decider_api::{LazyDecideJobRequest, fixtures, pb};
 use job_decider_core::model::*;
 use job_decider_core::sync::decide;
 use job_decider_core::validate::validate_job;
+use prost::Message;
 
 const NOW: i64 = 1_000_000;
 const SIZES: [usize; 5] = [10, 100, 1_000, 10_000, 100_000];
@@ -144,5 +149,37 @@ fn bench_decide(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, bench_decide);
+fn bench_wire(c: &mut Criterion) {
+    let mut decode = c.benchmark_group("wire/decode");
+    let bodies: Vec<(usize, Vec<u8>)> = [1_000, 10_000, 100_000]
+        .into_iter()
+        .map(|n| (n, fixtures::realistic_request(n).encode_to_vec()))
+        .collect();
+    for (n, body) in &bodies {
+        decode.throughput(Throughput::Bytes(body.len() as u64));
+        decode.sample_size(10);
+        decode.bench_with_input(BenchmarkId::new("whole", n), body, |b, body| {
+            b.iter(|| pb::DecideJobRequest::decode(black_box(body.as_slice())))
+        });
+        decode.bench_with_input(BenchmarkId::new("lazy", n), body, |b, body| {
+            b.iter(|| LazyDecideJobRequest::decode(black_box(body.as_slice())))
+        });
+    }
+    decode.finish();
+    let mut convert = c.benchmark_group("wire/convert");
+    for (n, body) in &bodies {
+        convert.throughput(Throughput::Elements(*n as u64));
+        convert.sample_size(10);
+        convert.bench_with_input(BenchmarkId::new("lazy", n), body, |b, body| {
+            b.iter_batched(
+                || LazyDecideJobRequest::decode(body.as_slice()).expect("decodes"),
+                |request| Snapshot::try_from(request).expect("converts"),
+                BatchSize::LargeInput,
+            )
+        });
+    }
+    convert.finish();
+}
+
+criterion_group!(benches, bench_decide, bench_wire);
 criterion_main!(benches);

@@ -36,7 +36,7 @@ async fn off_reactor<T: Send + 'static>(
 impl pb::job_decider_server::JobDecider for DeciderService {
     async fn decide_job(
         &self,
-        request: Request<pb::DecideJobRequest>,
+        request: Request<api::LazyDecideJobRequest>,
     ) -> Result<Response<pb::DecideJobResponse>, Status> {
         let slot = request.extensions().get::<DecisionSlot>().cloned();
         let request = request.into_inner();

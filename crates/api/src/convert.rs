@@ -10,11 +10,15 @@
 //!
 //! Domain → wire turns a [`Plan`] into a `DecideJobResponse`.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::hash_map::{Entry, HashMap, RandomState};
+use std::collections::{BTreeMap, BTreeSet};
+use std::hash::BuildHasher;
 use std::time::Duration;
 
 use pbjson_types::{Duration as PbDuration, Timestamp};
+use prost::Message;
 
+use crate::lazy::LazyDecideJobRequest;
 use crate::pb;
 use job_decider_core::model::{
     BUILT_IN_CONTROLLER, BackoffRecord, COMPLETION_INDEX_ENV, COMPLETION_INDEX_KEY, CompletionMode,
@@ -145,49 +149,95 @@ impl TryFrom<pb::DecideJobRequest> for Snapshot {
     type Error = Vec<Violation>;
 
     fn try_from(req: pb::DecideJobRequest) -> Result<Self, Self::Error> {
-        let mut errs = Violations::default();
-        let job = match req.job {
-            Some(job) => Some(job_from_pb(job, "job", Purpose::Decide, &mut errs)),
-            None => {
-                errs.required("job", "a DecideJobRequest needs the Job to decide");
-                None
-            }
+        let parts = RequestParts {
+            job: req.job,
+            now: req.now,
+            state: req.state,
+            controller_name: req.controller_name,
+            expectations: req.expectations,
         };
-        let now = match &req.now {
-            Some(ts) => errs.time(Some(ts), || "now".to_string()),
-            None => {
-                errs.required("now", "decisions never read a clock; send the current time");
-                None
-            }
+        // Each pod is dropped as soon as it is converted.
+        snapshot_from_parts(parts, req.pods.into_iter().map(Ok))
+    }
+}
+
+impl TryFrom<LazyDecideJobRequest> for Snapshot {
+    type Error = Vec<Violation>;
+
+    fn try_from(req: LazyDecideJobRequest) -> Result<Self, Self::Error> {
+        let parts = RequestParts {
+            job: req.job,
+            now: req.now,
+            state: req.state,
+            controller_name: req.controller_name,
+            expectations: req.expectations,
         };
-        let state = state_from_pb(req.state, &mut errs);
-        let expectations = req
-            .expectations
-            .map(|e| Expectations {
-                pod_changes_pending: e.pod_changes_pending,
-                finalizer_removals_pending: e.finalizer_removals_pending.into_iter().collect(),
-            })
-            .unwrap_or_default();
-        let pods = match &job {
-            Some(job) => pods_from_pb(req.pods, job, &mut errs),
-            None => Vec::new(),
-        };
-        let controller_name = if req.controller_name.is_empty() {
-            BUILT_IN_CONTROLLER.to_string()
-        } else {
-            req.controller_name
-        };
-        match (job, now) {
-            (Some(job), Some(now)) if errs.0.is_empty() => Ok(Snapshot {
-                job,
-                pods,
-                now,
-                state,
-                controller_name,
-                expectations,
-            }),
-            _ => Err(errs.0),
+        // One pod decoded at a time; its bytes are freed once it is decoded.
+        snapshot_from_parts(
+            parts,
+            req.pods
+                .into_iter()
+                .map(|raw| pb::Pod::decode(raw.as_slice())),
+        )
+    }
+}
+
+/// A DecideJobRequest's fields other than its pods.
+struct RequestParts {
+    job: Option<pb::Job>,
+    now: Option<Timestamp>,
+    state: Option<pb::ControllerState>,
+    controller_name: String,
+    expectations: Option<pb::Expectations>,
+}
+
+/// The snapshot of a request whose pods arrive one at a time (decoded, or failing to decode).
+fn snapshot_from_parts<I>(req: RequestParts, pods: I) -> Result<Snapshot, Vec<Violation>>
+where
+    I: ExactSizeIterator<Item = Result<pb::Pod, prost::DecodeError>>,
+{
+    let mut errs = Violations::default();
+    let job = match req.job {
+        Some(job) => Some(job_from_pb(job, "job", Purpose::Decide, &mut errs)),
+        None => {
+            errs.required("job", "a DecideJobRequest needs the Job to decide");
+            None
         }
+    };
+    let now = match &req.now {
+        Some(ts) => errs.time(Some(ts), || "now".to_string()),
+        None => {
+            errs.required("now", "decisions never read a clock; send the current time");
+            None
+        }
+    };
+    let state = state_from_pb(req.state, &mut errs);
+    let expectations = req
+        .expectations
+        .map(|e| Expectations {
+            pod_changes_pending: e.pod_changes_pending,
+            finalizer_removals_pending: e.finalizer_removals_pending.into_iter().collect(),
+        })
+        .unwrap_or_default();
+    let pods = match &job {
+        Some(job) => pods_from_pb(pods, job, &mut errs),
+        None => Vec::new(),
+    };
+    let controller_name = if req.controller_name.is_empty() {
+        BUILT_IN_CONTROLLER.to_string()
+    } else {
+        req.controller_name
+    };
+    match (job, now) {
+        (Some(job), Some(now)) if errs.0.is_empty() => Ok(Snapshot {
+            job,
+            pods,
+            now,
+            state,
+            controller_name,
+            expectations,
+        }),
+        _ => Err(errs.0),
     }
 }
 
@@ -490,7 +540,10 @@ fn job_status_from_pb(status: pb::JobStatus, path: &str, errs: &mut Violations) 
     }
 }
 
-fn pods_from_pb(pods: Vec<pb::Pod>, job: &Job, errs: &mut Violations) -> Vec<Pod> {
+fn pods_from_pb<I>(pods: I, job: &Job, errs: &mut Violations) -> Vec<Pod>
+where
+    I: ExactSizeIterator<Item = Result<pb::Pod, prost::DecodeError>>,
+{
     // The pod conditions whose status a decision reads: Ready, and those the policy matches on.
     let mut read_conditions: BTreeSet<&str> = BTreeSet::from([POD_READY]);
     if let Some(policy) = &job.spec.pod_failure_policy {
@@ -500,12 +553,49 @@ fn pods_from_pb(pods: Vec<pb::Pod>, job: &Job, errs: &mut Violations) -> Vec<Pod
             }
         }
     }
-    let mut seen_uids: HashSet<String> = HashSet::with_capacity(pods.len());
-    pods.into_iter()
-        .enumerate()
-        .map(|(i, pod)| {
-            let pod = pod_from_pb(pod, i, &job.uid, &read_conditions, errs);
-            if !pod.uid.is_empty() && !seen_uids.insert(pod.uid.clone()) {
+    // The label keys a decision reads: those the Job's selector names (adoption and release).
+    let selector = &job.spec.selector;
+    let selector_keys: BTreeSet<&str> = selector
+        .match_labels
+        .keys()
+        .chain(selector.match_expressions.iter().map(|req| &req.key))
+        .map(String::as_str)
+        .collect();
+    let read = ReadFields {
+        conditions: &read_conditions,
+        label_keys: &selector_keys,
+    };
+    let mut converted: Vec<Pod> = Vec::with_capacity(pods.len());
+    // Duplicate UIDs, found through a hash of each UID and the first converted pod
+    // with that hash, rather than a set of copied UIDs (a 100,000-pod request's worth).
+    let hasher = RandomState::new();
+    let mut first_with_hash: HashMap<u64, usize> = HashMap::with_capacity(pods.len());
+    for (i, pod) in pods.enumerate() {
+        let pod = match pod {
+            Ok(pod) => pod_from_pb(pod, i, &job.uid, &read, errs),
+            Err(err) => {
+                errs.push(
+                    format!("pods[{i}]"),
+                    ViolationKind::Invalid,
+                    None,
+                    &format!("not a valid Pod message: {err}"),
+                );
+                continue;
+            }
+        };
+        if !pod.uid.is_empty() {
+            let duplicate = match first_with_hash.entry(hasher.hash_one(&pod.uid)) {
+                Entry::Vacant(slot) => {
+                    slot.insert(converted.len());
+                    false
+                }
+                // Two UIDs with one 64-bit hash: compare against every pod before it.
+                Entry::Occupied(first) => {
+                    converted[*first.get()].uid == pod.uid
+                        || converted.iter().any(|p| p.uid == pod.uid)
+                }
+            };
+            if duplicate {
                 errs.push(
                     format!("pods[{i}].metadata.uid"),
                     ViolationKind::Duplicate,
@@ -513,16 +603,27 @@ fn pods_from_pb(pods: Vec<pb::Pod>, job: &Job, errs: &mut Violations) -> Vec<Pod
                     "each pod may appear once",
                 );
             }
-            pod
-        })
-        .collect()
+        }
+        converted.push(pod);
+    }
+    converted
+}
+
+/// What of a pod's labels and conditions any decision reads; the rest is checked, then dropped.
+///
+/// Selector matching reads only the selector's keys, and the rules read only the
+/// Ready condition and the types the pod failure policy names: keeping the rest
+/// would more than double the memory a large snapshot's pods take.
+struct ReadFields<'a> {
+    conditions: &'a BTreeSet<&'a str>,
+    label_keys: &'a BTreeSet<&'a str>,
 }
 
 fn pod_from_pb(
     pod: pb::Pod,
     i: usize,
     job_uid: &str,
-    read_conditions: &BTreeSet<&str>,
+    read: &ReadFields<'_>,
     errs: &mut Violations,
 ) -> Pod {
     let mut metadata = pod.metadata.unwrap_or_default();
@@ -606,30 +707,37 @@ fn pod_from_pb(
             PodPhase::Pending
         }
     };
-    let conditions = status
+    // Every condition is checked; only those a decision reads are kept, in their order,
+    // in an exact capacity (a `collect` could keep the wire list's larger allocation).
+    let kept = status
         .conditions
-        .into_iter()
-        .enumerate()
-        .map(|(c, condition)| {
-            let status = condition_status(condition.status);
-            if let ConditionStatus::Other(value) = &status
-                && read_conditions.contains(condition.r#type.as_str())
-            {
-                errs.not_supported(
-                    format!("pods[{i}].status.conditions[{c}].status"),
-                    value,
-                    &["True", "False", "Unknown"],
-                );
-            }
-            PodCondition {
-                last_transition_time: errs.time(condition.last_transition_time.as_ref(), || {
-                    format!("pods[{i}].status.conditions[{c}].lastTransitionTime")
-                }),
+        .iter()
+        .filter(|c| read.conditions.contains(c.r#type.as_str()))
+        .count();
+    let mut conditions = Vec::with_capacity(kept);
+    for (c, condition) in status.conditions.into_iter().enumerate() {
+        let is_read = read.conditions.contains(condition.r#type.as_str());
+        let status = condition_status(condition.status);
+        if let ConditionStatus::Other(value) = &status
+            && is_read
+        {
+            errs.not_supported(
+                format!("pods[{i}].status.conditions[{c}].status"),
+                value,
+                &["True", "False", "Unknown"],
+            );
+        }
+        let last_transition_time = errs.time(condition.last_transition_time.as_ref(), || {
+            format!("pods[{i}].status.conditions[{c}].lastTransitionTime")
+        });
+        if is_read {
+            conditions.push(PodCondition {
                 condition_type: condition.r#type,
                 status,
-            }
-        })
-        .collect();
+                last_transition_time,
+            });
+        }
+    }
     let container_statuses =
         container_statuses_from_pb(status.container_statuses, i, "containerStatuses", errs);
     let init_container_statuses = container_statuses_from_pb(
@@ -641,7 +749,12 @@ fn pod_from_pb(
     Pod {
         name: std::mem::take(&mut metadata.name),
         uid: std::mem::take(&mut metadata.uid),
-        labels: metadata.labels.into_iter().collect(),
+        // Only the labels the selector names: matching reads no others.
+        labels: metadata
+            .labels
+            .into_iter()
+            .filter(|(key, _)| read.label_keys.contains(key.as_str()))
+            .collect(),
         completion_index,
         index_failure_count,
         index_ignored_failure_count,
@@ -665,26 +778,25 @@ fn container_statuses_from_pb(
     list: &str,
     errs: &mut Violations,
 ) -> Vec<ContainerStatus> {
-    statuses
-        .into_iter()
-        .enumerate()
-        .map(|(c, status)| {
-            errs.non_negative(status.restart_count, || {
-                format!("pods[{i}].status.{list}[{c}].restartCount")
-            });
-            let terminated = status.state.and_then(|s| s.terminated).map(|t| Terminated {
-                exit_code: t.exit_code,
-                finished_at: errs.time(t.finished_at.as_ref(), || {
-                    format!("pods[{i}].status.{list}[{c}].state.terminated.finishedAt")
-                }),
-            });
-            ContainerStatus {
-                name: status.name,
-                terminated,
-                restart_count: status.restart_count,
-            }
-        })
-        .collect()
+    // An exact capacity, as for conditions.
+    let mut converted = Vec::with_capacity(statuses.len());
+    converted.extend(statuses.into_iter().enumerate().map(|(c, status)| {
+        errs.non_negative(status.restart_count, || {
+            format!("pods[{i}].status.{list}[{c}].restartCount")
+        });
+        let terminated = status.state.and_then(|s| s.terminated).map(|t| Terminated {
+            exit_code: t.exit_code,
+            finished_at: errs.time(t.finished_at.as_ref(), || {
+                format!("pods[{i}].status.{list}[{c}].state.terminated.finishedAt")
+            }),
+        });
+        ContainerStatus {
+            name: status.name,
+            terminated,
+            restart_count: status.restart_count,
+        }
+    }));
+    converted
 }
 
 /// Upstream's `getCompletionIndex`: missing, not an integer, or negative → unknown.

@@ -8,6 +8,9 @@
 pub mod codec;
 pub mod convert;
 pub mod convert_jobset;
+#[cfg(any(test, feature = "test-util"))]
+pub mod fixtures;
+pub mod lazy;
 pub mod status;
 
 use job_decider_core::jobset::decide_jobset as decide_jobset_core;
@@ -17,6 +20,7 @@ use job_decider_core::plan::Plan;
 use job_decider_core::sync;
 use job_decider_core::validate::{Violation, ViolationKind, validate_job};
 
+pub use lazy::LazyDecideJobRequest;
 pub use status::ApiError;
 
 /// Generated protobuf messages, the tonic service and their proto3 JSON impls.
@@ -24,6 +28,8 @@ pub use status::ApiError;
 pub mod pb {
     include!(concat!(env!("OUT_DIR"), "/jobdecider.v1.rs"));
     include!(concat!(env!("OUT_DIR"), "/jobdecider.v1.serde.rs"));
+    // The service, generated apart: DecideJob takes a `LazyDecideJobRequest` (build.rs).
+    include!(concat!(env!("OUT_DIR"), "/server/jobdecider.v1.rs"));
 
     /// The encoded descriptor set of the contract, for server reflection.
     pub const FILE_DESCRIPTOR_SET: &[u8] =
@@ -54,7 +60,14 @@ impl Decision {
 }
 
 /// Converts, validates and decides one request: the path every DecideJob takes.
-pub fn decide(request: pb::DecideJobRequest) -> Result<Decision, ApiError> {
+///
+/// The request is either a decoded `pb::DecideJobRequest` (the CLI, tests) or the
+/// server's [`LazyDecideJobRequest`]; either is consumed while it is converted,
+/// so it is gone before the decision starts.
+pub fn decide<R>(request: R) -> Result<Decision, ApiError>
+where
+    Snapshot: TryFrom<R, Error = Vec<Violation>>,
+{
     let snapshot = Snapshot::try_from(request).map_err(ApiError::invalid_snapshot)?;
     let mut violations = validate_job(&snapshot.job);
     violations.retain(|v| !tolerated_at_sync(v));
@@ -116,11 +129,36 @@ pub fn validate_jobset_request(
     convert_jobset::validate_jobset_request(request).map_err(ApiError::invalid_request)
 }
 
+/// A DecideJob request in either form, as far as logs need it.
+pub trait JobRequest {
+    /// The request's Job, if it has one.
+    fn job(&self) -> Option<&pb::Job>;
+    /// How many pods the request carries.
+    fn pod_count(&self) -> usize;
+}
+
+impl JobRequest for pb::DecideJobRequest {
+    fn job(&self) -> Option<&pb::Job> {
+        self.job.as_ref()
+    }
+    fn pod_count(&self) -> usize {
+        self.pods.len()
+    }
+}
+
+impl JobRequest for LazyDecideJobRequest {
+    fn job(&self) -> Option<&pb::Job> {
+        self.job.as_ref()
+    }
+    fn pod_count(&self) -> usize {
+        self.pods.len()
+    }
+}
+
 /// The job's namespace, name and uid as the request names them, for logs.
-pub fn job_identity(request: &pb::DecideJobRequest) -> (&str, &str, &str) {
+pub fn job_identity<R: JobRequest>(request: &R) -> (&str, &str, &str) {
     request
-        .job
-        .as_ref()
+        .job()
         .and_then(|j| j.metadata.as_ref())
         .map_or(("", "", ""), |m| {
             (m.namespace.as_str(), m.name.as_str(), m.uid.as_str())

@@ -568,3 +568,157 @@ pub(crate) fn realistic_pod(i: usize) -> pb::Pod {
         }),
     }
 }
+
+/// A request decoded as the server decodes it: from the body's buffer, pods left encoded.
+fn lazy(req: &pb::DecideJobRequest) -> (bytes::Bytes, LazyDecideJobRequest) {
+    use prost::Message;
+    let body = bytes::Bytes::from(req.encode_to_vec());
+    let lazy =
+        LazyDecideJobRequest::decode(body.clone()).expect("a DecideJobRequest decodes lazily");
+    (body, lazy)
+}
+
+#[test]
+fn lazy_request_converts_to_the_same_snapshot() {
+    let mut req = pb::DecideJobRequest {
+        job: Some(crate::fixtures::realistic_job(50)),
+        pods: (0..50).map(crate::fixtures::realistic_pod).collect(),
+        now: Some(ts(crate::fixtures::NOW_SECONDS)),
+        controller_name: "example.com/controller".into(),
+        ..Default::default()
+    };
+    req.expectations = Some(pb::Expectations {
+        pod_changes_pending: true,
+        finalizer_removals_pending: vec!["uid-1".into()],
+    });
+    let (_, lazy) = lazy(&req);
+    assert_eq!(lazy.pods.len(), 50);
+    let eager = Snapshot::try_from(req).expect("the fixture converts");
+    assert_eq!(Snapshot::try_from(lazy).expect("lazily too"), eager);
+}
+
+#[test]
+fn lazy_request_reports_undecodable_pods_and_keeps_going() {
+    let mut req = request();
+    req.pods.push(owned_pod("c", "b-uid"));
+    let (_, mut lazy) = lazy(&req);
+    // A pod cut short, and a pod whose field tag is 0 (never valid).
+    let cut = lazy.pods[0].len() - 3;
+    lazy.pods[0].truncate(cut);
+    lazy.pods.insert(1, vec![0x00, 0x01]);
+    let errs = Snapshot::try_from(lazy).expect_err("broken pods are reported");
+    let fields: Vec<&str> = errs.iter().map(|v| v.field.as_str()).collect();
+    // The duplicate UID of the last pod is still found after the broken ones.
+    assert_eq!(fields, ["pods[0]", "pods[1]", "pods[3].metadata.uid"]);
+    assert!(
+        errs[0].detail.starts_with("not a valid Pod message"),
+        "{errs:?}"
+    );
+}
+
+#[test]
+fn duplicate_uids_found_among_many_pods() {
+    let mut req = request();
+    let base = req.pods.len();
+    for i in 0..1_000 {
+        req.pods
+            .push(owned_pod(&format!("p{i}"), &format!("uid-{i}")));
+    }
+    req.pods.push(owned_pod("again", "uid-500"));
+    req.pods.push(owned_pod("again2", "uid-999"));
+    let want = [
+        format!("pods[{}].metadata.uid", base + 1_000),
+        format!("pods[{}].metadata.uid", base + 1_001),
+    ];
+    assert_eq!(fields(Snapshot::try_from(req)), want);
+}
+
+#[test]
+fn pods_keep_only_the_labels_the_selector_names() {
+    let mut req = pb::DecideJobRequest {
+        job: Some(crate::fixtures::realistic_job(3)),
+        pods: (0..3).map(crate::fixtures::realistic_pod).collect(),
+        now: Some(ts(crate::fixtures::NOW_SECONDS)),
+        ..Default::default()
+    };
+    // A selector with a key the pods lack and an expression on another label.
+    if let Some(selector) = req
+        .job
+        .as_mut()
+        .and_then(|j| j.spec.as_mut())
+        .and_then(|s| s.selector.as_mut())
+    {
+        selector
+            .match_expressions
+            .push(pb::LabelSelectorRequirement {
+                key: "job-name".into(),
+                operator: "Exists".into(),
+                values: vec![],
+            });
+        selector
+            .match_labels
+            .insert("team".into(), "absent-from-pods".into());
+    }
+    let snapshot = Snapshot::try_from(req).expect("converts");
+    let keys: Vec<&str> = snapshot.pods[0].labels.keys().map(String::as_str).collect();
+    assert_eq!(keys, ["batch.kubernetes.io/controller-uid", "job-name"]);
+    assert_eq!(
+        snapshot.pods[0].labels["batch.kubernetes.io/controller-uid"],
+        crate::fixtures::JOB_UID
+    );
+}
+
+#[test]
+fn pods_keep_only_the_conditions_decisions_read_but_all_are_checked() {
+    let mut req = request();
+    if let Some(j) = req.job.as_mut().and_then(|j| j.spec.as_mut()) {
+        j.pod_failure_policy = Some(pb::PodFailurePolicy {
+            rules: vec![pb::PodFailurePolicyRule {
+                action: "Ignore".into(),
+                on_exit_codes: None,
+                on_pod_conditions: vec![pb::PodFailurePolicyOnPodConditionsPattern {
+                    r#type: "DisruptionTarget".into(),
+                    status: "True".into(),
+                }],
+            }],
+        });
+    }
+    let condition = |t: &str, seconds: i64| pb::PodCondition {
+        r#type: t.into(),
+        status: "True".into(),
+        last_transition_time: Some(ts(seconds)),
+        ..Default::default()
+    };
+    if let Some(status) = req.pods[0].status.as_mut() {
+        status.conditions = vec![
+            condition("PodScheduled", 1),
+            condition("DisruptionTarget", 2),
+            condition("Initialized", 3),
+            condition("Ready", 4),
+        ];
+    }
+    let snapshot = Snapshot::try_from(req.clone()).expect("converts");
+    let kept: Vec<(&str, Option<Time>)> = snapshot.pods[0]
+        .conditions
+        .iter()
+        .map(|c| (c.condition_type.as_str(), c.last_transition_time))
+        .collect();
+    assert_eq!(
+        kept,
+        [
+            ("DisruptionTarget", time_from_pb(&ts(2))),
+            ("Ready", time_from_pb(&ts(4)))
+        ]
+    );
+    // A condition that is dropped is still checked.
+    if let Some(status) = req.pods[0].status.as_mut() {
+        status.conditions[2].last_transition_time = Some(Timestamp {
+            seconds: 0,
+            nanos: -1,
+        });
+    }
+    assert_eq!(
+        fields(Snapshot::try_from(req)),
+        ["pods[0].status.conditions[2].lastTransitionTime"]
+    );
+}

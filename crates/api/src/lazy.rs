@@ -1,0 +1,57 @@
+//! The DecideJob request as the server receives it: wire-compatible with
+//! `pb::DecideJobRequest`, except that each pod stays encoded — its own copy of
+//! its bytes — until conversion decodes, converts and drops it, one at a time.
+//!
+//! Why: a decoded pod takes several times its wire size (one allocation per
+//! string, map and list). Decoded all at once, 100,000 pods would sit in memory
+//! beside the body they came from and the domain model built from them. Here
+//! the body (tonic's buffer) is freed as soon as the request is decoded, and
+//! each pod's bytes are freed as its domain form is built, so the most that is
+//! held at once is about twice the request, or the domain model, not their sum.
+//! (Slices of tonic's buffer instead of copies would keep the whole body alive
+//! until the last pod is converted: measured worse, see the README's "Memory".)
+//! `repeated bytes` and `repeated Pod` share a wire type (length-delimited), so
+//! any client's encoding of a `DecideJobRequest` decodes as this message.
+
+use crate::pb;
+
+/// A `DecideJobRequest` whose pods are still encoded `Pod` messages.
+///
+/// Field numbers and types match `jobdecider.v1.DecideJobRequest` field for
+/// field; only `pods` differs, as `bytes` instead of `Pod`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct LazyDecideJobRequest {
+    /// The Job, as read from the API server.
+    #[prost(message, optional, tag = "1")]
+    pub job: Option<pb::Job>,
+    /// The pods, each an encoded `Pod`.
+    #[prost(bytes = "vec", repeated, tag = "2")]
+    pub pods: Vec<Vec<u8>>,
+    /// The current time.
+    #[prost(message, optional, tag = "3")]
+    pub now: Option<pbjson_types::Timestamp>,
+    /// The state returned by the previous DecideJob for this Job.
+    #[prost(message, optional, tag = "4")]
+    pub state: Option<pb::ControllerState>,
+    /// The controller the caller decides for; empty means the built-in one.
+    #[prost(string, tag = "5")]
+    pub controller_name: String,
+    /// What the caller has done but not yet seen in its caches.
+    #[prost(message, optional, tag = "6")]
+    pub expectations: Option<pb::Expectations>,
+}
+
+impl From<pb::DecideJobRequest> for LazyDecideJobRequest {
+    /// Encodes each pod again: for tests and tools that hold a decoded request.
+    fn from(request: pb::DecideJobRequest) -> Self {
+        use prost::Message;
+        LazyDecideJobRequest {
+            job: request.job,
+            pods: request.pods.iter().map(Message::encode_to_vec).collect(),
+            now: request.now,
+            state: request.state,
+            controller_name: request.controller_name,
+            expectations: request.expectations,
+        }
+    }
+}
