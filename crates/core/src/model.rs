@@ -375,7 +375,8 @@ pub struct Pod {
     pub name: String,
     /// UID of the pod.
     pub uid: String,
-    /// The pod's labels (for selector matching).
+    /// The pod's labels that its Job's selector names (all that selector
+    /// matching reads; the wire conversion keeps no others).
     pub labels: BTreeMap<String, String>,
     /// The completion index from the annotation; `None` when missing, not an integer, or negative.
     pub completion_index: Option<i32>,
@@ -401,7 +402,8 @@ pub struct Pod {
     pub sidecar_init_containers: Vec<String>,
     /// The pod's phase.
     pub phase: PodPhase,
-    /// The pod's conditions.
+    /// The pod's conditions that decisions read: Ready and the types the pod
+    /// failure policy names (the wire conversion checks every condition, keeps these).
     pub conditions: Vec<PodCondition>,
     /// Statuses of the regular containers.
     pub container_statuses: Vec<ContainerStatus>,
