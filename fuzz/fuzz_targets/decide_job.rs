@@ -1,15 +1,16 @@
-//! DecideJobRequest bytes → decode → convert → validate → decide → encode, as the server does;
-//! a plan stays within a bounded multiple of its request plus a bounded amount.
+//! DecideJobRequest bytes → decode → convert → validate → decide → encode, as the server does
+//! (pods kept encoded until each is converted: `LazyDecideJobRequest`); a plan stays within a
+//! bounded multiple of its request plus a bounded amount.
 #![no_main]
 
 mod common;
 
-use job_decider_api::{self as api, pb};
+use job_decider_api::{self as api, LazyDecideJobRequest};
 use libfuzzer_sys::fuzz_target;
 use prost::Message;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(request) = pb::DecideJobRequest::decode(data) else {
+    let Ok(request) = LazyDecideJobRequest::decode(data) else {
         return;
     };
     match api::decide(request) {
