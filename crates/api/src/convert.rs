@@ -32,7 +32,7 @@ use job_decider_core::model::{
 };
 use job_decider_core::plan::{Action, Event, Plan, PodCreation, PodDeletion, PodRef};
 use job_decider_core::time::Time;
-use job_decider_core::validate::{Violation, ViolationKind};
+use job_decider_core::validate::{Severity, Violation, ViolationKind};
 
 /// Upstream's default backoffLimit without per-index limits.
 const DEFAULT_BACKOFF_LIMIT: i32 = 6;
@@ -47,6 +47,7 @@ struct Violations(Vec<Violation>);
 impl Violations {
     fn push(&mut self, field: String, kind: ViolationKind, value: Option<String>, detail: &str) {
         self.0.push(Violation {
+            severity: Severity::Rejected,
             field,
             kind,
             value,

@@ -28,7 +28,7 @@ use job_decider_core::jobset::{
 };
 use job_decider_core::jobset_validate::{default_rule_names, validate_jobset};
 use job_decider_core::time::Time;
-use job_decider_core::validate::{Violation, ViolationKind, truncated};
+use job_decider_core::validate::{Severity, Violation, ViolationKind, truncated};
 
 /// Most child Jobs one JobSet may describe (Σ replicas). A plan creates at most
 /// `MAX_JOB_CHANGES_PER_PLAN` of them; this bounds the per-Job restart arrays a status carries.
@@ -273,6 +273,7 @@ impl Errs {
         detail: impl Into<String>,
     ) {
         self.0.push(Violation {
+            severity: Severity::Rejected,
             field: field.into(),
             kind,
             value,

@@ -18,7 +18,7 @@ use job_decider_core::jobset_validate::validate_jobset;
 use job_decider_core::model::Snapshot;
 use job_decider_core::plan::Plan;
 use job_decider_core::sync;
-use job_decider_core::validate::{Violation, ViolationKind, validate_job};
+use job_decider_core::validate::{Severity, Violation, validate_job};
 
 pub use lazy::LazyDecideJobRequest;
 pub use status::ApiError;
@@ -70,27 +70,13 @@ where
 {
     let snapshot = Snapshot::try_from(request).map_err(ApiError::invalid_snapshot)?;
     let mut violations = validate_job(&snapshot.job);
-    violations.retain(|v| !tolerated_at_sync(v));
+    // Each rule marks what upstream's sync tolerates (version skew); the rest rejects.
+    violations.retain(|v| v.severity == Severity::Rejected);
     if !violations.is_empty() {
         return Err(ApiError::invalid_job(violations));
     }
     let plan = sync::decide(&snapshot);
     Ok(Decision { snapshot, plan })
-}
-
-/// Values the API rejects today but upstream's sync handles on purpose, for
-/// Jobs written by a newer API server (version skew): an unknown pod failure
-/// policy action (the rule is skipped), an unknown exit-code operator (it never
-/// matches) and an unknown completion mode (an UnknownCompletionMode event).
-/// DecideJob decides such Jobs as upstream does; ValidateJob still reports them.
-fn tolerated_at_sync(violation: &Violation) -> bool {
-    if violation.kind != ViolationKind::NotSupported {
-        return false;
-    }
-    let field = violation.field.as_str();
-    field == "spec.completionMode"
-        || (field.starts_with("spec.podFailurePolicy.rules[")
-            && (field.ends_with("].action") || field.ends_with("].onExitCodes.operator")))
 }
 
 /// Validates one Job: every violation of the conversion or the API rules, in the response.

@@ -283,10 +283,11 @@ fn bad_request_metadata(err: &ApiError) -> HashMap<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use job_decider_core::validate::ViolationKind;
+    use job_decider_core::validate::{Severity, ViolationKind};
 
     fn violation(field: &str) -> Violation {
         Violation {
+            severity: Severity::Rejected,
             field: field.into(),
             kind: ViolationKind::Required,
             value: None,
@@ -396,6 +397,7 @@ mod tests {
     fn a_ten_megabyte_name_gives_a_bounded_message_log_line_and_trailer() {
         let name = "n".repeat(10 << 20);
         let bad = Violation {
+            severity: Severity::Rejected,
             field: "metadata.name".into(),
             kind: ViolationKind::Invalid,
             value: Some(format!("{name:?}")),

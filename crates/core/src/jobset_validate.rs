@@ -23,7 +23,7 @@ use crate::go_text::go_quote;
 use std::sync::LazyLock;
 
 use crate::jobset::{FailurePolicy, JobSet, KNOWN_JOB_FAILURE_REASONS, RestartStrategy};
-use crate::validate::{Violation, ViolationKind};
+use crate::validate::{Severity, Violation, ViolationKind};
 
 /// Shortest rule name.
 const MIN_RULE_NAME_LENGTH: usize = 1;
@@ -149,6 +149,7 @@ pub fn validate_jobset(js: &JobSet) -> Vec<Violation> {
         for (j, pattern) in rule.on_job_failure_message_patterns.iter().enumerate() {
             if let Some(err) = pattern.error() {
                 out.push(Violation {
+                    severity: Severity::Rejected,
                     field: format!("{path}.onJobFailureMessagePatterns[{j}]"),
                     kind: ViolationKind::Invalid,
                     value: Some(go_quote(pattern.source())),
@@ -185,6 +186,7 @@ pub fn is_valid_rule_name(name: &str) -> bool {
 
 fn invalid(field: String, kind: ViolationKind, detail: String) -> Violation {
     Violation {
+        severity: Severity::Rejected,
         field,
         kind,
         value: None,

@@ -37,7 +37,8 @@ use crate::model::{
 };
 use crate::selector;
 pub use crate::violation::{
-    MAX_VIOLATION_DETAIL_BYTES, MAX_VIOLATION_VALUE_BYTES, Violation, ViolationKind, truncated,
+    MAX_VIOLATION_DETAIL_BYTES, MAX_VIOLATION_VALUE_BYTES, Severity, Violation, ViolationKind,
+    truncated,
 };
 use crate::violation::{
     duplicate, invalid, invalid_omit_value, not_supported, required, too_long, too_many,
@@ -216,11 +217,14 @@ fn validate_job_spec(spec: &JobSpec, errs: &mut Vec<Violation>) {
         }
     }
     match &spec.completion_mode {
-        CompletionMode::Unknown(mode) => errs.push(not_supported(
-            "spec.completionMode",
-            json_quote(mode),
-            &["NonIndexed", "Indexed"],
-        )),
+        CompletionMode::Unknown(mode) => errs.push(
+            not_supported(
+                "spec.completionMode",
+                json_quote(mode),
+                &["NonIndexed", "Indexed"],
+            )
+            .tolerated_at_sync(),
+        ),
         CompletionMode::Indexed => validate_indexed_limits(spec, errs),
         CompletionMode::NonIndexed => {
             if let Some(per_index) = spec.backoff_limit_per_index {
@@ -471,7 +475,7 @@ fn validate_pod_failure_policy_rule(
             "valid values: [\"Count\" \"FailIndex\" \"FailJob\" \"Ignore\"]",
         )),
         PodFailurePolicyAction::Unknown(action) => {
-            errs.push(not_supported(action_path, json_quote(action), &ACTIONS))
+            errs.push(not_supported(action_path, json_quote(action), &ACTIONS).tolerated_at_sync())
         }
         PodFailurePolicyAction::FailIndex if spec.backoff_limit_per_index.is_none() => {
             errs.push(invalid(
@@ -525,11 +529,9 @@ fn validate_on_exit_codes(
         ExitCodeOperator::Unknown(op) if op.is_empty() => {
             errs.push(required(operator_path, "valid values: [\"In\" \"NotIn\"]"))
         }
-        ExitCodeOperator::Unknown(op) => errs.push(not_supported(
-            operator_path,
-            json_quote(op),
-            &["In", "NotIn"],
-        )),
+        ExitCodeOperator::Unknown(op) => errs.push(
+            not_supported(operator_path, json_quote(op), &["In", "NotIn"]).tolerated_at_sync(),
+        ),
         ExitCodeOperator::In | ExitCodeOperator::NotIn => {}
     }
     if let Some(name) = &requirement.container_name
@@ -729,6 +731,7 @@ fn label_selector_violations(selector: &LabelSelector, field: &str) -> Vec<Viola
             SelectorOperator::Exists | SelectorOperator::DoesNotExist => {
                 if !requirement.values.is_empty() {
                     errs.push(Violation {
+                        severity: Severity::Rejected,
                         field: format!("{path}.values"),
                         kind: ViolationKind::Forbidden,
                         value: None,

@@ -1413,6 +1413,7 @@ fn a_uid_longer_than_128_bytes_is_too_long() {
 fn a_ten_megabyte_value_prints_a_bounded_violation() {
     let huge = "a".repeat(10 << 20);
     let v = Violation {
+        severity: Severity::Rejected,
         field: format!("metadata.labels[{huge}]"),
         kind: ViolationKind::Invalid,
         value: Some(format!("{huge:?}")),
@@ -1425,4 +1426,65 @@ fn a_ten_megabyte_value_prints_a_bounded_violation() {
     assert!(line.contains(": Invalid value: \"aaa"));
     assert_eq!(line.matches("[truncated from").count(), 3, "{line}");
     assert_eq!(v.description(), line);
+}
+
+/// Values a newer API server may write and upstream's sync handles are tolerated at
+/// sync; everything else, an empty value of the same fields included, is rejected.
+/// A case of severities: its name, how it breaks the Job, the severity of each violation.
+type SeverityCase = (&'static str, fn(&mut Job), &'static [Severity]);
+
+#[test]
+fn version_skew_violations_are_tolerated_at_sync_and_nothing_else() {
+    let cases: &[SeverityCase] = &[
+        (
+            "unknown completion mode",
+            |j| j.spec.completion_mode = CompletionMode::Unknown("Sparse".into()),
+            &[Severity::ToleratedAtSync],
+        ),
+        (
+            "unknown action",
+            |j| {
+                let rule = exit_codes(
+                    PodFailurePolicyAction::Unknown("Retry".into()),
+                    ExitCodeOperator::In,
+                    &[1],
+                );
+                with_policy(j, vec![rule]);
+            },
+            &[Severity::ToleratedAtSync],
+        ),
+        (
+            "unknown operator",
+            |j| {
+                let rule = exit_codes(
+                    PodFailurePolicyAction::Ignore,
+                    ExitCodeOperator::Unknown("Above".into()),
+                    &[1],
+                );
+                with_policy(j, vec![rule]);
+            },
+            &[Severity::ToleratedAtSync],
+        ),
+        (
+            "empty action",
+            |j| {
+                let rule = exit_codes(
+                    PodFailurePolicyAction::Unknown(String::new()),
+                    ExitCodeOperator::In,
+                    &[1],
+                );
+                with_policy(j, vec![rule]);
+            },
+            &[Severity::Rejected],
+        ),
+        (
+            "unknown pod replacement policy",
+            |j| j.spec.pod_replacement_policy = PodReplacementPolicy::Unknown("Never".into()),
+            &[Severity::Rejected],
+        ),
+    ];
+    for (name, mutate, want) in cases {
+        let got: Vec<Severity> = messages(*mutate).iter().map(|v| v.severity).collect();
+        assert_eq!(got, *want, "case {name:?}");
+    }
 }

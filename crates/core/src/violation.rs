@@ -53,6 +53,19 @@ impl ViolationKind {
     }
 }
 
+/// Whether a decision may go ahead despite a violation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Severity {
+    /// The API server rejects it, and so does DecideJob.
+    #[default]
+    Rejected,
+    /// The API server rejects it today, but upstream's sync handles it on purpose,
+    /// for Jobs a newer API server wrote (version skew): an unknown completion mode,
+    /// pod failure policy action or exit-code operator. DecideJob decides such a
+    /// Job as upstream does; ValidateJob still reports it.
+    ToleratedAtSync,
+}
+
 /// One broken validation rule.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Violation {
@@ -64,9 +77,19 @@ pub struct Violation {
     pub value: Option<String>,
     /// The explanation, e.g. `must be greater than or equal to 0`.
     pub detail: String,
+    /// Whether DecideJob may decide despite it (set by the rule that found it).
+    pub severity: Severity,
 }
 
 impl Violation {
+    /// The same violation, marked as one upstream's sync tolerates (see [`Severity`]).
+    pub fn tolerated_at_sync(self) -> Self {
+        Violation {
+            severity: Severity::ToleratedAtSync,
+            ..self
+        }
+    }
+
     /// The full message, as upstream formats a field error, with each part bounded
     /// (see [`fmt::Display`] for [`Violation`]).
     pub fn description(&self) -> String {
@@ -130,6 +153,7 @@ impl fmt::Display for Violation {
 
 pub(crate) fn required(field: impl Into<String>, detail: impl Into<String>) -> Violation {
     Violation {
+        severity: Severity::Rejected,
         field: field.into(),
         kind: ViolationKind::Required,
         value: None,
@@ -143,6 +167,7 @@ pub(crate) fn invalid(
     detail: impl Into<String>,
 ) -> Violation {
     Violation {
+        severity: Severity::Rejected,
         field: field.into(),
         kind: ViolationKind::Invalid,
         value: Some(value),
@@ -153,6 +178,7 @@ pub(crate) fn invalid(
 /// An Invalid error about a whole object, where upstream omits the value.
 pub(crate) fn invalid_omit_value(field: impl Into<String>, detail: impl Into<String>) -> Violation {
     Violation {
+        severity: Severity::Rejected,
         field: field.into(),
         kind: ViolationKind::Invalid,
         value: None,
@@ -167,6 +193,7 @@ pub(crate) fn not_supported(
 ) -> Violation {
     let quoted: Vec<String> = supported.iter().map(|s| go_quote(s)).collect();
     Violation {
+        severity: Severity::Rejected,
         field: field.into(),
         kind: ViolationKind::NotSupported,
         value: Some(value),
@@ -177,6 +204,7 @@ pub(crate) fn not_supported(
 pub(crate) fn too_many(field: impl Into<String>, actual: usize, max: usize) -> Violation {
     let noun = if max == 1 { "item" } else { "items" };
     Violation {
+        severity: Severity::Rejected,
         field: field.into(),
         kind: ViolationKind::TooMany,
         value: Some(actual.to_string()),
@@ -187,6 +215,7 @@ pub(crate) fn too_many(field: impl Into<String>, actual: usize, max: usize) -> V
 pub(crate) fn too_long(field: impl Into<String>, max: usize) -> Violation {
     let noun = if max == 1 { "byte" } else { "bytes" };
     Violation {
+        severity: Severity::Rejected,
         field: field.into(),
         kind: ViolationKind::TooLong,
         value: None,
@@ -196,6 +225,7 @@ pub(crate) fn too_long(field: impl Into<String>, max: usize) -> Violation {
 
 pub(crate) fn duplicate(field: impl Into<String>, value: String) -> Violation {
     Violation {
+        severity: Severity::Rejected,
         field: field.into(),
         kind: ViolationKind::Duplicate,
         value: Some(value),
