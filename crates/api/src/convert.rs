@@ -10,8 +10,8 @@
 //!
 //! Domain → wire turns a [`Plan`] into a `DecideJobResponse`.
 
+use std::collections::BTreeSet;
 use std::collections::hash_map::{Entry, HashMap, RandomState};
-use std::collections::{BTreeMap, BTreeSet};
 use std::hash::BuildHasher;
 use std::time::Duration;
 
@@ -20,22 +20,20 @@ use prost::Message;
 
 use crate::lazy::LazyDecideJobRequest;
 use crate::pb;
+use job_decider_core::defaults;
 use job_decider_core::model::{
-    BUILT_IN_CONTROLLER, BackoffRecord, COMPLETION_INDEX_ENV, COMPLETION_INDEX_KEY, CompletionMode,
-    ConditionStatus, ContainerStatus, ControllerState, Deletion, ExitCodeOperator, Expectations,
-    INDEX_FAILURE_COUNT_KEY, INDEX_IGNORED_FAILURE_COUNT_KEY, JOB_TRACKING_FINALIZER, Job,
-    JobCondition, JobConditionType, JobSpec, JobStatus, LabelSelector, OnExitCodes,
-    OnPodConditionsPattern, OwnerRef, Pod, PodCondition, PodFailurePolicy, PodFailurePolicyAction,
-    PodFailurePolicyRule, PodPhase, PodReplacementPolicy, PodTemplate, RestartPolicy,
-    SelectorOperator, SelectorRequirement, Snapshot, SuccessPolicy, SuccessPolicyRule, Terminated,
-    UncountedTerminatedPods,
+    BackoffRecord, COMPLETION_INDEX_ENV, COMPLETION_INDEX_KEY, ConditionStatus, ContainerStatus,
+    ControllerState, Deletion, ExitCodeOperator, Expectations, INDEX_FAILURE_COUNT_KEY,
+    INDEX_IGNORED_FAILURE_COUNT_KEY, JOB_TRACKING_FINALIZER, Job, JobCondition, JobConditionType,
+    JobSpec, JobStatus, LabelSelector, OnExitCodes, OnPodConditionsPattern, OwnerRef, Pod,
+    PodCondition, PodFailurePolicy, PodFailurePolicyAction, PodFailurePolicyRule, PodPhase,
+    PodTemplate, RestartPolicy, SelectorOperator, SelectorRequirement, Snapshot, SuccessPolicy,
+    SuccessPolicyRule, Terminated, UncountedTerminatedPods,
 };
 use job_decider_core::plan::{Action, Event, Plan, PodCreation, PodDeletion, PodRef};
 use job_decider_core::time::Time;
 use job_decider_core::validate::{Severity, Violation, ViolationKind};
 
-/// Upstream's default backoffLimit without per-index limits.
-const DEFAULT_BACKOFF_LIMIT: i32 = 6;
 /// The pod condition every decision reads (ready counts).
 const POD_READY: &str = "Ready";
 const NANOS_PER_SEC: i64 = 1_000_000_000;
@@ -224,11 +222,8 @@ where
         Some(job) => pods_from_pb(pods, job, &mut errs),
         None => Vec::new(),
     };
-    let controller_name = if req.controller_name.is_empty() {
-        BUILT_IN_CONTROLLER.to_string()
-    } else {
-        req.controller_name
-    };
+    // Empty means upstream's own controller; the core reads it so (`sync::decide`).
+    let controller_name = req.controller_name;
     match (job, now) {
         (Some(job), Some(now)) if errs.0.is_empty() => Ok(Snapshot {
             job,
@@ -317,33 +312,15 @@ fn job_from_pb(job: pb::Job, path: &str, purpose: Purpose, errs: &mut Violations
     }
 }
 
-/// Applies `SetDefaults_Job` (pkg/apis/batch/v1/defaults.go) while converting.
+/// Applies `SetDefaults_Job` (`job_decider_core::defaults`) while converting.
 fn spec_from_pb(spec: pb::JobSpec) -> JobSpec {
-    // Both unset means a non-parallel Job: one pod, one completion.
-    let (parallelism, completions) = match (spec.parallelism, spec.completions) {
-        (None, None) => (1, Some(1)),
-        (parallelism, completions) => (parallelism.unwrap_or(1), completions),
-    };
-    let backoff_limit = spec
-        .backoff_limit
-        .unwrap_or(if spec.backoff_limit_per_index.is_some() {
-            i32::MAX
-        } else {
-            DEFAULT_BACKOFF_LIMIT
-        });
-    let completion_mode = match spec.completion_mode.as_deref() {
-        None | Some("NonIndexed") => CompletionMode::NonIndexed,
-        Some("Indexed") => CompletionMode::Indexed,
-        Some(other) => CompletionMode::Unknown(other.to_string()),
-    };
+    let (parallelism, completions) =
+        defaults::parallelism_and_completions(spec.parallelism, spec.completions);
+    let backoff_limit = defaults::backoff_limit(spec.backoff_limit, spec.backoff_limit_per_index);
+    let completion_mode = defaults::completion_mode(spec.completion_mode);
     let pod_failure_policy = spec.pod_failure_policy.map(pod_failure_policy_from_pb);
-    let pod_replacement_policy = match spec.pod_replacement_policy.as_deref() {
-        None if pod_failure_policy.is_some() => PodReplacementPolicy::Failed,
-        None => PodReplacementPolicy::TerminatingOrFailed,
-        Some("Failed") => PodReplacementPolicy::Failed,
-        Some("TerminatingOrFailed") => PodReplacementPolicy::TerminatingOrFailed,
-        Some(other) => PodReplacementPolicy::Unknown(other.to_string()),
-    };
+    let pod_replacement_policy =
+        defaults::pod_replacement_policy(spec.pod_replacement_policy, pod_failure_policy.is_some());
     JobSpec {
         parallelism,
         completions,
@@ -379,20 +356,10 @@ fn pod_failure_policy_from_pb(policy: pb::PodFailurePolicy) -> PodFailurePolicy 
             .rules
             .into_iter()
             .map(|rule| PodFailurePolicyRule {
-                action: match rule.action.as_str() {
-                    "FailJob" => PodFailurePolicyAction::FailJob,
-                    "FailIndex" => PodFailurePolicyAction::FailIndex,
-                    "Ignore" => PodFailurePolicyAction::Ignore,
-                    "Count" => PodFailurePolicyAction::Count,
-                    _ => PodFailurePolicyAction::Unknown(rule.action),
-                },
+                action: PodFailurePolicyAction::from(rule.action),
                 on_exit_codes: rule.on_exit_codes.map(|req| OnExitCodes {
                     container_name: req.container_name,
-                    operator: match req.operator.as_str() {
-                        "In" => ExitCodeOperator::In,
-                        "NotIn" => ExitCodeOperator::NotIn,
-                        _ => ExitCodeOperator::Unknown(req.operator),
-                    },
+                    operator: ExitCodeOperator::from(req.operator),
                     values: req.values,
                 }),
                 on_pod_conditions: rule
@@ -400,25 +367,11 @@ fn pod_failure_policy_from_pb(policy: pb::PodFailurePolicy) -> PodFailurePolicy 
                     .into_iter()
                     .map(|pattern| OnPodConditionsPattern {
                         condition_type: pattern.r#type,
-                        // SetDefaults_Job: an empty pattern status means True.
-                        status: if pattern.status.is_empty() {
-                            ConditionStatus::True
-                        } else {
-                            condition_status(pattern.status)
-                        },
+                        status: defaults::pattern_status(pattern.status),
                     })
                     .collect(),
             })
             .collect(),
-    }
-}
-
-fn condition_status(status: String) -> ConditionStatus {
-    match status.as_str() {
-        "True" => ConditionStatus::True,
-        "False" => ConditionStatus::False,
-        "Unknown" => ConditionStatus::Unknown,
-        _ => ConditionStatus::Other(status),
     }
 }
 
@@ -430,13 +383,7 @@ fn selector_from_pb(selector: pb::LabelSelector) -> LabelSelector {
             .into_iter()
             .map(|req| SelectorRequirement {
                 key: req.key,
-                operator: match req.operator.as_str() {
-                    "In" => SelectorOperator::In,
-                    "NotIn" => SelectorOperator::NotIn,
-                    "Exists" => SelectorOperator::Exists,
-                    "DoesNotExist" => SelectorOperator::DoesNotExist,
-                    _ => SelectorOperator::Unknown(req.operator),
-                },
+                operator: SelectorOperator::from(req.operator),
                 values: req.values,
             })
             .collect(),
@@ -456,12 +403,7 @@ fn template_from_pb(template: pb::PodTemplateSpec) -> PodTemplate {
             .iter()
             .chain(&spec.init_containers)
             .all(defines_index_env),
-        restart_policy: match spec.restart_policy.as_str() {
-            "Never" => RestartPolicy::Never,
-            "OnFailure" => RestartPolicy::OnFailure,
-            "Always" => RestartPolicy::Always,
-            _ => RestartPolicy::Other(spec.restart_policy),
-        },
+        restart_policy: RestartPolicy::from(spec.restart_policy),
         containers: spec.containers.into_iter().map(|c| c.name).collect(),
         init_containers: spec.init_containers.into_iter().map(|c| c.name).collect(),
     }
@@ -473,15 +415,8 @@ fn job_status_from_pb(status: pb::JobStatus, path: &str, errs: &mut Violations) 
         .into_iter()
         .enumerate()
         .map(|(i, c)| {
-            let condition_type = match c.r#type.as_str() {
-                "Suspended" => JobConditionType::Suspended,
-                "Complete" => JobConditionType::Complete,
-                "Failed" => JobConditionType::Failed,
-                "FailureTarget" => JobConditionType::FailureTarget,
-                "SuccessCriteriaMet" => JobConditionType::SuccessCriteriaMet,
-                _ => JobConditionType::Other(c.r#type),
-            };
-            let status = condition_status(c.status);
+            let condition_type = JobConditionType::from(c.r#type);
+            let status = ConditionStatus::from(c.status);
             // Decisions read the status of every condition type they know.
             if let (ConditionStatus::Other(value), false) = (
                 &status,
@@ -661,9 +596,11 @@ fn pod_from_pb(
         }
     });
     let annotations = &metadata.annotations;
-    let completion_index = completion_index(annotations);
-    let index_failure_count = failure_count(annotations, INDEX_FAILURE_COUNT_KEY);
-    let index_ignored_failure_count = failure_count(annotations, INDEX_IGNORED_FAILURE_COUNT_KEY);
+    let annotation = |key: &str| annotations.get(key).map(String::as_str);
+    let completion_index = defaults::completion_index(annotation(COMPLETION_INDEX_KEY));
+    let index_failure_count = defaults::failure_count(annotation(INDEX_FAILURE_COUNT_KEY));
+    let index_ignored_failure_count =
+        defaults::failure_count(annotation(INDEX_IGNORED_FAILURE_COUNT_KEY));
     let has_tracking_finalizer = metadata
         .finalizers
         .iter()
@@ -692,22 +629,14 @@ fn pod_from_pb(
         })
         .unwrap_or_default();
     let status = pod.status.unwrap_or_default();
-    let phase = match status.phase.as_str() {
-        // A pod the kubelet has not reported on yet has no phase: it is pending.
-        "" | "Pending" => PodPhase::Pending,
-        "Running" => PodPhase::Running,
-        "Succeeded" => PodPhase::Succeeded,
-        "Failed" => PodPhase::Failed,
-        "Unknown" => PodPhase::Unknown,
-        other => {
-            errs.not_supported(
-                format!("pods[{i}].status.phase"),
-                other,
-                &["Pending", "Running", "Succeeded", "Failed", "Unknown"],
-            );
-            PodPhase::Pending
-        }
-    };
+    let phase = PodPhase::from_api(&status.phase).unwrap_or_else(|| {
+        errs.not_supported(
+            format!("pods[{i}].status.phase"),
+            &status.phase,
+            &["Pending", "Running", "Succeeded", "Failed", "Unknown"],
+        );
+        PodPhase::Pending
+    });
     // Every condition is checked; only those a decision reads are kept, in their order,
     // in an exact capacity (a `collect` could keep the wire list's larger allocation).
     let kept = status
@@ -718,7 +647,7 @@ fn pod_from_pb(
     let mut conditions = Vec::with_capacity(kept);
     for (c, condition) in status.conditions.into_iter().enumerate() {
         let is_read = read.conditions.contains(condition.r#type.as_str());
-        let status = condition_status(condition.status);
+        let status = ConditionStatus::from(condition.status);
         if let ConditionStatus::Other(value) = &status
             && is_read
         {
@@ -800,26 +729,6 @@ fn container_statuses_from_pb(
     converted
 }
 
-/// Upstream's `getCompletionIndex`: missing, not an integer, or negative → unknown.
-///
-/// Go's `strconv.Atoi` accepts any 64-bit integer; an index beyond i32 can never be
-/// below `completions`, so it is as unusable as an unparsable one.
-fn completion_index(annotations: &BTreeMap<String, String>) -> Option<i32> {
-    let value = annotations.get(COMPLETION_INDEX_KEY)?;
-    let index: i64 = value.parse().ok()?;
-    i32::try_from(index).ok().filter(|i| *i >= 0)
-}
-
-/// Upstream's `getIndexAbsoluteFailureCount`: unparsable, negative or above i32 → 0.
-fn failure_count(annotations: &BTreeMap<String, String>, key: &str) -> i32 {
-    annotations
-        .get(key)
-        .and_then(|v| v.parse::<i64>().ok())
-        .and_then(|n| i32::try_from(n).ok())
-        .filter(|n| *n >= 0)
-        .unwrap_or(0)
-}
-
 /// The plan on the wire.
 pub fn response_from_plan(plan: &Plan) -> pb::DecideJobResponse {
     pb::DecideJobResponse {
@@ -858,14 +767,10 @@ fn action_to_pb(action: &Action) -> pb::Action {
         Action::ReleasePods(pods) => Kind::ReleasePods(pb::ReleasePods {
             pods: pod_refs(pods),
         }),
-        Action::CreatePods(pods) => {
-            // Completion-index order, so callers and tests see a stable list.
-            let mut ordered: Vec<&PodCreation> = pods.iter().collect();
-            ordered.sort_by_key(|p| p.completion_index);
-            Kind::CreatePods(pb::CreatePods {
-                pods: ordered.into_iter().map(pod_creation_to_pb).collect(),
-            })
-        }
+        // In the core's order: ascending completion index (manage creates them so).
+        Action::CreatePods(pods) => Kind::CreatePods(pb::CreatePods {
+            pods: pods.iter().map(pod_creation_to_pb).collect(),
+        }),
         Action::DeletePods(pods) => Kind::DeletePods(pb::DeletePods {
             pods: pods.iter().map(pod_deletion_to_pb).collect(),
         }),
@@ -932,27 +837,6 @@ fn event_to_pb(event: &Event) -> pb::RecordEvent {
     }
 }
 
-fn condition_status_str(status: &ConditionStatus) -> String {
-    match status {
-        ConditionStatus::True => "True".to_string(),
-        ConditionStatus::False => "False".to_string(),
-        ConditionStatus::Unknown => "Unknown".to_string(),
-        ConditionStatus::Other(s) => s.clone(),
-    }
-}
-
-/// The name Kubernetes gives a Job condition type.
-pub fn condition_type_str(condition_type: &JobConditionType) -> &str {
-    match condition_type {
-        JobConditionType::Suspended => "Suspended",
-        JobConditionType::Complete => "Complete",
-        JobConditionType::Failed => "Failed",
-        JobConditionType::FailureTarget => "FailureTarget",
-        JobConditionType::SuccessCriteriaMet => "SuccessCriteriaMet",
-        JobConditionType::Other(s) => s,
-    }
-}
-
 /// A Job status on the wire.
 pub fn job_status_to_pb(status: &JobStatus) -> pb::JobStatus {
     pb::JobStatus {
@@ -960,8 +844,8 @@ pub fn job_status_to_pb(status: &JobStatus) -> pb::JobStatus {
             .conditions
             .iter()
             .map(|c| pb::JobCondition {
-                r#type: condition_type_str(&c.condition_type).to_string(),
-                status: condition_status_str(&c.status),
+                r#type: c.condition_type.as_str().to_string(),
+                status: c.status.as_str().to_string(),
                 last_probe_time: c.last_probe_time.map(time_to_pb),
                 last_transition_time: c.last_transition_time.map(time_to_pb),
                 reason: c.reason.clone(),

@@ -32,7 +32,8 @@ pub struct Snapshot {
     pub now: Time,
     /// What the previous decision for this Job handed back.
     pub state: ControllerState,
-    /// The controller this decision is made for (a `managedBy` value).
+    /// The controller this decision is made for (a `managedBy` value); empty
+    /// means upstream's own, [`BUILT_IN_CONTROLLER`].
     pub controller_name: String,
     /// The caller's writes that its caches do not show yet.
     pub expectations: Expectations,

@@ -1,4 +1,5 @@
 use super::*;
+use job_decider_core::model::{CompletionMode, PodReplacementPolicy};
 use job_decider_core::plan::{EnvVarFromField, EventType};
 use std::collections::BTreeMap;
 
@@ -73,7 +74,8 @@ fn valid_request_converts_with_defaults() {
         PodReplacementPolicy::TerminatingOrFailed
     );
     assert!(!spec.suspend && !spec.manual_selector);
-    assert_eq!(snapshot.controller_name, BUILT_IN_CONTROLLER);
+    // Left empty: the core reads an empty controller name as upstream's own.
+    assert_eq!(snapshot.controller_name, "");
     assert_eq!(
         snapshot.now,
         Time::from_unix_nanos(1_700_000_000 * NANOS_PER_SEC)
@@ -304,34 +306,6 @@ fn duplicate_pod_uids_are_named() {
 }
 
 #[test]
-fn annotations_are_read_leniently() {
-    let cases = [
-        (None, None),
-        (Some("3"), Some(3)),
-        (Some("+7"), Some(7)),
-        (Some("x"), None),
-        (Some("-1"), None),
-        (Some("3000000000"), None),
-    ];
-    for (value, want) in cases {
-        let mut annotations = BTreeMap::new();
-        if let Some(v) = value {
-            annotations.insert(COMPLETION_INDEX_KEY.to_string(), v.to_string());
-        }
-        assert_eq!(completion_index(&annotations), want, "{value:?}");
-    }
-    for (value, want) in [("2", 2), ("nope", 0), ("-4", 0), ("2147483648", 0)] {
-        let annotations =
-            BTreeMap::from([(INDEX_FAILURE_COUNT_KEY.to_string(), value.to_string())]);
-        assert_eq!(
-            failure_count(&annotations, INDEX_FAILURE_COUNT_KEY),
-            want,
-            "{value}"
-        );
-    }
-}
-
-#[test]
 fn orphans_and_deleting_pods_convert() {
     let mut req = request();
     if let Some(m) = req.pods[0].metadata.as_mut() {
@@ -369,7 +343,7 @@ fn times_round_trip_including_before_the_epoch() {
 }
 
 #[test]
-fn plan_converts_with_creations_in_index_order() {
+fn plan_converts_keeping_the_cores_order_of_creations() {
     let owner = OwnerRef {
         api_version: "batch/v1".into(),
         kind: "Job".into(),
@@ -421,8 +395,9 @@ fn plan_converts_with_creations_in_index_order() {
     let Some(pb::action::Kind::CreatePods(create)) = &response.actions[0].kind else {
         panic!("expected createPods, got {:?}", response.actions[0]);
     };
+    // The order is the core's (manage creates indexes in ascending order); the wire keeps it.
     let indexes: Vec<_> = create.pods.iter().map(|p| p.completion_index).collect();
-    assert_eq!(indexes, [Some(1), Some(2), Some(3)]);
+    assert_eq!(indexes, [Some(3), Some(1), Some(2)]);
     assert_eq!(
         create.pods[0]
             .owner_reference
