@@ -21,10 +21,10 @@
 // A panic in a test helper is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::alloc::{GlobalAlloc, Layout, System};
+mod counting_alloc;
+
 use std::net::{SocketAddr, TcpListener};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::{BufMut, Bytes};
@@ -369,35 +369,15 @@ async fn memory_table() {
     }
 }
 
-/// The system allocator, counting the bytes live in this process and their peak
-/// (for `memory_phases`; the server child process is not affected).
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            let live = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-            PEAK.fetch_max(live, Ordering::Relaxed);
-        }
-        p
-    }
-    unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(p, layout) };
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-}
-
+/// Counts the bytes live in this process and their peak (for `memory_phases`;
+/// the server child process is not affected).
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
+static ALLOCATOR: counting_alloc::Counting = counting_alloc::Counting;
 
 /// Prints the bytes live after a phase and the most live during it, above `base`, and resets the peak.
 fn phase(name: &str, base: usize, wire: usize) {
-    let live = LIVE.load(Ordering::Relaxed).saturating_sub(base);
-    let peak = PEAK.load(Ordering::Relaxed).saturating_sub(base);
+    let live = counting_alloc::live().saturating_sub(base);
+    let peak = counting_alloc::peak().saturating_sub(base);
     let ratio = |b: usize| b as f64 / wire as f64;
     println!(
         "| {name} | {} ({:.2}×) | {} ({:.2}×) |",
@@ -406,7 +386,7 @@ fn phase(name: &str, base: usize, wire: usize) {
         mib(peak as u64),
         ratio(peak)
     );
-    PEAK.store(LIVE.load(Ordering::Relaxed), Ordering::Relaxed);
+    counting_alloc::reset_peak();
 }
 
 /// Which copies of a 100,000-pod request exist at each step of the server's pipeline
@@ -414,12 +394,12 @@ fn phase(name: &str, base: usize, wire: usize) {
 #[test]
 #[ignore = "a measurement for the README: cargo test --release --test memory -- --ignored memory_phases --nocapture"]
 fn memory_phases() {
-    let base = LIVE.load(Ordering::Relaxed);
+    let base = counting_alloc::live();
     let encoded = fixtures::realistic_request(100_000).encode_to_vec();
     let wire = encoded.len();
     // The body as tonic buffers it.
     let body = Bytes::from(encoded);
-    PEAK.store(LIVE.load(Ordering::Relaxed), Ordering::Relaxed);
+    counting_alloc::reset_peak();
     println!("| step | live after | most live during |");
     println!("|---|---|---|");
     phase("request body buffered", base, wire);
@@ -430,7 +410,7 @@ fn memory_phases() {
         wire,
     );
     drop(whole);
-    PEAK.store(LIVE.load(Ordering::Relaxed), Ordering::Relaxed);
+    counting_alloc::reset_peak();
     let lazy = LazyDecideJobRequest::decode(body.clone()).expect("decodes");
     phase(
         "decoded, pods still encoded (each its own copy)",

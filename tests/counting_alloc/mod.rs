@@ -3,6 +3,9 @@
 //! its measurements one at a time (its own process, or a lock), since every
 //! allocation of the process counts.
 
+// Each test binary uses the part it needs.
+#![allow(dead_code)]
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -37,4 +40,19 @@ pub fn measured<T>(f: impl FnOnce() -> T) -> (T, usize) {
     PEAK.store(before, Ordering::Relaxed);
     let out = f();
     (out, PEAK.load(Ordering::Relaxed).saturating_sub(before))
+}
+
+/// The bytes live in this process now.
+pub fn live() -> usize {
+    LIVE.load(Ordering::Relaxed)
+}
+
+/// The most bytes live at once since the last [`reset_peak`].
+pub fn peak() -> usize {
+    PEAK.load(Ordering::Relaxed)
+}
+
+/// Starts a new peak from what is live now.
+pub fn reset_peak() {
+    PEAK.store(LIVE.load(Ordering::Relaxed), Ordering::Relaxed);
 }
