@@ -450,14 +450,8 @@ fn validation_needs_no_identity() {
 #[test]
 fn hundred_thousand_pod_request_fits_default_limit() {
     use prost::Message;
-    let pod = realistic_pod(0);
-    let per_pod = pod.encoded_len();
-    let request = pb::DecideJobRequest {
-        job: Some(job()),
-        pods: (0..100_000).map(realistic_pod).collect(),
-        now: Some(ts(1_700_000_000)),
-        ..Default::default()
-    };
+    let per_pod = crate::fixtures::realistic_pod(0).encoded_len();
+    let request = crate::fixtures::realistic_request(100_000);
     let size = request.encoded_len();
     // Visible with --nocapture; the README and DEFAULT_MAX_MESSAGE_SIZE cite it.
     eprintln!("100k-pod request: {size} bytes ({per_pod} bytes per pod)");
@@ -466,82 +460,6 @@ fn hundred_thousand_pod_request_fits_default_limit() {
         size < crate::DEFAULT_MAX_MESSAGE_SIZE,
         "100k pods encode to {size} bytes"
     );
-}
-
-/// A Running pod of an Indexed Job as the API server stores it (fields the contract carries).
-pub(crate) fn realistic_pod(i: usize) -> pb::Pod {
-    let uid = format!("6f1c2b7e-3d4a-4c3b-9a1e-{i:012}");
-    let name = format!("train-{i}-x7k2p");
-    let mut metadata = meta(&name, &uid);
-    metadata.generate_name = format!("train-{i}-");
-    metadata.resource_version = "123456789".into();
-    metadata.creation_timestamp = Some(ts(1_700_000_000));
-    for (k, v) in [
-        (
-            "batch.kubernetes.io/controller-uid",
-            "0b5c8a5e-8e6b-4f53-9d6c-2f2f1f6e7a11",
-        ),
-        ("batch.kubernetes.io/job-name", "train"),
-        ("controller-uid", "0b5c8a5e-8e6b-4f53-9d6c-2f2f1f6e7a11"),
-        ("job-name", "train"),
-    ] {
-        metadata.labels.insert(k.into(), v.into());
-    }
-    metadata
-        .labels
-        .insert(COMPLETION_INDEX_KEY.into(), i.to_string());
-    metadata
-        .annotations
-        .insert(COMPLETION_INDEX_KEY.into(), i.to_string());
-    metadata.owner_references.push(pb::OwnerReference {
-        api_version: "batch/v1".into(),
-        kind: "Job".into(),
-        name: "train".into(),
-        uid: "job-uid".into(),
-        controller: Some(true),
-        block_owner_deletion: Some(true),
-    });
-    metadata.finalizers.push(JOB_TRACKING_FINALIZER.into());
-    let condition = |t: &str| pb::PodCondition {
-        r#type: t.into(),
-        status: "True".into(),
-        last_transition_time: Some(ts(1_700_000_010)),
-        ..Default::default()
-    };
-    pb::Pod {
-        api_version: "v1".into(),
-        kind: "Pod".into(),
-        metadata: Some(metadata),
-        spec: Some(pb::PodSpecSummary {
-            node_name: "gke-pool-1-node-0042".into(),
-            init_containers: vec![],
-        }),
-        status: Some(pb::PodStatus {
-            phase: "Running".into(),
-            conditions: [
-                "PodReadyToStartContainers",
-                "Initialized",
-                "Ready",
-                "ContainersReady",
-                "PodScheduled",
-            ]
-            .into_iter()
-            .map(condition)
-            .collect(),
-            container_statuses: vec![pb::ContainerStatus {
-                name: "main".into(),
-                state: Some(pb::ContainerState {
-                    running: Some(pb::ContainerStateRunning {
-                        started_at: Some(ts(1_700_000_005)),
-                    }),
-                    ..Default::default()
-                }),
-                restart_count: 0,
-                ready: true,
-            }],
-            init_container_statuses: vec![],
-        }),
-    }
 }
 
 /// A request decoded as the server decodes it: from the body's buffer, pods left encoded.
