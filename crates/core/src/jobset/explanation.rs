@@ -139,12 +139,7 @@ pub enum FailureOutcome {
 }
 
 pub(super) fn creation_summary(js: &JobSet, groups: &Groups, n: usize, more: bool) -> String {
-    let blocking = js
-        .spec
-        .failure_policy
-        .as_ref()
-        .is_some_and(|p| p.restart_strategy == RestartStrategy::BlockingRecreate);
-    if blocking && !groups.previous.is_empty() {
+    if blocked_by_previous_attempt(js, groups) {
         format!(
             "no failed Job; BlockingRecreate: nothing is created while {} previous-attempt Job(s) still exist",
             groups.previous.len()

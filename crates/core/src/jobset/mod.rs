@@ -697,17 +697,22 @@ fn bump_job_restarts(
     new
 }
 
-/// The Jobs that may be created now: every `<jobset>-<rj>-<i>` with no object of that name,
-/// and, under `BlockingRecreate`, nothing while a previous-attempt Job still exists. Only the
-/// first [`MAX_JOB_CHANGES_PER_PLAN`] (spec order, then index), with whether more are missing;
-/// the walk stops there, so its work is bounded by the Jobs listed plus the cap, not the replicas.
-fn creatable_jobs(js: &JobSet, jobs: &[ChildJob], groups: &Groups) -> (Vec<JobToCreate>, bool) {
+/// Whether `BlockingRecreate` holds creation back: previous-attempt Jobs still exist.
+fn blocked_by_previous_attempt(js: &JobSet, groups: &Groups) -> bool {
     let blocking = js
         .spec
         .failure_policy
         .as_ref()
         .is_some_and(|p| p.restart_strategy == RestartStrategy::BlockingRecreate);
-    if blocking && !groups.previous.is_empty() {
+    blocking && !groups.previous.is_empty()
+}
+
+/// The Jobs that may be created now: every `<jobset>-<rj>-<i>` with no object of that name,
+/// and, under `BlockingRecreate`, nothing while a previous-attempt Job still exists. Only the
+/// first [`MAX_JOB_CHANGES_PER_PLAN`] (spec order, then index), with whether more are missing;
+/// the walk stops there, so its work is bounded by the Jobs listed plus the cap, not the replicas.
+fn creatable_jobs(js: &JobSet, jobs: &[ChildJob], groups: &Groups) -> (Vec<JobToCreate>, bool) {
+    if blocked_by_previous_attempt(js, groups) {
         return (Vec::new(), false);
     }
     let existing: std::collections::HashSet<&str> = jobs.iter().map(|j| j.name.as_str()).collect();
