@@ -32,6 +32,7 @@ test-e2e:
 
 ## A bounded fuzz run: each target in fuzz/ for FUZZ_SECONDS from a seed corpus written from
 ## tests/vectors. A crash fails the run and leaves its input in fuzz/artifacts/<target>/.
+## libFuzzer's line per new input is dropped from the log; its final stats and any crash stay.
 FUZZ_SECONDS ?= 20
 FUZZ_TARGETS := decide_job decide_jobset documents index_set
 # Outside the checkout, like the e2e control plane: a fresh clone on the same machine
@@ -40,10 +41,11 @@ FUZZ_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/job-decider-fuzz
 
 fuzz: fuzz-seeds
 	FUZZ_CACHE=$(FUZZ_CACHE) bash tools/install-fuzz.sh
-	@for t in $(FUZZ_TARGETS); do \
+	@set -o pipefail; for t in $(FUZZ_TARGETS); do \
 		echo "== fuzz: $$t ($(FUZZ_SECONDS) s)"; \
 		cargo +nightly fuzz run --fuzz-dir fuzz --target-dir $(FUZZ_CACHE)/target --sanitizer none $$t fuzz/corpus/$$t -- \
-			-max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+			-max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 2>&1 \
+			| grep -vE '^#[0-9]+[[:space:]]+(NEW|REDUCE|pulse)|^[[:space:]]+NEW_FUNC' \
 			|| exit 1; \
 	done
 
