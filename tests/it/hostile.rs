@@ -31,6 +31,30 @@ fn reason(status: &tonic::Status) -> String {
         .unwrap_or_default()
 }
 
+/// A raw HTTP/2 connection to the server, for calls a gRPC client would not
+/// make (stalled, half-sent); the connection task runs until the server closes it.
+async fn raw_h2(
+    server: &TestServer,
+) -> (
+    h2::client::SendRequest<Bytes>,
+    tokio::task::JoinHandle<Result<(), h2::Error>>,
+) {
+    let tcp = TcpStream::connect(server.addr).await.expect("connect");
+    let (h2, connection) = h2::client::handshake(tcp).await.expect("h2 handshake");
+    (h2, tokio::spawn(connection))
+}
+
+/// The headers of a DecideJob call, its body left to the test.
+fn decide_job_headers(server: &TestServer) -> http::Request<()> {
+    http::Request::builder()
+        .method("POST")
+        .uri(format!("http://{}{DECIDE_JOB}", server.addr))
+        .header("content-type", "application/grpc")
+        .header("te", "trailers")
+        .body(())
+        .expect("request")
+}
+
 /// Waits (bounded) for the server task to end after shutdown began.
 async fn stops_within_wait(server: &mut TestServer) {
     let stopped = tokio::time::timeout(WAIT, &mut server.task)
@@ -186,17 +210,9 @@ async fn an_idle_connection_is_closed_after_the_idle_time() {
         ..ServerConfig::default()
     })
     .await;
-    let tcp = TcpStream::connect(server.addr).await.expect("connect");
-    let (mut h2, connection) = h2::client::handshake(tcp).await.expect("h2 handshake");
-    let connection = tokio::spawn(connection);
+    let (mut h2, connection) = raw_h2(&server).await;
     // One real call first: idle counts from the end of the last call.
-    let request = http::Request::builder()
-        .method("POST")
-        .uri(format!("http://{}{DECIDE_JOB}", server.addr))
-        .header("content-type", "application/grpc")
-        .header("te", "trailers")
-        .body(())
-        .expect("request");
+    let request = decide_job_headers(&server);
     let (response, mut send) = h2.send_request(request, false).expect("send");
     send.send_data(framed(&small_request().encode_to_vec()), true)
         .expect("body");
@@ -230,9 +246,7 @@ async fn idle_connections_do_not_delay_shutdown() {
     .await;
     let mut client = server.client().await;
     client.decide_job(small_request()).await.expect("decided");
-    let tcp = TcpStream::connect(server.addr).await.expect("connect");
-    let (_h2, connection) = h2::client::handshake(tcp).await.expect("h2 handshake");
-    let _connection = tokio::spawn(connection);
+    let (_h2, _connection) = raw_h2(&server).await;
     let _silent = TcpStream::connect(server.addr).await.expect("connect");
 
     server.begin_shutdown();
@@ -400,16 +414,8 @@ async fn a_connection_past_its_age_and_grace_is_closed_with_a_call_in_flight() {
         ..ServerConfig::default()
     })
     .await;
-    let tcp = TcpStream::connect(server.addr).await.expect("connect");
-    let (mut h2, connection) = h2::client::handshake(tcp).await.expect("h2 handshake");
-    let connection = tokio::spawn(connection);
-    let request = http::Request::builder()
-        .method("POST")
-        .uri(format!("http://{}{DECIDE_JOB}", server.addr))
-        .header("content-type", "application/grpc")
-        .header("te", "trailers")
-        .body(())
-        .expect("request");
+    let (mut h2, connection) = raw_h2(&server).await;
+    let request = decide_job_headers(&server);
     // Headers and part of a body, then nothing more.
     let (_response, mut send) = h2.send_request(request, false).expect("send");
     send.send_data(Bytes::from_static(&[0, 0, 0, 0, 50]), false)
