@@ -19,7 +19,6 @@
 //! connection is closed only once its last response has had [`DRAIN_SETTLE`]
 //! (or the idle time) to be written out.
 
-use std::convert::Infallible;
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
@@ -33,9 +32,8 @@ use tokio::net::TcpStream;
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 use tonic::transport::server::{Connected, TcpConnectInfo, TlsConnectInfo};
-use tower::{Layer, Service};
 
-use crate::server::layer::{Holding, HttpRequest, HttpResponse, ResponseFuture, take_ready};
+use crate::server::layer::{Holding, HttpRequest, Next, ResponseFuture, Step};
 
 /// Where the server is in its life, as connections see it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -236,19 +234,7 @@ impl Connected for Tracked {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ActivityLayer;
 
-impl<S> Layer<S> for ActivityLayer {
-    type Service = Activity<S>;
-    fn layer(&self, inner: S) -> Activity<S> {
-        Activity { inner }
-    }
-}
-
-/// See [`ActivityLayer`].
-#[derive(Clone, Debug)]
-pub struct Activity<S> {
-    inner: S,
-}
-
+/// The connection a call arrived on (plain or TLS), when the transport says.
 fn connection_of(request: &HttpRequest) -> Option<Arc<ConnState>> {
     let extensions = request.extensions();
     extensions
@@ -261,22 +247,11 @@ fn connection_of(request: &HttpRequest) -> Option<Arc<ConnState>> {
         .map(|info| info.state.clone())
 }
 
-impl<S> Service<HttpRequest> for Activity<S>
-where
-    S: Service<HttpRequest, Response = HttpResponse, Error = Infallible> + Clone + Send + 'static,
-    S::Future: Send + 'static,
-{
-    type Response = HttpResponse;
-    type Error = Infallible;
-    type Future = ResponseFuture;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: HttpRequest) -> ResponseFuture {
+impl Step for ActivityLayer {
+    fn call<N: Next>(&self, next: N, request: HttpRequest) -> ResponseFuture {
         let call = connection_of(&request).map(|state| state.call_started());
-        let answer = take_ready(&mut self.inner).call(request);
+        let mut next = next;
+        let answer = next.call(request);
         Box::pin(async move {
             let response = answer.await?;
             Ok(match call {

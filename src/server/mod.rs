@@ -333,7 +333,7 @@ pub async fn serve_on(
     }
     let local = listeners.grpc.local_addr().ok();
     let main = builder
-        .layer(ActivityLayer)
+        .layer(layer::around(ActivityLayer))
         .add_service(health.clone())
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
@@ -345,7 +345,7 @@ pub async fn serve_on(
     let health_only = listeners.health.map(|listener| {
         info!(addr = ?listener.local_addr().ok(), "plaintext health listening");
         transport(&config)
-            .layer(ActivityLayer)
+            .layer(layer::around(ActivityLayer))
             .add_service(health)
             .serve_with_incoming_shutdown(
                 accepted(listener, &config, &phase_rx),

@@ -46,7 +46,7 @@ pub fn error_response(err: ApiError) -> HttpResponse {
 
 /// Takes the ready service for this call and leaves a clone for the next
 /// (tower's usual swap: the clone has not been polled ready, the original has).
-pub fn take_ready<S: Clone>(service: &mut S) -> S {
+fn take_ready<S: Clone>(service: &mut S) -> S {
     let clone = service.clone();
     std::mem::replace(service, clone)
 }
