@@ -24,7 +24,7 @@ use crate::pod_failure_policy::match_pod_failure_policy;
 use crate::selector;
 use crate::success_policy::{match_success_policy, success_policy_message};
 use crate::time::Time;
-use crate::tracking::{TrackingFacts, track_status_and_remove_finalizers};
+use crate::tracking::{TrackingFacts, track_status_and_remove_finalizers, working_status};
 
 /// Shortest backoff requeue: upstream's delayed enqueue never waits less than its 1 s batch period.
 pub const MIN_REQUEUE: Duration = Duration::from_secs(1);
@@ -393,13 +393,7 @@ fn sync_job(snapshot: &Snapshot) -> Plan {
         plan.requeue_after(wait);
     }
 
-    let mut status = job.status.clone();
-    status.uncounted_terminated_pods = Some(
-        job.status
-            .uncounted_terminated_pods
-            .clone()
-            .unwrap_or_default(),
-    );
+    let mut status = working_status(job);
     status.start_time = facts.start_time;
     let mut counts = PodCounts {
         active: count(facts.active_pods.len()),

@@ -62,6 +62,16 @@ pub(crate) struct TrackingDecision {
     pub policy_actions: FailurePolicyActionCounts,
 }
 
+/// The status a sync starts writing from: the Job's own, with an empty
+/// uncounted list where it had none (the first flush writes the list).
+pub(crate) fn working_status(job: &Job) -> JobStatus {
+    let mut status = job.status.clone();
+    status
+        .uncounted_terminated_pods
+        .get_or_insert_with(Default::default);
+    status
+}
+
 /// Records finished pods, removes their finalizers, counts them, and finishes
 /// the Job when it may. `status` is the status being written, with the pod
 /// counts of this sync already in it; `needs_flush` says whether it already

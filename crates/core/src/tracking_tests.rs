@@ -113,13 +113,7 @@ fn run(c: &Case) -> (Vec<Step>, TrackingDecision) {
     let pods: Vec<&Pod> = c.pods.iter().collect();
     let active = pods.iter().filter(|p| p.is_active());
     let count = |n: usize| i32::try_from(n).unwrap_or(i32::MAX);
-    let mut status = job.status.clone();
-    status.uncounted_terminated_pods = Some(
-        job.status
-            .uncounted_terminated_pods
-            .clone()
-            .unwrap_or_default(),
-    );
+    let mut status = working_status(job);
     status.active = count(active.clone().count());
     status.ready = Some(count(active.filter(|p| p.is_ready()).count()));
     status.terminating = Some(count(pods.iter().filter(|p| p.is_terminating()).count()));
