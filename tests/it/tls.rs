@@ -19,6 +19,17 @@ struct Pki {
     client: Identity,
 }
 
+impl Pki {
+    /// The server's TLS files; with `mtls`, client certificates must chain to the CA.
+    fn server_tls(&self, mtls: bool) -> TlsFiles {
+        TlsFiles {
+            cert: self.server_cert.clone(),
+            key: self.server_key.clone(),
+            client_ca: mtls.then(|| self.ca_path.clone()),
+        }
+    }
+}
+
 fn pki() -> Pki {
     let mut ca_params = CertificateParams::new(Vec::<String>::new()).expect("ca params");
     ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
@@ -78,11 +89,7 @@ async fn connect(
 async fn tls_serves_clients_that_trust_the_ca() {
     let pki = pki();
     let server = TestServer::start(ServerConfig {
-        tls: Some(TlsFiles {
-            cert: pki.server_cert.clone(),
-            key: pki.server_key.clone(),
-            client_ca: None,
-        }),
+        tls: Some(pki.server_tls(false)),
         ..ServerConfig::default()
     })
     .await;
@@ -115,11 +122,7 @@ async fn tls_serves_clients_that_trust_the_ca() {
 async fn mtls_requires_a_client_certificate() {
     let pki = pki();
     let server = TestServer::start(ServerConfig {
-        tls: Some(TlsFiles {
-            cert: pki.server_cert.clone(),
-            key: pki.server_key.clone(),
-            client_ca: Some(pki.ca_path.clone()),
-        }),
+        tls: Some(pki.server_tls(true)),
         ..ServerConfig::default()
     })
     .await;
@@ -154,11 +157,7 @@ async fn the_health_port_answers_plaintext_probes_while_the_main_port_requires_t
 
     let pki = pki();
     let server = TestServer::start_with_health(ServerConfig {
-        tls: Some(TlsFiles {
-            cert: pki.server_cert.clone(),
-            key: pki.server_key.clone(),
-            client_ca: Some(pki.ca_path.clone()),
-        }),
+        tls: Some(pki.server_tls(true)),
         ..ServerConfig::default()
     })
     .await;
@@ -215,11 +214,7 @@ async fn a_stalled_tls_handshake_is_dropped_after_the_timeout() {
 
     let pki = pki();
     let server = TestServer::start(ServerConfig {
-        tls: Some(TlsFiles {
-            cert: pki.server_cert.clone(),
-            key: pki.server_key.clone(),
-            client_ca: None,
-        }),
+        tls: Some(pki.server_tls(false)),
         tls_handshake_timeout: Duration::from_millis(300),
         // Far away: only the handshake timeout can close the connection in time.
         max_connection_idle: Duration::from_secs(600),
