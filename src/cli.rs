@@ -299,6 +299,7 @@ pub fn load_request(args: &DecideArgs) -> Result<pb::DecideJobRequest, CliError>
         state,
         controller_name: args.controller_name.clone(),
         expectations: None,
+        lean_pods: Vec::new(),
     })
 }
 

@@ -502,7 +502,7 @@ fn build_pod(job: &Job, n: usize, raw: &RawPod) -> Pod {
     Pod {
         name: format!("p{n}"),
         uid: format!("uid-{n}"),
-        labels,
+        labels: labels.into(),
         completion_index,
         index_failure_count: raw.failure_count,
         index_ignored_failure_count: raw.ignored_count,
@@ -855,7 +855,7 @@ fn arb_wild_pod() -> impl Strategy<Value = Pod> {
                 Pod {
                     name: uid.replace("uid", "p"),
                     uid,
-                    labels: template_labels(),
+                    labels: template_labels().into(),
                     completion_index,
                     index_failure_count: failures,
                     index_ignored_failure_count: ignored,
@@ -1030,7 +1030,7 @@ fn job_selects(job: &Job, pod: &Pod) -> bool {
         .selector
         .match_labels
         .iter()
-        .all(|(k, v)| pod.labels.get(k) == Some(v))
+        .all(|(k, v)| pod.labels.get(k) == Some(v.as_str()))
 }
 
 /// Why a pod may lose its finalizer at this point of the plan without being
@@ -1479,7 +1479,7 @@ impl Sim {
         self.snap.pods.push(Pod {
             name: format!("{}sim{}", c.generate_name, self.next_uid),
             uid: format!("sim-{}", self.next_uid),
-            labels,
+            labels: labels.into(),
             completion_index: c.completion_index,
             index_failure_count: count(INDEX_FAILURE_COUNT_KEY),
             index_ignored_failure_count: count(INDEX_IGNORED_FAILURE_COUNT_KEY),

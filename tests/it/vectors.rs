@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use job_decider_api::lean::lean_request;
 use job_decider_api::{self as api, pb};
 
 /// One vector file: a request and the response expected for it.
@@ -92,19 +93,30 @@ fn every_vector_gives_the_upstream_response() {
         if excused.contains(&vector.name) {
             continue;
         }
-        let got = match api::decide(vector.request) {
-            Ok(decision) => canonical(decision.response()),
-            Err(e) => {
-                failures.push(format!("{file}: rejected: {e}"));
+        // Every vector twice: with its pods as Kubernetes-shaped `Pod`s and as `LeanPod`s.
+        let lean = match lean_request(vector.request.clone()) {
+            Ok(lean) => lean,
+            Err((i, e)) => {
+                failures.push(format!("{file}: pods[{i}] has no lean form: {e}"));
                 continue;
             }
         };
-        if got != vector.expected {
-            let want = serde_json::to_string_pretty(&vector.expected).unwrap_or_default();
-            let got = serde_json::to_string_pretty(&got).unwrap_or_default();
-            failures.push(format!(
-                "{file}: response differs\n--- expected\n{want}\n--- got\n{got}"
-            ));
+        for (encoding, request) in [("pods", vector.request), ("leanPods", lean)] {
+            // Through the server's own path: each pod left encoded until it is converted.
+            let got = match api::decide(api::LazyDecideJobRequest::from(request)) {
+                Ok(decision) => canonical(decision.response()),
+                Err(e) => {
+                    failures.push(format!("{file} ({encoding}): rejected: {e}"));
+                    continue;
+                }
+            };
+            if got != vector.expected {
+                let want = serde_json::to_string_pretty(&vector.expected).unwrap_or_default();
+                let got = serde_json::to_string_pretty(&got).unwrap_or_default();
+                failures.push(format!(
+                    "{file} ({encoding}): response differs\n--- expected\n{want}\n--- got\n{got}"
+                ));
+            }
         }
     }
     assert!(

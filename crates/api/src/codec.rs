@@ -1,6 +1,9 @@
 //! The gRPC codec: prost, except that a large request is decoded off the
-//! async reactor. A 100,000-pod snapshot takes tens of milliseconds to decode;
-//! on a reactor thread that would stall every small call sharing it.
+//! async reactor, and from the received bytes themselves. A 100,000-pod
+//! snapshot takes milliseconds to decode; on a reactor thread that would stall
+//! every small call sharing it. Decoding from a `Bytes` of the body lets the
+//! `bytes` fields of [`crate::LazyDecideJobRequest`] share the body instead of
+//! copying each pod.
 
 use prost::Message;
 use tonic::Status;
@@ -52,6 +55,14 @@ pub struct OffReactorDecoder<U> {
     inner: ProstDecoder<U>,
 }
 
+/// prost's decode of the body as one `Bytes` (tonic's buffer split off, not copied).
+fn decode_shared<U: Message + Default>(buf: &mut DecodeBuf<'_>) -> Result<U, Status> {
+    use bytes::Buf;
+    let body = buf.copy_to_bytes(buf.remaining());
+    // tonic maps a malformed message to INTERNAL; so does this.
+    U::decode(body).map_err(|e| Status::internal(e.to_string()))
+}
+
 impl<U: Message + Default> Decoder for OffReactorDecoder<U> {
     type Item = U;
     type Error = Status;
@@ -61,11 +72,12 @@ impl<U: Message + Default> Decoder for OffReactorDecoder<U> {
         let large = buf.remaining() >= OFF_REACTOR_DECODE_BYTES;
         let multi_thread = tokio::runtime::Handle::try_current()
             .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
-        if large && multi_thread {
-            tokio::task::block_in_place(|| self.inner.decode(buf))
+        let decoded = if large && multi_thread {
+            tokio::task::block_in_place(|| decode_shared(buf))
         } else {
-            self.inner.decode(buf)
-        }
+            decode_shared(buf)
+        };
+        decoded.map(Some)
     }
 
     fn buffer_settings(&self) -> BufferSettings {

@@ -24,11 +24,12 @@ use job_decider_core::defaults;
 use job_decider_core::model::{
     BackoffRecord, COMPLETION_INDEX_ENV, COMPLETION_INDEX_KEY, ConditionStatus, ContainerStatus,
     ControllerState, Deletion, ExitCodeOperator, Expectations, INDEX_FAILURE_COUNT_KEY,
-    INDEX_IGNORED_FAILURE_COUNT_KEY, JOB_TRACKING_FINALIZER, Job, JobCondition, JobConditionType,
-    JobSpec, JobStatus, LabelSelector, OnExitCodes, OnPodConditionsPattern, OwnerRef, Pod,
-    PodCondition, PodFailurePolicy, PodFailurePolicyAction, PodFailurePolicyRule, PodPhase,
-    PodTemplate, RestartPolicy, SelectorOperator, SelectorRequirement, Snapshot, SuccessPolicy,
-    SuccessPolicyRule, Terminated, UncountedTerminatedPods,
+    INDEX_IGNORED_FAILURE_COUNT_KEY, JOB_API_VERSION, JOB_KIND, JOB_TRACKING_FINALIZER, Job,
+    JobCondition, JobConditionType, JobSpec, JobStatus, LabelSelector, OnExitCodes,
+    OnPodConditionsPattern, OwnerRef, Pod, PodCondition, PodFailurePolicy, PodFailurePolicyAction,
+    PodFailurePolicyRule, PodPhase, PodTemplate, RestartPolicy, SelectorOperator,
+    SelectorRequirement, Snapshot, SuccessPolicy, SuccessPolicyRule, Terminated,
+    UncountedTerminatedPods,
 };
 use job_decider_core::plan::{Action, Event, Plan, PodCreation, PodDeletion, PodRef};
 use job_decider_core::time::Time;
@@ -154,9 +155,13 @@ impl TryFrom<pb::DecideJobRequest> for Snapshot {
             state: req.state,
             controller_name: req.controller_name,
             expectations: req.expectations,
+            both_encodings: !req.pods.is_empty() && !req.lean_pods.is_empty(),
         };
         // Each pod is dropped as soon as it is converted.
-        snapshot_from_parts(parts, req.pods.into_iter().map(Ok))
+        let count = req.pods.len() + req.lean_pods.len();
+        let full = req.pods.into_iter().map(|p| Ok(WirePod::Full(p)));
+        let lean = req.lean_pods.into_iter().map(|p| Ok(WirePod::Lean(p)));
+        snapshot_from_parts(parts, count, PodAt::number(full, lean))
     }
 }
 
@@ -170,14 +175,19 @@ impl TryFrom<LazyDecideJobRequest> for Snapshot {
             state: req.state,
             controller_name: req.controller_name,
             expectations: req.expectations,
+            both_encodings: !req.pods.is_empty() && !req.lean_pods.is_empty(),
         };
-        // One pod decoded at a time; its bytes are freed once it is decoded.
-        snapshot_from_parts(
-            parts,
-            req.pods
-                .into_iter()
-                .map(|raw| pb::Pod::decode(raw.as_slice())),
-        )
+        // One pod decoded at a time; the body's bytes go when the last slice of them does.
+        let count = req.pods.len() + req.lean_pods.len();
+        let full = req
+            .pods
+            .into_iter()
+            .map(|raw| pb::Pod::decode(raw).map(WirePod::Full));
+        let lean = req
+            .lean_pods
+            .into_iter()
+            .map(|raw| pb::LeanPod::decode(raw).map(WirePod::Lean));
+        snapshot_from_parts(parts, count, PodAt::number(full, lean))
     }
 }
 
@@ -188,14 +198,69 @@ struct RequestParts {
     state: Option<pb::ControllerState>,
     controller_name: String,
     expectations: Option<pb::Expectations>,
+    /// Both `pods` and `leanPods` hold pods: which order is the caller's is unknown.
+    both_encodings: bool,
+}
+
+/// One pod of a request, in the encoding it came in.
+enum WirePod {
+    /// A Kubernetes-shaped `Pod` (the request's `pods`).
+    Full(pb::Pod),
+    /// A `LeanPod` (the request's `leanPods`).
+    Lean(pb::LeanPod),
+}
+
+/// A pod's position: its list and its index there.
+#[derive(Clone, Copy)]
+struct PodAt {
+    lean: bool,
+    i: usize,
+}
+
+impl PodAt {
+    /// The JSON path of a field of this pod, given as its path in a `Pod` and in a `LeanPod`.
+    fn field(self, full: &str, lean: &str) -> String {
+        if self.lean {
+            format!("leanPods[{}].{lean}", self.i)
+        } else {
+            format!("pods[{}].{full}", self.i)
+        }
+    }
+
+    /// Numbers each list's pods from 0, the full ones first.
+    fn number<T>(
+        full: impl Iterator<Item = T>,
+        lean: impl Iterator<Item = T>,
+    ) -> impl Iterator<Item = (PodAt, T)> {
+        let full = full.enumerate().map(|(i, p)| (PodAt { lean: false, i }, p));
+        let lean = lean.enumerate().map(|(i, p)| (PodAt { lean: true, i }, p));
+        full.chain(lean)
+    }
+
+    /// The JSON path of the pod itself.
+    fn path(self) -> String {
+        let list = if self.lean { "leanPods" } else { "pods" };
+        format!("{list}[{}]", self.i)
+    }
 }
 
 /// The snapshot of a request whose pods arrive one at a time (decoded, or failing to decode).
-fn snapshot_from_parts<I>(req: RequestParts, pods: I) -> Result<Snapshot, Vec<Violation>>
+fn snapshot_from_parts<I>(
+    req: RequestParts,
+    count: usize,
+    pods: I,
+) -> Result<Snapshot, Vec<Violation>>
 where
-    I: ExactSizeIterator<Item = Result<pb::Pod, prost::DecodeError>>,
+    I: Iterator<Item = (PodAt, Result<WirePod, prost::DecodeError>)>,
 {
     let mut errs = Violations::default();
+    if req.both_encodings {
+        errs.invalid(
+            "leanPods",
+            "[...]",
+            "send the pods as pods or as leanPods, not both",
+        );
+    }
     let job = match req.job {
         Some(job) => Some(job_from_pb(job, "job", Purpose::Decide, &mut errs)),
         None => {
@@ -219,7 +284,7 @@ where
         })
         .unwrap_or_default();
     let pods = match &job {
-        Some(job) => pods_from_pb(pods, job, &mut errs),
+        Some(job) => pods_from_wire(count, pods, job, &mut errs),
         None => Vec::new(),
     };
     // Empty means upstream's own controller; the core reads it so (`sync::decide`).
@@ -476,9 +541,9 @@ fn job_status_from_pb(status: pb::JobStatus, path: &str, errs: &mut Violations) 
     }
 }
 
-fn pods_from_pb<I>(pods: I, job: &Job, errs: &mut Violations) -> Vec<Pod>
+fn pods_from_wire<I>(count: usize, pods: I, job: &Job, errs: &mut Violations) -> Vec<Pod>
 where
-    I: ExactSizeIterator<Item = Result<pb::Pod, prost::DecodeError>>,
+    I: Iterator<Item = (PodAt, Result<WirePod, prost::DecodeError>)>,
 {
     // The pod conditions whose status a decision reads: Ready, and those the policy matches on.
     let mut read_conditions: BTreeSet<&str> = BTreeSet::from([POD_READY]);
@@ -501,20 +566,22 @@ where
         conditions: &read_conditions,
         label_keys: &selector_keys,
     };
-    let mut converted: Vec<Pod> = Vec::with_capacity(pods.len());
+    let mut converted: Vec<Pod> = Vec::with_capacity(count);
     // Duplicate UIDs, found through a hash of each UID and the first converted pod
     // with that hash, rather than a set of copied UIDs (a 100,000-pod request's worth).
     let hasher = RandomState::new();
-    let mut first_with_hash: HashMap<u64, usize> = HashMap::with_capacity(pods.len());
-    for (i, pod) in pods.enumerate() {
+    let mut first_with_hash: HashMap<u64, usize> = HashMap::with_capacity(count);
+    for (at, pod) in pods {
         let pod = match pod {
-            Ok(pod) => pod_from_pb(pod, i, &job.uid, &read, errs),
+            Ok(WirePod::Full(pod)) => pod_from_pb(pod, at, job, &read, errs),
+            Ok(WirePod::Lean(pod)) => pod_from_lean(pod, at, job, &read, errs),
             Err(err) => {
+                let kind = if at.lean { "LeanPod" } else { "Pod" };
                 errs.push(
-                    format!("pods[{i}]"),
+                    at.path(),
                     ViolationKind::Invalid,
                     None,
-                    &format!("not a valid Pod message: {err}"),
+                    &format!("not a valid {kind} message: {err}"),
                 );
                 continue;
             }
@@ -533,7 +600,7 @@ where
             };
             if duplicate {
                 errs.push(
-                    format!("pods[{i}].metadata.uid"),
+                    at.field("metadata.uid", "uid"),
                     ViolationKind::Duplicate,
                     Some(format!("\"{}\"", pod.uid)),
                     "each pod may appear once",
@@ -557,11 +624,12 @@ struct ReadFields<'a> {
 
 fn pod_from_pb(
     pod: pb::Pod,
-    i: usize,
-    job_uid: &str,
+    at: PodAt,
+    job: &Job,
     read: &ReadFields<'_>,
     errs: &mut Violations,
 ) -> Pod {
+    let i = at.i;
     let mut metadata = pod.metadata.unwrap_or_default();
     if metadata.uid.is_empty() {
         errs.required(format!("pods[{i}].metadata.uid"), "");
@@ -580,20 +648,9 @@ fn pod_from_pb(
         .enumerate()
         .find(|(_, owner)| owner.controller == Some(true));
     let controller = controller.map(|(j, owner)| {
-        // Without a job uid there is nothing to compare with; that is reported once.
-        if !job_uid.is_empty() && owner.uid != job_uid {
-            errs.invalid(
-                format!("pods[{i}].metadata.ownerReferences[{j}].uid"),
-                format!("\"{}\"", owner.uid),
-                "the pod's controller is not this Job; send only the Job's pods and orphans",
-            );
-        }
-        OwnerRef {
-            api_version: owner.api_version,
-            kind: owner.kind,
-            name: owner.name,
-            uid: owner.uid,
-        }
+        controller_ref(owner, job, errs, || {
+            format!("pods[{i}].metadata.ownerReferences[{j}].uid")
+        })
     });
     let annotations = &metadata.annotations;
     let annotation = |key: &str| annotations.get(key).map(String::as_str);
@@ -700,6 +757,197 @@ fn pod_from_pb(
         container_statuses,
         init_container_statuses,
     }
+}
+
+/// A pod's controller reference; one naming another owner is rejected: the
+/// request holds the Job's pods and orphans only.
+fn controller_ref(
+    owner: pb::OwnerReference,
+    job: &Job,
+    errs: &mut Violations,
+    uid_field: impl FnOnce() -> String,
+) -> OwnerRef {
+    // Without a job uid there is nothing to compare with; that is reported once.
+    if !job.uid.is_empty() && owner.uid != job.uid {
+        errs.invalid(
+            uid_field(),
+            format!("\"{}\"", owner.uid),
+            "the pod's controller is not this Job; send only the Job's pods and orphans",
+        );
+    }
+    OwnerRef {
+        api_version: owner.api_version,
+        kind: owner.kind,
+        name: owner.name,
+        uid: owner.uid,
+    }
+}
+
+/// A pod in the lean encoding: the same pod as its `Pod` form, checked by the same rules
+/// where both forms carry the field.
+fn pod_from_lean(
+    pod: pb::LeanPod,
+    at: PodAt,
+    job: &Job,
+    read: &ReadFields<'_>,
+    errs: &mut Violations,
+) -> Pod {
+    let i = at.i;
+    if pod.uid.is_empty() {
+        errs.required(format!("leanPods[{i}].uid"), "");
+    }
+    if pod.name.is_empty() {
+        errs.required(format!("leanPods[{i}].name"), "");
+    }
+    let mut owner_uids = Vec::with_capacity(pod.owner_references.len() + 1);
+    if pod.controlled_by_job {
+        owner_uids.push(job.uid.clone());
+    }
+    owner_uids.extend(pod.owner_references.iter().map(|o| o.uid.clone()));
+    let controller = if pod.controlled_by_job {
+        Some(OwnerRef {
+            api_version: JOB_API_VERSION.to_string(),
+            kind: JOB_KIND.to_string(),
+            name: job.name.clone(),
+            uid: job.uid.clone(),
+        })
+    } else {
+        pod.owner_references
+            .into_iter()
+            .enumerate()
+            .find(|(_, owner)| owner.controller == Some(true))
+            .map(|(j, owner)| {
+                controller_ref(owner, job, errs, || {
+                    format!("leanPods[{i}].ownerReferences[{j}].uid")
+                })
+            })
+    };
+    let creation_timestamp = errs.time(pod.creation_timestamp.as_ref(), || {
+        format!("leanPods[{i}].creationTimestamp")
+    });
+    let deletion = errs
+        .time(pod.deletion_timestamp.as_ref(), || {
+            format!("leanPods[{i}].deletionTimestamp")
+        })
+        .map(|timestamp| Deletion {
+            timestamp,
+            grace_period_seconds: pod.deletion_grace_period_seconds,
+        });
+    let phase = match pb::LeanPodPhase::try_from(pod.phase) {
+        Ok(pb::LeanPodPhase::Unspecified | pb::LeanPodPhase::Pending) => PodPhase::Pending,
+        Ok(pb::LeanPodPhase::Running) => PodPhase::Running,
+        Ok(pb::LeanPodPhase::Succeeded) => PodPhase::Succeeded,
+        Ok(pb::LeanPodPhase::Failed) => PodPhase::Failed,
+        Ok(pb::LeanPodPhase::Unknown) => PodPhase::Unknown,
+        Err(_) => {
+            errs.invalid(
+                format!("leanPods[{i}].phase"),
+                pod.phase,
+                "not a LeanPodPhase value",
+            );
+            PodPhase::Pending
+        }
+    };
+    let kept = pod
+        .conditions
+        .iter()
+        .filter(|c| read.conditions.contains(c.r#type.as_str()))
+        .count();
+    let mut conditions = Vec::with_capacity(kept);
+    for (c, condition) in pod.conditions.into_iter().enumerate() {
+        if !read.conditions.contains(condition.r#type.as_str()) {
+            continue;
+        }
+        let status = match pb::LeanConditionStatus::try_from(condition.status) {
+            Ok(pb::LeanConditionStatus::True) => ConditionStatus::True,
+            Ok(pb::LeanConditionStatus::False) => ConditionStatus::False,
+            Ok(pb::LeanConditionStatus::Unknown) => ConditionStatus::Unknown,
+            // Unset reads as an empty status string does: not one decisions can use.
+            Ok(pb::LeanConditionStatus::Unspecified) | Err(_) => {
+                errs.not_supported(
+                    format!("leanPods[{i}].conditions[{c}].status"),
+                    pb::LeanConditionStatus::try_from(condition.status)
+                        .map_or("", |s| s.as_str_name()),
+                    &[
+                        "LEAN_CONDITION_STATUS_TRUE",
+                        "LEAN_CONDITION_STATUS_FALSE",
+                        "LEAN_CONDITION_STATUS_UNKNOWN",
+                    ],
+                );
+                ConditionStatus::Other(String::new())
+            }
+        };
+        let last_transition_time = errs.time(condition.last_transition_time.as_ref(), || {
+            format!("leanPods[{i}].conditions[{c}].lastTransitionTime")
+        });
+        conditions.push(PodCondition {
+            condition_type: condition.r#type,
+            status,
+            last_transition_time,
+        });
+    }
+    Pod {
+        name: pod.name,
+        uid: pod.uid,
+        // Only the labels the selector names: matching reads no others.
+        labels: pod
+            .labels
+            .into_iter()
+            .filter(|(key, _)| read.label_keys.contains(key.as_str()))
+            .collect(),
+        completion_index: defaults::completion_index(pod.completion_index.as_deref()),
+        index_failure_count: defaults::failure_count(pod.index_failure_count.as_deref()),
+        index_ignored_failure_count: defaults::failure_count(
+            pod.index_ignored_failure_count.as_deref(),
+        ),
+        controller,
+        owner_uids,
+        has_tracking_finalizer: pod.tracking_finalizer,
+        creation_timestamp,
+        deletion,
+        scheduled: pod.scheduled,
+        sidecar_init_containers: pod.sidecar_init_containers,
+        phase,
+        conditions,
+        container_statuses: lean_container_statuses(
+            pod.container_statuses,
+            i,
+            "containerStatuses",
+            errs,
+        ),
+        init_container_statuses: lean_container_statuses(
+            pod.init_container_statuses,
+            i,
+            "initContainerStatuses",
+            errs,
+        ),
+    }
+}
+
+fn lean_container_statuses(
+    statuses: Vec<pb::LeanContainerStatus>,
+    i: usize,
+    list: &str,
+    errs: &mut Violations,
+) -> Vec<ContainerStatus> {
+    let mut converted = Vec::with_capacity(statuses.len());
+    converted.extend(statuses.into_iter().enumerate().map(|(c, status)| {
+        errs.non_negative(status.restart_count, || {
+            format!("leanPods[{i}].{list}[{c}].restartCount")
+        });
+        let terminated = status.terminated.map(|t| Terminated {
+            exit_code: t.exit_code,
+            finished_at: errs.time(t.finished_at.as_ref(), || {
+                format!("leanPods[{i}].{list}[{c}].terminated.finishedAt")
+            }),
+        });
+        ContainerStatus {
+            name: status.name,
+            terminated,
+            restart_count: status.restart_count,
+        }
+    }));
+    converted
 }
 
 fn container_statuses_from_pb(

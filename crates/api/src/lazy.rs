@@ -1,17 +1,17 @@
 //! The DecideJob request as the server receives it: wire-compatible with
-//! `pb::DecideJobRequest`, except that each pod stays encoded — its own copy of
-//! its bytes — until conversion decodes, converts and drops it, one at a time.
+//! `pb::DecideJobRequest`, except that each pod stays encoded — a slice of the
+//! received body, not a copy — until conversion decodes, converts and drops
+//! it, one at a time.
 //!
 //! Why: a decoded pod takes several times its wire size (one allocation per
 //! string, map and list). Decoded all at once, 100,000 pods would sit in memory
 //! beside the body they came from and the domain model built from them. Here
-//! the body (tonic's buffer) is freed as soon as the request is decoded, and
-//! each pod's bytes are freed as its domain form is built, so the most that is
-//! held at once is about twice the request, or the domain model, not their sum.
-//! (Slices of tonic's buffer instead of copies would keep the whole body alive
-//! until the last pod is converted: measured worse, see the README's "Memory".)
-//! `repeated bytes` and `repeated Pod` share a wire type (length-delimited), so
-//! any client's encoding of a `DecideJobRequest` decodes as this message.
+//! the body is held once, and each pod lives decoded only while its domain form
+//! is built. `repeated bytes` and `repeated Pod` share a wire type
+//! (length-delimited), so any client's encoding of a `DecideJobRequest` decodes
+//! as this message.
+
+use bytes::Bytes;
 
 use crate::pb;
 
@@ -25,8 +25,8 @@ pub struct LazyDecideJobRequest {
     #[prost(message, optional, tag = "1")]
     pub job: Option<pb::Job>,
     /// The pods, each an encoded `Pod`.
-    #[prost(bytes = "vec", repeated, tag = "2")]
-    pub pods: Vec<Vec<u8>>,
+    #[prost(bytes = "bytes", repeated, tag = "2")]
+    pub pods: Vec<Bytes>,
     /// The current time.
     #[prost(message, optional, tag = "3")]
     pub now: Option<pbjson_types::Timestamp>,
@@ -39,6 +39,9 @@ pub struct LazyDecideJobRequest {
     /// What the caller has done but not yet seen in its caches.
     #[prost(message, optional, tag = "6")]
     pub expectations: Option<pb::Expectations>,
+    /// The pods in the lean encoding, each an encoded `LeanPod`.
+    #[prost(bytes = "bytes", repeated, tag = "7")]
+    pub lean_pods: Vec<Bytes>,
 }
 
 impl From<pb::DecideJobRequest> for LazyDecideJobRequest {
@@ -47,11 +50,20 @@ impl From<pb::DecideJobRequest> for LazyDecideJobRequest {
         use prost::Message;
         LazyDecideJobRequest {
             job: request.job,
-            pods: request.pods.iter().map(Message::encode_to_vec).collect(),
+            pods: request
+                .pods
+                .iter()
+                .map(|p| p.encode_to_vec().into())
+                .collect(),
             now: request.now,
             state: request.state,
             controller_name: request.controller_name,
             expectations: request.expectations,
+            lean_pods: request
+                .lean_pods
+                .iter()
+                .map(|p| p.encode_to_vec().into())
+                .collect(),
         }
     }
 }

@@ -11,6 +11,7 @@ pub mod convert_jobset;
 #[cfg(any(test, feature = "test-util"))]
 pub mod fixtures;
 pub mod lazy;
+pub mod lean;
 pub mod status;
 
 use job_decider_core::jobset::decide_jobset as decide_jobset_core;

@@ -103,7 +103,7 @@ pub fn running_pod(name: &str, uid: &str, created: Time) -> Pod {
     Pod {
         name: name.into(),
         uid: uid.into(),
-        labels: template_labels(),
+        labels: template_labels().into(),
         completion_index: None,
         index_failure_count: 0,
         index_ignored_failure_count: 0,

@@ -15,7 +15,8 @@ use crate::index_set::IndexSet;
 use crate::indexed::{new_index_failure_counts, pod_generate_name_with_index};
 use crate::model::{
     BackoffRecord, COMPLETION_INDEX_ENV, COMPLETION_INDEX_KEY, INDEX_FAILURE_COUNT_KEY,
-    INDEX_IGNORED_FAILURE_COUNT_KEY, JOB_TRACKING_FINALIZER, Job, OwnerRef, Pod,
+    INDEX_IGNORED_FAILURE_COUNT_KEY, JOB_API_VERSION, JOB_KIND, JOB_TRACKING_FINALIZER, Job,
+    OwnerRef, Pod,
 };
 use crate::plan::{EnvVarFromField, PodCreation, PodDeletion, PodRef};
 use crate::pod_order::cmp_active_pods;
@@ -213,8 +214,8 @@ fn base_pod_creation(job: &Job, generate_name: String) -> PodCreation {
         env: Vec::new(),
         completion_index: None,
         owner: OwnerRef {
-            api_version: "batch/v1".into(),
-            kind: "Job".into(),
+            api_version: JOB_API_VERSION.into(),
+            kind: JOB_KIND.into(),
             name: job.name.clone(),
             uid: job.uid.clone(),
         },

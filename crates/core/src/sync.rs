@@ -16,8 +16,9 @@ use crate::index_set::IndexSet;
 use crate::indexed::{self, is_pod_failed, pods_with_delayed_deletion, valid_index};
 use crate::manage::{ManageDecision, ManageFacts, manage_job, pod_deletions};
 use crate::model::{
-    BUILT_IN_CONTROLLER, BackoffRecord, CompletionMode, ConditionStatus, Job, JobCondition,
-    JobConditionType, JobStatus, OwnerRef, Pod, PodPhase, RestartPolicy, Snapshot,
+    BUILT_IN_CONTROLLER, BackoffRecord, CompletionMode, ConditionStatus, JOB_API_VERSION, JOB_KIND,
+    Job, JobCondition, JobConditionType, JobStatus, OwnerRef, Pod, PodPhase, RestartPolicy,
+    Snapshot,
 };
 use crate::plan::{Action, Event, EventType, Plan, PodDeletion, PodRef};
 use crate::pod_failure_policy::match_pod_failure_policy;
@@ -28,11 +29,6 @@ use crate::tracking::{TrackingFacts, track_status_and_remove_finalizers, working
 
 /// Shortest backoff requeue: upstream's delayed enqueue never waits less than its 1 s batch period.
 pub const MIN_REQUEUE: Duration = Duration::from_secs(1);
-
-/// The kind a Job's owner references carry.
-const JOB_KIND: &str = "Job";
-/// The group/version of Jobs the orphan-pod worker recognises as owners.
-const JOB_API_VERSION: &str = "batch/v1";
 
 /// Decides one sync of the snapshot's Job: the plan upstream's controller would carry out.
 pub fn decide(snapshot: &Snapshot) -> Plan {

@@ -22,6 +22,128 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// LeanPodPhase is status.phase of a LeanPod.
+type LeanPodPhase int32
+
+const (
+	// No phase reported yet; decided as Pending, as an empty phase string is.
+	LeanPodPhase_LEAN_POD_PHASE_UNSPECIFIED LeanPodPhase = 0
+	// Pending.
+	LeanPodPhase_LEAN_POD_PHASE_PENDING LeanPodPhase = 1
+	// Running.
+	LeanPodPhase_LEAN_POD_PHASE_RUNNING LeanPodPhase = 2
+	// Succeeded.
+	LeanPodPhase_LEAN_POD_PHASE_SUCCEEDED LeanPodPhase = 3
+	// Failed.
+	LeanPodPhase_LEAN_POD_PHASE_FAILED LeanPodPhase = 4
+	// Unknown (the node lost contact).
+	LeanPodPhase_LEAN_POD_PHASE_UNKNOWN LeanPodPhase = 5
+)
+
+// Enum value maps for LeanPodPhase.
+var (
+	LeanPodPhase_name = map[int32]string{
+		0: "LEAN_POD_PHASE_UNSPECIFIED",
+		1: "LEAN_POD_PHASE_PENDING",
+		2: "LEAN_POD_PHASE_RUNNING",
+		3: "LEAN_POD_PHASE_SUCCEEDED",
+		4: "LEAN_POD_PHASE_FAILED",
+		5: "LEAN_POD_PHASE_UNKNOWN",
+	}
+	LeanPodPhase_value = map[string]int32{
+		"LEAN_POD_PHASE_UNSPECIFIED": 0,
+		"LEAN_POD_PHASE_PENDING":     1,
+		"LEAN_POD_PHASE_RUNNING":     2,
+		"LEAN_POD_PHASE_SUCCEEDED":   3,
+		"LEAN_POD_PHASE_FAILED":      4,
+		"LEAN_POD_PHASE_UNKNOWN":     5,
+	}
+)
+
+func (x LeanPodPhase) Enum() *LeanPodPhase {
+	p := new(LeanPodPhase)
+	*p = x
+	return p
+}
+
+func (x LeanPodPhase) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (LeanPodPhase) Descriptor() protoreflect.EnumDescriptor {
+	return file_jobdecider_v1_kubernetes_proto_enumTypes[0].Descriptor()
+}
+
+func (LeanPodPhase) Type() protoreflect.EnumType {
+	return &file_jobdecider_v1_kubernetes_proto_enumTypes[0]
+}
+
+func (x LeanPodPhase) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use LeanPodPhase.Descriptor instead.
+func (LeanPodPhase) EnumDescriptor() ([]byte, []int) {
+	return file_jobdecider_v1_kubernetes_proto_rawDescGZIP(), []int{0}
+}
+
+// LeanConditionStatus is a pod condition's status in a LeanPod.
+type LeanConditionStatus int32
+
+const (
+	// Unset: decided as an empty status string is.
+	LeanConditionStatus_LEAN_CONDITION_STATUS_UNSPECIFIED LeanConditionStatus = 0
+	// "True".
+	LeanConditionStatus_LEAN_CONDITION_STATUS_TRUE LeanConditionStatus = 1
+	// "False".
+	LeanConditionStatus_LEAN_CONDITION_STATUS_FALSE LeanConditionStatus = 2
+	// "Unknown".
+	LeanConditionStatus_LEAN_CONDITION_STATUS_UNKNOWN LeanConditionStatus = 3
+)
+
+// Enum value maps for LeanConditionStatus.
+var (
+	LeanConditionStatus_name = map[int32]string{
+		0: "LEAN_CONDITION_STATUS_UNSPECIFIED",
+		1: "LEAN_CONDITION_STATUS_TRUE",
+		2: "LEAN_CONDITION_STATUS_FALSE",
+		3: "LEAN_CONDITION_STATUS_UNKNOWN",
+	}
+	LeanConditionStatus_value = map[string]int32{
+		"LEAN_CONDITION_STATUS_UNSPECIFIED": 0,
+		"LEAN_CONDITION_STATUS_TRUE":        1,
+		"LEAN_CONDITION_STATUS_FALSE":       2,
+		"LEAN_CONDITION_STATUS_UNKNOWN":     3,
+	}
+)
+
+func (x LeanConditionStatus) Enum() *LeanConditionStatus {
+	p := new(LeanConditionStatus)
+	*p = x
+	return p
+}
+
+func (x LeanConditionStatus) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (LeanConditionStatus) Descriptor() protoreflect.EnumDescriptor {
+	return file_jobdecider_v1_kubernetes_proto_enumTypes[1].Descriptor()
+}
+
+func (LeanConditionStatus) Type() protoreflect.EnumType {
+	return &file_jobdecider_v1_kubernetes_proto_enumTypes[1]
+}
+
+func (x LeanConditionStatus) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use LeanConditionStatus.Descriptor instead.
+func (LeanConditionStatus) EnumDescriptor() ([]byte, []int) {
+	return file_jobdecider_v1_kubernetes_proto_rawDescGZIP(), []int{1}
+}
+
 // ObjectMeta mirrors metav1.ObjectMeta.
 type ObjectMeta struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2286,6 +2408,393 @@ func (x *ContainerStateTerminated) GetFinishedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+// LeanPod is a pod reduced to what decisions read: the lean encoding of DecideJobRequest.pods.
+// A pod in this form decides exactly as the same pod sent as a Pod (the vectors and the
+// conformance harness run through both). Fields are added, never renumbered or reused.
+type LeanPod struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// metadata.name.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// metadata.uid; required.
+	Uid string `protobuf:"bytes,2,opt,name=uid,proto3" json:"uid,omitempty"`
+	// metadata.labels whose keys the Job's selector names (others may be sent; they are ignored).
+	Labels map[string]string `protobuf:"bytes,3,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// The batch.kubernetes.io/job-completion-index annotation, verbatim, when present.
+	CompletionIndex *string `protobuf:"bytes,4,opt,name=completion_index,json=completionIndex,proto3,oneof" json:"completion_index,omitempty"`
+	// The batch.kubernetes.io/job-index-failure-count annotation, verbatim, when present.
+	IndexFailureCount *string `protobuf:"bytes,5,opt,name=index_failure_count,json=indexFailureCount,proto3,oneof" json:"index_failure_count,omitempty"`
+	// The batch.kubernetes.io/job-index-ignored-failure-count annotation, verbatim, when present.
+	IndexIgnoredFailureCount *string `protobuf:"bytes,6,opt,name=index_ignored_failure_count,json=indexIgnoredFailureCount,proto3,oneof" json:"index_ignored_failure_count,omitempty"`
+	// True when one of metadata.ownerReferences is the Job's own controller reference:
+	// apiVersion "batch/v1", kind "Job", the Job's name and uid, controller true. That
+	// reference is then left out of owner_references (it is most of a pod's bytes).
+	ControlledByJob bool `protobuf:"varint,7,opt,name=controlled_by_job,json=controlledByJob,proto3" json:"controlled_by_job,omitempty"`
+	// metadata.ownerReferences other than the one controlled_by_job stands for, in order.
+	OwnerReferences []*OwnerReference `protobuf:"bytes,8,rep,name=owner_references,json=ownerReferences,proto3" json:"owner_references,omitempty"`
+	// Whether metadata.finalizers holds batch.kubernetes.io/job-tracking.
+	TrackingFinalizer bool `protobuf:"varint,9,opt,name=tracking_finalizer,json=trackingFinalizer,proto3" json:"tracking_finalizer,omitempty"`
+	// metadata.creationTimestamp.
+	CreationTimestamp *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=creation_timestamp,json=creationTimestamp,proto3" json:"creation_timestamp,omitempty"`
+	// metadata.deletionTimestamp; unset while the pod is not being deleted.
+	DeletionTimestamp *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=deletion_timestamp,json=deletionTimestamp,proto3" json:"deletion_timestamp,omitempty"`
+	// metadata.deletionGracePeriodSeconds.
+	DeletionGracePeriodSeconds *int64 `protobuf:"varint,12,opt,name=deletion_grace_period_seconds,json=deletionGracePeriodSeconds,proto3,oneof" json:"deletion_grace_period_seconds,omitempty"`
+	// Whether spec.nodeName is set.
+	Scheduled bool `protobuf:"varint,13,opt,name=scheduled,proto3" json:"scheduled,omitempty"`
+	// Names of spec.initContainers whose restartPolicy is Always (sidecars), in order.
+	SidecarInitContainers []string `protobuf:"bytes,14,rep,name=sidecar_init_containers,json=sidecarInitContainers,proto3" json:"sidecar_init_containers,omitempty"`
+	// status.phase.
+	Phase LeanPodPhase `protobuf:"varint,15,opt,name=phase,proto3,enum=jobdecider.v1.LeanPodPhase" json:"phase,omitempty"`
+	// status.conditions: at least Ready and the types the Job's pod failure policy names
+	// (others may be sent; they are ignored).
+	Conditions []*LeanPodCondition `protobuf:"bytes,16,rep,name=conditions,proto3" json:"conditions,omitempty"`
+	// status.containerStatuses.
+	ContainerStatuses []*LeanContainerStatus `protobuf:"bytes,17,rep,name=container_statuses,json=containerStatuses,proto3" json:"container_statuses,omitempty"`
+	// status.initContainerStatuses.
+	InitContainerStatuses []*LeanContainerStatus `protobuf:"bytes,18,rep,name=init_container_statuses,json=initContainerStatuses,proto3" json:"init_container_statuses,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
+}
+
+func (x *LeanPod) Reset() {
+	*x = LeanPod{}
+	mi := &file_jobdecider_v1_kubernetes_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LeanPod) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LeanPod) ProtoMessage() {}
+
+func (x *LeanPod) ProtoReflect() protoreflect.Message {
+	mi := &file_jobdecider_v1_kubernetes_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LeanPod.ProtoReflect.Descriptor instead.
+func (*LeanPod) Descriptor() ([]byte, []int) {
+	return file_jobdecider_v1_kubernetes_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *LeanPod) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *LeanPod) GetUid() string {
+	if x != nil {
+		return x.Uid
+	}
+	return ""
+}
+
+func (x *LeanPod) GetLabels() map[string]string {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
+}
+
+func (x *LeanPod) GetCompletionIndex() string {
+	if x != nil && x.CompletionIndex != nil {
+		return *x.CompletionIndex
+	}
+	return ""
+}
+
+func (x *LeanPod) GetIndexFailureCount() string {
+	if x != nil && x.IndexFailureCount != nil {
+		return *x.IndexFailureCount
+	}
+	return ""
+}
+
+func (x *LeanPod) GetIndexIgnoredFailureCount() string {
+	if x != nil && x.IndexIgnoredFailureCount != nil {
+		return *x.IndexIgnoredFailureCount
+	}
+	return ""
+}
+
+func (x *LeanPod) GetControlledByJob() bool {
+	if x != nil {
+		return x.ControlledByJob
+	}
+	return false
+}
+
+func (x *LeanPod) GetOwnerReferences() []*OwnerReference {
+	if x != nil {
+		return x.OwnerReferences
+	}
+	return nil
+}
+
+func (x *LeanPod) GetTrackingFinalizer() bool {
+	if x != nil {
+		return x.TrackingFinalizer
+	}
+	return false
+}
+
+func (x *LeanPod) GetCreationTimestamp() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreationTimestamp
+	}
+	return nil
+}
+
+func (x *LeanPod) GetDeletionTimestamp() *timestamppb.Timestamp {
+	if x != nil {
+		return x.DeletionTimestamp
+	}
+	return nil
+}
+
+func (x *LeanPod) GetDeletionGracePeriodSeconds() int64 {
+	if x != nil && x.DeletionGracePeriodSeconds != nil {
+		return *x.DeletionGracePeriodSeconds
+	}
+	return 0
+}
+
+func (x *LeanPod) GetScheduled() bool {
+	if x != nil {
+		return x.Scheduled
+	}
+	return false
+}
+
+func (x *LeanPod) GetSidecarInitContainers() []string {
+	if x != nil {
+		return x.SidecarInitContainers
+	}
+	return nil
+}
+
+func (x *LeanPod) GetPhase() LeanPodPhase {
+	if x != nil {
+		return x.Phase
+	}
+	return LeanPodPhase_LEAN_POD_PHASE_UNSPECIFIED
+}
+
+func (x *LeanPod) GetConditions() []*LeanPodCondition {
+	if x != nil {
+		return x.Conditions
+	}
+	return nil
+}
+
+func (x *LeanPod) GetContainerStatuses() []*LeanContainerStatus {
+	if x != nil {
+		return x.ContainerStatuses
+	}
+	return nil
+}
+
+func (x *LeanPod) GetInitContainerStatuses() []*LeanContainerStatus {
+	if x != nil {
+		return x.InitContainerStatuses
+	}
+	return nil
+}
+
+// LeanPodCondition is a pod condition as decisions read it.
+type LeanPodCondition struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The condition type, e.g. "Ready" or "DisruptionTarget".
+	Type string `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	// Its status.
+	Status LeanConditionStatus `protobuf:"varint,2,opt,name=status,proto3,enum=jobdecider.v1.LeanConditionStatus" json:"status,omitempty"`
+	// When the status last changed.
+	LastTransitionTime *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=last_transition_time,json=lastTransitionTime,proto3" json:"last_transition_time,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *LeanPodCondition) Reset() {
+	*x = LeanPodCondition{}
+	mi := &file_jobdecider_v1_kubernetes_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LeanPodCondition) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LeanPodCondition) ProtoMessage() {}
+
+func (x *LeanPodCondition) ProtoReflect() protoreflect.Message {
+	mi := &file_jobdecider_v1_kubernetes_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LeanPodCondition.ProtoReflect.Descriptor instead.
+func (*LeanPodCondition) Descriptor() ([]byte, []int) {
+	return file_jobdecider_v1_kubernetes_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *LeanPodCondition) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *LeanPodCondition) GetStatus() LeanConditionStatus {
+	if x != nil {
+		return x.Status
+	}
+	return LeanConditionStatus_LEAN_CONDITION_STATUS_UNSPECIFIED
+}
+
+func (x *LeanPodCondition) GetLastTransitionTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LastTransitionTime
+	}
+	return nil
+}
+
+// LeanContainerStatus is a container status as decisions read it.
+type LeanContainerStatus struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Name of the container.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// How often the container has restarted.
+	RestartCount int32 `protobuf:"varint,2,opt,name=restart_count,json=restartCount,proto3" json:"restart_count,omitempty"`
+	// Set once the container has terminated (state.terminated).
+	Terminated    *LeanTerminated `protobuf:"bytes,3,opt,name=terminated,proto3" json:"terminated,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LeanContainerStatus) Reset() {
+	*x = LeanContainerStatus{}
+	mi := &file_jobdecider_v1_kubernetes_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LeanContainerStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LeanContainerStatus) ProtoMessage() {}
+
+func (x *LeanContainerStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_jobdecider_v1_kubernetes_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LeanContainerStatus.ProtoReflect.Descriptor instead.
+func (*LeanContainerStatus) Descriptor() ([]byte, []int) {
+	return file_jobdecider_v1_kubernetes_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *LeanContainerStatus) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *LeanContainerStatus) GetRestartCount() int32 {
+	if x != nil {
+		return x.RestartCount
+	}
+	return 0
+}
+
+func (x *LeanContainerStatus) GetTerminated() *LeanTerminated {
+	if x != nil {
+		return x.Terminated
+	}
+	return nil
+}
+
+// LeanTerminated is a terminated container state as decisions read it.
+type LeanTerminated struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Exit status of the container's last run.
+	ExitCode int32 `protobuf:"varint,1,opt,name=exit_code,json=exitCode,proto3" json:"exit_code,omitempty"`
+	// When the container terminated.
+	FinishedAt    *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=finished_at,json=finishedAt,proto3" json:"finished_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LeanTerminated) Reset() {
+	*x = LeanTerminated{}
+	mi := &file_jobdecider_v1_kubernetes_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LeanTerminated) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LeanTerminated) ProtoMessage() {}
+
+func (x *LeanTerminated) ProtoReflect() protoreflect.Message {
+	mi := &file_jobdecider_v1_kubernetes_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LeanTerminated.ProtoReflect.Descriptor instead.
+func (*LeanTerminated) Descriptor() ([]byte, []int) {
+	return file_jobdecider_v1_kubernetes_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *LeanTerminated) GetExitCode() int32 {
+	if x != nil {
+		return x.ExitCode
+	}
+	return 0
+}
+
+func (x *LeanTerminated) GetFinishedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.FinishedAt
+	}
+	return nil
+}
+
 var File_jobdecider_v1_kubernetes_proto protoreflect.FileDescriptor
 
 const file_jobdecider_v1_kubernetes_proto_rawDesc = "" +
@@ -2506,7 +3015,62 @@ const file_jobdecider_v1_kubernetes_proto_rawDesc = "" +
 	"\n" +
 	"started_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x12;\n" +
 	"\vfinished_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"finishedAtB7Z5job-decider.dev/clients/go/jobdecider/v1;jobdeciderv1b\x06proto3"
+	"finishedAt\"\xba\t\n" +
+	"\aLeanPod\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
+	"\x03uid\x18\x02 \x01(\tR\x03uid\x12:\n" +
+	"\x06labels\x18\x03 \x03(\v2\".jobdecider.v1.LeanPod.LabelsEntryR\x06labels\x12.\n" +
+	"\x10completion_index\x18\x04 \x01(\tH\x00R\x0fcompletionIndex\x88\x01\x01\x123\n" +
+	"\x13index_failure_count\x18\x05 \x01(\tH\x01R\x11indexFailureCount\x88\x01\x01\x12B\n" +
+	"\x1bindex_ignored_failure_count\x18\x06 \x01(\tH\x02R\x18indexIgnoredFailureCount\x88\x01\x01\x12*\n" +
+	"\x11controlled_by_job\x18\a \x01(\bR\x0fcontrolledByJob\x12H\n" +
+	"\x10owner_references\x18\b \x03(\v2\x1d.jobdecider.v1.OwnerReferenceR\x0fownerReferences\x12-\n" +
+	"\x12tracking_finalizer\x18\t \x01(\bR\x11trackingFinalizer\x12I\n" +
+	"\x12creation_timestamp\x18\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\x11creationTimestamp\x12I\n" +
+	"\x12deletion_timestamp\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\x11deletionTimestamp\x12F\n" +
+	"\x1ddeletion_grace_period_seconds\x18\f \x01(\x03H\x03R\x1adeletionGracePeriodSeconds\x88\x01\x01\x12\x1c\n" +
+	"\tscheduled\x18\r \x01(\bR\tscheduled\x126\n" +
+	"\x17sidecar_init_containers\x18\x0e \x03(\tR\x15sidecarInitContainers\x121\n" +
+	"\x05phase\x18\x0f \x01(\x0e2\x1b.jobdecider.v1.LeanPodPhaseR\x05phase\x12?\n" +
+	"\n" +
+	"conditions\x18\x10 \x03(\v2\x1f.jobdecider.v1.LeanPodConditionR\n" +
+	"conditions\x12Q\n" +
+	"\x12container_statuses\x18\x11 \x03(\v2\".jobdecider.v1.LeanContainerStatusR\x11containerStatuses\x12Z\n" +
+	"\x17init_container_statuses\x18\x12 \x03(\v2\".jobdecider.v1.LeanContainerStatusR\x15initContainerStatuses\x1a9\n" +
+	"\vLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x13\n" +
+	"\x11_completion_indexB\x16\n" +
+	"\x14_index_failure_countB\x1e\n" +
+	"\x1c_index_ignored_failure_countB \n" +
+	"\x1e_deletion_grace_period_seconds\"\xb0\x01\n" +
+	"\x10LeanPodCondition\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12:\n" +
+	"\x06status\x18\x02 \x01(\x0e2\".jobdecider.v1.LeanConditionStatusR\x06status\x12L\n" +
+	"\x14last_transition_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x12lastTransitionTime\"\x8d\x01\n" +
+	"\x13LeanContainerStatus\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12#\n" +
+	"\rrestart_count\x18\x02 \x01(\x05R\frestartCount\x12=\n" +
+	"\n" +
+	"terminated\x18\x03 \x01(\v2\x1d.jobdecider.v1.LeanTerminatedR\n" +
+	"terminated\"j\n" +
+	"\x0eLeanTerminated\x12\x1b\n" +
+	"\texit_code\x18\x01 \x01(\x05R\bexitCode\x12;\n" +
+	"\vfinished_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"finishedAt*\xbb\x01\n" +
+	"\fLeanPodPhase\x12\x1e\n" +
+	"\x1aLEAN_POD_PHASE_UNSPECIFIED\x10\x00\x12\x1a\n" +
+	"\x16LEAN_POD_PHASE_PENDING\x10\x01\x12\x1a\n" +
+	"\x16LEAN_POD_PHASE_RUNNING\x10\x02\x12\x1c\n" +
+	"\x18LEAN_POD_PHASE_SUCCEEDED\x10\x03\x12\x19\n" +
+	"\x15LEAN_POD_PHASE_FAILED\x10\x04\x12\x1a\n" +
+	"\x16LEAN_POD_PHASE_UNKNOWN\x10\x05*\xa0\x01\n" +
+	"\x13LeanConditionStatus\x12%\n" +
+	"!LEAN_CONDITION_STATUS_UNSPECIFIED\x10\x00\x12\x1e\n" +
+	"\x1aLEAN_CONDITION_STATUS_TRUE\x10\x01\x12\x1f\n" +
+	"\x1bLEAN_CONDITION_STATUS_FALSE\x10\x02\x12!\n" +
+	"\x1dLEAN_CONDITION_STATUS_UNKNOWN\x10\x03B7Z5job-decider.dev/clients/go/jobdecider/v1;jobdeciderv1b\x06proto3"
 
 var (
 	file_jobdecider_v1_kubernetes_proto_rawDescOnce sync.Once
@@ -2520,97 +3084,117 @@ func file_jobdecider_v1_kubernetes_proto_rawDescGZIP() []byte {
 	return file_jobdecider_v1_kubernetes_proto_rawDescData
 }
 
-var file_jobdecider_v1_kubernetes_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_jobdecider_v1_kubernetes_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_jobdecider_v1_kubernetes_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
 var file_jobdecider_v1_kubernetes_proto_goTypes = []any{
-	(*ObjectMeta)(nil),                             // 0: jobdecider.v1.ObjectMeta
-	(*OwnerReference)(nil),                         // 1: jobdecider.v1.OwnerReference
-	(*LabelSelector)(nil),                          // 2: jobdecider.v1.LabelSelector
-	(*LabelSelectorRequirement)(nil),               // 3: jobdecider.v1.LabelSelectorRequirement
-	(*Job)(nil),                                    // 4: jobdecider.v1.Job
-	(*JobSpec)(nil),                                // 5: jobdecider.v1.JobSpec
-	(*PodFailurePolicy)(nil),                       // 6: jobdecider.v1.PodFailurePolicy
-	(*PodFailurePolicyRule)(nil),                   // 7: jobdecider.v1.PodFailurePolicyRule
-	(*PodFailurePolicyOnExitCodesRequirement)(nil), // 8: jobdecider.v1.PodFailurePolicyOnExitCodesRequirement
-	(*PodFailurePolicyOnPodConditionsPattern)(nil), // 9: jobdecider.v1.PodFailurePolicyOnPodConditionsPattern
-	(*SuccessPolicy)(nil),                          // 10: jobdecider.v1.SuccessPolicy
-	(*SuccessPolicyRule)(nil),                      // 11: jobdecider.v1.SuccessPolicyRule
-	(*PodTemplateSpec)(nil),                        // 12: jobdecider.v1.PodTemplateSpec
-	(*PodSpec)(nil),                                // 13: jobdecider.v1.PodSpec
-	(*Container)(nil),                              // 14: jobdecider.v1.Container
-	(*EnvVar)(nil),                                 // 15: jobdecider.v1.EnvVar
-	(*EnvVarSource)(nil),                           // 16: jobdecider.v1.EnvVarSource
-	(*ObjectFieldSelector)(nil),                    // 17: jobdecider.v1.ObjectFieldSelector
-	(*JobStatus)(nil),                              // 18: jobdecider.v1.JobStatus
-	(*JobCondition)(nil),                           // 19: jobdecider.v1.JobCondition
-	(*UncountedTerminatedPods)(nil),                // 20: jobdecider.v1.UncountedTerminatedPods
-	(*Pod)(nil),                                    // 21: jobdecider.v1.Pod
-	(*PodSpecSummary)(nil),                         // 22: jobdecider.v1.PodSpecSummary
-	(*InitContainerSummary)(nil),                   // 23: jobdecider.v1.InitContainerSummary
-	(*PodStatus)(nil),                              // 24: jobdecider.v1.PodStatus
-	(*PodCondition)(nil),                           // 25: jobdecider.v1.PodCondition
-	(*ContainerStatus)(nil),                        // 26: jobdecider.v1.ContainerStatus
-	(*ContainerState)(nil),                         // 27: jobdecider.v1.ContainerState
-	(*ContainerStateWaiting)(nil),                  // 28: jobdecider.v1.ContainerStateWaiting
-	(*ContainerStateRunning)(nil),                  // 29: jobdecider.v1.ContainerStateRunning
-	(*ContainerStateTerminated)(nil),               // 30: jobdecider.v1.ContainerStateTerminated
-	nil,                                            // 31: jobdecider.v1.ObjectMeta.LabelsEntry
-	nil,                                            // 32: jobdecider.v1.ObjectMeta.AnnotationsEntry
-	nil,                                            // 33: jobdecider.v1.LabelSelector.MatchLabelsEntry
-	(*timestamppb.Timestamp)(nil),                  // 34: google.protobuf.Timestamp
+	(LeanPodPhase)(0),                              // 0: jobdecider.v1.LeanPodPhase
+	(LeanConditionStatus)(0),                       // 1: jobdecider.v1.LeanConditionStatus
+	(*ObjectMeta)(nil),                             // 2: jobdecider.v1.ObjectMeta
+	(*OwnerReference)(nil),                         // 3: jobdecider.v1.OwnerReference
+	(*LabelSelector)(nil),                          // 4: jobdecider.v1.LabelSelector
+	(*LabelSelectorRequirement)(nil),               // 5: jobdecider.v1.LabelSelectorRequirement
+	(*Job)(nil),                                    // 6: jobdecider.v1.Job
+	(*JobSpec)(nil),                                // 7: jobdecider.v1.JobSpec
+	(*PodFailurePolicy)(nil),                       // 8: jobdecider.v1.PodFailurePolicy
+	(*PodFailurePolicyRule)(nil),                   // 9: jobdecider.v1.PodFailurePolicyRule
+	(*PodFailurePolicyOnExitCodesRequirement)(nil), // 10: jobdecider.v1.PodFailurePolicyOnExitCodesRequirement
+	(*PodFailurePolicyOnPodConditionsPattern)(nil), // 11: jobdecider.v1.PodFailurePolicyOnPodConditionsPattern
+	(*SuccessPolicy)(nil),                          // 12: jobdecider.v1.SuccessPolicy
+	(*SuccessPolicyRule)(nil),                      // 13: jobdecider.v1.SuccessPolicyRule
+	(*PodTemplateSpec)(nil),                        // 14: jobdecider.v1.PodTemplateSpec
+	(*PodSpec)(nil),                                // 15: jobdecider.v1.PodSpec
+	(*Container)(nil),                              // 16: jobdecider.v1.Container
+	(*EnvVar)(nil),                                 // 17: jobdecider.v1.EnvVar
+	(*EnvVarSource)(nil),                           // 18: jobdecider.v1.EnvVarSource
+	(*ObjectFieldSelector)(nil),                    // 19: jobdecider.v1.ObjectFieldSelector
+	(*JobStatus)(nil),                              // 20: jobdecider.v1.JobStatus
+	(*JobCondition)(nil),                           // 21: jobdecider.v1.JobCondition
+	(*UncountedTerminatedPods)(nil),                // 22: jobdecider.v1.UncountedTerminatedPods
+	(*Pod)(nil),                                    // 23: jobdecider.v1.Pod
+	(*PodSpecSummary)(nil),                         // 24: jobdecider.v1.PodSpecSummary
+	(*InitContainerSummary)(nil),                   // 25: jobdecider.v1.InitContainerSummary
+	(*PodStatus)(nil),                              // 26: jobdecider.v1.PodStatus
+	(*PodCondition)(nil),                           // 27: jobdecider.v1.PodCondition
+	(*ContainerStatus)(nil),                        // 28: jobdecider.v1.ContainerStatus
+	(*ContainerState)(nil),                         // 29: jobdecider.v1.ContainerState
+	(*ContainerStateWaiting)(nil),                  // 30: jobdecider.v1.ContainerStateWaiting
+	(*ContainerStateRunning)(nil),                  // 31: jobdecider.v1.ContainerStateRunning
+	(*ContainerStateTerminated)(nil),               // 32: jobdecider.v1.ContainerStateTerminated
+	(*LeanPod)(nil),                                // 33: jobdecider.v1.LeanPod
+	(*LeanPodCondition)(nil),                       // 34: jobdecider.v1.LeanPodCondition
+	(*LeanContainerStatus)(nil),                    // 35: jobdecider.v1.LeanContainerStatus
+	(*LeanTerminated)(nil),                         // 36: jobdecider.v1.LeanTerminated
+	nil,                                            // 37: jobdecider.v1.ObjectMeta.LabelsEntry
+	nil,                                            // 38: jobdecider.v1.ObjectMeta.AnnotationsEntry
+	nil,                                            // 39: jobdecider.v1.LabelSelector.MatchLabelsEntry
+	nil,                                            // 40: jobdecider.v1.LeanPod.LabelsEntry
+	(*timestamppb.Timestamp)(nil),                  // 41: google.protobuf.Timestamp
 }
 var file_jobdecider_v1_kubernetes_proto_depIdxs = []int32{
-	34, // 0: jobdecider.v1.ObjectMeta.creation_timestamp:type_name -> google.protobuf.Timestamp
-	34, // 1: jobdecider.v1.ObjectMeta.deletion_timestamp:type_name -> google.protobuf.Timestamp
-	31, // 2: jobdecider.v1.ObjectMeta.labels:type_name -> jobdecider.v1.ObjectMeta.LabelsEntry
-	32, // 3: jobdecider.v1.ObjectMeta.annotations:type_name -> jobdecider.v1.ObjectMeta.AnnotationsEntry
-	1,  // 4: jobdecider.v1.ObjectMeta.owner_references:type_name -> jobdecider.v1.OwnerReference
-	33, // 5: jobdecider.v1.LabelSelector.match_labels:type_name -> jobdecider.v1.LabelSelector.MatchLabelsEntry
-	3,  // 6: jobdecider.v1.LabelSelector.match_expressions:type_name -> jobdecider.v1.LabelSelectorRequirement
-	0,  // 7: jobdecider.v1.Job.metadata:type_name -> jobdecider.v1.ObjectMeta
-	5,  // 8: jobdecider.v1.Job.spec:type_name -> jobdecider.v1.JobSpec
-	18, // 9: jobdecider.v1.Job.status:type_name -> jobdecider.v1.JobStatus
-	6,  // 10: jobdecider.v1.JobSpec.pod_failure_policy:type_name -> jobdecider.v1.PodFailurePolicy
-	10, // 11: jobdecider.v1.JobSpec.success_policy:type_name -> jobdecider.v1.SuccessPolicy
-	2,  // 12: jobdecider.v1.JobSpec.selector:type_name -> jobdecider.v1.LabelSelector
-	12, // 13: jobdecider.v1.JobSpec.template:type_name -> jobdecider.v1.PodTemplateSpec
-	7,  // 14: jobdecider.v1.PodFailurePolicy.rules:type_name -> jobdecider.v1.PodFailurePolicyRule
-	8,  // 15: jobdecider.v1.PodFailurePolicyRule.on_exit_codes:type_name -> jobdecider.v1.PodFailurePolicyOnExitCodesRequirement
-	9,  // 16: jobdecider.v1.PodFailurePolicyRule.on_pod_conditions:type_name -> jobdecider.v1.PodFailurePolicyOnPodConditionsPattern
-	11, // 17: jobdecider.v1.SuccessPolicy.rules:type_name -> jobdecider.v1.SuccessPolicyRule
-	0,  // 18: jobdecider.v1.PodTemplateSpec.metadata:type_name -> jobdecider.v1.ObjectMeta
-	13, // 19: jobdecider.v1.PodTemplateSpec.spec:type_name -> jobdecider.v1.PodSpec
-	14, // 20: jobdecider.v1.PodSpec.containers:type_name -> jobdecider.v1.Container
-	14, // 21: jobdecider.v1.PodSpec.init_containers:type_name -> jobdecider.v1.Container
-	15, // 22: jobdecider.v1.Container.env:type_name -> jobdecider.v1.EnvVar
-	16, // 23: jobdecider.v1.EnvVar.value_from:type_name -> jobdecider.v1.EnvVarSource
-	17, // 24: jobdecider.v1.EnvVarSource.field_ref:type_name -> jobdecider.v1.ObjectFieldSelector
-	19, // 25: jobdecider.v1.JobStatus.conditions:type_name -> jobdecider.v1.JobCondition
-	34, // 26: jobdecider.v1.JobStatus.start_time:type_name -> google.protobuf.Timestamp
-	34, // 27: jobdecider.v1.JobStatus.completion_time:type_name -> google.protobuf.Timestamp
-	20, // 28: jobdecider.v1.JobStatus.uncounted_terminated_pods:type_name -> jobdecider.v1.UncountedTerminatedPods
-	34, // 29: jobdecider.v1.JobCondition.last_probe_time:type_name -> google.protobuf.Timestamp
-	34, // 30: jobdecider.v1.JobCondition.last_transition_time:type_name -> google.protobuf.Timestamp
-	0,  // 31: jobdecider.v1.Pod.metadata:type_name -> jobdecider.v1.ObjectMeta
-	22, // 32: jobdecider.v1.Pod.spec:type_name -> jobdecider.v1.PodSpecSummary
-	24, // 33: jobdecider.v1.Pod.status:type_name -> jobdecider.v1.PodStatus
-	23, // 34: jobdecider.v1.PodSpecSummary.init_containers:type_name -> jobdecider.v1.InitContainerSummary
-	25, // 35: jobdecider.v1.PodStatus.conditions:type_name -> jobdecider.v1.PodCondition
-	26, // 36: jobdecider.v1.PodStatus.container_statuses:type_name -> jobdecider.v1.ContainerStatus
-	26, // 37: jobdecider.v1.PodStatus.init_container_statuses:type_name -> jobdecider.v1.ContainerStatus
-	34, // 38: jobdecider.v1.PodCondition.last_probe_time:type_name -> google.protobuf.Timestamp
-	34, // 39: jobdecider.v1.PodCondition.last_transition_time:type_name -> google.protobuf.Timestamp
-	27, // 40: jobdecider.v1.ContainerStatus.state:type_name -> jobdecider.v1.ContainerState
-	28, // 41: jobdecider.v1.ContainerState.waiting:type_name -> jobdecider.v1.ContainerStateWaiting
-	29, // 42: jobdecider.v1.ContainerState.running:type_name -> jobdecider.v1.ContainerStateRunning
-	30, // 43: jobdecider.v1.ContainerState.terminated:type_name -> jobdecider.v1.ContainerStateTerminated
-	34, // 44: jobdecider.v1.ContainerStateRunning.started_at:type_name -> google.protobuf.Timestamp
-	34, // 45: jobdecider.v1.ContainerStateTerminated.started_at:type_name -> google.protobuf.Timestamp
-	34, // 46: jobdecider.v1.ContainerStateTerminated.finished_at:type_name -> google.protobuf.Timestamp
-	47, // [47:47] is the sub-list for method output_type
-	47, // [47:47] is the sub-list for method input_type
-	47, // [47:47] is the sub-list for extension type_name
-	47, // [47:47] is the sub-list for extension extendee
-	0,  // [0:47] is the sub-list for field type_name
+	41, // 0: jobdecider.v1.ObjectMeta.creation_timestamp:type_name -> google.protobuf.Timestamp
+	41, // 1: jobdecider.v1.ObjectMeta.deletion_timestamp:type_name -> google.protobuf.Timestamp
+	37, // 2: jobdecider.v1.ObjectMeta.labels:type_name -> jobdecider.v1.ObjectMeta.LabelsEntry
+	38, // 3: jobdecider.v1.ObjectMeta.annotations:type_name -> jobdecider.v1.ObjectMeta.AnnotationsEntry
+	3,  // 4: jobdecider.v1.ObjectMeta.owner_references:type_name -> jobdecider.v1.OwnerReference
+	39, // 5: jobdecider.v1.LabelSelector.match_labels:type_name -> jobdecider.v1.LabelSelector.MatchLabelsEntry
+	5,  // 6: jobdecider.v1.LabelSelector.match_expressions:type_name -> jobdecider.v1.LabelSelectorRequirement
+	2,  // 7: jobdecider.v1.Job.metadata:type_name -> jobdecider.v1.ObjectMeta
+	7,  // 8: jobdecider.v1.Job.spec:type_name -> jobdecider.v1.JobSpec
+	20, // 9: jobdecider.v1.Job.status:type_name -> jobdecider.v1.JobStatus
+	8,  // 10: jobdecider.v1.JobSpec.pod_failure_policy:type_name -> jobdecider.v1.PodFailurePolicy
+	12, // 11: jobdecider.v1.JobSpec.success_policy:type_name -> jobdecider.v1.SuccessPolicy
+	4,  // 12: jobdecider.v1.JobSpec.selector:type_name -> jobdecider.v1.LabelSelector
+	14, // 13: jobdecider.v1.JobSpec.template:type_name -> jobdecider.v1.PodTemplateSpec
+	9,  // 14: jobdecider.v1.PodFailurePolicy.rules:type_name -> jobdecider.v1.PodFailurePolicyRule
+	10, // 15: jobdecider.v1.PodFailurePolicyRule.on_exit_codes:type_name -> jobdecider.v1.PodFailurePolicyOnExitCodesRequirement
+	11, // 16: jobdecider.v1.PodFailurePolicyRule.on_pod_conditions:type_name -> jobdecider.v1.PodFailurePolicyOnPodConditionsPattern
+	13, // 17: jobdecider.v1.SuccessPolicy.rules:type_name -> jobdecider.v1.SuccessPolicyRule
+	2,  // 18: jobdecider.v1.PodTemplateSpec.metadata:type_name -> jobdecider.v1.ObjectMeta
+	15, // 19: jobdecider.v1.PodTemplateSpec.spec:type_name -> jobdecider.v1.PodSpec
+	16, // 20: jobdecider.v1.PodSpec.containers:type_name -> jobdecider.v1.Container
+	16, // 21: jobdecider.v1.PodSpec.init_containers:type_name -> jobdecider.v1.Container
+	17, // 22: jobdecider.v1.Container.env:type_name -> jobdecider.v1.EnvVar
+	18, // 23: jobdecider.v1.EnvVar.value_from:type_name -> jobdecider.v1.EnvVarSource
+	19, // 24: jobdecider.v1.EnvVarSource.field_ref:type_name -> jobdecider.v1.ObjectFieldSelector
+	21, // 25: jobdecider.v1.JobStatus.conditions:type_name -> jobdecider.v1.JobCondition
+	41, // 26: jobdecider.v1.JobStatus.start_time:type_name -> google.protobuf.Timestamp
+	41, // 27: jobdecider.v1.JobStatus.completion_time:type_name -> google.protobuf.Timestamp
+	22, // 28: jobdecider.v1.JobStatus.uncounted_terminated_pods:type_name -> jobdecider.v1.UncountedTerminatedPods
+	41, // 29: jobdecider.v1.JobCondition.last_probe_time:type_name -> google.protobuf.Timestamp
+	41, // 30: jobdecider.v1.JobCondition.last_transition_time:type_name -> google.protobuf.Timestamp
+	2,  // 31: jobdecider.v1.Pod.metadata:type_name -> jobdecider.v1.ObjectMeta
+	24, // 32: jobdecider.v1.Pod.spec:type_name -> jobdecider.v1.PodSpecSummary
+	26, // 33: jobdecider.v1.Pod.status:type_name -> jobdecider.v1.PodStatus
+	25, // 34: jobdecider.v1.PodSpecSummary.init_containers:type_name -> jobdecider.v1.InitContainerSummary
+	27, // 35: jobdecider.v1.PodStatus.conditions:type_name -> jobdecider.v1.PodCondition
+	28, // 36: jobdecider.v1.PodStatus.container_statuses:type_name -> jobdecider.v1.ContainerStatus
+	28, // 37: jobdecider.v1.PodStatus.init_container_statuses:type_name -> jobdecider.v1.ContainerStatus
+	41, // 38: jobdecider.v1.PodCondition.last_probe_time:type_name -> google.protobuf.Timestamp
+	41, // 39: jobdecider.v1.PodCondition.last_transition_time:type_name -> google.protobuf.Timestamp
+	29, // 40: jobdecider.v1.ContainerStatus.state:type_name -> jobdecider.v1.ContainerState
+	30, // 41: jobdecider.v1.ContainerState.waiting:type_name -> jobdecider.v1.ContainerStateWaiting
+	31, // 42: jobdecider.v1.ContainerState.running:type_name -> jobdecider.v1.ContainerStateRunning
+	32, // 43: jobdecider.v1.ContainerState.terminated:type_name -> jobdecider.v1.ContainerStateTerminated
+	41, // 44: jobdecider.v1.ContainerStateRunning.started_at:type_name -> google.protobuf.Timestamp
+	41, // 45: jobdecider.v1.ContainerStateTerminated.started_at:type_name -> google.protobuf.Timestamp
+	41, // 46: jobdecider.v1.ContainerStateTerminated.finished_at:type_name -> google.protobuf.Timestamp
+	40, // 47: jobdecider.v1.LeanPod.labels:type_name -> jobdecider.v1.LeanPod.LabelsEntry
+	3,  // 48: jobdecider.v1.LeanPod.owner_references:type_name -> jobdecider.v1.OwnerReference
+	41, // 49: jobdecider.v1.LeanPod.creation_timestamp:type_name -> google.protobuf.Timestamp
+	41, // 50: jobdecider.v1.LeanPod.deletion_timestamp:type_name -> google.protobuf.Timestamp
+	0,  // 51: jobdecider.v1.LeanPod.phase:type_name -> jobdecider.v1.LeanPodPhase
+	34, // 52: jobdecider.v1.LeanPod.conditions:type_name -> jobdecider.v1.LeanPodCondition
+	35, // 53: jobdecider.v1.LeanPod.container_statuses:type_name -> jobdecider.v1.LeanContainerStatus
+	35, // 54: jobdecider.v1.LeanPod.init_container_statuses:type_name -> jobdecider.v1.LeanContainerStatus
+	1,  // 55: jobdecider.v1.LeanPodCondition.status:type_name -> jobdecider.v1.LeanConditionStatus
+	41, // 56: jobdecider.v1.LeanPodCondition.last_transition_time:type_name -> google.protobuf.Timestamp
+	36, // 57: jobdecider.v1.LeanContainerStatus.terminated:type_name -> jobdecider.v1.LeanTerminated
+	41, // 58: jobdecider.v1.LeanTerminated.finished_at:type_name -> google.protobuf.Timestamp
+	59, // [59:59] is the sub-list for method output_type
+	59, // [59:59] is the sub-list for method input_type
+	59, // [59:59] is the sub-list for extension type_name
+	59, // [59:59] is the sub-list for extension extendee
+	0,  // [0:59] is the sub-list for field type_name
 }
 
 func init() { file_jobdecider_v1_kubernetes_proto_init() }
@@ -2624,18 +3208,20 @@ func file_jobdecider_v1_kubernetes_proto_init() {
 	file_jobdecider_v1_kubernetes_proto_msgTypes[8].OneofWrappers = []any{}
 	file_jobdecider_v1_kubernetes_proto_msgTypes[11].OneofWrappers = []any{}
 	file_jobdecider_v1_kubernetes_proto_msgTypes[18].OneofWrappers = []any{}
+	file_jobdecider_v1_kubernetes_proto_msgTypes[31].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_jobdecider_v1_kubernetes_proto_rawDesc), len(file_jobdecider_v1_kubernetes_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   34,
+			NumEnums:      2,
+			NumMessages:   39,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
 		GoTypes:           file_jobdecider_v1_kubernetes_proto_goTypes,
 		DependencyIndexes: file_jobdecider_v1_kubernetes_proto_depIdxs,
+		EnumInfos:         file_jobdecider_v1_kubernetes_proto_enumTypes,
 		MessageInfos:      file_jobdecider_v1_kubernetes_proto_msgTypes,
 	}.Build()
 	File_jobdecider_v1_kubernetes_proto = out.File

@@ -498,7 +498,8 @@ fn lazy_request_reports_undecodable_pods_and_keeps_going() {
     // A pod cut short, and a pod whose field tag is 0 (never valid).
     let cut = lazy.pods[0].len() - 3;
     lazy.pods[0].truncate(cut);
-    lazy.pods.insert(1, vec![0x00, 0x01]);
+    lazy.pods
+        .insert(1, bytes::Bytes::from_static(&[0x00, 0x01]));
     let errs = Snapshot::try_from(lazy).expect_err("broken pods are reported");
     let fields: Vec<&str> = errs.iter().map(|v| v.field.as_str()).collect();
     // The duplicate UID of the last pod is still found after the broken ones.
@@ -553,11 +554,13 @@ fn pods_keep_only_the_labels_the_selector_names() {
             .insert("team".into(), "absent-from-pods".into());
     }
     let snapshot = Snapshot::try_from(req).expect("converts");
-    let keys: Vec<&str> = snapshot.pods[0].labels.keys().map(String::as_str).collect();
+    let keys: Vec<&str> = snapshot.pods[0].labels.iter().map(|(k, _)| k).collect();
     assert_eq!(keys, ["batch.kubernetes.io/controller-uid", "job-name"]);
     assert_eq!(
-        snapshot.pods[0].labels["batch.kubernetes.io/controller-uid"],
-        crate::fixtures::JOB_UID
+        snapshot.pods[0]
+            .labels
+            .get("batch.kubernetes.io/controller-uid"),
+        Some(crate::fixtures::JOB_UID)
     );
 }
 
