@@ -6,6 +6,8 @@ set -euo pipefail
 BUF_VERSION=v1.75.0
 PROTOC_GEN_GO_VERSION=v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION=v1.6.2
+# The load generator of the load suite (load/) and the README's recipes.
+GHZ_VERSION=v0.121.0
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export GOBIN="$root/bin"
@@ -24,3 +26,4 @@ install() {
 install github.com/bufbuild/buf/cmd/buf "$BUF_VERSION" buf
 install google.golang.org/protobuf/cmd/protoc-gen-go "$PROTOC_GEN_GO_VERSION" protoc-gen-go
 install google.golang.org/grpc/cmd/protoc-gen-go-grpc "$PROTOC_GEN_GO_GRPC_VERSION" protoc-gen-go-grpc
+install github.com/bojand/ghz/cmd/ghz "$GHZ_VERSION" ghz
