@@ -118,6 +118,18 @@ pub struct ServeArgs {
         default_value_t = 100
     )]
     pub max_concurrent_streams: u32,
+    /// HTTP/2 flow-control window of one call: request bytes a client may send ahead of the server reading them.
+    #[arg(long, env = "JOB_DECIDER_HTTP2_STREAM_WINDOW", default_value = "1MiB", value_parser = parse_size)]
+    pub http2_stream_window: usize,
+    /// HTTP/2 flow-control window of one connection, all its calls together.
+    #[arg(long, env = "JOB_DECIDER_HTTP2_CONNECTION_WINDOW", default_value = "1MiB", value_parser = parse_size)]
+    pub http2_connection_window: usize,
+    /// Size the HTTP/2 windows from the measured bandwidth-delay product (overrides the two windows).
+    #[arg(long, env = "JOB_DECIDER_HTTP2_ADAPTIVE_WINDOW", default_value_t = false, action = clap::ArgAction::Set)]
+    pub http2_adaptive_window: bool,
+    /// Largest HTTP/2 frame the server accepts (16KiB to 16MiB - 1).
+    #[arg(long, env = "JOB_DECIDER_HTTP2_MAX_FRAME_SIZE", default_value = "16KiB", value_parser = parse_size)]
+    pub http2_max_frame_size: usize,
     /// HTTP/2 keepalive ping interval (0s: no pings).
     #[arg(long, env = "JOB_DECIDER_HTTP2_KEEPALIVE_INTERVAL", default_value = "30s", value_parser = parse_duration)]
     pub http2_keepalive_interval: Duration,
@@ -391,6 +403,13 @@ fn serve(args: ServeArgs) -> Result<(), CliError> {
         max_request_bytes_in_flight: args.max_request_bytes_in_flight,
         body_read_timeout: args.body_read_timeout,
         max_concurrent_streams: args.max_concurrent_streams,
+        http2_stream_window: window(args.http2_stream_window, "--http2-stream-window")?,
+        http2_connection_window: window(
+            args.http2_connection_window,
+            "--http2-connection-window",
+        )?,
+        http2_adaptive_window: args.http2_adaptive_window,
+        http2_max_frame_size: window(args.http2_max_frame_size, "--http2-max-frame-size")?,
         http2_keepalive_interval: args.http2_keepalive_interval,
         http2_keepalive_timeout: args.http2_keepalive_timeout,
         tcp_keepalive: args.tcp_keepalive,
@@ -422,6 +441,11 @@ fn serve(args: ServeArgs) -> Result<(), CliError> {
     runtime
         .block_on(server::run(args.addr, args.metrics_addr, config))
         .map_err(|e| CliError::Failed(e.to_string()))
+}
+
+/// An HTTP/2 size setting: it must fit HTTP/2's 32 bits (the server checks the exact range).
+fn window(bytes: usize, flag: &str) -> Result<u32, CliError> {
+    u32::try_from(bytes).map_err(|_| CliError::BadInput(format!("{flag}: {bytes} bytes is too large")))
 }
 
 /// Parses `500ms`, `30s`, `2m`, `1h` (a bare number is seconds).

@@ -11,11 +11,13 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use metrics::{
-    Unit, counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram,
+    Counter, Gauge, Histogram, Unit, counter, describe_counter, describe_gauge,
+    describe_histogram, gauge, histogram,
 };
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use tokio::net::TcpListener;
 
+use crate::server::layer::{RPCS, Rpc};
 use job_decider_api::Decision;
 use job_decider_core::model::{ConditionStatus, JobConditionType, Snapshot};
 use job_decider_core::plan::{Action, Plan};
@@ -80,6 +82,121 @@ const FINISH_REASONS: [(&str, &str); 7] = [
     ("Failed", "MaxFailedIndexesExceeded"),
 ];
 
+/// gRPC codes, in the order of their numbers (0 to 16).
+const CODES: [tonic::Code; 17] = [
+    tonic::Code::Ok,
+    tonic::Code::Cancelled,
+    tonic::Code::Unknown,
+    tonic::Code::InvalidArgument,
+    tonic::Code::DeadlineExceeded,
+    tonic::Code::NotFound,
+    tonic::Code::AlreadyExists,
+    tonic::Code::PermissionDenied,
+    tonic::Code::ResourceExhausted,
+    tonic::Code::FailedPrecondition,
+    tonic::Code::Aborted,
+    tonic::Code::OutOfRange,
+    tonic::Code::Unimplemented,
+    tonic::Code::Internal,
+    tonic::Code::Unavailable,
+    tonic::Code::DataLoss,
+    tonic::Code::Unauthenticated,
+];
+
+/// The methods requests are counted by: each RPC, then "other".
+const METHODS: usize = RPCS.len() + 1;
+
+/// The handles of what every call records, looked up once when the recorder
+/// is installed: each `counter!`/`gauge!`/`histogram!` call would hash its
+/// name and labels and search the registry again, a dozen times a call.
+/// Handles count into the same series the macros name.
+struct Handles {
+    calls_in_flight: Gauge,
+    in_flight: Gauge,
+    request_bytes_in_flight: Gauge,
+    /// By method (as [`method_index`]) and code (its number).
+    requests: [[Counter; CODES.len()]; METHODS],
+    request_seconds: [Histogram; METHODS],
+    decision_seconds: Histogram,
+    pods_per_request: Histogram,
+    actions: [Counter; ACTION_KINDS.len()],
+}
+
+static HANDLES: OnceLock<Handles> = OnceLock::new();
+
+fn method_name(index: usize) -> &'static str {
+    RPCS.get(index)
+        .map_or(crate::server::layer::UNKNOWN_RPC.method, |rpc| rpc.method)
+}
+
+/// The index of `method` in [`Handles::requests`]: its RPC's, or the last ("other").
+fn method_index(method: &str) -> usize {
+    RPCS.iter()
+        .position(|rpc| rpc.method == method)
+        .unwrap_or(RPCS.len())
+}
+
+impl Handles {
+    /// Registers every handle with the installed recorder (at zero where new).
+    fn register() -> Handles {
+        Handles {
+            calls_in_flight: gauge!(CALLS_IN_FLIGHT),
+            in_flight: gauge!(IN_FLIGHT),
+            request_bytes_in_flight: gauge!(REQUEST_BYTES_IN_FLIGHT),
+            requests: std::array::from_fn(|m| {
+                std::array::from_fn(|c| {
+                    counter!(REQUESTS_TOTAL, "method" => method_name(m), "code" => code_name(CODES[c]))
+                })
+            }),
+            request_seconds: std::array::from_fn(|m| {
+                histogram!(REQUEST_SECONDS, "method" => method_name(m))
+            }),
+            decision_seconds: histogram!(DECISION_SECONDS),
+            pods_per_request: histogram!(PODS_PER_REQUEST),
+            actions: std::array::from_fn(|k| counter!(ACTIONS_TOTAL, "kind" => ACTION_KINDS[k])),
+        }
+    }
+}
+
+fn handles() -> Option<&'static Handles> {
+    if *crate::server::knobs::CACHED_METRICS == 0 {
+        return None;
+    }
+    HANDLES.get()
+}
+
+/// A call has begun (it is in progress until [`call_ended`]).
+pub fn call_began() {
+    match handles() {
+        Some(h) => h.calls_in_flight.increment(1.0),
+        None => gauge!(CALLS_IN_FLIGHT).increment(1.0),
+    }
+}
+
+/// A call has ended.
+pub fn call_ended() {
+    match handles() {
+        Some(h) => h.calls_in_flight.decrement(1.0),
+        None => gauge!(CALLS_IN_FLIGHT).decrement(1.0),
+    }
+}
+
+/// Decision slots taken (positive) or given back (negative).
+pub fn slots_held(change: f64) {
+    match handles() {
+        Some(h) => h.in_flight.increment(change),
+        None => gauge!(IN_FLIGHT).increment(change),
+    }
+}
+
+/// Budget bytes taken (positive) or given back (negative).
+pub fn request_bytes_held(change: f64) {
+    match handles() {
+        Some(h) => h.request_bytes_in_flight.increment(change),
+        None => gauge!(REQUEST_BYTES_IN_FLIGHT).increment(change),
+    }
+}
+
 /// The metrics recorder could not be installed.
 #[derive(Debug, thiserror::Error)]
 #[error("cannot install the metrics recorder: {0}")]
@@ -116,6 +233,8 @@ pub fn install() -> Result<PrometheusHandle, MetricsError> {
                 .and_then(|b| b.install_recorder())
                 .map_err(|e| e.to_string())?;
             describe();
+            // Installed once per process, so the handles are registered once too.
+            let _ = HANDLES.set(Handles::register());
             Ok(handle)
         })
         .clone()
@@ -175,8 +294,19 @@ fn describe() {
 
 /// Records a finished request.
 pub fn record_request(method: &'static str, code: tonic::Code, elapsed: Duration) {
-    counter!(REQUESTS_TOTAL, "method" => method, "code" => code_name(code)).increment(1);
-    histogram!(REQUEST_SECONDS, "method" => method).record(elapsed.as_secs_f64());
+    let Some(h) = handles() else {
+        counter!(REQUESTS_TOTAL, "method" => method, "code" => code_name(code)).increment(1);
+        histogram!(REQUEST_SECONDS, "method" => method).record(elapsed.as_secs_f64());
+        return;
+    };
+    let m = method_index(method);
+    // Code numbers are 0 to 16; anything else would be a tonic we do not know.
+    let c = usize::try_from(code as i32).unwrap_or(usize::MAX);
+    match h.requests[m].get(c) {
+        Some(counter) => counter.increment(1),
+        None => counter!(REQUESTS_TOTAL, "method" => method, "code" => code_name(code)).increment(1),
+    }
+    h.request_seconds[m].record(elapsed.as_secs_f64());
 }
 
 /// Records one JobSet decision: its duration and the child Jobs it was given.
@@ -189,12 +319,21 @@ pub fn record_jobset_decision(jobs: usize, elapsed: Duration) {
 
 /// Records what one decision decided.
 pub fn record_decision(decision: &Decision, elapsed: Duration) {
-    histogram!(DECISION_SECONDS).record(elapsed.as_secs_f64());
     // Precision loss only above 2^52 pods.
     #[allow(clippy::cast_precision_loss)]
-    histogram!(PODS_PER_REQUEST).record(decision.snapshot.pods.len() as f64);
-    for action in &decision.plan.actions {
-        counter!(ACTIONS_TOTAL, "kind" => action_kind(action)).increment(1);
+    let pods = decision.snapshot.pods.len() as f64;
+    if let Some(h) = handles() {
+        h.decision_seconds.record(elapsed.as_secs_f64());
+        h.pods_per_request.record(pods);
+        for action in &decision.plan.actions {
+            h.actions[action_index(action)].increment(1);
+        }
+    } else {
+        histogram!(DECISION_SECONDS).record(elapsed.as_secs_f64());
+        histogram!(PODS_PER_REQUEST).record(pods);
+        for action in &decision.plan.actions {
+            counter!(ACTIONS_TOTAL, "kind" => action_kind(action)).increment(1);
+        }
     }
     // The core counts failed pods per policy action as upstream's metric does.
     let counts = decision.plan.failure_policy_actions;
@@ -215,14 +354,19 @@ pub fn record_decision(decision: &Decision, elapsed: Duration) {
 
 /// The wire name of an action's kind.
 pub fn action_kind(action: &Action) -> &'static str {
+    ACTION_KINDS[action_index(action)]
+}
+
+/// The position of an action's kind in [`ACTION_KINDS`].
+fn action_index(action: &Action) -> usize {
     match action {
-        Action::AdoptPods(_) => "adoptPods",
-        Action::ReleasePods(_) => "releasePods",
-        Action::CreatePods(_) => "createPods",
-        Action::DeletePods(_) => "deletePods",
-        Action::RemoveFinalizers(_) => "removeFinalizers",
-        Action::UpdateStatus(_) => "updateStatus",
-        Action::RecordEvent(_) => "recordEvent",
+        Action::AdoptPods(_) => 0,
+        Action::ReleasePods(_) => 1,
+        Action::CreatePods(_) => 2,
+        Action::DeletePods(_) => 3,
+        Action::RemoveFinalizers(_) => 4,
+        Action::UpdateStatus(_) => 5,
+        Action::RecordEvent(_) => 6,
     }
 }
 
@@ -412,6 +556,43 @@ mod tests {
         done.job.status = status;
         assert!(finished_jobs(&done, &plan).is_empty());
         assert!(finished_jobs(&snapshot, &Plan::default()).is_empty());
+    }
+
+    /// The cached handles are indexed by code number: the table must list
+    /// each code at its own number, or calls would be counted under another code.
+    #[test]
+    fn codes_are_listed_at_their_numbers() {
+        for (i, code) in CODES.iter().enumerate() {
+            assert_eq!(*code as i32, i32::try_from(i).unwrap_or(-1), "{code:?}");
+        }
+        assert_eq!(tonic::Code::from_i32(17), tonic::Code::Unknown, "a code past the table");
+    }
+
+    #[test]
+    fn methods_index_their_rpc_and_other_last() {
+        for (i, rpc) in RPCS.iter().enumerate() {
+            assert_eq!(method_index(rpc.method), i);
+            assert_eq!(method_name(i), rpc.method);
+        }
+        assert_eq!(method_index("Nope"), RPCS.len());
+        assert_eq!(method_name(RPCS.len()), "other");
+    }
+
+    #[test]
+    fn action_kinds_match_their_index() {
+        let kinds = [
+            Action::AdoptPods(vec![]),
+            Action::ReleasePods(vec![]),
+            Action::CreatePods(vec![]),
+            Action::DeletePods(vec![]),
+            Action::RemoveFinalizers(vec![]),
+            Action::UpdateStatus(Box::default()),
+        ]
+        .map(|a| action_kind(&a));
+        assert_eq!(
+            kinds,
+            ["adoptPods", "releasePods", "createPods", "deletePods", "removeFinalizers", "updateStatus"]
+        );
     }
 
     #[test]

@@ -7,6 +7,8 @@
 //! layers ([`layer`]); [`conn`] makes connections end.
 
 pub mod conn;
+#[doc(hidden)]
+pub mod knobs;
 pub mod layer;
 pub mod metrics;
 pub mod service;
@@ -60,6 +62,15 @@ pub struct ServerConfig {
     pub body_read_timeout: Duration,
     /// HTTP/2 streams (calls) open at once on one connection.
     pub max_concurrent_streams: u32,
+    /// HTTP/2 flow-control window of one call, in bytes: how much of a request
+    /// a client may send ahead of the server reading it.
+    pub http2_stream_window: u32,
+    /// HTTP/2 flow-control window of one connection, in bytes (all its calls together).
+    pub http2_connection_window: u32,
+    /// Size the windows from the measured bandwidth-delay product instead (hyper's adaptive window).
+    pub http2_adaptive_window: bool,
+    /// Largest HTTP/2 frame the server accepts, in bytes (16 KiB to 16 MiB - 1).
+    pub http2_max_frame_size: u32,
     /// HTTP/2 keepalive ping interval on an otherwise quiet connection (zero: none).
     pub http2_keepalive_interval: Duration,
     /// How long a keepalive ping may go unanswered before the connection is closed.
@@ -96,6 +107,10 @@ impl Default for ServerConfig {
             max_request_bytes_in_flight: DEFAULT_MAX_REQUEST_BYTES_IN_FLIGHT,
             body_read_timeout: Duration::from_secs(10),
             max_concurrent_streams: 100,
+            http2_stream_window: DEFAULT_HTTP2_STREAM_WINDOW,
+            http2_connection_window: DEFAULT_HTTP2_CONNECTION_WINDOW,
+            http2_adaptive_window: false,
+            http2_max_frame_size: DEFAULT_HTTP2_MAX_FRAME_SIZE,
             http2_keepalive_interval: Duration::from_secs(30),
             http2_keepalive_timeout: Duration::from_secs(10),
             tcp_keepalive: Duration::from_secs(60),
@@ -116,6 +131,17 @@ impl Default for ServerConfig {
 /// peak at most 3x its request bytes and a ~30 MB baseline, 3 x 256 MiB + 30 MB
 /// = 798 MiB fits the Deployment's 1 GiB limit (README, configuration).
 pub const DEFAULT_MAX_REQUEST_BYTES_IN_FLIGHT: usize = 256 * 1024 * 1024;
+
+/// The default HTTP/2 window of one call (README, "Transport").
+pub const DEFAULT_HTTP2_STREAM_WINDOW: u32 = 1 << 20;
+/// The default HTTP/2 window of one connection.
+pub const DEFAULT_HTTP2_CONNECTION_WINDOW: u32 = 1 << 20;
+/// The default largest HTTP/2 frame the server accepts.
+pub const DEFAULT_HTTP2_MAX_FRAME_SIZE: u32 = 16 << 10;
+/// HTTP/2's bounds on a frame size (RFC 9113, SETTINGS_MAX_FRAME_SIZE).
+const HTTP2_FRAME_SIZES: std::ops::RangeInclusive<u32> = (16 << 10)..=((1 << 24) - 1);
+/// HTTP/2's largest flow-control window (RFC 9113, 2^31 - 1).
+const HTTP2_MAX_WINDOW: u32 = (1 << 31) - 1;
 
 /// PEM files for TLS.
 #[derive(Clone, Debug)]
@@ -208,6 +234,17 @@ fn check(config: &ServerConfig) -> Result<(), ServeError> {
             "max request bytes in flight must be at least max message size, or the largest request could never be taken",
         );
     }
+    if !HTTP2_FRAME_SIZES.contains(&config.http2_max_frame_size) {
+        return fail("HTTP/2 max frame size must be from 16 KiB to 16 MiB - 1");
+    }
+    for (name, window) in [
+        ("HTTP/2 stream window", config.http2_stream_window),
+        ("HTTP/2 connection window", config.http2_connection_window),
+    ] {
+        if window == 0 || window > HTTP2_MAX_WINDOW {
+            return fail(&format!("{name} must be from 1 byte to 2 GiB - 1"));
+        }
+    }
     if u32::try_from(config.max_message_size.saturating_add(5)).is_err() {
         return fail("max message size must be under 4 GiB");
     }
@@ -237,6 +274,10 @@ fn transport(config: &ServerConfig) -> Server {
         .http2_keepalive_timeout(Some(config.http2_keepalive_timeout))
         .http2_max_local_error_reset_streams(Some(LOCAL_ERROR_RESET_STREAMS))
         .http2_max_pending_accept_reset_streams(Some(PENDING_ACCEPT_RESET_STREAMS))
+        .initial_stream_window_size(config.http2_stream_window)
+        .initial_connection_window_size(config.http2_connection_window)
+        .http2_adaptive_window(Some(config.http2_adaptive_window))
+        .max_frame_size(config.http2_max_frame_size)
         .tcp_nodelay(true);
     if let Some(age) = nonzero(config.max_connection_age) {
         // A GOAWAY at the age; calls in flight finish. The hard close after the

@@ -14,10 +14,16 @@
 //!   them are what the budget stands for.
 //! - A body longer than `--max-message-size` (plus gRPC's 5-byte prefix) is
 //!   RESOURCE_EXHAUSTED (MESSAGE_TOO_LARGE) as soon as it is seen to be.
+//! - What a handler leaves to be freed after the response
+//!   ([`FreeAfterResponse`]: a large decided snapshot) is freed on the
+//!   blocking pool once the response is over, and the call's bytes stay taken
+//!   until it is: the budget still covers the memory while it is freed.
+//! - The body's size goes to the handler ([`RequestBodyBytes`]), which decides
+//!   small requests on the reactor thread.
 
 use std::collections::VecDeque;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -32,6 +38,62 @@ use job_decider_api::ApiError;
 
 /// gRPC's length prefix before each message: a compression flag and a u32 length.
 const GRPC_PREFIX_BYTES: usize = 5;
+
+/// The size of the call's request body in bytes, gRPC prefix included (a request extension).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RequestBodyBytes(pub usize);
+
+/// Something a handler hands back in its response's extensions to be freed
+/// only once the response has been sent, on the blocking pool (a response
+/// extension; the body layer takes it out).
+#[derive(Clone)]
+pub struct FreeAfterResponse(Arc<Mutex<Option<Box<dyn Send>>>>);
+
+impl FreeAfterResponse {
+    /// Keeps `value` until the response is over.
+    pub fn new(value: impl Send + 'static) -> Self {
+        FreeAfterResponse(Arc::new(Mutex::new(Some(Box::new(value)))))
+    }
+
+    fn take(&self) -> Option<Box<dyn Send>> {
+        match self.0.lock() {
+            Ok(mut value) => value.take(),
+            Err(poisoned) => poisoned.into_inner().take(),
+        }
+    }
+}
+
+impl std::fmt::Debug for FreeAfterResponse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FreeAfterResponse")
+    }
+}
+
+/// What a call holds until its response is over: its budget bytes, and what
+/// the handler left to free. Dropped, it frees that on the blocking pool and
+/// gives the bytes back only then.
+struct Release {
+    held: HeldBytes,
+    later: Option<Box<dyn Send>>,
+}
+
+impl Drop for Release {
+    fn drop(&mut self) {
+        let Some(later) = self.later.take() else {
+            return;
+        };
+        let held = std::mem::take(&mut self.held);
+        let free = move || {
+            drop(later);
+            drop(held);
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => drop(runtime.spawn_blocking(free)),
+            // No runtime (a test dropping a response by itself): free here.
+            Err(_) => free(),
+        }
+    }
+}
 
 /// Adds [`CollectBody`]; one budget shared by every call of the server.
 #[derive(Clone, Debug)]
@@ -84,15 +146,17 @@ impl HeldBytes {
         self.bytes += more;
         // Precision loss only above 2^52 bytes.
         #[allow(clippy::cast_precision_loss)]
-        ::metrics::gauge!(metrics::REQUEST_BYTES_IN_FLIGHT).increment(more as f64);
+        metrics::request_bytes_held(more as f64);
         true
     }
 }
 
 impl Drop for HeldBytes {
     fn drop(&mut self) {
-        #[allow(clippy::cast_precision_loss)]
-        ::metrics::gauge!(metrics::REQUEST_BYTES_IN_FLIGHT).decrement(self.bytes as f64);
+        if self.bytes > 0 {
+            #[allow(clippy::cast_precision_loss)]
+            metrics::request_bytes_held(-(self.bytes as f64));
+        }
     }
 }
 
@@ -159,10 +223,14 @@ impl BodyLayer {
                 return Err(self.exhausted());
             }
         }
-        let (parts, body) = request.into_parts();
-        let chunks = tokio::time::timeout(self.read_timeout, self.collect(body, &mut held))
+        let (mut parts, body) = request.into_parts();
+        let mut chunks = tokio::time::timeout(self.read_timeout, self.collect(body, &mut held))
             .await
             .map_err(|_| ApiError::BodyTimeout(self.read_timeout))??;
+        parts
+            .extensions
+            .insert(RequestBodyBytes(chunks.iter().map(Bytes::len).sum()));
+        prefix_apart(&mut chunks);
         Ok((
             HttpRequest::from_parts(parts, Body::new(Buffered { chunks })),
             held,
@@ -177,13 +245,51 @@ impl Step for BodyLayer {
         Box::pin(async move {
             match limits.buffer(request).await {
                 Ok((request, held)) => {
-                    let response = inner.call(request).await?;
-                    Ok(Holding::response(response, held))
+                    let mut response = inner.call(request).await?;
+                    let later = response
+                        .extensions_mut()
+                        .remove::<FreeAfterResponse>()
+                        .and_then(|free| free.take());
+                    Ok(Holding::response(response, Release { held, later }))
                 }
                 Err(err) => Ok(error_response(err)),
             }
         })
     }
+}
+
+/// Hands gRPC's 5-byte message prefix over as a frame of its own. tonic
+/// reserves room for the whole message once it has read the prefix; with the
+/// message's first bytes already in its buffer, that reservation reallocates
+/// (a copy and twice the memory, on every small call); with only the prefix
+/// read, it does not.
+fn prefix_apart(chunks: &mut VecDeque<Bytes>) {
+    if *crate::server::knobs::SPLIT_PREFIX == 0 {
+        return;
+    }
+    let Some(first) = chunks.front_mut() else {
+        return;
+    };
+    if first.len() >= GRPC_PREFIX_BYTES {
+        if first.len() > GRPC_PREFIX_BYTES {
+            let prefix = first.split_to(GRPC_PREFIX_BYTES);
+            chunks.push_front(prefix);
+        }
+        return;
+    }
+    // The prefix itself came in pieces: gather it.
+    let mut prefix = Vec::with_capacity(GRPC_PREFIX_BYTES);
+    while prefix.len() < GRPC_PREFIX_BYTES {
+        let Some(mut chunk) = chunks.pop_front() else {
+            break;
+        };
+        let part = chunk.split_to(chunk.len().min(GRPC_PREFIX_BYTES - prefix.len()));
+        prefix.extend_from_slice(&part);
+        if !chunk.is_empty() {
+            chunks.push_front(chunk);
+        }
+    }
+    chunks.push_front(Bytes::from(prefix));
 }
 
 /// A body already read: its chunks handed on one by one, each freed once the
@@ -232,5 +338,28 @@ mod tests {
         assert_eq!(budget.available_permits(), 0);
         drop(held);
         assert_eq!(budget.available_permits(), 10);
+    }
+
+    fn split(chunks: &[&'static [u8]]) -> Vec<Vec<u8>> {
+        let mut chunks: VecDeque<Bytes> = chunks.iter().map(|c| Bytes::from_static(c)).collect();
+        prefix_apart(&mut chunks);
+        chunks.iter().map(|c| c.to_vec()).collect()
+    }
+
+    #[test]
+    fn the_grpc_prefix_is_handed_over_as_a_frame_of_its_own() {
+        assert_eq!(
+            split(&[b"\0\0\0\0\x03abc"]),
+            [b"\0\0\0\0\x03".to_vec(), b"abc".to_vec()]
+        );
+        // A prefix in pieces is gathered; the rest stays as it came.
+        assert_eq!(
+            split(&[b"\0\0", b"\0\0\x03a", b"bc"]),
+            [b"\0\0\0\0\x03".to_vec(), b"a".to_vec(), b"bc".to_vec()]
+        );
+        assert_eq!(split(&[b"\0\0\0\0\0"]), [b"\0\0\0\0\0".to_vec()]);
+        // Too short to hold a prefix: handed on as it is (tonic reports the truncation).
+        assert_eq!(split(&[b"\0\0"]), [b"\0\0".to_vec()]);
+        assert!(split(&[]).is_empty());
     }
 }

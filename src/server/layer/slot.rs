@@ -33,14 +33,14 @@ struct Held {
 
 impl Held {
     fn new(permit: OwnedSemaphorePermit) -> Self {
-        ::metrics::gauge!(metrics::IN_FLIGHT).increment(1.0);
+        metrics::slots_held(1.0);
         Held { _permit: permit }
     }
 }
 
 impl Drop for Held {
     fn drop(&mut self) {
-        ::metrics::gauge!(metrics::IN_FLIGHT).decrement(1.0);
+        metrics::slots_held(-1.0);
     }
 }
 

@@ -5,9 +5,14 @@
 //! A decision that outlives the timeout keeps its slot until its blocking work
 //! really ends (the handler holds the slot), so timed-out work still counts
 //! against `--max-concurrent-requests`.
+//!
+//! A small decision runs on the reactor thread within one poll, where no timer
+//! can interrupt it; an answer that comes later than the timeout is therefore
+//! replaced by DEADLINE_EXCEEDED too, wherever the work ran.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use super::body::FreeAfterResponse;
 use super::{HttpRequest, Next, ResponseFuture, Step, error_response};
 use job_decider_api::ApiError;
 
@@ -27,11 +32,20 @@ impl TimeoutLayer {
 impl Step for TimeoutLayer {
     fn call<N: Next>(&self, next: N, request: HttpRequest) -> ResponseFuture {
         let mut next = next;
+        let started = Instant::now();
         let call = next.call(request);
         let timeout = self.timeout;
         Box::pin(async move {
             match tokio::time::timeout(timeout, call).await {
-                Ok(answer) => answer,
+                Ok(answer) if started.elapsed() <= timeout || *crate::server::knobs::TIMEOUT_CHECK == 0 => answer,
+                Ok(Ok(mut late)) => {
+                    let mut answer = error_response(ApiError::Timeout(timeout));
+                    // A large snapshot is still freed off the reactor, after the answer.
+                    if let Some(free) = late.extensions_mut().remove::<FreeAfterResponse>() {
+                        answer.extensions_mut().insert(free);
+                    }
+                    Ok(answer)
+                }
                 Err(_) => Ok(error_response(ApiError::Timeout(timeout))),
             }
         })
