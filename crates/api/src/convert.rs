@@ -13,6 +13,7 @@
 use std::collections::BTreeSet;
 use std::collections::hash_map::{Entry, HashMap, RandomState};
 use std::hash::BuildHasher;
+use std::sync::Arc;
 use std::time::Duration;
 
 use pbjson_types::{Duration as PbDuration, Timestamp};
@@ -545,27 +546,14 @@ fn pods_from_wire<I>(count: usize, pods: I, job: &Job, errs: &mut Violations) ->
 where
     I: Iterator<Item = (PodAt, Result<WirePod, prost::DecodeError>)>,
 {
-    // The pod conditions whose status a decision reads: Ready, and those the policy matches on.
-    let mut read_conditions: BTreeSet<&str> = BTreeSet::from([POD_READY]);
-    if let Some(policy) = &job.spec.pod_failure_policy {
-        for rule in &policy.rules {
-            for pattern in &rule.on_pod_conditions {
-                read_conditions.insert(pattern.condition_type.as_str());
-            }
-        }
-    }
-    // The label keys a decision reads: those the Job's selector names (adoption and release).
-    let selector = &job.spec.selector;
-    let selector_keys: BTreeSet<&str> = selector
-        .match_labels
-        .keys()
-        .chain(selector.match_expressions.iter().map(|req| &req.key))
-        .map(String::as_str)
-        .collect();
-    let read = ReadFields {
-        conditions: &read_conditions,
-        label_keys: &selector_keys,
-    };
+    let read = ReadFields::of(job);
+    // The controller reference of most pods: built once, shared by every pod that has it.
+    let own = Arc::new(OwnerRef {
+        api_version: JOB_API_VERSION.to_string(),
+        kind: JOB_KIND.to_string(),
+        name: job.name.clone(),
+        uid: job.uid.clone(),
+    });
     let mut converted: Vec<Pod> = Vec::with_capacity(count);
     // Duplicate UIDs, found through a hash of each UID and the first converted pod
     // with that hash, rather than a set of copied UIDs (a 100,000-pod request's worth).
@@ -573,8 +561,8 @@ where
     let mut first_with_hash: HashMap<u64, usize> = HashMap::with_capacity(count);
     for (at, pod) in pods {
         let pod = match pod {
-            Ok(WirePod::Full(pod)) => pod_from_pb(pod, at, job, &read, errs),
-            Ok(WirePod::Lean(pod)) => pod_from_lean(pod, at, job, &read, errs),
+            Ok(WirePod::Full(pod)) => pod_from_pb(pod, at, &own, &read, errs),
+            Ok(WirePod::Lean(pod)) => pod_from_lean(pod, at, &own, &read, errs),
             Err(err) => {
                 let kind = if at.lean { "LeanPod" } else { "Pod" };
                 errs.push(
@@ -617,15 +605,44 @@ where
 /// Selector matching reads only the selector's keys, and the rules read only the
 /// Ready condition and the types the pod failure policy names: keeping the rest
 /// would more than double the memory a large snapshot's pods take.
-struct ReadFields<'a> {
-    conditions: &'a BTreeSet<&'a str>,
-    label_keys: &'a BTreeSet<&'a str>,
+pub(crate) struct ReadFields<'a> {
+    /// The pod conditions whose status a decision reads.
+    pub(crate) conditions: BTreeSet<&'a str>,
+    /// The label keys a decision reads.
+    pub(crate) label_keys: BTreeSet<&'a str>,
+}
+
+impl<'a> ReadFields<'a> {
+    /// What decisions on `job` read of its pods.
+    pub(crate) fn of(job: &'a Job) -> Self {
+        // Ready, and the conditions the policy matches on.
+        let mut conditions: BTreeSet<&str> = BTreeSet::from([POD_READY]);
+        if let Some(policy) = &job.spec.pod_failure_policy {
+            for rule in &policy.rules {
+                for pattern in &rule.on_pod_conditions {
+                    conditions.insert(pattern.condition_type.as_str());
+                }
+            }
+        }
+        // The keys the Job's selector names (adoption and release).
+        let selector = &job.spec.selector;
+        let label_keys = selector
+            .match_labels
+            .keys()
+            .chain(selector.match_expressions.iter().map(|req| &req.key))
+            .map(String::as_str)
+            .collect();
+        ReadFields {
+            conditions,
+            label_keys,
+        }
+    }
 }
 
 fn pod_from_pb(
     pod: pb::Pod,
     at: PodAt,
-    job: &Job,
+    own: &Arc<OwnerRef>,
     read: &ReadFields<'_>,
     errs: &mut Violations,
 ) -> Pod {
@@ -637,18 +654,17 @@ fn pod_from_pb(
     if metadata.name.is_empty() {
         errs.required(format!("pods[{i}].metadata.name"), "");
     }
-    let owner_uids = metadata
+    let owners_name_job = metadata
         .owner_references
         .iter()
-        .map(|owner| owner.uid.clone())
-        .collect();
+        .any(|owner| owner.uid == own.uid);
     let controller = metadata
         .owner_references
         .into_iter()
         .enumerate()
         .find(|(_, owner)| owner.controller == Some(true));
     let controller = controller.map(|(j, owner)| {
-        controller_ref(owner, job, errs, || {
+        controller_ref(owner, own, errs, || {
             format!("pods[{i}].metadata.ownerReferences[{j}].uid")
         })
     });
@@ -746,7 +762,7 @@ fn pod_from_pb(
         index_failure_count,
         index_ignored_failure_count,
         controller,
-        owner_uids,
+        owners_name_job,
         has_tracking_finalizer,
         creation_timestamp,
         deletion,
@@ -759,27 +775,32 @@ fn pod_from_pb(
     }
 }
 
-/// A pod's controller reference; one naming another owner is rejected: the
-/// request holds the Job's pods and orphans only.
+/// A pod's controller reference (the shared `own` when it is the Job's own);
+/// one naming another owner is rejected: the request holds the Job's pods and orphans only.
 fn controller_ref(
     owner: pb::OwnerReference,
-    job: &Job,
+    own: &Arc<OwnerRef>,
     errs: &mut Violations,
     uid_field: impl FnOnce() -> String,
-) -> OwnerRef {
+) -> Arc<OwnerRef> {
     // Without a job uid there is nothing to compare with; that is reported once.
-    if !job.uid.is_empty() && owner.uid != job.uid {
+    if !own.uid.is_empty() && owner.uid != own.uid {
         errs.invalid(
             uid_field(),
             format!("\"{}\"", owner.uid),
             "the pod's controller is not this Job; send only the Job's pods and orphans",
         );
     }
-    OwnerRef {
+    let owner = OwnerRef {
         api_version: owner.api_version,
         kind: owner.kind,
         name: owner.name,
         uid: owner.uid,
+    };
+    if owner == **own {
+        Arc::clone(own)
+    } else {
+        Arc::new(owner)
     }
 }
 
@@ -788,7 +809,7 @@ fn controller_ref(
 fn pod_from_lean(
     pod: pb::LeanPod,
     at: PodAt,
-    job: &Job,
+    own: &Arc<OwnerRef>,
     read: &ReadFields<'_>,
     errs: &mut Violations,
 ) -> Pod {
@@ -799,25 +820,17 @@ fn pod_from_lean(
     if pod.name.is_empty() {
         errs.required(format!("leanPods[{i}].name"), "");
     }
-    let mut owner_uids = Vec::with_capacity(pod.owner_references.len() + 1);
-    if pod.controlled_by_job {
-        owner_uids.push(job.uid.clone());
-    }
-    owner_uids.extend(pod.owner_references.iter().map(|o| o.uid.clone()));
+    let owners_name_job =
+        pod.controlled_by_job || pod.owner_references.iter().any(|o| o.uid == own.uid);
     let controller = if pod.controlled_by_job {
-        Some(OwnerRef {
-            api_version: JOB_API_VERSION.to_string(),
-            kind: JOB_KIND.to_string(),
-            name: job.name.clone(),
-            uid: job.uid.clone(),
-        })
+        Some(Arc::clone(own))
     } else {
         pod.owner_references
             .into_iter()
             .enumerate()
             .find(|(_, owner)| owner.controller == Some(true))
             .map(|(j, owner)| {
-                controller_ref(owner, job, errs, || {
+                controller_ref(owner, own, errs, || {
                     format!("leanPods[{i}].ownerReferences[{j}].uid")
                 })
             })
@@ -901,7 +914,7 @@ fn pod_from_lean(
             pod.index_ignored_failure_count.as_deref(),
         ),
         controller,
-        owner_uids,
+        owners_name_job,
         has_tracking_finalizer: pod.tracking_finalizer,
         creation_timestamp,
         deletion,
