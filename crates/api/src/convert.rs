@@ -19,7 +19,10 @@ use std::time::Duration;
 use pbjson_types::{Duration as PbDuration, Timestamp};
 use prost::Message;
 
+use bytes::Bytes;
+
 use crate::lazy::LazyDecideJobRequest;
+use crate::lean_decode;
 use crate::pb;
 use job_decider_core::defaults;
 use job_decider_core::model::{
@@ -42,10 +45,27 @@ const NANOS_PER_SEC: i64 = 1_000_000_000;
 
 /// Collects violations; paths are built only when something is wrong.
 #[derive(Default)]
-struct Violations(Vec<Violation>);
+pub(crate) struct Violations(Vec<Violation>);
 
 impl Violations {
-    fn push(&mut self, field: String, kind: ViolationKind, value: Option<String>, detail: &str) {
+    /// Adds `later`'s violations after these.
+    pub(crate) fn append(&mut self, mut later: Violations) {
+        self.0.append(&mut later.0);
+    }
+
+    /// The paths of the fields named so far (tests).
+    #[cfg(test)]
+    pub(crate) fn fields(&self) -> Vec<String> {
+        self.0.iter().map(|v| v.field.clone()).collect()
+    }
+
+    pub(crate) fn push(
+        &mut self,
+        field: String,
+        kind: ViolationKind,
+        value: Option<String>,
+        detail: &str,
+    ) {
         self.0.push(Violation {
             severity: Severity::Rejected,
             field,
@@ -55,11 +75,11 @@ impl Violations {
         });
     }
 
-    fn required(&mut self, field: impl Into<String>, detail: &str) {
+    pub(crate) fn required(&mut self, field: impl Into<String>, detail: &str) {
         self.push(field.into(), ViolationKind::Required, None, detail);
     }
 
-    fn invalid(&mut self, field: impl Into<String>, value: impl ToString, detail: &str) {
+    pub(crate) fn invalid(&mut self, field: impl Into<String>, value: impl ToString, detail: &str) {
         self.push(
             field.into(),
             ViolationKind::Invalid,
@@ -68,7 +88,12 @@ impl Violations {
         );
     }
 
-    fn not_supported(&mut self, field: impl Into<String>, value: &str, supported: &[&str]) {
+    pub(crate) fn not_supported(
+        &mut self,
+        field: impl Into<String>,
+        value: &str,
+        supported: &[&str],
+    ) {
         let listed: Vec<String> = supported.iter().map(|s| format!("\"{s}\"")).collect();
         self.push(
             field.into(),
@@ -79,14 +104,18 @@ impl Violations {
     }
 
     /// A count that must not be negative.
-    fn non_negative(&mut self, value: i32, field: impl FnOnce() -> String) {
+    pub(crate) fn non_negative(&mut self, value: i32, field: impl FnOnce() -> String) {
         if value < 0 {
             self.invalid(field(), value, "must be greater than or equal to 0");
         }
     }
 
     /// A timestamp the domain can hold, or a violation.
-    fn time(&mut self, ts: Option<&Timestamp>, field: impl FnOnce() -> String) -> Option<Time> {
+    pub(crate) fn time(
+        &mut self,
+        ts: Option<&Timestamp>,
+        field: impl FnOnce() -> String,
+    ) -> Option<Time> {
         let ts = ts?;
         let converted = time_from_pb(ts);
         if converted.is_none() {
@@ -161,7 +190,11 @@ impl TryFrom<pb::DecideJobRequest> for Snapshot {
         // Each pod is dropped as soon as it is converted.
         let count = req.pods.len() + req.lean_pods.len();
         let full = req.pods.into_iter().map(|p| Ok(WirePod::Full(p)));
-        let lean = req.lean_pods.into_iter().map(|p| Ok(WirePod::Lean(p)));
+        // Encoded again, to be read as the server reads lean pods (one decoder for both).
+        let lean = req
+            .lean_pods
+            .into_iter()
+            .map(|p| Ok(WirePod::Lean(p.encode_to_vec().into())));
         snapshot_from_parts(parts, count, PodAt::number(full, lean))
     }
 }
@@ -184,10 +217,7 @@ impl TryFrom<LazyDecideJobRequest> for Snapshot {
             .pods
             .into_iter()
             .map(|raw| pb::Pod::decode(raw).map(WirePod::Full));
-        let lean = req
-            .lean_pods
-            .into_iter()
-            .map(|raw| pb::LeanPod::decode(raw).map(WirePod::Lean));
+        let lean = req.lean_pods.into_iter().map(|raw| Ok(WirePod::Lean(raw)));
         snapshot_from_parts(parts, count, PodAt::number(full, lean))
     }
 }
@@ -204,11 +234,13 @@ struct RequestParts {
 }
 
 /// One pod of a request, in the encoding it came in.
+// Each lives for one pod's conversion; boxing the large variant would cost an allocation a pod.
+#[allow(clippy::large_enum_variant)]
 enum WirePod {
     /// A Kubernetes-shaped `Pod` (the request's `pods`).
     Full(pb::Pod),
-    /// A `LeanPod` (the request's `leanPods`).
-    Lean(pb::LeanPod),
+    /// An encoded `LeanPod` (the request's `leanPods`), decoded as it is converted.
+    Lean(Bytes),
 }
 
 /// A pod's position: its list and its index there.
@@ -562,14 +594,26 @@ where
     for (at, pod) in pods {
         let pod = match pod {
             Ok(WirePod::Full(pod)) => pod_from_pb(pod, at, &own, &read, errs),
-            Ok(WirePod::Lean(pod)) => pod_from_lean(pod, at, &own, &read, errs),
+            Ok(WirePod::Lean(bytes)) => {
+                match lean_decode::lean_pod(&bytes, at.i, &own, &read, errs) {
+                    Ok(pod) => pod,
+                    Err(err) => {
+                        errs.push(
+                            at.path(),
+                            ViolationKind::Invalid,
+                            None,
+                            &format!("not a valid LeanPod message: {err}"),
+                        );
+                        continue;
+                    }
+                }
+            }
             Err(err) => {
-                let kind = if at.lean { "LeanPod" } else { "Pod" };
                 errs.push(
                     at.path(),
                     ViolationKind::Invalid,
                     None,
-                    &format!("not a valid {kind} message: {err}"),
+                    &format!("not a valid Pod message: {err}"),
                 );
                 continue;
             }
@@ -777,7 +821,7 @@ fn pod_from_pb(
 
 /// A pod's controller reference (the shared `own` when it is the Job's own);
 /// one naming another owner is rejected: the request holds the Job's pods and orphans only.
-fn controller_ref(
+pub(crate) fn controller_ref(
     owner: pb::OwnerReference,
     own: &Arc<OwnerRef>,
     errs: &mut Violations,
@@ -802,165 +846,6 @@ fn controller_ref(
     } else {
         Arc::new(owner)
     }
-}
-
-/// A pod in the lean encoding: the same pod as its `Pod` form, checked by the same rules
-/// where both forms carry the field.
-fn pod_from_lean(
-    pod: pb::LeanPod,
-    at: PodAt,
-    own: &Arc<OwnerRef>,
-    read: &ReadFields<'_>,
-    errs: &mut Violations,
-) -> Pod {
-    let i = at.i;
-    if pod.uid.is_empty() {
-        errs.required(format!("leanPods[{i}].uid"), "");
-    }
-    if pod.name.is_empty() {
-        errs.required(format!("leanPods[{i}].name"), "");
-    }
-    let owners_name_job =
-        pod.controlled_by_job || pod.owner_references.iter().any(|o| o.uid == own.uid);
-    let controller = if pod.controlled_by_job {
-        Some(Arc::clone(own))
-    } else {
-        pod.owner_references
-            .into_iter()
-            .enumerate()
-            .find(|(_, owner)| owner.controller == Some(true))
-            .map(|(j, owner)| {
-                controller_ref(owner, own, errs, || {
-                    format!("leanPods[{i}].ownerReferences[{j}].uid")
-                })
-            })
-    };
-    let creation_timestamp = errs.time(pod.creation_timestamp.as_ref(), || {
-        format!("leanPods[{i}].creationTimestamp")
-    });
-    let deletion = errs
-        .time(pod.deletion_timestamp.as_ref(), || {
-            format!("leanPods[{i}].deletionTimestamp")
-        })
-        .map(|timestamp| Deletion {
-            timestamp,
-            grace_period_seconds: pod.deletion_grace_period_seconds,
-        });
-    let phase = match pb::LeanPodPhase::try_from(pod.phase) {
-        Ok(pb::LeanPodPhase::Unspecified | pb::LeanPodPhase::Pending) => PodPhase::Pending,
-        Ok(pb::LeanPodPhase::Running) => PodPhase::Running,
-        Ok(pb::LeanPodPhase::Succeeded) => PodPhase::Succeeded,
-        Ok(pb::LeanPodPhase::Failed) => PodPhase::Failed,
-        Ok(pb::LeanPodPhase::Unknown) => PodPhase::Unknown,
-        Err(_) => {
-            errs.invalid(
-                format!("leanPods[{i}].phase"),
-                pod.phase,
-                "not a LeanPodPhase value",
-            );
-            PodPhase::Pending
-        }
-    };
-    let kept = pod
-        .conditions
-        .iter()
-        .filter(|c| read.conditions.contains(c.r#type.as_str()))
-        .count();
-    let mut conditions = Vec::with_capacity(kept);
-    for (c, condition) in pod.conditions.into_iter().enumerate() {
-        if !read.conditions.contains(condition.r#type.as_str()) {
-            continue;
-        }
-        let status = match pb::LeanConditionStatus::try_from(condition.status) {
-            Ok(pb::LeanConditionStatus::True) => ConditionStatus::True,
-            Ok(pb::LeanConditionStatus::False) => ConditionStatus::False,
-            Ok(pb::LeanConditionStatus::Unknown) => ConditionStatus::Unknown,
-            // Unset reads as an empty status string does: not one decisions can use.
-            Ok(pb::LeanConditionStatus::Unspecified) | Err(_) => {
-                errs.not_supported(
-                    format!("leanPods[{i}].conditions[{c}].status"),
-                    pb::LeanConditionStatus::try_from(condition.status)
-                        .map_or("", |s| s.as_str_name()),
-                    &[
-                        "LEAN_CONDITION_STATUS_TRUE",
-                        "LEAN_CONDITION_STATUS_FALSE",
-                        "LEAN_CONDITION_STATUS_UNKNOWN",
-                    ],
-                );
-                ConditionStatus::Other(String::new())
-            }
-        };
-        let last_transition_time = errs.time(condition.last_transition_time.as_ref(), || {
-            format!("leanPods[{i}].conditions[{c}].lastTransitionTime")
-        });
-        conditions.push(PodCondition {
-            condition_type: condition.r#type,
-            status,
-            last_transition_time,
-        });
-    }
-    Pod {
-        name: pod.name,
-        uid: pod.uid,
-        // Only the labels the selector names: matching reads no others.
-        labels: pod
-            .labels
-            .into_iter()
-            .filter(|(key, _)| read.label_keys.contains(key.as_str()))
-            .collect(),
-        completion_index: defaults::completion_index(pod.completion_index.as_deref()),
-        index_failure_count: defaults::failure_count(pod.index_failure_count.as_deref()),
-        index_ignored_failure_count: defaults::failure_count(
-            pod.index_ignored_failure_count.as_deref(),
-        ),
-        controller,
-        owners_name_job,
-        has_tracking_finalizer: pod.tracking_finalizer,
-        creation_timestamp,
-        deletion,
-        scheduled: pod.scheduled,
-        sidecar_init_containers: pod.sidecar_init_containers,
-        phase,
-        conditions,
-        container_statuses: lean_container_statuses(
-            pod.container_statuses,
-            i,
-            "containerStatuses",
-            errs,
-        ),
-        init_container_statuses: lean_container_statuses(
-            pod.init_container_statuses,
-            i,
-            "initContainerStatuses",
-            errs,
-        ),
-    }
-}
-
-fn lean_container_statuses(
-    statuses: Vec<pb::LeanContainerStatus>,
-    i: usize,
-    list: &str,
-    errs: &mut Violations,
-) -> Vec<ContainerStatus> {
-    let mut converted = Vec::with_capacity(statuses.len());
-    converted.extend(statuses.into_iter().enumerate().map(|(c, status)| {
-        errs.non_negative(status.restart_count, || {
-            format!("leanPods[{i}].{list}[{c}].restartCount")
-        });
-        let terminated = status.terminated.map(|t| Terminated {
-            exit_code: t.exit_code,
-            finished_at: errs.time(t.finished_at.as_ref(), || {
-                format!("leanPods[{i}].{list}[{c}].terminated.finishedAt")
-            }),
-        });
-        ContainerStatus {
-            name: status.name,
-            terminated,
-            restart_count: status.restart_count,
-        }
-    }));
-    converted
 }
 
 fn container_statuses_from_pb(

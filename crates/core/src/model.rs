@@ -466,12 +466,13 @@ impl PodLabels {
 impl FromIterator<(String, String)> for PodLabels {
     /// Sorted by key; of repeated keys, the last value wins, as in a map.
     fn from_iter<I: IntoIterator<Item = (String, String)>>(iter: I) -> Self {
-        let mut labels = PodLabels::default();
-        for (key, value) in iter {
-            labels.insert(key, value);
-        }
-        labels.0.shrink_to_fit();
-        labels
+        let mut labels: Vec<(String, String)> = iter.into_iter().collect();
+        // Stable: of equal keys the last written stays last, and is the one kept.
+        labels.sort_by(|a, b| a.0.cmp(&b.0));
+        labels.reverse();
+        labels.dedup_by(|later, earlier| later.0 == earlier.0);
+        labels.reverse();
+        PodLabels(labels)
     }
 }
 
