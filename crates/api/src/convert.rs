@@ -24,16 +24,14 @@ use bytes::Bytes;
 use crate::lazy::LazyDecideJobRequest;
 use crate::lean_decode;
 use crate::pb;
+use crate::pod_decode;
 use job_decider_core::defaults;
 use job_decider_core::model::{
-    BackoffRecord, COMPLETION_INDEX_ENV, COMPLETION_INDEX_KEY, ConditionStatus, ContainerStatus,
-    ControllerState, Deletion, ExitCodeOperator, Expectations, INDEX_FAILURE_COUNT_KEY,
-    INDEX_IGNORED_FAILURE_COUNT_KEY, JOB_API_VERSION, JOB_KIND, JOB_TRACKING_FINALIZER, Job,
-    JobCondition, JobConditionType, JobSpec, JobStatus, LabelSelector, OnExitCodes,
-    OnPodConditionsPattern, OwnerRef, Pod, PodCondition, PodFailurePolicy, PodFailurePolicyAction,
-    PodFailurePolicyRule, PodPhase, PodTemplate, RestartPolicy, SelectorOperator,
-    SelectorRequirement, Snapshot, SuccessPolicy, SuccessPolicyRule, Terminated,
-    UncountedTerminatedPods,
+    BackoffRecord, COMPLETION_INDEX_ENV, ConditionStatus, ControllerState, ExitCodeOperator,
+    Expectations, JOB_API_VERSION, JOB_KIND, Job, JobCondition, JobConditionType, JobSpec,
+    JobStatus, LabelSelector, OnExitCodes, OnPodConditionsPattern, OwnerRef, Pod, PodFailurePolicy,
+    PodFailurePolicyAction, PodFailurePolicyRule, PodTemplate, RestartPolicy, SelectorOperator,
+    SelectorRequirement, Snapshot, SuccessPolicy, SuccessPolicyRule, UncountedTerminatedPods,
 };
 use job_decider_core::plan::{Action, Event, Plan, PodCreation, PodDeletion, PodRef};
 use job_decider_core::time::Time;
@@ -189,12 +187,15 @@ impl TryFrom<pb::DecideJobRequest> for Snapshot {
         };
         // Each pod is dropped as soon as it is converted.
         let count = req.pods.len() + req.lean_pods.len();
-        let full = req.pods.into_iter().map(|p| Ok(WirePod::Full(p)));
+        let full = req
+            .pods
+            .into_iter()
+            .map(|p| WirePod::Full(p.encode_to_vec().into()));
         // Encoded again, to be read as the server reads lean pods (one decoder for both).
         let lean = req
             .lean_pods
             .into_iter()
-            .map(|p| Ok(WirePod::Lean(p.encode_to_vec().into())));
+            .map(|p| WirePod::Lean(p.encode_to_vec().into()));
         snapshot_from_parts(parts, count, PodAt::number(full, lean))
     }
 }
@@ -213,11 +214,8 @@ impl TryFrom<LazyDecideJobRequest> for Snapshot {
         };
         // One pod decoded at a time; the body's bytes go when the last slice of them does.
         let count = req.pods.len() + req.lean_pods.len();
-        let full = req
-            .pods
-            .into_iter()
-            .map(|raw| pb::Pod::decode(raw).map(WirePod::Full));
-        let lean = req.lean_pods.into_iter().map(|raw| Ok(WirePod::Lean(raw)));
+        let full = req.pods.into_iter().map(WirePod::Full);
+        let lean = req.lean_pods.into_iter().map(WirePod::Lean);
         snapshot_from_parts(parts, count, PodAt::number(full, lean))
     }
 }
@@ -234,11 +232,9 @@ struct RequestParts {
 }
 
 /// One pod of a request, in the encoding it came in.
-// Each lives for one pod's conversion; boxing the large variant would cost an allocation a pod.
-#[allow(clippy::large_enum_variant)]
 enum WirePod {
-    /// A Kubernetes-shaped `Pod` (the request's `pods`).
-    Full(pb::Pod),
+    /// An encoded Kubernetes-shaped `Pod` (the request's `pods`), decoded as it is converted.
+    Full(Bytes),
     /// An encoded `LeanPod` (the request's `leanPods`), decoded as it is converted.
     Lean(Bytes),
 }
@@ -284,7 +280,7 @@ fn snapshot_from_parts<I>(
     pods: I,
 ) -> Result<Snapshot, Vec<Violation>>
 where
-    I: Iterator<Item = (PodAt, Result<WirePod, prost::DecodeError>)>,
+    I: Iterator<Item = (PodAt, WirePod)>,
 {
     let mut errs = Violations::default();
     if req.both_encodings {
@@ -576,7 +572,7 @@ fn job_status_from_pb(status: pb::JobStatus, path: &str, errs: &mut Violations) 
 
 fn pods_from_wire<I>(count: usize, pods: I, job: &Job, errs: &mut Violations) -> Vec<Pod>
 where
-    I: Iterator<Item = (PodAt, Result<WirePod, prost::DecodeError>)>,
+    I: Iterator<Item = (PodAt, WirePod)>,
 {
     let read = ReadFields::of(job);
     // The controller reference of most pods: built once, shared by every pod that has it.
@@ -593,30 +589,30 @@ where
     let mut first_with_hash: HashMap<u64, usize> = HashMap::with_capacity(count);
     for (at, pod) in pods {
         let pod = match pod {
-            Ok(WirePod::Full(pod)) => pod_from_pb(pod, at, &own, &read, errs),
-            Ok(WirePod::Lean(bytes)) => {
-                match lean_decode::lean_pod(&bytes, at.i, &own, &read, errs) {
-                    Ok(pod) => pod,
-                    Err(err) => {
-                        errs.push(
-                            at.path(),
-                            ViolationKind::Invalid,
-                            None,
-                            &format!("not a valid LeanPod message: {err}"),
-                        );
-                        continue;
-                    }
+            WirePod::Full(bytes) => match pod_decode::pod(&bytes, at.i, &own, &read, errs) {
+                Ok(pod) => pod,
+                Err(err) => {
+                    errs.push(
+                        at.path(),
+                        ViolationKind::Invalid,
+                        None,
+                        &format!("not a valid Pod message: {err}"),
+                    );
+                    continue;
                 }
-            }
-            Err(err) => {
-                errs.push(
-                    at.path(),
-                    ViolationKind::Invalid,
-                    None,
-                    &format!("not a valid Pod message: {err}"),
-                );
-                continue;
-            }
+            },
+            WirePod::Lean(bytes) => match lean_decode::lean_pod(&bytes, at.i, &own, &read, errs) {
+                Ok(pod) => pod,
+                Err(err) => {
+                    errs.push(
+                        at.path(),
+                        ViolationKind::Invalid,
+                        None,
+                        &format!("not a valid LeanPod message: {err}"),
+                    );
+                    continue;
+                }
+            },
         };
         if !pod.uid.is_empty() {
             let duplicate = match first_with_hash.entry(hasher.hash_one(&pod.uid)) {
@@ -683,142 +679,6 @@ impl<'a> ReadFields<'a> {
     }
 }
 
-fn pod_from_pb(
-    pod: pb::Pod,
-    at: PodAt,
-    own: &Arc<OwnerRef>,
-    read: &ReadFields<'_>,
-    errs: &mut Violations,
-) -> Pod {
-    let i = at.i;
-    let mut metadata = pod.metadata.unwrap_or_default();
-    if metadata.uid.is_empty() {
-        errs.required(format!("pods[{i}].metadata.uid"), "");
-    }
-    if metadata.name.is_empty() {
-        errs.required(format!("pods[{i}].metadata.name"), "");
-    }
-    let owners_name_job = metadata
-        .owner_references
-        .iter()
-        .any(|owner| owner.uid == own.uid);
-    let controller = metadata
-        .owner_references
-        .into_iter()
-        .enumerate()
-        .find(|(_, owner)| owner.controller == Some(true));
-    let controller = controller.map(|(j, owner)| {
-        controller_ref(owner, own, errs, || {
-            format!("pods[{i}].metadata.ownerReferences[{j}].uid")
-        })
-    });
-    let annotations = &metadata.annotations;
-    let annotation = |key: &str| annotations.get(key).map(String::as_str);
-    let completion_index = defaults::completion_index(annotation(COMPLETION_INDEX_KEY));
-    let index_failure_count = defaults::failure_count(annotation(INDEX_FAILURE_COUNT_KEY));
-    let index_ignored_failure_count =
-        defaults::failure_count(annotation(INDEX_IGNORED_FAILURE_COUNT_KEY));
-    let has_tracking_finalizer = metadata
-        .finalizers
-        .iter()
-        .any(|f| f == JOB_TRACKING_FINALIZER);
-    let creation_timestamp = errs.time(metadata.creation_timestamp.as_ref(), || {
-        format!("pods[{i}].metadata.creationTimestamp")
-    });
-    let deletion = errs
-        .time(metadata.deletion_timestamp.as_ref(), || {
-            format!("pods[{i}].metadata.deletionTimestamp")
-        })
-        .map(|timestamp| Deletion {
-            timestamp,
-            grace_period_seconds: metadata.deletion_grace_period_seconds,
-        });
-    let scheduled = pod.spec.as_ref().is_some_and(|s| !s.node_name.is_empty());
-    let sidecar_init_containers = pod
-        .spec
-        .as_ref()
-        .map(|s| {
-            s.init_containers
-                .iter()
-                .filter(|c| c.restart_policy == "Always")
-                .map(|c| c.name.clone())
-                .collect()
-        })
-        .unwrap_or_default();
-    let status = pod.status.unwrap_or_default();
-    let phase = PodPhase::from_api(&status.phase).unwrap_or_else(|| {
-        errs.not_supported(
-            format!("pods[{i}].status.phase"),
-            &status.phase,
-            &["Pending", "Running", "Succeeded", "Failed", "Unknown"],
-        );
-        PodPhase::Pending
-    });
-    // Every condition is checked; only those a decision reads are kept, in their order,
-    // in an exact capacity (a `collect` could keep the wire list's larger allocation).
-    let kept = status
-        .conditions
-        .iter()
-        .filter(|c| read.conditions.contains(c.r#type.as_str()))
-        .count();
-    let mut conditions = Vec::with_capacity(kept);
-    for (c, condition) in status.conditions.into_iter().enumerate() {
-        let is_read = read.conditions.contains(condition.r#type.as_str());
-        let status = ConditionStatus::from(condition.status);
-        if let ConditionStatus::Other(value) = &status
-            && is_read
-        {
-            errs.not_supported(
-                format!("pods[{i}].status.conditions[{c}].status"),
-                value,
-                &["True", "False", "Unknown"],
-            );
-        }
-        let last_transition_time = errs.time(condition.last_transition_time.as_ref(), || {
-            format!("pods[{i}].status.conditions[{c}].lastTransitionTime")
-        });
-        if is_read {
-            conditions.push(PodCondition {
-                condition_type: condition.r#type,
-                status,
-                last_transition_time,
-            });
-        }
-    }
-    let container_statuses =
-        container_statuses_from_pb(status.container_statuses, i, "containerStatuses", errs);
-    let init_container_statuses = container_statuses_from_pb(
-        status.init_container_statuses,
-        i,
-        "initContainerStatuses",
-        errs,
-    );
-    Pod {
-        name: std::mem::take(&mut metadata.name),
-        uid: std::mem::take(&mut metadata.uid),
-        // Only the labels the selector names: matching reads no others.
-        labels: metadata
-            .labels
-            .into_iter()
-            .filter(|(key, _)| read.label_keys.contains(key.as_str()))
-            .collect(),
-        completion_index,
-        index_failure_count,
-        index_ignored_failure_count,
-        controller,
-        owners_name_job,
-        has_tracking_finalizer,
-        creation_timestamp,
-        deletion,
-        scheduled,
-        sidecar_init_containers,
-        phase,
-        conditions,
-        container_statuses,
-        init_container_statuses,
-    }
-}
-
 /// A pod's controller reference (the shared `own` when it is the Job's own);
 /// one naming another owner is rejected: the request holds the Job's pods and orphans only.
 pub(crate) fn controller_ref(
@@ -846,33 +706,6 @@ pub(crate) fn controller_ref(
     } else {
         Arc::new(owner)
     }
-}
-
-fn container_statuses_from_pb(
-    statuses: Vec<pb::ContainerStatus>,
-    i: usize,
-    list: &str,
-    errs: &mut Violations,
-) -> Vec<ContainerStatus> {
-    // An exact capacity, as for conditions.
-    let mut converted = Vec::with_capacity(statuses.len());
-    converted.extend(statuses.into_iter().enumerate().map(|(c, status)| {
-        errs.non_negative(status.restart_count, || {
-            format!("pods[{i}].status.{list}[{c}].restartCount")
-        });
-        let terminated = status.state.and_then(|s| s.terminated).map(|t| Terminated {
-            exit_code: t.exit_code,
-            finished_at: errs.time(t.finished_at.as_ref(), || {
-                format!("pods[{i}].status.{list}[{c}].state.terminated.finishedAt")
-            }),
-        });
-        ContainerStatus {
-            name: status.name,
-            terminated,
-            restart_count: status.restart_count,
-        }
-    }));
-    converted
 }
 
 /// The plan on the wire.

@@ -20,7 +20,7 @@ use prost::Message;
 
 use crate::convert::{ReadFields, Violations, controller_ref};
 use crate::pb;
-use crate::wire::{Fields, WireError};
+use crate::wire::{Fields, WireError, checked, known, map_entry, merge_timestamp};
 
 /// Where a lean pod's fields are: its index in `leanPods`.
 struct At(usize);
@@ -29,20 +29,6 @@ impl At {
     fn field(&self, path: impl std::fmt::Display) -> String {
         format!("leanPods[{}].{path}", self.0)
     }
-}
-
-/// A wire timestamp, merged as protobuf merges repeated occurrences of a message field.
-fn merge_timestamp(into: &mut Option<Timestamp>, bytes: &[u8]) -> Result<(), WireError> {
-    let ts = into.get_or_insert_with(Timestamp::default);
-    let mut fields = Fields::of(bytes);
-    while let Some((tag, value)) = fields.next_field()? {
-        match tag {
-            1 => ts.seconds = value.int64("Timestamp.seconds")?,
-            2 => ts.nanos = value.int32("Timestamp.nanos")?,
-            _ => {}
-        }
-    }
-    Ok(())
 }
 
 /// One condition as read off the wire, before it is judged.
@@ -106,32 +92,6 @@ fn container(bytes: &[u8]) -> Result<Container<'_>, WireError> {
     Ok(c)
 }
 
-/// A map entry of `labels`, as bytes: whether it is kept is decided before it is validated.
-fn label(bytes: &[u8]) -> Result<(&[u8], &[u8]), WireError> {
-    let (mut key, mut value): (&[u8], &[u8]) = (b"", b"");
-    let mut fields = Fields::of(bytes);
-    while let Some((tag, v)) = fields.next_field()? {
-        match tag {
-            1 => key = v.bytes("LeanPod.LabelsEntry.key")?,
-            2 => value = v.bytes("LeanPod.LabelsEntry.value")?,
-            _ => {}
-        }
-    }
-    Ok((key, value))
-}
-
-/// The entry of `names` spelled as `bytes`: a name decisions read is valid UTF-8 by construction.
-fn known<'n>(names: &std::collections::BTreeSet<&'n str>, bytes: &[u8]) -> Option<&'n str> {
-    names.iter().copied().find(|n| n.as_bytes() == bytes)
-}
-
-/// A string field decisions do not keep: checked all the same, as prost would check it.
-fn checked(bytes: &[u8], field: &'static str) -> Result<(), WireError> {
-    std::str::from_utf8(bytes)
-        .map(|_| ())
-        .map_err(|_| WireError::Utf8 { field })
-}
-
 /// Decodes and converts one encoded `LeanPod`, the `i`th of `leanPods`; bytes
 /// that are not a `LeanPod` are an error, any other problem a violation.
 ///
@@ -170,7 +130,7 @@ pub(crate) fn lean_pod(
             1 => name = value.str("LeanPod.name")?,
             2 => uid = value.str("LeanPod.uid")?,
             3 => {
-                let (key, value) = label(value.bytes("LeanPod.labels")?)?;
+                let (key, value) = map_entry(value.bytes("LeanPod.labels")?, "LeanPod.labels")?;
                 // Only the keys the selector names are kept (as the `Pod` form keeps them).
                 match known(&read.label_keys, key) {
                     Some(key) => {
@@ -526,6 +486,35 @@ mod tests {
         }
     }
 
+    /// Every declared field of every message a lean pod holds, in every wire
+    /// type: accepted exactly when prost accepts it.
+    #[test]
+    fn every_field_in_every_wire_type_is_judged_as_prost_judges_it() {
+        let paths: &[(&[u32], &[u32])] = &[
+            (&[], &(1..=18).collect::<Vec<_>>()),
+            (&[3], &[1, 2]),
+            (&[8], &[1, 2, 3, 4, 5, 6]),
+            (&[10], &[1, 2]),
+            (&[11], &[1, 2]),
+            (&[16], &[1, 2, 3]),
+            (&[16, 3], &[1, 2]),
+            (&[17], &[1, 2, 3]),
+            (&[17, 3], &[1, 2]),
+            (&[17, 3, 2], &[1, 2]),
+            (&[18, 3, 2], &[1, 2]),
+        ];
+        let cases = crate::wire::craft::every_wire_type(paths);
+        for bytes in &cases {
+            let theirs = pb::LeanPod::decode(bytes.as_slice());
+            assert_eq!(
+                convert(bytes).is_ok(),
+                theirs.is_ok(),
+                "{bytes:?}: prost says {theirs:?}"
+            );
+        }
+        assert!(cases.len() > 200);
+    }
+
     /// Every truncation and every single-byte change of the samples: the hand
     /// decoder accepts exactly what prost accepts, and reads what prost reads
     /// (the same pod as prost's decoding encoded again).
@@ -537,7 +526,21 @@ mod tests {
             let mut variants: Vec<Vec<u8>> =
                 (0..bytes.len()).map(|n| bytes[..n].to_vec()).collect();
             for i in 0..bytes.len() {
-                for value in [0x00, 0x01, 0x02, 0x07, 0x0a, 0x7f, 0x80, 0xff] {
+                // Flips of the low bits change a key's wire type; the rest, lengths and values.
+                let b = bytes[i];
+                for value in [
+                    b ^ 0x01,
+                    b ^ 0x02,
+                    b ^ 0x04,
+                    b ^ 0x05,
+                    b ^ 0x07,
+                    b.wrapping_add(1),
+                    b.wrapping_sub(1),
+                    0x00,
+                    0x7f,
+                    0x80,
+                    0xff,
+                ] {
                     let mut changed = bytes.clone();
                     changed[i] = value;
                     variants.push(changed);

@@ -13,6 +13,7 @@ pub mod fixtures;
 pub mod lazy;
 pub mod lean;
 mod lean_decode;
+mod pod_decode;
 pub mod status;
 pub mod wire;
 

@@ -223,6 +223,140 @@ impl<'a> Fields<'a> {
     }
 }
 
+/// A wire timestamp, merged as protobuf merges repeated occurrences of a message field.
+pub fn merge_timestamp(
+    into: &mut Option<pbjson_types::Timestamp>,
+    bytes: &[u8],
+) -> Result<(), WireError> {
+    let ts = into.get_or_insert_with(pbjson_types::Timestamp::default);
+    let mut fields = Fields::of(bytes);
+    while let Some((tag, value)) = fields.next_field()? {
+        match tag {
+            1 => ts.seconds = value.int64("Timestamp.seconds")?,
+            2 => ts.nanos = value.int32("Timestamp.nanos")?,
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// An entry of a `map<string, string>`, as bytes: whether it is kept is
+/// decided before it is validated ([`known`], [`checked`]).
+pub fn map_entry<'a>(
+    bytes: &'a [u8],
+    field: &'static str,
+) -> Result<(&'a [u8], &'a [u8]), WireError> {
+    let (mut key, mut value): (&[u8], &[u8]) = (b"", b"");
+    let mut fields = Fields::of(bytes);
+    while let Some((tag, v)) = fields.next_field()? {
+        match tag {
+            1 => key = v.bytes(field)?,
+            2 => value = v.bytes(field)?,
+            _ => {}
+        }
+    }
+    Ok((key, value))
+}
+
+/// The entry of `names` spelled as `bytes`: a name decisions read is valid UTF-8 by construction.
+pub fn known<'n>(names: &std::collections::BTreeSet<&'n str>, bytes: &[u8]) -> Option<&'n str> {
+    names.iter().copied().find(|n| n.as_bytes() == bytes)
+}
+
+/// A string field decisions do not keep: checked all the same, as prost would check it.
+pub fn checked(bytes: &[u8], field: &'static str) -> Result<(), WireError> {
+    std::str::from_utf8(bytes)
+        .map(|_| ())
+        .map_err(|_| WireError::Utf8 { field })
+}
+
+/// The declared type of a field, for [`check`].
+#[derive(Clone, Copy, Debug)]
+pub enum Kind {
+    /// A string: length-delimited, UTF-8.
+    Str,
+    /// A bool, enum or integer.
+    Varint,
+    /// An embedded message of this schema.
+    Message(&'static Schema),
+}
+
+/// A message's declared fields, by number; fields not listed are skipped as unknown.
+pub type Schema = [(u32, Kind)];
+
+/// `google.protobuf.Timestamp`.
+pub const TIMESTAMP: &Schema = &[(1, Kind::Varint), (2, Kind::Varint)];
+
+/// Checks a message decisions do not read, as prost would decode it: every
+/// declared field in its wire type, every string UTF-8.
+pub fn check(bytes: &[u8], schema: &Schema, name: &'static str) -> Result<(), WireError> {
+    let mut fields = Fields::of(bytes);
+    while let Some((tag, value)) = fields.next_field()? {
+        match schema.iter().find(|(t, _)| *t == tag).map(|(_, kind)| kind) {
+            Some(Kind::Str) => {
+                value.str(name)?;
+            }
+            Some(Kind::Varint) => {
+                value.varint(name)?;
+            }
+            Some(Kind::Message(inner)) => check(value.bytes(name)?, inner, name)?,
+            None => {}
+        }
+    }
+    Ok(())
+}
+
+/// Test support: bytes with one field of a chosen wire type, nested at a path.
+#[cfg(test)]
+pub(crate) mod craft {
+    fn varint(mut v: u64, out: &mut Vec<u8>) {
+        while v >= 0x80 {
+            out.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+    }
+
+    /// A message holding only field `tag` in wire type `wire_type`, with a payload of that type.
+    pub(crate) fn field(tag: u32, wire_type: u64) -> Vec<u8> {
+        let mut out = Vec::new();
+        varint((u64::from(tag) << 3) | wire_type, &mut out);
+        match wire_type {
+            0 => out.push(1),
+            1 => out.extend([0; 8]),
+            2 => out.extend([1, b'a']),
+            3 => varint((u64::from(tag) << 3) | 4, &mut out),
+            _ => out.extend([0; 4]),
+        }
+        out
+    }
+
+    /// `inner` as the message at `path` (field numbers from the outside in) of an otherwise empty message.
+    pub(crate) fn nest(path: &[u32], inner: Vec<u8>) -> Vec<u8> {
+        path.iter().rev().fold(inner, |inner, &tag| {
+            let mut out = Vec::new();
+            varint((u64::from(tag) << 3) | 2, &mut out);
+            varint(inner.len() as u64, &mut out);
+            out.extend(inner);
+            out
+        })
+    }
+
+    /// Every declared field of every message at `paths` (path, field numbers),
+    /// in every wire type: the bytes to try.
+    pub(crate) fn every_wire_type(paths: &[(&[u32], &[u32])]) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        for (path, tags) in paths {
+            for &tag in tags.iter() {
+                for wire_type in [0, 1, 2, 3, 5] {
+                    out.push(nest(path, field(tag, wire_type)));
+                }
+            }
+        }
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
