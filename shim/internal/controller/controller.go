@@ -326,9 +326,9 @@ func (c *Controller) syncJob(ctx context.Context, key string) (requeueAfter time
 		PodChangesPending:        podChangesPending,
 		FinalizerRemovalsPending: finalizerRemovalsPending,
 	}
-	req, err := snap.request()
-	if err != nil {
-		return 0, fmt.Errorf("building the snapshot: %w", err)
+	req, notLean := snap.request()
+	if notLean != nil {
+		klog.FromContext(ctx).V(2).Info("Sending Kubernetes-shaped pods", "job", key, "reason", notLean)
 	}
 	resp, err := c.decide(ctx, req)
 	if err != nil {
