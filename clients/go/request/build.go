@@ -10,15 +10,17 @@ import (
 	pb "job-decider.dev/clients/go/jobdecider/v1"
 )
 
-// Build is the request for job and its pods, the pods in the lean encoding;
-// the caller adds now, state, controller name and expectations. A pod with no
-// lean form is a *NotLeanError naming its position: BuildFull then builds the
-// request every pod fits (the contract takes one encoding per request).
+// Build is the request for job and its pods, the pods in the lean encoding
+// trimmed to what decisions read (ReadsOf); the caller adds now, state,
+// controller name and expectations. Pods with equal selector labels share one
+// label map. A pod with no lean form is a *NotLeanError naming its position:
+// BuildFull then builds the request every pod fits (the contract takes one
+// encoding per request).
 func Build(job *batchv1.Job, pods []*corev1.Pod) (*pb.DecideJobRequest, error) {
-	ref := JobRefOf(job)
+	e := encoder{job: JobRefOf(job), reads: ReadsOf(job), chunk: 1024}
 	lean := make([]*pb.LeanPod, len(pods))
 	for i, p := range pods {
-		l, err := LeanPod(p, ref)
+		l, err := e.leanPod(p)
 		if err != nil {
 			return nil, atPod(err, i)
 		}
@@ -36,18 +38,19 @@ func BuildFull(job *batchv1.Job, pods []*corev1.Pod) *pb.DecideJobRequest {
 	return &pb.DecideJobRequest{Job: Job(job), Pods: full}
 }
 
-// Lean is req with its pods moved to the lean encoding, req itself unchanged
+// Lean is req with its pods moved to the lean encoding and trimmed to what
+// decisions read (ReadsOfProto), as Build sends them; req itself is unchanged
 // (the result shares its messages). A pod with no lean form is a
 // *NotLeanError naming its position.
 func Lean(req *pb.DecideJobRequest) (*pb.DecideJobRequest, error) {
-	ref := JobRefOfProto(req.GetJob())
+	ref, reads := JobRefOfProto(req.GetJob()), ReadsOfProto(req.GetJob())
 	lean := make([]*pb.LeanPod, len(req.GetPods()))
 	for i, p := range req.GetPods() {
 		l, err := LeanPodFromProto(p, ref)
 		if err != nil {
 			return nil, atPod(err, i)
 		}
-		lean[i] = l
+		lean[i] = reads.Trim(l)
 	}
 	// Every field but pods, by reflection, so that a field added to the
 	// contract later is carried too.

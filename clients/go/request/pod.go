@@ -6,7 +6,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
 )
@@ -108,58 +107,8 @@ func leanConditionStatus(status string) (pb.LeanConditionStatus, bool) {
 // kept; the message shares the pod's label map. A phase or condition status
 // the API does not define is a *NotLeanError (Pod -1): send such a pod as a Pod.
 func LeanPod(pod *corev1.Pod, job JobRef) (*pb.LeanPod, error) {
-	phase, ok := leanPhase(string(pod.Status.Phase))
-	if !ok {
-		return nil, &NotLeanError{Pod: -1, Field: "status.phase", Value: string(pod.Status.Phase)}
-	}
-	var conditions []*pb.LeanPodCondition
-	if n := len(pod.Status.Conditions); n > 0 {
-		// One backing array for the pod's conditions: a pod has several.
-		backing := make([]pb.LeanPodCondition, n)
-		conditions = make([]*pb.LeanPodCondition, n)
-		for i := range pod.Status.Conditions {
-			c := &pod.Status.Conditions[i]
-			status, ok := leanConditionStatus(string(c.Status))
-			if !ok {
-				return nil, &NotLeanError{Pod: -1, Field: fmt.Sprintf("status.conditions[%d].status", i), Value: string(c.Status)}
-			}
-			backing[i].Type = string(c.Type)
-			backing[i].Status = status
-			backing[i].LastTransitionTime = timestamp(c.LastTransitionTime)
-			conditions[i] = &backing[i]
-		}
-	}
-	m := &pod.ObjectMeta
-	controller := slices.IndexFunc(m.OwnerReferences, func(r metav1.OwnerReference) bool {
-		return r.Controller != nil && *r.Controller
-	})
-	elided := -1
-	if controller >= 0 {
-		r := &m.OwnerReferences[controller]
-		if job.owns(r.APIVersion, r.Kind, r.Name, string(r.UID), r.Controller) {
-			elided = controller
-		}
-	}
-	return &pb.LeanPod{
-		Name:                       m.Name,
-		Uid:                        string(m.UID),
-		Labels:                     m.Labels,
-		CompletionIndex:            annotation(m.Annotations, completionIndexKey),
-		IndexFailureCount:          annotation(m.Annotations, indexFailureCountKey),
-		IndexIgnoredFailureCount:   annotation(m.Annotations, indexIgnoredFailureCountKey),
-		ControlledByJob:            elided >= 0,
-		OwnerReferences:            ownerReferences(m.OwnerReferences, elided),
-		TrackingFinalizer:          slices.Contains(m.Finalizers, trackingFinalizer),
-		CreationTimestamp:          timestamp(m.CreationTimestamp),
-		DeletionTimestamp:          timestampPtr(m.DeletionTimestamp),
-		DeletionGracePeriodSeconds: copyPtr(m.DeletionGracePeriodSeconds),
-		Scheduled:                  pod.Spec.NodeName != "",
-		SidecarInitContainers:      sidecars(pod.Spec.InitContainers),
-		Phase:                      phase,
-		Conditions:                 conditions,
-		ContainerStatuses:          leanContainerStatuses(pod.Status.ContainerStatuses),
-		InitContainerStatuses:      leanContainerStatuses(pod.Status.InitContainerStatuses),
-	}, nil
+	e := encoder{job: job, chunk: 1}
+	return e.leanPod(pod)
 }
 
 // annotation is an annotation's value when present (present and empty is kept).
@@ -177,24 +126,6 @@ func sidecars(cs []corev1.Container) []string {
 		if p := cs[i].RestartPolicy; p != nil && *p == corev1.ContainerRestartPolicyAlways {
 			out = append(out, cs[i].Name)
 		}
-	}
-	return out
-}
-
-func leanContainerStatuses(ss []corev1.ContainerStatus) []*pb.LeanContainerStatus {
-	if len(ss) == 0 {
-		return nil
-	}
-	backing := make([]pb.LeanContainerStatus, len(ss))
-	out := make([]*pb.LeanContainerStatus, len(ss))
-	for i := range ss {
-		s := &ss[i]
-		backing[i].Name = s.Name
-		backing[i].RestartCount = s.RestartCount
-		if t := s.State.Terminated; t != nil {
-			backing[i].Terminated = &pb.LeanTerminated{ExitCode: t.ExitCode, FinishedAt: timestamp(t.FinishedAt)}
-		}
-		out[i] = &backing[i]
 	}
 	return out
 }

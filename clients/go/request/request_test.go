@@ -3,6 +3,9 @@ package request
 import (
 	"encoding/json"
 	"errors"
+	"maps"
+	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -305,7 +308,7 @@ func TestNotLean(t *testing.T) {
 }
 
 func TestBuildAndLeanAgree(t *testing.T) {
-	j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "pi", UID: "job-uid"}}
+	j := trimJob()
 	a, b := basePod(), basePod()
 	b.Name, b.UID, b.Status.Phase = "pi-1", "uid-1", corev1.PodSucceeded
 	b.OwnerReferences[0].UID = "foreign"
@@ -448,4 +451,79 @@ func diffText(t *testing.T, left, right proto.Message, leftName, rightName strin
 		t.Fatal(err)
 	}
 	return protodiff.Format(fields, "  ", leftName, rightName)
+}
+
+// trimJob selects on two keys and has a policy on DisruptionTarget.
+func trimJob() *batchv1.Job {
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "pi", UID: "job-uid"},
+		Spec: batchv1.JobSpec{
+			Selector: &metav1.LabelSelector{
+				MatchLabels:      map[string]string{"batch.kubernetes.io/controller-uid": "job-uid"},
+				MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "tier", Operator: metav1.LabelSelectorOpExists}},
+			},
+			PodFailurePolicy: &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{
+				Action:          batchv1.PodFailurePolicyActionIgnore,
+				OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}},
+			}}},
+		},
+	}
+}
+
+func TestReadsOf(t *testing.T) {
+	j := trimJob()
+	want := &Reads{LabelKeys: []string{"batch.kubernetes.io/controller-uid", "tier"}, ConditionTypes: []string{"DisruptionTarget", "Ready"}}
+	for route, got := range map[string]*Reads{"ReadsOf": ReadsOf(j), "ReadsOfProto": ReadsOfProto(Job(j))} {
+		if !slices.Equal(got.LabelKeys, want.LabelKeys) || !slices.Equal(got.ConditionTypes, want.ConditionTypes) {
+			t.Errorf("%s = %+v, want %+v", route, got, want)
+		}
+	}
+	// No selector: no label is read; no policy: only Ready.
+	got := ReadsOf(&batchv1.Job{})
+	if len(got.LabelKeys) != 0 || !slices.Equal(got.ConditionTypes, []string{"Ready"}) {
+		t.Errorf("ReadsOf(empty Job) = %+v", got)
+	}
+}
+
+// TestBuildTrims: Build keeps the labels the selector names and the
+// conditions decisions read, nothing else, and shares equal label maps.
+func TestBuildTrims(t *testing.T) {
+	a, b, c := basePod(), basePod(), basePod()
+	b.Name, b.UID = "b", "uid-b"
+	c.Name, c.UID = "c", "uid-c"
+	c.Labels = map[string]string{"batch.kubernetes.io/controller-uid": "job-uid", "tier": "gpu"}
+	c.Status.Conditions = append(c.Status.Conditions, corev1.PodCondition{Type: "Custom", Status: corev1.ConditionTrue})
+	req, err := Build(trimJob(), []*corev1.Pod{a, b, c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	la, lb, lc := req.GetLeanPods()[0], req.GetLeanPods()[1], req.GetLeanPods()[2]
+	if want := map[string]string{"batch.kubernetes.io/controller-uid": "job-uid"}; !maps.Equal(la.GetLabels(), want) || !maps.Equal(lb.GetLabels(), want) {
+		t.Errorf("labels %v, %v; want %v", la.GetLabels(), lb.GetLabels(), want)
+	}
+	if reflect.ValueOf(la.GetLabels()).UnsafePointer() != reflect.ValueOf(lb.GetLabels()).UnsafePointer() {
+		t.Errorf("equal selector labels got two maps")
+	}
+	if want := map[string]string{"batch.kubernetes.io/controller-uid": "job-uid", "tier": "gpu"}; !maps.Equal(lc.GetLabels(), want) {
+		t.Errorf("labels %v, want %v", lc.GetLabels(), want)
+	}
+	var types []string
+	for _, cond := range lc.GetConditions() {
+		types = append(types, cond.GetType())
+	}
+	if !slices.Equal(types, []string{"Ready", "DisruptionTarget"}) {
+		t.Errorf("conditions %v, want Ready and DisruptionTarget in pod order", types)
+	}
+	// Carved from shared chunks, yet no slice can grow into a neighbour's.
+	if cap(la.Conditions) != len(la.Conditions) || cap(la.ContainerStatuses) != len(la.ContainerStatuses) {
+		t.Errorf("conditions cap %d len %d", cap(la.Conditions), len(la.Conditions))
+	}
+	// Untrimmed, the same pod keeps everything.
+	full, err := LeanPod(c, JobRefOf(trimJob()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(full.GetConditions()) != 3 || len(full.GetLabels()) != 2 {
+		t.Errorf("LeanPod trimmed: %v", full)
+	}
 }
