@@ -48,12 +48,19 @@ func (Codec) Marshal(v any) (mem.BufferSlice, error) {
 	pods := req.GetLeanPods()
 	parts := make([][]byte, workersFor(len(pods)))
 	err = inParallel(len(pods), len(parts), func(w, from, to int) error {
-		var buf []byte
+		// Sizes first (proto.Size caches them for UseCachedSize), so that
+		// the buffer is allocated once, at its final length.
+		sizes := make([]int, to-from)
+		total := 0
+		for i, p := range pods[from:to] {
+			sizes[i] = proto.Size(p)
+			total += protowire.SizeTag(leanPodsField) + protowire.SizeBytes(sizes[i])
+		}
+		buf := make([]byte, 0, total)
 		opts := proto.MarshalOptions{UseCachedSize: true}
-		for _, p := range pods[from:to] {
-			size := proto.Size(p) // UseCachedSize reads what this caches
+		for i, p := range pods[from:to] {
 			buf = protowire.AppendTag(buf, leanPodsField, protowire.BytesType)
-			buf = protowire.AppendVarint(buf, uint64(size))
+			buf = protowire.AppendVarint(buf, uint64(sizes[i]))
 			var err error
 			if buf, err = opts.MarshalAppend(buf, p); err != nil {
 				return err

@@ -206,6 +206,7 @@ var routes = []struct {
 }{
 	{"json", jsonRouteRequest, encoding.GetCodecV2(grpcproto.Name)},
 	{"lean", func(s *snapshot) (*jobdeciderv1.DecideJobRequest, error) { return s.request() }, request.Codec{}},
+	{"leanserialmarshal", func(s *snapshot) (*jobdeciderv1.DecideJobRequest, error) { return s.request() }, encoding.GetCodecV2(grpcproto.Name)},
 }
 
 // benchSync is one sync's shim side: list, build, marshal as gRPC would; the stages' times and the bytes.
