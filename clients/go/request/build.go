@@ -17,24 +17,14 @@ import (
 // BuildFull then builds the request every pod fits (the contract takes one
 // encoding per request).
 func Build(job *batchv1.Job, pods []*corev1.Pod) (*pb.DecideJobRequest, error) {
-	ref, reads := JobRefOf(job), ReadsOf(job)
+	e := encoder{job: JobRefOf(job), reads: ReadsOf(job), chunk: 1024}
 	lean := make([]*pb.LeanPod, len(pods))
-	// Reading the informer's pods is most of the cost, and they are spread
-	// over the heap: large requests are converted on every CPU, one
-	// contiguous range of pods (and one encoder) each.
-	err := inParallel(len(pods), workersFor(len(pods)), func(_, from, to int) error {
-		e := encoder{job: ref, reads: reads, chunk: 1024}
-		for i := from; i < to; i++ {
-			l, err := e.leanPod(pods[i])
-			if err != nil {
-				return atPod(err, i)
-			}
-			lean[i] = l
+	for i, p := range pods {
+		l, err := e.leanPod(p)
+		if err != nil {
+			return nil, atPod(err, i)
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
+		lean[i] = l
 	}
 	return &pb.DecideJobRequest{Job: Job(job), LeanPods: lean}, nil
 }

@@ -12,8 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"google.golang.org/grpc"
-
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -32,7 +30,6 @@ import (
 	"k8s.io/klog/v2"
 
 	jobdeciderv1 "job-decider.dev/clients/go/jobdecider/v1"
-	"job-decider.dev/clients/go/request"
 )
 
 // DefaultControllerName is the spec.managedBy value the shim answers to by default.
@@ -367,8 +364,7 @@ func (c *Controller) decide(ctx context.Context, req *jobdeciderv1.DecideJobRequ
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.DecideTimeout)
 	defer cancel()
 	start := time.Now()
-	// request.Codec marshals a large request's lean pods on every CPU.
-	resp, err := c.decider.DecideJob(ctx, req, grpc.ForceCodecV2(request.Codec{}))
+	resp, err := c.decider.DecideJob(ctx, req)
 	c.metrics.observeDecide(err, time.Since(start))
 	if err != nil {
 		return nil, fmt.Errorf("DecideJob: %w", err)

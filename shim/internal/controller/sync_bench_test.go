@@ -4,7 +4,7 @@ package controller
 // from the informer cache, build the DecideJob request, marshal it. "json"
 // is the route the shim took before clients/go/request (every object
 // through encoding/json and protojson, pods Kubernetes-shaped); "lean" is
-// today's (converted and marshalled on every CPU for a large Job). Run with
+// today's. Both marshal with gRPC's proto codec, as the call does. Run with
 //
 //	cd shim && go test -run '^$' -bench BenchmarkShimSync -benchtime 5x ./internal/controller
 //
@@ -197,7 +197,7 @@ func jsonRouteRequest(s *snapshot) (*jobdeciderv1.DecideJobRequest, error) {
 	return req, nil
 }
 
-// routes are the two ways of building a request from a snapshot and the
+// routes are the two ways of building a request from a snapshot, and the
 // codec gRPC marshals it with.
 var routes = []struct {
 	name  string
@@ -205,8 +205,7 @@ var routes = []struct {
 	codec encoding.CodecV2
 }{
 	{"json", jsonRouteRequest, encoding.GetCodecV2(grpcproto.Name)},
-	{"lean", func(s *snapshot) (*jobdeciderv1.DecideJobRequest, error) { return s.request() }, request.Codec{}},
-	{"leanserialmarshal", func(s *snapshot) (*jobdeciderv1.DecideJobRequest, error) { return s.request() }, encoding.GetCodecV2(grpcproto.Name)},
+	{"lean", func(s *snapshot) (*jobdeciderv1.DecideJobRequest, error) { return s.request() }, encoding.GetCodecV2(grpcproto.Name)},
 }
 
 // benchSync is one sync's shim side: list, build, marshal as gRPC would; the stages' times and the bytes.
