@@ -251,11 +251,31 @@ func (e *encoder) leanPod(pod *corev1.Pod) (*pb.LeanPod, error) {
 	}
 	l.DeletionGracePeriodSeconds = copyPtr(m.DeletionGracePeriodSeconds)
 	l.Scheduled = pod.Spec.NodeName != ""
-	l.SidecarInitContainers = sidecars(pod.Spec.InitContainers)
+	l.SidecarInitContainers = e.sidecars(pod.Spec.InitContainers)
 	l.Phase = phase
 	l.ContainerStatuses = e.containerStatuses(pod.Status.ContainerStatuses)
 	l.InitContainerStatuses = e.containerStatuses(pod.Status.InitContainerStatuses)
 	return l, nil
+}
+
+// sidecars are the names of the init containers with restartPolicy Always.
+func (e *encoder) sidecars(cs []corev1.Container) []string {
+	n := 0
+	for i := range cs {
+		if isSidecar(&cs[i]) {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	out := take(&e.strs, n, e.chunk)[:0]
+	for i := range cs {
+		if isSidecar(&cs[i]) {
+			out = append(out, cs[i].Name)
+		}
+	}
+	return out
 }
 
 func (e *encoder) containerStatuses(ss []corev1.ContainerStatus) []*pb.LeanContainerStatus {

@@ -120,14 +120,9 @@ func annotation(annotations map[string]string, key string) *string {
 	return &v
 }
 
-func sidecars(cs []corev1.Container) []string {
-	var out []string
-	for i := range cs {
-		if p := cs[i].RestartPolicy; p != nil && *p == corev1.ContainerRestartPolicyAlways {
-			out = append(out, cs[i].Name)
-		}
-	}
-	return out
+// isSidecar: an init container with restartPolicy Always runs beside the others.
+func isSidecar(c *corev1.Container) bool {
+	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
 }
 
 // Pod is pod as the contract's Kubernetes-shaped Pod, for a pod with no lean
