@@ -4,7 +4,9 @@ package controller
 // from the informer cache, build the DecideJob request, marshal it. "json"
 // is the route the shim took before clients/go/request (every object
 // through encoding/json and protojson, pods Kubernetes-shaped); "lean" is
-// today's. Both marshal with gRPC's proto codec, as the call does. Run with
+// today's; "json" also lists the pods as the shim did before (by index, then
+// by selector, with a set of the pods seen). Both marshal with gRPC's proto
+// codec, as the call does. Run with
 //
 //	cd shim && go test -run '^$' -bench BenchmarkShimSync -benchtime 5x ./internal/controller
 //
@@ -15,6 +17,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -197,21 +200,62 @@ func jsonRouteRequest(s *snapshot) (*jobdeciderv1.DecideJobRequest, error) {
 	return req, nil
 }
 
-// routes are the two ways of building a request from a snapshot, and the
-// codec gRPC marshals it with.
+// listBefore is how the shim listed a Job's pods before it took one pass:
+// the owned pods by index, then the namespace's pods by selector, with a set
+// of the pods seen between the two.
+func listBefore(c *Controller, job *batchv1.Job) ([]*corev1.Pod, error) {
+	seen := map[types.UID]bool{}
+	var pods []*corev1.Pod
+	owned, err := c.podIndexer.ByIndex(podControllerUIDIndex, string(job.UID))
+	if err != nil {
+		return nil, err
+	}
+	for _, obj := range owned {
+		pod := obj.(*corev1.Pod)
+		if pod.Namespace == job.Namespace && !seen[pod.UID] {
+			seen[pod.UID] = true
+			pods = append(pods, pod)
+		}
+	}
+	selector, err := jobSelector(job)
+	if err != nil {
+		return pods, nil
+	}
+	matching, err := c.podLister.Pods(job.Namespace).List(selector)
+	if err != nil {
+		return nil, err
+	}
+	for _, pod := range matching {
+		if ref := controllerOf(pod); ref != nil && ref.UID != job.UID {
+			continue
+		}
+		if !seen[pod.UID] {
+			seen[pod.UID] = true
+			pods = append(pods, pod)
+		}
+	}
+	return pods, nil
+}
+
+// routes are the shim before and after: how it lists a Job's pods and builds
+// the request; both marshal with gRPC's proto codec, as the call does.
 var routes = []struct {
 	name  string
+	list  func(*Controller, *batchv1.Job) ([]*corev1.Pod, error)
 	build func(*snapshot) (*jobdeciderv1.DecideJobRequest, error)
-	codec encoding.CodecV2
 }{
-	{"json", jsonRouteRequest, encoding.GetCodecV2(grpcproto.Name)},
-	{"lean", func(s *snapshot) (*jobdeciderv1.DecideJobRequest, error) { return s.request() }, encoding.GetCodecV2(grpcproto.Name)},
+	{"json", listBefore, jsonRouteRequest},
+	{"lean", (*Controller).podsForJob, func(s *snapshot) (*jobdeciderv1.DecideJobRequest, error) { return s.request() }},
 }
 
 // benchSync is one sync's shim side: list, build, marshal as gRPC would; the stages' times and the bytes.
-func benchSync(tb testing.TB, c *Controller, job *batchv1.Job, build func(*snapshot) (*jobdeciderv1.DecideJobRequest, error), codec encoding.CodecV2) (list, conv, marshal time.Duration, pods, size int) {
+func benchSync(tb testing.TB, c *Controller, job *batchv1.Job,
+	listPods func(*Controller, *batchv1.Job) ([]*corev1.Pod, error),
+	build func(*snapshot) (*jobdeciderv1.DecideJobRequest, error),
+) (list, conv, marshal time.Duration, pods, size int) {
+	codec := encoding.GetCodecV2(grpcproto.Name)
 	t0 := time.Now()
-	listed, err := c.podsForJob(job)
+	listed, err := listPods(c, job)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -246,7 +290,7 @@ func BenchmarkShimSync(b *testing.B) {
 				cpu0 := cpuTime(b)
 				b.ResetTimer()
 				for b.Loop() {
-					l, cv, m, pods, s := benchSync(b, c, job, r.build, r.codec)
+					l, cv, m, pods, s := benchSync(b, c, job, r.list, r.build)
 					if pods != n {
 						b.Fatalf("listed %d pods, want %d", pods, n)
 					}
@@ -303,5 +347,50 @@ func TestBenchRoutesAgree(t *testing.T) {
 	}
 	if lean, full := proto.Size(got), proto.Size(viaJSON); lean*2 > full {
 		t.Errorf("lean request %d bytes, full %d: want under half", lean, full)
+	}
+}
+
+// TestOnePassListingIsTheTwoPassOne: the one-pass podsForJob lists the
+// pods the earlier two-pass listing did (owned first, then matching
+// orphans), on a cache with every kind of neighbour.
+func TestOnePassListingIsTheTwoPassOne(t *testing.T) {
+	c := benchController(t, 20)
+	add := func(name string, edit func(*corev1.Pod)) {
+		p := benchPod(1000 + len(name))
+		p.Name, p.UID = name, types.UID("uid-"+name)
+		edit(p)
+		if err := c.podIndexer.Add(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("orphan", func(p *corev1.Pod) { p.OwnerReferences = nil })
+	add("orphan-unmatched", func(p *corev1.Pod) { p.OwnerReferences, p.Labels = nil, nil })
+	add("foreign", func(p *corev1.Pod) { p.OwnerReferences[0].UID = "rs-uid" })
+	add("owned-unlabelled", func(p *corev1.Pod) { p.Labels = nil })
+	add("elsewhere", func(p *corev1.Pod) { p.Namespace = "other" })
+	job := benchJob(20)
+	names := func(pods []*corev1.Pod) []string {
+		var out []string
+		for _, p := range pods {
+			out = append(out, p.Name)
+		}
+		return out
+	}
+	got, err := c.podsForJob(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := listBefore(c, job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 22 || got[len(got)-1].Name != "orphan" {
+		t.Errorf("listed %d pods ending %q; want the 21 owned, then the orphan", len(got), got[len(got)-1].Name)
+	}
+	gotNames, wantNames := names(got), names(want)
+	slices.Sort(gotNames)
+	slices.Sort(wantNames)
+	if !slices.Equal(gotNames, wantNames) {
+		t.Errorf("one pass %v\ntwo passes %v", gotNames, wantNames)
 	}
 }
