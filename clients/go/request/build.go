@@ -17,7 +17,8 @@ import (
 // BuildFull then builds the request every pod fits (the contract takes one
 // encoding per request).
 func Build(job *batchv1.Job, pods []*corev1.Pod) (*pb.DecideJobRequest, error) {
-	e := encoder{job: JobRefOf(job), reads: ReadsOf(job), chunk: 1024}
+	// Chunks of up to 1,024 messages; a small Job's no bigger than it needs.
+	e := encoder{job: JobRefOf(job), reads: ReadsOf(job), chunk: min(max(len(pods), 1), 1024)}
 	lean := make([]*pb.LeanPod, len(pods))
 	for i, p := range pods {
 		l, err := e.leanPod(p)

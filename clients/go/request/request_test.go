@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -551,4 +552,23 @@ func TestBuildAllocatesPerChunk(t *testing.T) {
 		t.Errorf("Build of %d pods made %.0f allocations, want at most %d", len(pods), allocs, len(pods)/10)
 	}
 	t.Logf("%d pods: %.0f allocations", len(pods), allocs)
+}
+
+// TestBuildOfASmallJobIsSmall: chunks are sized to the request, so a
+// one-pod sync does not carve its messages out of thousand-message chunks.
+func TestBuildOfASmallJobIsSmall(t *testing.T) {
+	pods := []*corev1.Pod{basePod()}
+	job := trimJob()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	const runs = 100
+	for range runs {
+		if _, err := Build(job, pods); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if perRun := (after.TotalAlloc - before.TotalAlloc) / runs; perRun > 16<<10 {
+		t.Errorf("Build of one pod allocated %d bytes, want at most 16 KiB", perRun)
+	}
 }
