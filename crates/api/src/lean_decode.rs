@@ -155,9 +155,8 @@ pub(crate) fn lean_pod(
             8 => {
                 // Rare (orphans, other owners): prost's own decoding is fine here.
                 let bytes = value.bytes("LeanPod.owner_references")?;
-                let owner = pb::OwnerReference::decode(bytes).map_err(|e| WireError::Message {
+                let owner = pb::OwnerReference::decode(bytes).map_err(|_| WireError::Message {
                     field: "LeanPod.owner_references",
-                    reason: e.to_string(),
                 })?;
                 owner_references.push(owner);
             }

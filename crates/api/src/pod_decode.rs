@@ -41,14 +41,29 @@ impl At {
     }
 }
 
-/// An owner reference, borrowed from the wire until it is known to be needed.
+/// An owner reference, borrowed from the wire (checked UTF-8) until it is known to be needed.
 #[derive(Default)]
 struct Owner<'a> {
-    api_version: &'a str,
-    kind: &'a str,
-    name: &'a str,
-    uid: &'a str,
+    api_version: &'a [u8],
+    kind: &'a [u8],
+    name: &'a [u8],
+    uid: &'a [u8],
     controller: Option<bool>,
+}
+
+impl Owner<'_> {
+    /// Whether this is the Job's own reference, `own`.
+    fn is(&self, own: &OwnerRef) -> bool {
+        self.api_version == own.api_version.as_bytes()
+            && self.kind == own.kind.as_bytes()
+            && self.name == own.name.as_bytes()
+            && self.uid == own.uid.as_bytes()
+    }
+}
+
+/// Checked bytes as the string they are.
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
 }
 
 fn owner(bytes: &[u8]) -> Result<Owner<'_>, WireError> {
@@ -57,10 +72,10 @@ fn owner(bytes: &[u8]) -> Result<Owner<'_>, WireError> {
     let mut fields = Fields::of(bytes);
     while let Some((tag, v)) = fields.next_field()? {
         match tag {
-            1 => o.api_version = v.str(F)?,
-            2 => o.kind = v.str(F)?,
-            3 => o.name = v.str(F)?,
-            4 => o.uid = v.str(F)?,
+            1 => o.api_version = v.checked_bytes(F)?,
+            2 => o.kind = v.checked_bytes(F)?,
+            3 => o.name = v.checked_bytes(F)?,
+            4 => o.uid = v.checked_bytes(F)?,
             5 => o.controller = Some(v.bool(F)?),
             6 => {
                 v.bool(F)?;
@@ -103,7 +118,7 @@ fn metadata<'a>(
             1 => meta.name = v.str(F)?,
             4 => meta.uid = v.str(F)?,
             2 | 3 | 5 => {
-                v.str(F)?;
+                v.checked_bytes(F)?;
             }
             6 => {
                 v.int64(F)?;
@@ -113,43 +128,43 @@ fn metadata<'a>(
             9 => meta.deletion_grace_period_seconds = Some(v.int64(F)?),
             10 => {
                 let (key, value) = map_entry(v.bytes(F)?, "ObjectMeta.labels")?;
-                let value_str = std::str::from_utf8(value).map_err(|_| WireError::Utf8 {
-                    field: "ObjectMeta.labels",
-                })?;
+                checked(value, "ObjectMeta.labels")?;
                 match known(&read.label_keys, key) {
                     // A later entry of the same key wins, as in a map.
-                    Some(key) => meta.labels.push((key.to_string(), value_str.to_string())),
+                    Some(key) => meta.labels.push((key.to_string(), text(value))),
                     None => checked(key, "ObjectMeta.labels")?,
                 }
             }
             11 => {
-                let (key, value) = map_entry(v.bytes(F)?, "ObjectMeta.annotations")?;
-                checked(key, "ObjectMeta.annotations")?;
-                let value = std::str::from_utf8(value).map_err(|_| WireError::Utf8 {
-                    field: "ObjectMeta.annotations",
-                })?;
+                const A: &str = "ObjectMeta.annotations";
+                let (key, value) = map_entry(v.bytes(F)?, A)?;
+                checked(key, A)?;
+                checked(value, A)?;
+                let value = || std::str::from_utf8(value).unwrap_or_default();
                 match key {
                     k if k == COMPLETION_INDEX_KEY.as_bytes() => {
-                        meta.completion_index = Some(value)
+                        meta.completion_index = Some(value())
                     }
                     k if k == INDEX_FAILURE_COUNT_KEY.as_bytes() => {
-                        meta.index_failure_count = Some(value)
+                        meta.index_failure_count = Some(value())
                     }
                     k if k == INDEX_IGNORED_FAILURE_COUNT_KEY.as_bytes() => {
-                        meta.index_ignored_failure_count = Some(value)
+                        meta.index_ignored_failure_count = Some(value())
                     }
                     _ => {}
                 }
             }
             12 => {
                 let o = owner(v.bytes(F)?)?;
-                meta.owners_name_job |= o.uid == job_uid;
+                meta.owners_name_job |= o.uid == job_uid.as_bytes();
                 if o.controller == Some(true) && meta.controller.is_none() {
                     meta.controller = Some((meta.owners, o));
                 }
                 meta.owners += 1;
             }
-            13 => meta.tracking_finalizer |= v.str(F)? == JOB_TRACKING_FINALIZER,
+            13 => {
+                meta.tracking_finalizer |= v.checked_bytes(F)? == JOB_TRACKING_FINALIZER.as_bytes()
+            }
             _ => {}
         }
     }
@@ -161,14 +176,14 @@ fn spec(bytes: &[u8], scheduled: &mut bool, sidecars: &mut Vec<String>) -> Resul
     let mut fields = Fields::of(bytes);
     while let Some((tag, v)) = fields.next_field()? {
         match tag {
-            1 => *scheduled = !v.str(F)?.is_empty(),
+            1 => *scheduled = !v.checked_bytes(F)?.is_empty(),
             2 => {
                 let (mut name, mut always) = ("", false);
                 let mut inner = Fields::of(v.bytes(F)?);
                 while let Some((tag, v)) = inner.next_field()? {
                     match tag {
                         1 => name = v.str("InitContainerSummary")?,
-                        2 => always = v.str("InitContainerSummary")? == "Always",
+                        2 => always = v.checked_bytes("InitContainerSummary")? == b"Always",
                         _ => {}
                     }
                 }
@@ -207,7 +222,7 @@ fn container(bytes: &[u8]) -> Result<(&str, i32, Option<WireTerminated>), WireEr
                                         v.int32(T)?;
                                     }
                                     3 | 4 => {
-                                        v.str(T)?;
+                                        v.checked_bytes(T)?;
                                     }
                                     5 => check(v.bytes(T)?, TIMESTAMP, T)?,
                                     6 => merge_timestamp(&mut t.finished_at, v.bytes(T)?)?,
@@ -260,7 +275,7 @@ pub(crate) fn pod(
     while let Some((tag, v)) = fields.next_field()? {
         match tag {
             1 | 2 => {
-                v.str("Pod")?;
+                v.checked_bytes("Pod")?;
             }
             3 => metadata(v.bytes("Pod.metadata")?, &mut meta, read, &own.uid)?,
             4 => spec(v.bytes("Pod.spec")?, &mut scheduled, &mut sidecars)?,
@@ -317,26 +332,21 @@ pub(crate) fn pod(
         errs.required(at.field("metadata.name"), "");
     }
     let controller = meta.controller.take().map(|(j, o)| {
+        // The Job's own reference is shared, not copied (most pods have it).
+        if o.is(own) {
+            return Arc::clone(own);
+        }
         let owner = pb::OwnerReference {
-            api_version: o.api_version.to_string(),
-            kind: o.kind.to_string(),
-            name: o.name.to_string(),
-            uid: o.uid.to_string(),
+            api_version: text(o.api_version),
+            kind: text(o.kind),
+            name: text(o.name),
+            uid: text(o.uid),
             controller: o.controller,
             block_owner_deletion: None,
         };
-        // The Job's own reference is shared, not copied (most pods have it).
-        if o.api_version == own.api_version
-            && o.kind == own.kind
-            && o.name == own.name
-            && o.uid == own.uid
-        {
-            Arc::clone(own)
-        } else {
-            controller_ref(owner, own, errs, || {
-                at.field(format_args!("metadata.ownerReferences[{j}].uid"))
-            })
-        }
+        controller_ref(owner, own, errs, || {
+            at.field(format_args!("metadata.ownerReferences[{j}].uid"))
+        })
     });
     let creation_timestamp = errs.time(meta.creation_timestamp.as_ref(), || {
         at.field("metadata.creationTimestamp")
@@ -395,7 +405,7 @@ fn condition(
             3 => check(v.bytes(F)?, TIMESTAMP, F)?,
             4 => merge_timestamp(&mut last_transition_time, v.bytes(F)?)?,
             5 | 6 => {
-                v.str(F)?;
+                v.checked_bytes(F)?;
             }
             _ => {}
         }

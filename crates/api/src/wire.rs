@@ -31,12 +31,10 @@ pub enum WireError {
         field: &'static str,
     },
     /// An embedded message decoded by prost failed.
-    #[error("{field}: {reason}")]
+    #[error("{field}: not a valid message")]
     Message {
         /// The field, as `Message.field`.
         field: &'static str,
-        /// prost's reason.
-        reason: String,
     },
     /// Groups nested deeper than prost's recursion limit.
     #[error("recursion limit reached")]
@@ -100,6 +98,14 @@ impl<'a> Value<'a> {
     pub fn str(self, field: &'static str) -> Result<&'a str, WireError> {
         std::str::from_utf8(self.bytes(field)?).map_err(|_| WireError::Utf8 { field })
     }
+
+    /// A `string` field decisions do not keep: its bytes, once they are known to be UTF-8.
+    #[inline]
+    pub fn checked_bytes(self, field: &'static str) -> Result<&'a [u8], WireError> {
+        let bytes = self.bytes(field)?;
+        checked(bytes, field)?;
+        Ok(bytes)
+    }
 }
 
 /// The fields of one message, in wire order.
@@ -113,7 +119,7 @@ impl<'a> Fields<'a> {
         Fields { rest: message }
     }
 
-    #[inline]
+    #[inline(always)]
     fn varint(&mut self) -> Result<u64, WireError> {
         // Keys and most values are one byte.
         if let Some((&byte, rest)) = self.rest.split_first()
@@ -145,7 +151,7 @@ impl<'a> Fields<'a> {
         })
     }
 
-    #[inline]
+    #[inline(always)]
     fn take(&mut self, len: u64) -> Result<&'a [u8], WireError> {
         let len = usize::try_from(len).map_err(|_| WireError::Truncated)?;
         if len > self.rest.len() {
@@ -156,7 +162,7 @@ impl<'a> Fields<'a> {
         Ok(head)
     }
 
-    #[inline]
+    #[inline(always)]
     fn key(&mut self) -> Result<(u32, u64), WireError> {
         let key = self.varint()?;
         if key > u64::from(u32::MAX) {
@@ -188,7 +194,7 @@ impl<'a> Fields<'a> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn value(&mut self, wire_type: u64) -> Result<Value<'a>, WireError> {
         Ok(match wire_type {
             0 => Value::Varint(self.varint()?),
@@ -209,7 +215,7 @@ impl<'a> Fields<'a> {
     }
 
     /// The next field's number and value; `None` at the end of the message.
-    #[inline]
+    #[inline(always)]
     pub fn next_field(&mut self) -> Result<Option<(u32, Value<'a>)>, WireError> {
         if self.rest.is_empty() {
             return Ok(None);
@@ -264,10 +270,14 @@ pub fn known<'n>(names: &std::collections::BTreeSet<&'n str>, bytes: &[u8]) -> O
 }
 
 /// A string field decisions do not keep: checked all the same, as prost would check it.
+#[inline]
 pub fn checked(bytes: &[u8], field: &'static str) -> Result<(), WireError> {
-    std::str::from_utf8(bytes)
-        .map(|_| ())
-        .map_err(|_| WireError::Utf8 { field })
+    // Kubernetes strings are nearly all ASCII, which is checked a word at a time.
+    if bytes.is_ascii() || std::str::from_utf8(bytes).is_ok() {
+        Ok(())
+    } else {
+        Err(WireError::Utf8 { field })
+    }
 }
 
 /// The declared type of a field, for [`check`].
@@ -294,7 +304,7 @@ pub fn check(bytes: &[u8], schema: &Schema, name: &'static str) -> Result<(), Wi
     while let Some((tag, value)) = fields.next_field()? {
         match schema.iter().find(|(t, _)| *t == tag).map(|(_, kind)| kind) {
             Some(Kind::Str) => {
-                value.str(name)?;
+                value.checked_bytes(name)?;
             }
             Some(Kind::Varint) => {
                 value.varint(name)?;
