@@ -3,11 +3,13 @@
 //! (generateName, hostname, index annotations and env).
 
 use std::collections::BTreeMap;
+use std::ops::Deref;
 
 use crate::backoff::finished_time;
 use crate::index_set::IndexSet;
 use crate::model::{Job, Pod, PodFailurePolicyAction, PodPhase};
-use crate::pod_failure_policy::match_pod_failure_policy;
+use crate::pod_failure_policy::counts_failure;
+use crate::sync_pod::SyncPod;
 
 /// Longest generateName prefix the API server accepts before adding 5 random characters.
 pub const MAX_GENERATE_NAME_PREFIX: usize = 58;
@@ -32,7 +34,7 @@ pub fn is_pod_failed(job: &Job, pod: &Pod) -> bool {
 
 /// The completed indexes before this sync (parsed leniently from the status)
 /// and after it (plus the succeeded pods that still carry the finalizer).
-pub fn succeeded_indexes(job: &Job, pods: &[&Pod]) -> (IndexSet, IndexSet) {
+pub fn succeeded_indexes(job: &Job, pods: &[impl Deref<Target = Pod>]) -> (IndexSet, IndexSet) {
     let completions = job.spec.completions.unwrap_or(0);
     let previous = IndexSet::parse_lenient(&job.status.completed_indexes, completions);
     let new = pods.iter().filter_map(|p| {
@@ -47,25 +49,24 @@ pub fn succeeded_indexes(job: &Job, pods: &[&Pod]) -> (IndexSet, IndexSet) {
 /// Whether this failed pod fails its index: a FailIndex rule matched, or the
 /// failure counts and the index already had `backoffLimitPerIndex` failures.
 pub fn is_index_failed(job: &Job, pod: &Pod) -> bool {
-    let limit = job.spec.backoff_limit_per_index.unwrap_or(i32::MAX);
-    if !is_pod_failed(job, pod) {
+    index_failed(job, &SyncPod::new(job, pod))
+}
+
+/// [`is_index_failed`], reading the pod's policy match from the sync.
+fn index_failed(job: &Job, pod: &SyncPod<'_>) -> bool {
+    if !pod.failed {
         return false;
     }
-    let counted = match &job.spec.pod_failure_policy {
-        Some(policy) => {
-            let decision = match_pod_failure_policy(Some(policy), &job.namespace, pod);
-            if decision.action == Some(PodFailurePolicyAction::FailIndex) {
-                return true;
-            }
-            decision.counts_failure()
-        }
-        None => true,
-    };
-    counted && pod.index_failure_count >= limit
+    let action = pod.policy_action(job);
+    if action == Some(&PodFailurePolicyAction::FailIndex) {
+        return true;
+    }
+    let limit = job.spec.backoff_limit_per_index.unwrap_or(i32::MAX);
+    counts_failure(action) && pod.index_failure_count >= limit
 }
 
 /// The failed indexes: those in the status plus those failed by pods that still carry the finalizer.
-pub fn failed_indexes(job: &Job, pods: &[&Pod]) -> IndexSet {
+pub(crate) fn failed_indexes(job: &Job, pods: &[SyncPod<'_>]) -> IndexSet {
     let completions = job.spec.completions.unwrap_or(0);
     let previous = job
         .status
@@ -74,7 +75,7 @@ pub fn failed_indexes(job: &Job, pods: &[&Pod]) -> IndexSet {
         .map(|s| IndexSet::parse_lenient(s, completions))
         .unwrap_or_default();
     let new = pods.iter().filter_map(|p| {
-        (p.has_tracking_finalizer && is_index_failed(job, p))
+        (p.has_tracking_finalizer && index_failed(job, p))
             .then(|| valid_index(job, p))
             .flatten()
     });
@@ -84,25 +85,25 @@ pub fn failed_indexes(job: &Job, pods: &[&Pod]) -> IndexSet {
 /// Per index, the failed pod whose finalizer stays until a replacement exists:
 /// the one with the highest absolute failure count, and among those the latest
 /// to finish. Indexes that succeeded, failed or have an active pod have none.
-pub fn pods_with_delayed_deletion<'a>(
+pub(crate) fn pods_with_delayed_deletion<'a>(
     job: &Job,
-    pods: &[&'a Pod],
+    pods: &[SyncPod<'a>],
     active_pods: &[&Pod],
     succeeded: &IndexSet,
     failed: &IndexSet,
     finalizer_removals_pending: &std::collections::BTreeSet<String>,
-) -> BTreeMap<i32, &'a Pod> {
+) -> BTreeMap<i32, SyncPod<'a>> {
     let active_indexes =
         IndexSet::from_indexes(active_pods.iter().filter_map(|p| p.completion_index));
-    let mut kept: BTreeMap<i32, &'a Pod> = BTreeMap::new();
-    for &pod in pods {
+    let mut kept: BTreeMap<i32, SyncPod<'a>> = BTreeMap::new();
+    for pod in pods {
         if !pod.has_tracking_finalizer || finalizer_removals_pending.contains(&pod.uid) {
             continue;
         }
         let Some(ix) = valid_index(job, pod) else {
             continue;
         };
-        if !is_pod_failed(job, pod)
+        if !pod.failed
             || succeeded.contains(ix)
             || failed.contains(ix)
             || active_indexes.contains(ix)
@@ -117,7 +118,7 @@ pub fn pods_with_delayed_deletion<'a>(
             }
         };
         if replace {
-            kept.insert(ix, pod);
+            kept.insert(ix, *pod);
         }
     }
     kept
@@ -131,13 +132,10 @@ fn absolute_failure_count(pod: &Pod) -> i32 {
 }
 
 /// The failure-count annotations for the pod replacing `replaced` (counted, ignored).
-pub fn new_index_failure_counts(job: &Job, replaced: Option<&Pod>) -> (i32, i32) {
+pub(crate) fn new_index_failure_counts(job: &Job, replaced: Option<&SyncPod<'_>>) -> (i32, i32) {
     let Some(pod) = replaced else { return (0, 0) };
     let (mut counted, mut ignored) = (pod.index_failure_count, pod.index_ignored_failure_count);
-    let counts =
-        job.spec.pod_failure_policy.as_ref().is_none_or(|p| {
-            match_pod_failure_policy(Some(p), &job.namespace, pod).counts_failure()
-        });
+    let counts = counts_failure(pod.policy_action(job));
     // Go's int32 increment: an ignored count at i32::MAX wraps to negative,
     // and a negative count is then not written.
     if counts {
@@ -164,7 +162,7 @@ pub fn pod_generate_name_with_index(job_name: &str, index: i32) -> String {
 }
 
 /// Sorts pods by completion index, unknown (None) first, keeping the input order of equals.
-pub fn sort_by_completion_index(pods: &mut [&Pod]) {
+pub fn sort_by_completion_index(pods: &mut [impl Deref<Target = Pod>]) {
     pods.sort_by_key(|p| p.completion_index.map_or(-1, i64::from));
 }
 
@@ -242,8 +240,8 @@ mod tests {
                 .exit("main", 1, t(5)),
             pod("running").index(2),
         ];
-        let refs: Vec<&Pod> = pods.iter().collect();
-        let active: Vec<&Pod> = refs.iter().copied().filter(|p| p.is_active()).collect();
+        let refs: Vec<SyncPod> = pods.iter().map(|p| SyncPod::new(&job, p)).collect();
+        let active: Vec<&Pod> = pods.iter().filter(|p| p.is_active()).collect();
         let kept = pods_with_delayed_deletion(
             &job,
             &refs,
@@ -275,7 +273,7 @@ mod tests {
                 .failure_counts(1, i32::MAX)
                 .exit("main", 1, t(20)),
         ];
-        let refs: Vec<&Pod> = pods.iter().collect();
+        let refs: Vec<SyncPod> = pods.iter().map(|p| SyncPod::new(&job, p)).collect();
         let kept = pods_with_delayed_deletion(
             &job,
             &refs,
@@ -289,7 +287,7 @@ mod tests {
         let mut ignoring = job.clone();
         ignoring.spec.pod_failure_policy = None;
         assert_eq!(
-            new_index_failure_counts(&ignoring, Some(&ignored_at_max)),
+            new_index_failure_counts(&ignoring, Some(&SyncPod::new(&ignoring, &ignored_at_max))),
             (1, i32::MAX),
             "a counted failure leaves the ignored count as it is"
         );
@@ -303,8 +301,9 @@ mod tests {
             .index(0)
             .phase(PodPhase::Failed)
             .failure_counts(2, 1);
-        assert_eq!(new_index_failure_counts(&job, Some(&failed)), (3, 1));
+        let replaced = |p| new_index_failure_counts(&job, Some(&SyncPod::new(&job, p)));
+        assert_eq!(replaced(&failed), (3, 1));
         let at_max = pod("b").failure_counts(i32::MAX, 0);
-        assert_eq!(new_index_failure_counts(&job, Some(&at_max)), (i32::MIN, 0));
+        assert_eq!(replaced(&at_max), (i32::MIN, 0));
     }
 }

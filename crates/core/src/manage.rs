@@ -20,6 +20,7 @@ use crate::model::{
 };
 use crate::plan::{EnvVarFromField, PodCreation, PodDeletion, PodRef};
 use crate::pod_order::cmp_active_pods;
+use crate::sync_pod::SyncPod;
 use crate::time::Time;
 
 /// Most pods created or deleted in one sync.
@@ -32,7 +33,7 @@ pub(crate) struct ManageFacts<'a> {
     /// The snapshot's time.
     pub now: Time,
     /// The Job's pods after adoption and release.
-    pub pods: &'a [&'a Pod],
+    pub pods: &'a [SyncPod<'a>],
     /// The pods among them that are neither finished nor being deleted.
     pub active_pods: &'a [&'a Pod],
     /// Succeeded pods (NonIndexed) or indexes (Indexed), counted or not.
@@ -42,7 +43,7 @@ pub(crate) struct ManageFacts<'a> {
     /// Failed indexes, when per-index backoff limits are in use.
     pub failed_indexes: Option<&'a IndexSet>,
     /// Per index, the failed pod kept until its replacement exists.
-    pub delayed: &'a BTreeMap<i32, &'a Pod>,
+    pub delayed: &'a BTreeMap<i32, SyncPod<'a>>,
     /// The pod-failure backoff record including this sync's newly finished pods.
     pub backoff: &'a BackoffRecord,
 }
@@ -175,7 +176,7 @@ fn indexes_ready_to_create(facts: &ManageFacts<'_>, indexes: &[i32]) -> (Vec<i32
     let mut shortest: Option<Duration> = None;
     for &ix in indexes {
         let remaining = remaining_backoff_for_index(
-            facts.delayed.get(&ix).copied(),
+            facts.delayed.get(&ix).map(SyncPod::pod),
             facts.now,
             POD_FAILURE_BACKOFF_BASE,
             POD_FAILURE_BACKOFF_MAX,
@@ -242,7 +243,7 @@ fn indexed_pod_creation(facts: &ManageFacts<'_>, index: i32) -> PodCreation {
     }
     creation.completion_index = Some(index);
     if job.spec.uses_backoff_limit_per_index() {
-        let (counted, ignored) = new_index_failure_counts(job, facts.delayed.get(&index).copied());
+        let (counted, ignored) = new_index_failure_counts(job, facts.delayed.get(&index));
         creation
             .annotations
             .insert(INDEX_FAILURE_COUNT_KEY.into(), counted.to_string());
