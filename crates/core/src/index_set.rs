@@ -345,18 +345,42 @@ impl fmt::Display for IndexSet {
             if i > 0 {
                 f.write_str(",")?;
             }
-            write!(f, "{}", iv.first)?;
+            write_index(f, iv.first)?;
             if iv.last > iv.first {
                 let sep = if i64::from(iv.last) == i64::from(iv.first) + 1 {
                     ","
                 } else {
                     "-"
                 };
-                write!(f, "{sep}{}", iv.last)?;
+                f.write_str(sep)?;
+                write_index(f, iv.last)?;
             }
         }
         Ok(())
     }
+}
+
+/// Writes an index in decimal. A status can list tens of thousands of
+/// indexes; going through `write!` for each costs several times more.
+fn write_index(f: &mut fmt::Formatter<'_>, ix: i32) -> fmt::Result {
+    // i32::MIN is "-2147483648": 11 bytes.
+    let mut buf = [0u8; 11];
+    let mut at = buf.len();
+    let mut rest = ix.unsigned_abs();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    if ix < 0 {
+        at -= 1;
+        buf[at] = b'-';
+    }
+    // Only ASCII digits and '-' were written.
+    f.write_str(std::str::from_utf8(&buf[at..]).map_err(|_| fmt::Error)?)
 }
 
 #[cfg(test)]
@@ -685,6 +709,27 @@ mod tests {
         ];
         for (ivs, want) in cases {
             assert_eq!(set(ivs).to_string(), *want);
+        }
+    }
+
+    #[test]
+    fn display_writes_every_index_as_decimal() {
+        for ix in [
+            i32::MIN,
+            -1_000_000,
+            -10,
+            -9,
+            -1,
+            0,
+            1,
+            9,
+            10,
+            99,
+            100,
+            12_345,
+            i32::MAX,
+        ] {
+            assert_eq!(set(&[(ix, ix)]).to_string(), format!("{ix}"));
         }
     }
 

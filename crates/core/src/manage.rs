@@ -286,14 +286,13 @@ pub fn active_pods_for_removal<'a>(
         let completions = job.spec.completions.unwrap_or(0);
         let mut sorted = pods.to_vec();
         sorted.sort_by_key(|p| p.completion_index.map_or(-1, i64::from));
-        for group in sorted.chunk_by(|a, b| a.completion_index == b.completion_index) {
+        for group in sorted.chunk_by_mut(|a, b| a.completion_index == b.completion_index) {
             match group[0].completion_index {
                 Some(ix) if ix < completions => {
-                    let mut group = group.to_vec();
                     group.sort_by(|a, b| cmp_active_pods(a, b));
                     if let Some((most_valuable, rest)) = group.split_last() {
                         rm.extend_from_slice(rest);
-                        left.push(most_valuable);
+                        left.push(*most_valuable);
                     }
                 }
                 _ => rm.extend_from_slice(group),

@@ -90,9 +90,18 @@ pub(crate) fn track_status_and_remove_finalizers(
         sort_by_completion_index(&mut pods);
     }
     let pending = facts.finalizer_removals_pending;
+    // Whether a uid's pod still carries the finalizer is asked only of the
+    // uids the uncounted lists held before this sync: the pods this sync
+    // records lose their finalizer in it. So only those pods are collected.
+    let initially_uncounted = |uid: &str| {
+        facts.initially_uncounted_succeeded.contains(uid)
+            || facts.initially_uncounted_failed.contains(uid)
+    };
     let mut with_finalizer: HashSet<&str> = pods
         .iter()
-        .filter(|p| p.has_tracking_finalizer && !pending.contains(&p.uid))
+        .filter(|p| {
+            p.has_tracking_finalizer && initially_uncounted(&p.uid) && !pending.contains(&p.uid)
+        })
         .map(|p| p.pod().uid.as_str())
         .collect();
 
@@ -238,7 +247,8 @@ fn interim_and_terminal(
 }
 
 /// Moves every uncounted UID whose pod no longer carries the finalizer (or is
-/// gone) into the counters. Returns whether anything moved.
+/// gone) into the counters; `with_finalizer` holds, of the uncounted UIDs, those
+/// whose pod still carries it. Returns whether anything moved.
 fn count_uncounted_without_finalizer(
     status: &mut JobStatus,
     with_finalizer: &HashSet<&str>,
