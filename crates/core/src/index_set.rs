@@ -341,28 +341,30 @@ fn parse_go_int(s: &str) -> Result<i64, ()> {
 impl fmt::Display for IndexSet {
     /// Upstream's form: `a` for one index, `a,b` for two, `a-b` for three or more.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // A status can list tens of thousands of intervals: the text is built
+        // here and handed over once, not piece by piece through the formatter.
+        let mut text = String::with_capacity(self.intervals.len().saturating_mul(8));
         for (i, iv) in self.intervals.iter().enumerate() {
             if i > 0 {
-                f.write_str(",")?;
+                text.push(',');
             }
-            write_index(f, iv.first)?;
+            push_index(&mut text, iv.first);
             if iv.last > iv.first {
                 let sep = if i64::from(iv.last) == i64::from(iv.first) + 1 {
-                    ","
+                    ','
                 } else {
-                    "-"
+                    '-'
                 };
-                f.write_str(sep)?;
-                write_index(f, iv.last)?;
+                text.push(sep);
+                push_index(&mut text, iv.last);
             }
         }
-        Ok(())
+        f.write_str(&text)
     }
 }
 
-/// Writes an index in decimal. A status can list tens of thousands of
-/// indexes; going through `write!` for each costs several times more.
-fn write_index(f: &mut fmt::Formatter<'_>, ix: i32) -> fmt::Result {
+/// Appends an index in decimal (without `write!`, which costs several times more).
+fn push_index(text: &mut String, ix: i32) {
     // i32::MIN is "-2147483648": 11 bytes.
     let mut buf = [0u8; 11];
     let mut at = buf.len();
@@ -380,7 +382,7 @@ fn write_index(f: &mut fmt::Formatter<'_>, ix: i32) -> fmt::Result {
         buf[at] = b'-';
     }
     // Only ASCII digits and '-' were written.
-    f.write_str(std::str::from_utf8(&buf[at..]).map_err(|_| fmt::Error)?)
+    text.extend(buf[at..].iter().map(|&b| char::from(b)));
 }
 
 #[cfg(test)]

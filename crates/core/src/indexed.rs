@@ -2,6 +2,7 @@
 //! failed pod kept per index until its replacement exists, and pod identity
 //! (generateName, hostname, index annotations and env).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::ops::Deref;
 
@@ -84,17 +85,15 @@ pub(crate) fn failed_indexes(job: &Job, pods: &[SyncPod<'_>]) -> IndexSet {
 
 /// Per index, the failed pod whose finalizer stays until a replacement exists:
 /// the one with the highest absolute failure count, and among those the latest
-/// to finish. Indexes that succeeded, failed or have an active pod have none.
+/// to finish. Indexes that succeeded, failed or have an active pod (`active_indexes`) have none.
 pub(crate) fn pods_with_delayed_deletion<'a>(
     job: &Job,
     pods: &[SyncPod<'a>],
-    active_pods: &[&Pod],
+    active_indexes: &IndexSet,
     succeeded: &IndexSet,
     failed: &IndexSet,
     finalizer_removals_pending: &std::collections::BTreeSet<String>,
 ) -> BTreeMap<i32, SyncPod<'a>> {
-    let active_indexes =
-        IndexSet::from_indexes(active_pods.iter().filter_map(|p| p.completion_index));
     let mut kept: BTreeMap<i32, SyncPod<'a>> = BTreeMap::new();
     for pod in pods {
         if !pod.has_tracking_finalizer || finalizer_removals_pending.contains(&pod.uid) {
@@ -163,7 +162,23 @@ pub fn pod_generate_name_with_index(job_name: &str, index: i32) -> String {
 
 /// Sorts pods by completion index, unknown (None) first, keeping the input order of equals.
 pub fn sort_by_completion_index(pods: &mut [impl Deref<Target = Pod>]) {
-    pods.sort_by_key(|p| p.completion_index.map_or(-1, i64::from));
+    pods.sort_by_key(|p| completion_index_order(p));
+}
+
+/// The pods in completion index order, as [`sort_by_completion_index`] leaves
+/// them; borrowed when they already are (the common case), copied otherwise.
+pub fn in_completion_index_order<P: Deref<Target = Pod> + Clone>(pods: &[P]) -> Cow<'_, [P]> {
+    if pods.is_sorted_by_key(|p| completion_index_order(p)) {
+        return Cow::Borrowed(pods);
+    }
+    let mut sorted = pods.to_vec();
+    sort_by_completion_index(&mut sorted);
+    Cow::Owned(sorted)
+}
+
+/// The sort key of completion index order: unknown (None) before index 0.
+fn completion_index_order(pod: &Pod) -> i64 {
+    pod.completion_index.map_or(-1, i64::from)
 }
 
 #[cfg(test)]
@@ -245,7 +260,7 @@ mod tests {
         let kept = pods_with_delayed_deletion(
             &job,
             &refs,
-            &active,
+            &IndexSet::from_indexes(active.iter().filter_map(|p| p.completion_index)),
             &IndexSet::new(),
             &IndexSet::new(),
             &Default::default(),
@@ -277,7 +292,7 @@ mod tests {
         let kept = pods_with_delayed_deletion(
             &job,
             &refs,
-            &[],
+            &IndexSet::new(),
             &IndexSet::new(),
             &IndexSet::new(),
             &Default::default(),

@@ -12,7 +12,9 @@ use crate::backoff::{
     remaining_backoff_for_index,
 };
 use crate::index_set::IndexSet;
-use crate::indexed::{new_index_failure_counts, pod_generate_name_with_index};
+use crate::indexed::{
+    in_completion_index_order, new_index_failure_counts, pod_generate_name_with_index,
+};
 use crate::model::{
     BackoffRecord, COMPLETION_INDEX_ENV, COMPLETION_INDEX_KEY, INDEX_FAILURE_COUNT_KEY,
     INDEX_IGNORED_FAILURE_COUNT_KEY, JOB_API_VERSION, JOB_KIND, JOB_TRACKING_FINALIZER, Job,
@@ -38,6 +40,8 @@ pub(crate) struct ManageFacts<'a> {
     pub active_pods: &'a [&'a Pod],
     /// Succeeded pods (NonIndexed) or indexes (Indexed), counted or not.
     pub succeeded: i32,
+    /// The completion indexes of the active pods (Indexed Jobs only).
+    pub active_indexes: &'a IndexSet,
     /// Succeeded indexes (Indexed Jobs only).
     pub succeeded_indexes: &'a IndexSet,
     /// Failed indexes, when per-index backoff limits are in use.
@@ -155,9 +159,7 @@ fn delete(pods: &[&Pod]) -> ManageDecision {
 /// terminating pod) covers.
 fn first_pending_indexes(facts: &ManageFacts<'_>, n: usize) -> Vec<i32> {
     let completions = facts.job.spec.completions.unwrap_or(0);
-    let mut covered = facts.succeeded_indexes.union(&IndexSet::from_indexes(
-        facts.active_pods.iter().filter_map(|p| p.completion_index),
-    ));
+    let mut covered = facts.succeeded_indexes.union(facts.active_indexes);
     if facts.job.spec.only_replace_failed_pods() {
         let terminating = facts.pods.iter().filter(|p| p.is_terminating());
         covered = covered.union(&IndexSet::from_indexes(
@@ -281,27 +283,31 @@ pub fn active_pods_for_removal<'a>(
     rm_at_least: usize,
 ) -> Vec<&'a Pod> {
     let mut rm: Vec<&'a Pod> = Vec::new();
-    let mut left: Vec<&'a Pod> = Vec::new();
+    // The pods left to choose from; for a NonIndexed Job all of them, copied only when needed.
+    let mut left: Option<Vec<&'a Pod>> = None;
     if job.spec.is_indexed() {
         let completions = job.spec.completions.unwrap_or(0);
-        let mut sorted = pods.to_vec();
-        sorted.sort_by_key(|p| p.completion_index.map_or(-1, i64::from));
-        for group in sorted.chunk_by_mut(|a, b| a.completion_index == b.completion_index) {
+        let sorted = in_completion_index_order(pods);
+        let mut kept = Vec::new();
+        let mut group_by_value = Vec::new();
+        for group in sorted.chunk_by(|a, b| a.completion_index == b.completion_index) {
             match group[0].completion_index {
                 Some(ix) if ix < completions => {
-                    group.sort_by(|a, b| cmp_active_pods(a, b));
-                    if let Some((most_valuable, rest)) = group.split_last() {
+                    group_by_value.clear();
+                    group_by_value.extend_from_slice(group);
+                    group_by_value.sort_by(|a, b| cmp_active_pods(a, b));
+                    if let Some((most_valuable, rest)) = group_by_value.split_last() {
                         rm.extend_from_slice(rest);
-                        left.push(*most_valuable);
+                        kept.push(*most_valuable);
                     }
                 }
                 _ => rm.extend_from_slice(group),
             }
         }
-    } else {
-        left = pods.to_vec();
+        left = Some(kept);
     }
     if rm.len() < rm_at_least {
+        let mut left = left.unwrap_or_else(|| pods.to_vec());
         left.sort_by(|a, b| cmp_active_pods(a, b));
         let more = (rm_at_least - rm.len()).min(left.len());
         rm.extend_from_slice(&left[..more]);

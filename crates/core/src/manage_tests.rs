@@ -82,12 +82,15 @@ fn run(c: &Case) -> (Want, ManageDecision) {
         .filter(|p| c.delayed.contains(&p.name.as_str()))
         .filter_map(|p| Some((p.completion_index?, *p)))
         .collect();
+    let active_indexes =
+        IndexSet::from_indexes(active_pods.iter().filter_map(|p| p.completion_index));
     let facts = ManageFacts {
         job: &c.job,
         now: c.now,
         pods: &pods,
         active_pods: &active_pods,
         succeeded: c.succeeded,
+        active_indexes: &active_indexes,
         succeeded_indexes: &succeeded_indexes,
         failed_indexes: failed_indexes.as_ref(),
         delayed: &delayed,

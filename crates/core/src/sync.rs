@@ -100,9 +100,9 @@ fn finished_job_cleanup(snapshot: &Snapshot) -> Plan {
 
 /// Whether upstream's pod listing finds a pod with this controller reference
 /// under the Job: it indexes pods by the reference's kind, name and uid, not
-/// its apiVersion.
+/// its apiVersion. (The uid is compared first: it tells most pods apart.)
 fn listed_under(job: &Job, owner: &OwnerRef) -> bool {
-    owner.kind == JOB_KIND && owner.name == job.name && owner.uid == job.uid
+    owner.uid == job.uid && owner.kind == JOB_KIND && owner.name == job.name
 }
 
 /// Whether the orphan-pod worker takes a controller reference for a Job's.
@@ -126,21 +126,21 @@ fn claim_pods<'a>(job: &'a Job, pods: &'a [Pod]) -> Claim<'a> {
     let mut adopted = Vec::new();
     let (mut adopt, mut release) = (Vec::new(), Vec::new());
     for pod in pods {
-        let matches = selector::matches(&job.spec.selector, &pod.labels);
+        // Only the Job's own pods and orphans are matched against its selector.
+        let matches = || selector::matches(&job.spec.selector, &pod.labels);
         match &pod.controller {
-            Some(owner) if owner.uid == job.uid => {
-                if !listed_under(job, owner) {
-                    continue;
-                }
-                if matches {
+            Some(owner) if listed_under(job, owner) => {
+                if matches() {
                     claimed.push(SyncPod::new(job, pod));
                 } else if !job.being_deleted {
                     release.push(PodRef::from(pod));
                 }
             }
+            // Another controller's pod, or one naming this Job's uid under
+            // another kind or name, which upstream never lists.
             Some(_) => {}
             None => {
-                if job.being_deleted || !matches || pod.deletion.is_some() {
+                if job.being_deleted || pod.deletion.is_some() || !matches() {
                     continue;
                 }
                 adopt.push(PodRef::from(pod));
@@ -207,6 +207,8 @@ struct SyncFacts<'a> {
     failed: i32,
     /// The Job's start time, set now when it starts unsuspended.
     start_time: Option<Time>,
+    /// The completion indexes of the active pods (Indexed Jobs).
+    active_indexes: IndexSet,
     /// Indexes in the Job's `completedIndexes` before this sync (Indexed Jobs).
     prev_succeeded_indexes: IndexSet,
     /// Succeeded indexes, recorded or not (Indexed Jobs).
@@ -263,11 +265,13 @@ impl<'a> SyncFacts<'a> {
         };
         let new_backoff = new_backoff_record(snapshot.state.backoff, &new_succeeded, &new_failed);
 
-        let (mut prev_succeeded_indexes, mut succeeded_indexes) =
-            (IndexSet::new(), IndexSet::new());
+        let (mut prev_succeeded_indexes, mut succeeded_indexes, mut active_indexes) =
+            (IndexSet::new(), IndexSet::new(), IndexSet::new());
         let (mut failed_indexes, mut delayed) = (None, BTreeMap::new());
         if job.spec.is_indexed() {
             (prev_succeeded_indexes, succeeded_indexes) = indexed::succeeded_indexes(job, &pods);
+            active_indexes =
+                IndexSet::from_indexes(active_pods.iter().filter_map(|p| p.completion_index));
             // An Indexed Job counts succeeded indexes, not pods.
             succeeded = i32::try_from(succeeded_indexes.total()).unwrap_or(i32::MAX);
             if job.spec.uses_backoff_limit_per_index() {
@@ -275,7 +279,7 @@ impl<'a> SyncFacts<'a> {
                 delayed = pods_with_delayed_deletion(
                     job,
                     &pods,
-                    &active_pods,
+                    &active_indexes,
                     &succeeded_indexes,
                     &failed,
                     pending,
@@ -289,6 +293,7 @@ impl<'a> SyncFacts<'a> {
             now,
             pods,
             active_pods,
+            active_indexes,
             expectations_satisfied: !snapshot.expectations.pod_changes_pending,
             finalizer_removals_pending: pending,
             initially_uncounted_succeeded,
@@ -312,6 +317,7 @@ impl<'a> SyncFacts<'a> {
             pods: &self.pods,
             active_pods: &self.active_pods,
             succeeded: self.succeeded,
+            active_indexes: &self.active_indexes,
             succeeded_indexes: &self.succeeded_indexes,
             failed_indexes: self.failed_indexes.as_ref(),
             delayed: &self.delayed,
@@ -647,23 +653,22 @@ fn new_finished_pods<'a>(
     uncounted_succeeded: &BTreeSet<&str>,
     uncounted_failed: &BTreeSet<&str>,
 ) -> (Vec<SyncPod<'a>>, Vec<SyncPod<'a>>) {
-    let eligible = |p: &&SyncPod<'a>| {
+    let eligible = |p: &SyncPod<'a>| {
         p.has_tracking_finalizer
             && !finalizer_removals_pending.contains(&p.uid)
             && (!job.spec.is_indexed() || valid_index(job, p).is_some())
     };
-    let succeeded = pods
-        .iter()
-        .filter(eligible)
-        .filter(|p| p.phase == PodPhase::Succeeded && !uncounted_succeeded.contains(p.uid.as_str()))
-        .copied()
-        .collect();
-    let failed = pods
-        .iter()
-        .filter(eligible)
-        .filter(|p| p.failed && !uncounted_failed.contains(p.uid.as_str()))
-        .copied()
-        .collect();
+    let (mut succeeded, mut failed) = (Vec::new(), Vec::new());
+    // One pass: a succeeded pod is never a failed one.
+    for pod in pods {
+        if pod.phase == PodPhase::Succeeded {
+            if eligible(pod) && !uncounted_succeeded.contains(pod.uid.as_str()) {
+                succeeded.push(*pod);
+            }
+        } else if pod.failed && eligible(pod) && !uncounted_failed.contains(pod.uid.as_str()) {
+            failed.push(*pod);
+        }
+    }
     (succeeded, failed)
 }
 

@@ -6,11 +6,12 @@
 //! `track_status_and_remove_finalizers` reads the facts it needs and returns
 //! the actions it decided; the sync appends them to the plan.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use crate::conditions::{ensure_condition, new_condition};
 use crate::index_set::IndexSet;
-use crate::indexed::{sort_by_completion_index, valid_index};
+use crate::indexed::{in_completion_index_order, valid_index};
 use crate::model::{
     ConditionStatus, Job, JobCondition, JobConditionType, JobStatus, Pod, PodFailurePolicyAction,
     PodPhase,
@@ -85,10 +86,11 @@ pub(crate) fn track_status_and_remove_finalizers(
     let job = facts.job;
     let indexed = job.spec.is_indexed();
     let mut decision = TrackingDecision::default();
-    let mut pods = facts.pods.to_vec();
-    if indexed {
-        sort_by_completion_index(&mut pods);
-    }
+    let pods = if indexed {
+        in_completion_index_order(facts.pods)
+    } else {
+        Cow::Borrowed(facts.pods)
+    };
     let pending = facts.finalizer_removals_pending;
     // Whether a uid's pod still carries the finalizer is asked only of the
     // uids the uncounted lists held before this sync: the pods this sync
@@ -113,7 +115,7 @@ pub(crate) fn track_status_and_remove_finalizers(
     let job_failing = facts
         .finished_condition
         .is_some_and(|c| c.condition_type != JobConditionType::SuccessCriteriaMet);
-    for pod in pods {
+    for &pod in pods.iter() {
         if !pod.has_tracking_finalizer || pending.contains(&pod.uid) {
             continue;
         }

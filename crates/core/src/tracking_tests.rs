@@ -138,7 +138,9 @@ fn run(c: &Case) -> (Vec<Step>, TrackingDecision) {
     let active_pods: Vec<&Pod> = c.pods.iter().filter(|p| p.is_active()).collect();
     let delayed = match &failed {
         Some(failed) => {
-            pods_with_delayed_deletion(job, &pods, &active_pods, &succeeded, failed, &pending)
+            let active_indexes =
+                IndexSet::from_indexes(active_pods.iter().filter_map(|p| p.completion_index));
+            pods_with_delayed_deletion(job, &pods, &active_indexes, &succeeded, failed, &pending)
         }
         None => BTreeMap::new(),
     };
