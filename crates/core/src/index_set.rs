@@ -85,10 +85,16 @@ impl IndexSet {
 
     /// The set of the given indexes, in any order, duplicates allowed.
     pub fn from_indexes(indexes: impl IntoIterator<Item = i32>) -> Self {
-        let mut sorted: Vec<i32> = indexes.into_iter().collect();
+        let indexes = indexes.into_iter();
+        // Sized for the most indexes there can be (a sync's pods), so that
+        // neither vector is copied as it grows.
+        let mut sorted: Vec<i32> = Vec::with_capacity(indexes.size_hint().1.unwrap_or(0));
+        sorted.extend(indexes);
         sorted.sort_unstable();
         sorted.dedup();
-        let mut set = IndexSet::new();
+        let mut set = IndexSet {
+            intervals: Vec::with_capacity(sorted.len()),
+        };
         for ix in sorted {
             set.push_sorted(Interval::new(ix, ix));
         }

@@ -288,7 +288,7 @@ pub fn active_pods_for_removal<'a>(
     if job.spec.is_indexed() {
         let completions = job.spec.completions.unwrap_or(0);
         let sorted = in_completion_index_order(pods);
-        let mut kept = Vec::new();
+        let mut kept = Vec::with_capacity(sorted.len());
         let mut group_by_value = Vec::new();
         for group in sorted.chunk_by(|a, b| a.completion_index == b.completion_index) {
             match group[0].completion_index {

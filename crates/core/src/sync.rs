@@ -227,11 +227,9 @@ impl<'a> SyncFacts<'a> {
         let job = &snapshot.job;
         let now = snapshot.now;
         let pending = &snapshot.expectations.finalizer_removals_pending;
-        let active_pods: Vec<&Pod> = pods
-            .iter()
-            .filter(|p| p.is_active())
-            .map(SyncPod::pod)
-            .collect();
+        // Sized for every pod: growing it would copy it several times over.
+        let mut active_pods: Vec<&Pod> = Vec::with_capacity(pods.len());
+        active_pods.extend(pods.iter().filter(|p| p.is_active()).map(SyncPod::pod));
         let uncounted = job.status.uncounted_terminated_pods.as_ref();
         let initially_uncounted_succeeded =
             uncounted.map_or_else(BTreeSet::new, |u| uid_set(&u.succeeded));
