@@ -187,6 +187,36 @@ mod tests {
     use crate::fixtures::*;
 
     #[test]
+    fn completion_index_order_borrows_ordered_pods_and_sorts_others_stably() {
+        let ordered = [
+            pod("none"),
+            pod("a").index(0),
+            pod("b").index(0),
+            pod("c").index(2),
+        ];
+        let refs: Vec<&Pod> = ordered.iter().collect();
+        assert!(matches!(in_completion_index_order(&refs), Cow::Borrowed(_)));
+        let shuffled = [
+            pod("c").index(2),
+            pod("a").index(0),
+            pod("none"),
+            pod("b").index(0),
+        ];
+        let refs: Vec<&Pod> = shuffled.iter().collect();
+        let in_order = in_completion_index_order(&refs);
+        assert!(matches!(in_order, Cow::Owned(_)));
+        let names: Vec<&str> = in_order.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["none", "a", "b", "c"],
+            "equal indexes keep their order"
+        );
+        let mut sorted = refs.clone();
+        sort_by_completion_index(&mut sorted);
+        assert_eq!(in_order.as_ref(), sorted.as_slice());
+    }
+
+    #[test]
     fn generate_name_is_cut_to_58_characters() {
         assert_eq!(pod_generate_name_with_index("job", 3), "job-3-");
         let long = "a".repeat(70);

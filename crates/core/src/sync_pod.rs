@@ -62,3 +62,86 @@ impl Deref for SyncPod<'_> {
         self.pod
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::*;
+    use crate::model::{
+        ExitCodeOperator, OnExitCodes, OnPodConditionsPattern, PodFailurePolicy,
+        PodFailurePolicyRule, PodPhase,
+    };
+    use crate::pod_failure_policy::match_pod_failure_policy;
+
+    /// The action read from a SyncPod is the one the full matcher decides, for
+    /// failed pods (matched when gathered) and others (matched when asked).
+    #[test]
+    fn policy_action_is_the_full_matchers_action() {
+        let mut job = job();
+        let exit = |action, values: Vec<i32>| PodFailurePolicyRule {
+            action,
+            on_exit_codes: Some(OnExitCodes {
+                container_name: None,
+                operator: ExitCodeOperator::In,
+                values,
+            }),
+            on_pod_conditions: vec![],
+        };
+        job.spec.pod_failure_policy = Some(PodFailurePolicy {
+            rules: vec![
+                exit(PodFailurePolicyAction::Unknown("Later".into()), vec![1]),
+                exit(PodFailurePolicyAction::FailJob, vec![42]),
+                PodFailurePolicyRule {
+                    action: PodFailurePolicyAction::Ignore,
+                    on_exit_codes: None,
+                    on_pod_conditions: vec![OnPodConditionsPattern {
+                        condition_type: "DisruptionTarget".into(),
+                        status: crate::model::ConditionStatus::True,
+                    }],
+                },
+                exit(PodFailurePolicyAction::Count, vec![1, 2]),
+            ],
+        });
+        let pods = [
+            pod("fail-job")
+                .phase(PodPhase::Failed)
+                .exit("main", 42, t(1)),
+            pod("counted").phase(PodPhase::Failed).exit("main", 1, t(1)),
+            pod("ignored")
+                .phase(PodPhase::Failed)
+                .exit("main", 7, t(1))
+                .condition("DisruptionTarget", t(1)),
+            pod("unmatched")
+                .phase(PodPhase::Failed)
+                .exit("main", 9, t(1)),
+            // Not failed: matched only when asked (tracking, for a failing Job).
+            pod("running-exited").exit("main", 42, t(1)),
+            pod("running"),
+        ];
+        let mut actions = Vec::new();
+        for p in &pods {
+            let sync_pod = SyncPod::new(&job, p);
+            let full = match_pod_failure_policy(job.spec.pod_failure_policy.as_ref(), "ns", p);
+            assert_eq!(sync_pod.failed, p.phase == PodPhase::Failed, "{}", p.name);
+            assert_eq!(
+                sync_pod.policy_action(&job),
+                full.action.as_ref(),
+                "{}",
+                p.name
+            );
+            actions.push(sync_pod.policy_action(&job).cloned());
+        }
+        use PodFailurePolicyAction::*;
+        assert_eq!(
+            actions,
+            vec![
+                Some(FailJob),
+                Some(Count),
+                Some(Ignore),
+                None,
+                Some(FailJob),
+                None
+            ]
+        );
+    }
+}
