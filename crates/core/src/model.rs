@@ -419,6 +419,9 @@ pub struct Pod {
     pub init_container_statuses: Vec<ContainerStatus>,
 }
 
+/// Up to this many labels, [`PodLabels::get`] scans rather than searches.
+const SHORT_LABEL_LIST: usize = 16;
+
 /// A pod's labels as decisions keep them: the few its Job's selector names,
 /// as a list sorted by key. (A map's first node alone takes over 500 bytes:
 /// 50 MB for 100,000 pods holding one label each.)
@@ -428,6 +431,15 @@ pub struct PodLabels(Vec<(String, String)>);
 impl PodLabels {
     /// The value of the label `key`, if the pod has it.
     pub fn get(&self, key: &str) -> Option<&str> {
+        // A pod keeps a handful of labels: scanning them compares lengths
+        // first, where a binary search orders every key it meets byte by byte.
+        if self.0.len() <= SHORT_LABEL_LIST {
+            return self
+                .0
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.as_str());
+        }
         self.0
             .binary_search_by(|(k, _)| k.as_str().cmp(key))
             .ok()

@@ -723,9 +723,13 @@ fn claim_pods_follows_upstreams_get_pods_for_job() {
         let mut job = job();
         job.being_deleted = case.job_being_deleted;
         let pods = [case.pod];
-        let (claimed, actions) = claim_pods(&job, &pods);
-        let got_claimed: Vec<(&str, bool)> = claimed
+        let claim = claim_pods(&job, &pods);
+        let actions = claim.actions;
+        let got_claimed: Vec<(&str, bool)> = claim
+            .owned
             .iter()
+            .map(|p| p.pod())
+            .chain(claim.adopted.iter().map(|p| p.as_ref()))
             .map(|p| (p.name.as_str(), p.has_tracking_finalizer))
             .collect();
         assert_eq!(got_claimed, case.want_claimed, "{}: claimed", case.name);
