@@ -844,7 +844,7 @@ fn arb_wild_pod() -> impl Strategy<Value = Pod> {
                 let statuses = |list: Vec<WildContainer>| {
                     list.into_iter()
                         .map(|(name, term, restart_count)| ContainerStatus {
-                            name,
+                            name: name.into(),
                             terminated: term.map(|(exit_code, at)| Terminated {
                                 exit_code,
                                 finished_at: at.map(Time::from_unix_nanos),
@@ -880,7 +880,7 @@ fn arb_wild_pod() -> impl Strategy<Value = Pod> {
                     conditions: conditions
                         .into_iter()
                         .map(|(ty, status, at)| PodCondition {
-                            condition_type: ty,
+                            condition_type: ty.into(),
                             status: if status == 3 {
                                 ConditionStatus::Other("Maybe".into())
                             } else {

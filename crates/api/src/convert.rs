@@ -575,6 +575,7 @@ where
     I: Iterator<Item = (PodAt, WirePod)>,
 {
     let read = ReadFields::of(job);
+    let mut names = SharedNames::default();
     // The controller reference of most pods: built once, shared by every pod that has it.
     let own = Arc::new(OwnerRef {
         api_version: JOB_API_VERSION.to_string(),
@@ -589,30 +590,34 @@ where
     let mut first_with_hash: HashMap<u64, usize> = HashMap::with_capacity(count);
     for (at, pod) in pods {
         let pod = match pod {
-            WirePod::Full(bytes) => match pod_decode::pod(&bytes, at.i, &own, &read, errs) {
-                Ok(pod) => pod,
-                Err(err) => {
-                    errs.push(
-                        at.path(),
-                        ViolationKind::Invalid,
-                        None,
-                        &format!("not a valid Pod message: {err}"),
-                    );
-                    continue;
+            WirePod::Full(bytes) => {
+                match pod_decode::pod(&bytes, at.i, &own, &read, &mut names, errs) {
+                    Ok(pod) => pod,
+                    Err(err) => {
+                        errs.push(
+                            at.path(),
+                            ViolationKind::Invalid,
+                            None,
+                            &format!("not a valid Pod message: {err}"),
+                        );
+                        continue;
+                    }
                 }
-            },
-            WirePod::Lean(bytes) => match lean_decode::lean_pod(&bytes, at.i, &own, &read, errs) {
-                Ok(pod) => pod,
-                Err(err) => {
-                    errs.push(
-                        at.path(),
-                        ViolationKind::Invalid,
-                        None,
-                        &format!("not a valid LeanPod message: {err}"),
-                    );
-                    continue;
+            }
+            WirePod::Lean(bytes) => {
+                match lean_decode::lean_pod(&bytes, at.i, &own, &read, &mut names, errs) {
+                    Ok(pod) => pod,
+                    Err(err) => {
+                        errs.push(
+                            at.path(),
+                            ViolationKind::Invalid,
+                            None,
+                            &format!("not a valid LeanPod message: {err}"),
+                        );
+                        continue;
+                    }
                 }
-            },
+            }
         };
         if !pod.uid.is_empty() {
             let duplicate = match first_with_hash.entry(hasher.hash_one(&pod.uid)) {
@@ -645,6 +650,29 @@ where
 /// Selector matching reads only the selector's keys, and the rules read only the
 /// Ready condition and the types the pod failure policy names: keeping the rest
 /// would more than double the memory a large snapshot's pods take.
+/// Names most pods of a Job repeat (container names, condition types), held
+/// once per snapshot: each pod shares the copy instead of allocating its own.
+#[derive(Default)]
+pub(crate) struct SharedNames(Vec<Arc<str>>);
+
+impl SharedNames {
+    /// Distinct names kept; past this (hostile input), names are no longer
+    /// shared, so a lookup never costs more than this many comparisons.
+    const MAX: usize = 64;
+
+    /// The shared copy of `name`.
+    pub(crate) fn get(&mut self, name: &str) -> Arc<str> {
+        if let Some(shared) = self.0.iter().find(|n| ***n == *name) {
+            return Arc::clone(shared);
+        }
+        let shared: Arc<str> = name.into();
+        if self.0.len() < Self::MAX {
+            self.0.push(Arc::clone(&shared));
+        }
+        shared
+    }
+}
+
 pub(crate) struct ReadFields<'a> {
     /// The pod conditions whose status a decision reads.
     pub(crate) conditions: BTreeSet<&'a str>,

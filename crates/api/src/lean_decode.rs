@@ -18,7 +18,7 @@ use job_decider_core::model::{
 use pbjson_types::Timestamp;
 use prost::Message;
 
-use crate::convert::{ReadFields, Violations, controller_ref};
+use crate::convert::{ReadFields, SharedNames, Violations, controller_ref};
 use crate::pb;
 use crate::wire::{Fields, WireError, checked, known, map_entry, merge_timestamp};
 
@@ -103,6 +103,7 @@ pub(crate) fn lean_pod(
     i: usize,
     own: &Arc<OwnerRef>,
     read: &ReadFields<'_>,
+    names: &mut SharedNames,
     errs: &mut Violations,
 ) -> Result<Pod, WireError> {
     let at = At(i);
@@ -186,7 +187,7 @@ pub(crate) fn lean_pod(
                     continue;
                 };
                 conditions.push(read_condition(
-                    condition_type,
+                    names.get(condition_type),
                     &condition,
                     &at,
                     c,
@@ -198,6 +199,7 @@ pub(crate) fn lean_pod(
                 let status = container(value.bytes("LeanPod.container_statuses")?)?;
                 container_statuses.push(container_status(
                     &status,
+                    names,
                     &at,
                     "containerStatuses",
                     c,
@@ -209,6 +211,7 @@ pub(crate) fn lean_pod(
                 let status = container(value.bytes("LeanPod.init_container_statuses")?)?;
                 init_container_statuses.push(container_status(
                     &status,
+                    names,
                     &at,
                     "initContainerStatuses",
                     c,
@@ -285,7 +288,7 @@ pub(crate) fn lean_pod(
 
 /// A condition decisions read, judged: its status must be one of the three.
 fn read_condition(
-    condition_type: &str,
+    condition_type: Arc<str>,
     condition: &Condition<'_>,
     at: &At,
     c: usize,
@@ -313,7 +316,7 @@ fn read_condition(
         at.field(format_args!("conditions[{c}].lastTransitionTime"))
     });
     PodCondition {
-        condition_type: condition_type.to_string(),
+        condition_type,
         status,
         last_transition_time,
     }
@@ -322,6 +325,7 @@ fn read_condition(
 /// A container status, judged: its restart count may not be negative.
 fn container_status(
     status: &Container<'_>,
+    names: &mut SharedNames,
     at: &At,
     list: &str,
     c: usize,
@@ -340,7 +344,7 @@ fn container_status(
             }),
         });
     ContainerStatus {
-        name: status.name.to_string(),
+        name: names.get(status.name),
         terminated,
         restart_count: status.restart_count,
     }
@@ -438,7 +442,14 @@ mod tests {
             uid: job.uid.clone(),
         });
         let mut errs = Violations::default();
-        let pod = lean_pod(bytes, 0, &own, &read, &mut errs)?;
+        let pod = lean_pod(
+            bytes,
+            0,
+            &own,
+            &read,
+            &mut SharedNames::default(),
+            &mut errs,
+        )?;
         Ok((pod, errs.fields()))
     }
 

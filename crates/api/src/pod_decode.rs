@@ -18,7 +18,7 @@ use job_decider_core::model::{
 };
 use pbjson_types::Timestamp;
 
-use crate::convert::{ReadFields, Violations, controller_ref};
+use crate::convert::{ReadFields, SharedNames, Violations, controller_ref};
 use crate::pb;
 use crate::wire::{
     Fields, Kind, Schema, TIMESTAMP, WireError, check, checked, known, map_entry, merge_timestamp,
@@ -258,6 +258,7 @@ pub(crate) fn pod(
     i: usize,
     own: &Arc<OwnerRef>,
     read: &ReadFields<'_>,
+    names: &mut SharedNames,
     errs: &mut Violations,
 ) -> Result<Pod, WireError> {
     let at = At(i);
@@ -288,7 +289,9 @@ pub(crate) fn pod(
                         2 => {
                             let c = condition_count;
                             condition_count += 1;
-                            if let Some(kept) = condition(v.bytes(F)?, read, &at, c, &mut lists)? {
+                            if let Some(kept) =
+                                condition(v.bytes(F)?, read, names, &at, c, &mut lists)?
+                            {
                                 conditions.push(kept);
                             }
                         }
@@ -312,7 +315,7 @@ pub(crate) fn pod(
                                 }),
                             });
                             statuses.push(ContainerStatus {
-                                name: name.to_string(),
+                                name: names.get(name),
                                 terminated,
                                 restart_count,
                             });
@@ -390,6 +393,7 @@ pub(crate) fn pod(
 fn condition(
     bytes: &[u8],
     read: &ReadFields<'_>,
+    names: &mut SharedNames,
     at: &At,
     c: usize,
     errs: &mut Violations,
@@ -434,7 +438,7 @@ fn condition(
         at.field(format_args!("status.conditions[{c}].lastTransitionTime"))
     });
     Ok(Some(PodCondition {
-        condition_type: condition_type.to_string(),
+        condition_type: names.get(condition_type),
         status,
         last_transition_time,
     }))
@@ -521,7 +525,14 @@ mod tests {
             uid: job.uid.clone(),
         });
         let mut errs = Violations::default();
-        let pod = pod(bytes, 0, &own, &read, &mut errs)?;
+        let pod = pod(
+            bytes,
+            0,
+            &own,
+            &read,
+            &mut SharedNames::default(),
+            &mut errs,
+        )?;
         Ok((pod, errs.fields()))
     }
 

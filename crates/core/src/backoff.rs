@@ -70,7 +70,7 @@ fn finish_time_from_ready_false(pod: &Pod) -> Option<Time> {
     let ready = pod
         .conditions
         .iter()
-        .find(|c| c.condition_type == "Ready")?;
+        .find(|c| &*c.condition_type == "Ready")?;
     if ready.status == ConditionStatus::False {
         ready.last_transition_time
     } else {

@@ -536,7 +536,7 @@ pub enum PodPhase {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PodCondition {
     /// The condition type, e.g. "Ready" or "DisruptionTarget".
-    pub condition_type: String,
+    pub condition_type: Arc<str>,
     /// Its status.
     pub status: ConditionStatus,
     /// When the status last changed.
@@ -547,7 +547,7 @@ pub struct PodCondition {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ContainerStatus {
     /// The container's name.
-    pub name: String,
+    pub name: Arc<str>,
     /// Set once the container has terminated.
     pub terminated: Option<Terminated>,
     /// How often the container restarted.
@@ -578,7 +578,7 @@ impl Pod {
     pub fn ready_condition(&self) -> Option<&PodCondition> {
         self.conditions
             .iter()
-            .find(|c| c.condition_type == "Ready" && c.status == ConditionStatus::True)
+            .find(|c| &*c.condition_type == "Ready" && c.status == ConditionStatus::True)
     }
 
     /// Whether the init container of this name is a sidecar (restartPolicy Always).

@@ -106,12 +106,12 @@ pub fn match_pod_failure_policy(
     };
     let matched_on = match matched {
         Matched::ExitCode(status, terminated, init_container) => MatchedOn::ExitCode {
-            container: status.name.clone(),
+            container: status.name.to_string(),
             exit_code: terminated.exit_code,
             init_container,
         },
         Matched::Condition(condition) => MatchedOn::Condition {
-            condition_type: condition.condition_type.clone(),
+            condition_type: condition.condition_type.to_string(),
         },
     };
     let fail_job_message = (*action == PodFailurePolicyAction::FailJob)
@@ -160,7 +160,7 @@ fn exit_code_matching<'a>(
     if requirement
         .container_name
         .as_ref()
-        .is_some_and(|name| *name != status.name)
+        .is_some_and(|name| **name != *status.name)
     {
         return None;
     }
@@ -185,7 +185,7 @@ fn match_conditions<'a>(
     pod.conditions.iter().find(|condition| {
         patterns
             .iter()
-            .any(|p| p.condition_type == condition.condition_type && p.status == condition.status)
+            .any(|p| *p.condition_type == *condition.condition_type && p.status == condition.status)
     })
 }
 
@@ -241,7 +241,7 @@ mod tests {
 
     fn with_condition(mut p: Pod, ty: &str, status: ConditionStatus) -> Pod {
         p.conditions.push(PodCondition {
-            condition_type: ty.to_string(),
+            condition_type: ty.into(),
             status,
             last_transition_time: None,
         });
@@ -250,7 +250,7 @@ mod tests {
 
     fn running_container(mut p: Pod, name: &str) -> Pod {
         p.container_statuses.push(ContainerStatus {
-            name: name.to_string(),
+            name: name.into(),
             terminated: None,
             restart_count: 0,
         });

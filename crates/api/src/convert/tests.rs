@@ -599,7 +599,7 @@ fn pods_keep_only_the_conditions_decisions_read_but_all_are_checked() {
     let kept: Vec<(&str, Option<Time>)> = snapshot.pods[0]
         .conditions
         .iter()
-        .map(|c| (c.condition_type.as_str(), c.last_transition_time))
+        .map(|c| (&*c.condition_type, c.last_transition_time))
         .collect();
     assert_eq!(
         kept,
