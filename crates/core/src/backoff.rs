@@ -1,6 +1,7 @@
 //! Exponential delay before replacing failed pods: the Job-wide backoff record
 //! and the per-index delay of KEP-3850, as upstream's `backoff_utils.go` computes them.
 
+use std::ops::Deref;
 use std::time::Duration;
 
 use crate::model::{BackoffRecord, ConditionStatus, ContainerStatus, Pod};
@@ -69,7 +70,7 @@ fn finish_time_from_ready_false(pod: &Pod) -> Option<Time> {
     let ready = pod
         .conditions
         .iter()
-        .find(|c| c.condition_type == "Ready")?;
+        .find(|c| &*c.condition_type == "Ready")?;
     if ready.status == ConditionStatus::False {
         ready.last_transition_time
     } else {
@@ -81,12 +82,12 @@ fn finish_time_from_ready_false(pod: &Pod) -> Option<Time> {
 ///
 /// Only failures that finished strictly after the latest new success still
 /// count; a failure at the same instant as a success does not.
-pub fn new_backoff_record(
+pub fn new_backoff_record<P: Deref<Target = Pod>>(
     old: BackoffRecord,
-    new_succeeded: &[&Pod],
-    new_failed: &[&Pod],
+    new_succeeded: &[P],
+    new_failed: &[P],
 ) -> BackoffRecord {
-    let latest = |pods: &[&Pod]| pods.iter().map(|p| finished_time(p)).max();
+    let latest = |pods: &[P]| pods.iter().map(|p| finished_time(p)).max();
     match latest(new_succeeded) {
         None if new_failed.is_empty() => old,
         None => BackoffRecord {

@@ -85,10 +85,16 @@ impl IndexSet {
 
     /// The set of the given indexes, in any order, duplicates allowed.
     pub fn from_indexes(indexes: impl IntoIterator<Item = i32>) -> Self {
-        let mut sorted: Vec<i32> = indexes.into_iter().collect();
+        let indexes = indexes.into_iter();
+        // Sized for the most indexes there can be (a sync's pods), so that
+        // neither vector is copied as it grows.
+        let mut sorted: Vec<i32> = Vec::with_capacity(indexes.size_hint().1.unwrap_or(0));
+        sorted.extend(indexes);
         sorted.sort_unstable();
         sorted.dedup();
-        let mut set = IndexSet::new();
+        let mut set = IndexSet {
+            intervals: Vec::with_capacity(sorted.len()),
+        };
         for ix in sorted {
             set.push_sorted(Interval::new(ix, ix));
         }
@@ -341,22 +347,48 @@ fn parse_go_int(s: &str) -> Result<i64, ()> {
 impl fmt::Display for IndexSet {
     /// Upstream's form: `a` for one index, `a,b` for two, `a-b` for three or more.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // A status can list tens of thousands of intervals: the text is built
+        // here and handed over once, not piece by piece through the formatter.
+        let mut text = String::with_capacity(self.intervals.len().saturating_mul(8));
         for (i, iv) in self.intervals.iter().enumerate() {
             if i > 0 {
-                f.write_str(",")?;
+                text.push(',');
             }
-            write!(f, "{}", iv.first)?;
+            push_index(&mut text, iv.first);
             if iv.last > iv.first {
                 let sep = if i64::from(iv.last) == i64::from(iv.first) + 1 {
-                    ","
+                    ','
                 } else {
-                    "-"
+                    '-'
                 };
-                write!(f, "{sep}{}", iv.last)?;
+                text.push(sep);
+                push_index(&mut text, iv.last);
             }
         }
-        Ok(())
+        f.write_str(&text)
     }
+}
+
+/// Appends an index in decimal (without `write!`, which costs several times more).
+fn push_index(text: &mut String, ix: i32) {
+    // i32::MIN is "-2147483648": 11 bytes.
+    let mut buf = [0u8; 11];
+    let mut at = buf.len();
+    let mut rest = ix.unsigned_abs();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    if ix < 0 {
+        at -= 1;
+        buf[at] = b'-';
+    }
+    // Only ASCII digits and '-' were written.
+    text.extend(buf[at..].iter().map(|&b| char::from(b)));
 }
 
 #[cfg(test)]
@@ -685,6 +717,27 @@ mod tests {
         ];
         for (ivs, want) in cases {
             assert_eq!(set(ivs).to_string(), *want);
+        }
+    }
+
+    #[test]
+    fn display_writes_every_index_as_decimal() {
+        for ix in [
+            i32::MIN,
+            -1_000_000,
+            -10,
+            -9,
+            -1,
+            0,
+            1,
+            9,
+            10,
+            99,
+            100,
+            12_345,
+            i32::MAX,
+        ] {
+            assert_eq!(set(&[(ix, ix)]).to_string(), format!("{ix}"));
         }
     }
 

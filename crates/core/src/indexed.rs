@@ -2,12 +2,15 @@
 //! failed pod kept per index until its replacement exists, and pod identity
 //! (generateName, hostname, index annotations and env).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::ops::Deref;
 
 use crate::backoff::finished_time;
 use crate::index_set::IndexSet;
 use crate::model::{Job, Pod, PodFailurePolicyAction, PodPhase};
-use crate::pod_failure_policy::match_pod_failure_policy;
+use crate::pod_failure_policy::counts_failure;
+use crate::sync_pod::SyncPod;
 
 /// Longest generateName prefix the API server accepts before adding 5 random characters.
 pub const MAX_GENERATE_NAME_PREFIX: usize = 58;
@@ -32,7 +35,7 @@ pub fn is_pod_failed(job: &Job, pod: &Pod) -> bool {
 
 /// The completed indexes before this sync (parsed leniently from the status)
 /// and after it (plus the succeeded pods that still carry the finalizer).
-pub fn succeeded_indexes(job: &Job, pods: &[&Pod]) -> (IndexSet, IndexSet) {
+pub fn succeeded_indexes(job: &Job, pods: &[impl Deref<Target = Pod>]) -> (IndexSet, IndexSet) {
     let completions = job.spec.completions.unwrap_or(0);
     let previous = IndexSet::parse_lenient(&job.status.completed_indexes, completions);
     let new = pods.iter().filter_map(|p| {
@@ -47,25 +50,24 @@ pub fn succeeded_indexes(job: &Job, pods: &[&Pod]) -> (IndexSet, IndexSet) {
 /// Whether this failed pod fails its index: a FailIndex rule matched, or the
 /// failure counts and the index already had `backoffLimitPerIndex` failures.
 pub fn is_index_failed(job: &Job, pod: &Pod) -> bool {
-    let limit = job.spec.backoff_limit_per_index.unwrap_or(i32::MAX);
-    if !is_pod_failed(job, pod) {
+    index_failed(job, &SyncPod::new(job, pod))
+}
+
+/// [`is_index_failed`], reading the pod's policy match from the sync.
+fn index_failed(job: &Job, pod: &SyncPod<'_>) -> bool {
+    if !pod.failed {
         return false;
     }
-    let counted = match &job.spec.pod_failure_policy {
-        Some(policy) => {
-            let decision = match_pod_failure_policy(Some(policy), &job.namespace, pod);
-            if decision.action == Some(PodFailurePolicyAction::FailIndex) {
-                return true;
-            }
-            decision.counts_failure()
-        }
-        None => true,
-    };
-    counted && pod.index_failure_count >= limit
+    let action = pod.policy_action(job);
+    if action == Some(&PodFailurePolicyAction::FailIndex) {
+        return true;
+    }
+    let limit = job.spec.backoff_limit_per_index.unwrap_or(i32::MAX);
+    counts_failure(action) && pod.index_failure_count >= limit
 }
 
 /// The failed indexes: those in the status plus those failed by pods that still carry the finalizer.
-pub fn failed_indexes(job: &Job, pods: &[&Pod]) -> IndexSet {
+pub(crate) fn failed_indexes(job: &Job, pods: &[SyncPod<'_>]) -> IndexSet {
     let completions = job.spec.completions.unwrap_or(0);
     let previous = job
         .status
@@ -74,7 +76,7 @@ pub fn failed_indexes(job: &Job, pods: &[&Pod]) -> IndexSet {
         .map(|s| IndexSet::parse_lenient(s, completions))
         .unwrap_or_default();
     let new = pods.iter().filter_map(|p| {
-        (p.has_tracking_finalizer && is_index_failed(job, p))
+        (p.has_tracking_finalizer && index_failed(job, p))
             .then(|| valid_index(job, p))
             .flatten()
     });
@@ -83,26 +85,24 @@ pub fn failed_indexes(job: &Job, pods: &[&Pod]) -> IndexSet {
 
 /// Per index, the failed pod whose finalizer stays until a replacement exists:
 /// the one with the highest absolute failure count, and among those the latest
-/// to finish. Indexes that succeeded, failed or have an active pod have none.
-pub fn pods_with_delayed_deletion<'a>(
+/// to finish. Indexes that succeeded, failed or have an active pod (`active_indexes`) have none.
+pub(crate) fn pods_with_delayed_deletion<'a>(
     job: &Job,
-    pods: &[&'a Pod],
-    active_pods: &[&Pod],
+    pods: &[SyncPod<'a>],
+    active_indexes: &IndexSet,
     succeeded: &IndexSet,
     failed: &IndexSet,
     finalizer_removals_pending: &std::collections::BTreeSet<String>,
-) -> BTreeMap<i32, &'a Pod> {
-    let active_indexes =
-        IndexSet::from_indexes(active_pods.iter().filter_map(|p| p.completion_index));
-    let mut kept: BTreeMap<i32, &'a Pod> = BTreeMap::new();
-    for &pod in pods {
+) -> BTreeMap<i32, SyncPod<'a>> {
+    let mut kept: BTreeMap<i32, SyncPod<'a>> = BTreeMap::new();
+    for pod in pods {
         if !pod.has_tracking_finalizer || finalizer_removals_pending.contains(&pod.uid) {
             continue;
         }
         let Some(ix) = valid_index(job, pod) else {
             continue;
         };
-        if !is_pod_failed(job, pod)
+        if !pod.failed
             || succeeded.contains(ix)
             || failed.contains(ix)
             || active_indexes.contains(ix)
@@ -117,7 +117,7 @@ pub fn pods_with_delayed_deletion<'a>(
             }
         };
         if replace {
-            kept.insert(ix, pod);
+            kept.insert(ix, *pod);
         }
     }
     kept
@@ -131,13 +131,10 @@ fn absolute_failure_count(pod: &Pod) -> i32 {
 }
 
 /// The failure-count annotations for the pod replacing `replaced` (counted, ignored).
-pub fn new_index_failure_counts(job: &Job, replaced: Option<&Pod>) -> (i32, i32) {
+pub(crate) fn new_index_failure_counts(job: &Job, replaced: Option<&SyncPod<'_>>) -> (i32, i32) {
     let Some(pod) = replaced else { return (0, 0) };
     let (mut counted, mut ignored) = (pod.index_failure_count, pod.index_ignored_failure_count);
-    let counts =
-        job.spec.pod_failure_policy.as_ref().is_none_or(|p| {
-            match_pod_failure_policy(Some(p), &job.namespace, pod).counts_failure()
-        });
+    let counts = counts_failure(pod.policy_action(job));
     // Go's int32 increment: an ignored count at i32::MAX wraps to negative,
     // and a negative count is then not written.
     if counts {
@@ -164,14 +161,60 @@ pub fn pod_generate_name_with_index(job_name: &str, index: i32) -> String {
 }
 
 /// Sorts pods by completion index, unknown (None) first, keeping the input order of equals.
-pub fn sort_by_completion_index(pods: &mut [&Pod]) {
-    pods.sort_by_key(|p| p.completion_index.map_or(-1, i64::from));
+pub fn sort_by_completion_index(pods: &mut [impl Deref<Target = Pod>]) {
+    pods.sort_by_key(|p| completion_index_order(p));
+}
+
+/// The pods in completion index order, as [`sort_by_completion_index`] leaves
+/// them; borrowed when they already are (the common case), copied otherwise.
+pub fn in_completion_index_order<P: Deref<Target = Pod> + Clone>(pods: &[P]) -> Cow<'_, [P]> {
+    if pods.is_sorted_by_key(|p| completion_index_order(p)) {
+        return Cow::Borrowed(pods);
+    }
+    let mut sorted = pods.to_vec();
+    sort_by_completion_index(&mut sorted);
+    Cow::Owned(sorted)
+}
+
+/// The sort key of completion index order: unknown (None) before index 0.
+fn completion_index_order(pod: &Pod) -> i64 {
+    pod.completion_index.map_or(-1, i64::from)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::fixtures::*;
+
+    #[test]
+    fn completion_index_order_borrows_ordered_pods_and_sorts_others_stably() {
+        let ordered = [
+            pod("none"),
+            pod("a").index(0),
+            pod("b").index(0),
+            pod("c").index(2),
+        ];
+        let refs: Vec<&Pod> = ordered.iter().collect();
+        assert!(matches!(in_completion_index_order(&refs), Cow::Borrowed(_)));
+        let shuffled = [
+            pod("c").index(2),
+            pod("a").index(0),
+            pod("none"),
+            pod("b").index(0),
+        ];
+        let refs: Vec<&Pod> = shuffled.iter().collect();
+        let in_order = in_completion_index_order(&refs);
+        assert!(matches!(in_order, Cow::Owned(_)));
+        let names: Vec<&str> = in_order.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["none", "a", "b", "c"],
+            "equal indexes keep their order"
+        );
+        let mut sorted = refs.clone();
+        sort_by_completion_index(&mut sorted);
+        assert_eq!(in_order.as_ref(), sorted.as_slice());
+    }
 
     #[test]
     fn generate_name_is_cut_to_58_characters() {
@@ -242,12 +285,12 @@ mod tests {
                 .exit("main", 1, t(5)),
             pod("running").index(2),
         ];
-        let refs: Vec<&Pod> = pods.iter().collect();
-        let active: Vec<&Pod> = refs.iter().copied().filter(|p| p.is_active()).collect();
+        let refs: Vec<SyncPod> = pods.iter().map(|p| SyncPod::new(&job, p)).collect();
+        let active: Vec<&Pod> = pods.iter().filter(|p| p.is_active()).collect();
         let kept = pods_with_delayed_deletion(
             &job,
             &refs,
-            &active,
+            &IndexSet::from_indexes(active.iter().filter_map(|p| p.completion_index)),
             &IndexSet::new(),
             &IndexSet::new(),
             &Default::default(),
@@ -275,11 +318,11 @@ mod tests {
                 .failure_counts(1, i32::MAX)
                 .exit("main", 1, t(20)),
         ];
-        let refs: Vec<&Pod> = pods.iter().collect();
+        let refs: Vec<SyncPod> = pods.iter().map(|p| SyncPod::new(&job, p)).collect();
         let kept = pods_with_delayed_deletion(
             &job,
             &refs,
-            &[],
+            &IndexSet::new(),
             &IndexSet::new(),
             &IndexSet::new(),
             &Default::default(),
@@ -289,7 +332,7 @@ mod tests {
         let mut ignoring = job.clone();
         ignoring.spec.pod_failure_policy = None;
         assert_eq!(
-            new_index_failure_counts(&ignoring, Some(&ignored_at_max)),
+            new_index_failure_counts(&ignoring, Some(&SyncPod::new(&ignoring, &ignored_at_max))),
             (1, i32::MAX),
             "a counted failure leaves the ignored count as it is"
         );
@@ -303,8 +346,9 @@ mod tests {
             .index(0)
             .phase(PodPhase::Failed)
             .failure_counts(2, 1);
-        assert_eq!(new_index_failure_counts(&job, Some(&failed)), (3, 1));
+        let replaced = |p| new_index_failure_counts(&job, Some(&SyncPod::new(&job, p)));
+        assert_eq!(replaced(&failed), (3, 1));
         let at_max = pod("b").failure_counts(i32::MAX, 0);
-        assert_eq!(new_index_failure_counts(&job, Some(&at_max)), (i32::MIN, 0));
+        assert_eq!(replaced(&at_max), (i32::MIN, 0));
     }
 }

@@ -23,6 +23,7 @@ pub mod pod_order;
 pub mod selector;
 pub mod success_policy;
 pub mod sync;
+pub(crate) mod sync_pod;
 pub mod time;
 pub mod tracking;
 pub mod validate;

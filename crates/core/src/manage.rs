@@ -12,7 +12,9 @@ use crate::backoff::{
     remaining_backoff_for_index,
 };
 use crate::index_set::IndexSet;
-use crate::indexed::{new_index_failure_counts, pod_generate_name_with_index};
+use crate::indexed::{
+    in_completion_index_order, new_index_failure_counts, pod_generate_name_with_index,
+};
 use crate::model::{
     BackoffRecord, COMPLETION_INDEX_ENV, COMPLETION_INDEX_KEY, INDEX_FAILURE_COUNT_KEY,
     INDEX_IGNORED_FAILURE_COUNT_KEY, JOB_API_VERSION, JOB_KIND, JOB_TRACKING_FINALIZER, Job,
@@ -20,6 +22,7 @@ use crate::model::{
 };
 use crate::plan::{EnvVarFromField, PodCreation, PodDeletion, PodRef};
 use crate::pod_order::cmp_active_pods;
+use crate::sync_pod::SyncPod;
 use crate::time::Time;
 
 /// Most pods created or deleted in one sync.
@@ -32,17 +35,19 @@ pub(crate) struct ManageFacts<'a> {
     /// The snapshot's time.
     pub now: Time,
     /// The Job's pods after adoption and release.
-    pub pods: &'a [&'a Pod],
+    pub pods: &'a [SyncPod<'a>],
     /// The pods among them that are neither finished nor being deleted.
     pub active_pods: &'a [&'a Pod],
     /// Succeeded pods (NonIndexed) or indexes (Indexed), counted or not.
     pub succeeded: i32,
+    /// The completion indexes of the active pods (Indexed Jobs only).
+    pub active_indexes: &'a IndexSet,
     /// Succeeded indexes (Indexed Jobs only).
     pub succeeded_indexes: &'a IndexSet,
     /// Failed indexes, when per-index backoff limits are in use.
     pub failed_indexes: Option<&'a IndexSet>,
     /// Per index, the failed pod kept until its replacement exists.
-    pub delayed: &'a BTreeMap<i32, &'a Pod>,
+    pub delayed: &'a BTreeMap<i32, SyncPod<'a>>,
     /// The pod-failure backoff record including this sync's newly finished pods.
     pub backoff: &'a BackoffRecord,
 }
@@ -154,9 +159,7 @@ fn delete(pods: &[&Pod]) -> ManageDecision {
 /// terminating pod) covers.
 fn first_pending_indexes(facts: &ManageFacts<'_>, n: usize) -> Vec<i32> {
     let completions = facts.job.spec.completions.unwrap_or(0);
-    let mut covered = facts.succeeded_indexes.union(&IndexSet::from_indexes(
-        facts.active_pods.iter().filter_map(|p| p.completion_index),
-    ));
+    let mut covered = facts.succeeded_indexes.union(facts.active_indexes);
     if facts.job.spec.only_replace_failed_pods() {
         let terminating = facts.pods.iter().filter(|p| p.is_terminating());
         covered = covered.union(&IndexSet::from_indexes(
@@ -175,7 +178,7 @@ fn indexes_ready_to_create(facts: &ManageFacts<'_>, indexes: &[i32]) -> (Vec<i32
     let mut shortest: Option<Duration> = None;
     for &ix in indexes {
         let remaining = remaining_backoff_for_index(
-            facts.delayed.get(&ix).copied(),
+            facts.delayed.get(&ix).map(SyncPod::pod),
             facts.now,
             POD_FAILURE_BACKOFF_BASE,
             POD_FAILURE_BACKOFF_MAX,
@@ -242,7 +245,7 @@ fn indexed_pod_creation(facts: &ManageFacts<'_>, index: i32) -> PodCreation {
     }
     creation.completion_index = Some(index);
     if job.spec.uses_backoff_limit_per_index() {
-        let (counted, ignored) = new_index_failure_counts(job, facts.delayed.get(&index).copied());
+        let (counted, ignored) = new_index_failure_counts(job, facts.delayed.get(&index));
         creation
             .annotations
             .insert(INDEX_FAILURE_COUNT_KEY.into(), counted.to_string());
@@ -280,28 +283,31 @@ pub fn active_pods_for_removal<'a>(
     rm_at_least: usize,
 ) -> Vec<&'a Pod> {
     let mut rm: Vec<&'a Pod> = Vec::new();
-    let mut left: Vec<&'a Pod> = Vec::new();
+    // The pods left to choose from; for a NonIndexed Job all of them, copied only when needed.
+    let mut left: Option<Vec<&'a Pod>> = None;
     if job.spec.is_indexed() {
         let completions = job.spec.completions.unwrap_or(0);
-        let mut sorted = pods.to_vec();
-        sorted.sort_by_key(|p| p.completion_index.map_or(-1, i64::from));
+        let sorted = in_completion_index_order(pods);
+        let mut kept = Vec::with_capacity(sorted.len());
+        let mut group_by_value = Vec::new();
         for group in sorted.chunk_by(|a, b| a.completion_index == b.completion_index) {
             match group[0].completion_index {
                 Some(ix) if ix < completions => {
-                    let mut group = group.to_vec();
-                    group.sort_by(|a, b| cmp_active_pods(a, b));
-                    if let Some((most_valuable, rest)) = group.split_last() {
+                    group_by_value.clear();
+                    group_by_value.extend_from_slice(group);
+                    group_by_value.sort_by(|a, b| cmp_active_pods(a, b));
+                    if let Some((most_valuable, rest)) = group_by_value.split_last() {
                         rm.extend_from_slice(rest);
-                        left.push(most_valuable);
+                        kept.push(*most_valuable);
                     }
                 }
                 _ => rm.extend_from_slice(group),
             }
         }
-    } else {
-        left = pods.to_vec();
+        left = Some(kept);
     }
     if rm.len() < rm_at_least {
+        let mut left = left.unwrap_or_else(|| pods.to_vec());
         left.sort_by(|a, b| cmp_active_pods(a, b));
         let more = (rm_at_least - rm.len()).min(left.len());
         rm.extend_from_slice(&left[..more]);

@@ -70,24 +70,27 @@ fn case(name: &'static str, job: Job, pods: Vec<Pod>, want: Want) -> Case {
 /// Lends the case's facts as the sync would (active pods are the pods'
 /// active ones) and reduces the decision to a [`Want`].
 fn run(c: &Case) -> (Want, ManageDecision) {
-    let pods: Vec<&Pod> = c.pods.iter().collect();
-    let active_pods: Vec<&Pod> = pods.iter().copied().filter(|p| p.is_active()).collect();
+    let pods: Vec<SyncPod> = c.pods.iter().map(|p| SyncPod::new(&c.job, p)).collect();
+    let active_pods: Vec<&Pod> = c.pods.iter().filter(|p| p.is_active()).collect();
     let succeeded_indexes = IndexSet::from_indexes(c.succeeded_indexes.iter().copied());
     let failed_indexes = c
         .failed_indexes
         .as_ref()
         .map(|ix| IndexSet::from_indexes(ix.iter().copied()));
-    let delayed: BTreeMap<i32, &Pod> = pods
+    let delayed: BTreeMap<i32, SyncPod> = pods
         .iter()
         .filter(|p| c.delayed.contains(&p.name.as_str()))
         .filter_map(|p| Some((p.completion_index?, *p)))
         .collect();
+    let active_indexes =
+        IndexSet::from_indexes(active_pods.iter().filter_map(|p| p.completion_index));
     let facts = ManageFacts {
         job: &c.job,
         now: c.now,
         pods: &pods,
         active_pods: &active_pods,
         succeeded: c.succeeded,
+        active_indexes: &active_indexes,
         succeeded_indexes: &succeeded_indexes,
         failed_indexes: failed_indexes.as_ref(),
         delayed: &delayed,

@@ -4,6 +4,7 @@
 //! is therefore already defaulted and well-formed.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use crate::time::Time;
 
@@ -390,12 +391,13 @@ pub struct Pod {
     pub index_failure_count: i32,
     /// The `job-index-ignored-failure-count` annotation, parsed leniently (0 when unusable).
     pub index_ignored_failure_count: i32,
-    /// The pod's controller owner reference, if any.
-    pub controller: Option<OwnerRef>,
-    /// The UIDs of all the pod's owner references, the controller's included:
-    /// an orphan that already names the Job is adopted without being counted
-    /// in that sync, as upstream's pod claim does.
-    pub owner_uids: Vec<String>,
+    /// The pod's controller owner reference, if any. Shared: the pods whose
+    /// controller is the Job's own reference all hold one copy of it.
+    pub controller: Option<Arc<OwnerRef>>,
+    /// Whether any of the pod's owner references, the controller's included,
+    /// carries the Job's uid: an orphan that already names the Job is adopted
+    /// without being counted in that sync, as upstream's pod claim does.
+    pub owners_name_job: bool,
     /// Whether the pod carries the job-tracking finalizer.
     pub has_tracking_finalizer: bool,
     /// When the pod was created.
@@ -417,6 +419,9 @@ pub struct Pod {
     pub init_container_statuses: Vec<ContainerStatus>,
 }
 
+/// Up to this many labels, [`PodLabels::get`] scans rather than searches.
+const SHORT_LABEL_LIST: usize = 16;
+
 /// A pod's labels as decisions keep them: the few its Job's selector names,
 /// as a list sorted by key. (A map's first node alone takes over 500 bytes:
 /// 50 MB for 100,000 pods holding one label each.)
@@ -426,6 +431,15 @@ pub struct PodLabels(Vec<(String, String)>);
 impl PodLabels {
     /// The value of the label `key`, if the pod has it.
     pub fn get(&self, key: &str) -> Option<&str> {
+        // A pod keeps a handful of labels: scanning them compares lengths
+        // first, where a binary search orders every key it meets byte by byte.
+        if self.0.len() <= SHORT_LABEL_LIST {
+            return self
+                .0
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.as_str());
+        }
         self.0
             .binary_search_by(|(k, _)| k.as_str().cmp(key))
             .ok()
@@ -464,12 +478,13 @@ impl PodLabels {
 impl FromIterator<(String, String)> for PodLabels {
     /// Sorted by key; of repeated keys, the last value wins, as in a map.
     fn from_iter<I: IntoIterator<Item = (String, String)>>(iter: I) -> Self {
-        let mut labels = PodLabels::default();
-        for (key, value) in iter {
-            labels.insert(key, value);
-        }
-        labels.0.shrink_to_fit();
-        labels
+        let mut labels: Vec<(String, String)> = iter.into_iter().collect();
+        // Stable: of equal keys the last written stays last, and is the one kept.
+        labels.sort_by(|a, b| a.0.cmp(&b.0));
+        labels.reverse();
+        labels.dedup_by(|later, earlier| later.0 == earlier.0);
+        labels.reverse();
+        PodLabels(labels)
     }
 }
 
@@ -521,7 +536,7 @@ pub enum PodPhase {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PodCondition {
     /// The condition type, e.g. "Ready" or "DisruptionTarget".
-    pub condition_type: String,
+    pub condition_type: Arc<str>,
     /// Its status.
     pub status: ConditionStatus,
     /// When the status last changed.
@@ -532,7 +547,7 @@ pub struct PodCondition {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ContainerStatus {
     /// The container's name.
-    pub name: String,
+    pub name: Arc<str>,
     /// Set once the container has terminated.
     pub terminated: Option<Terminated>,
     /// How often the container restarted.
@@ -563,7 +578,7 @@ impl Pod {
     pub fn ready_condition(&self) -> Option<&PodCondition> {
         self.conditions
             .iter()
-            .find(|c| c.condition_type == "Ready" && c.status == ConditionStatus::True)
+            .find(|c| &*c.condition_type == "Ready" && c.status == ConditionStatus::True)
     }
 
     /// Whether the init container of this name is a sidecar (restartPolicy Always).

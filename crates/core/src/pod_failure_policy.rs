@@ -40,47 +40,88 @@ pub struct PolicyDecision {
 impl PolicyDecision {
     /// Whether the failure counts towards backoffLimit (everything but Ignore).
     pub fn counts_failure(&self) -> bool {
-        self.action != Some(PodFailurePolicyAction::Ignore)
+        counts_failure(self.action.as_ref())
     }
 }
 
-/// Matches a failed pod against the policy; `namespace` is the pod's (for FailJob messages).
+/// Whether a failure handled by `action` (`None`: no rule matched) counts
+/// towards backoffLimit: every action but Ignore.
+pub fn counts_failure(action: Option<&PodFailurePolicyAction>) -> bool {
+    action != Some(&PodFailurePolicyAction::Ignore)
+}
+
+/// What a rule matched on, borrowed from the pod: nothing is copied until a
+/// caller asks for the whole decision.
+enum Matched<'a> {
+    /// A terminated container (init or not).
+    ExitCode(&'a ContainerStatus, &'a Terminated, bool),
+    /// A pod condition.
+    Condition(&'a PodCondition),
+}
+
+/// The first rule with a known action that the pod matches, its index, and what it matched on.
 ///
 /// Rules are tried in order and the first one that matches with a known action
 /// wins. A rule with `onExitCodes` looks only at exit codes; otherwise its
 /// `onPodConditions` are consulted. A rule whose action this version does not
 /// know is skipped, as upstream's action switch falls through for it.
+fn first_match<'p, 'a>(
+    policy: &'p PodFailurePolicy,
+    pod: &'a Pod,
+) -> Option<(usize, &'p PodFailurePolicyAction, Matched<'a>)> {
+    policy
+        .rules
+        .iter()
+        .enumerate()
+        .filter(|(_, rule)| !matches!(rule.action, PodFailurePolicyAction::Unknown(_)))
+        .find_map(|(rule_index, rule)| {
+            let matched = match &rule.on_exit_codes {
+                Some(requirement) => match_exit_codes(pod, requirement),
+                None => match_conditions(pod, &rule.on_pod_conditions).map(Matched::Condition),
+            }?;
+            Some((rule_index, &rule.action, matched))
+        })
+}
+
+/// The action of the first rule the failed pod matches; `None` when no rule
+/// matches or there is no policy. [`match_pod_failure_policy`] without the
+/// details, and without allocating: what the sync reads for every failed pod.
+pub fn matched_action<'p>(
+    policy: Option<&'p PodFailurePolicy>,
+    pod: &Pod,
+) -> Option<&'p PodFailurePolicyAction> {
+    first_match(policy?, pod).map(|(_, action, _)| action)
+}
+
+/// Matches a failed pod against the policy; `namespace` is the pod's (for FailJob messages).
+///
+/// The first rule with a known action that matches wins (see [`matched_action`]).
 pub fn match_pod_failure_policy(
     policy: Option<&PodFailurePolicy>,
     namespace: &str,
     pod: &Pod,
 ) -> PolicyDecision {
-    let Some(policy) = policy else {
+    let Some((rule_index, action, matched)) = policy.and_then(|p| first_match(p, pod)) else {
         return PolicyDecision::default();
     };
-    for (rule_index, rule) in policy.rules.iter().enumerate() {
-        if matches!(rule.action, PodFailurePolicyAction::Unknown(_)) {
-            continue;
-        }
-        let matched_on = match &rule.on_exit_codes {
-            Some(requirement) => match_exit_codes(pod, requirement),
-            None => match_conditions(pod, &rule.on_pod_conditions).map(|c| MatchedOn::Condition {
-                condition_type: c.condition_type.clone(),
-            }),
-        };
-        let Some(matched_on) = matched_on else {
-            continue;
-        };
-        let fail_job_message = (rule.action == PodFailurePolicyAction::FailJob)
-            .then(|| fail_job_message(&matched_on, namespace, &pod.name, rule_index));
-        return PolicyDecision {
-            rule_index: Some(rule_index),
-            action: Some(rule.action.clone()),
-            matched_on: Some(matched_on),
-            fail_job_message,
-        };
+    let matched_on = match matched {
+        Matched::ExitCode(status, terminated, init_container) => MatchedOn::ExitCode {
+            container: status.name.to_string(),
+            exit_code: terminated.exit_code,
+            init_container,
+        },
+        Matched::Condition(condition) => MatchedOn::Condition {
+            condition_type: condition.condition_type.to_string(),
+        },
+    };
+    let fail_job_message = (*action == PodFailurePolicyAction::FailJob)
+        .then(|| fail_job_message(&matched_on, namespace, &pod.name, rule_index));
+    PolicyDecision {
+        rule_index: Some(rule_index),
+        action: Some(action.clone()),
+        matched_on: Some(matched_on),
+        fail_job_message,
     }
-    PolicyDecision::default()
 }
 
 /// Upstream's FailureTarget message for a FailJob match, word for word.
@@ -100,16 +141,12 @@ fn fail_job_message(matched_on: &MatchedOn, namespace: &str, pod: &str, rule: us
 }
 
 /// The first terminated container matching the requirement, regular containers before init ones.
-fn match_exit_codes(pod: &Pod, requirement: &OnExitCodes) -> Option<MatchedOn> {
+fn match_exit_codes<'a>(pod: &'a Pod, requirement: &OnExitCodes) -> Option<Matched<'a>> {
     let regular = pod.container_statuses.iter().map(|s| (s, false));
     let init = pod.init_container_statuses.iter().map(|s| (s, true));
     regular.chain(init).find_map(|(status, init_container)| {
         let terminated = exit_code_matching(status, requirement)?;
-        Some(MatchedOn::ExitCode {
-            container: status.name.clone(),
-            exit_code: terminated.exit_code,
-            init_container,
-        })
+        Some(Matched::ExitCode(status, terminated, init_container))
     })
 }
 
@@ -123,7 +160,7 @@ fn exit_code_matching<'a>(
     if requirement
         .container_name
         .as_ref()
-        .is_some_and(|name| *name != status.name)
+        .is_some_and(|name| **name != *status.name)
     {
         return None;
     }
@@ -148,7 +185,7 @@ fn match_conditions<'a>(
     pod.conditions.iter().find(|condition| {
         patterns
             .iter()
-            .any(|p| p.condition_type == condition.condition_type && p.status == condition.status)
+            .any(|p| *p.condition_type == *condition.condition_type && p.status == condition.status)
     })
 }
 
@@ -204,7 +241,7 @@ mod tests {
 
     fn with_condition(mut p: Pod, ty: &str, status: ConditionStatus) -> Pod {
         p.conditions.push(PodCondition {
-            condition_type: ty.to_string(),
+            condition_type: ty.into(),
             status,
             last_transition_time: None,
         });
@@ -213,7 +250,7 @@ mod tests {
 
     fn running_container(mut p: Pod, name: &str) -> Pod {
         p.container_statuses.push(ContainerStatus {
-            name: name.to_string(),
+            name: name.into(),
             terminated: None,
             restart_count: 0,
         });

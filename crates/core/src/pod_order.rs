@@ -63,7 +63,7 @@ pub fn cmp_active_pods_with_sidecars(
 fn ready_condition(pod: &Pod) -> Option<&PodCondition> {
     pod.conditions
         .iter()
-        .find(|c| c.condition_type == "Ready")
+        .find(|c| &*c.condition_type == "Ready")
         .filter(|c| c.status == ConditionStatus::True)
 }
 
@@ -128,7 +128,7 @@ mod tests {
     fn restarts(mut p: Pod, counts: &[i32]) -> Pod {
         for (i, &c) in counts.iter().enumerate() {
             p.container_statuses.push(ContainerStatus {
-                name: format!("c{i}"),
+                name: format!("c{i}").into(),
                 terminated: None,
                 restart_count: c,
             });

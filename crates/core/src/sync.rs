@@ -13,17 +13,18 @@ use std::time::Duration;
 use crate::backoff::new_backoff_record;
 use crate::conditions::{ensure_condition, new_condition};
 use crate::index_set::IndexSet;
-use crate::indexed::{self, is_pod_failed, pods_with_delayed_deletion, valid_index};
+use crate::indexed::{self, pods_with_delayed_deletion, valid_index};
 use crate::manage::{ManageDecision, ManageFacts, manage_job, pod_deletions};
 use crate::model::{
     BUILT_IN_CONTROLLER, BackoffRecord, CompletionMode, ConditionStatus, JOB_API_VERSION, JOB_KIND,
-    Job, JobCondition, JobConditionType, JobStatus, OwnerRef, Pod, PodPhase, RestartPolicy,
-    Snapshot,
+    Job, JobCondition, JobConditionType, JobStatus, OwnerRef, Pod, PodFailurePolicyAction,
+    PodPhase, RestartPolicy, Snapshot,
 };
 use crate::plan::{Action, Event, EventType, Plan, PodDeletion, PodRef};
-use crate::pod_failure_policy::match_pod_failure_policy;
+use crate::pod_failure_policy::{counts_failure, match_pod_failure_policy};
 use crate::selector;
 use crate::success_policy::{match_success_policy, success_policy_message};
+use crate::sync_pod::SyncPod;
 use crate::time::Time;
 use crate::tracking::{TrackingFacts, track_status_and_remove_finalizers, working_status};
 
@@ -99,9 +100,9 @@ fn finished_job_cleanup(snapshot: &Snapshot) -> Plan {
 
 /// Whether upstream's pod listing finds a pod with this controller reference
 /// under the Job: it indexes pods by the reference's kind, name and uid, not
-/// its apiVersion.
+/// its apiVersion. (The uid is compared first: it tells most pods apart.)
 fn listed_under(job: &Job, owner: &OwnerRef) -> bool {
-    owner.kind == JOB_KIND && owner.name == job.name && owner.uid == job.uid
+    owner.uid == job.uid && owner.kind == JOB_KIND && owner.name == job.name
 }
 
 /// Whether the orphan-pod worker takes a controller reference for a Job's.
@@ -118,33 +119,32 @@ fn is_batch_v1_job(owner: &OwnerRef) -> bool {
 /// references has the Job's uid (upstream's in-memory finalizer): one that
 /// already names the Job, not as controller, is adopted as it is, so a
 /// finished one without the finalizer waits for the next sync to be counted.
-/// Returns the Job's pods — owned ones first, then adopted orphans, each in
-/// snapshot order — and the claim actions.
-fn claim_pods<'a>(job: &Job, pods: &'a [Pod]) -> (Vec<Cow<'a, Pod>>, Vec<Action>) {
+/// Returns the owned pods and the adopted orphans, each in snapshot order
+/// (the Job's pods are the owned ones, then the adopted), and the claim actions.
+fn claim_pods<'a>(job: &'a Job, pods: &'a [Pod]) -> Claim<'a> {
     let mut claimed = Vec::with_capacity(pods.len());
     let mut adopted = Vec::new();
     let (mut adopt, mut release) = (Vec::new(), Vec::new());
     for pod in pods {
-        let matches = selector::matches(&job.spec.selector, &pod.labels);
+        // Only the Job's own pods and orphans are matched against its selector.
+        let matches = || selector::matches(&job.spec.selector, &pod.labels);
         match &pod.controller {
-            Some(owner) if owner.uid == job.uid => {
-                if !listed_under(job, owner) {
-                    continue;
-                }
-                if matches {
-                    claimed.push(Cow::Borrowed(pod));
+            Some(owner) if listed_under(job, owner) => {
+                if matches() {
+                    claimed.push(SyncPod::new(job, pod));
                 } else if !job.being_deleted {
                     release.push(PodRef::from(pod));
                 }
             }
+            // Another controller's pod, or one naming this Job's uid under
+            // another kind or name, which upstream never lists.
             Some(_) => {}
             None => {
-                if job.being_deleted || !matches || pod.deletion.is_some() {
+                if job.being_deleted || pod.deletion.is_some() || !matches() {
                     continue;
                 }
                 adopt.push(PodRef::from(pod));
-                let names_this_job = pod.owner_uids.contains(&job.uid);
-                if names_this_job || pod.has_tracking_finalizer {
+                if pod.owners_name_job || pod.has_tracking_finalizer {
                     adopted.push(Cow::Borrowed(pod));
                 } else {
                     let mut copy = pod.clone();
@@ -154,7 +154,6 @@ fn claim_pods<'a>(job: &Job, pods: &'a [Pod]) -> (Vec<Cow<'a, Pod>>, Vec<Action>
             }
         }
     }
-    claimed.extend(adopted);
     let mut actions = Vec::new();
     if !adopt.is_empty() {
         adopt.sort();
@@ -164,7 +163,22 @@ fn claim_pods<'a>(job: &Job, pods: &'a [Pod]) -> (Vec<Cow<'a, Pod>>, Vec<Action>
         release.sort();
         actions.push(Action::ReleasePods(release));
     }
-    (claimed, actions)
+    Claim {
+        owned: claimed,
+        adopted,
+        actions,
+    }
+}
+
+/// What claiming decided: the pods the Job owns, the orphans it adopts (a copy
+/// only where adoption adds the finalizer), and the claim actions.
+struct Claim<'a> {
+    /// Owned pods that still match, in snapshot order.
+    owned: Vec<SyncPod<'a>>,
+    /// Adopted orphans, in snapshot order.
+    adopted: Vec<Cow<'a, Pod>>,
+    /// AdoptPods and ReleasePods.
+    actions: Vec<Action>,
 }
 
 /// The read-only facts of one sync: what the snapshot says and what follows
@@ -175,7 +189,7 @@ struct SyncFacts<'a> {
     /// The snapshot's time.
     now: Time,
     /// The Job's pods after adoption and release.
-    pods: Vec<&'a Pod>,
+    pods: Vec<SyncPod<'a>>,
     /// The pods among them that are neither finished nor being deleted.
     active_pods: Vec<&'a Pod>,
     /// No pod creation or deletion of an earlier plan is still unobserved.
@@ -192,6 +206,8 @@ struct SyncFacts<'a> {
     failed: i32,
     /// The Job's start time, set now when it starts unsuspended.
     start_time: Option<Time>,
+    /// The completion indexes of the active pods (Indexed Jobs).
+    active_indexes: IndexSet,
     /// Indexes in the Job's `completedIndexes` before this sync (Indexed Jobs).
     prev_succeeded_indexes: IndexSet,
     /// Succeeded indexes, recorded or not (Indexed Jobs).
@@ -199,18 +215,20 @@ struct SyncFacts<'a> {
     /// Failed indexes, when per-index backoff limits are in use.
     failed_indexes: Option<IndexSet>,
     /// Per index, the failed pod kept until its replacement exists.
-    delayed: BTreeMap<i32, &'a Pod>,
+    delayed: BTreeMap<i32, SyncPod<'a>>,
     /// The backoff record including this sync's newly finished pods.
     new_backoff: BackoffRecord,
 }
 
 impl<'a> SyncFacts<'a> {
     /// Gathers the facts of a sync of the snapshot's Job over its claimed `pods`.
-    fn gather(snapshot: &'a Snapshot, pods: Vec<&'a Pod>) -> Self {
+    fn gather(snapshot: &'a Snapshot, pods: Vec<SyncPod<'a>>) -> Self {
         let job = &snapshot.job;
         let now = snapshot.now;
         let pending = &snapshot.expectations.finalizer_removals_pending;
-        let active_pods: Vec<&Pod> = pods.iter().copied().filter(|p| p.is_active()).collect();
+        // Sized for every pod: growing it would copy it several times over.
+        let mut active_pods: Vec<&Pod> = Vec::with_capacity(pods.len());
+        active_pods.extend(pods.iter().filter(|p| p.is_active()).map(SyncPod::pod));
         let uncounted = job.status.uncounted_terminated_pods.as_ref();
         let initially_uncounted_succeeded =
             uncounted.map_or_else(BTreeSet::new, |u| uid_set(&u.succeeded));
@@ -224,15 +242,10 @@ impl<'a> SyncFacts<'a> {
             &initially_uncounted_succeeded,
             &initially_uncounted_failed,
         );
-        let counted_new_failures = match &job.spec.pod_failure_policy {
-            Some(policy) => new_failed
-                .iter()
-                .filter(|p| {
-                    match_pod_failure_policy(Some(policy), &job.namespace, p).counts_failure()
-                })
-                .count(),
-            None => new_failed.len(),
-        };
+        let counted_new_failures = new_failed
+            .iter()
+            .filter(|p| counts_failure(p.policy_action(job)))
+            .count();
         let mut succeeded = job
             .status
             .succeeded
@@ -249,11 +262,13 @@ impl<'a> SyncFacts<'a> {
         };
         let new_backoff = new_backoff_record(snapshot.state.backoff, &new_succeeded, &new_failed);
 
-        let (mut prev_succeeded_indexes, mut succeeded_indexes) =
-            (IndexSet::new(), IndexSet::new());
+        let (mut prev_succeeded_indexes, mut succeeded_indexes, mut active_indexes) =
+            (IndexSet::new(), IndexSet::new(), IndexSet::new());
         let (mut failed_indexes, mut delayed) = (None, BTreeMap::new());
         if job.spec.is_indexed() {
             (prev_succeeded_indexes, succeeded_indexes) = indexed::succeeded_indexes(job, &pods);
+            active_indexes =
+                IndexSet::from_indexes(active_pods.iter().filter_map(|p| p.completion_index));
             // An Indexed Job counts succeeded indexes, not pods.
             succeeded = i32::try_from(succeeded_indexes.total()).unwrap_or(i32::MAX);
             if job.spec.uses_backoff_limit_per_index() {
@@ -261,7 +276,7 @@ impl<'a> SyncFacts<'a> {
                 delayed = pods_with_delayed_deletion(
                     job,
                     &pods,
-                    &active_pods,
+                    &active_indexes,
                     &succeeded_indexes,
                     &failed,
                     pending,
@@ -275,6 +290,7 @@ impl<'a> SyncFacts<'a> {
             now,
             pods,
             active_pods,
+            active_indexes,
             expectations_satisfied: !snapshot.expectations.pod_changes_pending,
             finalizer_removals_pending: pending,
             initially_uncounted_succeeded,
@@ -298,6 +314,7 @@ impl<'a> SyncFacts<'a> {
             pods: &self.pods,
             active_pods: &self.active_pods,
             succeeded: self.succeeded,
+            active_indexes: &self.active_indexes,
             succeeded_indexes: &self.succeeded_indexes,
             failed_indexes: self.failed_indexes.as_ref(),
             delayed: &self.delayed,
@@ -378,10 +395,15 @@ impl PlanSoFar {
 fn sync_job(snapshot: &Snapshot) -> Plan {
     let job = &snapshot.job;
     let now = snapshot.now;
-    let (claimed, claim_actions) = claim_pods(job, &snapshot.pods);
-    let facts = SyncFacts::gather(snapshot, claimed.iter().map(|p| p.as_ref()).collect());
+    let Claim {
+        owned: mut pods,
+        adopted,
+        actions,
+    } = claim_pods(job, &snapshot.pods);
+    pods.extend(adopted.iter().map(|p| SyncPod::new(job, p)));
+    let facts = SyncFacts::gather(snapshot, pods);
     let mut plan = PlanSoFar {
-        actions: claim_actions,
+        actions,
         requeue: None,
     };
     let (finishing, deadline_wait) = finishing_condition(&facts);
@@ -623,41 +645,42 @@ fn failure_target(reason: &str, message: &str, now: Time) -> JobCondition {
 /// the uncounted lists, not awaiting finalizer removal, with a valid index when Indexed.
 fn new_finished_pods<'a>(
     job: &Job,
-    pods: &[&'a Pod],
+    pods: &[SyncPod<'a>],
     finalizer_removals_pending: &BTreeSet<String>,
     uncounted_succeeded: &BTreeSet<&str>,
     uncounted_failed: &BTreeSet<&str>,
-) -> (Vec<&'a Pod>, Vec<&'a Pod>) {
-    let eligible = |p: &&&'a Pod| {
+) -> (Vec<SyncPod<'a>>, Vec<SyncPod<'a>>) {
+    let eligible = |p: &SyncPod<'a>| {
         p.has_tracking_finalizer
             && !finalizer_removals_pending.contains(&p.uid)
             && (!job.spec.is_indexed() || valid_index(job, p).is_some())
     };
-    let succeeded = pods
-        .iter()
-        .filter(eligible)
-        .filter(|p| p.phase == PodPhase::Succeeded && !uncounted_succeeded.contains(p.uid.as_str()))
-        .copied()
-        .collect();
-    let failed = pods
-        .iter()
-        .filter(eligible)
-        .filter(|p| is_pod_failed(job, p) && !uncounted_failed.contains(p.uid.as_str()))
-        .copied()
-        .collect();
+    let (mut succeeded, mut failed) = (Vec::new(), Vec::new());
+    // One pass: a succeeded pod is never a failed one.
+    for pod in pods {
+        if pod.phase == PodPhase::Succeeded {
+            if eligible(pod) && !uncounted_succeeded.contains(pod.uid.as_str()) {
+                succeeded.push(*pod);
+            }
+        } else if pod.failed && eligible(pod) && !uncounted_failed.contains(pod.uid.as_str()) {
+            failed.push(*pod);
+        }
+    }
     (succeeded, failed)
 }
 
 /// The message of the first failed pod (in snapshot order, counted or not) that matches a FailJob rule.
-fn fail_job_message(job: &Job, pods: &[&Pod]) -> Option<String> {
+fn fail_job_message(job: &Job, pods: &[SyncPod<'_>]) -> Option<String> {
     let policy = job.spec.pod_failure_policy.as_ref()?;
-    pods.iter()
-        .filter(|p| is_pod_failed(job, p))
-        .find_map(|p| match_pod_failure_policy(Some(policy), &job.namespace, p).fail_job_message)
+    let pod = pods
+        .iter()
+        .find(|p| p.failed && p.policy_action(job) == Some(&PodFailurePolicyAction::FailJob))?;
+    // Only the pod the message names needs the match's details.
+    match_pod_failure_policy(Some(policy), &job.namespace, pod).fail_job_message
 }
 
 /// With restartPolicy OnFailure, container restarts of running and pending pods count against backoffLimit.
-fn past_backoff_limit_on_failure(job: &Job, pods: &[&Pod]) -> bool {
+fn past_backoff_limit_on_failure(job: &Job, pods: &[SyncPod<'_>]) -> bool {
     if job.spec.template.restart_policy != RestartPolicy::OnFailure {
         return false;
     }

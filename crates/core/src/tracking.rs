@@ -6,17 +6,19 @@
 //! `track_status_and_remove_finalizers` reads the facts it needs and returns
 //! the actions it decided; the sync appends them to the plan.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use crate::conditions::{ensure_condition, new_condition};
 use crate::index_set::IndexSet;
-use crate::indexed::{is_pod_failed, sort_by_completion_index, valid_index};
+use crate::indexed::{in_completion_index_order, valid_index};
 use crate::model::{
     ConditionStatus, Job, JobCondition, JobConditionType, JobStatus, Pod, PodFailurePolicyAction,
     PodPhase,
 };
 use crate::plan::{Action, Event, EventType, FailurePolicyActionCounts, PodRef};
-use crate::pod_failure_policy::match_pod_failure_policy;
+use crate::pod_failure_policy::counts_failure;
+use crate::sync_pod::SyncPod;
 use crate::time::Time;
 
 /// Most finished pods recorded in `uncountedTerminatedPods` by one status write.
@@ -29,7 +31,7 @@ pub(crate) struct TrackingFacts<'a> {
     /// The snapshot's time.
     pub now: Time,
     /// The Job's pods after adoption and release.
-    pub pods: &'a [&'a Pod],
+    pub pods: &'a [SyncPod<'a>],
     /// UIDs of pods whose finalizer removal is issued but not yet observed.
     pub finalizer_removals_pending: &'a BTreeSet<String>,
     /// Succeeded UIDs in the Job's `uncountedTerminatedPods` before this sync.
@@ -43,7 +45,7 @@ pub(crate) struct TrackingFacts<'a> {
     /// Failed indexes, when per-index backoff limits are in use.
     pub failed_indexes: Option<&'a IndexSet>,
     /// Per index, the failed pod kept until its replacement exists.
-    pub delayed: &'a BTreeMap<i32, &'a Pod>,
+    pub delayed: &'a BTreeMap<i32, SyncPod<'a>>,
     /// The condition the sync decided the Job finishes with (FailureTarget,
     /// SuccessCriteriaMet, or Failed after an earlier FailureTarget); `None`
     /// while it keeps running.
@@ -84,15 +86,25 @@ pub(crate) fn track_status_and_remove_finalizers(
     let job = facts.job;
     let indexed = job.spec.is_indexed();
     let mut decision = TrackingDecision::default();
-    let mut pods = facts.pods.to_vec();
-    if indexed {
-        sort_by_completion_index(&mut pods);
-    }
+    let pods = if indexed {
+        in_completion_index_order(facts.pods)
+    } else {
+        Cow::Borrowed(facts.pods)
+    };
     let pending = facts.finalizer_removals_pending;
+    // Whether a uid's pod still carries the finalizer is asked only of the
+    // uids the uncounted lists held before this sync: the pods this sync
+    // records lose their finalizer in it. So only those pods are collected.
+    let initially_uncounted = |uid: &str| {
+        facts.initially_uncounted_succeeded.contains(uid)
+            || facts.initially_uncounted_failed.contains(uid)
+    };
     let mut with_finalizer: HashSet<&str> = pods
         .iter()
-        .filter(|p| p.has_tracking_finalizer && !pending.contains(&p.uid))
-        .map(|p| p.uid.as_str())
+        .filter(|p| {
+            p.has_tracking_finalizer && initially_uncounted(&p.uid) && !pending.contains(&p.uid)
+        })
+        .map(|p| p.pod().uid.as_str())
         .collect();
 
     needs_flush |= count_uncounted_without_finalizer(&mut status, &with_finalizer);
@@ -103,15 +115,15 @@ pub(crate) fn track_status_and_remove_finalizers(
     let job_failing = facts
         .finished_condition
         .is_some_and(|c| c.condition_type != JobConditionType::SuccessCriteriaMet);
-    for pod in pods {
+    for &pod in pods.iter() {
         if !pod.has_tracking_finalizer || pending.contains(&pod.uid) {
             continue;
         }
-        let considered_failed = is_pod_failed(job, pod);
-        if !can_remove_finalizer(facts, pod, considered_failed) {
+        let considered_failed = pod.failed;
+        if !can_remove_finalizer(facts, &pod, considered_failed) {
             continue;
         }
-        remove_finalizer.push(pod);
+        remove_finalizer.push(pod.pod());
         let uncounted = status
             .uncounted_terminated_pods
             .get_or_insert_with(Default::default);
@@ -119,7 +131,7 @@ pub(crate) fn track_status_and_remove_finalizers(
             && !facts.initially_uncounted_failed.contains(pod.uid.as_str())
         {
             if indexed {
-                if let Some(ix) = valid_index(job, pod)
+                if let Some(ix) = valid_index(job, &pod)
                     && !facts.prev_succeeded_indexes.contains(ix)
                 {
                     new_succeeded_indexes.push(ix);
@@ -134,17 +146,11 @@ pub(crate) fn track_status_and_remove_finalizers(
             }
         } else if (considered_failed || job_failing)
             && !facts.initially_uncounted_failed.contains(pod.uid.as_str())
-            && (!indexed || valid_index(job, pod).is_some())
+            && (!indexed || valid_index(job, &pod).is_some())
         {
-            let counts = match &job.spec.pod_failure_policy {
-                Some(policy) => {
-                    let matched = match_pod_failure_policy(Some(policy), &job.namespace, pod);
-                    record_policy_action(&mut decision.policy_actions, matched.action.as_ref());
-                    matched.counts_failure()
-                }
-                None => true,
-            };
-            if counts {
+            let action = pod.policy_action(job);
+            record_policy_action(&mut decision.policy_actions, action);
+            if counts_failure(action) {
                 uncounted.failed.push(pod.uid.clone());
                 needs_flush = true;
             }
@@ -243,7 +249,8 @@ fn interim_and_terminal(
 }
 
 /// Moves every uncounted UID whose pod no longer carries the finalizer (or is
-/// gone) into the counters. Returns whether anything moved.
+/// gone) into the counters; `with_finalizer` holds, of the uncounted UIDs, those
+/// whose pod still carries it. Returns whether anything moved.
 fn count_uncounted_without_finalizer(
     status: &mut JobStatus,
     with_finalizer: &HashSet<&str>,

@@ -110,7 +110,7 @@ fn case(name: &'static str, job: Job, pods: Vec<Pod>, want: Vec<Step>) -> Case {
 /// Lends the case's facts as the sync gathers them and reduces the decision to steps.
 fn run(c: &Case) -> (Vec<Step>, TrackingDecision) {
     let job = &c.job;
-    let pods: Vec<&Pod> = c.pods.iter().collect();
+    let pods: Vec<SyncPod> = c.pods.iter().map(|p| SyncPod::new(job, p)).collect();
     let active = pods.iter().filter(|p| p.is_active());
     let count = |n: usize| i32::try_from(n).unwrap_or(i32::MAX);
     let mut status = working_status(job);
@@ -135,10 +135,12 @@ fn run(c: &Case) -> (Vec<Step>, TrackingDecision) {
         .spec
         .uses_backoff_limit_per_index()
         .then(|| failed_indexes(job, &pods));
-    let active_pods: Vec<&Pod> = pods.iter().copied().filter(|p| p.is_active()).collect();
+    let active_pods: Vec<&Pod> = c.pods.iter().filter(|p| p.is_active()).collect();
     let delayed = match &failed {
         Some(failed) => {
-            pods_with_delayed_deletion(job, &pods, &active_pods, &succeeded, failed, &pending)
+            let active_indexes =
+                IndexSet::from_indexes(active_pods.iter().filter_map(|p| p.completion_index));
+            pods_with_delayed_deletion(job, &pods, &active_indexes, &succeeded, failed, &pending)
         }
         None => BTreeMap::new(),
     };

@@ -1,5 +1,7 @@
 use super::*;
-use job_decider_core::model::{CompletionMode, PodReplacementPolicy};
+use job_decider_core::model::{
+    CompletionMode, JOB_TRACKING_FINALIZER, PodPhase, PodReplacementPolicy,
+};
 use job_decider_core::plan::{EnvVarFromField, EventType};
 use std::collections::BTreeMap;
 
@@ -597,7 +599,7 @@ fn pods_keep_only_the_conditions_decisions_read_but_all_are_checked() {
     let kept: Vec<(&str, Option<Time>)> = snapshot.pods[0]
         .conditions
         .iter()
-        .map(|c| (c.condition_type.as_str(), c.last_transition_time))
+        .map(|c| (&*c.condition_type, c.last_transition_time))
         .collect();
     assert_eq!(
         kept,

@@ -1,0 +1,147 @@
+//! A pod of the Job being synced, with the facts about it that several steps
+//! of the sync read — whether it failed, and which pod failure policy rule it
+//! matches — derived once when the sync gathers its pods, not once per step.
+
+use std::ops::Deref;
+
+use crate::indexed::is_pod_failed;
+use crate::model::{Job, Pod, PodFailurePolicyAction};
+use crate::pod_failure_policy::matched_action;
+
+/// A claimed pod and what the sync derived about it. Derefs to the pod.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SyncPod<'a> {
+    /// The pod.
+    pod: &'a Pod,
+    /// Upstream's "failed" for this pod ([`is_pod_failed`]).
+    pub failed: bool,
+    /// For a failed pod, the action of the first policy rule it matches;
+    /// `None` when none matches, the Job has no policy, or the pod did not fail.
+    failed_action: Option<&'a PodFailurePolicyAction>,
+}
+
+impl<'a> SyncPod<'a> {
+    /// The pod of `job` with its facts. A failed pod is matched against the
+    /// policy here: every step that reads a failure's handling reads this.
+    pub fn new(job: &'a Job, pod: &'a Pod) -> Self {
+        let failed = is_pod_failed(job, pod);
+        let failed_action = if failed {
+            matched_action(job.spec.pod_failure_policy.as_ref(), pod)
+        } else {
+            None
+        };
+        SyncPod {
+            pod,
+            failed,
+            failed_action,
+        }
+    }
+
+    /// The pod itself, for the lifetime of the snapshot.
+    pub fn pod(&self) -> &'a Pod {
+        self.pod
+    }
+
+    /// The action of the first policy rule the pod matches, or `None`.
+    /// A failed pod's match was made when it was gathered; a pod that did not
+    /// fail is matched here (only tracking asks, when the Job is failing and
+    /// its finalizer is removed, and it asks once per pod).
+    pub fn policy_action(&self, job: &'a Job) -> Option<&'a PodFailurePolicyAction> {
+        if self.failed {
+            self.failed_action
+        } else {
+            matched_action(job.spec.pod_failure_policy.as_ref(), self.pod)
+        }
+    }
+}
+
+impl Deref for SyncPod<'_> {
+    type Target = Pod;
+
+    fn deref(&self) -> &Pod {
+        self.pod
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::*;
+    use crate::model::{
+        ExitCodeOperator, OnExitCodes, OnPodConditionsPattern, PodFailurePolicy,
+        PodFailurePolicyRule, PodPhase,
+    };
+    use crate::pod_failure_policy::match_pod_failure_policy;
+
+    /// The action read from a SyncPod is the one the full matcher decides, for
+    /// failed pods (matched when gathered) and others (matched when asked).
+    #[test]
+    fn policy_action_is_the_full_matchers_action() {
+        let mut job = job();
+        let exit = |action, values: Vec<i32>| PodFailurePolicyRule {
+            action,
+            on_exit_codes: Some(OnExitCodes {
+                container_name: None,
+                operator: ExitCodeOperator::In,
+                values,
+            }),
+            on_pod_conditions: vec![],
+        };
+        job.spec.pod_failure_policy = Some(PodFailurePolicy {
+            rules: vec![
+                exit(PodFailurePolicyAction::Unknown("Later".into()), vec![1]),
+                exit(PodFailurePolicyAction::FailJob, vec![42]),
+                PodFailurePolicyRule {
+                    action: PodFailurePolicyAction::Ignore,
+                    on_exit_codes: None,
+                    on_pod_conditions: vec![OnPodConditionsPattern {
+                        condition_type: "DisruptionTarget".into(),
+                        status: crate::model::ConditionStatus::True,
+                    }],
+                },
+                exit(PodFailurePolicyAction::Count, vec![1, 2]),
+            ],
+        });
+        let pods = [
+            pod("fail-job")
+                .phase(PodPhase::Failed)
+                .exit("main", 42, t(1)),
+            pod("counted").phase(PodPhase::Failed).exit("main", 1, t(1)),
+            pod("ignored")
+                .phase(PodPhase::Failed)
+                .exit("main", 7, t(1))
+                .condition("DisruptionTarget", t(1)),
+            pod("unmatched")
+                .phase(PodPhase::Failed)
+                .exit("main", 9, t(1)),
+            // Not failed: matched only when asked (tracking, for a failing Job).
+            pod("running-exited").exit("main", 42, t(1)),
+            pod("running"),
+        ];
+        let mut actions = Vec::new();
+        for p in &pods {
+            let sync_pod = SyncPod::new(&job, p);
+            let full = match_pod_failure_policy(job.spec.pod_failure_policy.as_ref(), "ns", p);
+            assert_eq!(sync_pod.failed, p.phase == PodPhase::Failed, "{}", p.name);
+            assert_eq!(
+                sync_pod.policy_action(&job),
+                full.action.as_ref(),
+                "{}",
+                p.name
+            );
+            actions.push(sync_pod.policy_action(&job).cloned());
+        }
+        use PodFailurePolicyAction::*;
+        assert_eq!(
+            actions,
+            vec![
+                Some(FailJob),
+                Some(Count),
+                Some(Ignore),
+                None,
+                Some(FailJob),
+                None
+            ]
+        );
+    }
+}
