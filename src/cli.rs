@@ -128,7 +128,7 @@ pub struct ServeArgs {
     #[arg(long, env = "JOB_DECIDER_HTTP2_ADAPTIVE_WINDOW", default_value_t = false, action = clap::ArgAction::Set)]
     pub http2_adaptive_window: bool,
     /// Largest HTTP/2 frame the server accepts (16KiB to 16MiB - 1).
-    #[arg(long, env = "JOB_DECIDER_HTTP2_MAX_FRAME_SIZE", default_value = "16KiB", value_parser = parse_size)]
+    #[arg(long, env = "JOB_DECIDER_HTTP2_MAX_FRAME_SIZE", default_value = "1MiB", value_parser = parse_size)]
     pub http2_max_frame_size: usize,
     /// HTTP/2 keepalive ping interval (0s: no pings).
     #[arg(long, env = "JOB_DECIDER_HTTP2_KEEPALIVE_INTERVAL", default_value = "30s", value_parser = parse_duration)]
@@ -404,10 +404,7 @@ fn serve(args: ServeArgs) -> Result<(), CliError> {
         body_read_timeout: args.body_read_timeout,
         max_concurrent_streams: args.max_concurrent_streams,
         http2_stream_window: window(args.http2_stream_window, "--http2-stream-window")?,
-        http2_connection_window: window(
-            args.http2_connection_window,
-            "--http2-connection-window",
-        )?,
+        http2_connection_window: window(args.http2_connection_window, "--http2-connection-window")?,
         http2_adaptive_window: args.http2_adaptive_window,
         http2_max_frame_size: window(args.http2_max_frame_size, "--http2-max-frame-size")?,
         http2_keepalive_interval: args.http2_keepalive_interval,
@@ -445,7 +442,8 @@ fn serve(args: ServeArgs) -> Result<(), CliError> {
 
 /// An HTTP/2 size setting: it must fit HTTP/2's 32 bits (the server checks the exact range).
 fn window(bytes: usize, flag: &str) -> Result<u32, CliError> {
-    u32::try_from(bytes).map_err(|_| CliError::BadInput(format!("{flag}: {bytes} bytes is too large")))
+    u32::try_from(bytes)
+        .map_err(|_| CliError::BadInput(format!("{flag}: {bytes} bytes is too large")))
 }
 
 /// Parses `500ms`, `30s`, `2m`, `1h` (a bare number is seconds).

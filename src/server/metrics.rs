@@ -11,13 +11,13 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use metrics::{
-    Counter, Gauge, Histogram, Unit, counter, describe_counter, describe_gauge,
-    describe_histogram, gauge, histogram,
+    Counter, Gauge, Histogram, Unit, counter, describe_counter, describe_gauge, describe_histogram,
+    gauge, histogram,
 };
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use tokio::net::TcpListener;
 
-use crate::server::layer::{RPCS, Rpc};
+use crate::server::layer::RPCS;
 use job_decider_api::Decision;
 use job_decider_core::model::{ConditionStatus, JobConditionType, Snapshot};
 use job_decider_core::plan::{Action, Plan};
@@ -144,13 +144,13 @@ impl Handles {
             in_flight: gauge!(IN_FLIGHT),
             request_bytes_in_flight: gauge!(REQUEST_BYTES_IN_FLIGHT),
             requests: std::array::from_fn(|m| {
-                std::array::from_fn(|c| {
-                    counter!(REQUESTS_TOTAL, "method" => method_name(m), "code" => code_name(CODES[c]))
-                })
+                std::array::from_fn(
+                    |c| counter!(REQUESTS_TOTAL, "method" => method_name(m), "code" => code_name(CODES[c])),
+                )
             }),
-            request_seconds: std::array::from_fn(|m| {
-                histogram!(REQUEST_SECONDS, "method" => method_name(m))
-            }),
+            request_seconds: std::array::from_fn(
+                |m| histogram!(REQUEST_SECONDS, "method" => method_name(m)),
+            ),
             decision_seconds: histogram!(DECISION_SECONDS),
             pods_per_request: histogram!(PODS_PER_REQUEST),
             actions: std::array::from_fn(|k| counter!(ACTIONS_TOTAL, "kind" => ACTION_KINDS[k])),
@@ -159,9 +159,6 @@ impl Handles {
 }
 
 fn handles() -> Option<&'static Handles> {
-    if *crate::server::knobs::CACHED_METRICS == 0 {
-        return None;
-    }
     HANDLES.get()
 }
 
@@ -304,7 +301,9 @@ pub fn record_request(method: &'static str, code: tonic::Code, elapsed: Duration
     let c = usize::try_from(code as i32).unwrap_or(usize::MAX);
     match h.requests[m].get(c) {
         Some(counter) => counter.increment(1),
-        None => counter!(REQUESTS_TOTAL, "method" => method, "code" => code_name(code)).increment(1),
+        None => {
+            counter!(REQUESTS_TOTAL, "method" => method, "code" => code_name(code)).increment(1)
+        }
     }
     h.request_seconds[m].record(elapsed.as_secs_f64());
 }
@@ -565,7 +564,11 @@ mod tests {
         for (i, code) in CODES.iter().enumerate() {
             assert_eq!(*code as i32, i32::try_from(i).unwrap_or(-1), "{code:?}");
         }
-        assert_eq!(tonic::Code::from_i32(17), tonic::Code::Unknown, "a code past the table");
+        assert_eq!(
+            tonic::Code::from_i32(17),
+            tonic::Code::Unknown,
+            "a code past the table"
+        );
     }
 
     #[test]
@@ -591,7 +594,14 @@ mod tests {
         .map(|a| action_kind(&a));
         assert_eq!(
             kinds,
-            ["adoptPods", "releasePods", "createPods", "deletePods", "removeFinalizers", "updateStatus"]
+            [
+                "adoptPods",
+                "releasePods",
+                "createPods",
+                "deletePods",
+                "removeFinalizers",
+                "updateStatus"
+            ]
         );
     }
 

@@ -7,8 +7,6 @@
 //! layers ([`layer`]); [`conn`] makes connections end.
 
 pub mod conn;
-#[doc(hidden)]
-pub mod knobs;
 pub mod layer;
 pub mod metrics;
 pub mod service;
@@ -137,7 +135,7 @@ pub const DEFAULT_HTTP2_STREAM_WINDOW: u32 = 1 << 20;
 /// The default HTTP/2 window of one connection.
 pub const DEFAULT_HTTP2_CONNECTION_WINDOW: u32 = 1 << 20;
 /// The default largest HTTP/2 frame the server accepts.
-pub const DEFAULT_HTTP2_MAX_FRAME_SIZE: u32 = 16 << 10;
+pub const DEFAULT_HTTP2_MAX_FRAME_SIZE: u32 = 1 << 20;
 /// HTTP/2's bounds on a frame size (RFC 9113, SETTINGS_MAX_FRAME_SIZE).
 const HTTP2_FRAME_SIZES: std::ops::RangeInclusive<u32> = (16 << 10)..=((1 << 24) - 1);
 /// HTTP/2's largest flow-control window (RFC 9113, 2^31 - 1).
@@ -539,4 +537,38 @@ pub fn init_tracing(format: LogFormat, filter: &str) -> Result<(), String> {
             .try_init(),
     };
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(config: ServerConfig) -> String {
+        match check(&config) {
+            Err(ServeError::Config(message)) => message,
+            other => panic!("accepted: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn http2_sizes_outside_what_http2_allows_are_refused() {
+        assert!(check(&ServerConfig::default()).is_ok());
+        let frame = |size| ServerConfig {
+            http2_max_frame_size: size,
+            ..ServerConfig::default()
+        };
+        assert!(refused(frame((16 << 10) - 1)).contains("frame size"));
+        assert!(refused(frame(1 << 24)).contains("frame size"));
+        assert!(check(&frame((1 << 24) - 1)).is_ok());
+        let stream = ServerConfig {
+            http2_stream_window: 0,
+            ..ServerConfig::default()
+        };
+        assert!(refused(stream).contains("stream window"));
+        let connection = ServerConfig {
+            http2_connection_window: 1 << 31,
+            ..ServerConfig::default()
+        };
+        assert!(refused(connection).contains("connection window"));
+    }
 }

@@ -47,7 +47,7 @@ pub enum Placement {
 /// (`None`: unknown, as when the service is called without the body layer).
 pub fn placement(pods: usize, body_bytes: Option<usize>) -> Placement {
     match body_bytes {
-        Some(bytes) if pods <= *crate::server::knobs::INLINE_PODS && bytes <= INLINE_MAX_BODY_BYTES => {
+        Some(bytes) if pods <= INLINE_MAX_PODS && bytes <= INLINE_MAX_BODY_BYTES => {
             Placement::Inline
         }
         _ => Placement::Blocking,
@@ -83,10 +83,7 @@ impl pb::job_decider_server::JobDecider for DeciderService {
         request: Request<api::LazyDecideJobRequest>,
     ) -> Result<Response<pb::DecideJobResponse>, Status> {
         let slot = request.extensions().get::<DecisionSlot>().cloned();
-        let body_bytes = request
-            .extensions()
-            .get::<RequestBodyBytes>()
-            .map(|b| b.0);
+        let body_bytes = request.extensions().get::<RequestBodyBytes>().map(|b| b.0);
         let request = request.into_inner();
         let span = Span::current();
         let (namespace, name, uid) = api::job_identity(&request);
@@ -101,8 +98,8 @@ impl pb::job_decider_server::JobDecider for DeciderService {
             metrics::record_decision(&decision, started.elapsed());
             let response = decision.response();
             // A large snapshot is freed once the answer is out; a small one here.
-            let keep = (*crate::server::knobs::DEFER_FREE == 1 && decision.snapshot.pods.len() >= FREE_AFTER_RESPONSE_PODS)
-                .then_some(decision);
+            let keep =
+                (decision.snapshot.pods.len() >= FREE_AFTER_RESPONSE_PODS).then_some(decision);
             Ok((response, keep))
         })
         .await?;

@@ -423,3 +423,79 @@ async fn a_connection_past_its_age_and_grace_is_closed_with_a_call_in_flight() {
     let closed = tokio::time::timeout(WAIT, connection).await;
     assert!(closed.is_ok(), "the connection outlived its age and grace");
 }
+
+/// Small calls are decided on the reactor thread, within one poll, where no
+/// timer can interrupt them: an answer that comes after the decision timeout
+/// is still DEADLINE_EXCEEDED (DECISION_TIMEOUT), as it is off the reactor.
+#[tokio::test]
+async fn a_small_call_decided_inline_past_its_timeout_is_deadline_exceeded() {
+    let _serial = ONE_AT_A_TIME.lock().await;
+    let server = TestServer::start(ServerConfig {
+        request_timeout: Duration::from_nanos(1),
+        ..ServerConfig::default()
+    })
+    .await;
+    let mut client = server.client().await;
+    let status = client
+        .decide_job(small_request())
+        .await
+        .expect_err("no decision takes under a nanosecond");
+    assert_eq!(status.code(), Code::DeadlineExceeded, "{status:?}");
+    assert_eq!(reason(&status), "DECISION_TIMEOUT");
+}
+
+/// A small call decided inline takes a decision slot like any other and gives
+/// it back when it is decided: with one slot and no queue, call after call is
+/// answered (a slot kept would shed the second), and the gauge returns to 0.
+#[tokio::test]
+async fn small_calls_decided_inline_take_and_give_back_their_slot() {
+    let _serial = ONE_AT_A_TIME.lock().await;
+    let server = TestServer::start(ServerConfig {
+        max_concurrent_requests: 1,
+        queue_timeout: Duration::ZERO,
+        ..ServerConfig::default()
+    })
+    .await;
+    let mut client = server.client().await;
+    for i in 0..20 {
+        let response = client
+            .decide_job(small_request())
+            .await
+            .unwrap_or_else(|status| panic!("call {i}: {status:?}"))
+            .into_inner();
+        assert!(!response.actions.is_empty(), "{response:?}");
+    }
+    server
+        .wait_for_metric_line("jobdecider_requests_in_flight 0")
+        .await;
+}
+
+/// A large snapshot is freed after its answer has been sent, on the blocking
+/// pool; the call's budget bytes are given back once it is, so the gauge of
+/// bytes in flight returns to 0 (bytes never given back would exhaust the budget).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_snapshot_freed_after_its_answer_gives_its_bytes_back() {
+    let _serial = ONE_AT_A_TIME.lock().await;
+    let request = job_decider_api::fixtures::realistic_request(2_000);
+    let size = request.encoded_len();
+    let server = TestServer::start(ServerConfig {
+        // Room for exactly one such call: a second is refused unless the first gave its bytes back.
+        max_message_size: size + 64,
+        max_request_bytes_in_flight: size + 64,
+        ..ServerConfig::default()
+    })
+    .await;
+    let mut client = server.client().await;
+    for i in 0..3 {
+        let response = client
+            .decide_job(request.clone())
+            .await
+            .unwrap_or_else(|status| panic!("call {i}: {status:?}"))
+            .into_inner();
+        assert!(!response.actions.is_empty(), "{response:?}");
+        // The next call may start only once this one's snapshot is freed.
+        server
+            .wait_for_metric_line("jobdecider_request_bytes_in_flight 0")
+            .await;
+    }
+}

@@ -264,9 +264,6 @@ impl Step for BodyLayer {
 /// (a copy and twice the memory, on every small call); with only the prefix
 /// read, it does not.
 fn prefix_apart(chunks: &mut VecDeque<Bytes>) {
-    if *crate::server::knobs::SPLIT_PREFIX == 0 {
-        return;
-    }
     let Some(first) = chunks.front_mut() else {
         return;
     };
@@ -337,6 +334,65 @@ mod tests {
         assert!(!held.take(&budget, 1), "the budget is spent");
         assert_eq!(budget.available_permits(), 0);
         drop(held);
+        assert_eq!(budget.available_permits(), 10);
+    }
+
+    /// Sends, when dropped, its thread and the budget's free bytes at that moment.
+    struct Witness {
+        budget: Arc<Semaphore>,
+        seen: std::sync::mpsc::Sender<(std::thread::ThreadId, usize)>,
+    }
+
+    impl Drop for Witness {
+        fn drop(&mut self) {
+            let _ = self
+                .seen
+                .send((std::thread::current().id(), self.budget.available_permits()));
+        }
+    }
+
+    #[tokio::test]
+    async fn what_is_freed_after_the_response_goes_on_the_blocking_pool_before_the_bytes() {
+        let budget = Arc::new(Semaphore::new(10));
+        let mut held = HeldBytes::default();
+        assert!(held.take(&budget, 10));
+        let (seen, witnessed) = std::sync::mpsc::channel();
+        let later: Box<dyn Send> = Box::new(Witness {
+            budget: budget.clone(),
+            seen,
+        });
+        drop(Release {
+            held,
+            later: Some(later),
+        });
+        let Ok((thread, free_then)) = witnessed.recv_timeout(Duration::from_secs(20)) else {
+            panic!("the value left to free was never dropped");
+        };
+        assert_ne!(
+            thread,
+            std::thread::current().id(),
+            "freed on the caller's thread"
+        );
+        assert_eq!(
+            free_then, 0,
+            "the bytes were given back before the value was freed"
+        );
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while budget.available_permits() < 10 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "bytes never given back"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    #[test]
+    fn without_anything_to_free_the_bytes_come_back_at_once() {
+        let budget = Arc::new(Semaphore::new(10));
+        let mut held = HeldBytes::default();
+        assert!(held.take(&budget, 4));
+        drop(Release { held, later: None });
         assert_eq!(budget.available_permits(), 10);
     }
 

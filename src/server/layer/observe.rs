@@ -29,20 +29,6 @@ pub struct ObserveLayer;
 
 /// The call's span, with the fields handlers fill in.
 fn call_span(rpc: Rpc) -> Span {
-    match *crate::server::knobs::SPAN {
-        0 => return tracing::debug_span!(
-        "rpc",
-        rpc.method = rpc.method,
-        job.namespace = Empty,
-        job.name = Empty,
-        job.uid = Empty,
-        pods = Empty,
-        jobs = Empty,
-        actions = Empty,
-    ),
-        2 => return Span::none(),
-        _ => {}
-    }
     info_span!(
         "rpc",
         rpc.method = rpc.method,
