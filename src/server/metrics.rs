@@ -106,19 +106,20 @@ const CODES: [tonic::Code; 17] = [
 /// The methods requests are counted by: each RPC, then "other".
 const METHODS: usize = RPCS.len() + 1;
 
-/// The handles of what every call records, looked up once when the recorder
-/// is installed: each `counter!`/`gauge!`/`histogram!` call would hash its
-/// name and labels and search the registry again, a dozen times a call.
-/// Handles count into the same series the macros name.
+/// The handles of what every call records, each looked up once: every
+/// `counter!`/`gauge!`/`histogram!` call hashes its name and labels and
+/// searches the registry again, a dozen times a call. Handles count into the
+/// same series the macros name; those a scrape shows only once they happen
+/// (a method's codes, the histograms) are looked up on their first use.
 struct Handles {
     calls_in_flight: Gauge,
     in_flight: Gauge,
     request_bytes_in_flight: Gauge,
     /// By method (as [`method_index`]) and code (its number).
-    requests: [[Counter; CODES.len()]; METHODS],
-    request_seconds: [Histogram; METHODS],
-    decision_seconds: Histogram,
-    pods_per_request: Histogram,
+    requests: [[OnceLock<Counter>; CODES.len()]; METHODS],
+    request_seconds: [OnceLock<Histogram>; METHODS],
+    decision_seconds: OnceLock<Histogram>,
+    pods_per_request: OnceLock<Histogram>,
     actions: [Counter; ACTION_KINDS.len()],
 }
 
@@ -137,22 +138,17 @@ fn method_index(method: &str) -> usize {
 }
 
 impl Handles {
-    /// Registers every handle with the installed recorder (at zero where new).
+    /// The handles; series a scrape shows from the start (the gauges and action
+    /// counters `describe` sets to zero) at once, the others on first use.
     fn register() -> Handles {
         Handles {
             calls_in_flight: gauge!(CALLS_IN_FLIGHT),
             in_flight: gauge!(IN_FLIGHT),
             request_bytes_in_flight: gauge!(REQUEST_BYTES_IN_FLIGHT),
-            requests: std::array::from_fn(|m| {
-                std::array::from_fn(
-                    |c| counter!(REQUESTS_TOTAL, "method" => method_name(m), "code" => code_name(CODES[c])),
-                )
-            }),
-            request_seconds: std::array::from_fn(
-                |m| histogram!(REQUEST_SECONDS, "method" => method_name(m)),
-            ),
-            decision_seconds: histogram!(DECISION_SECONDS),
-            pods_per_request: histogram!(PODS_PER_REQUEST),
+            requests: std::array::from_fn(|_| std::array::from_fn(|_| OnceLock::new())),
+            request_seconds: std::array::from_fn(|_| OnceLock::new()),
+            decision_seconds: OnceLock::new(),
+            pods_per_request: OnceLock::new(),
             actions: std::array::from_fn(|k| counter!(ACTIONS_TOTAL, "kind" => ACTION_KINDS[k])),
         }
     }
@@ -300,12 +296,18 @@ pub fn record_request(method: &'static str, code: tonic::Code, elapsed: Duration
     // Code numbers are 0 to 16; anything else would be a tonic we do not know.
     let c = usize::try_from(code as i32).unwrap_or(usize::MAX);
     match h.requests[m].get(c) {
-        Some(counter) => counter.increment(1),
+        Some(counter) => counter
+            .get_or_init(|| {
+                counter!(REQUESTS_TOTAL, "method" => method_name(m), "code" => code_name(CODES[c]))
+            })
+            .increment(1),
         None => {
             counter!(REQUESTS_TOTAL, "method" => method, "code" => code_name(code)).increment(1)
         }
     }
-    h.request_seconds[m].record(elapsed.as_secs_f64());
+    h.request_seconds[m]
+        .get_or_init(|| histogram!(REQUEST_SECONDS, "method" => method_name(m)))
+        .record(elapsed.as_secs_f64());
 }
 
 /// Records one JobSet decision: its duration and the child Jobs it was given.
@@ -322,8 +324,12 @@ pub fn record_decision(decision: &Decision, elapsed: Duration) {
     #[allow(clippy::cast_precision_loss)]
     let pods = decision.snapshot.pods.len() as f64;
     if let Some(h) = handles() {
-        h.decision_seconds.record(elapsed.as_secs_f64());
-        h.pods_per_request.record(pods);
+        h.decision_seconds
+            .get_or_init(|| histogram!(DECISION_SECONDS))
+            .record(elapsed.as_secs_f64());
+        h.pods_per_request
+            .get_or_init(|| histogram!(PODS_PER_REQUEST))
+            .record(pods);
         for action in &decision.plan.actions {
             h.actions[action_index(action)].increment(1);
         }

@@ -447,6 +447,7 @@ async fn a_small_call_decided_inline_past_its_timeout_is_deadline_exceeded() {
 /// A small call decided inline takes a decision slot like any other and gives
 /// it back when it is decided: with one slot and no queue, call after call is
 /// answered (a slot kept would shed the second), and the gauge returns to 0.
+/// (Few calls: the gauge is the whole test binary's, and lifecycle.rs waits on it.)
 #[tokio::test]
 async fn small_calls_decided_inline_take_and_give_back_their_slot() {
     let _serial = ONE_AT_A_TIME.lock().await;
@@ -457,7 +458,7 @@ async fn small_calls_decided_inline_take_and_give_back_their_slot() {
     })
     .await;
     let mut client = server.client().await;
-    for i in 0..20 {
+    for i in 0..3 {
         let response = client
             .decide_job(small_request())
             .await
@@ -476,7 +477,10 @@ async fn small_calls_decided_inline_take_and_give_back_their_slot() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_large_snapshot_freed_after_its_answer_gives_its_bytes_back() {
     let _serial = ONE_AT_A_TIME.lock().await;
-    let request = job_decider_api::fixtures::realistic_request(2_000);
+    // The fewest pods whose snapshot is freed after the answer.
+    let request = job_decider_api::fixtures::realistic_request(
+        job_decider::server::service::FREE_AFTER_RESPONSE_PODS,
+    );
     let size = request.encoded_len();
     let server = TestServer::start(ServerConfig {
         // Room for exactly one such call: a second is refused unless the first gave its bytes back.
@@ -486,7 +490,7 @@ async fn a_large_snapshot_freed_after_its_answer_gives_its_bytes_back() {
     })
     .await;
     let mut client = server.client().await;
-    for i in 0..3 {
+    for i in 0..2 {
         let response = client
             .decide_job(request.clone())
             .await
