@@ -9,9 +9,10 @@
 //! clients — instead of queueing without bound behind work it cannot overtake.
 //!
 //! The slot travels to the handler in the request's extensions
-//! ([`DecisionSlot`]); the handler moves it into its blocking work, so the
-//! slot (and the in-flight gauge) is released when the work ends, even when
-//! the caller stopped waiting because of the timeout.
+//! ([`DecisionSlot`]); the handler holds it through its work (on the reactor
+//! for a small snapshot, moved into the blocking work for a large one), so
+//! the slot (and the in-flight gauge) is released when the work ends, even
+//! when the caller stopped waiting because of the timeout.
 
 use std::sync::Arc;
 use std::time::Duration;
