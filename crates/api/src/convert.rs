@@ -650,26 +650,39 @@ where
 /// Selector matching reads only the selector's keys, and the rules read only the
 /// Ready condition and the types the pod failure policy names: keeping the rest
 /// would more than double the memory a large snapshot's pods take.
-/// Names most pods of a Job repeat (container names, condition types), held
-/// once per snapshot: each pod shares the copy instead of allocating its own.
+/// Strings most pods of a Job repeat (container names, condition types, the
+/// selector's labels), held once per snapshot: each pod shares the copy
+/// instead of allocating its own.
 #[derive(Default)]
-pub(crate) struct SharedNames(Vec<Arc<str>>);
+pub(crate) struct SharedNames {
+    names: Vec<Arc<str>>,
+    label_values: Vec<Arc<str>>,
+}
 
 impl SharedNames {
-    /// Distinct names kept; past this (hostile input), names are no longer
-    /// shared, so a lookup never costs more than this many comparisons.
+    /// Distinct strings kept in each table; past this (hostile input), strings
+    /// are no longer shared, so a lookup never costs more than this many comparisons.
     const MAX: usize = 64;
 
-    /// The shared copy of `name`.
-    pub(crate) fn get(&mut self, name: &str) -> Arc<str> {
-        if let Some(shared) = self.0.iter().find(|n| ***n == *name) {
+    fn shared(table: &mut Vec<Arc<str>>, s: &str) -> Arc<str> {
+        if let Some(shared) = table.iter().find(|n| ***n == *s) {
             return Arc::clone(shared);
         }
-        let shared: Arc<str> = name.into();
-        if self.0.len() < Self::MAX {
-            self.0.push(Arc::clone(&shared));
+        let shared: Arc<str> = s.into();
+        if table.len() < Self::MAX {
+            table.push(Arc::clone(&shared));
         }
         shared
+    }
+
+    /// The shared copy of a name: a container's, a condition type, a label key.
+    pub(crate) fn get(&mut self, name: &str) -> Arc<str> {
+        Self::shared(&mut self.names, name)
+    }
+
+    /// The shared copy of a label's value (kept apart: values vary more than names).
+    pub(crate) fn label_value(&mut self, value: &str) -> Arc<str> {
+        Self::shared(&mut self.label_values, value)
     }
 }
 

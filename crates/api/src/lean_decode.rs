@@ -109,7 +109,7 @@ pub(crate) fn lean_pod(
     let at = At(i);
     let mut lists = Violations::default();
     let (mut name, mut uid) = ("", "");
-    let mut labels: Vec<(String, String)> = Vec::new();
+    let mut labels: Vec<(Arc<str>, Arc<str>)> = Vec::new();
     let (mut completion_index, mut index_failure_count, mut index_ignored_failure_count) =
         (None, None, None);
     let mut controlled_by_job = false;
@@ -138,7 +138,7 @@ pub(crate) fn lean_pod(
                         let value = std::str::from_utf8(value).map_err(|_| WireError::Utf8 {
                             field: "LeanPod.LabelsEntry.value",
                         })?;
-                        labels.push((key.to_string(), value.to_string()));
+                        labels.push((names.get(key), names.label_value(value)));
                     }
                     None => {
                         checked(key, "LeanPod.LabelsEntry.key")?;

@@ -94,7 +94,7 @@ struct Meta<'a> {
     creation_timestamp: Option<Timestamp>,
     deletion_timestamp: Option<Timestamp>,
     deletion_grace_period_seconds: Option<i64>,
-    labels: Vec<(String, String)>,
+    labels: Vec<(Arc<str>, Arc<str>)>,
     completion_index: Option<&'a str>,
     index_failure_count: Option<&'a str>,
     index_ignored_failure_count: Option<&'a str>,
@@ -109,6 +109,7 @@ fn metadata<'a>(
     bytes: &'a [u8],
     meta: &mut Meta<'a>,
     read: &ReadFields<'_>,
+    names: &mut SharedNames,
     job_uid: &str,
 ) -> Result<(), WireError> {
     const F: &str = "ObjectMeta";
@@ -131,7 +132,10 @@ fn metadata<'a>(
                 checked(value, "ObjectMeta.labels")?;
                 match known(&read.label_keys, key) {
                     // A later entry of the same key wins, as in a map.
-                    Some(key) => meta.labels.push((key.to_string(), text(value))),
+                    Some(key) => meta.labels.push((
+                        names.get(key),
+                        names.label_value(std::str::from_utf8(value).unwrap_or_default()),
+                    )),
                     None => checked(key, "ObjectMeta.labels")?,
                 }
             }
@@ -278,7 +282,7 @@ pub(crate) fn pod(
             1 | 2 => {
                 v.checked_bytes("Pod")?;
             }
-            3 => metadata(v.bytes("Pod.metadata")?, &mut meta, read, &own.uid)?,
+            3 => metadata(v.bytes("Pod.metadata")?, &mut meta, read, names, &own.uid)?,
             4 => spec(v.bytes("Pod.spec")?, &mut scheduled, &mut sidecars)?,
             5 => {
                 const F: &str = "PodStatus";
