@@ -25,6 +25,7 @@ use crate::lazy::LazyDecideJobRequest;
 use crate::lean_decode;
 use crate::pb;
 use crate::pod_decode;
+use crate::wire::WireError;
 use job_decider_core::defaults;
 use job_decider_core::model::{
     BackoffRecord, COMPLETION_INDEX_ENV, ConditionStatus, ControllerState, ExitCodeOperator,
@@ -675,14 +676,40 @@ impl SharedNames {
         shared
     }
 
+    fn shared_bytes(
+        table: &mut Vec<Arc<str>>,
+        bytes: &[u8],
+        field: &'static str,
+    ) -> Result<Arc<str>, WireError> {
+        // A string seen before is known to be UTF-8: only new ones are checked.
+        if let Some(shared) = table.iter().find(|n| n.as_bytes() == bytes) {
+            return Ok(Arc::clone(shared));
+        }
+        let s = std::str::from_utf8(bytes).map_err(|_| WireError::Utf8 { field })?;
+        Ok(Self::shared(table, s))
+    }
+
+    /// The shared copy of a name read off the wire, or the error for bytes that are not UTF-8.
+    pub(crate) fn name_from(
+        &mut self,
+        bytes: &[u8],
+        field: &'static str,
+    ) -> Result<Arc<str>, WireError> {
+        Self::shared_bytes(&mut self.names, bytes, field)
+    }
+
+    /// The shared copy of a label value read off the wire (kept apart: values vary more than names).
+    pub(crate) fn label_value_from(
+        &mut self,
+        bytes: &[u8],
+        field: &'static str,
+    ) -> Result<Arc<str>, WireError> {
+        Self::shared_bytes(&mut self.label_values, bytes, field)
+    }
+
     /// The shared copy of a name: a container's, a condition type, a label key.
     pub(crate) fn get(&mut self, name: &str) -> Arc<str> {
         Self::shared(&mut self.names, name)
-    }
-
-    /// The shared copy of a label's value (kept apart: values vary more than names).
-    pub(crate) fn label_value(&mut self, value: &str) -> Arc<str> {
-        Self::shared(&mut self.label_values, value)
     }
 }
 

@@ -128,15 +128,18 @@ fn metadata<'a>(
             8 => merge_timestamp(&mut meta.deletion_timestamp, v.bytes(F)?)?,
             9 => meta.deletion_grace_period_seconds = Some(v.int64(F)?),
             10 => {
-                let (key, value) = map_entry(v.bytes(F)?, "ObjectMeta.labels")?;
-                checked(value, "ObjectMeta.labels")?;
+                const L: &str = "ObjectMeta.labels";
+                let (key, value) = map_entry(v.bytes(F)?, L)?;
                 match known(&read.label_keys, key) {
                     // A later entry of the same key wins, as in a map.
-                    Some(key) => meta.labels.push((
-                        names.get(key),
-                        names.label_value(std::str::from_utf8(value).unwrap_or_default()),
-                    )),
-                    None => checked(key, "ObjectMeta.labels")?,
+                    Some(key) => {
+                        let value = names.label_value_from(value, L)?;
+                        meta.labels.push((names.get(key), value));
+                    }
+                    None => {
+                        checked(key, L)?;
+                        checked(value, L)?;
+                    }
                 }
             }
             11 => {
@@ -202,13 +205,16 @@ fn spec(bytes: &[u8], scheduled: &mut bool, sidecars: &mut Vec<String>) -> Resul
 }
 
 /// A container status: name, restart count and the terminated state, the rest checked.
-fn container(bytes: &[u8]) -> Result<(&str, i32, Option<WireTerminated>), WireError> {
+fn container(
+    bytes: &[u8],
+    names: &mut SharedNames,
+) -> Result<(Arc<str>, i32, Option<WireTerminated>), WireError> {
     const F: &str = "ContainerStatus";
-    let (mut name, mut restart_count, mut terminated) = ("", 0, None);
+    let (mut name, mut restart_count, mut terminated) = (None, 0, None);
     let mut fields = Fields::of(bytes);
     while let Some((tag, v)) = fields.next_field()? {
         match tag {
-            1 => name = v.str(F)?,
+            1 => name = Some(names.name_from(v.bytes(F)?, F)?),
             2 => {
                 let mut state = Fields::of(v.bytes(F)?);
                 while let Some((tag, v)) = state.next_field()? {
@@ -245,6 +251,7 @@ fn container(bytes: &[u8]) -> Result<(&str, i32, Option<WireTerminated>), WireEr
             _ => {}
         }
     }
+    let name = name.unwrap_or_else(|| names.get(""));
     Ok((name, restart_count, terminated))
 }
 
@@ -306,7 +313,7 @@ pub(crate) fn pod(
                                 ("initContainerStatuses", &mut init_container_statuses)
                             };
                             let c = statuses.len();
-                            let (name, restart_count, terminated) = container(v.bytes(F)?)?;
+                            let (name, restart_count, terminated) = container(v.bytes(F)?, names)?;
                             lists.non_negative(restart_count, || {
                                 at.field(format_args!("status.{list}[{c}].restartCount"))
                             });
@@ -319,7 +326,7 @@ pub(crate) fn pod(
                                 }),
                             });
                             statuses.push(ContainerStatus {
-                                name: names.get(name),
+                                name,
                                 terminated,
                                 restart_count,
                             });
