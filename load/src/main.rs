@@ -34,7 +34,11 @@ fn main() -> ExitCode {
     let result = match Cli::parse().command {
         Command::Gen { out, sizes } => requests::write_all(&out, &sizes).map(|written| {
             for (case, bytes) in written {
-                println!("{:>12} bytes  {}", bytes, out.join(case.file_name()).display());
+                println!(
+                    "{:>12} bytes  {}",
+                    bytes,
+                    out.join(case.file_name()).display()
+                );
             }
         }),
         Command::Run(options) => run::run(&options),

@@ -15,6 +15,7 @@ use job_decider_api::pb;
 use job_decider_core::model::{COMPLETION_INDEX_KEY, INDEX_FAILURE_COUNT_KEY};
 use pbjson_types::Timestamp;
 use prost::Message;
+use serde::{Deserialize, Serialize};
 
 use crate::Error;
 
@@ -22,7 +23,7 @@ use crate::Error;
 pub const SIZES: [usize; 4] = [10, 1_000, 10_000, 100_000];
 
 /// The Job's completion mode; each carries the failure handling that fits it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Mode {
     /// Indexed, with backoffLimitPerIndex and maxFailedIndexes.
     Indexed,
@@ -31,7 +32,7 @@ pub enum Mode {
 }
 
 /// How the request carries its pods.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Encoding {
     /// `pods`: Kubernetes-shaped, as `kubectl get -o json` prints them.
     Pods,
@@ -81,7 +82,7 @@ impl fmt::Display for Encoding {
 }
 
 /// One request file: which Job, how many pods, which encoding.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Case {
     /// The Job's mode.
     pub mode: Mode,
@@ -441,7 +442,10 @@ mod tests {
         };
         let indexed = status_of(Mode::Indexed);
         assert!(
-            indexed.failed_indexes.as_deref().is_some_and(|s| !s.is_empty()),
+            indexed
+                .failed_indexes
+                .as_deref()
+                .is_some_and(|s| !s.is_empty()),
             "no failed index in {indexed:?}"
         );
         let nonindexed = status_of(Mode::NonIndexed);
