@@ -32,7 +32,7 @@ check_svg() {
 case "$mode" in
 full)
 	echo "== build: release server and the load tool"
-	cargo build --release --quiet -p job-decider --bin job-decider -p job-decider-load
+	cargo build --release --quiet -p job-decider -p job-decider-load --bin job-decider --bin job-decider-load
 	echo "== requests"
 	target/release/job-decider-load gen --out load/requests
 	echo "== run"
@@ -43,10 +43,10 @@ smoke)
 	out=target/load-smoke
 	rm -rf "$out"
 	echo "== build: debug server and the load tool"
-	cargo build --quiet -p job-decider --bin job-decider -p job-decider-load
+	cargo build --quiet -p job-decider -p job-decider-load --bin job-decider --bin job-decider-load
 	target/debug/job-decider-load gen --out "$out/requests" --sizes 10,1000
 	target/debug/job-decider-load run --server target/debug/job-decider --requests "$out/requests" \
-		--sizes 10,1000 --seconds 0.3 --min-calls 3 --out "$out" --raw "$out/raw" \
+		--sizes 10,1000 --seconds 0.2 --min-calls 3 --out "$out" --raw "$out/raw" \
 		--command "make load-smoke" "$@"
 	test -s "$out/results.md" || { echo "load-smoke: no table" >&2; exit 1; }
 	grep -q '| 1,000 | NonIndexed | lean |' "$out/results.md" || { echo "load-smoke: table lacks rows" >&2; exit 1; }

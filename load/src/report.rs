@@ -117,6 +117,21 @@ pub fn fmt_duration(d: Duration) -> String {
     format!("{v:.digits$} {unit}")
 }
 
+/// 10^d seconds as an axis label: "100 µs", "1 ms", "10 s".
+fn decade(d: i32) -> String {
+    let (unit, base) = match d {
+        ..=-4 => ("µs", -6),
+        -3..=-1 => ("ms", -3),
+        _ => ("s", 0),
+    };
+    let v = 10f64.powi(d - base);
+    if v >= 1.0 {
+        format!("{v:.0} {unit}")
+    } else {
+        format!("{v} {unit}")
+    }
+}
+
 fn fmt_bytes(b: u64) -> String {
     let b = b as f64;
     if b >= 1e6 {
@@ -380,7 +395,7 @@ impl Panel {
                 self.x0 + self.w,
                 self.x0 - 6.0,
                 y + 4.0,
-                fmt_duration(Duration::from_secs_f64(10f64.powi(d)))
+                decade(d)
             );
         }
         let _ = writeln!(
@@ -721,5 +736,10 @@ mod tests {
         assert_eq!(fmt_duration(ms(1620.0)), "1.62 s");
         assert_eq!(fmt_count(100_000), "100,000");
         assert_eq!(fmt_count(10), "10");
+        assert_eq!(decade(-5), "10 µs");
+        assert_eq!(decade(-3), "1 ms");
+        assert_eq!(decade(-1), "100 ms");
+        assert_eq!(decade(1), "10 s");
+        assert_eq!(decade(-7), "0.1 µs");
     }
 }
