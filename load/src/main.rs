@@ -27,7 +27,7 @@ enum Command {
         sizes: Vec<usize>,
     },
     /// Run the suite: ghz against the pinned server, upstream's sync on the same files, the table and chart.
-    Run(run::Options),
+    Run(Box<run::Options>),
 }
 
 fn main() -> ExitCode {

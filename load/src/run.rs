@@ -285,7 +285,7 @@ fn time_upstream(
     file: &Path,
     pods: usize,
 ) -> Result<Upstream, Error> {
-    let reps = (200_000 / pods.max(1)).clamp(3, 100);
+    let reps = (100_000 / pods.max(1)).clamp(3, 100);
     let max_time = (o.seconds * 6.0).max(0.5);
     let out = pinned(&o.upstream, pin)
         .arg("loadtime")
