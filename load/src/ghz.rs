@@ -94,6 +94,11 @@ impl Report {
             .map(|p| Duration::from_nanos(p.latency))
     }
 
+    /// The run's length over its calls.
+    pub fn wall_per_call(&self) -> Duration {
+        Duration::from_nanos(self.total / self.count.max(1))
+    }
+
     /// Fails unless all `expected` calls were made and every one answered OK.
     pub fn check(&self, what: &str, expected: u64) -> Result<(), Error> {
         let codes = self.status_codes.clone().unwrap_or_default();

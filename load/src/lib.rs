@@ -3,6 +3,7 @@
 //! against the release server pinned to one core, upstream's in-process
 //! syncJob on the same files, then one table and one chart ([`report`]).
 
+pub mod client;
 pub mod ghz;
 pub mod proc_stat;
 pub mod report;

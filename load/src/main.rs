@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use job_decider_load::requests::{self, SIZES};
-use job_decider_load::run;
+use job_decider_load::{Error, client, run};
 
 #[derive(Parser)]
 #[command(about = "job-decider's load suite")]
@@ -28,6 +28,18 @@ enum Command {
     },
     /// Run the suite: ghz against the pinned server, upstream's sync on the same files, the table and chart.
     Run(Box<run::Options>),
+    /// Send a request file's bytes to DecideJob CALLS times, one at a time; print the latencies as JSON.
+    Client {
+        /// The server, host:port.
+        #[arg(long)]
+        addr: String,
+        /// A binary DecideJobRequest.
+        #[arg(long)]
+        file: PathBuf,
+        /// Calls to make.
+        #[arg(long, default_value_t = 10)]
+        calls: u64,
+    },
 }
 
 fn main() -> ExitCode {
@@ -42,6 +54,14 @@ fn main() -> ExitCode {
             }
         }),
         Command::Run(options) => run::run(&options),
+        Command::Client { addr, file, calls } => std::fs::read(&file)
+            .map_err(|e| Error::io(&file, e))
+            .and_then(|body| client::run(&addr, body.into(), calls))
+            .and_then(|l| {
+                serde_json::to_string(&l)
+                    .map(|line| println!("{line}"))
+                    .map_err(|e| Error::tool("client", e.to_string()))
+            }),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

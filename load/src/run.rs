@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::Error;
+use crate::client::Latencies;
 use crate::ghz::{Call, Ghz, Load, Report};
 use crate::proc_stat;
 use crate::report::{self, CaseResult, CheckResult, Machine, Results, Upstream};
@@ -122,6 +123,8 @@ fn start_server(o: &Options, pin: Option<&str>) -> Result<Server, Error> {
     let log2 = log.try_clone().map_err(|e| Error::io(&log_path, e))?;
     let child = pinned(&o.server, pin)
         .args(["serve", "--addr", &addr, "--metrics-addr", "127.0.0.1:0"])
+        // ghz takes more than the default 10 s to send a 100,000-pod request on one core.
+        .args(["--body-read-timeout", "120s"])
         .args(&o.server_args)
         .stdout(log)
         .stderr(log2)
@@ -180,6 +183,94 @@ impl Runner<'_> {
         })
     }
 
+    /// The pre-encoded client (`client`), pinned like ghz, with the server's CPU over it.
+    fn pre_encoded(
+        &self,
+        name: &str,
+        file: &Path,
+        calls: u64,
+    ) -> Result<(Latencies, Duration), Error> {
+        let exe = std::env::current_exe().map_err(|e| Error::tool("client", e.to_string()))?;
+        let before = proc_stat::cpu_ticks(self.server_pid)?;
+        let out = pinned(&exe, self.ghz.pin.as_deref())
+            .arg("client")
+            .arg("--addr")
+            .arg(&self.ghz.host)
+            .arg("--file")
+            .arg(file)
+            .arg("--calls")
+            .arg(calls.to_string())
+            .stderr(Stdio::inherit())
+            .output()
+            .map_err(|e| Error::tool("client", e.to_string()))?;
+        let after = proc_stat::cpu_ticks(self.server_pid)?;
+        if !out.status.success() {
+            return Err(Error::tool("client", format!("{name}: {}", out.status)));
+        }
+        let l: Latencies = serde_json::from_slice(&out.stdout)
+            .map_err(|e| Error::tool("client", format!("unreadable output: {e}")))?;
+        let cpu = proc_stat::ticks_to_duration(after.saturating_sub(before), self.ticks_per_second);
+        let cpu_per_call = cpu / u32::try_from(l.calls.max(1)).unwrap_or(u32::MAX);
+        eprintln!(
+            "  {name}-pre-encoded: {} calls, p50 {}, server CPU {} a call",
+            l.calls,
+            report::fmt_duration(Duration::from_nanos(l.p50_ns)),
+            report::fmt_duration(cpu_per_call)
+        );
+        Ok((l, cpu_per_call))
+    }
+
+    /// One request file: the round trip and the server's CPU one call at a time
+    /// (pre-encoded client), ghz one at a time, then ghz saturating (small files).
+    fn decide(&self, name: &str, file: &Path, saturate: u32) -> Result<DecideRun, Error> {
+        let (probe, _) = self.pre_encoded(&format!("{name}-probe"), file, 2)?;
+        let wall = Duration::from_nanos(probe.total_ns / probe.calls.max(1));
+        let n = self.calls_for(self.o.seconds, wall);
+        let (one, cpu_per_call) = self.pre_encoded(name, file, n)?;
+        let call = Call::Decide(file.to_path_buf());
+        let wall = Duration::from_nanos(one.total_ns / one.calls.max(1));
+        // ghz re-encodes the request every call (seconds at 100,000 pods): a few calls
+        // to see it through ghz, more where that is cheap.
+        let ghz_calls = if saturate <= 1 {
+            3
+        } else {
+            self.calls_for(self.o.seconds / 2.0, wall * 3)
+        };
+        let ghz_one = self.measure(
+            &format!("{name}-ghz-c1"),
+            &call,
+            Load {
+                concurrency: 1,
+                connections: 1,
+                total: ghz_calls,
+                rps: None,
+                max_duration: Duration::from_secs(300),
+            },
+        )?;
+        let saturated = if saturate > 1 {
+            let n = self.calls_for(self.o.seconds, ghz_one.report.wall_per_call());
+            Some(self.measure(
+                &format!("{name}-c{saturate}"),
+                &call,
+                Load {
+                    concurrency: saturate,
+                    connections: saturate.min(4),
+                    total: n,
+                    rps: None,
+                    max_duration: self.bound(n, ghz_one.report.wall_per_call()),
+                },
+            )?)
+        } else {
+            None
+        };
+        Ok(DecideRun {
+            one,
+            cpu_per_call,
+            ghz_one,
+            saturated,
+        })
+    }
+
     fn calls_for(&self, seconds: f64, per_call: Duration) -> u64 {
         let n = seconds / per_call.as_secs_f64().max(1e-7);
         (n as u64).clamp(self.o.min_calls, self.o.max_calls)
@@ -208,10 +299,8 @@ impl Runner<'_> {
         };
         // A few calls to warm up and to size the runs.
         let probe = self.measure(&format!("{name}-probe"), call, one(3))?;
-        let per_call = probe
-            .report
-            .percentile(50)
-            .unwrap_or(Duration::from_millis(1));
+        // The run's wall time per call, the client's share included: what sizes a run's length.
+        let per_call = probe.report.wall_per_call();
         let n = self.calls_for(self.o.seconds, per_call);
         let latency = self.measure(
             &format!("{name}-c1"),
@@ -224,8 +313,9 @@ impl Runner<'_> {
         if saturate <= 1 {
             return Ok((latency, None));
         }
-        // Saturated, the server's core is the limit: about one call per CPU-per-call.
-        let per_call_saturated = latency.cpu_per_call.max(per_call / saturate);
+        // Sized as if as fast as one at a time: with one client core ghz, not the
+        // server, is usually the limit (the table shows how busy the server's core was).
+        let per_call_saturated = latency.report.wall_per_call();
         let n = self.calls_for(self.o.seconds, per_call_saturated);
         let saturated = self.measure(
             &format!("{name}-c{saturate}"),
@@ -259,6 +349,14 @@ impl Runner<'_> {
         )?;
         Ok(Some(m.cpu_per_call))
     }
+}
+
+/// What [`Runner::decide`] measured.
+struct DecideRun {
+    one: Latencies,
+    cpu_per_call: Duration,
+    ghz_one: Measured,
+    saturated: Option<Measured>,
 }
 
 /// Workers for the saturation run: enough to keep one server core busy.
@@ -389,9 +487,9 @@ pub fn run(o: &Options) -> Result<(), Error> {
             .len();
         let name = case.file_name().trim_end_matches(".bin").to_string();
         eprintln!("== DecideJob {name} ({bytes} bytes)");
-        let call = Call::Decide(file);
         let saturate = saturation_concurrency(case.pods);
-        let (c1, sat) = runner.call(&name, &call, saturate)?;
+        let run = runner.decide(&name, &file, saturate)?;
+        let call = Call::Decide(file);
         let steady = if case.pods <= 10 {
             runner.steady(&name, &call)?
         } else {
@@ -400,12 +498,16 @@ pub fn run(o: &Options) -> Result<(), Error> {
         cases.push(CaseResult {
             case,
             bytes,
-            p50: c1.report.percentile(50).unwrap_or_default(),
-            p99: c1.report.percentile(99).unwrap_or_default(),
-            calls: c1.report.count,
-            concurrency: saturate,
-            rps: sat.as_ref().map_or(c1.report.rps, |m| m.report.rps),
-            cpu_per_call: sat.as_ref().map_or(c1.cpu_per_call, |m| m.cpu_per_call),
+            p50: Duration::from_nanos(run.one.p50_ns),
+            p99: Duration::from_nanos(run.one.p99_ns),
+            calls: run.one.calls,
+            rps: run.one.calls as f64 / (run.one.total_ns.max(1) as f64 / 1e9),
+            cpu_per_call: run.cpu_per_call,
+            ghz_p50: run.ghz_one.report.percentile(50).unwrap_or_default(),
+            saturated: run
+                .saturated
+                .as_ref()
+                .map(|m| (saturate, m.report.rps, m.cpu_per_call)),
             steady_cpu_per_call: steady,
         });
     }
