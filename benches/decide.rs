@@ -16,8 +16,10 @@ mod generators;
 
 use std::hint::black_box;
 
+use bytes::Bytes;
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use generators::{base_job, running_pod, snapshot, t, terminated};
+use job_decider_api::lean::lean_request;
 use job_decider_api::{LazyDecideJobRequest, fixtures, pb};
 use job_decider_core::model::*;
 use job_decider_core::sync::decide;
@@ -151,32 +153,50 @@ fn bench_decide(c: &mut Criterion) {
 
 fn bench_wire(c: &mut Criterion) {
     let mut decode = c.benchmark_group("wire/decode");
-    let bodies: Vec<(usize, Vec<u8>)> = [1_000, 10_000, 100_000]
+    let bodies: Vec<(usize, Bytes)> = [1_000, 10_000, 100_000]
         .into_iter()
-        .map(|n| (n, fixtures::realistic_request(n).encode_to_vec()))
+        .map(|n| (n, fixtures::realistic_request(n).encode_to_vec().into()))
         .collect();
+    // The same requests with their pods in the lean encoding.
+    let lean_bodies: Vec<(usize, Bytes)> = [1_000, 10_000, 100_000]
+        .into_iter()
+        .map(|n| {
+            let lean = lean_request(fixtures::realistic_request(n)).unwrap();
+            (n, lean.encode_to_vec().into())
+        })
+        .collect();
+    for (n, body) in &lean_bodies {
+        decode.throughput(Throughput::Bytes(body.len() as u64));
+        decode.sample_size(10);
+        decode.bench_with_input(BenchmarkId::new("lazy_lean", n), body, |b, body| {
+            b.iter(|| LazyDecideJobRequest::decode(black_box(body.clone())))
+        });
+    }
     for (n, body) in &bodies {
         decode.throughput(Throughput::Bytes(body.len() as u64));
         decode.sample_size(10);
         decode.bench_with_input(BenchmarkId::new("whole", n), body, |b, body| {
-            b.iter(|| pb::DecideJobRequest::decode(black_box(body.as_slice())))
+            b.iter(|| pb::DecideJobRequest::decode(black_box(body.as_ref())))
         });
+        // From a `Bytes`, as the server decodes: pods become slices of the body.
         decode.bench_with_input(BenchmarkId::new("lazy", n), body, |b, body| {
-            b.iter(|| LazyDecideJobRequest::decode(black_box(body.as_slice())))
+            b.iter(|| LazyDecideJobRequest::decode(black_box(body.clone())))
         });
     }
     decode.finish();
     let mut convert = c.benchmark_group("wire/convert");
-    for (n, body) in &bodies {
-        convert.throughput(Throughput::Elements(*n as u64));
-        convert.sample_size(10);
-        convert.bench_with_input(BenchmarkId::new("lazy", n), body, |b, body| {
-            b.iter_batched(
-                || LazyDecideJobRequest::decode(body.as_slice()).expect("decodes"),
-                |request| Snapshot::try_from(request).expect("converts"),
-                BatchSize::LargeInput,
-            )
-        });
+    for (encoding, bodies) in [("lazy", &bodies), ("lazy_lean", &lean_bodies)] {
+        for (n, body) in bodies {
+            convert.throughput(Throughput::Elements(*n as u64));
+            convert.sample_size(10);
+            convert.bench_with_input(BenchmarkId::new(encoding, n), body, |b, body| {
+                b.iter_batched(
+                    || LazyDecideJobRequest::decode(body.clone()).expect("decodes"),
+                    |request| Snapshot::try_from(request).expect("converts"),
+                    BatchSize::LargeInput,
+                )
+            });
+        }
     }
     convert.finish();
 }

@@ -156,9 +156,27 @@ type outcome struct {
 	request  *pb.DecideJobRequest // what job-decider was sent
 	upTime   time.Duration
 	jdTime   time.Duration
+	// encDiffs are where the lean encoding's answer differs from the full
+	// one's: never excused. notLean is why the request went full only.
+	encDiffs []fieldDiff
+	notLean  string
 }
 
-func (o *outcome) mismatch() bool { return len(o.diffs) > 0 && !o.excused }
+// mismatch: a difference from upstream no known difference covers, or any
+// difference between the two encodings.
+func (o *outcome) mismatch() bool { return (len(o.diffs) > 0 && !o.excused) || len(o.encDiffs) > 0 }
+
+// class is the mismatch's shape: the encodings' difference first, as no
+// known difference can cover it.
+func (o *outcome) class() string {
+	if len(o.encDiffs) > 0 {
+		return mismatchClass(o.encDiffs)
+	}
+	return mismatchClass(o.diffs)
+}
+
+// differs: any difference at all, excused or not.
+func (o *outcome) differs() bool { return len(o.diffs) > 0 || len(o.encDiffs) > 0 }
 
 // compare runs both sides on one request. A generated request goes to
 // upstream whole (upstreamWhole) and to job-decider as the contract has a
@@ -190,16 +208,23 @@ func compare(d *decider, known *knowndiff.List, name string, req *pb.DecideJobRe
 	if len(o.diffs) > 0 {
 		o.excused = excuses(known, name, o.diffs, shapes(req)...)
 	}
+	o.encDiffs, o.notLean = d.checkLean(o.request, resp, err)
 	return o
 }
 
 // report prints a mismatch and saves its snapshot as a vector file.
 func (o *outcome) report(w io.Writer, req *pb.DecideJobRequest, saveDir, origin string) {
-	label := "MISMATCH"
-	if o.excused {
-		label = "known difference"
+	if len(o.diffs) > 0 {
+		label := "MISMATCH"
+		if o.excused {
+			label = "known difference"
+		}
+		fmt.Fprintf(w, "%s %s: %d field(s) differ\n%s", label, o.name, len(o.diffs), formatDiff(o.diffs, "upstream", "job-decider"))
 	}
-	fmt.Fprintf(w, "%s %s: %d field(s) differ\n%s", label, o.name, len(o.diffs), formatDiff(o.diffs, "upstream", "job-decider"))
+	if len(o.encDiffs) > 0 {
+		fmt.Fprintf(w, "MISMATCH %s: the lean encoding's answer differs from the full one's in %d field(s)\n%s",
+			o.name, len(o.encDiffs), formatDiff(o.encDiffs, "full", "lean"))
+	}
 	if !o.mismatch() || saveDir == "" {
 		return
 	}
@@ -207,8 +232,9 @@ func (o *outcome) report(w io.Writer, req *pb.DecideJobRequest, saveDir, origin 
 		fmt.Fprintln(os.Stderr, err)
 		return
 	}
+	diffs := slices.Concat(o.diffs, o.encDiffs)
 	var paths []string
-	for i, f := range o.diffs {
+	for i, f := range diffs {
 		if i == 5 {
 			paths = append(paths, "...")
 			break
@@ -298,20 +324,24 @@ func cmdCheck(args []string) error {
 	}
 	defer d.close()
 	var mismatches, excused, skipped int
+	var enc encodingTally
 	for _, f := range files {
 		v, err := loadVector(f)
 		if err != nil {
 			return err
 		}
 		o := compare(d, known, v.Name, v.Request, false, v.opts())
+		if o.skipped == "" {
+			enc.add(v.Name, o.notLean)
+		}
 		switch {
 		case o.skipped != "":
 			skipped++
 			fmt.Printf("skipped %s: %s\n", v.Name, o.skipped)
-		case len(o.diffs) == 0:
+		case !o.differs():
 			fmt.Printf("ok %s\n", v.Name)
 		default:
-			if o.excused {
+			if !o.mismatch() {
 				excused++
 			} else {
 				mismatches++
@@ -321,6 +351,7 @@ func cmdCheck(args []string) error {
 	}
 	fmt.Printf("%d vectors: %d match, %d mismatch, %d known differences, %d skipped\n",
 		len(files), len(files)-mismatches-excused-skipped, mismatches, excused, skipped)
+	fmt.Println(enc.String())
 	if mismatches > 0 || skipped > 0 {
 		return fmt.Errorf("%d unlisted mismatches, %d vectors upstream could not run", mismatches, skipped)
 	}

@@ -160,6 +160,8 @@ type lifecycleResult struct {
 	finished bool
 	// counts of upstream's plan steps, world events and stale syncs (coverage)
 	counts map[string]int
+	// how the syncs went through the two pod encodings
+	enc encodingTally
 }
 
 // runLifecycle runs lifecycle i of seed against d (nil: upstream only, which
@@ -223,6 +225,17 @@ func runLifecycle(d *decider, known *knowndiff.List, seed uint64, i int, saveDir
 				jdResp = canonicalize(raw, reqJd.GetJob())
 				lc.tracef("   job-decider: %s\n", summary(jdResp))
 				diffs = diffResponses(up, jdResp)
+			}
+			encDiffs, notLean := d.checkLean(reqJd, raw, err)
+			res.enc.add(syncName, notLean)
+			if len(encDiffs) > 0 {
+				o := &outcome{name: syncName, encDiffs: encDiffs, upstream: up, decided: jdResp}
+				origin := fmt.Sprintf("lifecycle --seed %d --only %d", seed, i)
+				fmt.Fprintf(&res.text, "MISMATCH: sync %d of lifecycle %d (seed %d; replay: conformance %s -v)\n", sync, i, seed, origin)
+				o.report(&res.text, reqJd, saveDir, origin)
+				res.mismatch = true
+				res.class, res.where = o.class(), syncName
+				return res
 			}
 			if len(diffs) > 0 {
 				o := &outcome{name: syncName, diffs: diffs, upstream: up, decided: jdResp}

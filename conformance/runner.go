@@ -89,6 +89,7 @@ type tally struct {
 	actions                                                           map[string]int
 	lcCounts                                                          map[string]int
 	classes                                                           classTally
+	enc                                                               encodingTally
 }
 
 func runRandom(d *decider, known *knowndiff.List, o randomOpts) error {
@@ -127,6 +128,9 @@ func runRandom(d *decider, known *knowndiff.List, o randomOpts) error {
 		t.syncs++
 		t.upTime += r.upTime
 		t.jdTime += r.jdTime
+		if r.out != nil {
+			t.enc.add(r.name, r.out.notLean)
+		}
 		for _, a := range r.actions {
 			t.actions[a]++
 		}
@@ -134,15 +138,15 @@ func runRandom(d *decider, known *knowndiff.List, o randomOpts) error {
 		case r.failed != "":
 			t.failed++
 			fmt.Printf("FAILED %s: %s\n", r.name, r.failed)
-		case r.out != nil && len(r.out.diffs) > 0:
-			if r.out.excused {
-				t.excused++
-			} else {
+		case r.out != nil && r.out.differs():
+			if r.out.mismatch() {
 				t.mismatches++
+			} else {
+				t.excused++
 			}
 			origin := fmt.Sprintf("random --seed %d --only %d", o.seed, first+k)
 			if r.out.mismatch() {
-				t.classes.add(mismatchClass(r.out.diffs), fmt.Sprintf("%s (conformance %s)", r.name, origin))
+				t.classes.add(r.out.class(), fmt.Sprintf("%s (conformance %s)", r.name, origin))
 			}
 			if t.reported < o.maxReports || o.only >= 0 {
 				t.reported++
@@ -186,6 +190,7 @@ func runRandom(d *decider, known *knowndiff.List, o randomOpts) error {
 		lcSyncs += r.syncs
 		t.upTime += r.upTime
 		t.jdTime += r.jdTime
+		t.enc.merge(&r.enc)
 		if r.finished {
 			t.finished++
 		}
@@ -225,6 +230,9 @@ func runRandom(d *decider, known *knowndiff.List, o randomOpts) error {
 		fmt.Printf(", in job-decider round trips %v", t.jdTime.Round(time.Millisecond))
 	}
 	fmt.Println()
+	if d != nil {
+		fmt.Printf("  %s\n", t.enc.String())
+	}
 	if len(t.actions) > 0 {
 		var keys []string
 		for k := range t.actions {

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# buf lint on the contract, then gofmt and go vet on every Go module.
+# buf lint and buf breaking on the contract, then gofmt and go vet on every Go module.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 bash tools/install-go-tools.sh
 echo "== buf lint"
 bin/buf lint
+# The contract only grows: against the last released one (proto/released/README.md).
+echo "== buf breaking"
+bin/buf breaking --against proto/released/jobdecider-v1.binpb
 for module in clients/go conformance conformance/jobset shim e2e; do
 	[[ -f "$module/go.mod" ]] || continue
 	echo "== gofmt / go vet: $module"

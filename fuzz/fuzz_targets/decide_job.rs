@@ -1,6 +1,7 @@
 //! DecideJobRequest bytes → decode → convert → validate → decide → encode, as the server does
-//! (pods kept encoded until each is converted: `LazyDecideJobRequest`); a plan stays within a
-//! bounded multiple of its request plus a bounded amount.
+//! (pods kept encoded until each is converted: `LazyDecideJobRequest`; `LeanPod`s read by the
+//! hand-written decoder); a plan stays within a bounded multiple of its request plus a bounded
+//! amount.
 #![no_main]
 
 mod common;

@@ -15,6 +15,7 @@ mod crate_edges;
 mod hostile;
 mod jobset_vectors;
 mod kubectl;
+mod lean;
 mod lifecycle;
 mod properties;
 mod regressions;

@@ -15,6 +15,7 @@
 //! `PROPTEST_CASES` to raise (or lower) every property's count at once.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::generators::{JOB_UID, base_job, job_owner, t, template_labels};
@@ -506,8 +507,8 @@ fn build_pod(job: &Job, n: usize, raw: &RawPod) -> Pod {
         completion_index,
         index_failure_count: raw.failure_count,
         index_ignored_failure_count: raw.ignored_count,
-        owner_uids: controller.iter().map(|c| c.uid.clone()).collect(),
-        controller,
+        owners_name_job: controller.as_ref().is_some_and(|c| c.uid == JOB_UID),
+        controller: controller.map(Arc::new),
         has_tracking_finalizer: raw.finalizer,
         creation_timestamp: raw.created.map(ago),
         deletion: raw.deletion.map(|(at, grace)| Deletion {
@@ -859,8 +860,8 @@ fn arb_wild_pod() -> impl Strategy<Value = Pod> {
                     completion_index,
                     index_failure_count: failures,
                     index_ignored_failure_count: ignored,
-                    controller: owned.then(job_owner),
-                    owner_uids: owned.then(|| job_owner().uid).into_iter().collect(),
+                    controller: owned.then(|| Arc::new(job_owner())),
+                    owners_name_job: owned,
                     has_tracking_finalizer: finalizer,
                     creation_timestamp: created.map(Time::from_unix_nanos),
                     deletion: deletion.map(|(at, grace)| Deletion {
@@ -1360,10 +1361,8 @@ impl Sim {
                 Action::AdoptPods(refs) => {
                     for r in refs.iter().take(limit) {
                         if let Some(pod) = self.pod_mut(&r.uid) {
-                            pod.controller = Some(job_owner());
-                            if !pod.owner_uids.contains(&job_owner().uid) {
-                                pod.owner_uids.push(job_owner().uid);
-                            }
+                            pod.controller = Some(Arc::new(job_owner()));
+                            pod.owners_name_job = true;
                             pod.has_tracking_finalizer = true;
                         }
                     }
@@ -1372,7 +1371,7 @@ impl Sim {
                     for r in refs.iter().take(limit) {
                         if let Some(pod) = self.pod_mut(&r.uid) {
                             pod.controller = None;
-                            pod.owner_uids.retain(|uid| *uid != job_owner().uid);
+                            pod.owners_name_job = false;
                         }
                     }
                 }
@@ -1483,8 +1482,8 @@ impl Sim {
             completion_index: c.completion_index,
             index_failure_count: count(INDEX_FAILURE_COUNT_KEY),
             index_ignored_failure_count: count(INDEX_IGNORED_FAILURE_COUNT_KEY),
-            controller: Some(c.owner.clone()),
-            owner_uids: vec![c.owner.uid.clone()],
+            controller: Some(Arc::new(c.owner.clone())),
+            owners_name_job: c.owner.uid == JOB_UID,
             has_tracking_finalizer: true,
             creation_timestamp: Some(self.snap.now),
             deletion: None,

@@ -13,23 +13,25 @@
 use std::collections::BTreeSet;
 use std::collections::hash_map::{Entry, HashMap, RandomState};
 use std::hash::BuildHasher;
+use std::sync::Arc;
 use std::time::Duration;
 
 use pbjson_types::{Duration as PbDuration, Timestamp};
 use prost::Message;
 
+use bytes::Bytes;
+
 use crate::lazy::LazyDecideJobRequest;
+use crate::lean_decode;
 use crate::pb;
+use crate::pod_decode;
 use job_decider_core::defaults;
 use job_decider_core::model::{
-    BackoffRecord, COMPLETION_INDEX_ENV, COMPLETION_INDEX_KEY, ConditionStatus, ContainerStatus,
-    ControllerState, Deletion, ExitCodeOperator, Expectations, INDEX_FAILURE_COUNT_KEY,
-    INDEX_IGNORED_FAILURE_COUNT_KEY, JOB_API_VERSION, JOB_KIND, JOB_TRACKING_FINALIZER, Job,
-    JobCondition, JobConditionType, JobSpec, JobStatus, LabelSelector, OnExitCodes,
-    OnPodConditionsPattern, OwnerRef, Pod, PodCondition, PodFailurePolicy, PodFailurePolicyAction,
-    PodFailurePolicyRule, PodPhase, PodTemplate, RestartPolicy, SelectorOperator,
-    SelectorRequirement, Snapshot, SuccessPolicy, SuccessPolicyRule, Terminated,
-    UncountedTerminatedPods,
+    BackoffRecord, COMPLETION_INDEX_ENV, ConditionStatus, ControllerState, ExitCodeOperator,
+    Expectations, JOB_API_VERSION, JOB_KIND, Job, JobCondition, JobConditionType, JobSpec,
+    JobStatus, LabelSelector, OnExitCodes, OnPodConditionsPattern, OwnerRef, Pod, PodFailurePolicy,
+    PodFailurePolicyAction, PodFailurePolicyRule, PodTemplate, RestartPolicy, SelectorOperator,
+    SelectorRequirement, Snapshot, SuccessPolicy, SuccessPolicyRule, UncountedTerminatedPods,
 };
 use job_decider_core::plan::{Action, Event, Plan, PodCreation, PodDeletion, PodRef};
 use job_decider_core::time::Time;
@@ -41,10 +43,27 @@ const NANOS_PER_SEC: i64 = 1_000_000_000;
 
 /// Collects violations; paths are built only when something is wrong.
 #[derive(Default)]
-struct Violations(Vec<Violation>);
+pub(crate) struct Violations(Vec<Violation>);
 
 impl Violations {
-    fn push(&mut self, field: String, kind: ViolationKind, value: Option<String>, detail: &str) {
+    /// Adds `later`'s violations after these.
+    pub(crate) fn append(&mut self, mut later: Violations) {
+        self.0.append(&mut later.0);
+    }
+
+    /// The paths of the fields named so far (tests).
+    #[cfg(test)]
+    pub(crate) fn fields(&self) -> Vec<String> {
+        self.0.iter().map(|v| v.field.clone()).collect()
+    }
+
+    pub(crate) fn push(
+        &mut self,
+        field: String,
+        kind: ViolationKind,
+        value: Option<String>,
+        detail: &str,
+    ) {
         self.0.push(Violation {
             severity: Severity::Rejected,
             field,
@@ -54,11 +73,11 @@ impl Violations {
         });
     }
 
-    fn required(&mut self, field: impl Into<String>, detail: &str) {
+    pub(crate) fn required(&mut self, field: impl Into<String>, detail: &str) {
         self.push(field.into(), ViolationKind::Required, None, detail);
     }
 
-    fn invalid(&mut self, field: impl Into<String>, value: impl ToString, detail: &str) {
+    pub(crate) fn invalid(&mut self, field: impl Into<String>, value: impl ToString, detail: &str) {
         self.push(
             field.into(),
             ViolationKind::Invalid,
@@ -67,7 +86,12 @@ impl Violations {
         );
     }
 
-    fn not_supported(&mut self, field: impl Into<String>, value: &str, supported: &[&str]) {
+    pub(crate) fn not_supported(
+        &mut self,
+        field: impl Into<String>,
+        value: &str,
+        supported: &[&str],
+    ) {
         let listed: Vec<String> = supported.iter().map(|s| format!("\"{s}\"")).collect();
         self.push(
             field.into(),
@@ -78,14 +102,18 @@ impl Violations {
     }
 
     /// A count that must not be negative.
-    fn non_negative(&mut self, value: i32, field: impl FnOnce() -> String) {
+    pub(crate) fn non_negative(&mut self, value: i32, field: impl FnOnce() -> String) {
         if value < 0 {
             self.invalid(field(), value, "must be greater than or equal to 0");
         }
     }
 
     /// A timestamp the domain can hold, or a violation.
-    fn time(&mut self, ts: Option<&Timestamp>, field: impl FnOnce() -> String) -> Option<Time> {
+    pub(crate) fn time(
+        &mut self,
+        ts: Option<&Timestamp>,
+        field: impl FnOnce() -> String,
+    ) -> Option<Time> {
         let ts = ts?;
         let converted = time_from_pb(ts);
         if converted.is_none() {
@@ -159,8 +187,15 @@ impl TryFrom<pb::DecideJobRequest> for Snapshot {
         };
         // Each pod is dropped as soon as it is converted.
         let count = req.pods.len() + req.lean_pods.len();
-        let full = req.pods.into_iter().map(|p| Ok(WirePod::Full(p)));
-        let lean = req.lean_pods.into_iter().map(|p| Ok(WirePod::Lean(p)));
+        let full = req
+            .pods
+            .into_iter()
+            .map(|p| WirePod::Full(p.encode_to_vec().into()));
+        // Encoded again, to be read as the server reads lean pods (one decoder for both).
+        let lean = req
+            .lean_pods
+            .into_iter()
+            .map(|p| WirePod::Lean(p.encode_to_vec().into()));
         snapshot_from_parts(parts, count, PodAt::number(full, lean))
     }
 }
@@ -179,14 +214,8 @@ impl TryFrom<LazyDecideJobRequest> for Snapshot {
         };
         // One pod decoded at a time; the body's bytes go when the last slice of them does.
         let count = req.pods.len() + req.lean_pods.len();
-        let full = req
-            .pods
-            .into_iter()
-            .map(|raw| pb::Pod::decode(raw).map(WirePod::Full));
-        let lean = req
-            .lean_pods
-            .into_iter()
-            .map(|raw| pb::LeanPod::decode(raw).map(WirePod::Lean));
+        let full = req.pods.into_iter().map(WirePod::Full);
+        let lean = req.lean_pods.into_iter().map(WirePod::Lean);
         snapshot_from_parts(parts, count, PodAt::number(full, lean))
     }
 }
@@ -204,10 +233,10 @@ struct RequestParts {
 
 /// One pod of a request, in the encoding it came in.
 enum WirePod {
-    /// A Kubernetes-shaped `Pod` (the request's `pods`).
-    Full(pb::Pod),
-    /// A `LeanPod` (the request's `leanPods`).
-    Lean(pb::LeanPod),
+    /// An encoded Kubernetes-shaped `Pod` (the request's `pods`), decoded as it is converted.
+    Full(Bytes),
+    /// An encoded `LeanPod` (the request's `leanPods`), decoded as it is converted.
+    Lean(Bytes),
 }
 
 /// A pod's position: its list and its index there.
@@ -251,7 +280,7 @@ fn snapshot_from_parts<I>(
     pods: I,
 ) -> Result<Snapshot, Vec<Violation>>
 where
-    I: Iterator<Item = (PodAt, Result<WirePod, prost::DecodeError>)>,
+    I: Iterator<Item = (PodAt, WirePod)>,
 {
     let mut errs = Violations::default();
     if req.both_encodings {
@@ -543,29 +572,16 @@ fn job_status_from_pb(status: pb::JobStatus, path: &str, errs: &mut Violations) 
 
 fn pods_from_wire<I>(count: usize, pods: I, job: &Job, errs: &mut Violations) -> Vec<Pod>
 where
-    I: Iterator<Item = (PodAt, Result<WirePod, prost::DecodeError>)>,
+    I: Iterator<Item = (PodAt, WirePod)>,
 {
-    // The pod conditions whose status a decision reads: Ready, and those the policy matches on.
-    let mut read_conditions: BTreeSet<&str> = BTreeSet::from([POD_READY]);
-    if let Some(policy) = &job.spec.pod_failure_policy {
-        for rule in &policy.rules {
-            for pattern in &rule.on_pod_conditions {
-                read_conditions.insert(pattern.condition_type.as_str());
-            }
-        }
-    }
-    // The label keys a decision reads: those the Job's selector names (adoption and release).
-    let selector = &job.spec.selector;
-    let selector_keys: BTreeSet<&str> = selector
-        .match_labels
-        .keys()
-        .chain(selector.match_expressions.iter().map(|req| &req.key))
-        .map(String::as_str)
-        .collect();
-    let read = ReadFields {
-        conditions: &read_conditions,
-        label_keys: &selector_keys,
-    };
+    let read = ReadFields::of(job);
+    // The controller reference of most pods: built once, shared by every pod that has it.
+    let own = Arc::new(OwnerRef {
+        api_version: JOB_API_VERSION.to_string(),
+        kind: JOB_KIND.to_string(),
+        name: job.name.clone(),
+        uid: job.uid.clone(),
+    });
     let mut converted: Vec<Pod> = Vec::with_capacity(count);
     // Duplicate UIDs, found through a hash of each UID and the first converted pod
     // with that hash, rather than a set of copied UIDs (a 100,000-pod request's worth).
@@ -573,18 +589,30 @@ where
     let mut first_with_hash: HashMap<u64, usize> = HashMap::with_capacity(count);
     for (at, pod) in pods {
         let pod = match pod {
-            Ok(WirePod::Full(pod)) => pod_from_pb(pod, at, job, &read, errs),
-            Ok(WirePod::Lean(pod)) => pod_from_lean(pod, at, job, &read, errs),
-            Err(err) => {
-                let kind = if at.lean { "LeanPod" } else { "Pod" };
-                errs.push(
-                    at.path(),
-                    ViolationKind::Invalid,
-                    None,
-                    &format!("not a valid {kind} message: {err}"),
-                );
-                continue;
-            }
+            WirePod::Full(bytes) => match pod_decode::pod(&bytes, at.i, &own, &read, errs) {
+                Ok(pod) => pod,
+                Err(err) => {
+                    errs.push(
+                        at.path(),
+                        ViolationKind::Invalid,
+                        None,
+                        &format!("not a valid Pod message: {err}"),
+                    );
+                    continue;
+                }
+            },
+            WirePod::Lean(bytes) => match lean_decode::lean_pod(&bytes, at.i, &own, &read, errs) {
+                Ok(pod) => pod,
+                Err(err) => {
+                    errs.push(
+                        at.path(),
+                        ViolationKind::Invalid,
+                        None,
+                        &format!("not a valid LeanPod message: {err}"),
+                    );
+                    continue;
+                }
+            },
         };
         if !pod.uid.is_empty() {
             let duplicate = match first_with_hash.entry(hasher.hash_one(&pod.uid)) {
@@ -617,364 +645,67 @@ where
 /// Selector matching reads only the selector's keys, and the rules read only the
 /// Ready condition and the types the pod failure policy names: keeping the rest
 /// would more than double the memory a large snapshot's pods take.
-struct ReadFields<'a> {
-    conditions: &'a BTreeSet<&'a str>,
-    label_keys: &'a BTreeSet<&'a str>,
+pub(crate) struct ReadFields<'a> {
+    /// The pod conditions whose status a decision reads.
+    pub(crate) conditions: BTreeSet<&'a str>,
+    /// The label keys a decision reads.
+    pub(crate) label_keys: BTreeSet<&'a str>,
 }
 
-fn pod_from_pb(
-    pod: pb::Pod,
-    at: PodAt,
-    job: &Job,
-    read: &ReadFields<'_>,
-    errs: &mut Violations,
-) -> Pod {
-    let i = at.i;
-    let mut metadata = pod.metadata.unwrap_or_default();
-    if metadata.uid.is_empty() {
-        errs.required(format!("pods[{i}].metadata.uid"), "");
-    }
-    if metadata.name.is_empty() {
-        errs.required(format!("pods[{i}].metadata.name"), "");
-    }
-    let owner_uids = metadata
-        .owner_references
-        .iter()
-        .map(|owner| owner.uid.clone())
-        .collect();
-    let controller = metadata
-        .owner_references
-        .into_iter()
-        .enumerate()
-        .find(|(_, owner)| owner.controller == Some(true));
-    let controller = controller.map(|(j, owner)| {
-        controller_ref(owner, job, errs, || {
-            format!("pods[{i}].metadata.ownerReferences[{j}].uid")
-        })
-    });
-    let annotations = &metadata.annotations;
-    let annotation = |key: &str| annotations.get(key).map(String::as_str);
-    let completion_index = defaults::completion_index(annotation(COMPLETION_INDEX_KEY));
-    let index_failure_count = defaults::failure_count(annotation(INDEX_FAILURE_COUNT_KEY));
-    let index_ignored_failure_count =
-        defaults::failure_count(annotation(INDEX_IGNORED_FAILURE_COUNT_KEY));
-    let has_tracking_finalizer = metadata
-        .finalizers
-        .iter()
-        .any(|f| f == JOB_TRACKING_FINALIZER);
-    let creation_timestamp = errs.time(metadata.creation_timestamp.as_ref(), || {
-        format!("pods[{i}].metadata.creationTimestamp")
-    });
-    let deletion = errs
-        .time(metadata.deletion_timestamp.as_ref(), || {
-            format!("pods[{i}].metadata.deletionTimestamp")
-        })
-        .map(|timestamp| Deletion {
-            timestamp,
-            grace_period_seconds: metadata.deletion_grace_period_seconds,
-        });
-    let scheduled = pod.spec.as_ref().is_some_and(|s| !s.node_name.is_empty());
-    let sidecar_init_containers = pod
-        .spec
-        .as_ref()
-        .map(|s| {
-            s.init_containers
-                .iter()
-                .filter(|c| c.restart_policy == "Always")
-                .map(|c| c.name.clone())
-                .collect()
-        })
-        .unwrap_or_default();
-    let status = pod.status.unwrap_or_default();
-    let phase = PodPhase::from_api(&status.phase).unwrap_or_else(|| {
-        errs.not_supported(
-            format!("pods[{i}].status.phase"),
-            &status.phase,
-            &["Pending", "Running", "Succeeded", "Failed", "Unknown"],
-        );
-        PodPhase::Pending
-    });
-    // Every condition is checked; only those a decision reads are kept, in their order,
-    // in an exact capacity (a `collect` could keep the wire list's larger allocation).
-    let kept = status
-        .conditions
-        .iter()
-        .filter(|c| read.conditions.contains(c.r#type.as_str()))
-        .count();
-    let mut conditions = Vec::with_capacity(kept);
-    for (c, condition) in status.conditions.into_iter().enumerate() {
-        let is_read = read.conditions.contains(condition.r#type.as_str());
-        let status = ConditionStatus::from(condition.status);
-        if let ConditionStatus::Other(value) = &status
-            && is_read
-        {
-            errs.not_supported(
-                format!("pods[{i}].status.conditions[{c}].status"),
-                value,
-                &["True", "False", "Unknown"],
-            );
+impl<'a> ReadFields<'a> {
+    /// What decisions on `job` read of its pods.
+    pub(crate) fn of(job: &'a Job) -> Self {
+        // Ready, and the conditions the policy matches on.
+        let mut conditions: BTreeSet<&str> = BTreeSet::from([POD_READY]);
+        if let Some(policy) = &job.spec.pod_failure_policy {
+            for rule in &policy.rules {
+                for pattern in &rule.on_pod_conditions {
+                    conditions.insert(pattern.condition_type.as_str());
+                }
+            }
         }
-        let last_transition_time = errs.time(condition.last_transition_time.as_ref(), || {
-            format!("pods[{i}].status.conditions[{c}].lastTransitionTime")
-        });
-        if is_read {
-            conditions.push(PodCondition {
-                condition_type: condition.r#type,
-                status,
-                last_transition_time,
-            });
+        // The keys the Job's selector names (adoption and release).
+        let selector = &job.spec.selector;
+        let label_keys = selector
+            .match_labels
+            .keys()
+            .chain(selector.match_expressions.iter().map(|req| &req.key))
+            .map(String::as_str)
+            .collect();
+        ReadFields {
+            conditions,
+            label_keys,
         }
-    }
-    let container_statuses =
-        container_statuses_from_pb(status.container_statuses, i, "containerStatuses", errs);
-    let init_container_statuses = container_statuses_from_pb(
-        status.init_container_statuses,
-        i,
-        "initContainerStatuses",
-        errs,
-    );
-    Pod {
-        name: std::mem::take(&mut metadata.name),
-        uid: std::mem::take(&mut metadata.uid),
-        // Only the labels the selector names: matching reads no others.
-        labels: metadata
-            .labels
-            .into_iter()
-            .filter(|(key, _)| read.label_keys.contains(key.as_str()))
-            .collect(),
-        completion_index,
-        index_failure_count,
-        index_ignored_failure_count,
-        controller,
-        owner_uids,
-        has_tracking_finalizer,
-        creation_timestamp,
-        deletion,
-        scheduled,
-        sidecar_init_containers,
-        phase,
-        conditions,
-        container_statuses,
-        init_container_statuses,
     }
 }
 
-/// A pod's controller reference; one naming another owner is rejected: the
-/// request holds the Job's pods and orphans only.
-fn controller_ref(
+/// A pod's controller reference (the shared `own` when it is the Job's own);
+/// one naming another owner is rejected: the request holds the Job's pods and orphans only.
+pub(crate) fn controller_ref(
     owner: pb::OwnerReference,
-    job: &Job,
+    own: &Arc<OwnerRef>,
     errs: &mut Violations,
     uid_field: impl FnOnce() -> String,
-) -> OwnerRef {
+) -> Arc<OwnerRef> {
     // Without a job uid there is nothing to compare with; that is reported once.
-    if !job.uid.is_empty() && owner.uid != job.uid {
+    if !own.uid.is_empty() && owner.uid != own.uid {
         errs.invalid(
             uid_field(),
             format!("\"{}\"", owner.uid),
             "the pod's controller is not this Job; send only the Job's pods and orphans",
         );
     }
-    OwnerRef {
+    let owner = OwnerRef {
         api_version: owner.api_version,
         kind: owner.kind,
         name: owner.name,
         uid: owner.uid,
-    }
-}
-
-/// A pod in the lean encoding: the same pod as its `Pod` form, checked by the same rules
-/// where both forms carry the field.
-fn pod_from_lean(
-    pod: pb::LeanPod,
-    at: PodAt,
-    job: &Job,
-    read: &ReadFields<'_>,
-    errs: &mut Violations,
-) -> Pod {
-    let i = at.i;
-    if pod.uid.is_empty() {
-        errs.required(format!("leanPods[{i}].uid"), "");
-    }
-    if pod.name.is_empty() {
-        errs.required(format!("leanPods[{i}].name"), "");
-    }
-    let mut owner_uids = Vec::with_capacity(pod.owner_references.len() + 1);
-    if pod.controlled_by_job {
-        owner_uids.push(job.uid.clone());
-    }
-    owner_uids.extend(pod.owner_references.iter().map(|o| o.uid.clone()));
-    let controller = if pod.controlled_by_job {
-        Some(OwnerRef {
-            api_version: JOB_API_VERSION.to_string(),
-            kind: JOB_KIND.to_string(),
-            name: job.name.clone(),
-            uid: job.uid.clone(),
-        })
+    };
+    if owner == **own {
+        Arc::clone(own)
     } else {
-        pod.owner_references
-            .into_iter()
-            .enumerate()
-            .find(|(_, owner)| owner.controller == Some(true))
-            .map(|(j, owner)| {
-                controller_ref(owner, job, errs, || {
-                    format!("leanPods[{i}].ownerReferences[{j}].uid")
-                })
-            })
-    };
-    let creation_timestamp = errs.time(pod.creation_timestamp.as_ref(), || {
-        format!("leanPods[{i}].creationTimestamp")
-    });
-    let deletion = errs
-        .time(pod.deletion_timestamp.as_ref(), || {
-            format!("leanPods[{i}].deletionTimestamp")
-        })
-        .map(|timestamp| Deletion {
-            timestamp,
-            grace_period_seconds: pod.deletion_grace_period_seconds,
-        });
-    let phase = match pb::LeanPodPhase::try_from(pod.phase) {
-        Ok(pb::LeanPodPhase::Unspecified | pb::LeanPodPhase::Pending) => PodPhase::Pending,
-        Ok(pb::LeanPodPhase::Running) => PodPhase::Running,
-        Ok(pb::LeanPodPhase::Succeeded) => PodPhase::Succeeded,
-        Ok(pb::LeanPodPhase::Failed) => PodPhase::Failed,
-        Ok(pb::LeanPodPhase::Unknown) => PodPhase::Unknown,
-        Err(_) => {
-            errs.invalid(
-                format!("leanPods[{i}].phase"),
-                pod.phase,
-                "not a LeanPodPhase value",
-            );
-            PodPhase::Pending
-        }
-    };
-    let kept = pod
-        .conditions
-        .iter()
-        .filter(|c| read.conditions.contains(c.r#type.as_str()))
-        .count();
-    let mut conditions = Vec::with_capacity(kept);
-    for (c, condition) in pod.conditions.into_iter().enumerate() {
-        if !read.conditions.contains(condition.r#type.as_str()) {
-            continue;
-        }
-        let status = match pb::LeanConditionStatus::try_from(condition.status) {
-            Ok(pb::LeanConditionStatus::True) => ConditionStatus::True,
-            Ok(pb::LeanConditionStatus::False) => ConditionStatus::False,
-            Ok(pb::LeanConditionStatus::Unknown) => ConditionStatus::Unknown,
-            // Unset reads as an empty status string does: not one decisions can use.
-            Ok(pb::LeanConditionStatus::Unspecified) | Err(_) => {
-                errs.not_supported(
-                    format!("leanPods[{i}].conditions[{c}].status"),
-                    pb::LeanConditionStatus::try_from(condition.status)
-                        .map_or("", |s| s.as_str_name()),
-                    &[
-                        "LEAN_CONDITION_STATUS_TRUE",
-                        "LEAN_CONDITION_STATUS_FALSE",
-                        "LEAN_CONDITION_STATUS_UNKNOWN",
-                    ],
-                );
-                ConditionStatus::Other(String::new())
-            }
-        };
-        let last_transition_time = errs.time(condition.last_transition_time.as_ref(), || {
-            format!("leanPods[{i}].conditions[{c}].lastTransitionTime")
-        });
-        conditions.push(PodCondition {
-            condition_type: condition.r#type,
-            status,
-            last_transition_time,
-        });
+        Arc::new(owner)
     }
-    Pod {
-        name: pod.name,
-        uid: pod.uid,
-        // Only the labels the selector names: matching reads no others.
-        labels: pod
-            .labels
-            .into_iter()
-            .filter(|(key, _)| read.label_keys.contains(key.as_str()))
-            .collect(),
-        completion_index: defaults::completion_index(pod.completion_index.as_deref()),
-        index_failure_count: defaults::failure_count(pod.index_failure_count.as_deref()),
-        index_ignored_failure_count: defaults::failure_count(
-            pod.index_ignored_failure_count.as_deref(),
-        ),
-        controller,
-        owner_uids,
-        has_tracking_finalizer: pod.tracking_finalizer,
-        creation_timestamp,
-        deletion,
-        scheduled: pod.scheduled,
-        sidecar_init_containers: pod.sidecar_init_containers,
-        phase,
-        conditions,
-        container_statuses: lean_container_statuses(
-            pod.container_statuses,
-            i,
-            "containerStatuses",
-            errs,
-        ),
-        init_container_statuses: lean_container_statuses(
-            pod.init_container_statuses,
-            i,
-            "initContainerStatuses",
-            errs,
-        ),
-    }
-}
-
-fn lean_container_statuses(
-    statuses: Vec<pb::LeanContainerStatus>,
-    i: usize,
-    list: &str,
-    errs: &mut Violations,
-) -> Vec<ContainerStatus> {
-    let mut converted = Vec::with_capacity(statuses.len());
-    converted.extend(statuses.into_iter().enumerate().map(|(c, status)| {
-        errs.non_negative(status.restart_count, || {
-            format!("leanPods[{i}].{list}[{c}].restartCount")
-        });
-        let terminated = status.terminated.map(|t| Terminated {
-            exit_code: t.exit_code,
-            finished_at: errs.time(t.finished_at.as_ref(), || {
-                format!("leanPods[{i}].{list}[{c}].terminated.finishedAt")
-            }),
-        });
-        ContainerStatus {
-            name: status.name,
-            terminated,
-            restart_count: status.restart_count,
-        }
-    }));
-    converted
-}
-
-fn container_statuses_from_pb(
-    statuses: Vec<pb::ContainerStatus>,
-    i: usize,
-    list: &str,
-    errs: &mut Violations,
-) -> Vec<ContainerStatus> {
-    // An exact capacity, as for conditions.
-    let mut converted = Vec::with_capacity(statuses.len());
-    converted.extend(statuses.into_iter().enumerate().map(|(c, status)| {
-        errs.non_negative(status.restart_count, || {
-            format!("pods[{i}].status.{list}[{c}].restartCount")
-        });
-        let terminated = status.state.and_then(|s| s.terminated).map(|t| Terminated {
-            exit_code: t.exit_code,
-            finished_at: errs.time(t.finished_at.as_ref(), || {
-                format!("pods[{i}].status.{list}[{c}].state.terminated.finishedAt")
-            }),
-        });
-        ContainerStatus {
-            name: status.name,
-            terminated,
-            restart_count: status.restart_count,
-        }
-    }));
-    converted
 }
 
 /// The plan on the wire.

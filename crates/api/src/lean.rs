@@ -3,6 +3,7 @@
 //! server's decoding (the contract's `LeanPod`). Both forms of a pod decide
 //! alike; the vector tests run every vector through both to keep it so.
 
+use crate::convert::{self, ReadFields};
 use crate::pb;
 use job_decider_core::model::{
     COMPLETION_INDEX_KEY, INDEX_FAILURE_COUNT_KEY, INDEX_IGNORED_FAILURE_COUNT_KEY,
@@ -122,17 +123,32 @@ pub fn lean_pod(pod: &pb::Pod, job: JobIdentity<'_>) -> Result<pb::LeanPod, NotL
     })
 }
 
-/// A request with its pods moved to the lean encoding; the first pod that has
-/// no lean form is named by its position.
+/// A request with its pods moved to the lean encoding, each trimmed to the
+/// labels and conditions that decisions on this Job read (the server keeps no
+/// others). The first pod that has no lean form is named by its position.
 pub fn lean_request(
     mut request: pb::DecideJobRequest,
 ) -> Result<pb::DecideJobRequest, (usize, NotLean)> {
     let pods = std::mem::take(&mut request.pods);
-    let job = JobIdentity::of(request.job.as_ref());
+    let identity = JobIdentity::of(request.job.as_ref());
+    // A Job the server would reject is sent untrimmed: its answer is the rejection.
+    let job = request.job.clone().and_then(|job| {
+        convert::job_for_validation(pb::ValidateJobRequest { job: Some(job) }).ok()
+    });
+    let read = job.as_ref().map(ReadFields::of);
     request.lean_pods = pods
         .iter()
         .enumerate()
-        .map(|(i, p)| lean_pod(p, job).map_err(|e| (i, e)))
+        .map(|(i, p)| {
+            let mut lean = lean_pod(p, identity).map_err(|e| (i, e))?;
+            if let Some(read) = &read {
+                lean.labels
+                    .retain(|key, _| read.label_keys.contains(key.as_str()));
+                lean.conditions
+                    .retain(|c| read.conditions.contains(c.r#type.as_str()));
+            }
+            Ok(lean)
+        })
         .collect::<Result<_, _>>()?;
     Ok(request)
 }

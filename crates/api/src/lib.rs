@@ -12,7 +12,10 @@ pub mod convert_jobset;
 pub mod fixtures;
 pub mod lazy;
 pub mod lean;
+mod lean_decode;
+mod pod_decode;
 pub mod status;
+pub mod wire;
 
 use job_decider_core::jobset::decide_jobset as decide_jobset_core;
 use job_decider_core::jobset_validate::validate_jobset;

@@ -4,6 +4,7 @@
 //! through the crate's dev-dependency on itself); never part of a release build.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::model::*;
 use crate::time::Time;
@@ -107,8 +108,8 @@ pub fn running_pod(name: &str, uid: &str, created: Time) -> Pod {
         completion_index: None,
         index_failure_count: 0,
         index_ignored_failure_count: 0,
-        controller: Some(job_owner()),
-        owner_uids: vec![job_owner().uid],
+        controller: Some(Arc::new(job_owner())),
+        owners_name_job: true,
         has_tracking_finalizer: true,
         creation_timestamp: Some(created),
         deletion: None,

@@ -4,6 +4,7 @@
 //! is therefore already defaulted and well-formed.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use crate::time::Time;
 
@@ -390,12 +391,13 @@ pub struct Pod {
     pub index_failure_count: i32,
     /// The `job-index-ignored-failure-count` annotation, parsed leniently (0 when unusable).
     pub index_ignored_failure_count: i32,
-    /// The pod's controller owner reference, if any.
-    pub controller: Option<OwnerRef>,
-    /// The UIDs of all the pod's owner references, the controller's included:
-    /// an orphan that already names the Job is adopted without being counted
-    /// in that sync, as upstream's pod claim does.
-    pub owner_uids: Vec<String>,
+    /// The pod's controller owner reference, if any. Shared: the pods whose
+    /// controller is the Job's own reference all hold one copy of it.
+    pub controller: Option<Arc<OwnerRef>>,
+    /// Whether any of the pod's owner references, the controller's included,
+    /// carries the Job's uid: an orphan that already names the Job is adopted
+    /// without being counted in that sync, as upstream's pod claim does.
+    pub owners_name_job: bool,
     /// Whether the pod carries the job-tracking finalizer.
     pub has_tracking_finalizer: bool,
     /// When the pod was created.
@@ -464,12 +466,13 @@ impl PodLabels {
 impl FromIterator<(String, String)> for PodLabels {
     /// Sorted by key; of repeated keys, the last value wins, as in a map.
     fn from_iter<I: IntoIterator<Item = (String, String)>>(iter: I) -> Self {
-        let mut labels = PodLabels::default();
-        for (key, value) in iter {
-            labels.insert(key, value);
-        }
-        labels.0.shrink_to_fit();
-        labels
+        let mut labels: Vec<(String, String)> = iter.into_iter().collect();
+        // Stable: of equal keys the last written stays last, and is the one kept.
+        labels.sort_by(|a, b| a.0.cmp(&b.0));
+        labels.reverse();
+        labels.dedup_by(|later, earlier| later.0 == earlier.0);
+        labels.reverse();
+        PodLabels(labels)
     }
 }
 

@@ -143,8 +143,7 @@ fn claim_pods<'a>(job: &Job, pods: &'a [Pod]) -> (Vec<Cow<'a, Pod>>, Vec<Action>
                     continue;
                 }
                 adopt.push(PodRef::from(pod));
-                let names_this_job = pod.owner_uids.contains(&job.uid);
-                if names_this_job || pod.has_tracking_finalizer {
+                if pod.owners_name_job || pod.has_tracking_finalizer {
                     adopted.push(Cow::Borrowed(pod));
                 } else {
                     let mut copy = pod.clone();

@@ -4,6 +4,7 @@ use super::*;
 use crate::fixtures::*;
 use crate::model::*;
 use crate::plan::{PodCreation, PodDeletion};
+use std::sync::Arc;
 
 fn creations(plan: &Plan) -> Vec<&PodCreation> {
     plan.actions
@@ -489,7 +490,7 @@ fn orphan_matching_the_selector_is_adopted_and_counted() {
     job.status.start_time = Some(t(0));
     let mut orphan = pod("orphan").phase(PodPhase::Succeeded).without_finalizer();
     orphan.controller = None;
-    orphan.owner_uids.clear();
+    orphan.owners_name_job = false;
     let plan = decide(&snapshot(job, vec![orphan], t(10)));
     assert!(matches!(&plan.actions[0], Action::AdoptPods(p) if p[0].name == "orphan"));
     assert_eq!(finalizer_removals(&plan), vec!["orphan"]);
@@ -572,9 +573,8 @@ fn owner(api_version: &str, kind: &str, name: &str, uid: &str) -> OwnerRef {
 /// A pod with this controller and these other owner references' uids.
 fn pod_owned_by(name: &str, controller: Option<OwnerRef>, others: &[&str]) -> Pod {
     let mut p = pod(name);
-    p.owner_uids = controller.iter().map(|c| c.uid.clone()).collect();
-    p.owner_uids.extend(others.iter().map(|u| u.to_string()));
-    p.controller = controller;
+    p.owners_name_job = controller.iter().any(|c| c.uid == JOB_UID) || others.contains(&JOB_UID);
+    p.controller = controller.map(Arc::new);
     p
 }
 

@@ -1,6 +1,7 @@
 //! Writes the fuzz targets' seed corpus from the test vectors: `fuzz-seeds <repo> <corpus dir>`.
 //!
-//! - `decide_job/`, `decide_jobset/`: each vector's request, protobuf-encoded;
+//! - `decide_job/`, `decide_jobset/`: each vector's request, protobuf-encoded (DecideJob requests
+//!   also with their pods as LeanPods);
 //! - `documents/`: each Job vector's Job and pods as JSON and as YAML, and the bundled examples;
 //! - `index_set/`: every index list the vectors carry, after a 4-byte little-endian
 //!   `completions` (the target's input format).
@@ -73,6 +74,14 @@ fn main() -> Result<()> {
         index_lists(&req, &mut lists);
         let message: pb::DecideJobRequest = serde_json::from_value(req.clone())?;
         write(&out.join("decide_job"), &name, &message.encode_to_vec())?;
+        // The same request with its pods as LeanPods (the hand-written decoder's input).
+        if let Ok(lean) = job_decider_api::lean::lean_request(message.clone()) {
+            write(
+                &out.join("decide_job"),
+                &format!("{name}.lean"),
+                &lean.encode_to_vec(),
+            )?;
+        }
         let docs = out.join("documents");
         write(
             &docs,

@@ -167,15 +167,18 @@ func (f *fixture) actions(verb, resource string) []clienttesting.Action {
 	return out
 }
 
-func TestSnapshotGoesThroughJSONWithoutHandMapping(t *testing.T) {
+// TestSnapshotRequestIsLean: the shim sends its pods in the lean encoding,
+// the Job's own controller reference elided, the Job and the expectations
+// as they are.
+func TestSnapshotRequestIsLean(t *testing.T) {
 	job := testJob()
 	pod := testPod("pi-a", corev1.PodFailed)
 	pod.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubelet"}} // unknown to the contract
 	s := snapshot{Job: job, Pods: []*corev1.Pod{pod}, Now: time.Unix(100, 0), Controller: "x.dev/y",
 		PodChangesPending: true, FinalizerRemovalsPending: []string{"u1"}}
-	req, err := s.request()
-	if err != nil {
-		t.Fatal(err)
+	req, notLean := s.request()
+	if notLean != nil {
+		t.Fatal(notLean)
 	}
 	if got := req.GetJob().GetSpec().GetManagedBy(); got != DefaultControllerName {
 		t.Errorf("managedBy %q", got)
@@ -189,16 +192,37 @@ func TestSnapshotGoesThroughJSONWithoutHandMapping(t *testing.T) {
 	if got := req.GetJob().GetSpec().GetTemplate().GetSpec().GetContainers()[0].GetEnv()[0].GetName(); got != "JOB_COMPLETION_INDEX" {
 		t.Errorf("template env %q", got)
 	}
-	p := req.GetPods()[0]
-	if p.GetStatus().GetPhase() != "Failed" || p.GetStatus().GetContainerStatuses()[0].GetState().GetTerminated().GetExitCode() != 42 {
-		t.Errorf("pod status %v", p.GetStatus())
+	if len(req.GetPods()) != 0 || len(req.GetLeanPods()) != 1 {
+		t.Fatalf("%d pods, %d lean pods; want the one pod lean", len(req.GetPods()), len(req.GetLeanPods()))
 	}
-	if p.GetSpec().GetNodeName() != "node-1" || !p.GetMetadata().GetOwnerReferences()[0].GetController() {
+	p := req.GetLeanPods()[0]
+	if p.GetPhase() != jobdeciderv1.LeanPodPhase_LEAN_POD_PHASE_FAILED || p.GetContainerStatuses()[0].GetTerminated().GetExitCode() != 42 {
+		t.Errorf("pod status %v", p)
+	}
+	if !p.GetScheduled() || !p.GetControlledByJob() || len(p.GetOwnerReferences()) != 0 {
 		t.Errorf("pod %v", p)
 	}
 	if req.GetControllerName() != "x.dev/y" || !req.GetExpectations().GetPodChangesPending() ||
 		req.GetExpectations().GetFinalizerRemovalsPending()[0] != "u1" || req.GetNow().GetSeconds() != 100 {
 		t.Errorf("request %v", req)
+	}
+}
+
+// TestSnapshotWithAnUnknownPhaseGoesFull: a pod whose phase the API does
+// not define has no lean form; the shim sends every pod Kubernetes-shaped
+// and says why, rather than guessing a phase.
+func TestSnapshotWithAnUnknownPhaseGoesFull(t *testing.T) {
+	odd := testPod("pi-b", "Evicted")
+	s := snapshot{Job: testJob(), Pods: []*corev1.Pod{testPod("pi-a", corev1.PodRunning), odd}, Now: time.Unix(100, 0)}
+	req, notLean := s.request()
+	if notLean == nil || !strings.Contains(notLean.Error(), `pods[1].status.phase "Evicted"`) {
+		t.Errorf("notLean = %v, want it to name pods[1].status.phase", notLean)
+	}
+	if len(req.GetLeanPods()) != 0 || len(req.GetPods()) != 2 || req.GetPods()[1].GetStatus().GetPhase() != "Evicted" {
+		t.Errorf("want both pods Kubernetes-shaped, the phase as it is: %d lean, pods %v", len(req.GetLeanPods()), req.GetPods())
+	}
+	if req.GetExpectations() == nil || req.GetNow().GetSeconds() != 100 {
+		t.Errorf("the full request lost its other fields: %v", req)
 	}
 }
 
@@ -282,8 +306,8 @@ func TestRegressionPodControlledByAnotherOwnerIsNotSent(t *testing.T) {
 		t.Fatal(err)
 	}
 	var names []string
-	for _, p := range f.decider.last(t).GetPods() {
-		names = append(names, p.GetMetadata().GetName())
+	for _, p := range f.decider.last(t).GetLeanPods() {
+		names = append(names, p.GetName())
 	}
 	if strings.Join(names, ",") != "pi-a,pi-orphan" {
 		t.Errorf("snapshot pods = %v, want the owned pod and the orphan only", names)

@@ -2,7 +2,6 @@ package controller
 
 import (
 	"encoding/json"
-	"fmt"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
@@ -12,24 +11,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	jobdeciderv1 "job-decider.dev/clients/go/jobdecider/v1"
+	"job-decider.dev/clients/go/request"
 )
 
-// The contract names every field as the Kubernetes API does, so objects cross
-// the boundary through their JSON forms, with no field mapped by hand: fields
-// the contract leaves out are dropped on the way in.
-var (
-	fromKube = protojson.UnmarshalOptions{DiscardUnknown: true}
-	toKube   = protojson.MarshalOptions{}
-)
-
-// kubeToProto converts a Kubernetes object (or part of one) to its contract message.
-func kubeToProto(obj any, msg proto.Message) error {
-	data, err := json.Marshal(obj)
-	if err != nil {
-		return err
-	}
-	return fromKube.Unmarshal(data, msg)
-}
+// The response comes back through JSON: the contract names every field as
+// the Kubernetes API does, so a planned status or pod variable becomes its
+// client-go type with no field mapped by hand. (Requests go the other way
+// field by field, in clients/go/request: that route carries every pod.)
+var toKube = protojson.MarshalOptions{}
 
 // protoToKube converts a contract message to the Kubernetes type it mirrors.
 func protoToKube(msg proto.Message, obj any) error {
@@ -52,27 +41,22 @@ type snapshot struct {
 	FinalizerRemovalsPending []string
 }
 
-// request builds the DecideJobRequest for a snapshot.
-func (s *snapshot) request() (*jobdeciderv1.DecideJobRequest, error) {
-	req := &jobdeciderv1.DecideJobRequest{
-		Job:            &jobdeciderv1.Job{},
-		Pods:           make([]*jobdeciderv1.Pod, len(s.Pods)),
-		Now:            timestamppb.New(s.Now),
-		State:          s.State,
-		ControllerName: s.Controller,
-		Expectations: &jobdeciderv1.Expectations{
-			PodChangesPending:        s.PodChangesPending,
-			FinalizerRemovalsPending: s.FinalizerRemovalsPending,
-		},
+// request builds the DecideJobRequest for a snapshot, its pods in the lean
+// encoding. A pod with no lean form (a phase or condition status the API
+// does not define) sends every pod Kubernetes-shaped instead, and notLean
+// says why; the server then decides or rejects it as it would any client's.
+func (s *snapshot) request() (req *jobdeciderv1.DecideJobRequest, notLean error) {
+	req, err := request.Build(s.Job, s.Pods)
+	if err != nil {
+		notLean = err
+		req = request.BuildFull(s.Job, s.Pods)
 	}
-	if err := kubeToProto(s.Job, req.Job); err != nil {
-		return nil, fmt.Errorf("job %s/%s: %w", s.Job.Namespace, s.Job.Name, err)
+	req.Now = timestamppb.New(s.Now)
+	req.State = s.State
+	req.ControllerName = s.Controller
+	req.Expectations = &jobdeciderv1.Expectations{
+		PodChangesPending:        s.PodChangesPending,
+		FinalizerRemovalsPending: s.FinalizerRemovalsPending,
 	}
-	for i, pod := range s.Pods {
-		req.Pods[i] = &jobdeciderv1.Pod{}
-		if err := kubeToProto(pod, req.Pods[i]); err != nil {
-			return nil, fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
-		}
-	}
-	return req, nil
+	return req, notLean
 }

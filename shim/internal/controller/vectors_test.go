@@ -25,6 +25,7 @@ import (
 
 	jobdeciderv1 "job-decider.dev/clients/go/jobdecider/v1"
 	"job-decider.dev/clients/go/protodiff"
+	"job-decider.dev/clients/go/request"
 )
 
 // minVectors is fewer than the set holds, so the tests cannot pass by reading nothing.
@@ -297,14 +298,17 @@ func unquoteInt64s(v any, md protoreflect.MessageDescriptor) (any, error) {
 }
 
 // TestVectorSnapshotsMatchContract builds each vector's request the way the
-// shim does, from client-go objects, and checks it is the vector's request:
-// objects → JSON → protojson loses nothing the decision reads.
+// shim does, from client-go objects, and checks it is the vector's request
+// with its pods in the lean encoding (converted here by the harness's route,
+// from the contract's Pod); a vector with a pod that has no lean form must
+// come out Kubernetes-shaped, exactly the vector's request. The full route is
+// checked on every vector too, so both stay able to carry each decision.
 func TestVectorSnapshotsMatchContract(t *testing.T) {
 	vs := loadVectors(t)
 	if len(vs) < minVectors {
 		t.Fatalf("loaded %d vectors, want at least %d", len(vs), minVectors)
 	}
-	pods := 0
+	pods, leanPods, fullOnly := 0, 0, 0
 	for _, v := range vs {
 		t.Run(v.name, func(t *testing.T) {
 			want := &jobdeciderv1.DecideJobRequest{}
@@ -325,21 +329,50 @@ func TestVectorSnapshotsMatchContract(t *testing.T) {
 				PodChangesPending:        want.GetExpectations().GetPodChangesPending(),
 				FinalizerRemovalsPending: want.GetExpectations().GetFinalizerRemovalsPending(),
 			}
-			got, err := snap.request()
-			if err != nil {
-				t.Fatalf("building the request: %v", err)
-			}
+			got, notLean := snap.request()
 			if want.Expectations == nil {
 				// The shim always sends expectations; an absent message
 				// reads as an empty one.
 				want.Expectations = &jobdeciderv1.Expectations{}
+			}
+			full := request.BuildFull(job, kubePods)
+			if !proto.Equal(full.GetJob(), want.GetJob()) || !equalPods(full.GetPods(), want.GetPods()) {
+				t.Errorf("the Kubernetes-shaped request differs from the vector's:\n%s",
+					protoDiff(t, &jobdeciderv1.DecideJobRequest{Job: full.Job, Pods: full.Pods}, &jobdeciderv1.DecideJobRequest{Job: want.Job, Pods: want.Pods}))
+			}
+			wantLean, err := request.Lean(want)
+			if (err == nil) != (notLean == nil) {
+				t.Fatalf("the shim's lean encoding failed with %v, the harness's with %v", notLean, err)
+			}
+			if err == nil {
+				leanPods += len(got.GetLeanPods())
+				want = wantLean
+			} else {
+				fullOnly++
 			}
 			if !proto.Equal(got, want) {
 				t.Errorf("the shim's request differs from the vector's:\n%s", protoDiff(t, got, want))
 			}
 		})
 	}
-	t.Logf("%d vectors, %d pods converted", len(vs), pods)
+	if leanPods == 0 {
+		t.Fatalf("no vector's pods went lean")
+	}
+	t.Logf("%d vectors, %d pods converted, %d of them lean; %d vectors have a pod with no lean form", len(vs), pods, leanPods, fullOnly)
+}
+
+func equalPods(a, b []*jobdeciderv1.Pod) bool {
+	return slices.EqualFunc(a, b, func(x, y *jobdeciderv1.Pod) bool { return proto.Equal(x, y) })
+}
+
+// kubeToProto is the JSON route from a client-go object to its contract
+// message, an oracle independent of the shim's field-by-field conversion.
+func kubeToProto(obj any, msg proto.Message) error {
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return err
+	}
+	return fromVector.Unmarshal(data, msg)
 }
 
 // TestVectorPlansApply turns every pod creation in every expected plan into a

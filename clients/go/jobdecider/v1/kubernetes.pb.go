@@ -2425,11 +2425,11 @@ type LeanPod struct {
 	IndexFailureCount *string `protobuf:"bytes,5,opt,name=index_failure_count,json=indexFailureCount,proto3,oneof" json:"index_failure_count,omitempty"`
 	// The batch.kubernetes.io/job-index-ignored-failure-count annotation, verbatim, when present.
 	IndexIgnoredFailureCount *string `protobuf:"bytes,6,opt,name=index_ignored_failure_count,json=indexIgnoredFailureCount,proto3,oneof" json:"index_ignored_failure_count,omitempty"`
-	// True when one of metadata.ownerReferences is the Job's own controller reference:
-	// apiVersion "batch/v1", kind "Job", the Job's name and uid, controller true. That
-	// reference is then left out of owner_references (it is most of a pod's bytes).
+	// True when the pod's controller reference (the first of metadata.ownerReferences with
+	// controller true) is the Job's own: apiVersion "batch/v1", kind "Job", the Job's name and
+	// uid. That reference is then left out of owner_references (it would be a third of the bytes).
 	ControlledByJob bool `protobuf:"varint,7,opt,name=controlled_by_job,json=controlledByJob,proto3" json:"controlled_by_job,omitempty"`
-	// metadata.ownerReferences other than the one controlled_by_job stands for, in order.
+	// metadata.ownerReferences except the one controlled_by_job stands for, in order.
 	OwnerReferences []*OwnerReference `protobuf:"bytes,8,rep,name=owner_references,json=ownerReferences,proto3" json:"owner_references,omitempty"`
 	// Whether metadata.finalizers holds batch.kubernetes.io/job-tracking.
 	TrackingFinalizer bool `protobuf:"varint,9,opt,name=tracking_finalizer,json=trackingFinalizer,proto3" json:"tracking_finalizer,omitempty"`

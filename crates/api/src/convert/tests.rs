@@ -1,5 +1,7 @@
 use super::*;
-use job_decider_core::model::{CompletionMode, PodReplacementPolicy};
+use job_decider_core::model::{
+    CompletionMode, JOB_TRACKING_FINALIZER, PodPhase, PodReplacementPolicy,
+};
 use job_decider_core::plan::{EnvVarFromField, EventType};
 use std::collections::BTreeMap;
 

@@ -1,0 +1,644 @@
+//! A Kubernetes-shaped `Pod` decoded straight into the domain's `Pod`.
+//!
+//! A pod as the API server returns it is three quarters fields decisions never
+//! read (generateName, resourceVersion, most labels, annotations, condition
+//! reasons and messages, container states). prost would allocate every one of
+//! them; read here from the encoded bytes ([`crate::wire`]), they are checked —
+//! bytes prost would reject are rejected — and only what the domain keeps is
+//! allocated. The checks and field paths are those `convert` has always
+//! applied to a `Pod` (`pods[i].metadata.uid`, …).
+
+use std::sync::Arc;
+
+use job_decider_core::defaults;
+use job_decider_core::model::{
+    COMPLETION_INDEX_KEY, ConditionStatus, ContainerStatus, Deletion, INDEX_FAILURE_COUNT_KEY,
+    INDEX_IGNORED_FAILURE_COUNT_KEY, JOB_TRACKING_FINALIZER, OwnerRef, Pod, PodCondition,
+    PodLabels, PodPhase, Terminated,
+};
+use pbjson_types::Timestamp;
+
+use crate::convert::{ReadFields, Violations, controller_ref};
+use crate::pb;
+use crate::wire::{
+    Fields, Kind, Schema, TIMESTAMP, WireError, check, checked, known, map_entry, merge_timestamp,
+};
+
+/// The phases the API defines, as the error names them.
+const PHASES: [&str; 5] = ["Pending", "Running", "Succeeded", "Failed", "Unknown"];
+
+/// `ContainerStateWaiting`: reason, message.
+const WAITING: &Schema = &[(1, Kind::Str), (2, Kind::Str)];
+/// `ContainerStateRunning`: startedAt.
+const RUNNING: &Schema = &[(1, Kind::Message(TIMESTAMP))];
+
+/// Where a pod's fields are: its index in `pods`.
+struct At(usize);
+
+impl At {
+    fn field(&self, path: impl std::fmt::Display) -> String {
+        format!("pods[{}].{path}", self.0)
+    }
+}
+
+/// An owner reference, borrowed from the wire (checked UTF-8) until it is known to be needed.
+#[derive(Default)]
+struct Owner<'a> {
+    api_version: &'a [u8],
+    kind: &'a [u8],
+    name: &'a [u8],
+    uid: &'a [u8],
+    controller: Option<bool>,
+}
+
+impl Owner<'_> {
+    /// Whether this is the Job's own reference, `own`.
+    fn is(&self, own: &OwnerRef) -> bool {
+        self.api_version == own.api_version.as_bytes()
+            && self.kind == own.kind.as_bytes()
+            && self.name == own.name.as_bytes()
+            && self.uid == own.uid.as_bytes()
+    }
+}
+
+/// Checked bytes as the string they are.
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn owner(bytes: &[u8]) -> Result<Owner<'_>, WireError> {
+    const F: &str = "OwnerReference";
+    let mut o = Owner::default();
+    let mut fields = Fields::of(bytes);
+    while let Some((tag, v)) = fields.next_field()? {
+        match tag {
+            1 => o.api_version = v.checked_bytes(F)?,
+            2 => o.kind = v.checked_bytes(F)?,
+            3 => o.name = v.checked_bytes(F)?,
+            4 => o.uid = v.checked_bytes(F)?,
+            5 => o.controller = Some(v.bool(F)?),
+            6 => {
+                v.bool(F)?;
+            }
+            _ => {}
+        }
+    }
+    Ok(o)
+}
+
+/// What of `metadata` decisions read, borrowed.
+#[derive(Default)]
+struct Meta<'a> {
+    name: &'a str,
+    uid: &'a str,
+    creation_timestamp: Option<Timestamp>,
+    deletion_timestamp: Option<Timestamp>,
+    deletion_grace_period_seconds: Option<i64>,
+    labels: Vec<(String, String)>,
+    completion_index: Option<&'a str>,
+    index_failure_count: Option<&'a str>,
+    index_ignored_failure_count: Option<&'a str>,
+    /// The first controller reference and its position.
+    controller: Option<(usize, Owner<'a>)>,
+    owners: usize,
+    owners_name_job: bool,
+    tracking_finalizer: bool,
+}
+
+fn metadata<'a>(
+    bytes: &'a [u8],
+    meta: &mut Meta<'a>,
+    read: &ReadFields<'_>,
+    job_uid: &str,
+) -> Result<(), WireError> {
+    const F: &str = "ObjectMeta";
+    let mut fields = Fields::of(bytes);
+    while let Some((tag, v)) = fields.next_field()? {
+        match tag {
+            1 => meta.name = v.str(F)?,
+            4 => meta.uid = v.str(F)?,
+            2 | 3 | 5 => {
+                v.checked_bytes(F)?;
+            }
+            6 => {
+                v.int64(F)?;
+            }
+            7 => merge_timestamp(&mut meta.creation_timestamp, v.bytes(F)?)?,
+            8 => merge_timestamp(&mut meta.deletion_timestamp, v.bytes(F)?)?,
+            9 => meta.deletion_grace_period_seconds = Some(v.int64(F)?),
+            10 => {
+                let (key, value) = map_entry(v.bytes(F)?, "ObjectMeta.labels")?;
+                checked(value, "ObjectMeta.labels")?;
+                match known(&read.label_keys, key) {
+                    // A later entry of the same key wins, as in a map.
+                    Some(key) => meta.labels.push((key.to_string(), text(value))),
+                    None => checked(key, "ObjectMeta.labels")?,
+                }
+            }
+            11 => {
+                const A: &str = "ObjectMeta.annotations";
+                let (key, value) = map_entry(v.bytes(F)?, A)?;
+                checked(key, A)?;
+                checked(value, A)?;
+                let value = || std::str::from_utf8(value).unwrap_or_default();
+                match key {
+                    k if k == COMPLETION_INDEX_KEY.as_bytes() => {
+                        meta.completion_index = Some(value())
+                    }
+                    k if k == INDEX_FAILURE_COUNT_KEY.as_bytes() => {
+                        meta.index_failure_count = Some(value())
+                    }
+                    k if k == INDEX_IGNORED_FAILURE_COUNT_KEY.as_bytes() => {
+                        meta.index_ignored_failure_count = Some(value())
+                    }
+                    _ => {}
+                }
+            }
+            12 => {
+                let o = owner(v.bytes(F)?)?;
+                meta.owners_name_job |= o.uid == job_uid.as_bytes();
+                if o.controller == Some(true) && meta.controller.is_none() {
+                    meta.controller = Some((meta.owners, o));
+                }
+                meta.owners += 1;
+            }
+            13 => {
+                meta.tracking_finalizer |= v.checked_bytes(F)? == JOB_TRACKING_FINALIZER.as_bytes()
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn spec(bytes: &[u8], scheduled: &mut bool, sidecars: &mut Vec<String>) -> Result<(), WireError> {
+    const F: &str = "PodSpecSummary";
+    let mut fields = Fields::of(bytes);
+    while let Some((tag, v)) = fields.next_field()? {
+        match tag {
+            1 => *scheduled = !v.checked_bytes(F)?.is_empty(),
+            2 => {
+                let (mut name, mut always) = ("", false);
+                let mut inner = Fields::of(v.bytes(F)?);
+                while let Some((tag, v)) = inner.next_field()? {
+                    match tag {
+                        1 => name = v.str("InitContainerSummary")?,
+                        2 => always = v.checked_bytes("InitContainerSummary")? == b"Always",
+                        _ => {}
+                    }
+                }
+                if always {
+                    sidecars.push(name.to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// A container status: name, restart count and the terminated state, the rest checked.
+fn container(bytes: &[u8]) -> Result<(&str, i32, Option<WireTerminated>), WireError> {
+    const F: &str = "ContainerStatus";
+    let (mut name, mut restart_count, mut terminated) = ("", 0, None);
+    let mut fields = Fields::of(bytes);
+    while let Some((tag, v)) = fields.next_field()? {
+        match tag {
+            1 => name = v.str(F)?,
+            2 => {
+                let mut state = Fields::of(v.bytes(F)?);
+                while let Some((tag, v)) = state.next_field()? {
+                    match tag {
+                        1 => check(v.bytes(F)?, WAITING, "ContainerStateWaiting")?,
+                        2 => check(v.bytes(F)?, RUNNING, "ContainerStateRunning")?,
+                        3 => {
+                            let t: &mut WireTerminated = terminated.get_or_insert_default();
+                            let mut inner = Fields::of(v.bytes(F)?);
+                            while let Some((tag, v)) = inner.next_field()? {
+                                const T: &str = "ContainerStateTerminated";
+                                match tag {
+                                    1 => t.exit_code = v.int32(T)?,
+                                    2 => {
+                                        v.int32(T)?;
+                                    }
+                                    3 | 4 => {
+                                        v.checked_bytes(T)?;
+                                    }
+                                    5 => check(v.bytes(T)?, TIMESTAMP, T)?,
+                                    6 => merge_timestamp(&mut t.finished_at, v.bytes(T)?)?,
+                                    _ => {}
+                                }
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            3 => restart_count = v.int32(F)?,
+            4 => {
+                v.bool(F)?;
+            }
+            _ => {}
+        }
+    }
+    Ok((name, restart_count, terminated))
+}
+
+/// A terminated state as read off the wire, before its time is judged.
+#[derive(Default)]
+struct WireTerminated {
+    exit_code: i32,
+    finished_at: Option<Timestamp>,
+}
+
+/// Decodes and converts one encoded `Pod`, the `i`th of `pods`; bytes that are
+/// not a `Pod` are an error, any other problem a violation.
+pub(crate) fn pod(
+    bytes: &[u8],
+    i: usize,
+    own: &Arc<OwnerRef>,
+    read: &ReadFields<'_>,
+    errs: &mut Violations,
+) -> Result<Pod, WireError> {
+    let at = At(i);
+    let mut lists = Violations::default();
+    let mut meta = Meta::default();
+    let mut scheduled = false;
+    let mut sidecars = Vec::new();
+    let mut phase = "";
+    let mut conditions: Vec<PodCondition> = Vec::new();
+    let mut condition_count = 0;
+    let mut container_statuses: Vec<ContainerStatus> = Vec::new();
+    let mut init_container_statuses: Vec<ContainerStatus> = Vec::new();
+
+    let mut fields = Fields::of(bytes);
+    while let Some((tag, v)) = fields.next_field()? {
+        match tag {
+            1 | 2 => {
+                v.checked_bytes("Pod")?;
+            }
+            3 => metadata(v.bytes("Pod.metadata")?, &mut meta, read, &own.uid)?,
+            4 => spec(v.bytes("Pod.spec")?, &mut scheduled, &mut sidecars)?,
+            5 => {
+                const F: &str = "PodStatus";
+                let mut status = Fields::of(v.bytes("Pod.status")?);
+                while let Some((tag, v)) = status.next_field()? {
+                    match tag {
+                        1 => phase = v.str(F)?,
+                        2 => {
+                            let c = condition_count;
+                            condition_count += 1;
+                            if let Some(kept) = condition(v.bytes(F)?, read, &at, c, &mut lists)? {
+                                conditions.push(kept);
+                            }
+                        }
+                        3 | 4 => {
+                            let (list, statuses) = if tag == 3 {
+                                ("containerStatuses", &mut container_statuses)
+                            } else {
+                                ("initContainerStatuses", &mut init_container_statuses)
+                            };
+                            let c = statuses.len();
+                            let (name, restart_count, terminated) = container(v.bytes(F)?)?;
+                            lists.non_negative(restart_count, || {
+                                at.field(format_args!("status.{list}[{c}].restartCount"))
+                            });
+                            let terminated = terminated.map(|t| Terminated {
+                                exit_code: t.exit_code,
+                                finished_at: lists.time(t.finished_at.as_ref(), || {
+                                    at.field(format_args!(
+                                        "status.{list}[{c}].state.terminated.finishedAt"
+                                    ))
+                                }),
+                            });
+                            statuses.push(ContainerStatus {
+                                name: name.to_string(),
+                                terminated,
+                                restart_count,
+                            });
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    if meta.uid.is_empty() {
+        errs.required(at.field("metadata.uid"), "");
+    }
+    if meta.name.is_empty() {
+        errs.required(at.field("metadata.name"), "");
+    }
+    let controller = meta.controller.take().map(|(j, o)| {
+        // The Job's own reference is shared, not copied (most pods have it).
+        if o.is(own) {
+            return Arc::clone(own);
+        }
+        let owner = pb::OwnerReference {
+            api_version: text(o.api_version),
+            kind: text(o.kind),
+            name: text(o.name),
+            uid: text(o.uid),
+            controller: o.controller,
+            block_owner_deletion: None,
+        };
+        controller_ref(owner, own, errs, || {
+            at.field(format_args!("metadata.ownerReferences[{j}].uid"))
+        })
+    });
+    let creation_timestamp = errs.time(meta.creation_timestamp.as_ref(), || {
+        at.field("metadata.creationTimestamp")
+    });
+    let deletion = errs
+        .time(meta.deletion_timestamp.as_ref(), || {
+            at.field("metadata.deletionTimestamp")
+        })
+        .map(|timestamp| Deletion {
+            timestamp,
+            grace_period_seconds: meta.deletion_grace_period_seconds,
+        });
+    let phase = PodPhase::from_api(phase).unwrap_or_else(|| {
+        errs.not_supported(at.field("status.phase"), phase, &PHASES);
+        PodPhase::Pending
+    });
+    errs.append(lists);
+    Ok(Pod {
+        name: meta.name.to_string(),
+        uid: meta.uid.to_string(),
+        labels: meta.labels.into_iter().collect::<PodLabels>(),
+        completion_index: defaults::completion_index(meta.completion_index),
+        index_failure_count: defaults::failure_count(meta.index_failure_count),
+        index_ignored_failure_count: defaults::failure_count(meta.index_ignored_failure_count),
+        controller,
+        owners_name_job: meta.owners_name_job,
+        has_tracking_finalizer: meta.tracking_finalizer,
+        creation_timestamp,
+        deletion,
+        scheduled,
+        sidecar_init_containers: sidecars,
+        phase,
+        conditions,
+        container_statuses,
+        init_container_statuses,
+    })
+}
+
+/// One condition: every condition's time is checked; the ones decisions read
+/// have their status checked and are kept.
+fn condition(
+    bytes: &[u8],
+    read: &ReadFields<'_>,
+    at: &At,
+    c: usize,
+    errs: &mut Violations,
+) -> Result<Option<PodCondition>, WireError> {
+    const F: &str = "PodCondition";
+    let (mut condition_type, mut status): (&[u8], &str) = (b"", "");
+    let mut last_transition_time = None;
+    let mut fields = Fields::of(bytes);
+    while let Some((tag, v)) = fields.next_field()? {
+        match tag {
+            1 => condition_type = v.bytes(F)?,
+            2 => status = v.str(F)?,
+            3 => check(v.bytes(F)?, TIMESTAMP, F)?,
+            4 => merge_timestamp(&mut last_transition_time, v.bytes(F)?)?,
+            5 | 6 => {
+                v.checked_bytes(F)?;
+            }
+            _ => {}
+        }
+    }
+    let Some(condition_type) = known(&read.conditions, condition_type) else {
+        checked(condition_type, F)?;
+        errs.time(last_transition_time.as_ref(), || {
+            at.field(format_args!("status.conditions[{c}].lastTransitionTime"))
+        });
+        return Ok(None);
+    };
+    let status = match status {
+        "True" => ConditionStatus::True,
+        "False" => ConditionStatus::False,
+        "Unknown" => ConditionStatus::Unknown,
+        other => {
+            errs.not_supported(
+                at.field(format_args!("status.conditions[{c}].status")),
+                other,
+                &["True", "False", "Unknown"],
+            );
+            ConditionStatus::Other(other.to_string())
+        }
+    };
+    let last_transition_time = errs.time(last_transition_time.as_ref(), || {
+        at.field(format_args!("status.conditions[{c}].lastTransitionTime"))
+    });
+    Ok(Some(PodCondition {
+        condition_type: condition_type.to_string(),
+        status,
+        last_transition_time,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::convert::job_for_validation;
+    use crate::fixtures::{JOB_UID, realistic_job, realistic_pod};
+    use prost::Message;
+
+    /// Pods that reach every field: a realistic running one, and one with
+    /// several owners, annotations, sidecars, waiting and terminated states,
+    /// unread conditions with reasons, and values decisions reject.
+    fn samples() -> Vec<pb::Pod> {
+        let ts = |seconds| Some(Timestamp { seconds, nanos: 5 });
+        let mut odd = realistic_pod(4);
+        let meta = odd.metadata.as_mut().expect("metadata");
+        meta.annotations
+            .insert(INDEX_FAILURE_COUNT_KEY.into(), "3".into());
+        meta.annotations
+            .insert(INDEX_IGNORED_FAILURE_COUNT_KEY.into(), "-1".into());
+        meta.deletion_timestamp = ts(10);
+        meta.deletion_grace_period_seconds = Some(30);
+        meta.owner_references.insert(
+            0,
+            pb::OwnerReference {
+                uid: JOB_UID.into(),
+                kind: "ConfigMap".into(),
+                ..Default::default()
+            },
+        );
+        let spec = odd.spec.as_mut().expect("spec");
+        spec.init_containers = vec![
+            pb::InitContainerSummary {
+                name: "side".into(),
+                restart_policy: "Always".into(),
+            },
+            pb::InitContainerSummary {
+                name: "setup".into(),
+                restart_policy: String::new(),
+            },
+        ];
+        let status = odd.status.as_mut().expect("status");
+        status.phase = "Evicted".into();
+        status.conditions[0].reason = "Because".into();
+        status.conditions[0].message = "so".into();
+        status.conditions[0].last_probe_time = ts(3);
+        status.conditions[2].status = "Maybe".into();
+        status.container_statuses[0].restart_count = -1;
+        status.container_statuses[0].state = Some(pb::ContainerState {
+            waiting: Some(pb::ContainerStateWaiting {
+                reason: "CrashLoopBackOff".into(),
+                message: "back-off".into(),
+            }),
+            running: None,
+            terminated: Some(pb::ContainerStateTerminated {
+                exit_code: 137,
+                signal: 9,
+                reason: "OOMKilled".into(),
+                message: "m".into(),
+                started_at: ts(1),
+                finished_at: ts(2),
+            }),
+        });
+        status.init_container_statuses = vec![pb::ContainerStatus {
+            name: "side".into(),
+            ..Default::default()
+        }];
+        vec![realistic_pod(3), odd]
+    }
+
+    fn convert(bytes: &[u8]) -> Result<(Pod, Vec<String>), WireError> {
+        let job = job_for_validation(pb::ValidateJobRequest {
+            job: Some(realistic_job(10)),
+        })
+        .expect("a valid job");
+        let read = ReadFields::of(&job);
+        let own = Arc::new(OwnerRef {
+            api_version: "batch/v1".into(),
+            kind: "Job".into(),
+            name: job.name.clone(),
+            uid: job.uid.clone(),
+        });
+        let mut errs = Violations::default();
+        let pod = pod(bytes, 0, &own, &read, &mut errs)?;
+        Ok((pod, errs.fields()))
+    }
+
+    #[test]
+    fn every_field_reads_as_convert_always_read_it() {
+        let samples = samples();
+        let (pod, violations) = convert(&samples[0].encode_to_vec()).expect("decodes");
+        assert_eq!(violations, Vec::<String>::new());
+        assert_eq!(pod.name, "train-3-x7k2p");
+        assert_eq!(pod.completion_index, Some(3));
+        assert_eq!(pod.labels.len(), 1, "only the selector's key is kept");
+        assert_eq!(pod.conditions.len(), 1, "only Ready is read");
+        assert!(pod.has_tracking_finalizer && pod.scheduled && pod.owners_name_job);
+        assert_eq!(pod.phase, PodPhase::Running);
+
+        let (pod, violations) = convert(&samples[1].encode_to_vec()).expect("decodes");
+        assert_eq!(
+            violations,
+            [
+                "pods[0].status.phase",
+                "pods[0].status.conditions[2].status",
+                "pods[0].status.containerStatuses[0].restartCount",
+            ]
+        );
+        assert_eq!(pod.index_failure_count, 3);
+        assert_eq!(pod.index_ignored_failure_count, 0);
+        assert_eq!(pod.sidecar_init_containers, ["side"]);
+        assert_eq!(pod.deletion.and_then(|d| d.grace_period_seconds), Some(30));
+        assert_eq!(
+            pod.container_statuses[0].terminated.map(|t| t.exit_code),
+            Some(137)
+        );
+        let controller = pod.controller.expect("the Job controls it");
+        assert_eq!(controller.kind, "Job", "the first controller reference");
+    }
+
+    /// Every declared field of every message a pod holds, in every wire type:
+    /// accepted exactly when prost accepts it.
+    #[test]
+    fn every_field_in_every_wire_type_is_judged_as_prost_judges_it() {
+        let paths: &[(&[u32], &[u32])] = &[
+            (&[], &[1, 2, 3, 4, 5]),
+            (&[3], &(1..=13).collect::<Vec<_>>()),
+            (&[3, 7], &[1, 2]),
+            (&[3, 8], &[1, 2]),
+            (&[3, 10], &[1, 2]),
+            (&[3, 11], &[1, 2]),
+            (&[3, 12], &[1, 2, 3, 4, 5, 6]),
+            (&[4], &[1, 2]),
+            (&[4, 2], &[1, 2]),
+            (&[5], &[1, 2, 3, 4]),
+            (&[5, 2], &[1, 2, 3, 4, 5, 6]),
+            (&[5, 2, 3], &[1, 2]),
+            (&[5, 2, 4], &[1, 2]),
+            (&[5, 3], &[1, 2, 3, 4]),
+            (&[5, 4, 2], &[1, 2, 3]),
+            (&[5, 3, 2, 1], &[1, 2]),
+            (&[5, 3, 2, 2], &[1]),
+            (&[5, 3, 2, 2, 1], &[1, 2]),
+            (&[5, 3, 2, 3], &[1, 2, 3, 4, 5, 6]),
+            (&[5, 3, 2, 3, 5], &[1, 2]),
+            (&[5, 3, 2, 3, 6], &[1, 2]),
+        ];
+        let cases = crate::wire::craft::every_wire_type(paths);
+        for bytes in &cases {
+            let theirs = pb::Pod::decode(bytes.as_slice());
+            assert_eq!(
+                convert(bytes).is_ok(),
+                theirs.is_ok(),
+                "{bytes:?}: prost says {theirs:?}"
+            );
+        }
+        assert!(cases.len() > 300, "{} cases", cases.len());
+    }
+
+    /// Every truncation and every single-byte change of the samples: accepted
+    /// exactly when prost accepts, and read as prost reads (the same pod as
+    /// prost's decoding encoded again).
+    #[test]
+    fn accepts_and_reads_exactly_what_prost_does_under_every_one_byte_change() {
+        let mut checked = 0;
+        for sample in samples() {
+            let bytes = sample.encode_to_vec();
+            let mut variants: Vec<Vec<u8>> =
+                (0..bytes.len()).map(|n| bytes[..n].to_vec()).collect();
+            for i in 0..bytes.len() {
+                // Flips of the low bits change a key's wire type; the rest, lengths and values.
+                let b = bytes[i];
+                for value in [
+                    b ^ 0x01,
+                    b ^ 0x02,
+                    b ^ 0x04,
+                    b ^ 0x05,
+                    b ^ 0x07,
+                    b.wrapping_add(1),
+                    b.wrapping_sub(1),
+                    0x00,
+                    0x7f,
+                    0x80,
+                    0xff,
+                ] {
+                    let mut changed = bytes.clone();
+                    changed[i] = value;
+                    variants.push(changed);
+                }
+            }
+            for variant in variants {
+                let ours = convert(&variant);
+                match pb::Pod::decode(variant.as_slice()) {
+                    Ok(theirs) => {
+                        assert_eq!(ours, convert(&theirs.encode_to_vec()), "{variant:?}")
+                    }
+                    Err(err) => assert!(ours.is_err(), "prost rejects {variant:?}: {err}"),
+                }
+                checked += 1;
+            }
+        }
+        assert!(checked > 10_000, "{checked} variants");
+    }
+}
