@@ -51,7 +51,7 @@ func cmdLoadTime(args []string) error {
 	maxTime := fs.Duration("max-time", time.Minute, "start no further sync after this long")
 	fs.Parse(args)
 	if fs.NArg() != 1 || *reps < 1 {
-		return errors.New("usage: conformance loadtime [--reps N] [--max-time D] FILE.bin (a load-suite request with pods)")
+		return errors.New("usage: conformance loadtime [--reps N] [--max-time D] FILE.bin (a load-suite request, pods or lean_pods)")
 	}
 	file := fs.Arg(0)
 	b, err := os.ReadFile(file)
@@ -63,7 +63,9 @@ func cmdLoadTime(args []string) error {
 		return fmt.Errorf("%s: not a DecideJobRequest: %w", file, err)
 	}
 	if len(req.GetLeanPods()) > 0 {
-		return fmt.Errorf("%s carries lean_pods: upstream reads Kubernetes pods, so time the same snapshot's pods file", file)
+		// Upstream reads Kubernetes pods: the lean ones are made so again, with
+		// what the lean encoding keeps (the pods file of the same snapshot has more).
+		req = fullFromLean(req)
 	}
 	if req.GetJob() == nil {
 		return errors.New(file + ": request has no job")
