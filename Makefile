@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 export PATH := $(CURDIR)/bin:$(PATH)
 
-.PHONY: all build test test-e2e test-rust test-go fuzz fuzz-seeds lint lint-rust lint-go tools run example bench
+.PHONY: all build test test-e2e test-rust test-go fuzz fuzz-seeds lint lint-rust lint-go tools run example bench load load-smoke
 
 all: build
 
@@ -16,8 +16,8 @@ tools:
 	bash tools/install-go-tools.sh
 
 ## Every test: Rust unit, vector and service tests; Go tests; conformance against upstream;
-## the end-to-end suite against a real kube-apiserver and etcd; a bounded fuzz run.
-test: test-rust test-go fuzz
+## the end-to-end suite against a real kube-apiserver and etcd; a bounded fuzz run; the load suite's smoke.
+test: test-rust test-go fuzz load-smoke
 
 test-rust:
 	cargo test --workspace --all-targets
@@ -73,3 +73,13 @@ example:
 
 bench:
 	cargo bench --bench decide
+
+## The load suite (load/README.md): the release server pinned to one core, ghz on the other, the
+## health Check floor and DecideJob at 10 to 100,000 pods in both encodings, upstream's syncJob on
+## the same files; prints the table and rewrites docs/load/ and the README's Performance table.
+load: tools
+	bash load/run.sh full
+
+## A few seconds of the same (10 and 1,000 pods, debug server, output under target/): part of `make test`.
+load-smoke: tools
+	bash load/run.sh smoke

@@ -71,6 +71,8 @@ func main() {
 		err = cmdBench(os.Args[2:])
 	case "reference-server":
 		err = cmdReferenceServer(os.Args[2:])
+	case "loadtime":
+		err = cmdLoadTime(os.Args[2:])
 	case "-h", "--help", "help":
 		usage()
 	default:

@@ -25,6 +25,7 @@ use crate::lazy::LazyDecideJobRequest;
 use crate::lean_decode;
 use crate::pb;
 use crate::pod_decode;
+use crate::wire::WireError;
 use job_decider_core::defaults;
 use job_decider_core::model::{
     BackoffRecord, COMPLETION_INDEX_ENV, ConditionStatus, ControllerState, ExitCodeOperator,
@@ -650,26 +651,65 @@ where
 /// Selector matching reads only the selector's keys, and the rules read only the
 /// Ready condition and the types the pod failure policy names: keeping the rest
 /// would more than double the memory a large snapshot's pods take.
-/// Names most pods of a Job repeat (container names, condition types), held
-/// once per snapshot: each pod shares the copy instead of allocating its own.
+/// Strings most pods of a Job repeat (container names, condition types, the
+/// selector's labels), held once per snapshot: each pod shares the copy
+/// instead of allocating its own.
 #[derive(Default)]
-pub(crate) struct SharedNames(Vec<Arc<str>>);
+pub(crate) struct SharedNames {
+    names: Vec<Arc<str>>,
+    label_values: Vec<Arc<str>>,
+}
 
 impl SharedNames {
-    /// Distinct names kept; past this (hostile input), names are no longer
-    /// shared, so a lookup never costs more than this many comparisons.
+    /// Distinct strings kept in each table; past this (hostile input), strings
+    /// are no longer shared, so a lookup never costs more than this many comparisons.
     const MAX: usize = 64;
 
-    /// The shared copy of `name`.
-    pub(crate) fn get(&mut self, name: &str) -> Arc<str> {
-        if let Some(shared) = self.0.iter().find(|n| ***n == *name) {
+    fn shared(table: &mut Vec<Arc<str>>, s: &str) -> Arc<str> {
+        if let Some(shared) = table.iter().find(|n| ***n == *s) {
             return Arc::clone(shared);
         }
-        let shared: Arc<str> = name.into();
-        if self.0.len() < Self::MAX {
-            self.0.push(Arc::clone(&shared));
+        let shared: Arc<str> = s.into();
+        if table.len() < Self::MAX {
+            table.push(Arc::clone(&shared));
         }
         shared
+    }
+
+    fn shared_bytes(
+        table: &mut Vec<Arc<str>>,
+        bytes: &[u8],
+        field: &'static str,
+    ) -> Result<Arc<str>, WireError> {
+        // A string seen before is known to be UTF-8: only new ones are checked.
+        if let Some(shared) = table.iter().find(|n| n.as_bytes() == bytes) {
+            return Ok(Arc::clone(shared));
+        }
+        let s = std::str::from_utf8(bytes).map_err(|_| WireError::Utf8 { field })?;
+        Ok(Self::shared(table, s))
+    }
+
+    /// The shared copy of a name read off the wire, or the error for bytes that are not UTF-8.
+    pub(crate) fn name_from(
+        &mut self,
+        bytes: &[u8],
+        field: &'static str,
+    ) -> Result<Arc<str>, WireError> {
+        Self::shared_bytes(&mut self.names, bytes, field)
+    }
+
+    /// The shared copy of a label value read off the wire (kept apart: values vary more than names).
+    pub(crate) fn label_value_from(
+        &mut self,
+        bytes: &[u8],
+        field: &'static str,
+    ) -> Result<Arc<str>, WireError> {
+        Self::shared_bytes(&mut self.label_values, bytes, field)
+    }
+
+    /// The shared copy of a name: a container's, a condition type, a label key.
+    pub(crate) fn get(&mut self, name: &str) -> Arc<str> {
+        Self::shared(&mut self.names, name)
     }
 }
 

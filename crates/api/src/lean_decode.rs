@@ -58,19 +58,22 @@ fn condition(bytes: &[u8]) -> Result<Condition<'_>, WireError> {
 
 /// One container status as read off the wire.
 #[derive(Default)]
-struct Container<'a> {
-    name: &'a str,
+struct Container {
+    name: Arc<str>,
     restart_count: i32,
     /// Set when `terminated` is present: exit code and finish time.
     terminated: Option<(i32, Option<Timestamp>)>,
 }
 
-fn container(bytes: &[u8]) -> Result<Container<'_>, WireError> {
+fn container(bytes: &[u8], names: &mut SharedNames) -> Result<Container, WireError> {
     let mut c = Container::default();
     let mut fields = Fields::of(bytes);
     while let Some((tag, value)) = fields.next_field()? {
         match tag {
-            1 => c.name = value.str("LeanContainerStatus.name")?,
+            1 => {
+                const F: &str = "LeanContainerStatus.name";
+                c.name = names.name_from(value.bytes(F)?, F)?;
+            }
             2 => c.restart_count = value.int32("LeanContainerStatus.restart_count")?,
             3 => {
                 let (exit_code, finished_at) = c.terminated.get_or_insert((0, None));
@@ -109,7 +112,7 @@ pub(crate) fn lean_pod(
     let at = At(i);
     let mut lists = Violations::default();
     let (mut name, mut uid) = ("", "");
-    let mut labels: Vec<(String, String)> = Vec::new();
+    let mut labels: Vec<(Arc<str>, Arc<str>)> = Vec::new();
     let (mut completion_index, mut index_failure_count, mut index_ignored_failure_count) =
         (None, None, None);
     let mut controlled_by_job = false;
@@ -135,10 +138,8 @@ pub(crate) fn lean_pod(
                 // Only the keys the selector names are kept (as the `Pod` form keeps them).
                 match known(&read.label_keys, key) {
                     Some(key) => {
-                        let value = std::str::from_utf8(value).map_err(|_| WireError::Utf8 {
-                            field: "LeanPod.LabelsEntry.value",
-                        })?;
-                        labels.push((key.to_string(), value.to_string()));
+                        let value = names.label_value_from(value, "LeanPod.LabelsEntry.value")?;
+                        labels.push((names.get(key), value));
                     }
                     None => {
                         checked(key, "LeanPod.LabelsEntry.key")?;
@@ -196,10 +197,9 @@ pub(crate) fn lean_pod(
             }
             17 => {
                 let c = container_statuses.len();
-                let status = container(value.bytes("LeanPod.container_statuses")?)?;
+                let status = container(value.bytes("LeanPod.container_statuses")?, names)?;
                 container_statuses.push(container_status(
-                    &status,
-                    names,
+                    status,
                     &at,
                     "containerStatuses",
                     c,
@@ -208,10 +208,9 @@ pub(crate) fn lean_pod(
             }
             18 => {
                 let c = init_container_statuses.len();
-                let status = container(value.bytes("LeanPod.init_container_statuses")?)?;
+                let status = container(value.bytes("LeanPod.init_container_statuses")?, names)?;
                 init_container_statuses.push(container_status(
-                    &status,
-                    names,
+                    status,
                     &at,
                     "initContainerStatuses",
                     c,
@@ -324,8 +323,7 @@ fn read_condition(
 
 /// A container status, judged: its restart count may not be negative.
 fn container_status(
-    status: &Container<'_>,
-    names: &mut SharedNames,
+    status: Container,
     at: &At,
     list: &str,
     c: usize,
@@ -344,7 +342,7 @@ fn container_status(
             }),
         });
     ContainerStatus {
-        name: names.get(status.name),
+        name: status.name,
         terminated,
         restart_count: status.restart_count,
     }

@@ -94,7 +94,7 @@ struct Meta<'a> {
     creation_timestamp: Option<Timestamp>,
     deletion_timestamp: Option<Timestamp>,
     deletion_grace_period_seconds: Option<i64>,
-    labels: Vec<(String, String)>,
+    labels: Vec<(Arc<str>, Arc<str>)>,
     completion_index: Option<&'a str>,
     index_failure_count: Option<&'a str>,
     index_ignored_failure_count: Option<&'a str>,
@@ -109,6 +109,7 @@ fn metadata<'a>(
     bytes: &'a [u8],
     meta: &mut Meta<'a>,
     read: &ReadFields<'_>,
+    names: &mut SharedNames,
     job_uid: &str,
 ) -> Result<(), WireError> {
     const F: &str = "ObjectMeta";
@@ -127,12 +128,18 @@ fn metadata<'a>(
             8 => merge_timestamp(&mut meta.deletion_timestamp, v.bytes(F)?)?,
             9 => meta.deletion_grace_period_seconds = Some(v.int64(F)?),
             10 => {
-                let (key, value) = map_entry(v.bytes(F)?, "ObjectMeta.labels")?;
-                checked(value, "ObjectMeta.labels")?;
+                const L: &str = "ObjectMeta.labels";
+                let (key, value) = map_entry(v.bytes(F)?, L)?;
                 match known(&read.label_keys, key) {
                     // A later entry of the same key wins, as in a map.
-                    Some(key) => meta.labels.push((key.to_string(), text(value))),
-                    None => checked(key, "ObjectMeta.labels")?,
+                    Some(key) => {
+                        let value = names.label_value_from(value, L)?;
+                        meta.labels.push((names.get(key), value));
+                    }
+                    None => {
+                        checked(key, L)?;
+                        checked(value, L)?;
+                    }
                 }
             }
             11 => {
@@ -198,13 +205,16 @@ fn spec(bytes: &[u8], scheduled: &mut bool, sidecars: &mut Vec<String>) -> Resul
 }
 
 /// A container status: name, restart count and the terminated state, the rest checked.
-fn container(bytes: &[u8]) -> Result<(&str, i32, Option<WireTerminated>), WireError> {
+fn container(
+    bytes: &[u8],
+    names: &mut SharedNames,
+) -> Result<(Arc<str>, i32, Option<WireTerminated>), WireError> {
     const F: &str = "ContainerStatus";
-    let (mut name, mut restart_count, mut terminated) = ("", 0, None);
+    let (mut name, mut restart_count, mut terminated) = (None, 0, None);
     let mut fields = Fields::of(bytes);
     while let Some((tag, v)) = fields.next_field()? {
         match tag {
-            1 => name = v.str(F)?,
+            1 => name = Some(names.name_from(v.bytes(F)?, F)?),
             2 => {
                 let mut state = Fields::of(v.bytes(F)?);
                 while let Some((tag, v)) = state.next_field()? {
@@ -241,6 +251,7 @@ fn container(bytes: &[u8]) -> Result<(&str, i32, Option<WireTerminated>), WireEr
             _ => {}
         }
     }
+    let name = name.unwrap_or_else(|| names.get(""));
     Ok((name, restart_count, terminated))
 }
 
@@ -278,7 +289,7 @@ pub(crate) fn pod(
             1 | 2 => {
                 v.checked_bytes("Pod")?;
             }
-            3 => metadata(v.bytes("Pod.metadata")?, &mut meta, read, &own.uid)?,
+            3 => metadata(v.bytes("Pod.metadata")?, &mut meta, read, names, &own.uid)?,
             4 => spec(v.bytes("Pod.spec")?, &mut scheduled, &mut sidecars)?,
             5 => {
                 const F: &str = "PodStatus";
@@ -302,7 +313,7 @@ pub(crate) fn pod(
                                 ("initContainerStatuses", &mut init_container_statuses)
                             };
                             let c = statuses.len();
-                            let (name, restart_count, terminated) = container(v.bytes(F)?)?;
+                            let (name, restart_count, terminated) = container(v.bytes(F)?, names)?;
                             lists.non_negative(restart_count, || {
                                 at.field(format_args!("status.{list}[{c}].restartCount"))
                             });
@@ -315,7 +326,7 @@ pub(crate) fn pod(
                                 }),
                             });
                             statuses.push(ContainerStatus {
-                                name: names.get(name),
+                                name,
                                 terminated,
                                 restart_count,
                             });

@@ -424,9 +424,11 @@ const SHORT_LABEL_LIST: usize = 16;
 
 /// A pod's labels as decisions keep them: the few its Job's selector names,
 /// as a list sorted by key. (A map's first node alone takes over 500 bytes:
-/// 50 MB for 100,000 pods holding one label each.)
+/// 50 MB for 100,000 pods holding one label each.) Keys and values are shared
+/// strings: the pods of a Job carry the same selector labels, so conversion
+/// can hand every pod one copy.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct PodLabels(Vec<(String, String)>);
+pub struct PodLabels(Vec<(Arc<str>, Arc<str>)>);
 
 impl PodLabels {
     /// The value of the label `key`, if the pod has it.
@@ -434,20 +436,17 @@ impl PodLabels {
         // A pod keeps a handful of labels: scanning them compares lengths
         // first, where a binary search orders every key it meets byte by byte.
         if self.0.len() <= SHORT_LABEL_LIST {
-            return self
-                .0
-                .iter()
-                .find(|(k, _)| k == key)
-                .map(|(_, v)| v.as_str());
+            return self.0.iter().find(|(k, _)| **k == *key).map(|(_, v)| &**v);
         }
         self.0
-            .binary_search_by(|(k, _)| k.as_str().cmp(key))
+            .binary_search_by(|(k, _)| (**k).cmp(key))
             .ok()
-            .map(|i| self.0[i].1.as_str())
+            .map(|i| &*self.0[i].1)
     }
 
     /// Sets the label `key` to `value`.
-    pub fn insert(&mut self, key: String, value: String) {
+    pub fn insert(&mut self, key: impl Into<Arc<str>>, value: impl Into<Arc<str>>) {
+        let (key, value) = (key.into(), value.into());
         match self.0.binary_search_by(|(k, _)| k.cmp(&key)) {
             Ok(i) => self.0[i].1 = value,
             Err(i) => self.0.insert(i, (key, value)),
@@ -461,7 +460,7 @@ impl PodLabels {
 
     /// The labels in key order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+        self.0.iter().map(|(k, v)| (&**k, &**v))
     }
 
     /// How many labels there are.
@@ -475,10 +474,13 @@ impl PodLabels {
     }
 }
 
-impl FromIterator<(String, String)> for PodLabels {
+impl<K: Into<Arc<str>>, V: Into<Arc<str>>> FromIterator<(K, V)> for PodLabels {
     /// Sorted by key; of repeated keys, the last value wins, as in a map.
-    fn from_iter<I: IntoIterator<Item = (String, String)>>(iter: I) -> Self {
-        let mut labels: Vec<(String, String)> = iter.into_iter().collect();
+    fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
+        let mut labels: Vec<(Arc<str>, Arc<str>)> = iter
+            .into_iter()
+            .map(|(k, v)| (k.into(), v.into()))
+            .collect();
         // Stable: of equal keys the last written stays last, and is the one kept.
         labels.sort_by(|a, b| a.0.cmp(&b.0));
         labels.reverse();
@@ -491,7 +493,7 @@ impl FromIterator<(String, String)> for PodLabels {
 impl From<BTreeMap<String, String>> for PodLabels {
     fn from(map: BTreeMap<String, String>) -> Self {
         // Already sorted and unique.
-        PodLabels(map.into_iter().collect())
+        PodLabels(map.into_iter().map(|(k, v)| (k.into(), v.into())).collect())
     }
 }
 
