@@ -1,7 +1,8 @@
 //! The integration tests, in one binary so that the crates are linked once
-//! rather than once per file. `tests/scale.rs` stays a binary of its own: it
-//! counts every allocation of its process, which other tests running beside it
-//! would spoil.
+//! rather than once per file. `tests/scale.rs`, `tests/amplification.rs` and
+//! `tests/memory.rs` stay binaries of their own: they count their process's
+//! allocations or memory, which other tests running beside them would spoil;
+//! so does `tests/lifecycle.rs`, which reads the process-wide in-flight gauges.
 
 // Test code: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -16,7 +17,6 @@ mod hostile;
 mod jobset_vectors;
 mod kubectl;
 mod lean;
-mod lifecycle;
 mod properties;
 mod regressions;
 mod server;

@@ -3,7 +3,16 @@
 //! back is in flight without one.
 //!
 //! The tests read the process-wide in-flight gauges, so they run one at a time
-//! and in their own test binary.
+//! and in their own test binary: in the `it` binary, other modules' calls moved
+//! the same gauges (a wait for "0 in flight" could time out, a "1" could be
+//! another test's call).
+
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "it/common/mod.rs"]
+#[allow(dead_code)] // Each test binary uses part of the shared helpers.
+mod common;
 
 use std::time::{Duration, Instant};
 
