@@ -11,7 +11,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "it/common/mod.rs"]
-#[allow(dead_code)] // Each test binary uses part of the shared helpers.
 mod common;
 
 use std::time::{Duration, Instant};
