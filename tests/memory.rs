@@ -390,42 +390,56 @@ fn phase(name: &str, base: usize, wire: usize) {
 }
 
 /// Which copies of a 100,000-pod request exist at each step of the server's pipeline
-/// (bytes asked of the allocator, so no allocator's rounding or caching is counted).
+/// (bytes asked of the allocator, so no allocator's rounding or caching is counted),
+/// with its pods as `Pod`s and as `LeanPod`s.
 #[test]
 #[ignore = "a measurement for the README: cargo test --release --test memory -- --ignored memory_phases --nocapture"]
 fn memory_phases() {
-    let base = counting_alloc::live();
-    let encoded = fixtures::realistic_request(100_000).encode_to_vec();
-    let wire = encoded.len();
-    // The body as tonic buffers it.
-    let body = Bytes::from(encoded);
-    counting_alloc::reset_peak();
-    println!("| step | live after | most live during |");
-    println!("|---|---|---|");
-    phase("request body buffered", base, wire);
-    let whole = pb::DecideJobRequest::decode(body.clone()).expect("decodes");
-    phase(
-        "(before: the whole request decoded, body still held)",
-        base,
-        wire,
-    );
-    drop(whole);
-    counting_alloc::reset_peak();
-    let lazy = LazyDecideJobRequest::decode(body.clone()).expect("decodes");
-    phase(
-        "decoded, pods still encoded (each its own copy)",
-        base,
-        wire,
-    );
-    drop(body);
-    phase("tonic's buffer freed", base, wire);
-    let snapshot = Snapshot::try_from(lazy).expect("converts");
-    phase("converted pod by pod: the domain snapshot", base, wire);
-    let plan = job_decider_core::sync::decide(&snapshot);
-    phase("decided", base, wire);
-    let response = convert::response_from_plan(&plan);
-    drop(snapshot);
-    drop(plan);
-    phase("response built, snapshot and plan dropped", base, wire);
-    assert!(!response.actions.is_empty());
+    let full = fixtures::realistic_request(100_000);
+    let lean = job_decider_api::lean::lean_request(full.clone()).expect("has a lean form");
+    for (encoding, request) in [("pods", full), ("leanPods", lean)] {
+        let base = counting_alloc::live();
+        let encoded = request.encode_to_vec();
+        drop(request);
+        let wire = encoded.len();
+        // The body as tonic hands it to the codec.
+        let body = Bytes::from(encoded);
+        counting_alloc::reset_peak();
+        println!("\n{encoding}, {} on the wire:\n", mib(wire as u64));
+        println!("| step | live after | most live during |");
+        println!("|---|---|---|");
+        phase("request body buffered", base, wire);
+        let whole = pb::DecideJobRequest::decode(body.clone()).expect("decodes");
+        phase(
+            "(for comparison: the whole request decoded by prost)",
+            base,
+            wire,
+        );
+        drop(whole);
+        counting_alloc::reset_peak();
+        let lazy = LazyDecideJobRequest::decode(body.clone()).expect("decodes");
+        drop(body);
+        phase(
+            "decoded, each pod a slice of the body (which they keep alive)",
+            base,
+            wire,
+        );
+        let snapshot = Snapshot::try_from(lazy).expect("converts");
+        phase(
+            "converted pod by pod, the body freed with its last slice: the domain snapshot",
+            base,
+            wire,
+        );
+        let plan = job_decider_core::sync::decide(&snapshot);
+        phase("decided", base, wire);
+        let response = convert::response_from_plan(&plan);
+        drop(snapshot);
+        drop(plan);
+        phase(
+            "response built; snapshot and plan freed (the server frees them after sending it)",
+            base,
+            wire,
+        );
+        assert!(!response.actions.is_empty());
+    }
 }
