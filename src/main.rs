@@ -9,17 +9,17 @@ use clap::Parser;
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 /// jemalloc's options, read when it starts (`_RJEM_MALLOC_CONF` in the environment
-/// overrides them): freed pages go back to the system after 20 ms
-/// (`dirty_decay_ms:20`), and a background thread does the purging. At once (0),
-/// every large call faulted its memory in again: a 100,000-pod lean call cost
-/// 150 ms of CPU, 86–97 ms with 20 ms. Longer delays keep freed pages resident
-/// while the call goes on allocating: 100,000 Kubernetes-shaped pods peaked at
-/// 2.3× the request with 0 or 20 ms, 2.5–2.7× with 50, 2.9–3.0× with 100 and
-/// 3.1× with 300 (README, "The allocator").
+/// overrides them): one arena, and freed pages back to the system after 20 ms
+/// (`narenas:1,dirty_decay_ms:20`), purged by a background thread. Handed back at
+/// once (0 ms), every large call faulted its memory in again: a 100,000-pod lean
+/// call cost 150 ms of CPU against 86–97 ms. With a delay and an arena per thread,
+/// a snapshot freed on one thread was not reused by the next call's threads:
+/// five 100,000-pod calls in a row peaked at 3.5× a request; with one arena, 2.75×
+/// (README, "The allocator").
 #[cfg(feature = "jemalloc")]
 #[allow(non_upper_case_globals, unsafe_code)] // jemalloc reads this symbol by name.
 #[unsafe(export_name = "_rjem_malloc_conf")]
-pub static malloc_conf: &u8 = &b"background_thread:true,dirty_decay_ms:20,muzzy_decay_ms:0\0"[0];
+pub static malloc_conf: &u8 = &b"background_thread:true,narenas:1,dirty_decay_ms:20,muzzy_decay_ms:0\0"[0];
 
 /// mimalloc, for comparison builds (`--no-default-features --features mimalloc`).
 #[cfg(all(feature = "mimalloc", not(feature = "jemalloc")))]
