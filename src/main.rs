@@ -19,7 +19,8 @@ static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 #[cfg(feature = "jemalloc")]
 #[allow(non_upper_case_globals, unsafe_code)] // jemalloc reads this symbol by name.
 #[unsafe(export_name = "_rjem_malloc_conf")]
-pub static malloc_conf: &u8 = &b"background_thread:true,narenas:1,dirty_decay_ms:20,muzzy_decay_ms:0\0"[0];
+pub static malloc_conf: &u8 =
+    &b"background_thread:true,narenas:1,dirty_decay_ms:20,muzzy_decay_ms:0\0"[0];
 
 /// mimalloc, for comparison builds (`--no-default-features --features mimalloc`).
 #[cfg(all(feature = "mimalloc", not(feature = "jemalloc")))]
