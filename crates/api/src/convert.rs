@@ -590,34 +590,26 @@ where
     let hasher = RandomState::new();
     let mut first_with_hash: HashMap<u64, usize> = HashMap::with_capacity(count);
     for (at, pod) in pods {
-        let pod = match pod {
-            WirePod::Full(bytes) => {
-                match pod_decode::pod(&bytes, at.i, &own, &read, &mut names, errs) {
-                    Ok(pod) => pod,
-                    Err(err) => {
-                        errs.push(
-                            at.path(),
-                            ViolationKind::Invalid,
-                            None,
-                            &format!("not a valid Pod message: {err}"),
-                        );
-                        continue;
-                    }
-                }
-            }
-            WirePod::Lean(bytes) => {
-                match lean_decode::lean_pod(&bytes, at.i, &own, &read, &mut names, errs) {
-                    Ok(pod) => pod,
-                    Err(err) => {
-                        errs.push(
-                            at.path(),
-                            ViolationKind::Invalid,
-                            None,
-                            &format!("not a valid LeanPod message: {err}"),
-                        );
-                        continue;
-                    }
-                }
+        let (decoded, kind) = match pod {
+            WirePod::Full(bytes) => (
+                pod_decode::pod(&bytes, at.i, &own, &read, &mut names, errs),
+                "Pod",
+            ),
+            WirePod::Lean(bytes) => (
+                lean_decode::lean_pod(&bytes, at.i, &own, &read, &mut names, errs),
+                "LeanPod",
+            ),
+        };
+        let pod = match decoded {
+            Ok(pod) => pod,
+            Err(err) => {
+                errs.push(
+                    at.path(),
+                    ViolationKind::Invalid,
+                    None,
+                    &format!("not a valid {kind} message: {err}"),
+                );
+                continue;
             }
         };
         if !pod.uid.is_empty() {

@@ -627,29 +627,7 @@ mod tests {
         let mut checked = 0;
         for sample in samples() {
             let bytes = sample.encode_to_vec();
-            let mut variants: Vec<Vec<u8>> =
-                (0..bytes.len()).map(|n| bytes[..n].to_vec()).collect();
-            for i in 0..bytes.len() {
-                // Flips of the low bits change a key's wire type; the rest, lengths and values.
-                let b = bytes[i];
-                for value in [
-                    b ^ 0x01,
-                    b ^ 0x02,
-                    b ^ 0x04,
-                    b ^ 0x05,
-                    b ^ 0x07,
-                    b.wrapping_add(1),
-                    b.wrapping_sub(1),
-                    0x00,
-                    0x7f,
-                    0x80,
-                    0xff,
-                ] {
-                    let mut changed = bytes.clone();
-                    changed[i] = value;
-                    variants.push(changed);
-                }
-            }
+            let variants = crate::wire::craft::one_byte_changes(&bytes);
             for variant in variants {
                 let ours = convert(&variant);
                 match pb::Pod::decode(variant.as_slice()) {

@@ -352,6 +352,32 @@ pub(crate) mod craft {
         })
     }
 
+    /// Every truncation of `bytes`, and every one-byte change of it: flips of
+    /// the low bits change a key's wire type; the rest, lengths and values.
+    pub(crate) fn one_byte_changes(bytes: &[u8]) -> Vec<Vec<u8>> {
+        let mut variants: Vec<Vec<u8>> = (0..bytes.len()).map(|n| bytes[..n].to_vec()).collect();
+        for (i, &b) in bytes.iter().enumerate() {
+            for value in [
+                b ^ 0x01,
+                b ^ 0x02,
+                b ^ 0x04,
+                b ^ 0x05,
+                b ^ 0x07,
+                b.wrapping_add(1),
+                b.wrapping_sub(1),
+                0x00,
+                0x7f,
+                0x80,
+                0xff,
+            ] {
+                let mut changed = bytes.to_vec();
+                changed[i] = value;
+                variants.push(changed);
+            }
+        }
+        variants
+    }
+
     /// Every declared field of every message at `paths` (path, field numbers),
     /// in every wire type: the bytes to try.
     pub(crate) fn every_wire_type(paths: &[(&[u32], &[u32])]) -> Vec<Vec<u8>> {
