@@ -643,6 +643,48 @@ where
 /// Selector matching reads only the selector's keys, and the rules read only the
 /// Ready condition and the types the pod failure policy names: keeping the rest
 /// would more than double the memory a large snapshot's pods take.
+/// A decoder of one encoded pod into the domain (`pod_decode::pod`, `lean_decode::lean_pod`).
+#[cfg(test)]
+pub(crate) type PodDecoder = fn(
+    &[u8],
+    usize,
+    &Arc<OwnerRef>,
+    &ReadFields<'_>,
+    &mut SharedNames,
+    &mut Violations,
+) -> Result<Pod, WireError>;
+
+/// Test support: one pod's bytes through a pod decoder, for the realistic Job
+/// (`fixtures::realistic_job`): the pod and the violations' field paths.
+#[cfg(test)]
+pub(crate) fn decode_for_tests(
+    bytes: &[u8],
+    decoder: PodDecoder,
+) -> Result<(Pod, Vec<String>), WireError> {
+    let Ok(job) = job_for_validation(pb::ValidateJobRequest {
+        job: Some(crate::fixtures::realistic_job(10)),
+    }) else {
+        panic!("the realistic job is valid");
+    };
+    let read = ReadFields::of(&job);
+    let own = Arc::new(OwnerRef {
+        api_version: JOB_API_VERSION.into(),
+        kind: JOB_KIND.into(),
+        name: job.name.clone(),
+        uid: job.uid.clone(),
+    });
+    let mut errs = Violations::default();
+    let pod = decoder(
+        bytes,
+        0,
+        &own,
+        &read,
+        &mut SharedNames::default(),
+        &mut errs,
+    )?;
+    Ok((pod, errs.fields()))
+}
+
 /// Strings most pods of a Job repeat (container names, condition types, the
 /// selector's labels), held once per snapshot: each pod shares the copy
 /// instead of allocating its own.

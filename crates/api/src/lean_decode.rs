@@ -351,8 +351,7 @@ fn container_status(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::convert::job_for_validation;
-    use crate::fixtures::{JOB_NAME, JOB_UID, realistic_job, realistic_pod};
+    use crate::fixtures::{JOB_NAME, JOB_UID, realistic_pod};
     use crate::lean::{JobIdentity, lean_pod as to_lean};
 
     /// Lean pods that reach every field: a realistic one, and one with every
@@ -428,27 +427,7 @@ mod tests {
 
     /// The pod and violations these bytes convert to, or the decoding error.
     fn convert(bytes: &[u8]) -> Result<(Pod, Vec<String>), WireError> {
-        let job = job_for_validation(pb::ValidateJobRequest {
-            job: Some(realistic_job(10)),
-        })
-        .expect("a valid job");
-        let read = ReadFields::of(&job);
-        let own = Arc::new(OwnerRef {
-            api_version: "batch/v1".into(),
-            kind: "Job".into(),
-            name: job.name.clone(),
-            uid: job.uid.clone(),
-        });
-        let mut errs = Violations::default();
-        let pod = lean_pod(
-            bytes,
-            0,
-            &own,
-            &read,
-            &mut SharedNames::default(),
-            &mut errs,
-        )?;
-        Ok((pod, errs.fields()))
+        crate::convert::decode_for_tests(bytes, lean_pod)
     }
 
     #[test]

@@ -458,8 +458,7 @@ fn condition(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::convert::job_for_validation;
-    use crate::fixtures::{JOB_UID, realistic_job, realistic_pod};
+    use crate::fixtures::{JOB_UID, realistic_pod};
     use prost::Message;
 
     /// Pods that reach every field: a realistic running one, and one with
@@ -524,27 +523,7 @@ mod tests {
     }
 
     fn convert(bytes: &[u8]) -> Result<(Pod, Vec<String>), WireError> {
-        let job = job_for_validation(pb::ValidateJobRequest {
-            job: Some(realistic_job(10)),
-        })
-        .expect("a valid job");
-        let read = ReadFields::of(&job);
-        let own = Arc::new(OwnerRef {
-            api_version: "batch/v1".into(),
-            kind: "Job".into(),
-            name: job.name.clone(),
-            uid: job.uid.clone(),
-        });
-        let mut errs = Violations::default();
-        let pod = pod(
-            bytes,
-            0,
-            &own,
-            &read,
-            &mut SharedNames::default(),
-            &mut errs,
-        )?;
-        Ok((pod, errs.fields()))
+        crate::convert::decode_for_tests(bytes, pod)
     }
 
     #[test]
