@@ -241,8 +241,8 @@ enum WirePod {
 }
 
 /// A pod's position: its list and its index there.
-#[derive(Clone, Copy)]
-struct PodAt {
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PodAt {
     lean: bool,
     i: usize,
 }
@@ -271,6 +271,17 @@ impl PodAt {
     fn path(self) -> String {
         let list = if self.lean { "leanPods" } else { "pods" };
         format!("{list}[{}]", self.i)
+    }
+
+    /// The JSON path of a field of this pod, in the form it was sent.
+    pub(crate) fn sub(self, path: impl std::fmt::Display) -> String {
+        format!("{}.{path}", self.path())
+    }
+
+    /// The first pod of a list (tests).
+    #[cfg(test)]
+    pub(crate) fn first(lean: bool) -> Self {
+        PodAt { lean, i: 0 }
     }
 }
 
@@ -592,11 +603,11 @@ where
     for (at, pod) in pods {
         let (decoded, kind) = match pod {
             WirePod::Full(bytes) => (
-                pod_decode::pod(&bytes, at.i, &own, &read, &mut names, errs),
+                pod_decode::pod(&bytes, at, &own, &read, &mut names, errs),
                 "Pod",
             ),
             WirePod::Lean(bytes) => (
-                lean_decode::lean_pod(&bytes, at.i, &own, &read, &mut names, errs),
+                lean_decode::lean_pod(&bytes, at, &own, &read, &mut names, errs),
                 "LeanPod",
             ),
         };
@@ -647,7 +658,7 @@ where
 #[cfg(test)]
 pub(crate) type PodDecoder = fn(
     &[u8],
-    usize,
+    PodAt,
     &Arc<OwnerRef>,
     &ReadFields<'_>,
     &mut SharedNames,
@@ -659,6 +670,7 @@ pub(crate) type PodDecoder = fn(
 #[cfg(test)]
 pub(crate) fn decode_for_tests(
     bytes: &[u8],
+    lean: bool,
     decoder: PodDecoder,
 ) -> Result<(Pod, Vec<String>), WireError> {
     let Ok(job) = job_for_validation(pb::ValidateJobRequest {
@@ -676,7 +688,7 @@ pub(crate) fn decode_for_tests(
     let mut errs = Violations::default();
     let pod = decoder(
         bytes,
-        0,
+        PodAt::first(lean),
         &own,
         &read,
         &mut SharedNames::default(),

@@ -18,18 +18,9 @@ use job_decider_core::model::{
 use pbjson_types::Timestamp;
 use prost::Message;
 
-use crate::convert::{ReadFields, SharedNames, Violations, controller_ref};
+use crate::convert::{PodAt, ReadFields, SharedNames, Violations, controller_ref};
 use crate::pb;
 use crate::wire::{Fields, WireError, checked, known, map_entry, merge_timestamp};
-
-/// Where a lean pod's fields are: its index in `leanPods`.
-struct At(usize);
-
-impl At {
-    fn field(&self, path: impl std::fmt::Display) -> String {
-        format!("leanPods[{}].{path}", self.0)
-    }
-}
 
 /// One condition as read off the wire, before it is judged.
 #[derive(Default)]
@@ -103,13 +94,12 @@ fn container(bytes: &[u8], names: &mut SharedNames) -> Result<Container, WireErr
 /// those of the pod's other fields, in field order.
 pub(crate) fn lean_pod(
     bytes: &[u8],
-    i: usize,
+    at: PodAt,
     own: &Arc<OwnerRef>,
     read: &ReadFields<'_>,
     names: &mut SharedNames,
     errs: &mut Violations,
 ) -> Result<Pod, WireError> {
-    let at = At(i);
     let mut lists = Violations::default();
     let (mut name, mut uid) = ("", "");
     let mut labels: Vec<(Arc<str>, Arc<str>)> = Vec::new();
@@ -190,7 +180,7 @@ pub(crate) fn lean_pod(
                 conditions.push(read_condition(
                     names.get(condition_type),
                     &condition,
-                    &at,
+                    at,
                     c,
                     &mut lists,
                 ));
@@ -200,7 +190,7 @@ pub(crate) fn lean_pod(
                 let status = container(value.bytes("LeanPod.container_statuses")?, names)?;
                 container_statuses.push(container_status(
                     status,
-                    &at,
+                    at,
                     "containerStatuses",
                     c,
                     &mut lists,
@@ -211,7 +201,7 @@ pub(crate) fn lean_pod(
                 let status = container(value.bytes("LeanPod.init_container_statuses")?, names)?;
                 init_container_statuses.push(container_status(
                     status,
-                    &at,
+                    at,
                     "initContainerStatuses",
                     c,
                     &mut lists,
@@ -222,10 +212,10 @@ pub(crate) fn lean_pod(
     }
 
     if uid.is_empty() {
-        errs.required(at.field("uid"), "");
+        errs.required(at.sub("uid"), "");
     }
     if name.is_empty() {
-        errs.required(at.field("name"), "");
+        errs.required(at.sub("name"), "");
     }
     let owners_name_job = controlled_by_job || owner_references.iter().any(|o| o.uid == own.uid);
     let controller = if controlled_by_job {
@@ -237,17 +227,13 @@ pub(crate) fn lean_pod(
             .find(|(_, owner)| owner.controller == Some(true))
             .map(|(j, owner)| {
                 controller_ref(owner, own, errs, || {
-                    at.field(format_args!("ownerReferences[{j}].uid"))
+                    at.sub(format_args!("ownerReferences[{j}].uid"))
                 })
             })
     };
-    let creation_timestamp = errs.time(creation_timestamp.as_ref(), || {
-        at.field("creationTimestamp")
-    });
+    let creation_timestamp = errs.time(creation_timestamp.as_ref(), || at.sub("creationTimestamp"));
     let deletion = errs
-        .time(deletion_timestamp.as_ref(), || {
-            at.field("deletionTimestamp")
-        })
+        .time(deletion_timestamp.as_ref(), || at.sub("deletionTimestamp"))
         .map(|timestamp| Deletion {
             timestamp,
             grace_period_seconds: deletion_grace_period_seconds,
@@ -259,7 +245,7 @@ pub(crate) fn lean_pod(
         Ok(pb::LeanPodPhase::Failed) => PodPhase::Failed,
         Ok(pb::LeanPodPhase::Unknown) => PodPhase::Unknown,
         Err(_) => {
-            errs.invalid(at.field("phase"), phase, "not a LeanPodPhase value");
+            errs.invalid(at.sub("phase"), phase, "not a LeanPodPhase value");
             PodPhase::Pending
         }
     };
@@ -289,7 +275,7 @@ pub(crate) fn lean_pod(
 fn read_condition(
     condition_type: Arc<str>,
     condition: &Condition<'_>,
-    at: &At,
+    at: PodAt,
     c: usize,
     errs: &mut Violations,
 ) -> PodCondition {
@@ -300,7 +286,7 @@ fn read_condition(
         // Unset reads as an empty status string does: not one decisions can use.
         Ok(pb::LeanConditionStatus::Unspecified) | Err(_) => {
             errs.not_supported(
-                at.field(format_args!("conditions[{c}].status")),
+                at.sub(format_args!("conditions[{c}].status")),
                 &condition.status.to_string(),
                 &[
                     "LEAN_CONDITION_STATUS_TRUE",
@@ -312,7 +298,7 @@ fn read_condition(
         }
     };
     let last_transition_time = errs.time(condition.last_transition_time.as_ref(), || {
-        at.field(format_args!("conditions[{c}].lastTransitionTime"))
+        at.sub(format_args!("conditions[{c}].lastTransitionTime"))
     });
     PodCondition {
         condition_type,
@@ -324,13 +310,13 @@ fn read_condition(
 /// A container status, judged: its restart count may not be negative.
 fn container_status(
     status: Container,
-    at: &At,
+    at: PodAt,
     list: &str,
     c: usize,
     errs: &mut Violations,
 ) -> ContainerStatus {
     errs.non_negative(status.restart_count, || {
-        at.field(format_args!("{list}[{c}].restartCount"))
+        at.sub(format_args!("{list}[{c}].restartCount"))
     });
     let terminated = status
         .terminated
@@ -338,7 +324,7 @@ fn container_status(
         .map(|(exit_code, finished_at)| Terminated {
             exit_code: *exit_code,
             finished_at: errs.time(finished_at.as_ref(), || {
-                at.field(format_args!("{list}[{c}].terminated.finishedAt"))
+                at.sub(format_args!("{list}[{c}].terminated.finishedAt"))
             }),
         });
     ContainerStatus {
@@ -427,7 +413,7 @@ mod tests {
 
     /// The pod and violations these bytes convert to, or the decoding error.
     fn convert(bytes: &[u8]) -> Result<(Pod, Vec<String>), WireError> {
-        crate::convert::decode_for_tests(bytes, lean_pod)
+        crate::convert::decode_for_tests(bytes, true, lean_pod)
     }
 
     #[test]

@@ -18,7 +18,7 @@ use job_decider_core::model::{
 };
 use pbjson_types::Timestamp;
 
-use crate::convert::{ReadFields, SharedNames, Violations, controller_ref};
+use crate::convert::{PodAt, ReadFields, SharedNames, Violations, controller_ref};
 use crate::pb;
 use crate::wire::{
     Fields, Kind, Schema, TIMESTAMP, WireError, check, checked, known, map_entry, merge_timestamp,
@@ -31,15 +31,6 @@ const PHASES: [&str; 5] = ["Pending", "Running", "Succeeded", "Failed", "Unknown
 const WAITING: &Schema = &[(1, Kind::Str), (2, Kind::Str)];
 /// `ContainerStateRunning`: startedAt.
 const RUNNING: &Schema = &[(1, Kind::Message(TIMESTAMP))];
-
-/// Where a pod's fields are: its index in `pods`.
-struct At(usize);
-
-impl At {
-    fn field(&self, path: impl std::fmt::Display) -> String {
-        format!("pods[{}].{path}", self.0)
-    }
-}
 
 /// An owner reference, borrowed from the wire (checked UTF-8) until it is known to be needed.
 #[derive(Default)]
@@ -266,13 +257,12 @@ struct WireTerminated {
 /// not a `Pod` are an error, any other problem a violation.
 pub(crate) fn pod(
     bytes: &[u8],
-    i: usize,
+    at: PodAt,
     own: &Arc<OwnerRef>,
     read: &ReadFields<'_>,
     names: &mut SharedNames,
     errs: &mut Violations,
 ) -> Result<Pod, WireError> {
-    let at = At(i);
     let mut lists = Violations::default();
     let mut meta = Meta::default();
     let mut scheduled = false;
@@ -301,7 +291,7 @@ pub(crate) fn pod(
                             let c = condition_count;
                             condition_count += 1;
                             if let Some(kept) =
-                                condition(v.bytes(F)?, read, names, &at, c, &mut lists)?
+                                condition(v.bytes(F)?, read, names, at, c, &mut lists)?
                             {
                                 conditions.push(kept);
                             }
@@ -315,12 +305,12 @@ pub(crate) fn pod(
                             let c = statuses.len();
                             let (name, restart_count, terminated) = container(v.bytes(F)?, names)?;
                             lists.non_negative(restart_count, || {
-                                at.field(format_args!("status.{list}[{c}].restartCount"))
+                                at.sub(format_args!("status.{list}[{c}].restartCount"))
                             });
                             let terminated = terminated.map(|t| Terminated {
                                 exit_code: t.exit_code,
                                 finished_at: lists.time(t.finished_at.as_ref(), || {
-                                    at.field(format_args!(
+                                    at.sub(format_args!(
                                         "status.{list}[{c}].state.terminated.finishedAt"
                                     ))
                                 }),
@@ -340,10 +330,10 @@ pub(crate) fn pod(
     }
 
     if meta.uid.is_empty() {
-        errs.required(at.field("metadata.uid"), "");
+        errs.required(at.sub("metadata.uid"), "");
     }
     if meta.name.is_empty() {
-        errs.required(at.field("metadata.name"), "");
+        errs.required(at.sub("metadata.name"), "");
     }
     let controller = meta.controller.take().map(|(j, o)| {
         // The Job's own reference is shared, not copied (most pods have it).
@@ -359,22 +349,22 @@ pub(crate) fn pod(
             block_owner_deletion: None,
         };
         controller_ref(owner, own, errs, || {
-            at.field(format_args!("metadata.ownerReferences[{j}].uid"))
+            at.sub(format_args!("metadata.ownerReferences[{j}].uid"))
         })
     });
     let creation_timestamp = errs.time(meta.creation_timestamp.as_ref(), || {
-        at.field("metadata.creationTimestamp")
+        at.sub("metadata.creationTimestamp")
     });
     let deletion = errs
         .time(meta.deletion_timestamp.as_ref(), || {
-            at.field("metadata.deletionTimestamp")
+            at.sub("metadata.deletionTimestamp")
         })
         .map(|timestamp| Deletion {
             timestamp,
             grace_period_seconds: meta.deletion_grace_period_seconds,
         });
     let phase = PodPhase::from_api(phase).unwrap_or_else(|| {
-        errs.not_supported(at.field("status.phase"), phase, &PHASES);
+        errs.not_supported(at.sub("status.phase"), phase, &PHASES);
         PodPhase::Pending
     });
     errs.append(lists);
@@ -405,7 +395,7 @@ fn condition(
     bytes: &[u8],
     read: &ReadFields<'_>,
     names: &mut SharedNames,
-    at: &At,
+    at: PodAt,
     c: usize,
     errs: &mut Violations,
 ) -> Result<Option<PodCondition>, WireError> {
@@ -428,7 +418,7 @@ fn condition(
     let Some(condition_type) = known(&read.conditions, condition_type) else {
         checked(condition_type, F)?;
         errs.time(last_transition_time.as_ref(), || {
-            at.field(format_args!("status.conditions[{c}].lastTransitionTime"))
+            at.sub(format_args!("status.conditions[{c}].lastTransitionTime"))
         });
         return Ok(None);
     };
@@ -438,7 +428,7 @@ fn condition(
         "Unknown" => ConditionStatus::Unknown,
         other => {
             errs.not_supported(
-                at.field(format_args!("status.conditions[{c}].status")),
+                at.sub(format_args!("status.conditions[{c}].status")),
                 other,
                 &["True", "False", "Unknown"],
             );
@@ -446,7 +436,7 @@ fn condition(
         }
     };
     let last_transition_time = errs.time(last_transition_time.as_ref(), || {
-        at.field(format_args!("status.conditions[{c}].lastTransitionTime"))
+        at.sub(format_args!("status.conditions[{c}].lastTransitionTime"))
     });
     Ok(Some(PodCondition {
         condition_type: names.get(condition_type),
@@ -523,7 +513,7 @@ mod tests {
     }
 
     fn convert(bytes: &[u8]) -> Result<(Pod, Vec<String>), WireError> {
-        crate::convert::decode_for_tests(bytes, pod)
+        crate::convert::decode_for_tests(bytes, false, pod)
     }
 
     #[test]
