@@ -105,7 +105,8 @@ pub struct ServeArgs {
     /// Largest request accepted (e.g. `256MiB`, `4194304`); larger get RESOURCE_EXHAUSTED.
     #[arg(long, env = "JOB_DECIDER_MAX_MESSAGE_SIZE", default_value = "256MiB", value_parser = parse_size)]
     pub max_message_size: usize,
-    /// Request bytes in flight across all calls; a call past it gets RESOURCE_EXHAUSTED at once.
+    /// Request bytes in flight across all calls, and the pods' models (400 bytes a pod);
+    /// a call past it gets RESOURCE_EXHAUSTED at once.
     #[arg(long, env = "JOB_DECIDER_MAX_REQUEST_BYTES_IN_FLIGHT", default_value = "256MiB", value_parser = parse_size)]
     pub max_request_bytes_in_flight: usize,
     /// Longest time for a request body to arrive in full; then DEADLINE_EXCEEDED (REQUEST_BODY_TIMEOUT).

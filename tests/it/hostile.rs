@@ -481,11 +481,14 @@ async fn a_large_snapshot_freed_after_its_answer_gives_its_bytes_back() {
     let request = job_decider_api::fixtures::realistic_request(
         job_decider::server::service::FREE_AFTER_RESPONSE_PODS,
     );
+    let pods = request.pods.len();
     let size = request.encoded_len();
+    // A call takes its bytes and its pods' models from the budget.
+    let charge = size + 64 + pods * job_decider::server::service::MODEL_BYTES_PER_POD;
     let server = TestServer::start(ServerConfig {
         // Room for exactly one such call: a second is refused unless the first gave its bytes back.
         max_message_size: size + 64,
-        max_request_bytes_in_flight: size + 64,
+        max_request_bytes_in_flight: charge,
         ..ServerConfig::default()
     })
     .await;

@@ -99,3 +99,41 @@ fn a_realistic_lean_request_is_under_a_third_of_its_full_size() {
     let lean = lean_request(request).expect("lean").encode_to_vec().len();
     assert!(lean * 3 < full, "lean {lean} B against {full} B");
 }
+
+/// Regression: the byte budget counted only request bytes, and a lean pod's
+/// domain model is several times its bytes (a 100,000-pod lean call held 5.4×
+/// what it was charged). Each pod is now charged its model's fixed part too.
+#[tokio::test]
+async fn regression_lean_pods_are_charged_for_their_model_not_only_their_bytes() {
+    use job_decider::server::service::MODEL_BYTES_PER_POD;
+    use prost::Message;
+    let budget = 1 << 20;
+    let server = TestServer::start(ServerConfig {
+        max_request_bytes_in_flight: budget,
+        max_message_size: budget,
+        ..ServerConfig::default()
+    })
+    .await;
+    let mut client = server.client().await;
+    // Lean pods small on the wire: 3,000 of them are well inside the budget's
+    // bytes, but their models (3,000 × MODEL_BYTES_PER_POD) are not.
+    let too_many = lean_request(fixtures::realistic_request(3_000)).expect("lean");
+    let wire = too_many.encoded_len();
+    assert!(wire < budget && wire + 3_000 * MODEL_BYTES_PER_POD > budget);
+    let status = client
+        .decide_job(too_many)
+        .await
+        .expect_err("past the budget");
+    assert_eq!(status.code(), Code::ResourceExhausted, "{status:?}");
+    assert_eq!(
+        status
+            .get_error_details()
+            .error_info()
+            .map(|i| i.reason.clone()),
+        Some("REQUEST_BYTES_BUDGET".to_string())
+    );
+    // A call whose bytes and models fit is decided, and the budget came back.
+    let fits = lean_request(fixtures::realistic_request(1_000)).expect("lean");
+    client.decide_job(fits.clone()).await.expect("fits");
+    client.decide_job(fits).await.expect("fits again");
+}

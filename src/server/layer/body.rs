@@ -43,6 +43,34 @@ const GRPC_PREFIX_BYTES: usize = 5;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RequestBodyBytes(pub usize);
 
+/// More of the byte budget for the call (a request extension): what a handler
+/// learns only once the request is decoded — the memory its pods will take,
+/// which a lean request's bytes do not cover — is taken from the same budget,
+/// without waiting, and held as long as the call's own bytes.
+#[derive(Clone, Debug)]
+pub struct MoreBytes {
+    budget: Arc<Semaphore>,
+    budget_bytes: usize,
+    held: Arc<Mutex<HeldBytes>>,
+}
+
+impl MoreBytes {
+    /// Takes `bytes` more for this call; the error when the budget cannot give them now.
+    pub fn take(&self, bytes: usize) -> Result<(), ApiError> {
+        let mut held = match self.held.lock() {
+            Ok(held) => held,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if held.take(&self.budget, bytes) {
+            Ok(())
+        } else {
+            Err(ApiError::ByteBudgetExhausted {
+                budget: self.budget_bytes,
+            })
+        }
+    }
+}
+
 /// Something a handler hands back in its response's extensions to be freed
 /// only once the response has been sent, on the blocking pool (a response
 /// extension; the body layer takes it out).
@@ -74,6 +102,8 @@ impl std::fmt::Debug for FreeAfterResponse {
 /// gives the bytes back only then.
 struct Release {
     held: HeldBytes,
+    /// What the handler took beside them ([`MoreBytes`]).
+    more: Arc<Mutex<HeldBytes>>,
     later: Option<Box<dyn Send>>,
 }
 
@@ -83,9 +113,11 @@ impl Drop for Release {
             return;
         };
         let held = std::mem::take(&mut self.held);
+        let more = Arc::clone(&self.more);
         let free = move || {
             drop(later);
             drop(held);
+            drop(more);
         };
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => drop(runtime.spawn_blocking(free)),
@@ -244,13 +276,19 @@ impl Step for BodyLayer {
         let limits = self.clone();
         Box::pin(async move {
             match limits.buffer(request).await {
-                Ok((request, held)) => {
+                Ok((mut request, held)) => {
+                    let more = Arc::new(Mutex::new(HeldBytes::default()));
+                    request.extensions_mut().insert(MoreBytes {
+                        budget: Arc::clone(&limits.budget),
+                        budget_bytes: limits.budget_bytes,
+                        held: Arc::clone(&more),
+                    });
                     let mut response = inner.call(request).await?;
                     let later = response
                         .extensions_mut()
                         .remove::<FreeAfterResponse>()
                         .and_then(|free| free.take());
-                    Ok(Holding::response(response, Release { held, later }))
+                    Ok(Holding::response(response, Release { held, more, later }))
                 }
                 Err(err) => Ok(error_response(err)),
             }
@@ -363,6 +401,7 @@ mod tests {
         });
         drop(Release {
             held,
+            more: Arc::default(),
             later: Some(later),
         });
         let Ok((thread, free_then)) = witnessed.recv_timeout(Duration::from_secs(20)) else {
@@ -392,7 +431,20 @@ mod tests {
         let budget = Arc::new(Semaphore::new(10));
         let mut held = HeldBytes::default();
         assert!(held.take(&budget, 4));
-        drop(Release { held, later: None });
+        let more = Arc::new(Mutex::new(HeldBytes::default()));
+        let handler = MoreBytes {
+            budget: budget.clone(),
+            budget_bytes: 10,
+            held: more.clone(),
+        };
+        assert!(handler.take(5).is_ok(), "what is left is taken");
+        assert!(handler.take(2).is_err(), "past the budget");
+        drop(handler);
+        drop(Release {
+            held,
+            more,
+            later: None,
+        });
         assert_eq!(budget.available_permits(), 10);
     }
 
