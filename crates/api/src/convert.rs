@@ -17,7 +17,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use pbjson_types::{Duration as PbDuration, Timestamp};
-use prost::Message;
 
 use bytes::Bytes;
 
@@ -177,27 +176,10 @@ enum Purpose {
 impl TryFrom<pb::DecideJobRequest> for Snapshot {
     type Error = Vec<Violation>;
 
+    /// Through the server's own path: each pod encoded again and read by the
+    /// same decoders (one reading of a pod, whichever the caller holds).
     fn try_from(req: pb::DecideJobRequest) -> Result<Self, Self::Error> {
-        let parts = RequestParts {
-            job: req.job,
-            now: req.now,
-            state: req.state,
-            controller_name: req.controller_name,
-            expectations: req.expectations,
-            both_encodings: !req.pods.is_empty() && !req.lean_pods.is_empty(),
-        };
-        // Each pod is dropped as soon as it is converted.
-        let count = req.pods.len() + req.lean_pods.len();
-        let full = req
-            .pods
-            .into_iter()
-            .map(|p| WirePod::Full(p.encode_to_vec().into()));
-        // Encoded again, to be read as the server reads lean pods (one decoder for both).
-        let lean = req
-            .lean_pods
-            .into_iter()
-            .map(|p| WirePod::Lean(p.encode_to_vec().into()));
-        snapshot_from_parts(parts, count, PodAt::number(full, lean))
+        Snapshot::try_from(LazyDecideJobRequest::from(req))
     }
 }
 

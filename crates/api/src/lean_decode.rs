@@ -498,14 +498,7 @@ mod tests {
             let bytes = sample.encode_to_vec();
             let variants = crate::wire::craft::one_byte_changes(&bytes);
             for variant in variants {
-                let ours = convert(&variant);
-                match pb::LeanPod::decode(variant.as_slice()) {
-                    Ok(theirs) => {
-                        let canonical = convert(&theirs.encode_to_vec());
-                        assert_eq!(ours, canonical, "{variant:?}");
-                    }
-                    Err(err) => assert!(ours.is_err(), "prost rejects {variant:?}: {err}"),
-                }
+                crate::wire::craft::assert_reads_as_prost::<pb::LeanPod, _, _>(&variant, convert);
                 checked += 1;
             }
         }

@@ -378,6 +378,21 @@ pub(crate) mod craft {
         variants
     }
 
+    /// That `ours` reads `bytes` as prost reads them as an `M`: rejected exactly
+    /// when prost rejects them, and read as prost's decoding encoded again.
+    pub(crate) fn assert_reads_as_prost<M, T, E>(bytes: &[u8], ours: impl Fn(&[u8]) -> Result<T, E>)
+    where
+        M: prost::Message + Default,
+        T: PartialEq + std::fmt::Debug,
+        E: PartialEq + std::fmt::Debug,
+    {
+        let got = ours(bytes);
+        match M::decode(bytes) {
+            Ok(theirs) => assert_eq!(got, ours(&theirs.encode_to_vec()), "{bytes:?}"),
+            Err(err) => assert!(got.is_err(), "prost rejects {bytes:?}: {err}"),
+        }
+    }
+
     /// Every declared field of every message at `paths` (path, field numbers),
     /// in every wire type: the bytes to try.
     pub(crate) fn every_wire_type(paths: &[(&[u32], &[u32])]) -> Vec<Vec<u8>> {
