@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
-from google.rpc import error_details_pb2, status_pb2
+from google.rpc.error_details_pb2 import BadRequest
+from google.rpc.error_details_pb2 import ErrorInfo as ErrorInfoPb
+from google.rpc.status_pb2 import Status
 
 # The trailer in which gRPC carries a serialized google.rpc.Status with the error's details.
 _DETAILS_KEY = "grpc-status-details-bin"
@@ -33,7 +35,7 @@ class ErrorInfo:
     reason: str
     #: The service that answered: `jobdecider.dev`.
     domain: str
-    #: Further facts, e.g. the first violation's field.
+    #: Further facts, e.g. `violations` and `violationsOmitted` when the details list only some.
     metadata: dict[str, str] = field(default_factory=dict)
 
 
@@ -54,7 +56,7 @@ class DecideError(Exception):
     #: The google.rpc.ErrorInfo, when the server sent one.
     error_info: ErrorInfo | None
     #: The whole google.rpc.Status from the trailer, for details not decoded here.
-    status: status_pb2.Status | None
+    status: Status | None
 
     def __init__(
         self,
@@ -63,7 +65,7 @@ class DecideError(Exception):
         *,
         field_violations: Iterable[FieldViolation] = (),
         error_info: ErrorInfo | None = None,
-        status: status_pb2.Status | None = None,
+        status: Status | None = None,
     ) -> None:
         super().__init__(f"{code.name}: {message}")
         self.code = code
@@ -85,8 +87,8 @@ class DecideError(Exception):
         info: ErrorInfo | None = None
         if status is not None:
             for detail in status.details:
-                bad_request = error_details_pb2.BadRequest()
-                error_info = error_details_pb2.ErrorInfo()
+                bad_request = BadRequest()
+                error_info = ErrorInfoPb()
                 if detail.Unpack(bad_request):
                     violations.extend(
                         FieldViolation(v.field, v.description, v.reason) for v in bad_request.field_violations
@@ -96,9 +98,9 @@ class DecideError(Exception):
         return cls(code, message, field_violations=violations, error_info=info, status=status)
 
 
-def _status_from_trailers(trailers: Any) -> status_pb2.Status | None:
+def _status_from_trailers(trailers: Any) -> Status | None:
     """The google.rpc.Status in the trailers, or None when there is none."""
     for key, value in trailers or ():
         if key == _DETAILS_KEY and isinstance(value, bytes):
-            return status_pb2.Status.FromString(value)
+            return Status.FromString(value)
     return None

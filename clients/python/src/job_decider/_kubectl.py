@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, cast
 
 from google.protobuf import json_format
 from google.protobuf.descriptor import Descriptor
@@ -111,7 +111,8 @@ def _parse(obj: Mapping[str, Any], message: Message, path: str, dropped: list[st
     The pruned JSON is parsed strictly, so anything left that does not fit is an error rather
     than a silent loss.
     """
-    pruned = _prune(obj, message.DESCRIPTOR, path, dropped)
+    # types-protobuf types DESCRIPTOR as the upb or the pure-Python class; both behave alike.
+    pruned = _prune(obj, cast(Descriptor, message.DESCRIPTOR), path, dropped)
     try:
         json_format.ParseDict(pruned, message)
     except json_format.ParseError as err:
