@@ -9,6 +9,11 @@ pkg="$root/clients/python"
 venv="$pkg/.venv"
 lock="$pkg/requirements.lock"
 
+# One install at a time (make -j may run the generator and the tests together); the lock file
+# lives beside the venv because the venv itself may be removed below.
+exec 9>"$pkg/.install.lock"
+flock 9
+
 # The stamp records what the venv was built from: the lock and the package's metadata.
 stamp_want="$(cat "$lock" "$pkg/pyproject.toml" | sha256sum | cut -d' ' -f1)"
 if [[ -x "$venv/bin/python" && -f "$venv/.installed" && "$(cat "$venv/.installed")" == "$stamp_want" ]]; then

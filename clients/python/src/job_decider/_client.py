@@ -32,7 +32,9 @@ class Client:
         timeout: float | None = DEFAULT_TIMEOUT,
     ) -> None:
         self.channel: grpc.Channel = (
-            grpc.secure_channel(target, credentials) if credentials else grpc.insecure_channel(target)
+            grpc.secure_channel(target, credentials)
+            if credentials is not None
+            else grpc.insecure_channel(target)
         )
         #: The generated stub, for what the methods below do not cover (metadata, call options).
         self.stub = pb_grpc.JobDeciderStub(self.channel)
@@ -96,7 +98,9 @@ class AsyncClient:
         timeout: float | None = DEFAULT_TIMEOUT,
     ) -> None:
         self.channel: aio.Channel = (
-            aio.secure_channel(target, credentials) if credentials else aio.insecure_channel(target)
+            aio.secure_channel(target, credentials)
+            if credentials is not None
+            else aio.insecure_channel(target)
         )
         #: The generated stub; on a grpc.aio channel its calls are awaitable.
         self.stub = pb_grpc.JobDeciderStub(self.channel)
