@@ -19,8 +19,8 @@ import grpc
 import pytest
 from google.protobuf import json_format
 
-from conftest import EXAMPLE, NOW, ROOT, cli_decide
-from job_decider import AsyncClient, Client, DecideError, decide_job_request, pb, pb_grpc
+from conftest import EXAMPLE, NOW, ROOT, cli, cli_decide
+from job_decider import AsyncClient, Client, DecideError, decide_job_request, pb, pb_grpc, validate_job_request
 
 FIXED_NOW = datetime.fromisoformat(NOW)
 QUICKSTART = ROOT / "clients" / "python" / "examples" / "quickstart.py"
@@ -125,6 +125,22 @@ def test_bad_request_asyncio_pod_without_uid_names_the_pod(
     with pytest.raises(DecideError) as caught:
         asyncio.run(decide())
     _check_bad_request(caught.value, want_fields)
+
+
+def test_validate_job_matches_cli(addr: str, job: dict[str, Any], tmp_path: Path) -> None:
+    job["spec"]["parallelism"] = -1
+    (tmp_path / "job.json").write_text(json.dumps(job))
+    run = subprocess.run(
+        [str(cli()), "validate", str(tmp_path / "job.json")], capture_output=True, text=True, check=False
+    )
+    want = [line.strip() for line in run.stderr.splitlines() if line.startswith("  ")]
+    assert run.returncode != 0 and len(want) == 1
+    with Client(addr) as client:
+        got = client.validate_job(validate_job_request(job)).violations
+        assert [v.description for v in got] == want
+        assert [v.field for v in got] == [want[0].split(":", 1)[0]]
+        del job["spec"]["parallelism"]
+        assert list(client.validate_job(validate_job_request(job)).violations) == []
 
 
 def test_unreachable_server_is_a_decide_error_without_details(job: dict[str, Any], pods: dict[str, Any]) -> None:

@@ -14,7 +14,7 @@ from jobdecider.v1 import kubernetes_pb2 as k8s
 
 from ._client import DEFAULT_TIMEOUT, AsyncClient, Client
 from ._errors import DecideError, ErrorInfo, FieldViolation
-from ._kubectl import Conversion, KubectlJson, convert, decide_job_request
+from ._kubectl import Conversion, KubectlJson, convert, decide_job_request, validate_job_request
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -30,4 +30,5 @@ __all__ = [
     "k8s",
     "pb",
     "pb_grpc",
+    "validate_job_request",
 ]

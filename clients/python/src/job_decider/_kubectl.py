@@ -76,6 +76,16 @@ def convert(job: KubectlJson, pods: KubectlJson, *, now: datetime | None = None)
     return Conversion(request=request, dropped=dropped)
 
 
+def validate_job_request(job: KubectlJson) -> job_decider_pb2.ValidateJobRequest:
+    """Builds a ValidateJobRequest from `kubectl get job NAME -o json`, leaving out unknown fields."""
+    job_obj = _loads(job, "job")
+    if not isinstance(job_obj, Mapping) or "items" in job_obj:
+        raise ValueError("job: expected one Job object (kubectl get job NAME -o json), not a list")
+    request = job_decider_pb2.ValidateJobRequest()
+    _parse(job_obj, request.job, "job", [])
+    return request
+
+
 def _loads(value: KubectlJson, name: str) -> Any:
     """Parses JSON text; passes parsed objects through."""
     if isinstance(value, (str, bytes)):
@@ -148,4 +158,4 @@ def _prune(value: Any, descriptor: Descriptor, path: str, dropped: list[str]) ->
     return kept
 
 
-__all__ = ["Conversion", "KubectlJson", "convert", "decide_job_request"]
+__all__ = ["Conversion", "KubectlJson", "convert", "decide_job_request", "validate_job_request"]
