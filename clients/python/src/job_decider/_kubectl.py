@@ -59,9 +59,7 @@ def decide_job_request(
 
 def convert(job: KubectlJson, pods: KubectlJson, *, now: datetime | None = None) -> Conversion:
     """`decide_job_request`, also reporting the field paths it dropped."""
-    job_obj = _loads(job, "job")
-    if not isinstance(job_obj, Mapping) or "items" in job_obj:
-        raise ValueError("job: expected one Job object (kubectl get job NAME -o json), not a list")
+    job_obj = _job_object(job)
     pod_objs = _pod_items(_loads(pods, "pods"))
     when = datetime.now(timezone.utc) if now is None else now
     if when.tzinfo is None:
@@ -78,12 +76,18 @@ def convert(job: KubectlJson, pods: KubectlJson, *, now: datetime | None = None)
 
 def validate_job_request(job: KubectlJson) -> job_decider_pb2.ValidateJobRequest:
     """Builds a ValidateJobRequest from `kubectl get job NAME -o json`, leaving out unknown fields."""
-    job_obj = _loads(job, "job")
-    if not isinstance(job_obj, Mapping) or "items" in job_obj:
-        raise ValueError("job: expected one Job object (kubectl get job NAME -o json), not a list")
+    job_obj = _job_object(job)
     request = job_decider_pb2.ValidateJobRequest()
     _parse(job_obj, request.job, "job", [])
     return request
+
+
+def _job_object(job: KubectlJson) -> Mapping[str, Any]:
+    """The one Job object kubectl printed."""
+    job_obj = _loads(job, "job")
+    if not isinstance(job_obj, Mapping) or "items" in job_obj:
+        raise ValueError("job: expected one Job object (kubectl get job NAME -o json), not a list")
+    return job_obj
 
 
 def _loads(value: KubectlJson, name: str) -> Any:
