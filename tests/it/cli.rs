@@ -584,3 +584,28 @@ fn request_bad_input_exits_2_naming_the_field() {
         Some(String::new())
     );
 }
+
+/// `--state` (a saved response) and `--controller-name` go into the request as given.
+#[test]
+fn request_carries_state_and_controller_name() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let first = decide("kep-3329-failjob-exit-code-42", "json");
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    let response: pb::DecideJobResponse = serde_json::from_slice(&first.stdout).expect("response");
+    let want_state = response.state.expect("the example's plan has a state");
+    let saved = dir.path().join("response.json");
+    std::fs::write(&saved, &first.stdout).expect("save");
+    let out = request(
+        "kep-3329-failjob-exit-code-42",
+        &[
+            "--state",
+            saved.to_str().expect("path"),
+            "--controller-name",
+            "example.com/mine",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let printed: pb::DecideJobRequest = serde_json::from_slice(&out.stdout).expect("request");
+    assert_eq!(printed.state, Some(want_state));
+    assert_eq!(printed.controller_name, "example.com/mine");
+}
