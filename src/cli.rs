@@ -1,7 +1,7 @@
 //! The command line: `serve`, the offline `decide` and `validate` that read
 //! Kubernetes YAML or JSON and run the same pipeline the server runs, and
 //! `request`, which prints the DecideJobRequest those files make for callers
-//! scripting grpcurl, ghz or curl.
+//! scripting grpcurl or ghz.
 //!
 //! Exit status: 0 when decided (or valid), 2 on bad input (clap's usage
 //! errors are 2 as well), 1 when the program itself fails.
