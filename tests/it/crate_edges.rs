@@ -50,7 +50,13 @@ fn core_depends_on_no_runtime_wire_or_clock_crate() {
         "serde_yaml",
         "chrono",
         "job-decider-api",
+        "job-decider-k8s",
         "job-decider",
+        // Kubernetes' client types and their serde stay in job-decider-k8s.
+        "k8s-openapi",
+        "serde",
+        "serde_json",
+        "jiff",
     ];
     let crossing: Vec<_> = tree
         .iter()
@@ -73,4 +79,45 @@ fn api_does_not_depend_on_the_binary() {
         !tree.iter().any(|c| c == "job-decider"),
         "job-decider-api depends on the binary"
     );
+}
+
+#[test]
+fn k8s_bridge_sits_on_api_and_core_and_not_the_binary() {
+    let tree = dependency_tree("job-decider-k8s");
+    for needed in ["job-decider-core", "job-decider-api", "k8s-openapi"] {
+        assert!(
+            tree.iter().any(|c| c == needed),
+            "job-decider-k8s should depend on {needed}: {tree:?}"
+        );
+    }
+    assert!(
+        !tree.iter().any(|c| c == "job-decider"),
+        "job-decider-k8s depends on the binary"
+    );
+}
+
+#[test]
+fn k8s_bridge_leaves_the_kubernetes_version_to_the_binary() {
+    // k8s-openapi builds with exactly one `v1_*` feature: a library that enabled one
+    // would break every controller that picks another. Only dev-dependencies may.
+    let manifest = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/k8s/Cargo.toml"),
+    )
+    .expect("crates/k8s/Cargo.toml reads");
+    let mut section = "";
+    let mut seen = false;
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            section = line;
+            continue;
+        }
+        if section == "[dependencies]" && line.starts_with("k8s-openapi") {
+            seen = true;
+            assert!(
+                !line.contains("v1_") && !line.contains("latest") && !line.contains("earliest"),
+                "job-decider-k8s picks a Kubernetes version: {line}"
+            );
+        }
+    }
+    assert!(seen, "no k8s-openapi line in crates/k8s's [dependencies]");
 }

@@ -15,6 +15,7 @@ mod cli;
 mod crate_edges;
 mod hostile;
 mod jobset_vectors;
+mod k8s_openapi;
 mod kubectl;
 mod lean;
 mod properties;

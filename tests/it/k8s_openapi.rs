@@ -1,0 +1,332 @@
+//! `job-decider-k8s`: k8s-openapi's `Job` and `Pod`, decided in process, must
+//! decide exactly as the server does on the same objects — the same snapshot
+//! and plan for every vector and bundled example, and the same field-named
+//! violations for a bad object.
+
+use std::path::{Path, PathBuf};
+
+use job_decider::documents;
+use job_decider_api::convert::time_from_pb;
+use job_decider_api::{self as api, pb};
+use job_decider_core::model::{BackoffRecord, ControllerState, Expectations};
+use job_decider_core::validate::Violation;
+use job_decider_k8s::{Inputs, Job, Pod};
+use serde_json::Value;
+
+/// The proto3 JSON int64 fields of a Job or Pod that the contract names: proto3
+/// JSON writes them as strings (the vectors do), kubectl and k8s-openapi as numbers.
+const INT64_FIELDS: &[&str] = &[
+    "generation",
+    "activeDeadlineSeconds",
+    "deletionGracePeriodSeconds",
+];
+
+/// A proto3-JSON object in the shape kubectl prints: int64 strings become numbers.
+/// A string that is not a number is left alone, so k8s-openapi rejects it loudly.
+fn kubectl_shape(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for (key, field) in map.iter_mut() {
+                if INT64_FIELDS.contains(&key.as_str())
+                    && let Value::String(text) = field
+                    && let Ok(n) = text.parse::<i64>()
+                {
+                    *field = Value::from(n);
+                } else {
+                    kubectl_shape(field);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(kubectl_shape),
+        _ => {}
+    }
+}
+
+/// The non-object inputs of a request, as the k8s path takes them.
+fn inputs_of(request: &pb::DecideJobRequest) -> Inputs {
+    let now = request
+        .now
+        .as_ref()
+        .and_then(time_from_pb)
+        .expect("every vector has a valid now");
+    let backoff = request.state.as_ref().and_then(|s| s.backoff.as_ref());
+    Inputs {
+        now,
+        state: ControllerState {
+            backoff: backoff.map_or_else(BackoffRecord::default, |b| BackoffRecord {
+                failures_after_last_success: b.failures_after_last_success,
+                last_failure_time: b.last_failure_time.as_ref().and_then(time_from_pb),
+            }),
+        },
+        controller_name: request.controller_name.clone(),
+        expectations: request
+            .expectations
+            .as_ref()
+            .map(|e| Expectations {
+                pod_changes_pending: e.pod_changes_pending,
+                finalizer_removals_pending: e.finalizer_removals_pending.iter().cloned().collect(),
+            })
+            .unwrap_or_default(),
+    }
+}
+
+/// A Job and its pods (JSON values in kubectl's shape) as k8s-openapi types.
+fn k8s_objects(job: &Value, pods: &[Value]) -> Result<(Job, Vec<Pod>), String> {
+    let job: Job = serde_json::from_value(job.clone()).map_err(|e| format!("job: {e}"))?;
+    let pods = pods
+        .iter()
+        .enumerate()
+        .map(|(i, p)| serde_json::from_value(p.clone()).map_err(|e| format!("pods[{i}]: {e}")))
+        .collect::<Result<Vec<Pod>, _>>()?;
+    Ok((job, pods))
+}
+
+/// Decides one snapshot both ways; `Err` says how they differ.
+fn both_paths_agree(
+    server_request: pb::DecideJobRequest,
+    job: &Value,
+    pods: &[Value],
+) -> Result<(), String> {
+    let inputs = inputs_of(&server_request);
+    let (job, pods) = k8s_objects(job, pods)?;
+    let server = api::decide(api::LazyDecideJobRequest::from(server_request));
+    let k8s = job_decider_k8s::decide(&job, &pods, &inputs);
+    match (server, k8s) {
+        (Ok(server), Ok(k8s)) => {
+            if server.snapshot != k8s.snapshot {
+                return Err(format!(
+                    "snapshots differ\n--- server\n{:#?}\n--- k8s-openapi\n{:#?}",
+                    server.snapshot, k8s.snapshot
+                ));
+            }
+            if server.response() != k8s.response() {
+                return Err(format!(
+                    "plans differ\n--- server\n{:#?}\n--- k8s-openapi\n{:#?}",
+                    server.response(),
+                    k8s.response()
+                ));
+            }
+            Ok(())
+        }
+        (Err(server), Err(k8s)) => {
+            let server = match server {
+                api::ApiError::BadRequest { violations, .. } => violations,
+                other => return Err(format!("server: unexpected {other}")),
+            };
+            if server.as_slice() != k8s.violations() {
+                return Err(format!(
+                    "violations differ\n--- server\n{server:#?}\n--- k8s-openapi\n{:#?}",
+                    k8s.violations()
+                ));
+            }
+            Ok(())
+        }
+        (server, k8s) => Err(format!(
+            "one path decided, the other did not: server {:?}, k8s-openapi {:?}",
+            server.map(|d| d.plan),
+            k8s.map(|d| d.plan)
+        )),
+    }
+}
+
+#[test]
+fn every_vector_decides_alike_from_k8s_openapi_objects() {
+    let files = crate::vector_files::yaml_files("vectors");
+    assert!(
+        files.len() >= 120,
+        "expected the vector set, found {}",
+        files.len()
+    );
+    let mut failures = Vec::new();
+    for path in &files {
+        let file = crate::vector_files::file_name(path);
+        let doc = crate::vector_files::load(path).expect("vector loads");
+        let server_request: pb::DecideJobRequest =
+            serde_json::from_value(doc.request.clone()).expect("vector request parses");
+        let mut job = doc.request["job"].clone();
+        kubectl_shape(&mut job);
+        let mut pods = doc.request["pods"].as_array().cloned().unwrap_or_default();
+        pods.iter_mut().for_each(kubectl_shape);
+        if let Err(e) = both_paths_agree(server_request, &job, &pods) {
+            failures.push(format!("{file}: {e}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} vectors differ:\n\n{}",
+        failures.len(),
+        files.len(),
+        failures.join("\n\n")
+    );
+}
+
+/// A bundled example's Job and pods files (JSON or YAML, as kubectl prints them).
+fn example_files(dir: &Path) -> Option<(PathBuf, PathBuf)> {
+    ["json", "yaml"].iter().find_map(|ext| {
+        let job = dir.join(format!("job.{ext}"));
+        let pods = dir.join(format!("pods.{ext}"));
+        (job.exists() && pods.exists()).then_some((job, pods))
+    })
+}
+
+/// A kubectl document as a JSON value (YAML is a superset of JSON).
+fn document(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).expect("example reads");
+    serde_yaml::from_str(&text).expect("example parses")
+}
+
+/// The pods of a PodList or List document.
+fn items(list: &Value) -> Vec<Value> {
+    list["items"]
+        .as_array()
+        .cloned()
+        .expect("a list with items")
+}
+
+/// The request the server's own reader makes of kubectl documents (as `job-decider decide` does).
+fn server_request(job: &Value, pods: &Value, now: &str) -> pb::DecideJobRequest {
+    pb::DecideJobRequest {
+        job: Some(documents::parse_job(&job.to_string(), "job").expect("job reads")),
+        pods: documents::parse_pods(&pods.to_string(), "pods").expect("pods read"),
+        now: Some(documents::parse_time(now, "now").expect("now parses")),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn every_bundled_example_decides_alike_from_k8s_openapi_objects() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
+        .expect("examples/ reads")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    dirs.sort();
+    let mut decided = 0;
+    for dir in &dirs {
+        // JobSet examples have no job/pods pair.
+        let Some((job_path, pods_path)) = example_files(dir) else {
+            continue;
+        };
+        let (job, pods) = (document(&job_path), document(&pods_path));
+        let request = server_request(&job, &pods, "2025-06-02T10:00:00Z");
+        if let Err(e) = both_paths_agree(request, &job, &items(&pods)) {
+            panic!("{}: {e}", dir.display());
+        }
+        decided += 1;
+    }
+    assert!(decided >= 4, "expected the Job examples, decided {decided}");
+}
+
+/// The bundled FailJob example's Job and pods, for the bad-object cases.
+fn failjob_example() -> (Value, Value) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/kep-3329-failjob-exit-code-42");
+    (
+        document(&dir.join("job.json")),
+        document(&dir.join("pods.json")),
+    )
+}
+
+/// The violations of the k8s-openapi path for a bad object, checked equal to the server's.
+fn k8s_violations(job: &Value, pods: &Value) -> Vec<Violation> {
+    let request = server_request(job, pods, "2025-06-02T10:00:00Z");
+    let inputs = inputs_of(&request);
+    both_paths_agree(request, job, &items(pods)).unwrap_or_else(|e| panic!("{e}"));
+    let (job, pods) = k8s_objects(job, &items(pods)).expect("objects deserialize");
+    match job_decider_k8s::decide(&job, &pods, &inputs) {
+        Ok(d) => panic!("a bad object was decided: {:?}", d.plan),
+        Err(e) => e.violations().to_vec(),
+    }
+}
+
+#[test]
+fn a_bad_k8s_openapi_object_is_rejected_with_the_servers_field_path() {
+    // Each case breaks the bundled example one way; the path is the one the server
+    // gives for the same JSON (checked equal above, inside k8s_violations).
+    type Break = fn(&mut Value, &mut Value);
+    let cases: [(&str, Break, &str); 5] = [
+        (
+            "no uid",
+            |job, _| {
+                job["metadata"].as_object_mut().unwrap().remove("uid");
+            },
+            "job.metadata.uid",
+        ),
+        (
+            "negative active",
+            |job, _| job["status"]["active"] = Value::from(-1),
+            "job.status.active",
+        ),
+        (
+            "a start time past 2262",
+            |job, _| job["status"]["startTime"] = Value::from("2300-01-01T00:00:00Z"),
+            "job.status.startTime",
+        ),
+        (
+            "an unknown pod phase",
+            |_, pods| pods["items"][1]["status"]["phase"] = Value::from("Exploded"),
+            "pods[1].status.phase",
+        ),
+        (
+            "a pod twice",
+            |_, pods| {
+                let first = pods["items"][0].clone();
+                pods["items"].as_array_mut().unwrap().push(first);
+            },
+            "pods[3].metadata.uid",
+        ),
+    ];
+    for (what, break_it, field) in cases {
+        let (mut job, mut pods) = failjob_example();
+        break_it(&mut job, &mut pods);
+        let violations = k8s_violations(&job, &pods);
+        assert!(
+            violations.iter().any(|v| v.field == field),
+            "{what}: expected a violation of {field}, got {violations:#?}"
+        );
+    }
+}
+
+#[test]
+fn decide_files_example_decides_as_the_cli() {
+    // The example's own code (its `run`), on the bundled kubectl files, against the CLI's.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/kep-3329-failjob-exit-code-42");
+    let (job, pods) = (dir.join("job.json"), dir.join("pods.json"));
+    let now = "2025-06-02T10:00:00Z";
+    let args: Vec<String> = [&job, &pods]
+        .iter()
+        .map(|p| p.display().to_string())
+        .chain([now.to_string()])
+        .collect();
+    let printed = decide_files::run(&args).expect("the example decides");
+    let from_example: pb::DecideJobResponse =
+        serde_json::from_str(&printed).expect("the example prints a DecideJobResponse");
+    let cli = job_decider::cli::decide(&job_decider::cli::DecideArgs {
+        job: job.clone(),
+        pods: Some(pods.clone()),
+        now: Some(now.to_string()),
+        state: None,
+        controller_name: String::new(),
+        output: job_decider::cli::Output::Json,
+    })
+    .expect("the CLI decides");
+    let from_cli: pb::DecideJobResponse = serde_json::from_str(&cli).expect("CLI JSON");
+    assert!(!from_cli.actions.is_empty(), "the example has a plan");
+    assert_eq!(from_example, from_cli);
+
+    // A Job without a uid: the example fails, naming the field.
+    let mut bad = document(&job);
+    bad["metadata"].as_object_mut().unwrap().remove("uid");
+    let tmp = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(tmp.path(), bad.to_string()).unwrap();
+    let args = [
+        tmp.path().display().to_string(),
+        pods.display().to_string(),
+        now.to_string(),
+    ];
+    let err = decide_files::run(&args).expect_err("a Job without a uid is rejected");
+    assert!(err.contains("job.metadata.uid"), "{err}");
+}
+
+#[allow(dead_code)]
+#[path = "../../crates/k8s/examples/decide_files.rs"]
+mod decide_files;
