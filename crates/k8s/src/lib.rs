@@ -172,6 +172,25 @@ pub fn request<'a>(
     }
 }
 
+/// A string field that some Kubernetes versions make optional: absent reads as
+/// the wire's empty string, so the server's path sees what a JSON client sends.
+trait Text {
+    /// The value, empty when absent.
+    fn text(&self) -> String;
+}
+
+impl Text for String {
+    fn text(&self) -> String {
+        self.clone()
+    }
+}
+
+impl Text for Option<String> {
+    fn text(&self) -> String {
+        self.clone().unwrap_or_default()
+    }
+}
+
 /// A Kubernetes time on the wire: seconds and non-negative nanoseconds.
 fn time(t: &meta::Time) -> Timestamp {
     const NANOS_PER_SEC: i128 = 1_000_000_000;
@@ -296,7 +315,8 @@ fn pod_failure_policy(p: &batch::PodFailurePolicy) -> pb::PodFailurePolicy {
                     .flatten()
                     .map(|c| pb::PodFailurePolicyOnPodConditionsPattern {
                         r#type: c.type_.clone(),
-                        status: c.status.clone(),
+                        // Optional from Kubernetes 1.35; absent reads as on the wire (empty).
+                        status: c.status.text(),
                     })
                     .collect(),
             })
