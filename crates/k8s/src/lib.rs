@@ -15,11 +15,20 @@
 //! already does). The fields read here exist in every version k8s-openapi
 //! 0.29 supports (`v1_33` to `v1_37`).
 //!
-//! ```ignore
-//! let inputs = job_decider_k8s::Inputs::at(job_decider_k8s::now()?);
-//! let decision = job_decider_k8s::decide(&job, &pods, &inputs)?;
-//! for action in &decision.plan.actions { /* apply it */ }
-//! // Next time: Inputs { state: decision.plan.state.clone(), .. }
+//! ```no_run
+//! use job_decider_core::model::ControllerState;
+//! use job_decider_k8s::{Error, Inputs, Job, Pod};
+//!
+//! /// One sync of one Job: `last` is the state the previous plan returned.
+//! fn sync(job: &Job, pods: &[Pod], last: ControllerState) -> Result<ControllerState, Error> {
+//!     let mut inputs = Inputs::at(job_decider_k8s::now()?);
+//!     inputs.state = last;
+//!     let decision = job_decider_k8s::decide(job, pods, &inputs)?;
+//!     for action in &decision.plan.actions {
+//!         // adopt or release pods, create or delete them, write the status, record events
+//!     }
+//!     Ok(decision.plan.state)
+//! }
 //! ```
 
 use std::time::{SystemTime, UNIX_EPOCH};
