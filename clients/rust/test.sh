@@ -2,7 +2,7 @@
 # The Rust client's checks against a live server (JOB_DECIDER_ADDR; tools/with-server.sh sets it):
 # both examples of crates/k8s on the bundled FailJob example, each compared with what
 # `job-decider decide -o json` prints for the same files, and a bad Job whose error must
-# name the field. The in-process equivalence tests (every vector and example) are
+# name the field; then job-decider-k8s built against every Kubernetes version k8s-openapi has. The in-process equivalence tests (every vector and example) are
 # tests/it/k8s_openapi.rs, run by `cargo test`.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -92,6 +92,14 @@ bad_in_process() {
 	[[ $status -ne 0 ]] && grep -q 'job\.metadata\.uid: Required value' "$work/bad-files.err"
 }
 check "decide_files names the bad Job's field" bad_in_process
+
+# job-decider-k8s leaves the Kubernetes version to the binary: it must build with each one
+# k8s-openapi has (a field may turn optional between versions, as onPodConditions' status did
+# in 1.35). Its tests above and tests/it/k8s_openapi.rs run at v1_33.
+for version in v1_33 v1_34 v1_35 v1_36 v1_37; do
+	check "job-decider-k8s builds with k8s-openapi/$version" \
+		cargo check --quiet -p job-decider-k8s --lib --features "k8s-openapi/$version"
+done
 
 echo "rust client: $passed passed, $failed failed"
 [[ $failed -eq 0 ]]
