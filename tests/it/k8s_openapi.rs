@@ -330,3 +330,45 @@ fn decide_files_example_decides_as_the_cli() {
 #[allow(dead_code)]
 #[path = "../../crates/k8s/examples/decide_files.rs"]
 mod decide_files;
+
+#[test]
+fn edge_objects_decide_alike_from_k8s_openapi_objects() {
+    // Shapes the vectors do not hold; both paths must agree, whether they decide or reject.
+    type Change = fn(&mut Value, &mut Value);
+    let cases: [(&str, Change); 6] = [
+        // Seconds -1 and half a second: the wire's nanos are never negative.
+        ("a start time before 1970 with a fraction", |job, _| {
+            job["status"]["startTime"] = Value::from("1969-12-31T23:59:59.5Z");
+        }),
+        ("a Job being deleted", |job, _| {
+            job["metadata"]["deletionTimestamp"] = Value::from("2025-06-02T09:59:00.25Z");
+        }),
+        ("a pod with no spec and no status", |_, pods| {
+            let pod = pods["items"][1].as_object_mut().unwrap();
+            pod.remove("spec");
+            pod.remove("status");
+        }),
+        ("a sidecar init container", |_, pods| {
+            pods["items"][1]["spec"]["initContainers"] =
+                serde_json::json!([{"name": "proxy", "restartPolicy": "Always"}]);
+        }),
+        ("an onPodConditions pattern without a status", |job, _| {
+            let rules = &mut job["spec"]["podFailurePolicy"]["rules"];
+            rules[1]["onPodConditions"][0]
+                .as_object_mut()
+                .unwrap()
+                .remove("status");
+        }),
+        ("a pod whose controller is another Job", |_, pods| {
+            pods["items"][2]["metadata"]["ownerReferences"][0]["uid"] = Value::from("other");
+        }),
+    ];
+    for (what, change) in cases {
+        let (mut job, mut pods) = failjob_example();
+        change(&mut job, &mut pods);
+        let request = server_request(&job, &pods, "2025-06-02T10:00:00Z");
+        if let Err(e) = both_paths_agree(request, &job, &items(&pods)) {
+            panic!("{what}: {e}");
+        }
+    }
+}
