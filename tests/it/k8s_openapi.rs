@@ -301,11 +301,13 @@ fn decide_files_example_decides_as_the_cli() {
     let from_example: pb::DecideJobResponse =
         serde_json::from_str(&printed).expect("the example prints a DecideJobResponse");
     let cli = job_decider::cli::decide(&job_decider::cli::DecideArgs {
-        job: job.clone(),
-        pods: Some(pods.clone()),
-        now: Some(now.to_string()),
-        state: None,
-        controller_name: String::new(),
+        snapshot: job_decider::cli::SnapshotArgs {
+            job: job.clone(),
+            pods: Some(pods.clone()),
+            now: Some(now.to_string()),
+            state: None,
+            controller_name: String::new(),
+        },
         output: job_decider::cli::Output::Json,
     })
     .expect("the CLI decides");
