@@ -34,6 +34,8 @@ test-go: tools
 test-clients: tools
 	cargo build --bin job-decider
 	tools/with-server.sh bash clients/python/test.sh
+	tools/with-server.sh bash clients/go/test.sh
+	tools/with-server.sh bash clients/rust/test.sh
 	bash tools/readme-recipes.sh
 
 ## The end-to-end suite alone (`make test` runs it too).
