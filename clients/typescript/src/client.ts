@@ -1,4 +1,4 @@
-import { createClient, type Client, type Interceptor } from "@connectrpc/connect";
+import { createClient, type Client } from "@connectrpc/connect";
 import { createGrpcTransport, type GrpcTransportOptions } from "@connectrpc/connect-node";
 import { JobDecider } from "./gen/jobdecider/v1/job_decider_pb.js";
 import { DecideError } from "./errors.js";
@@ -35,19 +35,24 @@ export function createJobDeciderClient(
   address: string = process.env["JOB_DECIDER_ADDR"] || DEFAULT_ADDRESS,
   options: JobDeciderClientOptions = {},
 ): JobDeciderClient {
-  const transport = createGrpcTransport({
-    ...options.transport,
-    baseUrl: baseUrlOf(address),
-    interceptors: [...(options.transport?.interceptors ?? []), rethrowAsDecideError],
-  });
-  return createClient(JobDecider, transport);
+  const transport = createGrpcTransport({ ...options.transport, baseUrl: baseUrlOf(address) });
+  return rethrowingDecideErrors(createClient(JobDecider, transport));
 }
 
-/** Rethrows every call's error as a DecideError, so callers read field violations directly. */
-const rethrowAsDecideError: Interceptor = (next) => async (request) => {
-  try {
-    return await next(request);
-  } catch (error) {
-    throw DecideError.from(error);
+/**
+ * Wraps each (unary) method so that its failures reject with a DecideError. Connect's own
+ * interceptors cannot do this: the transport turns whatever they throw back into a ConnectError.
+ */
+function rethrowingDecideErrors(client: JobDeciderClient): JobDeciderClient {
+  const wrapped: Record<string, unknown> = {};
+  for (const [name, call] of Object.entries(client as Record<string, (...args: unknown[]) => Promise<unknown>>)) {
+    wrapped[name] = async (...args: unknown[]) => {
+      try {
+        return await call(...args);
+      } catch (error) {
+        throw DecideError.from(error);
+      }
+    };
   }
-};
+  return wrapped as JobDeciderClient;
+}
