@@ -4,7 +4,7 @@ import {
   DecideJobRequestSchema,
   type DecideJobRequest,
 } from "./gen/jobdecider/v1/job_decider_pb.js";
-import { JobSchema, PodSchema, type Job, type Pod } from "./gen/jobdecider/v1/kubernetes_pb.js";
+import { JobSchema, PodSchema } from "./gen/jobdecider/v1/kubernetes_pb.js";
 
 /** Options of {@link requestFromKubectl}. */
 export interface KubectlRequestOptions {
@@ -39,9 +39,9 @@ export function requestFromKubectl(
   options: KubectlRequestOptions = {},
 ): DecideJobRequest {
   return create(DecideJobRequestSchema, {
-    job: fromJson(JobSchema, asObject(job, "job"), { ignoreUnknownFields: true }) as Job,
+    job: fromJson(JobSchema, asObject(job, "job"), { ignoreUnknownFields: true }),
     pods: podItems(pods).map(
-      (pod, i) => fromJson(PodSchema, asObject(pod, `pods[${i}]`), { ignoreUnknownFields: true }) as Pod,
+      (pod, i) => fromJson(PodSchema, asObject(pod, `pods[${i}]`), { ignoreUnknownFields: true }),
     ),
     now: toTimestamp(options.now ?? new Date()),
     controllerName: options.controllerName ?? "",
