@@ -1,8 +1,9 @@
-// createJobDeciderClient over TLS ("https://host:port" and nodeOptions.ca), against a server
-// this test starts with a self-signed certificate for 127.0.0.1 (made with openssl).
+// createJobDeciderClient over mutual TLS ("https://host:port", nodeOptions ca, cert and key),
+// against a server this test starts with certificates made with openssl: a test CA signs the
+// server's (127.0.0.1) and the client's, and the server takes the CA as its client CA.
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -50,16 +51,25 @@ before(async () => {
     return;
   }
   dir = mkdtempSync(join(tmpdir(), "job-decider-tls-"));
-  execFileSync("openssl", [
-    "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1",
-    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
-    "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem"),
-  ], { stdio: "ignore" });
+  // A test CA, and a server (127.0.0.1) and a client certificate it signs.
+  const openssl = (...args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: "ignore" });
+  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+  openssl("req", "-x509", ...ec, "-days", "1", "-subj", "/CN=job-decider test CA", "-keyout", "ca-key.pem", "-out", "ca.pem");
+  for (const [who, extension] of [
+    ["server", "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth"],
+    ["client", "extendedKeyUsage=clientAuth"],
+  ] as const) {
+    writeFileSync(join(dir, `${who}.ext`), `basicConstraints=CA:FALSE\n${extension}\n`);
+    openssl("req", ...ec, "-subj", `/CN=job-decider test ${who}`, "-keyout", `${who}-key.pem`, "-out", `${who}.csr`);
+    openssl("x509", "-req", "-in", `${who}.csr`, "-CA", "ca.pem", "-CAkey", "ca-key.pem", "-CAcreateserial",
+      "-days", "1", "-extfile", `${who}.ext`, "-out", `${who}.pem`);
+  }
   port = await freePort();
   const bin = process.env["JOB_DECIDER_BIN"] || join(repoRoot, "target", "debug", "job-decider");
   server = spawn(bin, [
     "serve", "--addr", `127.0.0.1:${port}`, "--metrics-addr", "127.0.0.1:0", "--log-level", "warn",
-    "--tls-cert", join(dir, "cert.pem"), "--tls-key", join(dir, "key.pem"),
+    "--tls-cert", join(dir, "server.pem"), "--tls-key", join(dir, "server-key.pem"),
+    "--tls-client-ca", join(dir, "ca.pem"),
   ], { stdio: "inherit" });
   // Bounded wait: 200 tries, 50 ms apart.
   for (let i = 0; i < 200 && !(await accepts(port)); i++) {
@@ -77,9 +87,12 @@ after(() => {
 
 const name = "kep-3329-failjob-exit-code-42";
 
-test("an https:// address with the server's CA decides over TLS", { skip: !hasOpenssl && "openssl is not installed" }, async () => {
+const skip = !hasOpenssl && "openssl is not installed";
+const file = (name: string) => readFileSync(join(dir, name));
+
+test("an https:// address with the server's CA and a client certificate decides over mutual TLS", { skip }, async () => {
   const client = createJobDeciderClient(`https://127.0.0.1:${port}`, {
-    transport: { nodeOptions: { ca: readFileSync(join(dir, "cert.pem")) } },
+    transport: { nodeOptions: { ca: file("ca.pem"), cert: file("client.pem"), key: file("client-key.pem") } },
   });
   const response = await client.decideJob(
     requestFromKubectl(readJson(example(name, "job.json")), readJson(example(name, "pods.json"))),
@@ -87,13 +100,24 @@ test("an https:// address with the server's CA decides over TLS", { skip: !hasOp
   assert.equal(response.actions[0]?.kind.case, "deletePods");
 });
 
-test("an https:// address without the CA fails: the certificate is not trusted", { skip: !hasOpenssl && "openssl is not installed" }, async () => {
+test("without a client certificate the server refuses the call", { skip }, async () => {
+  const client = createJobDeciderClient(`https://127.0.0.1:${port}`, { transport: { nodeOptions: { ca: file("ca.pem") } } });
+  await assert.rejects(client.decideJob({}), (error: unknown) => {
+    assert.ok(error instanceof DecideError);
+    // The TLS 1.3 "certificate required" alert, reported by Connect as INTERNAL.
+    assert.equal(error.code, Code.Internal, error.message);
+    assert.match(error.rawMessage, /certificate required/);
+    return true;
+  });
+});
+
+test("without the server's CA the call fails: the certificate is not trusted", { skip }, async () => {
   const client = createJobDeciderClient(`https://127.0.0.1:${port}`);
   await assert.rejects(client.decideJob({}), (error: unknown) => {
     assert.ok(error instanceof DecideError);
     // Connect reports a TLS verification failure as INTERNAL, with Node's reason as the message.
     assert.equal(error.code, Code.Internal, error.message);
-    assert.match(error.rawMessage, /self-signed certificate/);
+    assert.match(error.rawMessage, /unable to verify the first certificate/);
     return true;
   });
 });
