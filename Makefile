@@ -4,26 +4,35 @@
 SHELL := /bin/bash
 export PATH := $(CURDIR)/bin:$(PATH)
 
-.PHONY: all build test test-e2e test-rust test-go fuzz fuzz-seeds lint lint-rust lint-go tools run example bench load load-smoke
+.PHONY: all build test test-e2e test-rust test-go test-clients fuzz fuzz-seeds lint lint-rust lint-go lint-gen tools run example bench load load-smoke
 
 all: build
 
 build:
 	cargo build --release
 
-## Everything a fresh machine needs beyond Rust and Go: pinned Go tools into ./bin.
+## Everything a fresh machine needs beyond Rust and Go: pinned Go tools into ./bin, the
+## Python client's virtualenv and the TypeScript client's node_modules, each from a lock.
 tools:
 	bash tools/install-go-tools.sh
+	bash tools/install-python.sh
 
 ## Every test: Rust unit, vector and service tests; Go tests; conformance against upstream;
 ## the end-to-end suite against a real kube-apiserver and etcd; a bounded fuzz run; the load suite's smoke.
-test: test-rust test-go fuzz load-smoke
+test: test-rust test-go test-clients fuzz load-smoke
 
 test-rust:
 	cargo test --workspace --all-targets
 
 test-go: tools
 	bash tools/go-test.sh
+
+## Each client (clients/README.md) against a live server that tools/with-server.sh starts:
+## its own tests, its quickstart on a bundled example, a bad request's field path; then
+## clients/README.md's examples must equal the files those tests ran.
+test-clients: tools
+	cargo build --bin job-decider
+	tools/with-server.sh bash clients/python/test.sh
 
 ## The end-to-end suite alone (`make test` runs it too).
 test-e2e:
@@ -54,7 +63,7 @@ fuzz-seeds:
 	# The main build directory: the seed writer reuses the library the tests just built.
 	cargo run --quiet --manifest-path fuzz/Cargo.toml -p fuzz-seeds --target-dir $(CURDIR)/target -- $(CURDIR) fuzz/corpus
 
-lint: lint-rust lint-go
+lint: lint-rust lint-go lint-gen
 
 lint-rust:
 	cargo fmt --all --check
@@ -62,6 +71,10 @@ lint-rust:
 
 lint-go: tools
 	bash tools/go-lint.sh
+
+## Generated clients are exactly what one `buf generate` writes from proto/ (tools/gen.sh).
+lint-gen: tools
+	bash tools/gen.sh --check
 
 ## The main job: the server on 127.0.0.1:50051 (metrics on 127.0.0.1:9090).
 run:
