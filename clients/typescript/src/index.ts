@@ -5,8 +5,8 @@ export { createJobDeciderClient, baseUrlOf, DEFAULT_ADDRESS } from "./client.js"
 export type { JobDeciderClient, JobDeciderClientOptions } from "./client.js";
 export { DecideError } from "./errors.js";
 export type { ErrorInfo, FieldViolation } from "./errors.js";
-export { requestFromKubectl, requestFromKubectlReporting } from "./kubectl.js";
-export type { KubectlRequest, KubectlRequestOptions } from "./kubectl.js";
+export { convert, decideJobRequest, validateJobRequest } from "./kubectl.js";
+export type { Conversion, ConvertOptions } from "./kubectl.js";
 export * from "./gen/jobdecider/v1/job_decider_pb.js";
 export * from "./gen/jobdecider/v1/kubernetes_pb.js";
 export * from "./gen/jobdecider/v1/jobset_pb.js";

@@ -2,20 +2,22 @@ import { create, fromJson, type DescMessage, type JsonValue } from "@bufbuild/pr
 import { timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import {
   DecideJobRequestSchema,
+  ValidateJobRequestSchema,
   type DecideJobRequest,
+  type ValidateJobRequest,
 } from "./gen/jobdecider/v1/job_decider_pb.js";
 import { JobSchema, PodSchema } from "./gen/jobdecider/v1/kubernetes_pb.js";
 
-/** Options of {@link requestFromKubectl}. */
-export interface KubectlRequestOptions {
+/** Options of {@link decideJobRequest} and {@link convert}. */
+export interface ConvertOptions {
   /** The decision's time; the current time when absent (the server never reads a clock). */
   now?: Date | Timestamp;
   /** The controller to decide for (a spec.managedBy value); empty means the built-in one. */
   controllerName?: string;
 }
 
-/** What {@link requestFromKubectlReporting} returns: the request and what it left out. */
-export interface KubectlRequest {
+/** What {@link convert} returns: the request and what it left out. */
+export interface Conversion {
   /** The request, ready for DecideJob. */
   request: DecideJobRequest;
   /**
@@ -31,15 +33,15 @@ export interface KubectlRequest {
  * prints it, and `pods` as `kubectl get pods -l batch.kubernetes.io/controller-uid=UID -o json`
  * prints it (a PodList), or an array of pods. Fields the contract lacks are ignored;
  * timestamps stay RFC 3339 strings, which proto3 JSON reads as they are. Use
- * {@link requestFromKubectlReporting} to learn which fields were ignored.
+ * {@link convert} to learn which fields were ignored.
  */
-export function requestFromKubectl(
+export function decideJobRequest(
   job: unknown,
   pods: unknown,
-  options: KubectlRequestOptions = {},
+  options: ConvertOptions = {},
 ): DecideJobRequest {
   return create(DecideJobRequestSchema, {
-    job: fromJson(JobSchema, asObject(job, "job"), { ignoreUnknownFields: true }),
+    job: fromJson(JobSchema, jobObject(job), { ignoreUnknownFields: true }),
     pods: podItems(pods).map(
       (pod, i) => fromJson(PodSchema, asObject(pod, `pods[${i}]`), { ignoreUnknownFields: true }),
     ),
@@ -48,17 +50,36 @@ export function requestFromKubectl(
   });
 }
 
-/** Like {@link requestFromKubectl}, and also says which fields it dropped. */
-export function requestFromKubectlReporting(
+/** Like {@link decideJobRequest}, and also says which fields it dropped. */
+export function convert(
   job: unknown,
   pods: unknown,
-  options: KubectlRequestOptions = {},
-): KubectlRequest {
-  const request = requestFromKubectl(job, pods, options);
+  options: ConvertOptions = {},
+): Conversion {
+  const request = decideJobRequest(job, pods, options);
   const dropped: string[] = [];
   unknownFields(JobSchema, job as JsonValue, "job", dropped);
   podItems(pods).forEach((pod, i) => unknownFields(PodSchema, pod, `pods[${i}]`, dropped));
   return { request, dropped };
+}
+
+/**
+ * Builds a ValidateJobRequest from `kubectl get job NAME -o json` output, ignoring the fields
+ * the contract lacks.
+ */
+export function validateJobRequest(job: unknown): ValidateJobRequest {
+  return create(ValidateJobRequestSchema, {
+    job: fromJson(JobSchema, jobObject(job), { ignoreUnknownFields: true }),
+  });
+}
+
+/** The one Job object kubectl printed (not a JobList). */
+function jobObject(job: unknown): JsonValue {
+  const object = asObject(job, "job");
+  if ("items" in (object as object)) {
+    throw new TypeError("job: expected one Job object (kubectl get job NAME -o json), not a list");
+  }
+  return object;
 }
 
 /** The pods of a PodList or List (its items), an array of pods, or one Pod. */
@@ -126,7 +147,7 @@ function unknownFields(schema: DescMessage, json: JsonValue, path: string, out: 
       case "map":
         if (field.mapKind === "message" && !isWellKnown(field.message) && typeof value === "object" && !Array.isArray(value)) {
           for (const [mapKey, item] of Object.entries(value)) {
-            unknownFields(field.message, item, `${here}[${JSON.stringify(mapKey)}]`, out);
+            unknownFields(field.message, item, `${here}[${mapKey}]`, out);
           }
         }
         break;

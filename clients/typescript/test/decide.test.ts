@@ -6,7 +6,7 @@ import { TimestampSchema, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import {
   DecideJobResponseSchema,
   createJobDeciderClient,
-  requestFromKubectl,
+  decideJobRequest,
   type Action,
   type JobCondition,
 } from "@job-decider/client";
@@ -17,7 +17,7 @@ const now = "2025-06-02T10:00:00Z";
 for (const name of jsonExamples) {
   test(`decideJob on ${name} gives what job-decider decide prints`, async () => {
     const client = createJobDeciderClient(serverAddress());
-    const request = requestFromKubectl(readJson(example(name, "job.json")), readJson(example(name, "pods.json")), {
+    const request = decideJobRequest(readJson(example(name, "job.json")), readJson(example(name, "pods.json")), {
       now: new Date(now),
     });
     const response = await client.decideJob(request);
@@ -35,7 +35,7 @@ test("kep-3329-failjob-exit-code-42: the plan deletes the running pods first and
   const pods = readJson(example(name, "pods.json")) as { items: { metadata: { name: string }; status: { phase: string } }[] };
   const client = createJobDeciderClient(serverAddress());
   const response = await client.decideJob(
-    requestFromKubectl(readJson(example(name, "job.json")), pods, { now: new Date(now) }),
+    decideJobRequest(readJson(example(name, "job.json")), pods, { now: new Date(now) }),
   );
 
   // The FailJob rule matched exit code 42, so the Job fails: the pods still running are deleted first.

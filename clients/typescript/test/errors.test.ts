@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import { DecideError, JobDecider, createJobDeciderClient, requestFromKubectl } from "@job-decider/client";
+import { DecideError, JobDecider, createJobDeciderClient, decideJobRequest } from "@job-decider/client";
 import { example, readJson, serverAddress } from "./support.js";
 
 const name = "kep-3329-failjob-exit-code-42";
@@ -13,7 +13,7 @@ function jobWithoutUid() {
   const job = readJson(example(name, "job.json")) as { metadata: { uid?: string } };
   assert.ok(job.metadata.uid, "the example has a uid to take out");
   delete job.metadata.uid;
-  return requestFromKubectl(job, readJson(example(name, "pods.json")), { now: new Date("2025-06-02T10:00:00Z") });
+  return decideJobRequest(job, readJson(example(name, "pods.json")), { now: new Date("2025-06-02T10:00:00Z") });
 }
 
 /** Runs `call`, which must fail, and returns what it threw. */

@@ -6,7 +6,7 @@ import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { promisify } from "node:util";
-import { requestFromKubectlReporting } from "@job-decider/client";
+import { convert } from "@job-decider/client";
 import { example, packageDir, readJson, serverAddress } from "./support.js";
 
 const name = "kep-3329-failjob-exit-code-42";
@@ -30,7 +30,7 @@ test("examples/errors.ts prints INVALID_ARGUMENT, the ErrorInfo reason and job.m
 
 test("examples/dropped-fields.ts prints the pod count and the dropped paths", async () => {
   const lines = (await runExample("dropped-fields.js")).trimEnd().split("\n");
-  const { request, dropped } = requestFromKubectlReporting(
+  const { request, dropped } = convert(
     readJson(example(name, "job.json")),
     readJson(example(name, "pods.json")),
   );

@@ -1,4 +1,4 @@
-// requestFromKubectl and its dropped-fields report, on the bundled examples (no server needed).
+// decideJobRequest and its dropped-fields report, on the bundled examples (no server needed).
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { equals, fromJson, type JsonValue } from "@bufbuild/protobuf";
@@ -7,18 +7,16 @@ import {
   DecideJobRequestSchema,
   JobSchema,
   PodSchema,
-  requestFromKubectl,
-  requestFromKubectlReporting,
+  decideJobRequest,
+  convert,
 } from "@job-decider/client";
 import { example, jsonExamples, readJson } from "./support.js";
 
 type Json = { [key: string]: unknown };
 
-/** Removes the value at a reported path ("job.spec.x[0].y", `pods[1].a["k"]`) from a request-shaped JSON. */
+/** Removes the value at a reported path ("job.spec.x[0].y") from a request-shaped JSON. */
 function removePath(root: Json, path: string): void {
-  const steps = [...path.matchAll(/([A-Za-z_$][\w$]*)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]/g)].map(
-    (m) => m[1] ?? (m[2] !== undefined ? Number(m[2]) : (JSON.parse(m[3] ?? '""') as string)),
-  );
+  const steps = [...path.matchAll(/([A-Za-z_$][\w$]*)|\[(\d+)\]/g)].map((m) => m[1] ?? Number(m[2]));
   const last = steps.pop();
   let node: unknown = root;
   for (const step of steps) {
@@ -34,7 +32,7 @@ for (const name of jsonExamples) {
     const job = readJson(example(name, "job.json")) as Json;
     const pods = readJson(example(name, "pods.json")) as { items: Json[] };
     const now = new Date("2025-06-02T10:00:00Z");
-    const { request, dropped } = requestFromKubectlReporting(job, pods, { now });
+    const { request, dropped } = convert(job, pods, { now });
     assert.ok(dropped.length > 0, "kubectl prints fields the contract lacks");
     assert.equal(new Set(dropped).size, dropped.length, "each path once");
 
@@ -56,7 +54,7 @@ test("kep-3329-failjob-exit-code-42: container args (which the contract lacks) a
   const name = "kep-3329-failjob-exit-code-42";
   const job = readJson(example(name, "job.json")) as { spec: { template: { spec: { containers: Json[] } } } };
   assert.ok("args" in job.spec.template.spec.containers[0]!, "the example has args");
-  const { dropped } = requestFromKubectlReporting(job, readJson(example(name, "pods.json")));
+  const { dropped } = convert(job, readJson(example(name, "pods.json")));
   assert.ok(dropped.includes("job.spec.template.spec.containers[0].args"));
   assert.throws(() => fromJson(JobSchema, job as never), /args/, "a strict parse rejects it");
 });
@@ -65,7 +63,7 @@ test("kep-3329-failjob-exit-code-42: container args (which the contract lacks) a
 test("kubectl timestamp strings become Timestamps", () => {
   const name = "kep-3329-failjob-exit-code-42";
   const pods = readJson(example(name, "pods.json")) as { items: { metadata: { creationTimestamp: string } }[] };
-  const request = requestFromKubectl(readJson(example(name, "job.json")), pods);
+  const request = decideJobRequest(readJson(example(name, "job.json")), pods);
   const created = request.pods[0]?.metadata?.creationTimestamp;
   assert.ok(created !== undefined);
   assert.ok(equals(TimestampSchema, created, timestampFromDate(new Date(pods.items[0]!.metadata.creationTimestamp))));
@@ -76,19 +74,19 @@ test("pods may be a PodList, an array of pods, one Pod, or absent", () => {
   const job = readJson(example(name, "job.json"));
   const list = readJson(example(name, "pods.json")) as { items: Json[] };
   const now = new Date("2025-06-02T10:00:00Z");
-  const fromList = requestFromKubectl(job, list, { now });
+  const fromList = decideJobRequest(job, list, { now });
   assert.equal(fromList.pods.length, list.items.length);
-  assert.ok(equals(DecideJobRequestSchema, requestFromKubectl(job, list.items, { now }), fromList));
-  assert.equal(requestFromKubectl(job, list.items[0], { now }).pods.length, 1);
-  assert.equal(requestFromKubectl(job, null, { now }).pods.length, 0);
-  assert.throws(() => requestFromKubectl(job, { kind: "Job" }), TypeError);
-  assert.throws(() => requestFromKubectl("not a job", list), TypeError);
+  assert.ok(equals(DecideJobRequestSchema, decideJobRequest(job, list.items, { now }), fromList));
+  assert.equal(decideJobRequest(job, list.items[0], { now }).pods.length, 1);
+  assert.equal(decideJobRequest(job, null, { now }).pods.length, 0);
+  assert.throws(() => decideJobRequest(job, { kind: "Job" }), TypeError);
+  assert.throws(() => decideJobRequest("not a job", list), TypeError);
 });
 
 test("now defaults to the current time and controllerName passes through", () => {
   const name = "kep-3329-failjob-exit-code-42";
   const before = Date.now();
-  const request = requestFromKubectl(readJson(example(name, "job.json")), [], { controllerName: "example.com/mine" });
+  const request = decideJobRequest(readJson(example(name, "job.json")), [], { controllerName: "example.com/mine" });
   const after = Date.now();
   assert.ok(request.now !== undefined);
   const at = timestampDate(request.now).getTime();

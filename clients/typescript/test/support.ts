@@ -32,12 +32,17 @@ export function readJson(path: string): unknown {
 /** The bundled examples that come as kubectl JSON (job.json and pods.json). */
 export const jsonExamples = ["kep-3329-failjob-exit-code-42", "indexed-job-mid-run"];
 
+/** The job-decider binary tools/with-server.sh runs (JOB_DECIDER_BIN, else the debug build). */
+export function cliBin(): string {
+  return process.env["JOB_DECIDER_BIN"] || join(repoRoot, "target", "debug", "job-decider");
+}
+
 /**
  * What `job-decider decide -o json` prints for an example: the proto3 JSON of the
  * DecideJobResponse the server's own decision path gives, used as the expected answer.
  */
 export function cliDecide(name: string, now?: string): unknown {
-  const bin = process.env["JOB_DECIDER_BIN"] || join(repoRoot, "target", "debug", "job-decider");
+  const bin = cliBin();
   const args = ["decide", "--job", example(name, "job.json"), "--pods", example(name, "pods.json"), "-o", "json"];
   if (now !== undefined) {
     args.push("--now", now);

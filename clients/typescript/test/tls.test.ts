@@ -10,8 +10,8 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Code } from "@connectrpc/connect";
-import { DecideError, createJobDeciderClient, requestFromKubectl } from "@job-decider/client";
-import { example, readJson, repoRoot } from "./support.js";
+import { DecideError, createJobDeciderClient, decideJobRequest } from "@job-decider/client";
+import { cliBin, example, readJson } from "./support.js";
 
 const hasOpenssl = (() => {
   try {
@@ -65,8 +65,7 @@ before(async () => {
       "-days", "1", "-extfile", `${who}.ext`, "-out", `${who}.pem`);
   }
   port = await freePort();
-  const bin = process.env["JOB_DECIDER_BIN"] || join(repoRoot, "target", "debug", "job-decider");
-  server = spawn(bin, [
+  server = spawn(cliBin(), [
     "serve", "--addr", `127.0.0.1:${port}`, "--metrics-addr", "127.0.0.1:0", "--log-level", "warn",
     "--tls-cert", join(dir, "server.pem"), "--tls-key", join(dir, "server-key.pem"),
     "--tls-client-ca", join(dir, "ca.pem"),
@@ -95,7 +94,7 @@ test("an https:// address with the server's CA and a client certificate decides 
     transport: { nodeOptions: { ca: file("ca.pem"), cert: file("client.pem"), key: file("client-key.pem") } },
   });
   const response = await client.decideJob(
-    requestFromKubectl(readJson(example(name, "job.json")), readJson(example(name, "pods.json"))),
+    decideJobRequest(readJson(example(name, "job.json")), readJson(example(name, "pods.json"))),
   );
   assert.equal(response.actions[0]?.kind.case, "deletePods");
 });
