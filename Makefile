@@ -29,10 +29,12 @@ test-go: tools
 
 ## Each client (clients/README.md) against a live server that tools/with-server.sh starts:
 ## its own tests, its quickstart on a bundled example, a bad request's field path; then
-## clients/README.md's examples must equal the files those tests ran.
+## clients/README.md's examples must equal the files those tests ran; the README's grpcurl
+## and ghz recipes run as written (tools/readme-recipes.sh).
 test-clients: tools
 	cargo build --bin job-decider
 	tools/with-server.sh bash clients/python/test.sh
+	bash tools/readme-recipes.sh
 
 ## The end-to-end suite alone (`make test` runs it too).
 test-e2e:

@@ -1,9 +1,12 @@
-//! The command line: `serve`, and the offline `decide` and `validate` that
-//! read Kubernetes YAML or JSON and run the same pipeline the server runs.
+//! The command line: `serve`, the offline `decide` and `validate` that read
+//! Kubernetes YAML or JSON and run the same pipeline the server runs, and
+//! `request`, which prints the DecideJobRequest those files make for callers
+//! scripting grpcurl or ghz.
 //!
 //! Exit status: 0 when decided (or valid), 2 on bad input (clap's usage
 //! errors are 2 as well), 1 when the program itself fails.
 
+use std::io::{IsTerminal, Read, Write};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -34,6 +37,8 @@ pub enum Command {
     Decide(DecideArgs),
     /// Validate a Job against the API rules decisions rely on.
     Validate(ValidateArgs),
+    /// Print the DecideJobRequest a Job and its pods make (for grpcurl `-d @`, ghz `-B`).
+    Request(RequestArgs),
     /// JobSet failure-policy decisions, offline.
     #[command(subcommand)]
     Jobset(JobSetCommand),
@@ -189,13 +194,15 @@ pub enum Output {
     Text,
 }
 
-/// `decide` flags.
+/// The snapshot `decide` and `request` read: a Job, its pods, the time and the state.
+/// A file given as `-` is read from stdin (one of them at most).
 #[derive(Debug, Args)]
-pub struct DecideArgs {
-    /// The Job (YAML or JSON, as `kubectl get job -o yaml|json` prints it).
+pub struct SnapshotArgs {
+    /// The Job (YAML or JSON, as `kubectl get job -o yaml|json` prints it; `-`: stdin).
     #[arg(long)]
     pub job: PathBuf,
-    /// The pods: a PodList, a List, a Pod, or several YAML documents. None when omitted.
+    /// The pods: a PodList, a List, a Pod, an array of Pods, or several YAML documents
+    /// (`-`: stdin). None when omitted.
     #[arg(long)]
     pub pods: Option<PathBuf>,
     /// The current time (RFC 3339); defaults to the clock.
@@ -207,9 +214,47 @@ pub struct DecideArgs {
     /// The controller to decide for (a spec.managedBy value); empty means the built-in one.
     #[arg(long, default_value = "")]
     pub controller_name: String,
+}
+
+/// `decide` flags.
+#[derive(Debug, Args)]
+pub struct DecideArgs {
+    /// The Job, its pods, the time and the state.
+    #[command(flatten)]
+    pub snapshot: SnapshotArgs,
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value = "text")]
     pub output: Output,
+}
+
+/// Encodings `request` prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum RequestOutput {
+    /// Proto3 JSON, as grpcurl `-d @` and ghz `-D` read it.
+    Json,
+    /// The binary protobuf encoding, as ghz `--binary-file` (`-B`) reads it.
+    #[value(alias = "binpb")]
+    Binary,
+}
+
+/// `request` flags.
+#[derive(Debug, Args)]
+pub struct RequestArgs {
+    /// The Job, its pods, the time and the state.
+    #[command(flatten)]
+    pub snapshot: SnapshotArgs,
+    /// Send the pods as `leanPods` (only what decisions read; README "Two encodings of a pod").
+    #[arg(long)]
+    pub lean: bool,
+    /// Encoding (`binpb` is `binary`).
+    #[arg(
+        short = 'o',
+        long = "output",
+        visible_alias = "format",
+        value_enum,
+        default_value = "json"
+    )]
+    pub output: RequestOutput,
 }
 
 /// `validate` arguments.
@@ -265,6 +310,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Serve(args) => serve(*args),
         Command::Decide(args) => decide(&args).map(|out| print!("{out}")),
         Command::Validate(args) => validate(&args.job).map(|out| print!("{out}")),
+        Command::Request(args) => request(&args).and_then(|bytes| write_stdout(&bytes)),
         Command::Jobset(JobSetCommand::Decide(args)) => {
             decide_jobset(&args).map(|out| print!("{out}"))
         }
@@ -282,16 +328,42 @@ pub fn run(cli: Cli) -> ExitCode {
 }
 
 fn read_file(path: &Path) -> Result<String, CliError> {
+    if is_stdin(path) {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|e| CliError::BadInput(format!("stdin: {e}")))?;
+        return Ok(text);
+    }
     std::fs::read_to_string(path)
         .map_err(|e| CliError::BadInput(format!("{}: {e}", path.display())))
 }
 
+/// `-` names stdin, as kubectl and curl spell it.
+fn is_stdin(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// What error messages call a file (`stdin` for `-`).
+fn file_name(path: &Path) -> String {
+    if is_stdin(path) {
+        "stdin".to_string()
+    } else {
+        path.display().to_string()
+    }
+}
+
 /// Builds the DecideJobRequest the server would get for these files.
-pub fn load_request(args: &DecideArgs) -> Result<pb::DecideJobRequest, CliError> {
-    let job_name = args.job.display().to_string();
-    let job = documents::parse_job(&read_file(&args.job)?, &job_name)?;
+pub fn load_request(args: &SnapshotArgs) -> Result<pb::DecideJobRequest, CliError> {
+    let files = [Some(&args.job), args.pods.as_ref(), args.state.as_ref()];
+    if files.iter().flatten().filter(|p| is_stdin(p)).count() > 1 {
+        return Err(CliError::BadInput(
+            "only one of --job, --pods and --state can be - (stdin)".to_string(),
+        ));
+    }
+    let job = documents::parse_job(&read_file(&args.job)?, &file_name(&args.job))?;
     let pods = match &args.pods {
-        Some(path) => documents::parse_pods(&read_file(path)?, &path.display().to_string())?,
+        Some(path) => documents::parse_pods(&read_file(path)?, &file_name(path))?,
         None => Vec::new(),
     };
     let now = match &args.now {
@@ -299,10 +371,7 @@ pub fn load_request(args: &DecideArgs) -> Result<pb::DecideJobRequest, CliError>
         None => documents::now(),
     };
     let state = match &args.state {
-        Some(path) => Some(documents::parse_state(
-            &read_file(path)?,
-            &path.display().to_string(),
-        )?),
+        Some(path) => Some(documents::parse_state(&read_file(path)?, &file_name(path))?),
         None => None,
     };
     Ok(pb::DecideJobRequest {
@@ -316,9 +385,44 @@ pub fn load_request(args: &DecideArgs) -> Result<pb::DecideJobRequest, CliError>
     })
 }
 
+/// The request these files make, encoded as asked. It is not judged here: a
+/// Job without a uid is printed, and the server's answer names the field.
+pub fn request(args: &RequestArgs) -> Result<Vec<u8>, CliError> {
+    let mut request = load_request(&args.snapshot)?;
+    if args.lean {
+        request = api::lean::lean_request(request).map_err(|(i, e)| {
+            CliError::BadInput(format!(
+                "--lean: pods[{i}].{e}; such a pod has no lean form, send it without --lean"
+            ))
+        })?;
+    }
+    match args.output {
+        RequestOutput::Json => documents::to_json(&request)
+            .map(|s| (s + "\n").into_bytes())
+            .map_err(|e| CliError::Failed(format!("cannot print: {e}"))),
+        RequestOutput::Binary => {
+            if std::io::stdout().is_terminal() {
+                return Err(CliError::BadInput(
+                    "-o binary writes protobuf bytes: redirect stdout to a file or a pipe"
+                        .to_string(),
+                ));
+            }
+            Ok(prost::Message::encode_to_vec(&request))
+        }
+    }
+}
+
+/// Writes raw bytes (a binary request has no text form) and flushes them.
+fn write_stdout(bytes: &[u8]) -> Result<(), CliError> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(bytes)
+        .and_then(|()| out.flush())
+        .map_err(|e| CliError::Failed(format!("cannot write stdout: {e}")))
+}
+
 /// Decides offline and renders the plan in the requested format.
 pub fn decide(args: &DecideArgs) -> Result<String, CliError> {
-    let request = load_request(args)?;
+    let request = load_request(&args.snapshot)?;
     let decision = api::decide(request)?;
     let failed = |e: &dyn std::fmt::Display| CliError::Failed(format!("cannot print: {e}"));
     match args.output {

@@ -93,7 +93,8 @@ pub fn parse_job(text: &str, what: &str) -> Result<pb::Job, DocumentError> {
     parse_one(text, what, "Job")
 }
 
-/// Reads pods: a PodList, a List of Pods, a single Pod, or several YAML documents of those.
+/// Reads pods: a PodList, a List of Pods, a JSON array of Pods (`jq .items`), a single
+/// Pod, or several YAML documents of those.
 pub fn parse_pods(text: &str, what: &str) -> Result<Vec<pb::Pod>, DocumentError> {
     parse_objects(text, what, "Pod")
 }
@@ -128,7 +129,8 @@ fn parse_one<T: DeserializeOwned>(text: &str, what: &str, kind: &str) -> Result<
     }
 }
 
-/// Reads objects of `kind`: a `<kind>List`, a List, a single object, or several YAML documents of those.
+/// Reads objects of `kind`: a `<kind>List`, a List, an array, a single object, or several
+/// YAML documents of those.
 fn parse_objects<T: DeserializeOwned>(
     text: &str,
     what: &str,
@@ -150,33 +152,39 @@ fn parse_objects<T: DeserializeOwned>(
             (false, true) => doc_prefix.clone(),
             (false, false) => format!("{doc_prefix}.{rest}"),
         };
-        match kind_of(&doc) {
-            Some(k) if k == list_kind || k == "List" => {
-                let items = match doc.get("items") {
-                    Some(Value::Array(items)) => items.clone(),
-                    Some(Value::Null) | None => Vec::new(),
-                    Some(_) => {
+        // A list's items, and where they sit in the document ("items" or the top).
+        let list = match (&doc, kind_of(&doc)) {
+            (Value::Array(items), _) => Some((items.clone(), "")),
+            (_, Some(k)) if k == list_kind || k == "List" => match doc.get("items") {
+                Some(Value::Array(items)) => Some((items.clone(), "items")),
+                Some(Value::Null) | None => Some((Vec::new(), "items")),
+                Some(_) => {
+                    return Err(DocumentError::Field {
+                        what: what.to_string(),
+                        field: join("items"),
+                        detail: format!("must be a list of {kind}s"),
+                    });
+                }
+            },
+            _ => None,
+        };
+        if let Some((items, items_path)) = list {
+            for (i, item) in items.into_iter().enumerate() {
+                let prefix = join(&format!("{items_path}[{i}]"));
+                match kind_of(&item) {
+                    Some(k) if k != kind => {
                         return Err(DocumentError::Field {
                             what: what.to_string(),
-                            field: join("items"),
-                            detail: format!("must be a list of {kind}s"),
+                            field: format!("{prefix}.kind"),
+                            detail: format!("expected {kind}, found {k}"),
                         });
                     }
-                };
-                for (i, item) in items.into_iter().enumerate() {
-                    let prefix = join(&format!("items[{i}]"));
-                    match kind_of(&item) {
-                        Some(k) if k != kind => {
-                            return Err(DocumentError::Field {
-                                what: what.to_string(),
-                                field: format!("{prefix}.kind"),
-                                detail: format!("expected {kind}, found {k}"),
-                            });
-                        }
-                        _ => objects.push(message(item, what, &prefix)?),
-                    }
+                    _ => objects.push(message(item, what, &prefix)?),
                 }
             }
+            continue;
+        }
+        match kind_of(&doc) {
             Some(k) if k != kind => {
                 return Err(DocumentError::Shape {
                     what: what.to_string(),
@@ -294,6 +302,18 @@ mod tests {
             .collect();
         assert_eq!(names, [Some("a"), Some("b")]);
         assert_eq!(parse_pods("", "pods").map(|p| p.len()).ok(), Some(0));
+        // `jq .items` of a PodList: a bare array.
+        let array = r#"[{"kind":"Pod","metadata":{"name":"a"}},{"metadata":{"name":"b"}}]"#;
+        let pods = parse_pods(array, "pods").expect("an array");
+        let names: Vec<_> = pods
+            .iter()
+            .map(|p| p.metadata.as_ref().map(|m| m.name.as_str()))
+            .collect();
+        assert_eq!(names, [Some("a"), Some("b")]);
+        let err = parse_pods(r#"[{}, {"metadata":{"name":3}}]"#, "pods").expect_err("bad name");
+        assert!(err.to_string().contains("pods: [1].metadata.name"), "{err}");
+        let err = parse_pods(r#"[{"kind":"Job"}]"#, "pods").expect_err("a Job");
+        assert!(err.to_string().contains("[0].kind: expected Pod"), "{err}");
     }
 
     #[test]

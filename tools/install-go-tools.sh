@@ -8,6 +8,8 @@ PROTOC_GEN_GO_VERSION=v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION=v1.6.2
 # The load generator of the load suite (load/) and the README's recipes.
 GHZ_VERSION=v0.121.0
+# The README's "Calling it" recipes (tools/readme-recipes.sh runs them).
+GRPCURL_VERSION=v1.9.4
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export GOBIN="$root/bin"
@@ -27,3 +29,4 @@ install github.com/bufbuild/buf/cmd/buf "$BUF_VERSION" buf
 install google.golang.org/protobuf/cmd/protoc-gen-go "$PROTOC_GEN_GO_VERSION" protoc-gen-go
 install google.golang.org/grpc/cmd/protoc-gen-go-grpc "$PROTOC_GEN_GO_GRPC_VERSION" protoc-gen-go-grpc
 install github.com/bojand/ghz/cmd/ghz "$GHZ_VERSION" ghz
+install github.com/fullstorydev/grpcurl/cmd/grpcurl "$GRPCURL_VERSION" grpcurl

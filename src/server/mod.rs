@@ -325,6 +325,52 @@ pub async fn serve_with(
     serve_on(listeners, config, shutdown).await
 }
 
+/// Reflection over every file a call may need: the contract, health, and the
+/// `google.rpc` error details (`BadRequest`, `ErrorInfo` in a status's details),
+/// so a tool like grpcurl can decode an error's field violations with no proto files.
+fn reflection(
+    google_rpc: prost_types::FileDescriptorSet,
+) -> tonic_reflection::server::Builder<'static> {
+    tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .register_file_descriptor_set(google_rpc)
+}
+
+/// `google/rpc/status.proto` and `google/rpc/error_details.proto` with their imports.
+/// tonic-types names the two files without their directory; clients import them
+/// by the full path, and one holding the canonical file (Python's
+/// googleapis-common-protos) would see the same types defined twice otherwise.
+fn google_rpc_files() -> Result<prost_types::FileDescriptorSet, tonic_reflection::server::Error> {
+    use prost::Message as _;
+    let mut set = prost_types::FileDescriptorSet::decode(tonic_types::pb::FILE_DESCRIPTOR_SET)
+        .map_err(tonic_reflection::server::Error::DecodeError)?;
+    let full = |name: &str| {
+        if name.contains('/') {
+            name.to_string()
+        } else {
+            format!("google/rpc/{name}")
+        }
+    };
+    let renamed: Vec<String> = set
+        .file
+        .iter()
+        .filter(|f| f.package() == "google.rpc" && !f.name().contains('/'))
+        .map(|f| f.name().to_string())
+        .collect();
+    for file in &mut set.file {
+        if renamed.iter().any(|r| r == file.name()) {
+            file.name = Some(full(file.name()));
+        }
+        for import in &mut file.dependency {
+            if renamed.contains(import) {
+                *import = full(import);
+            }
+        }
+    }
+    Ok(set)
+}
+
 /// Serves on `listeners` until `shutdown` completes.
 ///
 /// Shutdown: health turns NOT_SERVING, the server keeps serving for
@@ -343,14 +389,9 @@ pub async fn serve_on(
         .set_serving::<JobDeciderServer<DeciderService>>()
         .await;
 
-    let reflection_v1 = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
-        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
-        .build_v1()?;
-    let reflection_v1alpha = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
-        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
-        .build_v1alpha()?;
+    let google_rpc = google_rpc_files()?;
+    let reflection_v1 = reflection(google_rpc.clone()).build_v1()?;
+    let reflection_v1alpha = reflection(google_rpc).build_v1alpha()?;
 
     let draining = Arc::new(AtomicBool::new(false));
     let decider = stack::decider(&StackLimits {

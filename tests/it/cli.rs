@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use job_decider_api::pb;
+use job_decider_api::{self as api, pb};
 
 const BIN: &str = env!("CARGO_BIN_EXE_job-decider");
 const NOW: &str = "2025-06-02T10:00:00Z";
@@ -383,4 +383,229 @@ fn jobset_validate_names_the_broken_rule() {
         err.contains("spec.failurePolicy.rules[0].targetReplicatedJobs[0]"),
         "{err}"
     );
+}
+
+/// `job-decider request` on a bundled example with a fixed time.
+fn request(dir: &str, extra: &[&str]) -> Output {
+    let job = example(dir, "job");
+    let pods = example(dir, "pods");
+    let mut args = vec![
+        "request",
+        "--job",
+        job.to_str().expect("utf-8 path"),
+        "--pods",
+        pods.to_str().expect("utf-8 path"),
+        "--now",
+        NOW,
+    ];
+    args.extend_from_slice(extra);
+    run(&args)
+}
+
+/// `job-decider` with `stdin` as its standard input.
+fn run_with_stdin(args: &[&str], stdin: &[u8]) -> Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn job-decider");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin)
+        .expect("write stdin");
+    child.wait_with_output().expect("wait")
+}
+
+/// The request `request` prints is the one `decide` decides: the same plan, byte for
+/// byte; it holds only the contract's fields (kubectl's others are dropped), so
+/// grpcurl reads it without `-allow-unknown-fields`; binary is the same message.
+#[test]
+fn request_prints_the_request_decide_decides() {
+    for dir in [
+        "kep-3329-failjob-exit-code-42",
+        "kep-3329-ignore-disruption",
+        "kep-3850-backoff-limit-per-index",
+        "indexed-job-mid-run",
+    ] {
+        let out = request(dir, &[]);
+        assert_eq!(out.status.code(), Some(0), "{dir}: {}", stderr(&out));
+        let printed: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        let parsed: pb::DecideJobRequest =
+            serde_json::from_value(printed.clone()).expect("a DecideJobRequest");
+        // Nothing the message does not hold: reprinting the parsed message gives the same value.
+        let reprinted: serde_json::Value =
+            serde_json::from_str(&job_decider::documents::to_json(&parsed).expect("print"))
+                .expect("JSON");
+        assert_eq!(printed, reprinted, "{dir}");
+        assert_eq!(printed["now"], NOW, "{dir}");
+        assert!(!parsed.pods.is_empty(), "{dir}");
+
+        // The plan of the printed request is the plan `decide` prints.
+        let decided = api::decide(parsed.clone()).expect("decided");
+        let plan = job_decider::documents::to_json(&decided.response()).expect("print") + "\n";
+        let decide_json = decide(dir, "json");
+        assert_eq!(stdout(&decide_json), plan, "{dir}");
+
+        // Binary, under either name, is the same message.
+        for flags in [["-o", "binary"], ["--format", "binpb"]] {
+            let binary = request(dir, &flags);
+            assert_eq!(binary.status.code(), Some(0), "{dir}: {}", stderr(&binary));
+            let decoded =
+                <pb::DecideJobRequest as prost::Message>::decode(binary.stdout.as_slice())
+                    .expect("binary protobuf");
+            assert_eq!(decoded, parsed, "{dir} {flags:?}");
+        }
+    }
+    // kubectl prints fields the contract lacks; they are gone from the request.
+    let kubectl =
+        std::fs::read_to_string(example("kep-3329-failjob-exit-code-42", "pods")).expect("example");
+    let printed = stdout(&request("kep-3329-failjob-exit-code-42", &[]));
+    for dropped in ["\"image\"", "\"args\"", "\"dnsPolicy\""] {
+        assert!(kubectl.contains(dropped), "the example has {dropped}");
+        assert!(
+            !printed.contains(dropped),
+            "{dropped} is not in the contract"
+        );
+    }
+}
+
+/// `--lean` sends every pod as a `LeanPod`, and the plan is the same.
+#[test]
+fn request_lean_decides_alike() {
+    let dir = "kep-3329-failjob-exit-code-42";
+    let full: pb::DecideJobRequest =
+        serde_json::from_slice(&request(dir, &[]).stdout).expect("full request");
+    let out = request(dir, &["--lean"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lean: pb::DecideJobRequest = serde_json::from_slice(&out.stdout).expect("lean request");
+    assert!(lean.pods.is_empty());
+    assert_eq!(lean.lean_pods.len(), full.pods.len());
+    let plan = |r: pb::DecideJobRequest| api::decide(r).expect("decided").response();
+    assert_eq!(plan(lean), plan(full));
+}
+
+/// `-` reads a file from stdin, a PodList or `jq .items`'s array alike; `--now`
+/// defaults to the clock.
+#[test]
+fn request_reads_stdin_and_arrays() {
+    let dir = "kep-3329-failjob-exit-code-42";
+    let job = example(dir, "job");
+    let job = job.to_str().expect("path");
+    let from_file = request(dir, &[]);
+    let pod_list = std::fs::read(example(dir, "pods")).expect("pods");
+    let items = serde_json::to_vec(
+        &serde_json::from_slice::<serde_json::Value>(&pod_list).expect("JSON")["items"],
+    )
+    .expect("array");
+    for stdin in [&pod_list, &items] {
+        let out = run_with_stdin(
+            &["request", "--job", job, "--pods", "-", "--now", NOW],
+            stdin,
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert_eq!(stdout(&out), stdout(&from_file));
+    }
+    let out = run_with_stdin(
+        &["request", "--job", "-", "--pods", "-", "--now", NOW],
+        &pod_list,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("only one of"), "{}", stderr(&out));
+
+    let before = chrono::Utc::now().timestamp();
+    let out = run(&["request", "--job", job]);
+    let after = chrono::Utc::now().timestamp();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let printed: pb::DecideJobRequest = serde_json::from_slice(&out.stdout).expect("request");
+    let now = printed.now.expect("now").seconds;
+    assert!(
+        (before..=after).contains(&now),
+        "{before} <= {now} <= {after}"
+    );
+}
+
+/// Unreadable files name the field and exit 2; a request the server will reject
+/// (a Job without a uid) is still printed, since the server's answer is the check.
+#[test]
+fn request_bad_input_exits_2_naming_the_field() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).expect("write");
+        path.to_str().expect("path").to_string()
+    };
+    let job = example("indexed-job-mid-run", "job");
+    let job = job.to_str().expect("path");
+    let bad_type = write(
+        "pods.json",
+        r#"{"kind":"PodList","items":[{},{"status":{"containerStatuses":[{"restartCount":"lots"}]}}]}"#,
+    );
+    let bad_phase = write(
+        "pods-phase.yaml",
+        "kind: Pod\nmetadata: {name: a, uid: a1}\nstatus: {phase: Sleeping}\n",
+    );
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["request", "--job", job, "--pods", &bad_type],
+            "items[1].status.containerStatuses[0].restartCount",
+        ),
+        (
+            vec!["request", "--job", job, "--pods", &bad_phase, "--lean"],
+            "pods[0].status.phase",
+        ),
+        (vec!["request", "--job", job, "--now", "soon"], "--now"),
+        (vec!["request", "--job", job, "-o", "xml"], "xml"),
+    ];
+    for (args, field) in cases {
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(field),
+            "{args:?}: want {field} in {}",
+            stderr(&out)
+        );
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    // Without --lean the unknown phase is the server's to reject, by name.
+    let out = run(&["request", "--job", job, "--pods", &bad_phase]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let no_uid = write("job.yaml", "kind: Job\nmetadata: {name: j}\n");
+    let out = run(&["request", "--job", &no_uid, "--now", NOW]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let printed: pb::DecideJobRequest = serde_json::from_slice(&out.stdout).expect("request");
+    assert_eq!(
+        printed.job.and_then(|j| j.metadata).map(|m| m.uid),
+        Some(String::new())
+    );
+}
+
+/// `--state` (a saved response) and `--controller-name` go into the request as given.
+#[test]
+fn request_carries_state_and_controller_name() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let first = decide("kep-3329-failjob-exit-code-42", "json");
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    let response: pb::DecideJobResponse = serde_json::from_slice(&first.stdout).expect("response");
+    let want_state = response.state.expect("the example's plan has a state");
+    let saved = dir.path().join("response.json");
+    std::fs::write(&saved, &first.stdout).expect("save");
+    let out = request(
+        "kep-3329-failjob-exit-code-42",
+        &[
+            "--state",
+            saved.to_str().expect("path"),
+            "--controller-name",
+            "example.com/mine",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let printed: pb::DecideJobRequest = serde_json::from_slice(&out.stdout).expect("request");
+    assert_eq!(printed.state, Some(want_state));
+    assert_eq!(printed.controller_name, "example.com/mine");
 }

@@ -102,6 +102,127 @@ async fn reflection_lists_the_services_in_v1_and_v1alpha() {
     );
 }
 
+/// The files reflection gives for one request, in v1 or v1alpha (the same messages
+/// under two packages, so one closure per version).
+macro_rules! reflection_files {
+    ($version:ident, $channel:expr, $request:expr) => {{
+        use tonic_reflection::pb::$version::{
+            ServerReflectionRequest, server_reflection_client::ServerReflectionClient,
+            server_reflection_request::MessageRequest, server_reflection_response::MessageResponse,
+        };
+        let request: MessageRequest = match $request.clone() {
+            Lookup::Symbol(s) => MessageRequest::FileContainingSymbol(s),
+            Lookup::File(f) => MessageRequest::FileByFilename(f),
+        };
+        let mut client = ServerReflectionClient::new($channel);
+        let mut stream = client
+            .server_reflection_info(tokio_stream::iter([ServerReflectionRequest {
+                host: String::new(),
+                message_request: Some(request),
+            }]))
+            .await
+            .expect("reflection")
+            .into_inner();
+        let response = stream.next().await.expect("a response").expect("ok");
+        match response.message_response {
+            Some(MessageResponse::FileDescriptorResponse(files)) => files
+                .file_descriptor_proto
+                .iter()
+                .map(|bytes| {
+                    <prost_types::FileDescriptorProto as prost::Message>::decode(bytes.as_slice())
+                        .expect("a file")
+                })
+                .collect::<Vec<_>>(),
+            other => panic!("{:?}: no file: {other:?}", $request),
+        }
+    }};
+}
+
+/// What a reflection client asks for.
+#[derive(Clone, Debug)]
+enum Lookup {
+    Symbol(String),
+    File(String),
+}
+
+/// Every file reachable from `symbol` through imports, fetched one by one as grpcurl
+/// does: the file containing it, then each import by name until none is missing.
+async fn reflection_closure(
+    server: &TestServer,
+    alpha: bool,
+    symbol: &str,
+) -> Vec<prost_types::FileDescriptorProto> {
+    let mut files: Vec<prost_types::FileDescriptorProto> = Vec::new();
+    let mut wanted = vec![Lookup::Symbol(symbol.to_string())];
+    while let Some(lookup) = wanted.pop() {
+        let got = if alpha {
+            reflection_files!(v1alpha, server.channel().await, &lookup)
+        } else {
+            reflection_files!(v1, server.channel().await, &lookup)
+        };
+        for file in got {
+            if files.iter().any(|f| f.name == file.name) {
+                continue;
+            }
+            for import in &file.dependency {
+                if !files.iter().any(|f| f.name() == import) {
+                    wanted.push(Lookup::File(import.clone()));
+                }
+            }
+            files.push(file);
+        }
+    }
+    files
+}
+
+/// grpcurl decodes an error's details only when reflection serves their types:
+/// `google.rpc.BadRequest` and `ErrorInfo` (google/rpc/error_details.proto),
+/// `google.rpc.Status`, and every file they import; and the contract's own imports.
+#[tokio::test]
+async fn reflection_serves_the_error_details_and_every_import() {
+    let server = server().await;
+    for alpha in [false, true] {
+        let files = reflection_closure(&server, alpha, "google.rpc.BadRequest").await;
+        let names: Vec<&str> = files.iter().map(|f| f.name()).collect();
+        assert_eq!(names[0], "google/rpc/error_details.proto", "alpha {alpha}");
+        assert!(
+            names.contains(&"google/protobuf/duration.proto"),
+            "{names:?}"
+        );
+        let messages: Vec<&str> = files[0].message_type.iter().map(|m| m.name()).collect();
+        for message in ["BadRequest", "ErrorInfo"] {
+            assert!(messages.contains(&message), "{messages:?}");
+        }
+        let bad_request = &files[0].message_type[messages
+            .iter()
+            .position(|m| *m == "BadRequest")
+            .expect("BadRequest")];
+        assert!(
+            bad_request
+                .nested_type
+                .iter()
+                .any(|m| m.name() == "FieldViolation"),
+            "{bad_request:?}"
+        );
+
+        let status = reflection_closure(&server, alpha, "google.rpc.Status").await;
+        assert_eq!(status[0].name(), "google/rpc/status.proto", "alpha {alpha}");
+
+        let contract = reflection_closure(&server, alpha, "jobdecider.v1.JobDecider").await;
+        let names: Vec<&str> = contract.iter().map(|f| f.name()).collect();
+        assert!(
+            names.iter().any(|n| n.starts_with("jobdecider/v1/")),
+            "{names:?}"
+        );
+        // The contract's imports (timestamps, durations) resolve as well: the closure
+        // fetched each one or panicked.
+        assert!(
+            names.contains(&"google/protobuf/timestamp.proto"),
+            "{names:?}"
+        );
+    }
+}
+
 /// Statuses a plan writes never lower the counters of the status it read.
 fn assert_plan_is_sane(request: &pb::DecideJobRequest, response: &pb::DecideJobResponse) {
     let before = request
