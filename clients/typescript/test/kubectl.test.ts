@@ -1,5 +1,7 @@
-// decideJobRequest and its dropped-fields report, on the bundled examples (no server needed).
+// decideJobRequest and convert's dropped-fields report, on the bundled examples (no server
+// needed; `job-decider request` prints the request the server's own conversion makes).
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { test } from "node:test";
 import { equals, fromJson, type JsonValue } from "@bufbuild/protobuf";
 import { TimestampSchema, timestampFromDate, timestampDate } from "@bufbuild/protobuf/wkt";
@@ -10,7 +12,7 @@ import {
   decideJobRequest,
   convert,
 } from "@job-decider/client";
-import { example, jsonExamples, readJson } from "./support.js";
+import { cliBin, example, jsonExamples, readJson } from "./support.js";
 
 type Json = { [key: string]: unknown };
 
@@ -47,6 +49,23 @@ for (const name of jsonExamples) {
     assert.ok(equals(JobSchema, strictJob, request.job!));
     assert.equal(strictPods.length, request.pods.length);
     strictPods.forEach((p, i) => assert.ok(equals(PodSchema, p, request.pods[i]!), `pods[${i}]`));
+  });
+}
+
+for (const name of jsonExamples) {
+  test(`${name}: decideJobRequest builds the request job-decider request prints`, () => {
+    const now = "2025-06-02T10:00:00Z";
+    const request = decideJobRequest(readJson(example(name, "job.json")), readJson(example(name, "pods.json")), {
+      now: new Date(now),
+    });
+    const printed = execFileSync(
+      cliBin(),
+      ["request", "--job", example(name, "job.json"), "--pods", example(name, "pods.json"), "--now", now],
+      { encoding: "utf8" },
+    );
+    const expected = fromJson(DecideJobRequestSchema, JSON.parse(printed) as JsonValue);
+    assert.ok(expected.pods.length > 0);
+    assert.ok(equals(DecideJobRequestSchema, request, expected), "the helper and the server's own conversion agree");
   });
 }
 
