@@ -8,11 +8,13 @@ cd "$root"
 bash tools/install-go-tools.sh
 # The Python plugins run from the client's virtualenv (clients/python/requirements.lock).
 bash tools/install-python.sh
+# protoc-gen-es runs from clients/typescript/node_modules (clients/typescript/package-lock.json).
+bash tools/install-node.sh
 export PATH="$root/bin:$PATH"
 
 # Every directory buf.gen.yaml writes into: emptied first, so a message removed from the
 # contract leaves no stale file behind.
-generated=(clients/go/jobdecider/v1 clients/python/src/jobdecider/v1)
+generated=(clients/go/jobdecider/v1 clients/python/src/jobdecider/v1 clients/typescript/src/gen)
 
 bin/buf lint
 for dir in "${generated[@]}"; do

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The TypeScript client's checks: installs its dependencies from package-lock.json
+# (tools/install-node.sh), type-checks everything strictly (tsc --noEmit), builds dist/ and runs
+# the tests with Node's test runner against the server at JOB_DECIDER_ADDR (host:port), which
+# tools/with-server.sh starts:  tools/with-server.sh bash clients/typescript/test.sh
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+bash "$here/../../tools/install-node.sh"
+: "${JOB_DECIDER_ADDR:?set JOB_DECIDER_ADDR to a running server (tools/with-server.sh does)}"
+cd "$here"
+echo "== tsc --noEmit (strict): src, examples, tests"
+node_modules/.bin/tsc -p tsconfig.json --noEmit
+echo "== tsc: build dist/"
+rm -rf dist
+node_modules/.bin/tsc -p tsconfig.json
+echo "== node --test against $JOB_DECIDER_ADDR"
+node --test dist/test/*.test.js
