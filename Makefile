@@ -16,6 +16,7 @@ build:
 tools:
 	bash tools/install-go-tools.sh
 	bash tools/install-python.sh
+	bash tools/install-node.sh
 
 ## Every test: Rust unit, vector and service tests; Go tests; conformance against upstream;
 ## the end-to-end suite against a real kube-apiserver and etcd; a bounded fuzz run; the load suite's smoke.
@@ -34,9 +35,11 @@ test-go: tools
 test-clients: tools
 	cargo build --bin job-decider
 	tools/with-server.sh bash clients/python/test.sh
+	tools/with-server.sh bash clients/typescript/test.sh
 	tools/with-server.sh bash clients/go/test.sh
 	tools/with-server.sh bash clients/rust/test.sh
 	bash tools/readme-recipes.sh
+	python3 tools/readme-copies.py clients/README.md
 
 ## The end-to-end suite alone (`make test` runs it too).
 test-e2e:
