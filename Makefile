@@ -28,11 +28,13 @@ test-rust:
 test-go: tools
 	bash tools/go-test.sh
 
-## Each client (clients/README.md) against a live server that tools/with-server.sh starts:
+## Generated code is current; then each client (clients/README.md) against a live server that
+## tools/with-server.sh starts:
 ## its own tests, its quickstart on a bundled example, a bad request's field path; then
 ## clients/README.md's examples must equal the files those tests ran; the README's grpcurl
 ## and ghz recipes run as written (tools/readme-recipes.sh).
 test-clients: tools
+	bash tools/gen.sh --check
 	cargo build --bin job-decider
 	tools/with-server.sh bash clients/python/test.sh
 	tools/with-server.sh bash clients/typescript/test.sh
