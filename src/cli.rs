@@ -4,7 +4,9 @@
 //! scripting grpcurl or ghz.
 //!
 //! Exit status: 0 when decided (or valid), 2 on bad input (clap's usage
-//! errors are 2 as well), 1 when the program itself fails.
+//! errors are 2 as well; with `--from-cluster`, a bad kubeconfig or a Job
+//! that does not exist), 1 when the program itself fails (with
+//! `--from-cluster`, an API server that cannot be reached or refuses).
 
 use std::io::{IsTerminal, Read, Write};
 use std::net::SocketAddr;
@@ -14,6 +16,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::cluster::{self, ClusterArgs, ClusterError};
 use crate::documents;
 use crate::explain;
 use crate::server::{self, LogFormat, ServerConfig, TlsFiles};
@@ -36,7 +39,7 @@ pub enum Command {
     /// Decide one sync of a Job and its pods, offline, and print the plan.
     Decide(DecideArgs),
     /// Validate a Job against the API rules decisions rely on.
-    Validate(ValidateArgs),
+    Validate(JobValidateArgs),
     /// Print the DecideJobRequest a Job and its pods make (for grpcurl `-d @`, ghz `-B`).
     Request(RequestArgs),
     /// JobSet failure-policy decisions, offline.
@@ -199,12 +202,24 @@ pub enum Output {
 #[derive(Debug, Args)]
 pub struct SnapshotArgs {
     /// The Job (YAML or JSON, as `kubectl get job -o yaml|json` prints it; `-`: stdin).
-    #[arg(long)]
-    pub job: PathBuf,
+    // Not a clap conflict with --from-cluster: clap would then stop requiring
+    // --from-cluster of -n and --context whenever --job is given (load_request refuses both).
+    #[arg(long, required_unless_present = "from_cluster")]
+    pub job: Option<PathBuf>,
     /// The pods: a PodList, a List, a Pod, an array of Pods, or several YAML documents
     /// (`-`: stdin). None when omitted.
     #[arg(long)]
     pub pods: Option<PathBuf>,
+    /// With --from-cluster: the Job's name (its pods are read with it).
+    #[arg(
+        value_name = "NAME",
+        requires = "from_cluster",
+        required_if_eq("from_cluster", "true")
+    )]
+    pub name: Option<String>,
+    /// The cluster to read the Job from, instead of --job and --pods.
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
     /// The current time (RFC 3339); defaults to the clock.
     #[arg(long)]
     pub now: Option<String>,
@@ -257,7 +272,17 @@ pub struct RequestArgs {
     pub output: RequestOutput,
 }
 
-/// `validate` arguments.
+/// `validate` arguments (a Job file, or a Job in a cluster).
+#[derive(Debug, Args)]
+pub struct JobValidateArgs {
+    /// The Job (YAML or JSON); with --from-cluster, its name.
+    pub job: PathBuf,
+    /// The cluster to read the Job from.
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+}
+
+/// `jobset validate` arguments.
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
     /// The Job (YAML or JSON).
@@ -290,6 +315,16 @@ impl From<documents::DocumentError> for CliError {
     }
 }
 
+impl From<ClusterError> for CliError {
+    fn from(err: ClusterError) -> Self {
+        if err.is_bad_input() {
+            CliError::BadInput(err.to_string())
+        } else {
+            CliError::Failed(err.to_string())
+        }
+    }
+}
+
 impl From<ApiError> for CliError {
     fn from(err: ApiError) -> Self {
         match err {
@@ -309,6 +344,9 @@ pub fn run(cli: Cli) -> ExitCode {
     let result = match cli.command {
         Command::Serve(args) => serve(*args),
         Command::Decide(args) => decide(&args).map(|out| print!("{out}")),
+        Command::Validate(args) if args.cluster.from_cluster => {
+            validate_from_cluster(&args).map(|out| print!("{out}"))
+        }
         Command::Validate(args) => validate(&args.job).map(|out| print!("{out}")),
         Command::Request(args) => request(&args).and_then(|bytes| write_stdout(&bytes)),
         Command::Jobset(JobSetCommand::Decide(args)) => {
@@ -355,16 +393,32 @@ fn file_name(path: &Path) -> String {
 
 /// Builds the DecideJobRequest the server would get for these files.
 pub fn load_request(args: &SnapshotArgs) -> Result<pb::DecideJobRequest, CliError> {
-    let files = [Some(&args.job), args.pods.as_ref(), args.state.as_ref()];
+    if args.cluster.from_cluster && (args.job.is_some() || args.pods.is_some()) {
+        return Err(CliError::BadInput(
+            "--from-cluster reads the Job and its pods from the cluster: it cannot be used with --job or --pods"
+                .to_string(),
+        ));
+    }
+    let files = [args.job.as_ref(), args.pods.as_ref(), args.state.as_ref()];
     if files.iter().flatten().filter(|p| is_stdin(p)).count() > 1 {
         return Err(CliError::BadInput(
             "only one of --job, --pods and --state can be - (stdin)".to_string(),
         ));
     }
-    let job = documents::parse_job(&read_file(&args.job)?, &file_name(&args.job))?;
-    let pods = match &args.pods {
-        Some(path) => documents::parse_pods(&read_file(path)?, &file_name(path))?,
-        None => Vec::new(),
+    let (job, pods) = match (&args.job, &args.name) {
+        (Some(path), _) => {
+            let job = documents::parse_job(&read_file(path)?, &file_name(path))?;
+            let pods = match &args.pods {
+                Some(path) => documents::parse_pods(&read_file(path)?, &file_name(path))?,
+                None => Vec::new(),
+            };
+            (job, pods)
+        }
+        (None, Some(name)) => {
+            let live = cluster::read(&args.cluster, name, cluster::Read::JobAndPods)?;
+            (live.job, live.pods)
+        }
+        (None, None) => return Err(CliError::BadInput("--job is required".to_string())),
     };
     let now = match &args.now {
         Some(text) => documents::parse_time(text, "--now")?,
@@ -479,6 +533,17 @@ pub fn validate(path: &Path) -> Result<String, CliError> {
     let job = documents::parse_job(&read_file(path)?, &path.display().to_string())?;
     let response = api::validate(pb::ValidateJobRequest { job: Some(job) })?;
     violations_report(path, &response.violations)
+}
+
+/// Validates a Job read from a cluster, as [`validate`] does a file.
+pub fn validate_from_cluster(args: &JobValidateArgs) -> Result<String, CliError> {
+    let name = args.job.to_string_lossy();
+    let live = cluster::read(&args.cluster, &name, cluster::Read::JobOnly)?;
+    let response = api::validate(pb::ValidateJobRequest {
+        job: Some(live.job),
+    })?;
+    let what = format!("job {}/{name}", live.namespace);
+    violations_report(Path::new(&what), &response.violations)
 }
 
 /// "valid", or every violation as bad input.

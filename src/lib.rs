@@ -3,10 +3,11 @@
 //! The decisions live in [`job_decider_core`] (start at `sync::decide`), the wire
 //! contract and its conversions in [`job_decider_api`]; this crate is the binary
 //! around them: the gRPC [`server`], the [`cli`], [`documents`] (Kubernetes YAML
-//! and JSON files) and [`explain`]. ARCHITECTURE.md maps the crates and the
-//! invariants they keep.
+//! and JSON files), [`explain`] and [`cluster`] (a live Job and its pods through
+//! kubeconfig). ARCHITECTURE.md maps the crates and the invariants they keep.
 
 pub mod cli;
+pub mod cluster;
 pub mod documents;
 pub mod explain;
 pub mod server;

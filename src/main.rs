@@ -1,7 +1,5 @@
 //! The `job-decider` binary: parses the command line and hands off to [`job_decider::cli`].
 
-use clap::Parser;
-
 /// jemalloc: a large call's freed pages go back to the system within about a second
 /// (glibc's malloc keeps them; see the README's "Memory" section for the measurements).
 #[cfg(feature = "jemalloc")]
@@ -28,5 +26,6 @@ pub static malloc_conf: &u8 =
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> std::process::ExitCode {
-    job_decider::cli::run(job_decider::cli::Cli::parse())
+    // As `kubectl-job_decider` the binary is a kubectl plugin (src/cluster.rs).
+    job_decider::cli::run(job_decider::cluster::parse_command_line())
 }
