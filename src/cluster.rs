@@ -182,7 +182,7 @@ mod live {
     use k8s_openapi::api::core::v1::Pod;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
     use kube::api::{Api, ListParams};
-    use kube::config::{KubeConfigOptions, Kubeconfig};
+    use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
     use kube::{Client, Config};
 
     use super::{ClusterArgs, ClusterError, LiveJob, Read};
@@ -231,7 +231,7 @@ mod live {
                 namespace: namespace.clone(),
                 name: name.to_string(),
             },
-            _ => api_error(&e, &server, "get", "jobs"),
+            _ => api_error(&e, &server),
         })?;
         let pods = match what {
             Read::JobOnly => Vec::new(),
@@ -239,7 +239,7 @@ mod live {
                 let pods: Api<Pod> = Api::namespaced(client, &namespace);
                 controller_pods(&pods, &job)
                     .await
-                    .map_err(|e| api_error(&e, &server, "list", "pods"))?
+                    .map_err(|e| api_error(&e, &server))?
             }
         };
         Ok(LiveJob {
@@ -258,17 +258,26 @@ mod live {
             cluster: None,
             user: None,
         };
-        let bad = |e: &dyn std::error::Error| ClusterError::Config(chain(e));
+        let bad = |e: KubeconfigError| match (e, &args.context) {
+            (KubeconfigError::LoadContext(name), Some(_)) => ClusterError::Config(format!(
+                "--context {name}: no such context in the kubeconfig"
+            )),
+            (e, _) => ClusterError::Config(chain(&e)),
+        };
         match (&args.kubeconfig, &args.context) {
             (Some(path), _) => {
                 let file = Kubeconfig::read_from(path).map_err(|e| {
-                    ClusterError::Config(format!("--kubeconfig {}: {}", path.display(), chain(&e)))
+                    let why = match e {
+                        KubeconfigError::ReadConfig(io, _) => io.to_string(),
+                        other => chain(&other),
+                    };
+                    ClusterError::Config(format!("--kubeconfig {}: {why}", path.display()))
                 })?;
                 Config::from_custom_kubeconfig(file, &options)
                     .await
-                    .map_err(|e| bad(&e))
+                    .map_err(bad)
             }
-            (None, Some(_)) => Config::from_kubeconfig(&options).await.map_err(|e| bad(&e)),
+            (None, Some(_)) => Config::from_kubeconfig(&options).await.map_err(bad),
             (None, None) => Config::infer().await.map_err(|e| {
                 // The kubeconfig's failure is the useful half; in-cluster is the fallback.
                 let kubeconfig = std::error::Error::source(&e)
@@ -346,15 +355,15 @@ mod live {
 
     /// A failed call as a short sentence: refused credentials or access, or a
     /// server that could not be reached or failed.
-    fn api_error(err: &kube::Error, server: &str, verb: &str, resource: &str) -> ClusterError {
+    fn api_error(err: &kube::Error, server: &str) -> ClusterError {
         match err {
             kube::Error::Api(status) if status.code == 401 => ClusterError::Denied(format!(
                 "{server} did not accept the credentials (401 Unauthorized): check the kubeconfig's user"
             )),
-            kube::Error::Api(status) if status.code == 403 => ClusterError::Denied(format!(
-                "forbidden: {} (the user needs `{verb}` on {resource})",
-                status.message
-            )),
+            // `jobs.batch "pi" is forbidden: User "u" cannot get resource "jobs" …` says it all.
+            kube::Error::Api(status) if status.code == 403 => {
+                ClusterError::Denied(status.message.clone())
+            }
             kube::Error::Api(status) => ClusterError::Unreachable(format!(
                 "{server} answered {} {}: {}",
                 status.code, status.reason, status.message
