@@ -318,15 +318,20 @@ func TestDecideFromCluster(t *testing.T) {
 	if out := kp.ok("validate", "failjob"); !strings.Contains(out, "valid") {
 		t.Fatalf("plugin validate: %q", out)
 	}
-	if kubectl := kubectlBinary(t); kubectl != "" {
-		k := cli{t: t, bin: kubectl, env: []string{"KUBECONFIG=" + kubeconfig, "PATH=" + filepath.Dir(plugin) + string(os.PathListSeparator) + os.Getenv("PATH")}}
-		if reason, _, ok := parsePlan(t, k.ok("job-decider", "decide", "-n", ns, "failjob", "-o", "json")).failureTarget(); !ok || reason != "PodFailurePolicy" {
-			t.Fatalf("kubectl job-decider decide: FailureTarget ok=%v reason=%q", ok, reason)
-		}
-		if out := k.ok("plugin", "list"); !strings.Contains(out, "kubectl-job_decider") {
-			t.Fatalf("kubectl plugin list does not list the plugin:\n%s", out)
-		}
+	// And through kubectl itself, which finds the plugin on PATH.
+	kubectl, err := harness.KubectlBinary()
+	if err != nil {
+		t.Fatal(err)
 	}
+	k := cli{t: t, bin: kubectl, env: []string{"KUBECONFIG=" + kubeconfig, "PATH=" + filepath.Dir(plugin) + string(os.PathListSeparator) + os.Getenv("PATH")}}
+	if reason, _, ok := parsePlan(t, k.ok("job-decider", "decide", "-n", ns, "failjob", "-o", "json")).failureTarget(); !ok || reason != "PodFailurePolicy" {
+		t.Fatalf("kubectl job-decider decide: FailureTarget ok=%v reason=%q", ok, reason)
+	}
+	if out := k.ok("plugin", "list"); !strings.Contains(out, "kubectl-job_decider") {
+		t.Fatalf("kubectl plugin list does not list the plugin:\n%s", out)
+	}
+	// kubectl hands --context to the plugin, and the plugin's exit code back.
+	k.fails(1, []string{"job-decider", "decide", "--context", "nowhere", "failjob"}, "cannot reach https://127.0.0.1:")
 
 	// Errors: short, and exit 2 for what the user named, 1 for the cluster.
 	jd.fails(2, []string{"decide", "--from-cluster", "--kubeconfig", kubeconfig, "-n", ns, "no-such-job"},
@@ -385,14 +390,4 @@ func writeAsKubectl(t *testing.T, ctx context.Context, dir, ns, name string, pod
 		return path
 	}
 	return write("job.json", job), write("pods.json", list)
-}
-
-// kubectlBinary is a kubectl to run the plugin through: $KUBECTL, else none
-// (the test then runs the plugin by its name only, as kubectl would).
-func kubectlBinary(t *testing.T) string {
-	if k := os.Getenv("KUBECTL"); k != "" {
-		return k
-	}
-	t.Log("no KUBECTL: the plugin is run directly under its name, not through kubectl")
-	return ""
 }
