@@ -199,7 +199,7 @@ pub enum Output {
 
 /// The snapshot `decide` and `request` read: a Job, its pods, the time and the state.
 /// A file given as `-` is read from stdin (one of them at most).
-#[derive(Debug, Args)]
+#[derive(Debug, Default, Args)]
 pub struct SnapshotArgs {
     /// The Job (YAML or JSON, as `kubectl get job -o yaml|json` prints it; `-`: stdin).
     // Not a clap conflict with --from-cluster: clap would then stop requiring

@@ -302,11 +302,10 @@ fn decide_files_example_decides_as_the_cli() {
         serde_json::from_str(&printed).expect("the example prints a DecideJobResponse");
     let cli = job_decider::cli::decide(&job_decider::cli::DecideArgs {
         snapshot: job_decider::cli::SnapshotArgs {
-            job: job.clone(),
+            job: Some(job.clone()),
             pods: Some(pods.clone()),
             now: Some(now.to_string()),
-            state: None,
-            controller_name: String::new(),
+            ..Default::default()
         },
         output: job_decider::cli::Output::Json,
     })

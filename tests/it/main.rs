@@ -12,6 +12,7 @@ mod generators;
 mod vector_files;
 
 mod cli;
+mod cluster;
 mod crate_edges;
 mod hostile;
 mod jobset_vectors;
