@@ -549,17 +549,20 @@ fn pod_verdict<'a>(
                 "being deleted; with podReplacementPolicy Failed it is replaced only once it has failed".into(),
             );
         }
-        let ready = if pod.is_ready() { ", ready" } else { "" };
-        return (
-            Verdict::Running,
-            None,
-            String::new(),
-            format!("{}{ready}", pod.phase.as_str()),
-        );
+        // The verdict says running; the detail adds a phase other than Running, and readiness.
+        let mut detail = Vec::new();
+        if pod.phase != PodPhase::Running {
+            detail.push(pod.phase.as_str());
+        }
+        if pod.is_ready() {
+            detail.push("ready");
+        }
+        return (Verdict::Running, None, String::new(), detail.join(", "));
     }
     let per_index = job.spec.uses_backoff_limit_per_index();
-    let limit = match job.spec.backoff_limit_per_index {
-        Some(l) if per_index => format!("its index's backoffLimitPerIndex ({l})"),
+    let per_index_limit = job.spec.backoff_limit_per_index.filter(|_| per_index);
+    let limit = match per_index_limit {
+        Some(l) => format!("its index's backoffLimitPerIndex ({l})"),
         _ => format!(
             "backoffLimit ({}; {} failure(s) count so far)",
             job.spec.backoff_limit, facts.failed
@@ -593,7 +596,10 @@ fn pod_verdict<'a>(
         Some(PodFailurePolicyAction::FailIndex) => (Verdict::FailsIndex, "fails its index".into()),
         _ if per_index && index_failed(job, pod) => (
             Verdict::FailsIndex,
-            format!("its index has reached {limit}: the index fails"),
+            format!(
+                "its index had already failed backoffLimitPerIndex ({}) time(s): the index fails",
+                per_index_limit.unwrap_or_default()
+            ),
         ),
         None if job.spec.pod_failure_policy.is_some() => (
             Verdict::FailedCounted,
@@ -873,14 +879,19 @@ fn creation_reason(
             String::new()
         };
         let backoff = if job.spec.uses_backoff_limit_per_index() {
-            " and whose backoff has passed"
+            ", and no backoff holds it back"
         } else {
             ""
+        };
+        let (noun, has) = if indexes.count == 1 {
+            ("index", "has")
+        } else {
+            ("indexes", "each have")
         };
         return (
             "PendingIndexes",
             format!(
-                "indexes {}{more} have no active pod and have neither succeeded nor failed{backoff}{capped}",
+                "{noun} {}{more} {has} no active pod, no success and no failure of the index{backoff}{capped}",
                 indexes.text
             ),
         );
@@ -925,9 +936,15 @@ fn describe_status_change(before: &JobStatus, after: &JobStatus) -> String {
         added(&b.succeeded, &a.succeeded),
         added(&b.failed, &a.failed),
     );
-    if new_succeeded + new_failed > 0 {
+    let recorded: Vec<String> = [(new_succeeded, "succeeded"), (new_failed, "failed")]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{n} {what}"))
+        .collect();
+    if !recorded.is_empty() {
         parts.push(format!(
-            "records {new_succeeded} succeeded and {new_failed} failed pod(s) in uncountedTerminatedPods"
+            "records {} pod(s) in uncountedTerminatedPods",
+            recorded.join(" and ")
         ));
     }
     let counter =

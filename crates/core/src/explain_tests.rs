@@ -175,7 +175,8 @@ fn fail_index_and_backoff_limit_per_index_fail_their_index() {
     assert_eq!(i1.verdict, Verdict::FailsIndex);
     assert_eq!(i1.rule, None);
     assert!(
-        i1.detail.contains("backoffLimitPerIndex (1)"),
+        i1.detail
+            .contains("already failed backoffLimitPerIndex (1) time(s)"),
         "{}",
         i1.detail
     );
@@ -303,7 +304,11 @@ fn creations_say_what_is_missing() {
     let (_, e) = explained(&snapshot(indexed_job(5, 2), vec![], t(10)));
     let r = &e.action_reasons[0];
     assert_eq!(r.reason, "PendingIndexes");
-    assert!(r.message.starts_with("indexes 0,1 "), "{}", r.message);
+    assert!(
+        r.message.starts_with("indexes 0,1 each have no active pod"),
+        "{}",
+        r.message
+    );
 }
 
 #[test]
