@@ -225,6 +225,9 @@ pub struct DecideArgs {
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value = "text")]
     pub output: Output,
+    /// With -o json or yaml, include the response's explanation (text always explains).
+    #[arg(long)]
+    pub explain: bool,
 }
 
 /// Encodings `request` prints.
@@ -382,6 +385,7 @@ pub fn load_request(args: &SnapshotArgs) -> Result<pb::DecideJobRequest, CliErro
         controller_name: args.controller_name.clone(),
         expectations: None,
         lean_pods: Vec::new(),
+        explain: false,
     })
 }
 
@@ -422,7 +426,9 @@ fn write_stdout(bytes: &[u8]) -> Result<(), CliError> {
 
 /// Decides offline and renders the plan in the requested format.
 pub fn decide(args: &DecideArgs) -> Result<String, CliError> {
-    let request = load_request(&args.snapshot)?;
+    let mut request = load_request(&args.snapshot)?;
+    // The text is rendered from the explanation, so it always asks for one.
+    request.explain = args.explain || args.output == Output::Text;
     let decision = api::decide(request)?;
     let failed = |e: &dyn std::fmt::Display| CliError::Failed(format!("cannot print: {e}"));
     match args.output {

@@ -96,9 +96,8 @@ fn decide_text_explains_each_pod_and_the_policy() {
         "{text}"
     );
     for pod in [
-        "-5s7hq [Failed] failed-",
-        "-k2x9d [Running] active",
-        "-q8wzt [Running] active",
+        "-5s7hq: FailsJob: rule 0 (FailJob) matched exit code 42",
+        "-k2x9d, job-pod-failure-policy-example-q8wzt (2 pods): Running: ready",
     ] {
         assert!(text.contains(pod), "{pod} in {text}");
     }

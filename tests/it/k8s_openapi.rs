@@ -309,6 +309,7 @@ fn decide_files_example_decides_as_the_cli() {
             controller_name: String::new(),
         },
         output: job_decider::cli::Output::Json,
+        explain: false,
     })
     .expect("the CLI decides");
     let from_cli: pb::DecideJobResponse = serde_json::from_str(&cli).expect("CLI JSON");

@@ -825,7 +825,7 @@ fn action_reasons(facts: &ExplainFacts<'_>, plan: &Plan) -> Capped<ActionReason>
                 if facts.finishing.is_some() || job.being_deleted {
                     "the Job is finishing or being deleted: its pods' tracking finalizers go, the status having recorded them".into()
                 } else {
-                    "finished pods the status records: their tracking finalizer goes, so they can be removed".into()
+                    "finished pods, recorded in the status or never counted (an Ignore rule): their tracking finalizer goes, so they can be removed".into()
                 },
                 pods.len(),
             ),
