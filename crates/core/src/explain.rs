@@ -233,6 +233,8 @@ pub(crate) struct ExplainFacts<'a> {
     pub failed: i32,
     /// The condition the sync found the Job finishing with.
     pub finishing: Option<&'a JobCondition>,
+    /// The sync deleted the active pods because the Job is finishing (not manage's doing).
+    pub finishing_deletes: bool,
     /// No earlier creation or deletion is unobserved.
     pub expectations_satisfied: bool,
     /// What manage decided on, when the sync called it.
@@ -778,7 +780,7 @@ fn action_reasons(facts: &ExplainFacts<'_>, plan: &Plan) -> Capped<ActionReason>
             }
             Action::DeletePods(pods) => {
                 let n = pods.len();
-                if let Some(cond) = facts.finishing {
+                if let Some(cond) = facts.finishing.filter(|_| facts.finishing_deletes) {
                     let counted = if cond.condition_type == JobConditionType::SuccessCriteriaMet {
                         ""
                     } else {

@@ -486,3 +486,24 @@ fn human_durations_are_short() {
         "1st 2nd 3rd 4th 11th 12th 13th 21st 22nd 101st"
     );
 }
+
+#[test]
+fn reaching_completions_is_the_coming_complete_condition() {
+    let mut job = job();
+    job.status.start_time = Some(t(0));
+    let pods = vec![pod("done").phase(PodPhase::Succeeded)];
+    let (_, e) = explained(&snapshot(job, pods, t(10)));
+    let c = e.coming_condition.as_ref().expect("coming condition");
+    assert_eq!(c.terminal, JobConditionType::Complete);
+    assert_eq!(c.reason, "CompletionsReached");
+    assert!(c.terminal_now, "{c:?}");
+    assert_eq!(
+        e.summary,
+        "The Job is Complete now (reason CompletionsReached)."
+    );
+    assert!(
+        reasons(&e).contains(&("JobFinished", 0)),
+        "{:?}",
+        reasons(&e)
+    );
+}

@@ -432,6 +432,7 @@ fn sync_job(snapshot: &Snapshot, explain: bool) -> (Plan, Option<JobExplanation>
     }
     // Only an explanation reads the condition after the match below takes it.
     let finishing_explained = if explain { finishing.clone() } else { None };
+    let finishing_deletes = finishing.is_some();
     let mut manage_why = None;
 
     let mut status = working_status(job);
@@ -522,7 +523,9 @@ fn sync_job(snapshot: &Snapshot, explain: bool) -> (Plan, Option<JobExplanation>
                 delayed: &facts.delayed,
                 succeeded: facts.succeeded,
                 failed: facts.failed,
-                finishing: finishing_explained.as_ref(),
+                // The condition found before managing, or the one reaching completions makes.
+                finishing: finishing_explained.as_ref().or(finished_condition.as_ref()),
+                finishing_deletes,
                 expectations_satisfied: facts.expectations_satisfied,
                 manage: manage_why,
                 deadline: deadline_wait.map(|w| now.saturating_add(w)),
