@@ -880,20 +880,22 @@ fn creation_reason(
         } else {
             String::new()
         };
-        let backoff = if job.spec.uses_backoff_limit_per_index() {
-            ", and no backoff holds it back"
-        } else {
-            ""
-        };
-        let (noun, has) = if indexes.count == 1 {
-            ("index", "has")
-        } else {
+        let plural = indexes.count != 1;
+        let (noun, has) = if plural {
             ("indexes", "each have")
+        } else {
+            ("index", "has")
+        };
+        let rest = match (job.spec.uses_backoff_limit_per_index(), plural) {
+            (true, true) => ", have neither succeeded nor failed, and no backoff holds them back",
+            (true, false) => ", has neither succeeded nor failed, and no backoff holds it back",
+            (false, true) => " and have not succeeded",
+            (false, false) => " and has not succeeded",
         };
         return (
             "PendingIndexes",
             format!(
-                "{noun} {}{more} {has} no active pod, no success and no failure of the index{backoff}{capped}",
+                "{noun} {}{more} {has} no active pod{rest}{capped}",
                 indexes.text
             ),
         );
