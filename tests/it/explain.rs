@@ -129,11 +129,51 @@ async fn explain_names_the_controller_to_decide_for_when_managed_by_another() {
 fn explanation_of_a_large_job_is_bounded() {
     let mut request = job_decider_api::fixtures::realistic_request(100_000);
     request.explain = true;
+    // Many verdicts: a rule that matches every failure, and half the pods failed
+    // with one of 300 exit codes, so 300 groups would be listed without the cap.
+    let spec = request
+        .job
+        .as_mut()
+        .and_then(|j| j.spec.as_mut())
+        .expect("spec");
+    spec.pod_failure_policy = Some(pb::PodFailurePolicy {
+        rules: vec![pb::PodFailurePolicyRule {
+            action: "Count".into(),
+            on_exit_codes: Some(pb::PodFailurePolicyOnExitCodesRequirement {
+                container_name: None,
+                operator: "NotIn".into(),
+                values: vec![0],
+            }),
+            on_pod_conditions: vec![],
+        }],
+    });
+    for (i, pod) in request
+        .pods
+        .iter_mut()
+        .enumerate()
+        .filter(|(i, _)| i % 2 == 1)
+    {
+        let status = pod.status.as_mut().expect("status");
+        status.phase = "Failed".into();
+        for container in &mut status.container_statuses {
+            container.state = Some(pb::ContainerState {
+                terminated: Some(pb::ContainerStateTerminated {
+                    exit_code: 1 + i32::try_from(i % 300).expect("small"),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            });
+        }
+    }
     let question = request.encoded_len();
     let decision = job_decider_api::decide(request).expect("decided");
     let response = decision.response();
     let explanation = response.explanation.as_ref().expect("asked");
+    assert_eq!(explanation.pods.len(), 100, "groups are capped");
+    assert!(explanation.pod_groups_omitted > 0, "and the rest counted");
     let size = explanation.encoded_len();
+    // The figure for the README: `cargo test --test it explanation_of -- --nocapture`.
+    println!("explanation {size} bytes for a {question}-byte question");
     assert!(
         size * 100 < question,
         "explanation {size} bytes for a {question}-byte question"
