@@ -1006,7 +1006,9 @@ fn describe_status_change(before: &JobStatus, after: &JobStatus) -> String {
         if before.uncounted_terminated_pods.is_none() && after.uncounted_terminated_pods.is_some() {
             return "writes uncountedTerminatedPods for the first time".into();
         }
-        return "moves the counted pods out of uncountedTerminatedPods".into();
+        // Upstream writes the status here although none of the fields above changed
+        // (e.g. ready and terminating counted for the first time).
+        return "writes the status as upstream does here; no count, index list or condition changes".into();
     }
     parts.join(", ")
 }
