@@ -138,21 +138,29 @@ pub fn as_created(job: &mut pb::Job, now: &pbjson_types::Timestamp) -> Option<Ve
         filled.push("status: dropped (the API server clears a new Job's status)".to_string());
     }
     let spec = job.spec.get_or_insert_with(Default::default);
+    // SetDefaults_Job gives a Job without labels its template's (the same map
+    // in Go, so the selector's labels, added next, are on the Job too); a
+    // template without labels gives none.
+    let template_labels_written = spec
+        .template
+        .as_ref()
+        .and_then(|t| t.metadata.as_ref())
+        .is_some_and(|m| !m.labels.is_empty());
     if spec.manual_selector != Some(true) {
         generate_selector(spec, &name, &uid, &mut filled);
-        // SetDefaults_Job: a Job without labels takes its template's.
-        let template_labels = spec
-            .template
-            .as_ref()
-            .and_then(|t| t.metadata.as_ref())
-            .map(|m| m.labels.clone())
-            .unwrap_or_default();
-        if let Some(metadata) = job.metadata.as_mut()
-            && metadata.labels.is_empty()
-        {
-            metadata.labels = template_labels;
-            filled.push("metadata.labels: the template's labels".to_string());
-        }
+    }
+    let template_labels = spec
+        .template
+        .as_ref()
+        .and_then(|t| t.metadata.as_ref())
+        .map(|m| m.labels.clone())
+        .unwrap_or_default();
+    if let Some(metadata) = job.metadata.as_mut()
+        && metadata.labels.is_empty()
+        && template_labels_written
+    {
+        metadata.labels = template_labels;
+        filled.push("metadata.labels: the template's labels".to_string());
     }
     if let Some(spec) = job.spec.as_ref() {
         let defaulted = unset_defaults(spec);
@@ -368,6 +376,7 @@ mod tests {
         };
         let filled = as_created(&mut job, &now()).expect("filled in");
         let meta = job.metadata.as_ref().expect("metadata");
+        assert!(meta.labels.is_empty(), "{:?}", meta.labels);
         assert_eq!(meta.name.len(), 63, "{}", meta.name);
         assert_eq!(meta.name, generated_name("ns", &"x".repeat(70)));
         assert_eq!(meta.namespace, "ns");
