@@ -585,7 +585,11 @@ fn request_bad_input_exits_2_naming_the_field() {
         printed.job.and_then(|j| j.metadata).map(|m| m.uid),
         Some(job_decider::manifest::derived_uid("default", "j"))
     );
-    assert!(stderr(&out).contains("has no metadata.uid"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("has no metadata.uid"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 /// `--state` (a saved response) and `--controller-name` go into the request as given.
