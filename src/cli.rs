@@ -415,6 +415,38 @@ fn warn(warnings: &[String]) {
     }
 }
 
+/// Reads a Job file (`-`: stdin) as every command does: strictly unless
+/// `--lenient` (warnings on stderr), and, written without a uid, taken as the
+/// API server would create it at `now` with a note on stderr (`manifest`);
+/// `with_pods` adds to the note which pods are such a Job's.
+pub fn read_job(
+    path: &Path,
+    strictness: Strictness,
+    now: &pbjson_types::Timestamp,
+    with_pods: bool,
+) -> Result<pb::Job, CliError> {
+    let read = documents::parse_job_with(
+        &read_file(path)?,
+        &file_name(path),
+        strictness.unknown_fields(),
+    )?;
+    warn(&read.warnings);
+    let mut job = read.value;
+    as_created(&mut job, now, &file_name(path), with_pods);
+    Ok(job)
+}
+
+/// Reads a pods file (`-`: stdin), strictly unless `--lenient` (warnings on stderr).
+pub fn read_pods(path: &Path, strictness: Strictness) -> Result<Vec<pb::Pod>, CliError> {
+    let read = documents::parse_pods_with(
+        &read_file(path)?,
+        &file_name(path),
+        strictness.unknown_fields(),
+    )?;
+    warn(&read.warnings);
+    Ok(read.value)
+}
+
 /// A Job written without a uid, taken as the API server would create it at
 /// `now`, with a note on stderr saying what was filled in (`manifest`).
 fn as_created(job: &mut pb::Job, now: &pbjson_types::Timestamp, name: &str, pods: bool) {
@@ -451,23 +483,15 @@ pub fn load_request(args: &SnapshotArgs) -> Result<pb::DecideJobRequest, CliErro
         ("--pods", args.pods.as_deref()),
         ("--state", args.state.as_deref()),
     ])?;
-    let unknown = args.strictness.unknown_fields();
-    let read = documents::parse_job_with(&read_file(&args.job)?, &file_name(&args.job), unknown)?;
-    warn(&read.warnings);
-    let mut job = read.value;
-    let pods = match &args.pods {
-        Some(path) => {
-            let read = documents::parse_pods_with(&read_file(path)?, &file_name(path), unknown)?;
-            warn(&read.warnings);
-            read.value
-        }
-        None => Vec::new(),
-    };
     let now = match &args.now {
         Some(text) => documents::parse_time(text, "--now")?,
         None => documents::now(),
     };
-    as_created(&mut job, &now, &file_name(&args.job), !pods.is_empty());
+    let job = read_job(&args.job, args.strictness, &now, args.pods.is_some())?;
+    let pods = match &args.pods {
+        Some(path) => read_pods(path, args.strictness)?,
+        None => Vec::new(),
+    };
     let state = match &args.state {
         Some(path) => Some(documents::parse_state(&read_file(path)?, &file_name(path))?),
         None => None,
@@ -607,14 +631,7 @@ pub fn validate(path: &Path) -> Result<String, CliError> {
 /// without a uid is validated as the API server would create it now.
 pub fn validate_file(args: &ValidateArgs) -> Result<String, CliError> {
     let path = &args.job;
-    let read = documents::parse_job_with(
-        &read_file(path)?,
-        &file_name(path),
-        args.strictness.unknown_fields(),
-    )?;
-    warn(&read.warnings);
-    let mut job = read.value;
-    as_created(&mut job, &documents::now(), &file_name(path), false);
+    let job = read_job(path, args.strictness, &documents::now(), false)?;
     let response = api::validate(pb::ValidateJobRequest { job: Some(job) })?;
     violations_report(path, &response.violations)
 }
