@@ -493,7 +493,15 @@ pub fn load_request(args: &SnapshotArgs) -> Result<pb::DecideJobRequest, CliErro
         None => Vec::new(),
     };
     let state = match &args.state {
-        Some(path) => Some(documents::parse_state(&read_file(path)?, &file_name(path))?),
+        Some(path) => {
+            let read = documents::parse_state_with(
+                &read_file(path)?,
+                &file_name(path),
+                args.strictness.unknown_fields(),
+            )?;
+            warn(&read.warnings);
+            Some(read.value)
+        }
         None => None,
     };
     Ok(pb::DecideJobRequest {

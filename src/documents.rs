@@ -66,7 +66,7 @@ pub enum DocumentError {
 
 /// `spec.backofLimit: unknown field`, or one such line per field, capped.
 fn unknown_fields_text(fields: &[String], total: usize) -> String {
-    let hint = "(not in the Kubernetes schema of its kind; --lenient reads on with a warning)";
+    let hint = "(not in the schema of its kind; --lenient reads on with a warning)";
     match fields {
         [one] if total == 1 => format!("{one}: unknown field {hint}"),
         _ => {
@@ -168,11 +168,15 @@ struct Checker<'a> {
 
 impl<'a> Checker<'a> {
     fn new(what: &'a str) -> Result<Self, DocumentError> {
-        Ok(Checker {
-            schema: schema::schema()?,
+        Ok(Checker::with_schema(schema::schema()?, what))
+    }
+
+    fn with_schema(schema: &'static Schema, what: &'a str) -> Self {
+        Checker {
+            schema,
             what,
             unknown: schema::UnknownFields::default(),
-        })
+        }
     }
 
     fn field_error(&self, field: String, detail: String) -> DocumentError {
@@ -432,7 +436,18 @@ fn parse_objects<T: DeserializeOwned>(
 }
 
 /// Reads controller state as a DecideJobResponse prints it (`state`), or the whole response.
+/// Strictly: its field names are checked against the contract (a typo in
+/// `failuresAfterLastSuccess` would otherwise be a silent zero).
 pub fn parse_state(text: &str, what: &str) -> Result<pb::ControllerState, DocumentError> {
+    parse_state_with(text, what, UnknownFields::Reject).map(|p| p.value)
+}
+
+/// Reads controller state, with unknown fields treated as `unknown` says.
+pub fn parse_state_with(
+    text: &str,
+    what: &str,
+    unknown: UnknownFields,
+) -> Result<Parsed<pb::ControllerState>, DocumentError> {
     let mut docs = documents(text, what)?;
     if docs.len() != 1 {
         return Err(DocumentError::Shape {
@@ -440,12 +455,33 @@ pub fn parse_state(text: &str, what: &str) -> Result<pb::ControllerState, Docume
             detail: format!("expected one document, found {}", docs.len()),
         });
     }
-    let doc = docs.remove(0);
-    // A saved response holds the state under "state"; accept either.
-    match doc.get("state") {
-        Some(state) => message(state.clone(), what, "state"),
-        None => message(doc, what, ""),
-    }
+    let mut doc = docs.remove(0);
+    // A saved response holds the state under "state" (none when nothing waits on
+    // time); the state alone holds "backoff". Accept either.
+    let saved_response = doc.get("backoff").is_none();
+    let message_name = if saved_response {
+        "DecideJobResponse"
+    } else {
+        "ControllerState"
+    };
+    let contract = schema::contract()?;
+    let mut checker = Checker::with_schema(contract, what);
+    let Some(kind) = contract.kind(schema::CONTRACT_PACKAGE, message_name) else {
+        return Err(DocumentError::Schema(schema::SchemaError::missing_kind(
+            message_name,
+        )));
+    };
+    contract.check(kind, &doc, "", &[], &mut checker.unknown);
+    let warnings = checker.finish(unknown)?;
+    let value = if saved_response {
+        match doc.get_mut("state") {
+            Some(state) => message(state.take(), what, "state")?,
+            None => pb::ControllerState::default(),
+        }
+    } else {
+        message(doc, what, "")?
+    };
+    Ok(Parsed { value, warnings })
 }
 
 /// An RFC 3339 time as a wire timestamp.
@@ -697,5 +733,31 @@ mod tests {
             state.backoff.map(|b| b.failures_after_last_success),
             Some(2)
         );
+        let state = parse_state(
+            "backoff: {failures_after_last_success: 3, lastFailureTime: '2024-05-01T10:00:00Z'}\n",
+            "state.yaml",
+        )
+        .expect("proto names are proto3 JSON too");
+        assert_eq!(
+            state.backoff.map(|b| b.failures_after_last_success),
+            Some(3)
+        );
+        let err = parse_state(r#"{"backoff":{"failuresAfterLastSucess":2}}"#, "state.json")
+            .expect_err("a typo");
+        assert!(
+            err.to_string()
+                .contains("state.json: backoff.failuresAfterLastSucess: unknown field"),
+            "{err}"
+        );
+        let response = r#"{"actions":[{"createPods":{"pods":[{"generateName":"a-","labels":{"x":"y"}}]}},{"bogus":{}}],"requeueAfter":"7s","state":{}}"#;
+        let err = parse_state(response, "response.json").expect_err("a typo");
+        assert!(
+            err.to_string()
+                .contains("response.json: actions[1].bogus: unknown field"),
+            "{err}"
+        );
+        let read =
+            parse_state_with(response, "response.json", UnknownFields::Warn).expect("lenient");
+        assert_eq!(read.warnings.len(), 1);
     }
 }

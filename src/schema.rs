@@ -221,6 +221,143 @@ impl Schema {
     }
 }
 
+/// The contract's own JSON (the `--state` file: a ControllerState or a whole
+/// DecideJobResponse) has no Kubernetes schema; its schema is the contract's
+/// descriptor set, read the same way: messages are objects whose fields are
+/// their JSON names (and, as the proto3 JSON reader also takes them, their
+/// proto names), map entries are maps, well-known types take any value.
+pub fn contract() -> Result<&'static Schema, SchemaError> {
+    static CONTRACT: OnceLock<Result<Schema, SchemaError>> = OnceLock::new();
+    CONTRACT
+        .get_or_init(|| Schema::from_descriptors(job_decider_api::pb::FILE_DESCRIPTOR_SET))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// The package of the contract's messages, the "apiVersion" of [`contract`]'s kinds.
+pub const CONTRACT_PACKAGE: &str = "jobdecider.v1";
+
+impl Schema {
+    fn from_descriptors(bytes: &[u8]) -> Result<Schema, SchemaError> {
+        let set = <prost_types::FileDescriptorSet as prost::Message>::decode(bytes)
+            .map_err(|e| SchemaError(format!("the contract's descriptor set: {e}")))?;
+        // Every message by its full name (".pkg.Outer.Inner"), nested ones included.
+        let mut messages: Vec<(String, &prost_types::DescriptorProto)> = Vec::new();
+        fn collect<'a>(
+            prefix: &str,
+            list: &'a [prost_types::DescriptorProto],
+            out: &mut Vec<(String, &'a prost_types::DescriptorProto)>,
+        ) {
+            for m in list {
+                let name = format!("{prefix}.{}", m.name());
+                collect(&name, &m.nested_type, out);
+                out.push((name, m));
+            }
+        }
+        for file in &set.file {
+            let prefix = if file.package().is_empty() {
+                String::new()
+            } else {
+                format!(".{}", file.package())
+            };
+            collect(&prefix, &file.message_type, &mut messages);
+        }
+        let index: HashMap<&str, usize> = messages
+            .iter()
+            .enumerate()
+            .map(|(i, (name, _))| (name.as_str(), i))
+            .collect();
+        let mut objects = Vec::with_capacity(messages.len());
+        for (_, message) in &messages {
+            let mut fields = HashMap::new();
+            for f in &message.field {
+                let json = if f.json_name().is_empty() {
+                    lower_camel(f.name())
+                } else {
+                    f.json_name().to_string()
+                };
+                fields.insert(f.name().to_string(), proto_ty(f, &messages, &index)?);
+                if json != f.name() {
+                    fields.insert(json, proto_ty(f, &messages, &index)?);
+                }
+            }
+            objects.push(Object { fields });
+        }
+        let kinds = messages
+            .iter()
+            .enumerate()
+            .filter_map(|(i, (name, _))| {
+                let name = name.strip_prefix(&format!(".{CONTRACT_PACKAGE}."))?;
+                Some(((CONTRACT_PACKAGE.to_string(), name.to_string()), i))
+            })
+            .collect();
+        Ok(Schema {
+            kinds,
+            objects,
+            modules: BTreeMap::new(),
+        })
+    }
+}
+
+/// What a field of the contract holds: a message is an object (a map entry
+/// makes the field a map of the entry's value; a well-known type is opaque),
+/// anything else a scalar; repeated fields are lists.
+fn proto_ty(
+    f: &prost_types::FieldDescriptorProto,
+    messages: &[(String, &prost_types::DescriptorProto)],
+    index: &HashMap<&str, usize>,
+) -> Result<Ty, SchemaError> {
+    use prost_types::field_descriptor_proto::{Label, Type};
+    let elem = match f.r#type() {
+        Type::Message | Type::Group => {
+            let name = f.type_name();
+            if name.starts_with(".google.protobuf.") {
+                Ty::Any
+            } else {
+                let i = *index.get(name).ok_or_else(|| {
+                    SchemaError(format!("message {name:?} is not in the descriptor set"))
+                })?;
+                let message = messages[i].1;
+                if message.options.as_ref().is_some_and(|o| o.map_entry()) {
+                    let value =
+                        message
+                            .field
+                            .iter()
+                            .find(|f| f.number() == 2)
+                            .ok_or_else(|| {
+                                SchemaError(format!("map entry {name} has no value field"))
+                            })?;
+                    return Ok(Ty::Map(Box::new(proto_ty(value, messages, index)?)));
+                }
+                Ty::Object(i)
+            }
+        }
+        _ => Ty::Scalar,
+    };
+    Ok(if f.label() == Label::Repeated {
+        Ty::List(Box::new(elem))
+    } else {
+        elem
+    })
+}
+
+/// protoc's JSON name of a field: `failures_after_last_success` → `failuresAfterLastSuccess`.
+fn lower_camel(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut upper = false;
+    for c in name.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// A type expression of the file: a scalar, `any`, `[]T`, `{}T` or a type name.
 fn parse_ty(expr: &str, index: &HashMap<&str, usize>) -> Result<Ty, SchemaError> {
     if let Some(elem) = expr.strip_prefix("[]") {

@@ -263,6 +263,32 @@ fn typos_at_every_depth_are_errors_naming_the_path() {
     );
 }
 
+/// The `--state` file is the contract's JSON, checked against the contract's
+/// own descriptors: a typo in a saved response is an error naming its path.
+#[test]
+fn a_typo_in_the_state_file_is_an_error_naming_the_path() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let job = example("kep-3329-failjob-exit-code-42", "job.json");
+    let state = write(
+        &dir,
+        "state.json",
+        r#"{"state":{"backoff":{"failuresAfterLastSucess":2}}}"#,
+    );
+    let args = ["decide", "--job", &job, "--now", NOW, "--state", &state];
+    assert_rejected(
+        &run(&args, b""),
+        &args,
+        "state.backoff.failuresAfterLastSucess: unknown field",
+    );
+    let out = run(&[&args[..], &["--lenient"]].concat(), b"");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("unknown field, ignored"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 /// `--lenient` reads on: each unknown field is a warning on stderr, and the
 /// decision is the one without it.
 #[test]
