@@ -161,57 +161,99 @@ impl Schema {
         let Value::Object(map) = value else {
             return;
         };
-        let mut path = path.to_string();
+        let mut walk = Walk {
+            schema: self,
+            prefix: path,
+            segments: Vec::new(),
+            unknown,
+        };
         for (name, field) in map {
             if skip.contains(&name.as_str()) {
                 continue;
             }
-            self.field(kind.0, name, field, &mut path, unknown);
+            walk.field(kind.0, name, field);
         }
+    }
+}
+
+/// One step of a path: its segments are kept borrowed and rendered only for
+/// an unknown field that is listed, so a large, clean file costs no strings.
+enum Segment<'v> {
+    Field(&'v str),
+    Index(usize),
+    Key(&'v str),
+}
+
+/// A walk over one object, with the path to where it is.
+struct Walk<'s, 'v, 'u> {
+    schema: &'s Schema,
+    prefix: &'v str,
+    segments: Vec<Segment<'v>>,
+    unknown: &'u mut UnknownFields,
+}
+
+impl<'v> Walk<'_, 'v, '_> {
+    /// The path to the current place, as Kubernetes writes field paths.
+    fn path(&self) -> String {
+        let mut path = self.prefix.to_string();
+        for segment in &self.segments {
+            match segment {
+                Segment::Field(name) => {
+                    if !path.is_empty() {
+                        path.push('.');
+                    }
+                    path.push_str(name);
+                }
+                Segment::Index(i) => path.push_str(&format!("[{i}]")),
+                Segment::Key(key) => path.push_str(&format!("[{key}]")),
+            }
+        }
+        path
     }
 
     /// One field of an object: unknown, or checked below.
-    fn field(
-        &self,
-        object: usize,
-        name: &str,
-        value: &Value,
-        path: &mut String,
-        unknown: &mut UnknownFields,
-    ) {
-        let len = path.len();
-        if !path.is_empty() {
-            path.push('.');
+    fn field(&mut self, object: usize, name: &'v str, value: &'v Value) {
+        self.segments.push(Segment::Field(name));
+        match self
+            .schema
+            .objects
+            .get(object)
+            .and_then(|o| o.fields.get(name))
+        {
+            Some(ty) => self.value(ty, value),
+            None => {
+                if self.unknown.wants_path() {
+                    let path = self.path();
+                    self.unknown.add(&path);
+                } else {
+                    self.unknown.count();
+                }
+            }
         }
-        path.push_str(name);
-        match self.objects.get(object).and_then(|o| o.fields.get(name)) {
-            Some(ty) => self.walk(ty, value, path, unknown),
-            None => unknown.add(path),
-        }
-        path.truncate(len);
+        self.segments.pop();
     }
 
-    fn walk(&self, ty: &Ty, value: &Value, path: &mut String, unknown: &mut UnknownFields) {
+    fn value(&mut self, ty: &Ty, value: &'v Value) {
         match (ty, value) {
             (Ty::Object(object), Value::Object(map)) => {
                 for (name, field) in map {
-                    self.field(*object, name, field, path, unknown);
+                    self.field(*object, name, field);
                 }
             }
+            // Lists and maps of scalars (args, labels, annotations): no names below.
+            (Ty::List(elem) | Ty::Map(elem), _) if matches!(**elem, Ty::Scalar | Ty::Any) => {}
             (Ty::List(elem), Value::Array(items)) => {
                 for (i, item) in items.iter().enumerate() {
-                    let len = path.len();
-                    path.push_str(&format!("[{i}]"));
-                    self.walk(elem, item, path, unknown);
-                    path.truncate(len);
+                    self.segments.push(Segment::Index(i));
+                    self.value(elem, item);
+                    self.segments.pop();
                 }
             }
             (Ty::Map(elem), Value::Object(map)) => {
                 for (key, item) in map {
-                    let len = path.len();
-                    path.push_str(&format!("[{key}]"));
-                    self.walk(elem, item, path, unknown);
-                    path.truncate(len);
+                    self.segments.push(Segment::Key(key));
+                    self.value(elem, item);
+                    self.segments.pop();
                 }
             }
             // Scalars, opaque values, nulls, and values of the wrong JSON type
@@ -384,12 +426,22 @@ pub struct UnknownFields {
 }
 
 impl UnknownFields {
+    /// Whether the next unknown field is listed (its path is worth rendering).
+    fn wants_path(&self) -> bool {
+        self.listed.len() < MAX_LISTED_UNKNOWN_FIELDS
+    }
+
     fn add(&mut self, path: &str) {
         self.total += 1;
-        if self.listed.len() < MAX_LISTED_UNKNOWN_FIELDS {
+        if self.wants_path() {
             self.listed
                 .push(truncated(path, MAX_PATH_BYTES).into_owned());
         }
+    }
+
+    /// One more unknown field past the listed ones.
+    fn count(&mut self) {
+        self.total += 1;
     }
 
     /// Whether every field was known.
