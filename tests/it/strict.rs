@@ -564,3 +564,45 @@ fn every_file_flag_reads_stdin_once() {
         assert_rejected(&out, &args, &format!("{second}: - (stdin) is already"));
     }
 }
+
+/// The schema is generated from the Kubernetes API version the project
+/// follows: the k8s.io/api the conformance harness pins (upstream's own
+/// controller) and the JobSet its JobSet harness pins, through the generator's
+/// own go.mod. Moving a pin without regenerating fails here.
+#[test]
+fn the_schema_follows_the_pinned_kubernetes_and_jobset_versions() {
+    let pinned = |go_mod: &str, module: &str| -> String {
+        let text = std::fs::read_to_string(root().join(go_mod)).expect("go.mod");
+        text.lines()
+            .filter_map(|line| {
+                let mut words = line.split_whitespace();
+                let first = words.next()?;
+                let (name, version) = if first == "require" {
+                    (words.next()?, words.next()?)
+                } else {
+                    (first, words.next()?)
+                };
+                (name == module).then(|| version.to_string())
+            })
+            .next()
+            .unwrap_or_else(|| panic!("{go_mod} does not require {module}"))
+    };
+    let schema = job_decider::schema::schema().expect("schema");
+    let generated = |module: &str| schema.modules().get(module).cloned().expect("module");
+    assert_eq!(
+        generated("k8s.io/api"),
+        pinned("conformance/go.mod", "k8s.io/api")
+    );
+    assert_eq!(
+        generated("k8s.io/api"),
+        pinned("tools/schemagen/go.mod", "k8s.io/api")
+    );
+    assert_eq!(
+        generated("sigs.k8s.io/jobset"),
+        pinned("conformance/jobset/go.mod", "sigs.k8s.io/jobset")
+    );
+    assert_eq!(
+        generated("sigs.k8s.io/jobset"),
+        pinned("tools/schemagen/go.mod", "sigs.k8s.io/jobset")
+    );
+}
