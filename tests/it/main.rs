@@ -22,5 +22,6 @@ mod lean;
 mod properties;
 mod regressions;
 mod server;
+mod strict;
 mod tls;
 mod vectors;
