@@ -3,11 +3,15 @@
 //! The decisions live in [`job_decider_core`] (start at `sync::decide`), the wire
 //! contract and its conversions in [`job_decider_api`]; this crate is the binary
 //! around them: the gRPC [`server`], the [`cli`], [`documents`] (Kubernetes YAML
-//! and JSON files), [`explain`] and [`cluster`] (a live Job and its pods through
-//! kubeconfig). ARCHITECTURE.md maps the crates and the invariants they keep.
+//! and JSON files, checked against the [`schema`]), [`manifest`] (a Job as
+//! written, taken as created), [`explain`] and [`cluster`] (a live Job and its
+//! pods through kubeconfig). ARCHITECTURE.md maps the crates and the invariants
+//! they keep.
 
 pub mod cli;
 pub mod cluster;
 pub mod documents;
 pub mod explain;
+pub mod manifest;
+pub mod schema;
 pub mod server;

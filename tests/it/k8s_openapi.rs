@@ -308,6 +308,7 @@ fn decide_files_example_decides_as_the_cli() {
             ..Default::default()
         },
         output: job_decider::cli::Output::Json,
+        explain: false,
     })
     .expect("the CLI decides");
     let from_cli: pb::DecideJobResponse = serde_json::from_str(&cli).expect("CLI JSON");
