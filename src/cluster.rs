@@ -262,14 +262,14 @@ mod live {
             (KubeconfigError::LoadContext(name), Some(_)) => ClusterError::Config(format!(
                 "--context {name}: no such context in the kubeconfig"
             )),
-            (e, _) => ClusterError::Config(chain(&e)),
+            (e, _) => ClusterError::Config(kubeconfig_text(&e)),
         };
         match (&args.kubeconfig, &args.context) {
             (Some(path), _) => {
                 let file = Kubeconfig::read_from(path).map_err(|e| {
                     let why = match e {
                         KubeconfigError::ReadConfig(io, _) => io.to_string(),
-                        other => chain(&other),
+                        other => kubeconfig_text(&other),
                     };
                     ClusterError::Config(format!("--kubeconfig {}: {why}", path.display()))
                 })?;
@@ -280,13 +280,28 @@ mod live {
             (None, Some(_)) => Config::from_kubeconfig(&options).await.map_err(bad),
             (None, None) => Config::infer().await.map_err(|e| {
                 // The kubeconfig's failure is the useful half; in-cluster is the fallback.
-                let kubeconfig = std::error::Error::source(&e)
-                    .map(chain)
-                    .unwrap_or_else(|| e.to_string());
+                let kubeconfig = match std::error::Error::source(&e) {
+                    Some(cause) => match cause.downcast_ref::<KubeconfigError>() {
+                        Some(k) => kubeconfig_text(k),
+                        None => chain(cause),
+                    },
+                    None => e.to_string(),
+                };
                 ClusterError::Config(format!(
                     "no cluster to read from: {kubeconfig} (set KUBECONFIG or pass --kubeconfig)"
                 ))
             }),
+        }
+    }
+
+    /// A kubeconfig's failure in a few words: the file that cannot be read
+    /// said once (kube's own text quotes the path twice).
+    fn kubeconfig_text(err: &KubeconfigError) -> String {
+        match err {
+            KubeconfigError::ReadConfig(io, path) => {
+                format!("cannot read {}: {io}", path.display())
+            }
+            other => chain(other),
         }
     }
 
