@@ -174,8 +174,10 @@ pub fn parse_command_line() -> Cli {
 /// The kube-rs half, present with the `cluster` feature.
 #[cfg(feature = "cluster")]
 mod live {
+    use std::collections::BTreeMap;
     use std::time::Duration;
 
+    use job_decider_api::pb;
     use job_decider_core::model::{LabelSelector, SelectorOperator, SelectorRequirement};
     use job_decider_core::selector;
     use k8s_openapi::api::batch::v1::Job;
@@ -245,7 +247,7 @@ mod live {
         Ok(LiveJob {
             namespace,
             job: job_decider_k8s::job_to_pb(&job),
-            pods: pods.iter().map(job_decider_k8s::pod_to_pb).collect(),
+            pods,
         })
     }
 
@@ -306,14 +308,16 @@ mod live {
     }
 
     /// The pods the Job controller would consider: those the Job controls and
-    /// the orphans its selector matches, page by page.
-    async fn controller_pods(api: &Api<Pod>, job: &Job) -> Result<Vec<Pod>, kube::Error> {
+    /// the orphans its selector matches, page by page, each kept in the
+    /// contract's form only (a page's objects are dropped with the page).
+    async fn controller_pods(api: &Api<Pod>, job: &Job) -> Result<Vec<pb::Pod>, kube::Error> {
         let uid = job.metadata.uid.as_deref().unwrap_or_default();
         let selector = job
             .spec
             .as_ref()
             .and_then(|s| s.selector.as_ref())
             .map(domain_selector);
+        let no_labels = BTreeMap::new();
         let mut kept = Vec::new();
         let mut params = ListParams::default().limit(PAGE);
         loop {
@@ -328,12 +332,12 @@ mod live {
                 let keep = match controller {
                     Some(owner) => !uid.is_empty() && owner.uid == uid,
                     None => selector.as_ref().is_some_and(|s| {
-                        let labels = pod.metadata.labels.clone().unwrap_or_default();
-                        selector::matches(s, &labels)
+                        let labels = pod.metadata.labels.as_ref().unwrap_or(&no_labels);
+                        selector::matches(s, labels)
                     }),
                 };
                 if keep {
-                    kept.push(pod);
+                    kept.push(job_decider_k8s::pod_to_pb(&pod));
                 }
             }
             match page.metadata.continue_.filter(|token| !token.is_empty()) {
