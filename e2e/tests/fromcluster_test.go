@@ -40,7 +40,9 @@ func (c cli) run(args ...string) (string, string, int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, c.bin, args...)
-	cmd.Env = append(os.Environ(), c.env...)
+	// A proxy in the environment would carry job-decider's calls to loopback
+	// (kube-rs, unlike Go, does not exempt loopback unless NO_PROXY says so).
+	cmd.Env = append(append(os.Environ(), "HTTPS_PROXY=", "https_proxy="), c.env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

@@ -24,8 +24,11 @@ fn run_with(bin: &Path, args: &[&str], env: &[(&str, Option<&str>)]) -> Output {
             None => cmd.env_remove(key),
         };
     }
-    // In a pod, kube-rs would fall back to the service account: not here.
-    cmd.env_remove("KUBERNETES_SERVICE_HOST");
+    // In a pod, kube-rs would fall back to the service account, and a proxy
+    // in the environment would carry the calls to loopback: neither here.
+    for key in ["KUBERNETES_SERVICE_HOST", "HTTPS_PROXY", "https_proxy"] {
+        cmd.env_remove(key);
+    }
     cmd.output().expect("run job-decider")
 }
 
