@@ -675,8 +675,10 @@ impl<'s> World<'s> {
                 let wait = d
                     .seconds
                     .saturating_mul(SECOND)
-                    .saturating_add(i64::from(d.nanos));
-                requeues.insert(self.now.saturating_add(wait.max(0)));
+                    .saturating_add(i64::from(d.nanos))
+                    .max(0);
+                // A requeue already pending for the same instant is one wake-up, not news.
+                let news = requeues.insert(self.now.saturating_add(wait));
                 let backoff = self
                     .state
                     .as_ref()
@@ -694,7 +696,9 @@ impl<'s> World<'s> {
                     human(wait),
                     clock(self.now.saturating_add(wait))
                 );
-                self.push(EventKind::Requeue, None, detail);
+                if news {
+                    self.push(EventKind::Requeue, None, detail);
+                }
             }
             if acted {
                 // The controller's own writes come back through its informers.
@@ -1458,3 +1462,7 @@ fn set_ready(st: &mut pb::PodStatus, ready: bool, now: i64) {
         ..Default::default()
     });
 }
+
+#[cfg(test)]
+#[path = "world_tests.rs"]
+mod tests;

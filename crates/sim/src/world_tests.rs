@@ -1,0 +1,375 @@
+//! Table tests of the world, one per script feature, decided by job-decider in process.
+
+use super::*;
+use crate::timeline::Timeline;
+
+const UID: &str = "0f0f0f0f-1111-2222-3333-444455556666";
+
+/// A Job as the API server stores it, with `spec` merged into a small default.
+fn job(spec: serde_json::Value) -> pb::Job {
+    let mut base = serde_json::json!({
+        "apiVersion": "batch/v1", "kind": "Job",
+        "metadata": {"name": "train", "namespace": "default", "uid": UID,
+            "creationTimestamp": "2025-06-02T10:00:00Z", "resourceVersion": "1",
+            "labels": {"batch.kubernetes.io/controller-uid": UID, "batch.kubernetes.io/job-name": "train",
+                "controller-uid": UID, "job-name": "train"}},
+        "spec": {"parallelism": 2, "completions": 4, "backoffLimit": 6, "completionMode": "NonIndexed",
+            "selector": {"matchLabels": {"batch.kubernetes.io/controller-uid": UID}},
+            "template": {"metadata": {"labels": {"batch.kubernetes.io/controller-uid": UID,
+                "batch.kubernetes.io/job-name": "train", "controller-uid": UID, "job-name": "train"}},
+                "spec": {"restartPolicy": "Never", "containers": [{"name": "main"}]}}}
+    });
+    if let (Some(s), Some(add)) = (base["spec"].as_object_mut(), spec.as_object()) {
+        for (k, v) in add {
+            s.insert(k.clone(), v.clone());
+        }
+    }
+    serde_json::from_value(base).expect("a valid Job")
+}
+
+fn decide(request: pb::DecideJobRequest) -> Result<pb::DecideJobResponse, DecideError> {
+    job_decider_api::decide(request)
+        .map(|d| d.response())
+        .map_err(|e| DecideError {
+            bad_input: true,
+            message: e.to_string(),
+        })
+}
+
+fn play(job: pb::Job, script: &str) -> Timeline {
+    let script = Script::from_yaml(script).expect("script");
+    simulate(job, Vec::new(), &script, &Options::default(), &mut decide).expect("simulated")
+}
+
+fn indexed(extra: serde_json::Value) -> pb::Job {
+    let mut spec =
+        serde_json::json!({"completionMode": "Indexed", "completions": 4, "parallelism": 4});
+    if let (Some(s), Some(add)) = (spec.as_object_mut(), extra.as_object()) {
+        for (k, v) in add {
+            s.insert(k.clone(), v.clone());
+        }
+    }
+    job(spec)
+}
+
+fn outcomes(t: &Timeline, index: i32) -> Vec<String> {
+    t.summary.per_index.get(&index).cloned().unwrap_or_default()
+}
+
+#[test]
+fn no_script_every_pod_succeeds_after_the_default_run_time() {
+    let t = play(job(serde_json::json!({})), "");
+    assert_eq!(t.summary.result, "Complete");
+    assert_eq!(t.summary.stopped, "finished");
+    assert_eq!(t.summary.pods_created, 4);
+    assert_eq!(t.summary.succeeded, 4);
+    assert_eq!(t.summary.pods_failed, 0);
+    // Two waves of one minute each, with the 1s pod-event batch and whole-second starts.
+    assert!(t.summary.wall_time_ms >= 120_000, "{}", t.summary.wall_time);
+    assert!(t.summary.wall_time_ms < 130_000, "{}", t.summary.wall_time);
+}
+
+#[test]
+fn index_3_exits_137_twice_then_succeeds() {
+    let t = play(
+        indexed(serde_json::json!({})),
+        "attempts:\n- {index: 3, attempt: 1-2, exitCode: 137, reason: OOMKilled}\n",
+    );
+    assert_eq!(outcomes(&t, 3), ["failed(137)", "failed(137)", "succeeded"]);
+    assert_eq!(outcomes(&t, 0), ["succeeded"]);
+    assert_eq!(t.summary.result, "Complete");
+    assert_eq!(t.summary.failures_counted, 2);
+    assert!(
+        t.attempts
+            .iter()
+            .any(|a| a.why.contains("exited 137 (OOMKilled)"))
+    );
+    // The second failure waits out a backoff: a requeue is in the timeline.
+    assert!(t.events.iter().any(|e| e.kind == EventKind::Requeue));
+}
+
+#[test]
+fn every_first_attempt_fails_with_exit_1() {
+    let t = play(
+        indexed(serde_json::json!({})),
+        "attempts:\n- {attempt: 1, exitCode: 1}\n",
+    );
+    for i in 0..4 {
+        assert_eq!(outcomes(&t, i), ["failed(1)", "succeeded"], "index {i}");
+    }
+    assert_eq!(t.summary.failures_counted, 4);
+    assert_eq!(t.summary.result, "Complete");
+}
+
+#[test]
+fn backoff_limit_exceeded_fails_the_job() {
+    let t = play(
+        job(serde_json::json!({"backoffLimit": 1})),
+        "attempts:\n- {exitCode: 1}\n",
+    );
+    assert_eq!(t.summary.result, "Failed");
+    assert_eq!(t.summary.reason, "BackoffLimitExceeded");
+    assert!(
+        t.events
+            .iter()
+            .any(|e| e.kind == EventKind::Condition && e.detail.starts_with("Failed=True"))
+    );
+}
+
+#[test]
+fn fail_job_rule_on_exit_42_ends_the_job_at_the_first_match() {
+    let t = play(
+        job(serde_json::json!({"podFailurePolicy": {"rules": [
+            {"action": "FailJob", "onExitCodes": {"containerName": "main", "operator": "In", "values": [42]}}]}})),
+        "attempts:\n- {attempt: 3, exitCode: 42}\n",
+    );
+    assert_eq!(t.summary.result, "Failed");
+    assert_eq!(t.summary.reason, "PodFailurePolicy");
+    let failed = t
+        .attempts
+        .iter()
+        .find(|a| a.exit_code == Some(42))
+        .expect("a pod exited 42");
+    assert_eq!(failed.attempt, 3);
+    assert!(
+        failed
+            .policy
+            .as_deref()
+            .unwrap_or("")
+            .contains("rule 0 (FailJob)"),
+        "{failed:?}"
+    );
+}
+
+#[test]
+fn drain_at_5m_with_an_ignore_rule_is_not_counted() {
+    let t = play(
+        indexed(
+            serde_json::json!({"backoffLimit": 0, "podFailurePolicy": {"rules": [
+            {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}]}}),
+        ),
+        "defaults: {runTime: 10m}\nevents:\n- {at: 5m, drain: {index: 2}}\n",
+    );
+    assert_eq!(t.summary.result, "Complete");
+    assert_eq!(t.summary.failures_counted, 0);
+    assert_eq!(t.summary.failures_ignored, 1);
+    assert_eq!(outcomes(&t, 2), ["failed(143)", "succeeded"]);
+    let evicted = t
+        .events
+        .iter()
+        .find(|e| e.kind == EventKind::PodEvicted)
+        .expect("evicted");
+    assert_eq!(evicted.offset_ms, 300_000);
+    assert_eq!(evicted.index, Some(2));
+}
+
+#[test]
+fn drain_without_a_policy_counts_and_fails_with_backoff_limit_0() {
+    let t = play(
+        indexed(serde_json::json!({"backoffLimit": 0})),
+        "defaults: {runTime: 10m}\nevents:\n- {at: 5m, drain: {index: 2}}\n",
+    );
+    assert_eq!(t.summary.result, "Failed");
+    assert_eq!(t.summary.reason, "BackoffLimitExceeded");
+}
+
+#[test]
+fn random_failures_are_the_same_for_the_same_seed_and_differ_for_another() {
+    let script =
+        |seed: u64| format!("seed: {seed}\nattempts:\n- {{percent: 50, exitCodes: [1, 137]}}\n");
+    let a = play(
+        indexed(serde_json::json!({"completions": 8, "parallelism": 8})),
+        &script(7),
+    );
+    let b = play(
+        indexed(serde_json::json!({"completions": 8, "parallelism": 8})),
+        &script(7),
+    );
+    assert_eq!(a, b);
+    let failed: Vec<_> = a
+        .attempts
+        .iter()
+        .filter_map(|x| x.exit_code.filter(|c| *c != 0))
+        .collect();
+    assert!(
+        !failed.is_empty() && failed.iter().all(|c| *c == 1 || *c == 137),
+        "{failed:?}"
+    );
+    let others: Vec<Timeline> = (1..6)
+        .map(|s| {
+            play(
+                indexed(serde_json::json!({"completions": 8, "parallelism": 8})),
+                &script(s),
+            )
+        })
+        .collect();
+    assert!(others.iter().any(|o| o.attempts != a.attempts));
+}
+
+#[test]
+fn percent_100_always_and_percent_0_never() {
+    let all = play(
+        job(serde_json::json!({"backoffLimit": 2})),
+        "attempts:\n- {percent: 100, exitCode: 3}\n",
+    );
+    assert_eq!(all.summary.reason, "BackoffLimitExceeded");
+    let none = play(
+        job(serde_json::json!({})),
+        "attempts:\n- {percent: 0, exitCode: 3}\n",
+    );
+    assert_eq!(none.summary.pods_failed, 0);
+}
+
+#[test]
+fn run_times_and_start_delays_per_rule_and_default() {
+    let t = play(
+        indexed(serde_json::json!({"completions": 2, "parallelism": 2})),
+        "defaults: {runTime: 5m, startDelay: 10s}\nattempts:\n- {index: 1, runTime: 30m}\n",
+    );
+    let a0 = &t.attempts[0];
+    let a1 = &t.attempts[1];
+    assert_eq!(a0.started_ms.map(|s| s - a0.created_ms), Some(10_999));
+    assert_eq!(
+        a0.ended_ms.zip(a0.started_ms).map(|(e, s)| e - s),
+        Some(300_000)
+    );
+    assert_eq!(
+        a1.ended_ms.zip(a1.started_ms).map(|(e, s)| e - s),
+        Some(1_800_000)
+    );
+}
+
+#[test]
+fn a_user_deletes_a_pod_and_the_controller_replaces_it() {
+    let t = play(
+        indexed(serde_json::json!({"completions": 2, "parallelism": 2})),
+        "defaults: {runTime: 10m}\nevents:\n- {at: 2m, deletePod: {index: 0}}\n",
+    );
+    assert!(
+        t.events
+            .iter()
+            .any(|e| e.kind == EventKind::PodDeletedByUser)
+    );
+    assert_eq!(outcomes(&t, 0), ["failed(143)", "succeeded"]);
+    assert_eq!(t.summary.result, "Complete");
+}
+
+#[test]
+fn suspend_deletes_the_pods_and_resume_starts_over() {
+    let t = play(
+        job(serde_json::json!({"completions": 2, "parallelism": 2})),
+        "defaults: {runTime: 10m}\nevents:\n- {at: 2m, suspend: true}\n- {at: 5m, resume: true}\n",
+    );
+    assert!(
+        t.events
+            .iter()
+            .any(|e| e.kind == EventKind::Condition && e.detail.starts_with("Suspended=True"))
+    );
+    assert!(t.events.iter().any(|e| e.kind == EventKind::PodDeleted));
+    assert_eq!(t.summary.result, "Complete");
+    assert_eq!(t.summary.pods_created, 4);
+    // The replacement pods start after the resume at 5m and run 10m.
+    assert!(
+        t.summary.wall_time_ms >= 15 * 60_000,
+        "{}",
+        t.summary.wall_time
+    );
+}
+
+#[test]
+fn the_horizon_stops_a_long_run() {
+    let t = play(
+        job(serde_json::json!({})),
+        "horizon: 1h\ndefaults: {runTime: 2h}\n",
+    );
+    assert_eq!(t.summary.stopped, "horizon");
+    assert_eq!(t.summary.result, "Unfinished");
+    assert_eq!(t.summary.wall_time_ms, 3_600_000);
+}
+
+#[test]
+fn the_sync_bound_stops_a_script() {
+    let t = play(job(serde_json::json!({})), "maxSyncs: 3\n");
+    assert_eq!(t.summary.stopped, "syncLimit");
+    assert_eq!(t.summary.syncs, 3);
+}
+
+#[test]
+fn active_deadline_fails_the_job_on_the_requeue() {
+    let t = play(
+        job(serde_json::json!({"activeDeadlineSeconds": 90})),
+        "defaults: {runTime: 10m}\n",
+    );
+    assert_eq!(t.summary.reason, "DeadlineExceeded", "{}", t.text());
+    // FailureTarget when the deadline passes; Failed once the deleted pods have stopped
+    // (5s) and their update reached the controller (1s).
+    let target = t
+        .events
+        .iter()
+        .find(|e| e.detail.starts_with("FailureTarget=True"))
+        .expect("target");
+    assert_eq!(target.offset_ms, 90_000, "{}", t.text());
+    assert_eq!(t.summary.wall_time_ms, 96_000, "{}", t.text());
+}
+
+#[test]
+fn index_rules_need_an_indexed_job() {
+    let script = Script::from_yaml("attempts:\n- {index: 1, exitCode: 1}\n").expect("script");
+    let err = simulate(
+        job(serde_json::json!({})),
+        Vec::new(),
+        &script,
+        &Options::default(),
+        &mut decide,
+    )
+    .expect_err("NonIndexed");
+    assert!(
+        matches!(&err, SimError::Script(e) if e.path == "attempts[0].index"),
+        "{err}"
+    );
+    let script =
+        Script::from_yaml("attempts:\n- {container: side, exitCode: 1}\n").expect("script");
+    let err = simulate(
+        job(serde_json::json!({})),
+        Vec::new(),
+        &script,
+        &Options::default(),
+        &mut decide,
+    )
+    .expect_err("no such container");
+    assert!(
+        matches!(&err, SimError::Script(e) if e.path == "attempts[0].container"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_refused_request_names_the_sync() {
+    let mut bad = job(serde_json::json!({}));
+    if let Some(m) = bad.metadata.as_mut() {
+        m.uid.clear();
+    }
+    let err = simulate(
+        bad,
+        Vec::new(),
+        &Script::default(),
+        &Options::default(),
+        &mut decide,
+    )
+    .expect_err("no uid");
+    assert!(
+        matches!(&err, SimError::Decide { sync: 1, source, .. } if source.bad_input),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_text_shows_relative_and_absolute_times() {
+    let t = play(
+        indexed(serde_json::json!({"completions": 1, "parallelism": 1})),
+        "defaults: {runTime: 65s}\n",
+    );
+    let text = t.text();
+    assert!(text.contains("+1m06s  10:01:06  succeeded"), "{text}");
+    assert!(text.contains("Result:            Complete"), "{text}");
+}
