@@ -42,6 +42,8 @@ pub enum Command {
     /// JobSet failure-policy decisions, offline.
     #[command(subcommand)]
     Jobset(JobSetCommand),
+    /// Play a Job's whole life under a failure script on a virtual clock and print the timeline.
+    Simulate(crate::simulate::SimulateArgs),
 }
 
 /// `jobset` subcommands.
@@ -317,6 +319,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Jobset(JobSetCommand::Validate(args)) => {
             validate_jobset(&args.job).map(|out| print!("{out}"))
         }
+        Command::Simulate(args) => crate::simulate::simulate(&args).map(|out| print!("{out}")),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

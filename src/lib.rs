@@ -10,3 +10,4 @@ pub mod cli;
 pub mod documents;
 pub mod explain;
 pub mod server;
+pub mod simulate;
