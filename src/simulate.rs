@@ -160,15 +160,16 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
         };
     };
     let right = play(other, pods)?;
+    // Columns are named by the Jobs (by the files when the Jobs share a name).
+    let (left_name, right_name) = if left.job == right.job {
+        (args.job.display().to_string(), other.display().to_string())
+    } else {
+        (left.job.clone(), right.job.clone())
+    };
     match args.output {
         SimulateOutput::Text => Ok(format!(
             "{}\n{}",
-            job_decider_sim::compare_text(
-                &args.job.display().to_string(),
-                &left,
-                &other.display().to_string(),
-                &right
-            ),
+            job_decider_sim::compare_text(&left_name, &left, &right_name, &right),
             "(each timeline alone: run without --compare)\n"
         )),
         SimulateOutput::Json => {

@@ -21,5 +21,6 @@ mod lean;
 mod properties;
 mod regressions;
 mod server;
+mod simulate;
 mod tls;
 mod vectors;

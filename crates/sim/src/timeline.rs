@@ -292,7 +292,8 @@ impl Summary {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Divergence {
-    /// How many events the two share from the start.
+    /// How many events of the story (pods and conditions; not status counters,
+    /// requeues or recorded events) the two share from the start.
     pub common_events: usize,
     /// The left timeline's first event that differs, if it has one.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -305,6 +306,14 @@ pub struct Divergence {
 /// The first place two timelines differ (pod names aside: the Jobs may differ in name),
 /// or `None` when they tell the same story.
 pub fn diverge(left: &Timeline, right: &Timeline) -> Option<Divergence> {
+    // What a person compares: the pods' story and the Job's conditions, not the
+    // bookkeeping (status counters, requeues) that follows from them.
+    let story = |e: &&Event| {
+        !matches!(
+            e.kind,
+            EventKind::Status | EventKind::Requeue | EventKind::JobEvent
+        )
+    };
     let key = |e: &Event| {
         (
             e.offset_ms,
@@ -315,19 +324,20 @@ pub fn diverge(left: &Timeline, right: &Timeline) -> Option<Divergence> {
                 .replace(&job_name(&right.job), "JOB"),
         )
     };
-    let common = left
-        .events
+    let l: Vec<&Event> = left.events.iter().filter(story).collect();
+    let r: Vec<&Event> = right.events.iter().filter(story).collect();
+    let common = l
         .iter()
-        .zip(&right.events)
+        .zip(&r)
         .take_while(|(a, b)| key(a) == key(b))
         .count();
-    if common == left.events.len() && common == right.events.len() {
+    if common == l.len() && common == r.len() {
         return None;
     }
     Some(Divergence {
         common_events: common,
-        left: left.events.get(common).cloned(),
-        right: right.events.get(common).cloned(),
+        left: l.get(common).map(|e| (*e).clone()),
+        right: r.get(common).map(|e| (*e).clone()),
     })
 }
 
@@ -347,6 +357,7 @@ pub fn compare_text(
     let r = right.summary.lines();
     let lw = l
         .iter()
+        .filter(|(k, _)| *k != "Message:")
         .map(|(_, v)| v.chars().count())
         .chain([left_name.chars().count()])
         .max()
@@ -355,7 +366,7 @@ pub fn compare_text(
     let _ = writeln!(out, "{:<18} {left_name:<lw$}  {right_name}", "");
     let mut labels: Vec<&str> = Vec::new();
     for (k, _) in l.iter().chain(r.iter()) {
-        if !labels.contains(k) && *k != "Index attempts:" {
+        if !labels.contains(k) && *k != "Index attempts:" && *k != "Message:" {
             labels.push(k);
         }
     }
@@ -394,6 +405,11 @@ pub fn compare_text(
         let mark = if a == b { " " } else { "*" };
         let _ = writeln!(out, "{mark}{:<17} {a:<lw$}  {b}", format!("Index {i}:"));
     }
+    for (name, t) in [(left_name, left), (right_name, right)] {
+        if !t.summary.message.is_empty() {
+            let _ = writeln!(out, "{name}: {}", t.summary.message);
+        }
+    }
     out.push('\n');
     match diverge(left, right) {
         None => out.push_str("The two timelines are the same.\n"),
@@ -410,7 +426,7 @@ pub fn compare_text(
             };
             let _ = writeln!(
                 out,
-                "The timelines agree for {} event(s), then part:\n  {left_name}: {}\n  {right_name}: {}",
+                "The stories agree for {} event(s) (pods and conditions), then part:\n  {left_name}: {}\n  {right_name}: {}",
                 d.common_events,
                 line(&d.left),
                 line(&d.right)
