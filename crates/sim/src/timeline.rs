@@ -182,7 +182,9 @@ pub struct Summary {
 
 /// `+1m05s`: an offset from the start, for text.
 pub fn offset(ms: i64) -> String {
-    format!("+{}", human(ms.saturating_mul(1_000_000)))
+    let text = human(ms.saturating_mul(1_000_000));
+    // Pods given with --pods can predate the start: `-2m`, not `+-2m`.
+    if ms < 0 { text } else { format!("+{text}") }
 }
 
 impl Timeline {

@@ -404,7 +404,27 @@ impl<'s> World<'s> {
                     "failed"
                 }
                 .to_string();
-                sp.ended = Some(created);
+                // It ended when its last container did (or, with no record, when it was created).
+                let statuses = sp
+                    .pod
+                    .status
+                    .as_ref()
+                    .map(|s| s.container_statuses.clone())
+                    .unwrap_or_default();
+                let terminated: Vec<&pb::ContainerStateTerminated> = statuses
+                    .iter()
+                    .filter_map(|c| c.state.as_ref()?.terminated.as_ref())
+                    .collect();
+                let finished = terminated
+                    .iter()
+                    .filter_map(|t| t.finished_at.as_ref())
+                    .map(ts_nanos)
+                    .max();
+                sp.exit_code = terminated
+                    .iter()
+                    .map(|t| t.exit_code)
+                    .find(|&c| c != 0 || other == "Succeeded");
+                sp.ended = Some(finished.unwrap_or(created));
             }
         }
         if sp

@@ -373,3 +373,61 @@ fn the_text_shows_relative_and_absolute_times() {
     assert!(text.contains("+1m06s  10:01:06  succeeded"), "{text}");
     assert!(text.contains("Result:            Complete"), "{text}");
 }
+
+#[test]
+fn pods_given_at_the_start_run_on_from_where_they_are() {
+    let job = indexed(serde_json::json!({"completions": 2, "parallelism": 2}));
+    let running: pb::Pod = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "train-0-abcde", "namespace": "default", "uid": "pod-0",
+            "creationTimestamp": "2025-06-02T09:59:20Z",
+            "labels": {"batch.kubernetes.io/controller-uid": UID, "batch.kubernetes.io/job-completion-index": "0"},
+            "annotations": {"batch.kubernetes.io/job-completion-index": "0"},
+            "finalizers": ["batch.kubernetes.io/job-tracking"],
+            "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": "train", "uid": UID,
+                "controller": true, "blockOwnerDeletion": true}]},
+        "spec": {"nodeName": "node-a"},
+        "status": {"phase": "Running", "containerStatuses": [{"name": "main",
+            "state": {"running": {"startedAt": "2025-06-02T09:59:30Z"}}}]}
+    }))
+    .expect("a pod");
+    let script = Script::from_yaml("defaults: {runTime: 1m}\n").expect("script");
+    let options = Options {
+        start_nanos: Some(1_748_858_400 * SECOND), // 10:00:00
+        ..Options::default()
+    };
+    let t = simulate(job, vec![running], &script, &options, &mut decide).expect("simulated");
+    let first = &t.attempts[0];
+    assert_eq!(first.pod, "train-0-abcde");
+    assert_eq!(
+        (first.started_ms, first.ended_ms),
+        (Some(-30_000), Some(30_000))
+    );
+    assert_eq!(t.summary.pods_created, 1, "only index 1 needed a pod");
+    assert_eq!(t.summary.result, "Complete");
+}
+
+#[test]
+fn a_job_created_suspended_waits_for_the_resume() {
+    let t = play(
+        job(serde_json::json!({"suspend": true, "completions": 1, "parallelism": 1})),
+        "events:\n- {at: 10m, resume: true}\n",
+    );
+    let first = t.attempts.first().expect("a pod");
+    // Pods a plan creates are k milliseconds apart, so none share a creation time.
+    assert_eq!(first.created_ms, 600_001);
+    assert_eq!(t.summary.result, "Complete");
+}
+
+#[test]
+fn parallelism_changes_how_many_pods_run_at_once() {
+    let t = play(
+        job(serde_json::json!({"completions": 4, "parallelism": 1})),
+        "defaults: {runTime: 10m}\nevents:\n- {at: 1m, parallelism: 3}\n",
+    );
+    let at_1m = t
+        .attempts
+        .iter()
+        .filter(|a| (60_000..61_000).contains(&a.created_ms))
+        .count();
+    assert_eq!(at_1m, 2, "{}", t.text());
+}
