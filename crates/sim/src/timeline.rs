@@ -365,7 +365,7 @@ pub fn compare_text(
         .max()
         .unwrap_or(0)
         .min(60);
-    let _ = writeln!(out, "{:<18} {left_name:<lw$}  {right_name}", "");
+    let _ = writeln!(out, "{:<19} {left_name:<lw$}  {right_name}", "");
     let mut labels: Vec<&str> = Vec::new();
     for (k, _) in l.iter().chain(r.iter()) {
         if !labels.contains(k) && *k != "Index attempts:" && *k != "Message:" {
@@ -382,7 +382,7 @@ pub fn compare_text(
     for k in labels {
         let (a, b) = (get(&l, k), get(&r, k));
         let mark = if a == b { " " } else { "*" };
-        let _ = writeln!(out, "{mark}{k:<17} {a:<lw$}  {b}");
+        let _ = writeln!(out, "{mark}{k:<18} {a:<lw$}  {b}");
     }
     let indexes: std::collections::BTreeSet<i32> = left
         .summary
@@ -405,7 +405,7 @@ pub fn compare_text(
             .map(|v| v.join(", "))
             .unwrap_or_default();
         let mark = if a == b { " " } else { "*" };
-        let _ = writeln!(out, "{mark}{:<17} {a:<lw$}  {b}", format!("Index {i}:"));
+        let _ = writeln!(out, "{mark}{:<18} {a:<lw$}  {b}", format!("Index {i}:"));
     }
     for (name, t) in [(left_name, left), (right_name, right)] {
         if !t.summary.message.is_empty() {
