@@ -24,7 +24,7 @@ pub enum SimulateOutput {
 /// `simulate` flags.
 #[derive(Debug, Args)]
 pub struct SimulateArgs {
-    /// The Job (YAML or JSON), as the API server stores it.
+    /// The Job (YAML or JSON), as the API server stores it (`-`: stdin, for any one file).
     #[arg(long)]
     pub job: PathBuf,
     /// The failure script (YAML; examples/simulate/README.md describes it).
@@ -47,7 +47,14 @@ pub struct SimulateArgs {
     pub start: Option<String>,
 }
 
+/// A file's text; `-` is stdin.
 fn read(path: &Path) -> Result<String, CliError> {
+    if path.as_os_str() == "-" {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+            .map_err(|e| CliError::BadInput(format!("stdin: {e}")))?;
+        return Ok(text);
+    }
     std::fs::read_to_string(path)
         .map_err(|e| CliError::BadInput(format!("{}: {e}", path.display())))
 }
@@ -117,6 +124,28 @@ fn sim_error(script: &Path, err: SimError) -> CliError {
 
 /// Plays the script and renders the timeline (or the comparison).
 pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
+    let files = [
+        Some(&args.job),
+        Some(&args.script),
+        args.pods.as_ref(),
+        args.compare.as_ref(),
+    ];
+    if files
+        .iter()
+        .flatten()
+        .filter(|p| p.as_os_str() == "-")
+        .count()
+        > 1
+    {
+        return Err(CliError::BadInput(
+            "only one of --job, --script, --pods and --compare can be - (stdin)".to_string(),
+        ));
+    }
+    if args.pods.is_some() && args.compare.is_some() {
+        return Err(CliError::BadInput(
+            "--compare cannot be used with --pods: the pods belong to the first Job".to_string(),
+        ));
+    }
     let script = Script::from_yaml(&read(&args.script)?)
         .map_err(|e| CliError::BadInput(format!("{}: {e}", args.script.display())))?;
     let pods = match &args.pods {

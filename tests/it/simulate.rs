@@ -292,3 +292,56 @@ fn on_failure_pods_are_refused_with_the_field() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn the_script_can_come_from_stdin_and_pods_cannot_be_compared() {
+    use std::io::Write;
+    let dir = examples().join("kep-3850-story2");
+    let mut child = Command::new(BIN)
+        .args([
+            "simulate",
+            "--job",
+            path(&dir.join("job.yaml")),
+            "--script",
+            "-",
+            "-o",
+            "json",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let script = std::fs::read(dir.join("script.yaml")).expect("script");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(&script)
+        .expect("write");
+    let piped = child.wait_with_output().expect("run");
+    let from_file = run(&[
+        "simulate",
+        "--job",
+        path(&dir.join("job.yaml")),
+        "--script",
+        path(&dir.join("script.yaml")),
+        "-o",
+        "json",
+    ]);
+    assert!(piped.status.success(), "{}", text(&piped.stderr));
+    assert_eq!(piped.stdout, from_file.stdout);
+    let out = run(&[
+        "simulate",
+        "--job",
+        path(&dir.join("job.yaml")),
+        "--script",
+        path(&dir.join("script.yaml")),
+        "--pods",
+        path(&dir.join("job.yaml")),
+        "--compare",
+        path(&dir.join("job.yaml")),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("--compare cannot be used with --pods"));
+}

@@ -55,7 +55,7 @@ pub struct Script {
     /// The seed of `percent` rules' draws (default 0): the same seed, the same attempts fail.
     #[serde(default)]
     pub seed: u64,
-    /// The most syncs played (default 2000): a bound so that no script runs forever.
+    /// The most syncs played (default 10,000): a bound so that no script runs forever.
     #[serde(default)]
     pub max_syncs: Option<u32>,
     /// What every attempt does unless a rule says otherwise.
@@ -272,7 +272,7 @@ fn parse_numbers(text: &str) -> Result<BTreeSet<u32>, String> {
 /// The default horizon: a day of virtual time.
 pub const DEFAULT_HORIZON: Span = Span::secs(24 * 3600);
 /// The default bound on syncs.
-pub const DEFAULT_MAX_SYNCS: u32 = 2000;
+pub const DEFAULT_MAX_SYNCS: u32 = 10_000;
 /// The default run time of an attempt.
 pub const DEFAULT_RUN_TIME: Span = Span::secs(60);
 /// The default time a deleted pod takes to stop.

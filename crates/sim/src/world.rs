@@ -1139,11 +1139,11 @@ impl<'s> World<'s> {
                         if pd.remove_finalizer_first {
                             remove_tracking_finalizer(&mut self.pods[i].pod);
                         }
-                        self.push(
-                            EventKind::PodDeleted,
-                            Some(i),
-                            "deleted by the controller".to_string(),
+                        let detail = format!(
+                            "deleted by the controller{}",
+                            deletion_context(&self.job, response)
                         );
+                        self.push(EventKind::PodDeleted, Some(i), detail);
                         self.delete_pod(i);
                         self.collect();
                     }
@@ -1464,6 +1464,37 @@ impl<'s> World<'s> {
             },
         }
     }
+}
+
+/// What the Job was going through when its controller deleted pods, as far as
+/// the Job and the plan's status say (the plan itself gives no reasons).
+fn deletion_context(job: &pb::Job, response: &pb::DecideJobResponse) -> String {
+    let planned = response
+        .actions
+        .iter()
+        .rev()
+        .find_map(|a| match a.kind.as_ref() {
+            Some(Kind::UpdateStatus(u)) => u.status.as_ref(),
+            _ => None,
+        });
+    let status = planned.or(job.status.as_ref());
+    let condition = |kind: &str| {
+        status.and_then(|s| {
+            s.conditions
+                .iter()
+                .find(|c| c.r#type == kind && c.status == "True")
+        })
+    };
+    if let Some(c) = condition("FailureTarget").or_else(|| condition("Failed")) {
+        return format!(": the Job is failing ({})", c.reason);
+    }
+    if let Some(c) = condition("SuccessCriteriaMet").or_else(|| condition("Complete")) {
+        return format!(": the Job has succeeded ({})", c.reason);
+    }
+    if job.spec.as_ref().and_then(|s| s.suspend) == Some(true) {
+        return ": the Job is suspended".to_string();
+    }
+    String::new()
 }
 
 fn set_ready(st: &mut pb::PodStatus, ready: bool, now: i64) {
