@@ -119,7 +119,7 @@ for ((i = 0; i < random_scripts; i++)); do
 			t=$((t + r + 1))
 			rnd 6
 			pod=$((r + 1))
-			rnd 4
+			rnd 5
 			case $r in
 			0 | 1) echo "  - {at: ${t}m, drain: {pod: $pod}}" ;;
 			2) echo "  - {at: ${t}m, deletePod: {pod: $pod}}" ;;
@@ -128,6 +128,10 @@ for ((i = 0; i < random_scripts; i++)); do
 				rnd 10
 				t=$((t + r + 1))
 				echo "  - {at: ${t}m, resume: true}"
+				;;
+			4)
+				rnd 6
+				echo "  - {at: ${t}m, parallelism: $r}"
 				;;
 			esac
 		done

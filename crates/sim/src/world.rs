@@ -95,7 +95,8 @@ pub struct Options {
     /// When the simulation starts (ns since the epoch); default the Job's
     /// creationTimestamp, else 2025-01-01T00:00:00Z.
     pub start_nanos: Option<i64>,
-    /// The `controllerName` each request carries (empty: upstream's own).
+    /// The `controllerName` each request carries (empty: the Job's `spec.managedBy`,
+    /// else upstream's own).
     pub controller_name: String,
 }
 
@@ -350,7 +351,13 @@ impl<'s> World<'s> {
             now: start,
             start,
             state: None,
-            controller_name: options.controller_name.clone(),
+            // The simulation plays the Job's own controller: a Job that names one in
+            // spec.managedBy is decided as that controller, not left to it.
+            controller_name: if options.controller_name.is_empty() {
+                spec.managed_by.clone().unwrap_or_default()
+            } else {
+                options.controller_name.clone()
+            },
             script,
             actions,
             next_scripted: 0,

@@ -431,3 +431,15 @@ fn parallelism_changes_how_many_pods_run_at_once() {
         .count();
     assert_eq!(at_1m, 2, "{}", t.text());
 }
+
+#[test]
+fn a_job_managed_by_another_controller_is_played_as_that_controller() {
+    let t = play(
+        job(
+            serde_json::json!({"managedBy": "job-decider.dev/shim", "completions": 1, "parallelism": 1}),
+        ),
+        "",
+    );
+    assert_eq!(t.summary.result, "Complete");
+    assert_eq!(t.summary.pods_created, 1);
+}
