@@ -169,6 +169,13 @@ pub struct Summary {
     pub failures_ignored: u32,
     /// The Job's final `status.succeeded`.
     pub succeeded: i32,
+    /// Requeues the controller asked while its backoff record held failures: the
+    /// waits before failed pods are replaced.
+    pub backoff_waits: u32,
+    /// Those waits added up, ms.
+    pub backoff_wait_ms: i64,
+    /// The longest of them, ms.
+    pub longest_backoff_wait_ms: i64,
     /// The final `status.completedIndexes` (Indexed Jobs).
     #[serde(skip_serializing_if = "String::is_empty")]
     pub completed_indexes: String,
@@ -257,6 +264,18 @@ impl Summary {
             .collect::<String>()
     }
 
+    fn backoff_text(&self) -> String {
+        if self.backoff_waits == 0 {
+            return "0".to_string();
+        }
+        format!(
+            "{} (longest {}, {} in all)",
+            self.backoff_waits,
+            human(self.longest_backoff_wait_ms * 1_000_000),
+            human(self.backoff_wait_ms * 1_000_000)
+        )
+    }
+
     /// The summary as (label, value) lines: the text and `--compare`'s columns.
     pub fn lines(&self) -> Vec<(&'static str, String)> {
         let mut result = self.result.clone();
@@ -272,6 +291,7 @@ impl Summary {
             ("Failures counted:", self.failures_counted.to_string()),
             ("Failures ignored:", self.failures_ignored.to_string()),
             ("Succeeded:", self.succeeded.to_string()),
+            ("Backoff waits:", self.backoff_text()),
             ("Syncs:", self.syncs.to_string()),
         ];
         if !self.message.is_empty() {

@@ -163,6 +163,8 @@ struct World<'s> {
     indexed: bool,
     /// Pods given at the start (not created by the controller).
     existing: u32,
+    /// The requeues asked while the backoff record held failures (ns).
+    backoff_waits: Vec<i64>,
 }
 
 fn ts(nanos: i64) -> Timestamp {
@@ -370,6 +372,7 @@ impl<'s> World<'s> {
             container_names,
             indexed,
             existing: 0,
+            backoff_waits: Vec::new(),
         };
         for pod in pods {
             world.adopt_existing(pod);
@@ -724,6 +727,9 @@ impl<'s> World<'s> {
                     clock(self.now.saturating_add(wait))
                 );
                 if news {
+                    if !backoff.is_empty() {
+                        self.backoff_waits.push(wait);
+                    }
                     self.push(EventKind::Requeue, None, detail);
                 }
             }
@@ -1056,8 +1062,15 @@ impl<'s> World<'s> {
             PodFailurePolicyAction::Unknown(_) => "skipped",
         };
         self.pods[i].ignored = action == PodFailurePolicyAction::Ignore;
+        // A pod that ends after the Job's outcome is settled changes nothing.
+        let settled = has_condition(
+            &self.job,
+            &["FailureTarget", "Failed", "SuccessCriteriaMet", "Complete"],
+        )
+        .map(|_| " (the Job's outcome is already settled)")
+        .unwrap_or_default();
         Some(format!(
-            "podFailurePolicy rule {rule} ({}) matches {on}: {effect}",
+            "podFailurePolicy rule {rule} ({}) matches {on}: {effect}{settled}",
             action.as_str()
         ))
     }
@@ -1465,6 +1478,10 @@ impl<'s> World<'s> {
                     .filter(|p| p.outcome == "failed" && p.ignored)
                     .count() as u32,
                 succeeded: status.succeeded,
+                backoff_waits: u32::try_from(self.backoff_waits.len()).unwrap_or(u32::MAX),
+                backoff_wait_ms: self.backoff_waits.iter().sum::<i64>() / 1_000_000,
+                longest_backoff_wait_ms: self.backoff_waits.iter().max().copied().unwrap_or(0)
+                    / 1_000_000,
                 completed_indexes: status.completed_indexes.clone(),
                 failed_indexes: status.failed_indexes.clone().unwrap_or_default(),
                 per_index,
