@@ -4,7 +4,8 @@
 # job-decider's own decisions (in process) and once with upstream's
 # controller answering over gRPC (bin/conformance reference-server), and the
 # two timelines (`simulate -o json`) must be identical byte for byte. Then R
-# seeded random scripts on the same Jobs, the same way.
+# seeded random scripts on the same Jobs, the same way; last, a reference server
+# that answers wrongly on purpose must give a different timeline (the check can fail).
 #
 #   conformance/simulate.sh [path/to/job-decider]   (default target/debug/job-decider)
 #
@@ -148,6 +149,25 @@ for ((i = 0; i < random_scripts; i++)); do
 		fi
 	done
 done
+
+# The check can fail: a reference server that answers wrongly on purpose
+# (ready+1 in every status write) must give a different timeline.
+"$here/bin/conformance" reference-server --tamper --listen 127.0.0.1:0 2>"$work/tamper.log" &
+tamper_pid=$!
+taddr=""
+for _ in $(seq 100); do
+	taddr="$(sed -n 's/^reference-server listening on //p' "$work/tamper.log")"
+	[[ -n "$taddr" ]] && break
+	sleep 0.1
+done
+example="$root/examples/simulate/kep-3850-story1"
+"$decider" simulate --job "$example/job.yaml" --script "$example/script.yaml" -o json >"$work/ours.json"
+"$decider" simulate --job "$example/job.yaml" --script "$example/script.yaml" -o json --decider-addr "$taddr" >"$work/tampered.json" || true
+kill "$tamper_pid" 2>/dev/null || true
+if [[ -z "$taddr" ]] || cmp -s "$work/ours.json" "$work/tampered.json"; then
+	echo "SELF-TEST FAILED: a tampering reference server gave the same timeline"
+	failed=$((failed + 1))
+fi
 
 echo "simulate: $played timelines, $failed differing or failing ($(elapsed))"
 [[ $failed -eq 0 ]]

@@ -443,3 +443,71 @@ fn a_job_managed_by_another_controller_is_played_as_that_controller() {
     assert_eq!(t.summary.result, "Complete");
     assert_eq!(t.summary.pods_created, 1);
 }
+
+#[test]
+fn a_decider_listing_the_same_plan_in_another_order_gives_the_same_timeline() {
+    // Upstream issues pod writes from goroutines: the world puts every plan in one
+    // order, so deciders that agree give the same timeline byte for byte.
+    let reversed = |request: pb::DecideJobRequest| {
+        decide(request).map(|mut r| {
+            for a in &mut r.actions {
+                if let Some(Kind::CreatePods(c)) = a.kind.as_mut() {
+                    c.pods.reverse();
+                }
+            }
+            r
+        })
+    };
+    let job = indexed(serde_json::json!({}));
+    let script = Script::from_yaml("attempts:\n- {attempt: 1, exitCode: 1}\n").expect("script");
+    let a = simulate(
+        job.clone(),
+        Vec::new(),
+        &script,
+        &Options::default(),
+        &mut decide,
+    )
+    .expect("in order");
+    let mut reversed = reversed;
+    let b =
+        simulate(job, Vec::new(), &script, &Options::default(), &mut reversed).expect("reversed");
+    assert_eq!(a, b);
+}
+
+#[test]
+fn a_plan_naming_a_pod_with_another_uid_is_refused_as_the_api_server_would() {
+    let mut first = true;
+    let mut wrong_uid = |request: pb::DecideJobRequest| {
+        let mut response = decide(request.clone())?;
+        if !first && let Some(p) = request.pods.first() {
+            let name = p
+                .metadata
+                .as_ref()
+                .map(|m| m.name.clone())
+                .unwrap_or_default();
+            response.actions.push(pb::Action {
+                kind: Some(Kind::DeletePods(pb::DeletePods {
+                    pods: vec![pb::PodDeletion {
+                        name,
+                        uid: "someone-else".to_string(),
+                        ..Default::default()
+                    }],
+                })),
+            });
+        }
+        first = false;
+        Ok(response)
+    };
+    let err = simulate(
+        job(serde_json::json!({})),
+        Vec::new(),
+        &Script::default(),
+        &Options::default(),
+        &mut wrong_uid,
+    )
+    .expect_err("uid precondition");
+    assert!(
+        matches!(&err, SimError::Apply { sync: 2, message } if message.contains("someone-else")),
+        "{err}"
+    );
+}
