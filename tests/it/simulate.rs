@@ -263,14 +263,15 @@ fn bad_scripts_exit_2_naming_the_field() {
 fn a_job_the_decider_refuses_exits_2_and_says_why() {
     let dir = tempfile::tempdir().expect("tempdir");
     let job = std::fs::read_to_string(examples().join("kep-3329-story3/job.yaml")).expect("job");
-    let job = job.replace("  uid: a1b2c3d4-0003-4000-8000-000000000001\n", "");
+    // A parallelism the API server would never have stored.
+    let job = job.replace("  parallelism: 2\n", "  parallelism: -1\n");
     let file = dir.path().join("job.yaml");
     std::fs::write(&file, job).expect("write");
     let script = examples().join("kep-3329-story3/script.yaml");
     let out = run(&["simulate", "--job", path(&file), "--script", path(&script)]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(
-        text(&out.stderr).contains("metadata.uid"),
+        text(&out.stderr).contains("spec.parallelism"),
         "{}",
         text(&out.stderr)
     );
