@@ -122,7 +122,8 @@ for ((i = 0; i < random_scripts; i++)); do
 			pod=$((r + 1))
 			rnd 5
 			case $r in
-			0 | 1) echo "  - {at: ${t}m, drain: {pod: $pod}}" ;;
+			0) echo "  - {at: ${t}m, drain: {pod: $pod}}" ;;
+			1) echo "  - {at: ${t}m, preempt: {pod: $pod}}" ;;
 			2) echo "  - {at: ${t}m, deletePod: {pod: $pod}}" ;;
 			3)
 				echo "  - {at: ${t}m, suspend: true}"

@@ -11,6 +11,7 @@
 //!   - {percent: 10, exitCodes: [1, 137]}
 //! events:                     # what happens around the pods, at times from the start
 //!   - {at: 5m, drain: {index: 2}}
+//!   - {at: 7m, preempt: {pod: 4}}
 //!   - {at: 20m, suspend: true}
 //!   - {at: 25m, resume: true}
 //! ```
@@ -150,12 +151,17 @@ pub struct Target {
 pub struct ScriptedEvent {
     /// When, from the start of the simulation.
     pub at: Span,
-    /// Drain the nodes of these pods: each (running or pending, not being deleted) is
+    /// Drain the nodes of these pods: each running one (not being deleted) is
     /// evicted as the eviction API does it (a `DisruptionTarget` condition, reason
     /// `EvictionByEvictionAPI`, then deletion with a 30s grace period; the kubelet
     /// stops it, phase `Failed`, exit code 143). Every pod runs on a node of its own.
     #[serde(default)]
     pub drain: Option<Target>,
+    /// The scheduler preempts these pods (running ones) for a higher-priority pod: a
+    /// `DisruptionTarget` condition, reason `PreemptionByScheduler`, then deletion with a
+    /// 30s grace period; the kubelet stops them as for a drain.
+    #[serde(default)]
+    pub preempt: Option<Target>,
     /// A user deletes these pods (`kubectl delete pod`: no condition; the kubelet stops
     /// a running pod, phase `Failed`, exit code 143).
     #[serde(default)]
@@ -176,6 +182,8 @@ pub struct ScriptedEvent {
 pub enum EventAction {
     /// Evict the matching pods (their nodes are drained).
     Drain(TargetSet),
+    /// The scheduler preempts the matching pods.
+    Preempt(TargetSet),
     /// A user deletes the matching pods.
     DeletePod(TargetSet),
     /// Set `spec.suspend`.
@@ -337,7 +345,11 @@ impl Script {
         }
         for (i, event) in self.events.iter().enumerate() {
             event.action(i)?;
-            for (name, target) in [("drain", &event.drain), ("deletePod", &event.delete_pod)] {
+            for (name, target) in [
+                ("drain", &event.drain),
+                ("preempt", &event.preempt),
+                ("deletePod", &event.delete_pod),
+            ] {
                 if let Some(t) = target {
                     if t.index.is_none() && t.pod.is_none() {
                         return Err(ScriptError::at(
@@ -395,6 +407,9 @@ impl ScriptedEvent {
         if let Some(t) = &self.drain {
             actions.push(EventAction::Drain(set(t)));
         }
+        if let Some(t) = &self.preempt {
+            actions.push(EventAction::Preempt(set(t)));
+        }
         if let Some(t) = &self.delete_pod {
             actions.push(EventAction::DeletePod(set(t)));
         }
@@ -411,7 +426,7 @@ impl ScriptedEvent {
             1 => Ok(actions.remove(0)),
             _ => Err(ScriptError::at(
                 format!("events[{i}]"),
-                "give exactly one of drain, deletePod, suspend, resume, parallelism",
+                "give exactly one of drain, preempt, deletePod, suspend, resume, parallelism",
             )),
         }
     }

@@ -64,7 +64,7 @@ pub enum EventKind {
     PodSucceeded,
     /// A container exited non-zero: phase Failed (with the policy rule it matches).
     PodFailed,
-    /// The pod was evicted (its node drained): DisruptionTarget, then deletion.
+    /// The pod was evicted (its node drained) or preempted: DisruptionTarget, then deletion.
     PodEvicted,
     /// A user deleted the pod.
     PodDeletedByUser,

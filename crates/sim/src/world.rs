@@ -134,6 +134,17 @@ struct SimPod {
     ignored: bool,
 }
 
+/// Who removes a pod in a scripted event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Removal {
+    /// The eviction API, for a node drain.
+    Drain,
+    /// The scheduler, for a higher-priority pod.
+    Preempt,
+    /// A user's DELETE.
+    User,
+}
+
 /// What moves the world next, other than a sync.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Happening {
@@ -330,14 +341,15 @@ impl<'s> World<'s> {
         let mut actions = Vec::new();
         for (i, e) in script.events.iter().enumerate() {
             let action = e.action(i)?;
-            if let EventAction::Drain(t) | EventAction::DeletePod(t) = &action
+            if let EventAction::Drain(t) | EventAction::Preempt(t) | EventAction::DeletePod(t) =
+                &action
                 && t.index.is_some()
                 && !indexed
             {
-                let name = if matches!(action, EventAction::Drain(_)) {
-                    "drain"
-                } else {
-                    "deletePod"
+                let name = match action {
+                    EventAction::Drain(_) => "drain",
+                    EventAction::Preempt(_) => "preempt",
+                    _ => "deletePod",
                 };
                 return Err(ScriptError::at(
                     format!("events[{i}].{name}.index"),
@@ -766,11 +778,15 @@ impl<'s> World<'s> {
                 };
                 match action {
                     EventAction::Drain(t) => {
-                        self.on_targets(&t, true);
+                        self.on_targets(&t, Removal::Drain);
+                        false
+                    }
+                    EventAction::Preempt(t) => {
+                        self.on_targets(&t, Removal::Preempt);
                         false
                     }
                     EventAction::DeletePod(t) => {
-                        self.on_targets(&t, false);
+                        self.on_targets(&t, Removal::User);
                         false
                     }
                     EventAction::Suspend(s) => {
@@ -808,7 +824,7 @@ impl<'s> World<'s> {
         m.resource_version = self.rv.to_string();
     }
 
-    fn on_targets(&mut self, t: &TargetSet, evict: bool) {
+    fn on_targets(&mut self, t: &TargetSet, how: Removal) {
         let now = self.now;
         for i in 0..self.pods.len() {
             let sp = &self.pods[i];
@@ -820,20 +836,37 @@ impl<'s> World<'s> {
             if sp.gone || deleting || terminal(&sp.pod) || !t.matches(sp.index, sp.ordinal) {
                 continue;
             }
-            if evict {
+            // Drains and preemption act on pods a node runs; a pending pod has none yet.
+            let disruption = match how {
+                Removal::Drain => Some((
+                    "EvictionByEvictionAPI",
+                    "Eviction API: evicting",
+                    "its node is drained",
+                )),
+                Removal::Preempt => Some((
+                    "PreemptionByScheduler",
+                    "default-scheduler: preempting to accommodate a higher priority pod",
+                    "preempted by the scheduler",
+                )),
+                Removal::User => None,
+            };
+            if disruption.is_some() && !scheduled(&sp.pod) {
+                continue;
+            }
+            if let Some((reason, message, what)) = disruption {
                 let st = status(&mut self.pods[i].pod);
                 st.conditions.push(pb::PodCondition {
                     r#type: "DisruptionTarget".to_string(),
                     status: "True".to_string(),
-                    reason: "EvictionByEvictionAPI".to_string(),
-                    message: "Eviction API: evicting".to_string(),
+                    reason: reason.to_string(),
+                    message: message.to_string(),
                     last_transition_time: Some(whole(now)),
                     ..Default::default()
                 });
                 self.push(
                     EventKind::PodEvicted,
                     Some(i),
-                    "its node is drained: DisruptionTarget (EvictionByEvictionAPI), deleted with a 30s grace period".to_string(),
+                    format!("{what}: DisruptionTarget ({reason}), deleted with a 30s grace period"),
                 );
             } else {
                 self.push(

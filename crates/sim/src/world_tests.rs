@@ -511,3 +511,25 @@ fn a_plan_naming_a_pod_with_another_uid_is_refused_as_the_api_server_would() {
         "{err}"
     );
 }
+
+#[test]
+fn preemption_writes_its_own_reason_and_skips_pending_pods() {
+    let t = play(
+        indexed(
+            serde_json::json!({"completions": 2, "parallelism": 2, "podFailurePolicy": {"rules": [
+            {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}]}}),
+        ),
+        "defaults: {runTime: 10m, startDelay: 1m}\nevents:\n- {at: 30s, preempt: {index: 0}}\n- {at: 5m, preempt: {index: 1}}\n",
+    );
+    let evicted: Vec<_> = t
+        .events
+        .iter()
+        .filter(|e| e.kind == EventKind::PodEvicted)
+        .collect();
+    // At 30s index 0's pod is still pending (no node): nothing to preempt.
+    assert_eq!(evicted.len(), 1, "{}", t.text());
+    assert_eq!(evicted[0].index, Some(1));
+    assert!(evicted[0].detail.contains("PreemptionByScheduler"));
+    assert_eq!(t.summary.failures_ignored, 1);
+    assert_eq!(t.summary.result, "Complete");
+}
