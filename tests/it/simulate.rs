@@ -278,19 +278,31 @@ fn a_job_the_decider_refuses_exits_2_and_says_why() {
 }
 
 #[test]
-fn on_failure_pods_are_refused_with_the_field() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let job = std::fs::read_to_string(examples().join("kep-3329-story3/job.yaml")).expect("job");
-    let job = job.replace("restartPolicy: Never", "restartPolicy: OnFailure");
-    let file = dir.path().join("job.yaml");
-    std::fs::write(&file, job).expect("write");
-    let script = examples().join("kep-3329-story3/script.yaml");
-    let out = run(&["simulate", "--job", path(&file), "--script", path(&script)]);
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-    assert!(
-        text(&out.stderr).contains("restartPolicy"),
-        "{}",
-        text(&out.stderr)
+fn on_failure_containers_restart_in_place_and_the_summary_counts_them() {
+    let dir = examples().join("restart-on-failure");
+    let out = run(&[
+        "simulate",
+        "--job",
+        path(&dir.join("job.yaml")),
+        "--script",
+        path(&dir.join("script.yaml")),
+        "-o",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["summary"]["reason"], "BackoffLimitExceeded");
+    assert_eq!(v["summary"]["podsCreated"], 2);
+    assert_eq!(v["summary"]["restarts"], 4);
+    let runs_of_index_0 = v["attempts"]
+        .as_array()
+        .expect("attempts")
+        .iter()
+        .filter(|a| a["index"] == 0)
+        .count();
+    assert_eq!(
+        runs_of_index_0, 5,
+        "one attempt per run of the restarted pod"
     );
 }
 

@@ -72,6 +72,10 @@ pub enum EventKind {
     PodDeleted,
     /// The kubelet stopped a deleted pod: phase Failed.
     PodStopped,
+    /// restartPolicy OnFailure: a container exited non-zero and will be restarted in place.
+    ContainerFailed,
+    /// restartPolicy OnFailure: the kubelet started the container again (a new attempt).
+    ContainerRestarted,
     /// The pod is gone from the API (deleted, no finalizer left).
     PodRemoved,
     /// The controller wrote counters in the Job's status.
@@ -97,6 +101,8 @@ impl EventKind {
             EventKind::PodDeletedByUser => "user-deleted",
             EventKind::PodDeleted => "deleted",
             EventKind::PodStopped => "stopped",
+            EventKind::ContainerFailed => "crashed",
+            EventKind::ContainerRestarted => "restarted",
             EventKind::PodRemoved => "removed",
             EventKind::Status => "status",
             EventKind::Condition => "condition",
@@ -106,7 +112,8 @@ impl EventKind {
     }
 }
 
-/// One pod: one attempt at an index (or at the Job, for NonIndexed Jobs).
+/// One attempt: a pod (under restartPolicy OnFailure, one run of its containers; a
+/// pod restarted in place has one attempt per run).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Attempt {
@@ -172,6 +179,9 @@ pub struct Summary {
     /// Requeues the controller asked while its backoff record held failures: the
     /// waits before failed pods are replaced.
     pub backoff_waits: u32,
+    /// Container restarts in place (restartPolicy OnFailure), all pods together.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub restarts: u32,
     /// Those waits added up, ms.
     pub backoff_wait_ms: i64,
     /// The longest of them, ms.
@@ -185,6 +195,10 @@ pub struct Summary {
     /// Attempts per completion index (Indexed Jobs), as outcomes in order.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub per_index: BTreeMap<i32, Vec<String>>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// `+1m05s`: an offset from the start, for text.
@@ -296,6 +310,9 @@ impl Summary {
         ];
         if !self.message.is_empty() {
             lines.insert(1, ("Message:", self.message.clone()));
+        }
+        if self.restarts > 0 {
+            lines.push(("Restarts:", self.restarts.to_string()));
         }
         if !self.completed_indexes.is_empty() {
             lines.push(("Completed indexes:", self.completed_indexes.clone()));

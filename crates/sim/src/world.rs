@@ -132,6 +132,21 @@ struct SimPod {
     why: String,
     policy: Option<String>,
     ignored: bool,
+    /// restartPolicy OnFailure: container restarts so far, runs that ended, and when
+    /// the kubelet starts the container again.
+    restarts: i32,
+    history: Vec<Run>,
+    restart_at: Option<i64>,
+}
+
+/// A run of a pod's containers that ended in a restart (restartPolicy OnFailure).
+#[derive(Clone, Debug)]
+struct Run {
+    attempt: u32,
+    started: i64,
+    ended: i64,
+    exit_code: i32,
+    why: String,
 }
 
 /// Who removes a pod in a scripted event.
@@ -150,6 +165,7 @@ enum Removal {
 enum Happening {
     Finish(usize),
     Stop(usize),
+    Restart(usize),
     Start(usize),
     Scripted(usize),
 }
@@ -176,6 +192,10 @@ struct World<'s> {
     existing: u32,
     /// The requeues asked while the backoff record held failures (ns).
     backoff_waits: Vec<i64>,
+    /// restartPolicy OnFailure: a failed container is restarted in place by the kubelet.
+    on_failure: bool,
+    /// Runs started, for NonIndexed attempt numbers (one per pod under restartPolicy Never).
+    runs: u32,
 }
 
 fn ts(nanos: i64) -> Timestamp {
@@ -303,14 +323,7 @@ impl<'s> World<'s> {
             .as_ref()
             .and_then(|t| t.spec.clone())
             .unwrap_or_default();
-        if template_spec.restart_policy == "OnFailure" {
-            return Err(SimError::Start(
-                "spec.template.spec.restartPolicy: OnFailure: simulate plays pods that end when \
-                 their containers exit (restartPolicy Never); containers restarting in place are \
-                 not simulated"
-                    .to_string(),
-            ));
-        }
+        let on_failure = template_spec.restart_policy == "OnFailure";
         let container_names: Vec<String> = template_spec
             .containers
             .iter()
@@ -385,6 +398,8 @@ impl<'s> World<'s> {
             indexed,
             existing: 0,
             backoff_waits: Vec::new(),
+            on_failure,
+            runs: 0,
         };
         for pod in pods {
             world.adopt_existing(pod);
@@ -491,7 +506,10 @@ impl<'s> World<'s> {
                 *n += 1;
                 *n
             }
-            None => ordinal,
+            None => {
+                self.runs += 1;
+                self.runs
+            }
         };
         let plan = self.plan_for(index, attempt);
         SimPod {
@@ -511,6 +529,9 @@ impl<'s> World<'s> {
             why: String::new(),
             policy: None,
             ignored: false,
+            restarts: 0,
+            history: Vec::new(),
+            restart_at: None,
         }
     }
 
@@ -638,6 +659,9 @@ impl<'s> World<'s> {
                     }
                     if let Some(stop) = sp.stop_at {
                         consider(stop.max(self.now), Happening::Stop(i));
+                    }
+                    if let Some(t) = sp.restart_at.filter(|_| !deleting) {
+                        consider(t.max(self.now), Happening::Restart(i));
                     }
                 }
                 _ if !deleting => {
@@ -769,6 +793,10 @@ impl<'s> World<'s> {
             }
             Happening::Stop(i) => {
                 self.stop_pod(i);
+                false
+            }
+            Happening::Restart(i) => {
+                self.restart_container(i);
                 false
             }
             Happening::Scripted(k) => {
@@ -938,6 +966,10 @@ impl<'s> World<'s> {
 
     /// Every container ends: `container` with `code`, the others with 0.
     fn finish_pod(&mut self, i: usize, container: &str, code: i32, reason: &str) {
+        if self.on_failure && code != 0 {
+            self.crash(i, container, code, reason);
+            return;
+        }
         let now = self.now;
         let sp = &mut self.pods[i];
         let st = status(&mut sp.pod);
@@ -1001,6 +1033,95 @@ impl<'s> World<'s> {
         self.collect();
     }
 
+    /// restartPolicy OnFailure: the container exited non-zero; the kubelet restarts it in
+    /// place after its crash-loop back-off (10s, doubling, at most 5m). The pod stays Running.
+    fn crash(&mut self, i: usize, container: &str, code: i32, reason: &str) {
+        let now = self.now;
+        let sp = &mut self.pods[i];
+        let delay = (10 * SECOND)
+            .saturating_mul(1 << sp.restarts.clamp(0, 5))
+            .min(300 * SECOND);
+        let why = if reason == "Error" {
+            format!("container {container} exited {code}")
+        } else {
+            format!("container {container} exited {code} ({reason})")
+        };
+        sp.history.push(Run {
+            attempt: sp.attempt,
+            started: sp.started.unwrap_or(now),
+            ended: now,
+            exit_code: code,
+            why: format!("{why}; restarted in place"),
+        });
+        sp.started = None;
+        sp.restart_at = Some(now + delay);
+        let st = status(&mut sp.pod);
+        for cs in st
+            .container_statuses
+            .iter_mut()
+            .filter(|c| c.name == container)
+        {
+            cs.ready = false;
+            cs.state = Some(pb::ContainerState {
+                waiting: Some(pb::ContainerStateWaiting {
+                    reason: "CrashLoopBackOff".to_string(),
+                    message: format!("back-off {} restarting failed container", human(delay)),
+                }),
+                ..Default::default()
+            });
+        }
+        set_ready(st, false, now);
+        let detail = format!(
+            "{why}; the kubelet restarts it in {} (CrashLoopBackOff)",
+            human(delay)
+        );
+        self.push(EventKind::ContainerFailed, Some(i), detail);
+    }
+
+    /// The kubelet starts a crashed container again: a new attempt in the same pod.
+    fn restart_container(&mut self, i: usize) {
+        let now = self.now;
+        let index = self.pods[i].index;
+        let attempt = match index {
+            Some(ix) => {
+                let n = self.per_index.entry(ix).or_insert(0);
+                *n += 1;
+                *n
+            }
+            None => {
+                self.runs += 1;
+                self.runs
+            }
+        };
+        let plan = self.plan_for(index, attempt);
+        let sp = &mut self.pods[i];
+        sp.restart_at = None;
+        sp.restarts += 1;
+        sp.attempt = attempt;
+        sp.started = Some(now);
+        let restarts = sp.restarts;
+        sp.plan = plan;
+        let st = status(&mut sp.pod);
+        for cs in st.container_statuses.iter_mut() {
+            if cs.state.as_ref().is_some_and(|s| s.waiting.is_some()) {
+                cs.restart_count = restarts;
+                cs.ready = true;
+                cs.state = Some(pb::ContainerState {
+                    running: Some(pb::ContainerStateRunning {
+                        started_at: Some(whole(now)),
+                    }),
+                    ..Default::default()
+                });
+            }
+        }
+        set_ready(st, true, now);
+        self.push(
+            EventKind::ContainerRestarted,
+            Some(i),
+            format!("restart {restarts}: attempt {attempt}"),
+        );
+    }
+
     /// The kubelet stops a deleted pod: SIGTERM, exit 143, phase Failed.
     fn stop_pod(&mut self, i: usize) {
         let was_evicted = self.pods[i]
@@ -1033,6 +1154,7 @@ impl<'s> World<'s> {
             st.phase = "Failed".to_string();
             set_ready(st, false, now);
             meta(&mut sp.pod).deletion_grace_period_seconds = Some(0);
+            sp.restart_at = None;
             sp.ended = Some(now);
             sp.exit_code = Some(143);
             sp.stop_at = None;
@@ -1448,16 +1570,34 @@ impl<'s> World<'s> {
 
     fn timeline(&self, stopped: String) -> Timeline {
         let ms = |t: i64| (t - self.start).div_euclid(1_000_000);
-        let attempts: Vec<Attempt> = self
-            .pods
-            .iter()
-            .map(|sp| Attempt {
-                pod: sp
-                    .pod
-                    .metadata
-                    .as_ref()
-                    .map(|m| m.name.clone())
-                    .unwrap_or_default(),
+        let mut attempts: Vec<Attempt> = Vec::new();
+        for sp in &self.pods {
+            let pod = sp
+                .pod
+                .metadata
+                .as_ref()
+                .map(|m| m.name.clone())
+                .unwrap_or_default();
+            for run in &sp.history {
+                attempts.push(Attempt {
+                    pod: pod.clone(),
+                    index: sp.index,
+                    attempt: run.attempt,
+                    created_ms: ms(sp.created),
+                    started_ms: Some(ms(run.started)),
+                    ended_ms: Some(ms(run.ended)),
+                    outcome: "failed".to_string(),
+                    exit_code: Some(run.exit_code),
+                    why: run.why.clone(),
+                    policy: None,
+                });
+            }
+            // A pod waiting to restart has no run in progress.
+            if sp.restart_at.is_some() && sp.started.is_none() && !terminal(&sp.pod) {
+                continue;
+            }
+            attempts.push(Attempt {
+                pod,
                 index: sp.index,
                 attempt: sp.attempt,
                 created_ms: ms(sp.created),
@@ -1467,8 +1607,8 @@ impl<'s> World<'s> {
                 exit_code: sp.exit_code,
                 why: sp.why.clone(),
                 policy: sp.policy.clone(),
-            })
-            .collect();
+            });
+        }
         let status = self.job.status.clone().unwrap_or_default();
         let finished = has_condition(&self.job, &["Complete", "Failed"]);
         let (result, reason, message) = match &finished {
@@ -1477,9 +1617,9 @@ impl<'s> World<'s> {
         };
         let end = self.finished_at.unwrap_or(self.now);
         let mut per_index: BTreeMap<i32, Vec<String>> = BTreeMap::new();
-        for sp in &self.pods {
-            if let Some(i) = sp.index {
-                let o = match (sp.outcome.as_str(), sp.exit_code) {
+        for a in &attempts {
+            if let Some(i) = a.index {
+                let o = match (a.outcome.as_str(), a.exit_code) {
                     ("failed", Some(c)) => format!("failed({c})"),
                     (o, _) => o.to_string(),
                 };
@@ -1512,6 +1652,11 @@ impl<'s> World<'s> {
                     .count() as u32,
                 succeeded: status.succeeded,
                 backoff_waits: u32::try_from(self.backoff_waits.len()).unwrap_or(u32::MAX),
+                restarts: self
+                    .pods
+                    .iter()
+                    .map(|p| p.restarts.max(0).unsigned_abs())
+                    .sum(),
                 backoff_wait_ms: self.backoff_waits.iter().sum::<i64>() / 1_000_000,
                 longest_backoff_wait_ms: self.backoff_waits.iter().max().copied().unwrap_or(0)
                     / 1_000_000,

@@ -533,3 +533,57 @@ fn preemption_writes_its_own_reason_and_skips_pending_pods() {
     assert_eq!(t.summary.failures_ignored, 1);
     assert_eq!(t.summary.result, "Complete");
 }
+
+fn restarting(mut job: pb::Job) -> pb::Job {
+    if let Some(spec) = job
+        .spec
+        .as_mut()
+        .and_then(|s| s.template.as_mut())
+        .and_then(|t| t.spec.as_mut())
+    {
+        spec.restart_policy = "OnFailure".to_string();
+    }
+    job
+}
+
+#[test]
+fn on_failure_a_crashed_container_restarts_in_place_as_a_new_attempt() {
+    let t = play(
+        restarting(indexed(
+            serde_json::json!({"completions": 2, "parallelism": 2}),
+        )),
+        "attempts:\n- {index: 0, attempt: 1, exitCode: 1}\n",
+    );
+    assert_eq!(t.summary.result, "Complete", "{}", t.text());
+    assert_eq!(outcomes(&t, 0), ["failed(1)", "succeeded"]);
+    assert_eq!(
+        t.summary.pods_created, 2,
+        "restarted in place, not replaced"
+    );
+    assert_eq!(t.summary.restarts, 1);
+    // The kubelet's first crash-loop back-off is 10s.
+    let crashed = t
+        .events
+        .iter()
+        .find(|e| e.kind == EventKind::ContainerFailed)
+        .expect("crash");
+    let restarted = t
+        .events
+        .iter()
+        .find(|e| e.kind == EventKind::ContainerRestarted)
+        .expect("restart");
+    assert_eq!(restarted.offset_ms - crashed.offset_ms, 10_000);
+}
+
+#[test]
+fn on_failure_restarts_count_toward_the_backoff_limit() {
+    let t = play(
+        restarting(job(
+            serde_json::json!({"backoffLimit": 2, "completions": 1, "parallelism": 1}),
+        )),
+        "attempts:\n- {exitCode: 1, runTime: 30s}\n",
+    );
+    assert_eq!(t.summary.reason, "BackoffLimitExceeded", "{}", t.text());
+    assert_eq!(t.summary.pods_created, 1);
+    assert!(t.summary.restarts >= 2, "{}", t.text());
+}
