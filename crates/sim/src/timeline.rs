@@ -158,7 +158,7 @@ pub struct Summary {
     #[serde(skip_serializing_if = "String::is_empty")]
     pub message: String,
     /// Why the simulation stopped: `finished`, `horizon`, `idle` (nothing left to happen)
-    /// or `syncLimit`.
+    /// or `syncLimit` (the script's `maxSyncs`, or 1000 syncs in a row at one instant).
     pub stopped: String,
     /// From the start to the finishing condition (or to the stop), ms.
     pub wall_time_ms: i64,

@@ -24,8 +24,9 @@ const GRACE_SECONDS: i64 = 30;
 /// How long pod events wait before they cause a sync: upstream's controller and the
 /// shim both batch a pod's updates for one second.
 const POD_EVENT_BATCH: i64 = SECOND;
-/// Syncs in a row at one instant before the world calls it a loop.
-const SAME_INSTANT_SYNCS: u32 = 50;
+/// Syncs in a row at one instant before the world calls it a loop (a plan creates at
+/// most 500 pods, so a Job of 100,000 pods needs 200 syncs at its start).
+const SAME_INSTANT_SYNCS: u32 = 1000;
 /// The longest a generated pod name's prefix may be (the API server cuts generateName there).
 const MAX_GENERATE_NAME: usize = 58;
 

@@ -587,3 +587,29 @@ fn on_failure_restarts_count_toward_the_backoff_limit() {
     assert_eq!(t.summary.pods_created, 1);
     assert!(t.summary.restarts >= 2, "{}", t.text());
 }
+
+#[test]
+fn a_decider_that_always_acts_cannot_loop_forever() {
+    let mut chatty = |_: pb::DecideJobRequest| {
+        Ok(pb::DecideJobResponse {
+            actions: vec![pb::Action {
+                kind: Some(Kind::RecordEvent(pb::RecordEvent {
+                    r#type: "Normal".to_string(),
+                    reason: "Again".to_string(),
+                    message: "and again".to_string(),
+                })),
+            }],
+            ..Default::default()
+        })
+    };
+    let t = simulate(
+        job(serde_json::json!({})),
+        Vec::new(),
+        &Script::default(),
+        &Options::default(),
+        &mut chatty,
+    )
+    .expect("stops");
+    assert_eq!(t.summary.stopped, "syncLimit");
+    assert_eq!(t.summary.syncs, SAME_INSTANT_SYNCS);
+}
