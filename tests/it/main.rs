@@ -13,6 +13,7 @@ mod vector_files;
 
 mod cli;
 mod crate_edges;
+mod explain;
 mod hostile;
 mod jobset_vectors;
 mod k8s_openapi;
@@ -22,5 +23,6 @@ mod properties;
 mod regressions;
 mod server;
 mod simulate;
+mod strict;
 mod tls;
 mod vectors;
