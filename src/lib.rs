@@ -9,5 +9,6 @@
 pub mod cli;
 pub mod documents;
 pub mod explain;
+pub mod report;
 pub mod server;
 pub mod simulate;

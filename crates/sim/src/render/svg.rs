@@ -183,16 +183,19 @@ fn panel(out: &mut String, name: &str, t: &Timeline, chart: &Chart, y: f64) -> f
     for m in &chart.marks {
         let mx = x(m.at);
         let w = m.label.chars().count() as f64 * 6.2 + 6.0;
+        // Near the right edge a label reads leftwards from its line.
+        let end_anchored = mx + w > WIDTH - 4.0;
+        let (from, to) = if end_anchored { (mx - w, mx) } else { (mx, mx + w) };
         let lane = lanes
             .iter()
-            .position(|end| *end < mx)
+            .position(|end| *end < from)
             .unwrap_or_else(|| {
                 lanes.push(f64::MIN);
                 lanes.len() - 1
             })
             .min(MAX_LANES - 1);
-        lanes[lane] = mx + w;
-        placed.push((m, mx, lane));
+        lanes[lane] = to;
+        placed.push((m, mx, lane, end_anchored));
     }
     let label_top = y;
     let lanes_h = lanes.len().min(MAX_LANES) as f64 * LANE;
@@ -231,7 +234,7 @@ fn panel(out: &mut String, name: &str, t: &Timeline, chart: &Chart, y: f64) -> f
             b.class,
             n(x(b.from)),
             n(y + 3.0),
-            n((x(b.to) - x(b.from)).max(1.0)),
+            n((x(b.to) - x(b.from)).max(2.0)),
             n(BAR),
             escape(&b.title)
         );
@@ -264,6 +267,7 @@ fn panel(out: &mut String, name: &str, t: &Timeline, chart: &Chart, y: f64) -> f
         for g in &row.gaps {
             let (gx0, gx1) = (x(g.from), x(g.to));
             let wait = human((g.to - g.from).saturating_mul(1_000_000));
+            let rough = human(rounded(g.to - g.from).saturating_mul(1_000_000));
             let _ = write!(
                 out,
                 "<g class=\"gap\"><line x1=\"{}\" y1=\"{my}\" x2=\"{}\" y2=\"{my}\"/>",
@@ -271,13 +275,13 @@ fn panel(out: &mut String, name: &str, t: &Timeline, chart: &Chart, y: f64) -> f
                 n(gx1),
                 my = n(y + ROW / 2.0)
             );
-            if gx1 - gx0 >= wait.len() as f64 * 5.0 + 4.0 {
+            if gx1 - gx0 >= rough.len() as f64 * 5.0 + 4.0 {
                 let _ = write!(
                     out,
                     "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
                     n((gx0 + gx1) / 2.0),
                     n(y + ROW / 2.0 - 2.0),
-                    escape(&wait)
+                    escape(&rough)
                 );
             }
             let _ = write!(
@@ -340,15 +344,20 @@ fn panel(out: &mut String, name: &str, t: &Timeline, chart: &Chart, y: f64) -> f
     }
 
     // Condition marks last, over the bars.
-    for (m, mx, lane) in placed {
+    for (m, mx, lane, end_anchored) in placed {
+        let (tx, anchor) = if end_anchored {
+            (mx - 2.0, " text-anchor=\"end\"")
+        } else {
+            (mx + 2.0, "")
+        };
         let _ = write!(
             out,
             "<g class=\"mark c-{}\"><line x1=\"{a}\" y1=\"{}\" x2=\"{a}\" y2=\"{}\"/>\
-             <text x=\"{}\" y=\"{}\">{}</text><title>{}</title></g>",
+             <text x=\"{}\" y=\"{}\"{anchor}>{}</text><title>{}</title></g>",
             escape(&m.kind),
             n(label_top + lane as f64 * LANE + 12.0),
             n(rows_top + rows_h),
-            n(mx + 2.0),
+            n(tx),
             n(label_top + lane as f64 * LANE + 10.0),
             escape(&m.label),
             escape(&m.title),
@@ -357,6 +366,15 @@ fn panel(out: &mut String, name: &str, t: &Timeline, chart: &Chart, y: f64) -> f
     }
     out.push_str("</g>");
     y
+}
+
+/// A wait for a label: to the second from ten seconds on (the hover text is exact).
+fn rounded(ms: i64) -> i64 {
+    if ms >= 10_000 {
+        (ms + 500) / 1000 * 1000
+    } else {
+        ms
+    }
 }
 
 /// The hover text of a bar: the pod, its attempt, when, how it ended and why.
