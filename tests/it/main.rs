@@ -22,5 +22,6 @@ mod properties;
 mod regressions;
 mod server;
 mod simulate;
+mod simulate_render;
 mod tls;
 mod vectors;

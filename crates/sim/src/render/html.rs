@@ -49,7 +49,11 @@ pub fn compare_html(
         escape(right_name)
     );
     if let Some(d) = &left.description {
-        let _ = write!(body, "<p class=\"description\">{}</p>", escape(d.trim_end()));
+        let _ = write!(
+            body,
+            "<p class=\"description\">{}</p>",
+            escape(d.trim_end())
+        );
     }
     let _ = write!(
         body,
@@ -99,10 +103,7 @@ pub fn compare_html(
         &format!("Events of {right_name}"),
         right,
     );
-    page(
-        &format!("Simulation of {left_name} vs {right_name}"),
-        &body,
-    )
+    page(&format!("Simulation of {left_name} vs {right_name}"), &body)
 }
 
 const NOTE: &str = "<p class=\"note\">Rows are completion indexes (or pods); a bar runs from \
@@ -116,7 +117,11 @@ fn header(body: &mut String, t: &Timeline) {
         escape(&t.start)
     );
     if let Some(d) = &t.description {
-        let _ = write!(body, "<p class=\"description\">{}</p>", escape(d.trim_end()));
+        let _ = write!(
+            body,
+            "<p class=\"description\">{}</p>",
+            escape(d.trim_end())
+        );
     }
 }
 
@@ -149,12 +154,7 @@ fn summary_table(s: &Summary) -> String {
     let (lines, more) = capped_lines(s);
     let mut out = String::from("<table class=\"summary\">");
     for (k, v) in &lines {
-        let _ = write!(
-            out,
-            "<tr><th>{}</th><td>{}</td></tr>",
-            escape(k),
-            escape(v)
-        );
+        let _ = write!(out, "<tr><th>{}</th><td>{}</td></tr>", escape(k), escape(v));
     }
     if more > 0 {
         let _ = write!(

@@ -243,8 +243,7 @@ pub fn chart(t: &Timeline, (t0, t1): (i64, i64)) -> Chart<'_> {
     let total = keyed.len();
     // Over the cap, the rows with a story (a failure, more than one attempt) come first.
     let plain = |v: &Vec<&Attempt>| v.len() == 1 && v[0].outcome == "succeeded";
-    let mut order: Vec<(bool, (i64, usize))> =
-        keyed.iter().map(|(k, v)| (plain(v), *k)).collect();
+    let mut order: Vec<(bool, (i64, usize))> = keyed.iter().map(|(k, v)| (plain(v), *k)).collect();
     order.sort();
     let kept: HashSet<(i64, usize)> = order.iter().take(MAX_ROWS).map(|(_, k)| *k).collect();
     let more_rows_plain = order.iter().skip(MAX_ROWS).filter(|(p, _)| *p).count();
@@ -380,7 +379,8 @@ fn bands(t: &Timeline, t1: i64) -> Vec<Band> {
                     title: format!(
                         "{} backoff: {}",
                         offset(e.offset_ms),
-                        e.detail.replacen("decide again", "the controller decides again", 1)
+                        e.detail
+                            .replacen("decide again", "the controller decides again", 1)
                     ),
                 });
             }
@@ -418,26 +418,8 @@ fn suspension(from: i64, to: i64) -> Band {
 /// Tick positions (ms) for the axis: a round step giving at most about ten ticks.
 pub fn ticks(t0: i64, t1: i64) -> Vec<i64> {
     const STEPS: [i64; 20] = [
-        1,
-        5,
-        10,
-        50,
-        100,
-        500,
-        1_000,
-        2_000,
-        5_000,
-        10_000,
-        15_000,
-        30_000,
-        60_000,
-        120_000,
-        300_000,
-        600_000,
-        900_000,
-        1_800_000,
-        3_600_000,
-        7_200_000,
+        1, 5, 10, 50, 100, 500, 1_000, 2_000, 5_000, 10_000, 15_000, 30_000, 60_000, 120_000,
+        300_000, 600_000, 900_000, 1_800_000, 3_600_000, 7_200_000,
     ];
     let span = (t1 - t0).max(1);
     let step = STEPS

@@ -28,12 +28,7 @@ pub fn svg(timeline: &Timeline) -> String {
 const XML_DECLARATION: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
 
 /// One SVG with both timelines of a `--compare`, on the same time scale.
-pub fn compare_svg(
-    left_name: &str,
-    left: &Timeline,
-    right_name: &str,
-    right: &Timeline,
-) -> String {
+pub fn compare_svg(left_name: &str, left: &Timeline, right_name: &str, right: &Timeline) -> String {
     let range = shared_range(left, right);
     let l = layout::chart(left, range);
     let r = layout::chart(right, range);
@@ -101,12 +96,19 @@ fn n(v: f64) -> String {
 }
 
 fn legend(out: &mut String, y: f64) -> f64 {
-    let _ = write!(out, "<style>{}</style><g class=\"legend\">", outcome_style());
+    let _ = write!(
+        out,
+        "<style>{}</style><g class=\"legend\">",
+        outcome_style()
+    );
     let mut items: Vec<(String, &str)> = Outcome::ALL
         .iter()
         .map(|o| {
             (
-                format!("<rect class=\"swatch {}\" width=\"14\" height=\"10\"/>", o.class()),
+                format!(
+                    "<rect class=\"swatch {}\" width=\"14\" height=\"10\"/>",
+                    o.class()
+                ),
                 o.label(),
             )
         })
@@ -185,7 +187,11 @@ fn panel(out: &mut String, name: &str, t: &Timeline, chart: &Chart, y: f64) -> f
         let w = m.label.chars().count() as f64 * 6.2 + 6.0;
         // Near the right edge a label reads leftwards from its line.
         let end_anchored = mx + w > WIDTH - 4.0;
-        let (from, to) = if end_anchored { (mx - w, mx) } else { (mx, mx + w) };
+        let (from, to) = if end_anchored {
+            (mx - w, mx)
+        } else {
+            (mx, mx + w)
+        };
         let lane = lanes
             .iter()
             .position(|end| *end < from)
@@ -243,11 +249,7 @@ fn panel(out: &mut String, name: &str, t: &Timeline, chart: &Chart, y: f64) -> f
     y += ROW;
 
     for (k, row) in chart.rows.iter().enumerate() {
-        let _ = write!(
-            out,
-            "<g class=\"row\" data-row=\"{}\">",
-            escape(&row.key)
-        );
+        let _ = write!(out, "<g class=\"row\" data-row=\"{}\">", escape(&row.key));
         if k % 2 == 0 {
             let _ = write!(
                 out,
@@ -337,7 +339,11 @@ fn panel(out: &mut String, name: &str, t: &Timeline, chart: &Chart, y: f64) -> f
              the text and JSON outputs list every attempt</text>",
             n(y + 13.0),
             chart.more_rows,
-            if chart.row_kind == "index" { "indexes" } else { "pods" },
+            if chart.row_kind == "index" {
+                "indexes"
+            } else {
+                "pods"
+            },
             chart.more_rows_plain
         );
         y += ROW;

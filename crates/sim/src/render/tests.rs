@@ -90,7 +90,9 @@ fn well_formed(xml: &str) -> Result<(), String> {
             // Attribute values: name="value" pairs, no raw < or & in values.
             let mut attrs = inner[name.len()..].trim();
             while !attrs.is_empty() {
-                let eq = attrs.find("=\"").ok_or(format!("unquoted attribute in <{tag}>"))?;
+                let eq = attrs
+                    .find("=\"")
+                    .ok_or(format!("unquoted attribute in <{tag}>"))?;
                 let close = attrs[eq + 2..]
                     .find('"')
                     .ok_or(format!("unterminated attribute in <{tag}>"))?
@@ -135,7 +137,14 @@ fn check_text(text: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn attempt(pod: &str, index: Option<i32>, n: u32, from: i64, to: Option<i64>, outcome: &str) -> Attempt {
+fn attempt(
+    pod: &str,
+    index: Option<i32>,
+    n: u32,
+    from: i64,
+    to: Option<i64>,
+    outcome: &str,
+) -> Attempt {
     Attempt {
         pod: pod.to_string(),
         index,
@@ -195,7 +204,12 @@ fn names_and_messages_with_markup_are_escaped() {
         ],
         vec![
             event(0, EventKind::PodCreated, Some(evil), evil),
-            event(30_000, EventKind::Condition, None, &format!("Failed=True ({evil}): {evil}")),
+            event(
+                30_000,
+                EventKind::Condition,
+                None,
+                &format!("Failed=True ({evil}): {evil}"),
+            ),
         ],
     );
     t.description = Some(format!("desc {evil}\u{1}"));
@@ -215,7 +229,10 @@ fn names_and_messages_with_markup_are_escaped() {
         assert_eq!(count(out, "<script"), 1, "{name}");
         assert!(out.contains("&lt;script&gt;"), "{name}");
         assert!(out.contains("b&amp;b"), "{name}");
-        assert!(!out.contains('\u{1}'), "{name}: a control character got through");
+        assert!(
+            !out.contains('\u{1}'),
+            "{name}: a control character got through"
+        );
     }
     assert!(both.contains("other&amp;"));
 }
@@ -238,8 +255,17 @@ fn huge(n: usize, indexed: bool) -> Timeline {
         let from = i64::try_from(k).unwrap_or(0) * 100;
         let outcome = if k % 10 == 0 { "failed" } else { "succeeded" };
         attempts.push(attempt(&pod, index, 1, from, Some(from + 600_000), outcome));
-        for kind in [EventKind::PodCreated, EventKind::PodStarted, EventKind::PodSucceeded] {
-            events.push(event(from, kind, Some(&pod), "something happened to this pod"));
+        for kind in [
+            EventKind::PodCreated,
+            EventKind::PodStarted,
+            EventKind::PodSucceeded,
+        ] {
+            events.push(event(
+                from,
+                kind,
+                Some(&pod),
+                "something happened to this pod",
+            ));
         }
     }
     let mut t = timeline("ns/big", attempts, events);
@@ -257,11 +283,27 @@ fn a_job_of_10000_pods_gives_a_bounded_chart_and_report() {
         let t = huge(10_000, indexed);
         let svg = svg(&t);
         let html = html(&t);
-        eprintln!("10,000 pods, indexed {indexed}: SVG {} bytes, HTML {} bytes", svg.len(), html.len());
+        eprintln!(
+            "10,000 pods, indexed {indexed}: SVG {} bytes, HTML {} bytes",
+            svg.len(),
+            html.len()
+        );
         // Measured: about 110 KB of SVG and 400 KB of HTML; the bounds leave room.
-        assert!(svg.len() < 200_000, "indexed {indexed}: SVG of {} bytes", svg.len());
-        assert!(html.len() < 800_000, "indexed {indexed}: HTML of {} bytes", html.len());
-        assert_eq!(count(&svg, "<g class=\"row\""), MAX_ROWS, "indexed {indexed}");
+        assert!(
+            svg.len() < 200_000,
+            "indexed {indexed}: SVG of {} bytes",
+            svg.len()
+        );
+        assert!(
+            html.len() < 800_000,
+            "indexed {indexed}: HTML of {} bytes",
+            html.len()
+        );
+        assert_eq!(
+            count(&svg, "<g class=\"row\""),
+            MAX_ROWS,
+            "indexed {indexed}"
+        );
         let kind = if indexed { "indexes" } else { "pods" };
         assert!(
             svg.contains(&format!("{} more {kind} not drawn", 10_000 - MAX_ROWS)),
@@ -269,7 +311,10 @@ fn a_job_of_10000_pods_gives_a_bounded_chart_and_report() {
         );
         // The rows with a failure are the ones kept: every tenth pod failed.
         assert_eq!(count(&svg, "class=\"bar o-counted"), 1000.min(MAX_ROWS));
-        assert!(html.contains(&format!("{} more events not listed", 30_000 - MAX_EVENT_ROWS)));
+        assert!(html.contains(&format!(
+            "{} more events not listed",
+            30_000 - MAX_EVENT_ROWS
+        )));
         well_formed(&svg).unwrap_or_else(|e| panic!("{e}"));
     }
     // The summary's per-index lines are capped too.
@@ -280,7 +325,16 @@ fn a_job_of_10000_pods_gives_a_bounded_chart_and_report() {
 #[test]
 fn one_row_with_many_attempts_draws_a_bounded_number_of_bars() {
     let attempts = (0..500)
-        .map(|k| attempt("p", Some(0), k + 1, i64::from(k) * 10_000, Some(i64::from(k) * 10_000 + 5000), "failed"))
+        .map(|k| {
+            attempt(
+                "p",
+                Some(0),
+                k + 1,
+                i64::from(k) * 10_000,
+                Some(i64::from(k) * 10_000 + 5000),
+                "failed",
+            )
+        })
         .collect();
     let t = timeline("ns/retry", attempts, Vec::new());
     let svg = svg(&t);
@@ -300,7 +354,11 @@ fn every_attempt_of_an_example_is_one_bar_in_its_row() {
         let start = svg
             .find(&format!("data-row=\"index {i}\""))
             .expect("a row per index");
-        let row = &svg[start..start + svg[start..].find("</g><g class=\"row\"").unwrap_or(svg.len() - start)];
+        let row = &svg[start
+            ..start
+                + svg[start..]
+                    .find("</g><g class=\"row\"")
+                    .unwrap_or(svg.len() - start)];
         let n = t.attempts.iter().filter(|a| a.index == Some(i)).count();
         assert_eq!(count(row, "<rect class=\"bar "), n, "index {i}");
     }
@@ -380,7 +438,12 @@ fn condition_changes_are_marked_with_their_labels() {
         .filter(|e| e.kind == EventKind::Condition)
         .count();
     assert_eq!(count(&svg, "<g class=\"mark "), conditions);
-    for label in [">Suspended<", ">Resumed<", ">SuccessCriteriaMet<", ">Complete<"] {
+    for label in [
+        ">Suspended<",
+        ">Resumed<",
+        ">SuccessCriteriaMet<",
+        ">Complete<",
+    ] {
         assert!(svg.contains(label), "{label}");
     }
     let failed = svg_of("kep-3850-story1");
@@ -462,7 +525,9 @@ fn compare_shows_both_timelines_on_one_scale() {
     }
     well_formed(&svg).unwrap_or_else(|e| panic!("{e}"));
     // The lines that differ are marked, the parting is told, both event tables are there.
-    assert!(html.contains("<tr class=\"differs\"><th>Failures ignored:</th><td>1</td><td>0</td></tr>"));
+    assert!(
+        html.contains("<tr class=\"differs\"><th>Failures ignored:</th><td>1</td><td>0</td></tr>")
+    );
     assert!(html.contains("then part:"));
     assert_eq!(
         count(&html, "<tr class=\"k-"),
@@ -477,7 +542,10 @@ fn compare_shows_both_timelines_on_one_scale() {
 #[test]
 fn axis_ticks_are_round_and_few() {
     use layout::ticks;
-    assert_eq!(ticks(0, 60_000), (0..=6).map(|k| k * 10_000).collect::<Vec<_>>());
+    assert_eq!(
+        ticks(0, 60_000),
+        (0..=6).map(|k| k * 10_000).collect::<Vec<_>>()
+    );
     assert_eq!(ticks(0, 41 * 60_000 + 8000).len(), 9); // every 5m
     assert_eq!(ticks(-120_000, 600_000)[0], -120_000);
     for span in [1, 999, 7_777, 3_600_000, 100 * 3_600_000] {
