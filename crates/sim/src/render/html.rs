@@ -18,13 +18,13 @@ pub fn html(timeline: &Timeline) -> String {
     header(&mut body, timeline);
     let _ = write!(
         body,
-        "<section id=\"summary\"><h2>Summary</h2>{}</section>",
-        summary_table(&timeline.summary)
+        "<section id=\"chart\"><div class=\"scroll\">{}</div>{NOTE}</section>",
+        document(&[(timeline.job.as_str(), timeline, &chart)])
     );
     let _ = write!(
         body,
-        "<section id=\"chart\"><h2>Chart</h2><div class=\"scroll\">{}</div>{NOTE}</section>",
-        document(&[(timeline.job.as_str(), timeline, &chart)])
+        "<section id=\"summary\"><h2>Summary</h2>{}</section>",
+        summary_table(&timeline.summary)
     );
     events(&mut body, "events", "Events", timeline);
     page(&format!("Simulation of {}", timeline.job), &body)
@@ -57,6 +57,11 @@ pub fn compare_html(
     }
     let _ = write!(
         body,
+        "<section id=\"chart\"><div class=\"scroll\">{}</div>{NOTE}</section>",
+        document(&[(left_name, left, &l), (right_name, right, &r)])
+    );
+    let _ = write!(
+        body,
         "<section id=\"summary\"><h2>Summary</h2>{}",
         compare_table(left_name, &left.summary, right_name, &right.summary)
     );
@@ -85,11 +90,6 @@ pub fn compare_html(
         body,
         "<pre class=\"divergence\">{}</pre></section>",
         escape(&parting)
-    );
-    let _ = write!(
-        body,
-        "<section id=\"chart\"><h2>Charts (same time scale)</h2><div class=\"scroll\">{}</div>{NOTE}</section>",
-        document(&[(left_name, left, &l), (right_name, right, &r)])
     );
     events(
         &mut body,
