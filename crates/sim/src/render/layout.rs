@@ -16,7 +16,8 @@ pub enum Outcome {
     Counted,
     /// It failed and an `Ignore` rule of the pod failure policy matched.
     Ignored,
-    /// It failed and a `FailJob` or `FailIndex` rule matched: it failed the Job or its index.
+    /// It failed the Job or its index: a `FailJob` or `FailIndex` rule matched, or it was
+    /// the failure that used up its index's or the Job's backoff limit ([`classify`]).
     Fatal,
     /// Its node was drained or it was preempted (DisruptionTarget).
     Disrupted,
@@ -122,6 +123,74 @@ impl Outcome {
     }
 }
 
+/// The outcome of every attempt, in order: each by its own end ([`Outcome::of`]),
+/// then the failures that ended something marked fatal too: the last failed attempt
+/// of each index in `failedIndexes`, and, when the Job failed with
+/// `BackoffLimitExceeded`, the last counted failure before it did.
+pub fn classify(t: &Timeline) -> Vec<Outcome> {
+    let deleted = controller_deleted(t);
+    let mut out: Vec<Outcome> = t
+        .attempts
+        .iter()
+        .map(|a| Outcome::of(a, &deleted))
+        .collect();
+    let failed_indexes = index_set(&t.summary.failed_indexes);
+    for i in failed_indexes {
+        let last = t
+            .attempts
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.index == Some(i))
+            .max_by_key(|(_, a)| (a.ended_ms, a.created_ms));
+        if let Some((k, _)) = last
+            && matches!(out[k], Outcome::Counted | Outcome::Disrupted)
+        {
+            out[k] = Outcome::Fatal;
+        }
+    }
+    if t.summary.result == "Failed" && t.summary.reason == "BackoffLimitExceeded" {
+        let verdict = t
+            .events
+            .iter()
+            .find(|e| {
+                e.kind == EventKind::Condition
+                    && (e.detail.starts_with("FailureTarget=True")
+                        || e.detail.starts_with("Failed=True"))
+            })
+            .map(|e| e.offset_ms);
+        let last = t
+            .attempts
+            .iter()
+            .enumerate()
+            .filter(|(k, a)| {
+                matches!(out[*k], Outcome::Counted | Outcome::Disrupted)
+                    && a.ended_ms.zip(verdict).is_some_and(|(e, v)| e <= v)
+            })
+            .max_by_key(|(_, a)| a.ended_ms);
+        if let Some((k, _)) = last {
+            out[k] = Outcome::Fatal;
+        }
+    }
+    out
+}
+
+/// The indexes of `1,3-5` (the API's compressed form); anything else is skipped.
+pub fn index_set(text: &str) -> Vec<i32> {
+    let mut out = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                if let (Ok(a), Ok(b)) = (a.parse::<i32>(), b.parse::<i32>()) {
+                    // Bounded by the attempts that exist: a range never needs more.
+                    out.extend((a..=b).take(1_000_000));
+                }
+            }
+            None => out.extend(part.parse::<i32>().ok()),
+        }
+    }
+    out
+}
+
 /// The pods the controller deleted.
 pub fn controller_deleted(t: &Timeline) -> HashSet<&str> {
     t.events
@@ -225,12 +294,12 @@ pub fn range(t: &Timeline) -> (i64, i64) {
 
 /// Lays out a timeline over the range `t0..t1` (shared by both charts of a comparison).
 pub fn chart(t: &Timeline, (t0, t1): (i64, i64)) -> Chart<'_> {
-    let deleted = controller_deleted(t);
+    let classes = classify(t);
     let indexed = t.attempts.iter().any(|a| a.index.is_some());
     // Rows keyed by index (Indexed Jobs) or by pod, in that order.
-    let mut keyed: BTreeMap<(i64, usize), Vec<&Attempt>> = BTreeMap::new();
+    let mut keyed: BTreeMap<(i64, usize), Vec<(&Attempt, Outcome)>> = BTreeMap::new();
     let mut pods: BTreeMap<&str, usize> = BTreeMap::new();
-    for a in &t.attempts {
+    for (a, class) in t.attempts.iter().zip(classes) {
         let key = match a.index {
             Some(i) if indexed => (i64::from(i), 0),
             _ => {
@@ -238,11 +307,11 @@ pub fn chart(t: &Timeline, (t0, t1): (i64, i64)) -> Chart<'_> {
                 (i64::MIN, *pods.entry(a.pod.as_str()).or_insert(next))
             }
         };
-        keyed.entry(key).or_default().push(a);
+        keyed.entry(key).or_default().push((a, class));
     }
     let total = keyed.len();
     // Over the cap, the rows with a story (a failure, more than one attempt) come first.
-    let plain = |v: &Vec<&Attempt>| v.len() == 1 && v[0].outcome == "succeeded";
+    let plain = |v: &Vec<(&Attempt, Outcome)>| v.len() == 1 && v[0].1 == Outcome::Succeeded;
     let mut order: Vec<(bool, (i64, usize))> = keyed.iter().map(|(k, v)| (plain(v), *k)).collect();
     order.sort();
     let kept: HashSet<(i64, usize)> = order.iter().take(MAX_ROWS).map(|(_, k)| *k).collect();
@@ -250,7 +319,7 @@ pub fn chart(t: &Timeline, (t0, t1): (i64, i64)) -> Chart<'_> {
     let rows = keyed
         .into_iter()
         .filter(|(k, _)| kept.contains(k))
-        .map(|(k, attempts)| row(k.0, attempts, &deleted, t1))
+        .map(|(k, attempts)| row(k.0, attempts, t1))
         .collect();
     Chart {
         rows,
@@ -264,12 +333,12 @@ pub fn chart(t: &Timeline, (t0, t1): (i64, i64)) -> Chart<'_> {
     }
 }
 
-fn row<'a>(index: i64, attempts: Vec<&'a Attempt>, deleted: &HashSet<&str>, t1: i64) -> Row<'a> {
-    let first = attempts.first().map(|a| a.pod.as_str()).unwrap_or("");
+fn row<'a>(index: i64, attempts: Vec<(&'a Attempt, Outcome)>, t1: i64) -> Row<'a> {
+    let first = attempts.first().map(|(a, _)| a.pod.as_str()).unwrap_or("");
     let (key, label, title) = if index == i64::MIN {
         (first.to_string(), short(first, 24), first.to_string())
     } else {
-        let pods: Vec<&str> = attempts.iter().map(|a| a.pod.as_str()).collect();
+        let pods: Vec<&str> = attempts.iter().map(|(a, _)| a.pod.as_str()).collect();
         let mut unique = pods.clone();
         unique.dedup();
         (
@@ -285,7 +354,7 @@ fn row<'a>(index: i64, attempts: Vec<&'a Attempt>, deleted: &HashSet<&str>, t1: 
     let mut bars: Vec<Bar> = Vec::new();
     let mut gaps = Vec::new();
     let more_bars = attempts.len().saturating_sub(MAX_BARS_PER_ROW);
-    for a in attempts.into_iter().take(MAX_BARS_PER_ROW) {
+    for (a, outcome) in attempts.into_iter().take(MAX_BARS_PER_ROW) {
         let restart = bars.last().is_some_and(|b| b.attempt.pod == a.pod);
         let from = if restart {
             a.started_ms.unwrap_or(a.created_ms)
@@ -308,7 +377,7 @@ fn row<'a>(index: i64, attempts: Vec<&'a Attempt>, deleted: &HashSet<&str>, t1: 
         }
         bars.push(Bar {
             attempt: a,
-            outcome: Outcome::of(a, deleted),
+            outcome,
             from,
             started: a.started_ms.filter(|s| *s > from),
             to,

@@ -46,12 +46,7 @@ pub fn escape(text: &str) -> String {
 /// The outcome class of each of the timeline's attempts, in order (what the
 /// chart colours them by).
 pub fn outcomes(timeline: &Timeline) -> Vec<Outcome> {
-    let controller_deleted = layout::controller_deleted(timeline);
-    timeline
-        .attempts
-        .iter()
-        .map(|a| Outcome::of(a, &controller_deleted))
-        .collect()
+    layout::classify(timeline)
 }
 
 #[cfg(test)]

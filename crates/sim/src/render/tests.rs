@@ -288,7 +288,7 @@ fn a_job_of_10000_pods_gives_a_bounded_chart_and_report() {
             svg.len(),
             html.len()
         );
-        // Measured: about 110 KB of SVG and 400 KB of HTML; the bounds leave room.
+        // Measured: about 85 KB of SVG and 470 KB of HTML; the bounds leave room.
         assert!(
             svg.len() < 200_000,
             "indexed {indexed}: SVG of {} bytes",
@@ -491,6 +491,61 @@ fn outcomes_follow_the_rule_each_failure_matched() {
     // Drains under a Count rule are disruptions.
     let t = example!("kep-3329-story3");
     assert!(outcomes(&t).contains(&Outcome::Disrupted));
+}
+
+#[test]
+fn the_failure_that_ends_an_index_or_the_job_is_marked_fatal() {
+    // backoffLimitPerIndex 1: index 3's second failure fails the index.
+    let t = example!("kep-3850-story1");
+    assert_eq!(t.summary.failed_indexes, "3");
+    let o = outcomes(&t);
+    let fatal: Vec<(Option<i32>, u32)> = t
+        .attempts
+        .iter()
+        .zip(&o)
+        .filter(|(_, o)| **o == Outcome::Fatal)
+        .map(|(a, _)| (a.index, a.attempt))
+        .collect();
+    let last_of_3 = t
+        .attempts
+        .iter()
+        .filter(|a| a.index == Some(3))
+        .map(|a| a.attempt)
+        .max();
+    assert_eq!(fatal, vec![(Some(3), last_of_3.unwrap_or(0))]);
+    // BackoffLimitExceeded: the fourth counted disruption is the one that crossed the limit.
+    let t = example!("kep-3329-story3");
+    assert_eq!(t.summary.reason, "BackoffLimitExceeded");
+    let o = outcomes(&t);
+    let fatal: Vec<&Attempt> = t
+        .attempts
+        .iter()
+        .zip(&o)
+        .filter(|(_, o)| **o == Outcome::Fatal)
+        .map(|(a, _)| a)
+        .collect();
+    assert_eq!(fatal.len(), 1);
+    let verdict = t
+        .events
+        .iter()
+        .find(|e| e.detail.starts_with("FailureTarget=True"))
+        .map(|e| e.offset_ms);
+    // No other failure ended between it and the verdict.
+    let end = fatal[0].ended_ms;
+    assert!(
+        t.attempts
+            .iter()
+            .all(|a| { a.outcome != "failed" || a.ended_ms <= end || a.ended_ms > verdict })
+    );
+    // A Job that completes has no fatal failure.
+    assert!(!outcomes(&example!("what-if-oom-and-drain")).contains(&Outcome::Fatal));
+}
+
+#[test]
+fn failed_indexes_read_in_their_compressed_form() {
+    assert_eq!(layout::index_set("1,3-5, 9"), vec![1, 3, 4, 5, 9]);
+    assert_eq!(layout::index_set(""), Vec::<i32>::new());
+    assert_eq!(layout::index_set("x,2"), vec![2]);
 }
 
 #[test]
