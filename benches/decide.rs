@@ -1,6 +1,7 @@
 //! Benchmarks of `decide` alone on jobs of 10 to 100,000 pods:
 //! (a) Indexed with backoffLimitPerIndex and per-index failures,
-//! (b) NonIndexed with a pod failure policy.
+//! (b) NonIndexed with a pod failure policy; and the same with the explanation
+//! (`decide_explained`), what a caller who asks for one pays.
 //!
 //! Also the wire side on realistic pods (`api::fixtures`): decoding a request
 //! whole (`pb::DecideJobRequest`) and as the server does (`LazyDecideJobRequest`,
@@ -22,7 +23,7 @@ use generators::{base_job, running_pod, snapshot, t, terminated};
 use job_decider_api::lean::lean_request;
 use job_decider_api::{LazyDecideJobRequest, fixtures, pb};
 use job_decider_core::model::*;
-use job_decider_core::sync::decide;
+use job_decider_core::sync::{decide, decide_explained};
 use job_decider_core::validate::validate_job;
 use prost::Message;
 
@@ -157,6 +158,34 @@ fn bench_decide(c: &mut Criterion) {
     }
 }
 
+/// The same snapshots decided with their explanation (`explain: true`): what
+/// asking costs; `decide/*` above is what not asking costs.
+fn bench_decide_explained(c: &mut Criterion) {
+    for (name, build) in [
+        (
+            "decide_explained/indexed_per_index_failures",
+            indexed as fn(usize) -> Snapshot,
+        ),
+        (
+            "decide_explained/nonindexed_failure_policy",
+            nonindexed_with_policy,
+        ),
+    ] {
+        let mut group = c.benchmark_group(name);
+        for n in SIZES {
+            let s = build(n);
+            group.throughput(Throughput::Elements(n as u64));
+            if n >= 10_000 {
+                group.sample_size(10);
+            }
+            group.bench_with_input(BenchmarkId::from_parameter(n), &s, |b, s| {
+                b.iter(|| decide_explained(black_box(s)))
+            });
+        }
+        group.finish();
+    }
+}
+
 fn bench_wire(c: &mut Criterion) {
     let mut decode = c.benchmark_group("wire/decode");
     let bodies: Vec<(usize, Bytes)> = [1_000, 10_000, 100_000]
@@ -207,5 +236,5 @@ fn bench_wire(c: &mut Criterion) {
     convert.finish();
 }
 
-criterion_group!(benches, bench_decide, bench_wire);
+criterion_group!(benches, bench_decide, bench_decide_explained, bench_wire);
 criterion_main!(benches);

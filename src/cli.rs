@@ -14,8 +14,9 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::documents;
+use crate::documents::{self, UnknownFields};
 use crate::explain;
+use crate::manifest;
 use crate::server::{self, LogFormat, ServerConfig, TlsFiles};
 use job_decider_api::{self as api, ApiError, pb};
 
@@ -58,12 +59,16 @@ pub enum JobSetCommand {
 /// `jobset decide` flags.
 #[derive(Debug, Args)]
 pub struct JobSetDecideArgs {
-    /// The JobSet (YAML or JSON).
+    /// The JobSet (YAML or JSON; `-`: stdin).
     #[arg(long)]
     pub jobset: PathBuf,
-    /// Its child Jobs: a JobList, a List, a Job, or several YAML documents. None when omitted.
+    /// Its child Jobs: a JobList, a List, a Job, or several YAML documents (`-`: stdin).
+    /// None when omitted.
     #[arg(long)]
     pub jobs: Option<PathBuf>,
+    /// How fields the Kubernetes schema does not have are taken.
+    #[command(flatten)]
+    pub strictness: Strictness,
     /// The current time (RFC 3339); defaults to the clock.
     #[arg(long)]
     pub now: Option<String>,
@@ -216,6 +221,30 @@ pub struct SnapshotArgs {
     /// The controller to decide for (a spec.managedBy value); empty means the built-in one.
     #[arg(long, default_value = "")]
     pub controller_name: String,
+    /// How fields the Kubernetes schema does not have are taken.
+    #[command(flatten)]
+    pub strictness: Strictness,
+}
+
+/// Strict input, as `kubectl --validate=strict`: a field that is not in the
+/// Kubernetes schema of its kind is an error naming its path, unless `--lenient`.
+#[derive(Clone, Copy, Debug, Default, Args)]
+pub struct Strictness {
+    /// Warn about fields the Kubernetes schema does not have (typos, fields of
+    /// another version), instead of rejecting the file.
+    #[arg(long)]
+    pub lenient: bool,
+}
+
+impl Strictness {
+    /// What the document readers do with unknown fields.
+    pub fn unknown_fields(self) -> UnknownFields {
+        if self.lenient {
+            UnknownFields::Warn
+        } else {
+            UnknownFields::Reject
+        }
+    }
 }
 
 /// `decide` flags.
@@ -227,6 +256,9 @@ pub struct DecideArgs {
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value = "text")]
     pub output: Output,
+    /// With -o json or yaml, include the response's explanation (text always explains).
+    #[arg(long)]
+    pub explain: bool,
 }
 
 /// Encodings `request` prints.
@@ -262,8 +294,11 @@ pub struct RequestArgs {
 /// `validate` arguments.
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
-    /// The Job (YAML or JSON).
+    /// The file (YAML or JSON; `-`: stdin).
     pub job: PathBuf,
+    /// How fields the Kubernetes schema does not have are taken.
+    #[command(flatten)]
+    pub strictness: Strictness,
 }
 
 /// A failure of a subcommand, with the exit status it maps to.
@@ -288,7 +323,10 @@ impl CliError {
 
 impl From<documents::DocumentError> for CliError {
     fn from(err: documents::DocumentError) -> Self {
-        CliError::BadInput(err.to_string())
+        match err {
+            documents::DocumentError::Schema(_) => CliError::Failed(err.to_string()),
+            _ => CliError::BadInput(err.to_string()),
+        }
     }
 }
 
@@ -311,13 +349,13 @@ pub fn run(cli: Cli) -> ExitCode {
     let result = match cli.command {
         Command::Serve(args) => serve(*args),
         Command::Decide(args) => decide(&args).map(|out| print!("{out}")),
-        Command::Validate(args) => validate(&args.job).map(|out| print!("{out}")),
+        Command::Validate(args) => validate_file(&args).map(|out| print!("{out}")),
         Command::Request(args) => request(&args).and_then(|bytes| write_stdout(&bytes)),
         Command::Jobset(JobSetCommand::Decide(args)) => {
             decide_jobset(&args).map(|out| print!("{out}"))
         }
         Command::Jobset(JobSetCommand::Validate(args)) => {
-            validate_jobset(&args.job).map(|out| print!("{out}"))
+            validate_jobset_file(&args).map(|out| print!("{out}"))
         }
         Command::Simulate(args) => crate::simulate::simulate(&args).map(|out| print!("{out}")),
     };
@@ -356,25 +394,120 @@ fn file_name(path: &Path) -> String {
     }
 }
 
-/// Builds the DecideJobRequest the server would get for these files.
-pub fn load_request(args: &SnapshotArgs) -> Result<pb::DecideJobRequest, CliError> {
-    let files = [Some(&args.job), args.pods.as_ref(), args.state.as_ref()];
-    if files.iter().flatten().filter(|p| is_stdin(p)).count() > 1 {
-        return Err(CliError::BadInput(
-            "only one of --job, --pods and --state can be - (stdin)".to_string(),
+/// At most one of a command's files can be `-`: stdin can be read once. The
+/// error names the second flag (`--pods: ...`).
+pub fn one_stdin(files: &[(&str, Option<&Path>)]) -> Result<(), CliError> {
+    let mut first: Option<&str> = None;
+    for (flag, path) in files {
+        if !path.is_some_and(is_stdin) {
+            continue;
+        }
+        match first {
+            None => first = Some(flag),
+            Some(earlier) => {
+                return Err(CliError::BadInput(format!(
+                    "{flag}: - (stdin) is already {earlier}'s; only one of the files can be - (stdin)"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Prints a reader's warnings on stderr, where they do not mix with the output.
+fn warn(warnings: &[String]) {
+    for warning in warnings {
+        eprintln!("warning: {warning}");
+    }
+}
+
+/// Reads a Job file (`-`: stdin) as every command does: strictly unless
+/// `--lenient` (warnings on stderr), and, written without a uid, taken as the
+/// API server would create it at `now` with a note on stderr (`manifest`);
+/// `with_pods` adds to the note which pods are such a Job's.
+pub fn read_job(
+    path: &Path,
+    strictness: Strictness,
+    now: &pbjson_types::Timestamp,
+    with_pods: bool,
+) -> Result<pb::Job, CliError> {
+    let read = documents::parse_job_with(
+        &read_file(path)?,
+        &file_name(path),
+        strictness.unknown_fields(),
+    )?;
+    warn(&read.warnings);
+    let mut job = read.value;
+    as_created(&mut job, now, &file_name(path), with_pods);
+    Ok(job)
+}
+
+/// Reads a pods file (`-`: stdin), strictly unless `--lenient` (warnings on stderr).
+pub fn read_pods(path: &Path, strictness: Strictness) -> Result<Vec<pb::Pod>, CliError> {
+    let read = documents::parse_pods_with(
+        &read_file(path)?,
+        &file_name(path),
+        strictness.unknown_fields(),
+    )?;
+    warn(&read.warnings);
+    Ok(read.value)
+}
+
+/// A Job written without a uid, taken as the API server would create it at
+/// `now`, with a note on stderr saying what was filled in (`manifest`).
+fn as_created(job: &mut pb::Job, now: &pbjson_types::Timestamp, name: &str, pods: bool) {
+    let Some(filled) = manifest::as_created(job, now) else {
+        return;
+    };
+    let mut note = format!(
+        "note: {name} has no metadata.uid, so it is taken as the API server would create it:"
+    );
+    for line in &filled {
+        note.push_str("\n  ");
+        note.push_str(line);
+    }
+    let uid = job
+        .metadata
+        .as_ref()
+        .map(|m| m.uid.as_str())
+        .unwrap_or_default();
+    if pods && !uid.is_empty() {
+        note.push_str(&format!(
+            "\n  pods are this Job's only with an ownerReference to uid {uid}, or (orphans) the label {}={uid}; others are not its pods",
+            manifest::CONTROLLER_UID_LABEL
         ));
     }
-    let job = documents::parse_job(&read_file(&args.job)?, &file_name(&args.job))?;
-    let pods = match &args.pods {
-        Some(path) => documents::parse_pods(&read_file(path)?, &file_name(path))?,
-        None => Vec::new(),
-    };
+    eprintln!("{note}");
+}
+
+/// Builds the DecideJobRequest the server would get for these files; a Job
+/// without a uid is taken as created at `--now` (a note on stderr says so),
+/// unknown fields are errors or, with `--lenient`, warnings on stderr.
+pub fn load_request(args: &SnapshotArgs) -> Result<pb::DecideJobRequest, CliError> {
+    one_stdin(&[
+        ("--job", Some(&args.job)),
+        ("--pods", args.pods.as_deref()),
+        ("--state", args.state.as_deref()),
+    ])?;
     let now = match &args.now {
         Some(text) => documents::parse_time(text, "--now")?,
         None => documents::now(),
     };
+    let job = read_job(&args.job, args.strictness, &now, args.pods.is_some())?;
+    let pods = match &args.pods {
+        Some(path) => read_pods(path, args.strictness)?,
+        None => Vec::new(),
+    };
     let state = match &args.state {
-        Some(path) => Some(documents::parse_state(&read_file(path)?, &file_name(path))?),
+        Some(path) => {
+            let read = documents::parse_state_with(
+                &read_file(path)?,
+                &file_name(path),
+                args.strictness.unknown_fields(),
+            )?;
+            warn(&read.warnings);
+            Some(read.value)
+        }
         None => None,
     };
     Ok(pb::DecideJobRequest {
@@ -385,11 +518,12 @@ pub fn load_request(args: &SnapshotArgs) -> Result<pb::DecideJobRequest, CliErro
         controller_name: args.controller_name.clone(),
         expectations: None,
         lean_pods: Vec::new(),
+        explain: false,
     })
 }
 
-/// The request these files make, encoded as asked. It is not judged here: a
-/// Job without a uid is printed, and the server's answer names the field.
+/// The request these files make, encoded as asked. It is not judged here:
+/// the server's answer names any field it rejects.
 pub fn request(args: &RequestArgs) -> Result<Vec<u8>, CliError> {
     let mut request = load_request(&args.snapshot)?;
     if args.lean {
@@ -425,7 +559,9 @@ fn write_stdout(bytes: &[u8]) -> Result<(), CliError> {
 
 /// Decides offline and renders the plan in the requested format.
 pub fn decide(args: &DecideArgs) -> Result<String, CliError> {
-    let request = load_request(&args.snapshot)?;
+    let mut request = load_request(&args.snapshot)?;
+    // The text is rendered from the explanation, so it always asks for one.
+    request.explain = args.explain || args.output == Output::Text;
     let decision = api::decide(request)?;
     let failed = |e: &dyn std::fmt::Display| CliError::Failed(format!("cannot print: {e}"));
     match args.output {
@@ -439,12 +575,21 @@ pub fn decide(args: &DecideArgs) -> Result<String, CliError> {
 
 /// Decides a JobSet offline and renders the plan in the requested format.
 pub fn decide_jobset(args: &JobSetDecideArgs) -> Result<String, CliError> {
-    let jobset = documents::parse_jobset(
-        &read_file(&args.jobset)?,
-        &args.jobset.display().to_string(),
-    )?;
+    one_stdin(&[
+        ("--jobset", Some(&args.jobset)),
+        ("--jobs", args.jobs.as_deref()),
+    ])?;
+    let unknown = args.strictness.unknown_fields();
+    let read =
+        documents::parse_jobset_with(&read_file(&args.jobset)?, &file_name(&args.jobset), unknown)?;
+    warn(&read.warnings);
+    let jobset = read.value;
     let jobs = match &args.jobs {
-        Some(path) => documents::parse_jobs(&read_file(path)?, &path.display().to_string())?,
+        Some(path) => {
+            let read = documents::parse_jobs_with(&read_file(path)?, &file_name(path), unknown)?;
+            warn(&read.warnings);
+            read.value
+        }
         None => Vec::new(),
     };
     let now = match &args.now {
@@ -470,32 +615,56 @@ pub fn decide_jobset(args: &JobSetDecideArgs) -> Result<String, CliError> {
 
 /// Validates a JobSet file's failure policy: every violation; bad input when there is any.
 pub fn validate_jobset(path: &Path) -> Result<String, CliError> {
-    let jobset = documents::parse_jobset(&read_file(path)?, &path.display().to_string())?;
+    validate_jobset_file(&ValidateArgs {
+        job: path.to_path_buf(),
+        strictness: Strictness::default(),
+    })
+}
+
+/// `jobset validate`: the JobSet file (or stdin), strictly unless `--lenient`.
+pub fn validate_jobset_file(args: &ValidateArgs) -> Result<String, CliError> {
+    let path = &args.job;
+    let read = documents::parse_jobset_with(
+        &read_file(path)?,
+        &file_name(path),
+        args.strictness.unknown_fields(),
+    )?;
+    warn(&read.warnings);
     let response = api::validate_jobset_request(pb::ValidateJobSetRequest {
-        job_set: Some(jobset),
+        job_set: Some(read.value),
     })?;
     violations_report(path, &response.violations)
 }
 
 /// Validates a Job file: every violation, one per line; bad input when there is any.
 pub fn validate(path: &Path) -> Result<String, CliError> {
-    let job = documents::parse_job(&read_file(path)?, &path.display().to_string())?;
+    validate_file(&ValidateArgs {
+        job: path.to_path_buf(),
+        strictness: Strictness::default(),
+    })
+}
+
+/// `validate`: the Job file (or stdin), strictly unless `--lenient`; a Job
+/// without a uid is validated as the API server would create it now.
+pub fn validate_file(args: &ValidateArgs) -> Result<String, CliError> {
+    let path = &args.job;
+    let job = read_job(path, args.strictness, &documents::now(), false)?;
     let response = api::validate(pb::ValidateJobRequest { job: Some(job) })?;
     violations_report(path, &response.violations)
 }
 
 /// "valid", or every violation as bad input.
 fn violations_report(path: &Path, violations: &[pb::FieldViolation]) -> Result<String, CliError> {
+    let name = file_name(path);
     if violations.is_empty() {
-        return Ok(format!("{}: valid\n", path.display()));
+        return Ok(format!("{name}: valid\n"));
     }
     let lines: Vec<String> = violations
         .iter()
         .map(|v| format!("  {}", v.description))
         .collect();
     Err(CliError::BadInput(format!(
-        "{}: {} violation(s):\n{}",
-        path.display(),
+        "{name}: {} violation(s):\n{}",
         violations.len(),
         lines.join("\n")
     )))

@@ -4,11 +4,20 @@
 //! No hand mapping: YAML becomes a JSON value, and the proto3 JSON mapping
 //! (pbjson, unknown fields ignored) reads it, so a field the contract names is
 //! read exactly as a gRPC client's JSON would be.
+//!
+//! Strict, as `kubectl --validate=strict`: before that, every field of a Job,
+//! Pod, list or JobSet is checked against the Kubernetes schema of its kind
+//! ([`crate::schema`]), so a typo (`spec.backofLimit`) is an error naming its
+//! path instead of a field silently left at its default; real fields that no
+//! decision reads pass. [`UnknownFields::Warn`] (the CLI's `--lenient`) makes
+//! them warnings. `apiVersion` and `kind` may be left out (the reader knows
+//! what it expects); when given, they must be the schema's.
 
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::schema::{self, MAX_LISTED_UNKNOWN_FIELDS, Schema};
 use job_decider_api::pb;
 
 /// Why a document could not be read; every variant names where.
@@ -40,6 +49,57 @@ pub enum DocumentError {
         /// What was expected and found.
         detail: String,
     },
+    /// Fields that the Kubernetes schema of the object's kind does not have.
+    #[error("{what}: {}", unknown_fields_text(fields, *total))]
+    UnknownFields {
+        /// Which document.
+        what: String,
+        /// The first few paths, e.g. `spec.backofLimit`.
+        fields: Vec<String>,
+        /// How many unknown fields in all (more than listed for a large file).
+        total: usize,
+    },
+    /// The embedded schema is unreadable: a defect of the build, not of the input.
+    #[error(transparent)]
+    Schema(#[from] schema::SchemaError),
+}
+
+/// `spec.backofLimit: unknown field`, or one such line per field, capped.
+fn unknown_fields_text(fields: &[String], total: usize) -> String {
+    let hint = "(not in the schema of its kind; --lenient reads on with a warning)";
+    match fields {
+        [one] if total == 1 => format!("{one}: unknown field {hint}"),
+        _ => {
+            let mut text = format!("{total} unknown fields {hint}:");
+            for field in fields {
+                text.push_str(&format!("\n  {field}: unknown field"));
+            }
+            if total > fields.len() {
+                text.push_str(&format!("\n  ... and {} more", total - fields.len()));
+            }
+            text
+        }
+    }
+}
+
+/// What to do with fields the Kubernetes schema does not have.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum UnknownFields {
+    /// Reject the document, naming them (kubectl's `--validate=strict`).
+    #[default]
+    Reject,
+    /// Read on, and say which were ignored (`--lenient`).
+    Warn,
+}
+
+/// What a reader read, with the warnings to show a person (unknown fields
+/// ignored under [`UnknownFields::Warn`]).
+#[derive(Debug)]
+pub struct Parsed<T> {
+    /// The objects read.
+    pub value: T,
+    /// One line each, without a `warning:` prefix; bounded however large the file.
+    pub warnings: Vec<String>,
 }
 
 /// Every non-empty document of a YAML stream (or the one value of a JSON text).
@@ -88,45 +148,214 @@ fn kind_of(value: &Value) -> Option<&str> {
     value.get("kind").and_then(Value::as_str)
 }
 
-/// Reads a Job (one YAML or JSON document; `kind` Job or absent).
+/// `prefix.name`, or `name` at the top.
+fn join_path(prefix: &str, name: &str) -> String {
+    match (prefix.is_empty(), name.is_empty()) {
+        (true, _) => name.to_string(),
+        (false, true) => prefix.to_string(),
+        (false, false) => format!("{prefix}.{name}"),
+    }
+}
+
+/// What every object of a file goes through before it is read: its
+/// `apiVersion` and `kind`, then its field names, with the unknown ones of
+/// the whole file gathered (and capped) in one place.
+struct Checker<'a> {
+    schema: &'static Schema,
+    what: &'a str,
+    unknown: schema::UnknownFields,
+}
+
+impl<'a> Checker<'a> {
+    fn new(what: &'a str) -> Result<Self, DocumentError> {
+        Ok(Checker::with_schema(schema::schema()?, what))
+    }
+
+    fn with_schema(schema: &'static Schema, what: &'a str) -> Self {
+        Checker {
+            schema,
+            what,
+            unknown: schema::UnknownFields::default(),
+        }
+    }
+
+    fn field_error(&self, field: String, detail: String) -> DocumentError {
+        DocumentError::Field {
+            what: self.what.to_string(),
+            field,
+            detail,
+        }
+    }
+
+    /// Checks an object that should be a `kind` at `path` (fields in `skip`
+    /// are checked by the caller). Its `kind` and `apiVersion` may be absent;
+    /// when present they must be the schema's.
+    fn object(
+        &mut self,
+        value: &Value,
+        kind: &str,
+        path: &str,
+        skip: &[&str],
+    ) -> Result<(), DocumentError> {
+        if !value.is_object() {
+            // Not an object at all: the message reader says so, by path.
+            return Ok(());
+        }
+        match value.get("kind") {
+            None | Some(Value::Null) => {}
+            Some(Value::String(k)) if k == kind => {}
+            Some(Value::String(k)) => {
+                return Err(self.field_error(
+                    join_path(path, "kind"),
+                    format!("expected {kind}, found {k}"),
+                ));
+            }
+            Some(other) => {
+                return Err(self.field_error(
+                    join_path(path, "kind"),
+                    format!("expected {kind}, found {other}"),
+                ));
+            }
+        }
+        let versions: Vec<&str> = self.schema.api_versions(kind).collect();
+        let version = match value.get("apiVersion") {
+            None | Some(Value::Null) => versions.first().copied(),
+            Some(Value::String(v)) if versions.contains(&v.as_str()) => Some(v.as_str()),
+            Some(other) => {
+                let found = match other {
+                    Value::String(v) => v.clone(),
+                    other => other.to_string(),
+                };
+                return Err(self.field_error(
+                    join_path(path, "apiVersion"),
+                    format!(
+                        "expected {} for kind {kind}, found {found}",
+                        versions.join(" or ")
+                    ),
+                ));
+            }
+        };
+        let Some(schema_kind) = version.and_then(|v| self.schema.kind(v, kind)) else {
+            return Err(DocumentError::Schema(schema::SchemaError::missing_kind(
+                kind,
+            )));
+        };
+        self.schema
+            .check(schema_kind, value, path, skip, &mut self.unknown);
+        Ok(())
+    }
+
+    /// The file's unknown fields as an error (`Reject`) or as warnings (`Warn`).
+    fn finish(self, policy: UnknownFields) -> Result<Vec<String>, DocumentError> {
+        let unknown = self.unknown;
+        if unknown.is_empty() {
+            return Ok(Vec::new());
+        }
+        match policy {
+            UnknownFields::Reject => Err(DocumentError::UnknownFields {
+                what: self.what.to_string(),
+                fields: unknown.listed().to_vec(),
+                total: unknown.total(),
+            }),
+            UnknownFields::Warn => {
+                let mut warnings: Vec<String> = unknown
+                    .listed()
+                    .iter()
+                    .map(|field| format!("{}: {field}: unknown field, ignored", self.what))
+                    .collect();
+                if unknown.more() > 0 {
+                    warnings.push(format!(
+                        "{}: ... and {} more unknown fields, ignored (the first {MAX_LISTED_UNKNOWN_FIELDS} are listed)",
+                        self.what,
+                        unknown.more()
+                    ));
+                }
+                Ok(warnings)
+            }
+        }
+    }
+}
+
+/// Reads a Job (one YAML or JSON document; `kind` Job or absent), strictly.
 pub fn parse_job(text: &str, what: &str) -> Result<pb::Job, DocumentError> {
-    parse_one(text, what, "Job")
+    parse_job_with(text, what, UnknownFields::Reject).map(|p| p.value)
+}
+
+/// Reads a Job, with unknown fields treated as `unknown` says.
+pub fn parse_job_with(
+    text: &str,
+    what: &str,
+    unknown: UnknownFields,
+) -> Result<Parsed<pb::Job>, DocumentError> {
+    parse_one(text, what, "Job", unknown)
 }
 
 /// Reads pods: a PodList, a List of Pods, a JSON array of Pods (`jq .items`), a single
-/// Pod, or several YAML documents of those.
+/// Pod, or several YAML documents of those; strictly.
 pub fn parse_pods(text: &str, what: &str) -> Result<Vec<pb::Pod>, DocumentError> {
-    parse_objects(text, what, "Pod")
+    parse_pods_with(text, what, UnknownFields::Reject).map(|p| p.value)
 }
 
-/// Reads Jobs: a JobList, a List of Jobs, a single Job, or several YAML documents of those.
+/// Reads pods, with unknown fields treated as `unknown` says.
+pub fn parse_pods_with(
+    text: &str,
+    what: &str,
+    unknown: UnknownFields,
+) -> Result<Parsed<Vec<pb::Pod>>, DocumentError> {
+    parse_objects(text, what, "Pod", unknown)
+}
+
+/// Reads Jobs: a JobList, a List of Jobs, a single Job, or several YAML documents of
+/// those; strictly.
 pub fn parse_jobs(text: &str, what: &str) -> Result<Vec<pb::Job>, DocumentError> {
-    parse_objects(text, what, "Job")
+    parse_jobs_with(text, what, UnknownFields::Reject).map(|p| p.value)
 }
 
-/// Reads a JobSet (one YAML or JSON document; `kind` JobSet or absent).
+/// Reads Jobs, with unknown fields treated as `unknown` says.
+pub fn parse_jobs_with(
+    text: &str,
+    what: &str,
+    unknown: UnknownFields,
+) -> Result<Parsed<Vec<pb::Job>>, DocumentError> {
+    parse_objects(text, what, "Job", unknown)
+}
+
+/// Reads a JobSet (one YAML or JSON document; `kind` JobSet or absent), strictly.
 pub fn parse_jobset(text: &str, what: &str) -> Result<pb::JobSet, DocumentError> {
-    parse_one(text, what, "JobSet")
+    parse_jobset_with(text, what, UnknownFields::Reject).map(|p| p.value)
+}
+
+/// Reads a JobSet, with unknown fields treated as `unknown` says.
+pub fn parse_jobset_with(
+    text: &str,
+    what: &str,
+    unknown: UnknownFields,
+) -> Result<Parsed<pb::JobSet>, DocumentError> {
+    parse_one(text, what, "JobSet", unknown)
 }
 
 /// Reads one object of `kind` (or with no kind) from a single document.
-fn parse_one<T: DeserializeOwned>(text: &str, what: &str, kind: &str) -> Result<T, DocumentError> {
+fn parse_one<T: DeserializeOwned>(
+    text: &str,
+    what: &str,
+    kind: &str,
+    unknown: UnknownFields,
+) -> Result<Parsed<T>, DocumentError> {
     let mut docs = documents(text, what)?;
-    let shape = |detail: String| DocumentError::Shape {
-        what: what.to_string(),
-        detail,
-    };
     if docs.len() != 1 {
-        return Err(shape(format!(
-            "expected one {kind}, found {} documents",
-            docs.len()
-        )));
+        return Err(DocumentError::Shape {
+            what: what.to_string(),
+            detail: format!("expected one {kind}, found {} documents", docs.len()),
+        });
     }
     let doc = docs.remove(0);
-    match kind_of(&doc) {
-        Some(k) if k != kind => Err(shape(format!("expected kind {kind}, found kind {k}"))),
-        _ => message(doc, what, ""),
-    }
+    let mut checker = Checker::new(what)?;
+    checker.object(&doc, kind, "", &[])?;
+    let warnings = checker.finish(unknown)?;
+    Ok(Parsed {
+        value: message(doc, what, "")?,
+        warnings,
+    })
 }
 
 /// Reads objects of `kind`: a `<kind>List`, a List, an array, a single object, or several
@@ -135,70 +364,90 @@ fn parse_objects<T: DeserializeOwned>(
     text: &str,
     what: &str,
     kind: &str,
-) -> Result<Vec<T>, DocumentError> {
+    unknown: UnknownFields,
+) -> Result<Parsed<Vec<T>>, DocumentError> {
     let list_kind = format!("{kind}List");
-    let mut objects = Vec::new();
     let docs = documents(text, what)?;
     let several = docs.len() > 1;
-    for (d, doc) in docs.into_iter().enumerate() {
+    let mut checker = Checker::new(what)?;
+    // Every object with its path, checked first, so that unknown fields are
+    // reported before any value the conversion would reject.
+    let mut found: Vec<(String, Value)> = Vec::new();
+    for (d, mut doc) in docs.into_iter().enumerate() {
         // With several documents, paths say which one.
         let doc_prefix = if several {
             format!("[document {d}]")
         } else {
             String::new()
         };
-        let join = |rest: &str| match (doc_prefix.is_empty(), rest.is_empty()) {
-            (true, _) => rest.to_string(),
-            (false, true) => doc_prefix.clone(),
-            (false, false) => format!("{doc_prefix}.{rest}"),
-        };
-        // A list's items, and where they sit in the document ("items" or the top).
-        let list = match (&doc, kind_of(&doc)) {
-            (Value::Array(items), _) => Some((items.clone(), "")),
-            (_, Some(k)) if k == list_kind || k == "List" => match doc.get("items") {
-                Some(Value::Array(items)) => Some((items.clone(), "items")),
-                Some(Value::Null) | None => Some((Vec::new(), "items")),
-                Some(_) => {
-                    return Err(DocumentError::Field {
-                        what: what.to_string(),
-                        field: join("items"),
-                        detail: format!("must be a list of {kind}s"),
-                    });
-                }
-            },
+        let envelope = match (&doc, kind_of(&doc)) {
+            (Value::Array(_), _) => Some(None),
+            (_, Some(k)) if k == list_kind || k == "List" => Some(Some(k.to_string())),
             _ => None,
         };
-        if let Some((items, items_path)) = list {
-            for (i, item) in items.into_iter().enumerate() {
-                let prefix = join(&format!("{items_path}[{i}]"));
-                match kind_of(&item) {
-                    Some(k) if k != kind => {
-                        return Err(DocumentError::Field {
-                            what: what.to_string(),
-                            field: format!("{prefix}.kind"),
-                            detail: format!("expected {kind}, found {k}"),
-                        });
+        let Some(envelope) = envelope else {
+            if let Some(k) = kind_of(&doc)
+                && k != kind
+            {
+                return Err(checker.field_error(
+                    join_path(&doc_prefix, "kind"),
+                    format!("expected a {kind}, {list_kind} or List, found {k}"),
+                ));
+            }
+            checker.object(&doc, kind, &doc_prefix, &[])?;
+            found.push((doc_prefix, doc));
+            continue;
+        };
+        // A list's items, and where they sit in the document ("items" or the top).
+        let (items, items_path) = match envelope {
+            None => match doc {
+                Value::Array(items) => (items, doc_prefix.clone()),
+                _ => (Vec::new(), doc_prefix.clone()),
+            },
+            Some(list) => {
+                checker.object(&doc, &list, &doc_prefix, &["items"])?;
+                let items_path = join_path(&doc_prefix, "items");
+                match doc.get_mut("items").map(Value::take) {
+                    Some(Value::Array(items)) => (items, items_path),
+                    Some(Value::Null) | None => (Vec::new(), items_path),
+                    Some(_) => {
+                        return Err(
+                            checker.field_error(items_path, format!("must be a list of {kind}s"))
+                        );
                     }
-                    _ => objects.push(message(item, what, &prefix)?),
                 }
             }
-            continue;
-        }
-        match kind_of(&doc) {
-            Some(k) if k != kind => {
-                return Err(DocumentError::Shape {
-                    what: what.to_string(),
-                    detail: format!("expected a {kind}, {list_kind} or List, found kind {k}"),
-                });
-            }
-            _ => objects.push(message(doc, what, &join(""))?),
+        };
+        for (i, item) in items.into_iter().enumerate() {
+            let prefix = format!("{items_path}[{i}]");
+            checker.object(&item, kind, &prefix, &[])?;
+            found.push((prefix, item));
         }
     }
-    Ok(objects)
+    let warnings = checker.finish(unknown)?;
+    let objects = found
+        .into_iter()
+        .map(|(prefix, item)| message(item, what, &prefix))
+        .collect::<Result<_, _>>()?;
+    Ok(Parsed {
+        value: objects,
+        warnings,
+    })
 }
 
 /// Reads controller state as a DecideJobResponse prints it (`state`), or the whole response.
+/// Strictly: its field names are checked against the contract (a typo in
+/// `failuresAfterLastSuccess` would otherwise be a silent zero).
 pub fn parse_state(text: &str, what: &str) -> Result<pb::ControllerState, DocumentError> {
+    parse_state_with(text, what, UnknownFields::Reject).map(|p| p.value)
+}
+
+/// Reads controller state, with unknown fields treated as `unknown` says.
+pub fn parse_state_with(
+    text: &str,
+    what: &str,
+    unknown: UnknownFields,
+) -> Result<Parsed<pb::ControllerState>, DocumentError> {
     let mut docs = documents(text, what)?;
     if docs.len() != 1 {
         return Err(DocumentError::Shape {
@@ -206,12 +455,33 @@ pub fn parse_state(text: &str, what: &str) -> Result<pb::ControllerState, Docume
             detail: format!("expected one document, found {}", docs.len()),
         });
     }
-    let doc = docs.remove(0);
-    // A saved response holds the state under "state"; accept either.
-    match doc.get("state") {
-        Some(state) => message(state.clone(), what, "state"),
-        None => message(doc, what, ""),
-    }
+    let mut doc = docs.remove(0);
+    // A saved response holds the state under "state" (none when nothing waits on
+    // time); the state alone holds "backoff". Accept either.
+    let saved_response = doc.get("backoff").is_none();
+    let message_name = if saved_response {
+        "DecideJobResponse"
+    } else {
+        "ControllerState"
+    };
+    let contract = schema::contract()?;
+    let mut checker = Checker::with_schema(contract, what);
+    let Some(kind) = contract.kind(schema::CONTRACT_PACKAGE, message_name) else {
+        return Err(DocumentError::Schema(schema::SchemaError::missing_kind(
+            message_name,
+        )));
+    };
+    contract.check(kind, &doc, "", &[], &mut checker.unknown);
+    let warnings = checker.finish(unknown)?;
+    let value = if saved_response {
+        match doc.get_mut("state") {
+            Some(state) => message(state.take(), what, "state")?,
+            None => pb::ControllerState::default(),
+        }
+    } else {
+        message(doc, what, "")?
+    };
+    Ok(Parsed { value, warnings })
 }
 
 /// An RFC 3339 time as a wire timestamp.
@@ -325,13 +595,128 @@ mod tests {
         };
         assert_eq!(field, "items[1].status.containerStatuses[0].restartCount");
         let err = parse_job("kind: Service\n", "job.yaml").expect_err("wrong kind");
-        assert!(err.to_string().contains("found kind Service"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("job.yaml: kind: expected Job, found Service"),
+            "{err}"
+        );
         let err = parse_pods("kind: Pod\n---\nkind: Pod\nmetadata: {name: 3}\n", "p")
             .expect_err("bad name");
         assert!(
             err.to_string().contains("[document 1].metadata.name"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn wrong_api_version_or_kind_is_a_field_error() {
+        let cases = [
+            (
+                "apiVersion: batch/v2\nkind: Job\n",
+                "apiVersion",
+                "expected batch/v1 for kind Job, found batch/v2",
+            ),
+            (
+                "apiVersion: batch/v1\nkind: Jobs\n",
+                "kind",
+                "expected Job, found Jobs",
+            ),
+            ("apiVersion: v1\nkind: Job\n", "apiVersion", "found v1"),
+            ("apiVersion: 1\n", "apiVersion", "found 1"),
+        ];
+        for (text, want_field, want) in cases {
+            let err = parse_job(text, "job.yaml").expect_err(text);
+            let DocumentError::Field { field, detail, .. } = &err else {
+                panic!("{text}: {err}");
+            };
+            assert_eq!(field, want_field, "{text}");
+            assert!(detail.contains(want), "{text}: {detail}");
+        }
+        // Left out, they are the kind the reader expects.
+        assert!(parse_job("metadata: {name: j}\n", "job.yaml").is_ok());
+        let err = parse_pods(
+            "apiVersion: v1\nkind: PodList\nitems:\n- apiVersion: apps/v1\n  kind: Pod\n",
+            "pods.yaml",
+        )
+        .expect_err("apps/v1 Pod");
+        assert!(
+            err.to_string().contains(
+                "pods.yaml: items[0].apiVersion: expected v1 for kind Pod, found apps/v1"
+            ),
+            "{err}"
+        );
+        let err = parse_jobs("apiVersion: v2\nkind: List\n", "jobs").expect_err("v2 List");
+        assert!(
+            err.to_string().contains("jobs: apiVersion: expected v1"),
+            "{err}"
+        );
+        let err = parse_jobset("apiVersion: jobset.x-k8s.io/v1\nkind: JobSet\n", "js")
+            .expect_err("JobSet v1");
+        assert!(
+            err.to_string()
+                .contains("expected jobset.x-k8s.io/v1alpha2"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn unknown_fields_are_rejected_or_warned_with_their_paths() {
+        let job = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec: {backofLimit: 0}\n";
+        let err = parse_job(job, "job.yaml").expect_err("a typo");
+        assert!(
+            err.to_string()
+                .starts_with("job.yaml: spec.backofLimit: unknown field"),
+            "{err}"
+        );
+        let read = parse_job_with(job, "job.yaml", UnknownFields::Warn).expect("lenient");
+        assert_eq!(
+            read.warnings,
+            ["job.yaml: spec.backofLimit: unknown field, ignored"]
+        );
+        assert_eq!(read.value.spec.and_then(|s| s.backoff_limit), None);
+        // Several documents, a list and its envelope: every path says where.
+        let pods = "kind: Pod\nmetadata: {name: a}\n---\napiVersion: v1\nkind: List\nmetadata: {resourceVersoin: '1'}\nitems:\n- kind: Pod\n  spec: {nodeName: n, nodname: m}\n";
+        let err = parse_pods(pods, "pods.yaml").expect_err("typos");
+        let DocumentError::UnknownFields { fields, total, .. } = &err else {
+            panic!("{err}");
+        };
+        assert_eq!(
+            fields,
+            &[
+                "[document 1].metadata.resourceVersoin",
+                "[document 1].items[0].spec.nodname"
+            ]
+        );
+        assert_eq!(*total, 2);
+        // A JobSet's Job template is a batch/v1 JobSpec.
+        let jobset = "kind: JobSet\nspec:\n  replicatedJobs:\n  - name: w\n    template:\n      spec: {backoffLimit: 1, parallelizm: 2}\n";
+        let err = parse_jobset(jobset, "js.yaml").expect_err("typo");
+        assert!(
+            err.to_string()
+                .contains("spec.replicatedJobs[0].template.spec.parallelizm: unknown field"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_huge_file_gets_a_short_error() {
+        let pod = r#"{"metadata":{"name":"p","uid":"u"},"status":{"phase":"Running","phaze":"x"}}"#;
+        let items = vec![pod; 20_000].join(",");
+        let text = format!(r#"{{"kind":"PodList","items":[{items}]}}"#);
+        let err = parse_pods(&text, "pods.json").expect_err("typos");
+        let message = err.to_string();
+        assert!(message.len() < 3_000, "{} bytes", message.len());
+        assert!(message.contains("20000 unknown fields"), "{message}");
+        assert!(
+            message.contains("items[19].status.phaze: unknown field"),
+            "{message}"
+        );
+        assert!(!message.contains("items[20]."), "{message}");
+        assert!(message.contains("... and 19980 more"), "{message}");
+        let read = parse_pods_with(&text, "pods.json", UnknownFields::Warn).expect("lenient");
+        assert_eq!(read.value.len(), 20_000);
+        assert_eq!(read.warnings.len(), MAX_LISTED_UNKNOWN_FIELDS + 1);
+        assert!(read.warnings[MAX_LISTED_UNKNOWN_FIELDS].contains("19980 more"));
     }
 
     #[test]
@@ -348,5 +733,31 @@ mod tests {
             state.backoff.map(|b| b.failures_after_last_success),
             Some(2)
         );
+        let state = parse_state(
+            "backoff: {failures_after_last_success: 3, lastFailureTime: '2024-05-01T10:00:00Z'}\n",
+            "state.yaml",
+        )
+        .expect("proto names are proto3 JSON too");
+        assert_eq!(
+            state.backoff.map(|b| b.failures_after_last_success),
+            Some(3)
+        );
+        let err = parse_state(r#"{"backoff":{"failuresAfterLastSucess":2}}"#, "state.json")
+            .expect_err("a typo");
+        assert!(
+            err.to_string()
+                .contains("state.json: backoff.failuresAfterLastSucess: unknown field"),
+            "{err}"
+        );
+        let response = r#"{"actions":[{"createPods":{"pods":[{"generateName":"a-","labels":{"x":"y"}}]}},{"bogus":{}}],"requeueAfter":"7s","state":{}}"#;
+        let err = parse_state(response, "response.json").expect_err("a typo");
+        assert!(
+            err.to_string()
+                .contains("response.json: actions[1].bogus: unknown field"),
+            "{err}"
+        );
+        let read =
+            parse_state_with(response, "response.json", UnknownFields::Warn).expect("lenient");
+        assert_eq!(read.warnings.len(), 1);
     }
 }

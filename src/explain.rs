@@ -1,97 +1,15 @@
-//! A decision for people: per pod, whether it counts and which pod failure
-//! policy rule matched and why; then the plan's actions.
+//! A decision for people, rendered from the explanation the API returns
+//! (`DecideJobResponse.explanation`), so the text and the API never disagree:
+//! the Job and its policy, what the sync concluded about its pods, each action
+//! and why, the indexes, the backoff wait, the condition that comes next.
 
-use std::collections::HashSet;
 use std::fmt::Write;
+use std::time::Duration;
 
 use job_decider_api::Decision;
-use job_decider_core::model::{
-    Job, OnPodConditionsPattern, Pod, PodFailurePolicyAction, PodFailurePolicyRule, PodPhase,
-};
-use job_decider_core::plan::{Action, PodRef};
-use job_decider_core::pod_failure_policy::{MatchedOn, match_pod_failure_policy};
-
-/// How a pod counts towards the Job, with the reason.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PodVerdict {
-    /// `succeeded`, `failed-counted`, `failed-ignored`, `active` or `terminating`.
-    pub counts_as: &'static str,
-    /// Why, in a few words.
-    pub why: String,
-}
-
-/// Classifies one pod of the snapshot.
-pub fn classify(job: &Job, pod: &Pod) -> PodVerdict {
-    let verdict = |counts_as, why: String| PodVerdict { counts_as, why };
-    let limit = if job.spec.uses_backoff_limit_per_index() {
-        "its index's backoffLimitPerIndex"
-    } else {
-        "backoffLimit"
-    };
-    match pod.phase {
-        PodPhase::Succeeded => verdict("succeeded", String::new()),
-        PodPhase::Failed => {
-            let Some(policy) = job.spec.pod_failure_policy.as_ref() else {
-                return verdict(
-                    "failed-counted",
-                    format!("no pod failure policy: counts towards {limit}"),
-                );
-            };
-            let decision = match_pod_failure_policy(Some(policy), &job.namespace, pod);
-            let (Some(index), Some(action)) = (decision.rule_index, decision.action.as_ref())
-            else {
-                return verdict(
-                    "failed-counted",
-                    format!("no pod failure policy rule matched: counts towards {limit}"),
-                );
-            };
-            let matched = match &decision.matched_on {
-                Some(MatchedOn::ExitCode {
-                    container,
-                    exit_code,
-                    init_container,
-                }) => format!(
-                    "{} {container:?} exited with {exit_code}",
-                    if *init_container {
-                        "init container"
-                    } else {
-                        "container"
-                    }
-                ),
-                Some(MatchedOn::Condition { condition_type }) => {
-                    format!("pod condition {condition_type} matched")
-                }
-                None => "matched".into(),
-            };
-            let (counts_as, effect) = match action {
-                PodFailurePolicyAction::Ignore => ("failed-ignored", "not counted"),
-                PodFailurePolicyAction::FailJob => ("failed-counted", "fails the Job"),
-                PodFailurePolicyAction::FailIndex => ("failed-counted", "fails its index"),
-                PodFailurePolicyAction::Count | PodFailurePolicyAction::Unknown(_) => {
-                    ("failed-counted", "counts towards the backoff limit")
-                }
-            };
-            verdict(
-                counts_as,
-                format!("rule {index} ({}): {matched}; {effect}", action.as_str()),
-            )
-        }
-        PodPhase::Pending | PodPhase::Running | PodPhase::Unknown => {
-            if pod.deletion.is_some() {
-                let replaced = if job.spec.only_replace_failed_pods() {
-                    "replaced only once it has failed"
-                } else {
-                    "may be replaced already"
-                };
-                verdict("terminating", format!("being deleted; {replaced}"))
-            } else if pod.is_ready() {
-                verdict("active", "ready".into())
-            } else {
-                verdict("active", String::new())
-            }
-        }
-    }
-}
+use job_decider_api::pb;
+use job_decider_core::explain::{human_duration, ordinal};
+use job_decider_core::model::{OnPodConditionsPattern, PodFailurePolicyRule};
 
 fn describe_rule(rule: &PodFailurePolicyRule) -> String {
     let mut on = Vec::new();
@@ -123,11 +41,116 @@ fn describe_rule(rule: &PodFailurePolicyRule) -> String {
     format!("{} on {}", rule.action.as_str(), on.join(" and "))
 }
 
-fn names(pods: &[PodRef]) -> String {
+fn names(pods: &[pb::PodReference]) -> String {
     pods.iter()
         .map(|p| p.name.as_str())
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// Seconds and nanoseconds of a wire timestamp as one count of nanoseconds.
+fn nanos(t: &pbjson_types::Timestamp) -> i128 {
+    i128::from(t.seconds) * 1_000_000_000 + i128::from(t.nanos)
+}
+
+/// A wire duration as a std one (negative ones as zero: the contract sends none).
+fn std_duration(d: &pbjson_types::Duration) -> Duration {
+    let secs = u64::try_from(d.seconds).unwrap_or(0);
+    Duration::new(secs, u32::try_from(d.nanos).unwrap_or(0))
+}
+
+/// How far apart two times are, for people: `7s`, `4m10s`; never a huge number.
+fn between(earlier: i128, later: i128) -> String {
+    let diff = u64::try_from((later - earlier).max(0)).unwrap_or(u64::MAX);
+    human_duration(Duration::from_nanos(diff))
+}
+
+/// A time for people: the clock time when it falls on the day of `now`, else the date too.
+fn clock(t: &pbjson_types::Timestamp, now: &pbjson_types::Timestamp) -> String {
+    let at = |t: &pbjson_types::Timestamp| {
+        chrono::DateTime::from_timestamp(t.seconds, u32::try_from(t.nanos).unwrap_or(0))
+    };
+    match (at(t), at(now)) {
+        (Some(t), Some(now)) if t.date_naive() == now.date_naive() => {
+            t.format("%H:%M:%S").to_string()
+        }
+        (Some(t), _) => t.format("%Y-%m-%d %H:%M:%S UTC").to_string(),
+        (None, _) => format!("{}s after the epoch", t.seconds),
+    }
+}
+
+/// A note when `--now` is far from the snapshot's own times: durations measured from it
+/// would mislead (`--now 1999-…` against a Job started in 2025).
+fn now_note(decision: &Decision, now: &pbjson_types::Timestamp) -> Option<String> {
+    const DAY: i128 = 86_400 * 1_000_000_000;
+    let snapshot = &decision.snapshot;
+    let reference = snapshot.job.status.start_time.or_else(|| {
+        snapshot
+            .pods
+            .iter()
+            .filter_map(|p| p.creation_timestamp)
+            .min()
+    })?;
+    let what = if snapshot.job.status.start_time.is_some() {
+        "the Job's startTime"
+    } else {
+        "its first pod's creation"
+    };
+    let reference = job_decider_api::convert::time_to_pb(reference);
+    let (now_n, ref_n) = (nanos(now), nanos(&reference));
+    let shown = |t: &pbjson_types::Timestamp| {
+        chrono::DateTime::from_timestamp(t.seconds, 0).map_or_else(
+            || t.seconds.to_string(),
+            |t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        )
+    };
+    // Years, not seconds: the gap is what is wrong, its exact size does not matter.
+    let apart = |a: i128, b: i128| {
+        let years = (b - a) / (365 * DAY);
+        if years >= 2 {
+            format!("about {years} years")
+        } else {
+            between(a, b)
+        }
+    };
+    if now_n + DAY < ref_n {
+        Some(format!(
+            "Note: the time of this decision ({}) is far in the past: {} before {what} ({}); \
+             waits measured from it are not meaningful (pass --now near the snapshot's times)",
+            shown(now),
+            apart(now_n, ref_n),
+            shown(&reference)
+        ))
+    } else if now_n > ref_n + 365 * DAY {
+        Some(format!(
+            "Note: the time of this decision ({}) is far in the future: {} after {what} ({})",
+            shown(now),
+            apart(ref_n, now_n),
+            shown(&reference)
+        ))
+    } else {
+        None
+    }
+}
+
+/// ", and N more" for a list the response cut short; empty when it is whole.
+fn more(omitted: i32) -> String {
+    and_more(omitted)
+}
+
+/// An index list in words: the indexes, how many, and how many intervals were left out.
+fn index_list(list: &pb::IndexList) -> String {
+    let cut = if list.intervals_omitted > 0 {
+        format!(" and {} more intervals", list.intervals_omitted)
+    } else {
+        String::new()
+    };
+    format!(
+        "{}{cut} ({} index{})",
+        list.indexes,
+        list.count,
+        if list.count == 1 { "" } else { "es" }
+    )
 }
 
 /// The whole explanation of a decision.
@@ -135,6 +158,8 @@ pub fn explain(decision: &Decision) -> String {
     let snapshot = &decision.snapshot;
     let job = &snapshot.job;
     let spec = &job.spec;
+    let response = decision.response();
+    let now = job_decider_api::convert::time_to_pb(snapshot.now);
     let mut out = String::new();
     // Writing to a String cannot fail; the results are ignored on purpose.
     let _ = writeln!(out, "Job {}/{} (uid {})", job.namespace, job.name, job.uid);
@@ -156,6 +181,9 @@ pub fn explain(decision: &Decision) -> String {
     if spec.suspend {
         let _ = write!(out, ", suspended");
     }
+    if let Some(managed_by) = &spec.managed_by {
+        let _ = write!(out, ", managedBy {managed_by:?}");
+    }
     let _ = writeln!(out);
     let status = &job.status;
     let _ = writeln!(
@@ -176,107 +204,184 @@ pub fn explain(decision: &Decision) -> String {
             .map(|f| format!(", failedIndexes {f}"))
             .unwrap_or_default(),
     );
+    if let Some(note) = now_note(decision, &now) {
+        let _ = writeln!(out, "{note}");
+    }
     if let Some(policy) = &spec.pod_failure_policy {
         let _ = writeln!(out, "Pod failure policy:");
         for (i, rule) in policy.rules.iter().enumerate() {
             let _ = writeln!(out, "  rule {i}: {}", describe_rule(rule));
         }
     }
-
-    let uncounted: HashSet<&str> = status
-        .uncounted_terminated_pods
-        .iter()
-        .flat_map(|u| u.succeeded.iter().chain(u.failed.iter()))
-        .map(String::as_str)
-        .collect();
-    let _ = writeln!(out, "Pods ({}):", snapshot.pods.len());
-    for pod in &snapshot.pods {
-        let verdict = classify(job, pod);
-        let index = pod
-            .completion_index
-            .map(|i| format!(" index {i}"))
-            .unwrap_or_default();
-        let mut notes = Vec::new();
-        if !verdict.why.is_empty() {
-            notes.push(verdict.why.clone());
-        }
-        if matches!(pod.phase, PodPhase::Succeeded | PodPhase::Failed) {
-            if uncounted.contains(pod.uid.as_str()) {
-                notes.push("recorded in uncountedTerminatedPods".into());
-            } else if !pod.has_tracking_finalizer {
-                notes.push("no tracking finalizer: already counted".into());
-            }
-        }
-        if pod.controller.is_none() {
-            notes.push("orphan: no controller owner".into());
-        }
+    let default = pb::JobExplanation::default();
+    let e = response.explanation.as_ref().unwrap_or(&default);
+    write_pods(&mut out, snapshot.pods.len(), e);
+    write_indexes(&mut out, e, spec.max_failed_indexes);
+    write_actions(&mut out, &response, e);
+    if let Some(b) = &e.backoff {
+        write_backoff(&mut out, b, &now);
+    }
+    if let Some(c) = &e.coming_condition {
+        write_coming(&mut out, c, &now);
+    }
+    if let Some(n) = &e.not_managed {
         let _ = writeln!(
             out,
-            "  {}{index} [{}] {}{}",
-            pod.name,
-            pod.phase.as_str(),
-            verdict.counts_as,
-            if notes.is_empty() {
-                String::new()
-            } else {
-                format!(": {}", notes.join("; "))
-            }
+            "Not managed here: spec.managedBy is {:?} and this decision is for {:?}; \
+             pass --controller-name {} to decide as that controller",
+            n.managed_by, n.controller_name, n.managed_by
         );
     }
+    if let Some(after) = &response.requeue_after {
+        let reason = if e.requeue_reason.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", e.requeue_reason)
+        };
+        let _ = writeln!(
+            out,
+            "Decide again after {}{reason}",
+            human_duration(std_duration(after))
+        );
+    }
+    let backoff = &decision.plan.state.backoff;
+    if backoff.failures_after_last_success > 0 {
+        let _ = writeln!(
+            out,
+            "State: {} failure(s) since the last success",
+            backoff.failures_after_last_success
+        );
+    }
+    if !e.summary.is_empty() {
+        let _ = writeln!(out, "Summary: {}", e.summary);
+    }
+    out
+}
 
-    let plan = &decision.plan;
-    if plan.actions.is_empty() {
+/// The pods, one line per group of the same verdict.
+fn write_pods(out: &mut String, total: usize, e: &pb::JobExplanation) {
+    if e.not_managed.is_some() {
+        let _ = writeln!(
+            out,
+            "Pods ({total}): not examined: another controller manages the Job"
+        );
+        return;
+    }
+    let _ = writeln!(out, "Pods ({total}):");
+    for g in &e.pods {
+        let names = format!("{}{}", g.pods.join(", "), more(g.pods_omitted));
+        let count = if g.count > 1 {
+            format!(" ({} pods)", g.count)
+        } else {
+            String::new()
+        };
+        let indexes = g
+            .indexes
+            .as_ref()
+            .map(|i| format!(" index {}", index_list(i)))
+            .unwrap_or_default()
+            .replace(" (1 index)", "");
+        let rule = match g.rule_index {
+            Some(i) => format!("rule {i} ({}) matched {}; ", g.rule_action, g.matched),
+            None => String::new(),
+        };
+        let adopted = if g.adopted {
+            "; orphan, adopted now"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "  {}{count}{indexes}: {}: {rule}{}{adopted}",
+            names, g.verdict, g.detail
+        );
+    }
+    if e.pod_groups_omitted > 0 {
+        let _ = writeln!(
+            out,
+            "  ({} more groups of pods not listed)",
+            e.pod_groups_omitted
+        );
+    }
+}
+
+/// The completed and failed indexes, in words.
+fn write_indexes(out: &mut String, e: &pb::JobExplanation, max_failed: Option<i32>) {
+    if let Some(c) = &e.completed_indexes {
+        if c.count == 0 {
+            let _ = writeln!(out, "Completed indexes: none yet");
+        } else {
+            let _ = writeln!(out, "Completed indexes: {}", index_list(c));
+        }
+    }
+    if let Some(f) = &e.failed_indexes {
+        if f.count == 0 {
+            let _ = writeln!(out, "Failed indexes: none");
+        } else {
+            let verb = if f.count == 1 && f.intervals_omitted == 0 {
+                format!("index {} has failed", f.indexes)
+            } else {
+                format!("indexes {} have failed", f.indexes)
+            };
+            let limit = max_failed
+                .map(|m| format!("; maxFailedIndexes {m}"))
+                .unwrap_or_default();
+            let _ = writeln!(out, "Failed indexes: {} — {verb}{limit}", index_list(f));
+        }
+    }
+}
+
+/// The actions in order, each with why.
+fn write_actions(out: &mut String, response: &pb::DecideJobResponse, e: &pb::JobExplanation) {
+    use pb::action::Kind;
+    if response.actions.is_empty() {
         let _ = writeln!(out, "Actions: none");
     } else {
-        let _ = writeln!(out, "Actions ({}), in order:", plan.actions.len());
+        let _ = writeln!(out, "Actions ({}), in order:", response.actions.len());
     }
-    for (n, action) in plan.actions.iter().enumerate() {
-        let line = match action {
-            Action::AdoptPods(pods) => format!("adopt {}", names(pods)),
-            Action::ReleasePods(pods) => format!("release {}", names(pods)),
-            Action::CreatePods(pods) => {
-                let indexes: Vec<String> = pods
+    for (n, action) in response.actions.iter().enumerate() {
+        let line = match &action.kind {
+            Some(Kind::AdoptPods(a)) => format!("adopt {}", names(&a.pods)),
+            Some(Kind::ReleasePods(r)) => format!("release {}", names(&r.pods)),
+            Some(Kind::CreatePods(c)) => {
+                let indexes: Vec<String> = c
+                    .pods
                     .iter()
                     .filter_map(|p| p.completion_index.map(|i| i.to_string()))
                     .collect();
                 if indexes.is_empty() {
-                    format!("create {} pod(s)", pods.len())
+                    format!("create {} pod(s)", c.pods.len())
                 } else {
                     format!(
                         "create {} pod(s) for indexes {}",
-                        pods.len(),
+                        c.pods.len(),
                         indexes.join(", ")
                     )
                 }
             }
-            Action::DeletePods(pods) => {
-                let list: Vec<String> = pods
+            Some(Kind::DeletePods(d)) => {
+                let list: Vec<String> = d
+                    .pods
                     .iter()
                     .map(|p| {
                         if p.remove_finalizer_first {
-                            format!("{} (finalizer removed first, not counted)", p.pod.name)
+                            format!("{} (finalizer removed first, not counted)", p.name)
                         } else {
-                            p.pod.name.clone()
+                            p.name.clone()
                         }
                     })
                     .collect();
                 format!("delete {}", list.join(", "))
             }
-            Action::RemoveFinalizers(pods) => {
-                format!("remove the tracking finalizer from {}", names(pods))
+            Some(Kind::RemoveFinalizers(r)) => {
+                format!("remove the tracking finalizer from {}", names(&r.pods))
             }
-            Action::UpdateStatus(s) => {
+            Some(Kind::UpdateStatus(u)) => {
+                let s = u.status.clone().unwrap_or_default();
                 let conditions: Vec<String> = s
                     .conditions
                     .iter()
-                    .map(|c| {
-                        format!(
-                            "{}={} ({})",
-                            c.condition_type.as_str(),
-                            c.status.as_str(),
-                            c.reason
-                        )
-                    })
+                    .map(|c| format!("{}={} ({})", c.r#type, c.status, c.reason))
                     .collect();
                 let uncounted = s
                     .uncounted_terminated_pods
@@ -301,27 +406,91 @@ pub fn explain(decision: &Decision) -> String {
                     }
                 )
             }
-            Action::RecordEvent(e) => format!(
-                "event {} {}: {}",
-                e.event_type.as_str(),
-                e.reason,
-                e.message
-            ),
+            Some(Kind::RecordEvent(ev)) => {
+                format!("event {} {}: {}", ev.r#type, ev.reason, ev.message)
+            }
+            None => String::new(),
         };
         let _ = writeln!(out, "  {}. {line}", n + 1);
+        let reasons: Vec<&pb::ActionReason> = e
+            .action_reasons
+            .iter()
+            .filter(|r| usize::try_from(r.action).ok() == Some(n))
+            .collect();
+        for r in &reasons {
+            let pods = if reasons.len() > 1 && r.pods > 0 {
+                format!(" ({} pod(s))", r.pods)
+            } else {
+                String::new()
+            };
+            let _ = writeln!(out, "     why{pods}: {} [{}]", r.message, r.reason);
+        }
     }
-    if let Some(after) = plan.requeue_after {
-        let _ = writeln!(out, "Decide again after {after:?}");
-    }
-    let backoff = &plan.state.backoff;
-    if backoff.failures_after_last_success > 0 {
+}
+
+/// The backoff wait: until when, and after which failure.
+fn write_backoff(out: &mut String, b: &pb::BackoffWait, now: &pbjson_types::Timestamp) {
+    let (Some(until), Some(delay)) = (&b.until, &b.delay) else {
+        return;
+    };
+    let whose = b
+        .index
+        .map(|i| format!("index {i}'s replacement"))
+        .unwrap_or_else(|| "new pods".into());
+    let left = if nanos(until) > nanos(now) {
+        format!(", in {}", between(nanos(now), nanos(until)))
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        out,
+        "Backoff: {whose} wait until {}{left} ({} after the {} failure)",
+        clock(until, now),
+        human_duration(std_duration(delay)),
+        ordinal(i64::from(b.failures))
+    );
+}
+
+/// The condition that comes next.
+fn write_coming(out: &mut String, c: &pb::ComingCondition, now: &pbjson_types::Timestamp) {
+    if let Some(at) = &c.at {
+        let left = if nanos(at) > nanos(now) {
+            format!(" (in {})", between(nanos(now), nanos(at)))
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             out,
-            "State: {} failure(s) since the last success",
-            backoff.failures_after_last_success
+            "Next condition: {} ({}) at {}{left}, unless the Job finishes first",
+            c.terminal,
+            c.reason,
+            clock(at, now)
         );
+        return;
     }
-    out
+    if c.terminal_now {
+        let _ = writeln!(
+            out,
+            "Next condition: {} ({}) is written now: {}",
+            c.terminal, c.reason, c.message
+        );
+        return;
+    }
+    let interim = if c.interim.is_empty() {
+        String::new()
+    } else {
+        format!("{} ({}) now, then ", c.interim, c.reason)
+    };
+    let when = if c.waits_for == "the next sync" {
+        "at the next sync".to_string()
+    } else {
+        format!("once {}", c.waits_for)
+    };
+    let _ = writeln!(
+        out,
+        "Next condition: {interim}{} ({}) {when}: {}",
+        c.terminal, c.reason, c.message
+    );
 }
 
 /// A JobSet decision for people: the Jobs by group, every rule checked against
@@ -428,57 +597,69 @@ fn and_more(omitted: i32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use job_decider_core::fixtures;
-    use job_decider_core::model::{ConditionStatus, Deletion, PodFailurePolicy};
-    use job_decider_core::time::Time;
-
-    fn pod(phase: PodPhase) -> Pod {
-        Pod {
-            uid: "u".into(),
-            labels: Default::default(),
-            controller: None,
-            creation_timestamp: None,
-            phase,
-            ..fixtures::pod("p")
-        }
-    }
-
-    #[test]
-    fn pods_are_classified_by_phase_and_deletion() {
-        let job = fixtures::job();
-        assert_eq!(
-            classify(&job, &pod(PodPhase::Succeeded)).counts_as,
-            "succeeded"
-        );
-        assert_eq!(classify(&job, &pod(PodPhase::Running)).counts_as, "active");
-        let failed = classify(&job, &pod(PodPhase::Failed));
-        assert_eq!(failed.counts_as, "failed-counted");
-        assert!(failed.why.contains("no pod failure policy"));
-        let mut deleting = pod(PodPhase::Running);
-        deleting.deletion = Some(Deletion {
-            timestamp: Time::from_unix_nanos(0),
-            grace_period_seconds: Some(30),
-        });
-        assert_eq!(classify(&job, &deleting).counts_as, "terminating");
-    }
+    use job_decider_core::model::{ConditionStatus, PodFailurePolicyAction, PodFailurePolicyRule};
 
     #[test]
     fn rules_are_described() {
-        let mut job = fixtures::job();
-        job.spec.pod_failure_policy = Some(PodFailurePolicy {
-            rules: vec![PodFailurePolicyRule {
-                action: PodFailurePolicyAction::Ignore,
-                on_exit_codes: None,
-                on_pod_conditions: vec![OnPodConditionsPattern {
-                    condition_type: "DisruptionTarget".into(),
-                    status: ConditionStatus::True,
-                }],
+        let rule = PodFailurePolicyRule {
+            action: PodFailurePolicyAction::Ignore,
+            on_exit_codes: None,
+            on_pod_conditions: vec![OnPodConditionsPattern {
+                condition_type: "DisruptionTarget".into(),
+                status: ConditionStatus::True,
             }],
-        });
-        let rule = &job.spec.pod_failure_policy.as_ref().expect("policy").rules[0];
+        };
         assert_eq!(
-            describe_rule(rule),
+            describe_rule(&rule),
             "Ignore on pod conditions DisruptionTarget=True"
+        );
+    }
+
+    #[test]
+    fn backoff_says_until_when_and_after_which_failure() {
+        let now = pbjson_types::Timestamp {
+            seconds: 1_748_858_400, // 2025-06-02T10:00:00Z
+            nanos: 0,
+        };
+        let b = pb::BackoffWait {
+            until: Some(pbjson_types::Timestamp {
+                seconds: now.seconds + 27,
+                nanos: 0,
+            }),
+            delay: Some(pbjson_types::Duration {
+                seconds: 20,
+                nanos: 0,
+            }),
+            failures: 2,
+            last_failure_time: None,
+            index: None,
+        };
+        let mut out = String::new();
+        write_backoff(&mut out, &b, &now);
+        assert_eq!(
+            out,
+            "Backoff: new pods wait until 10:00:27, in 27s (20s after the 2nd failure)\n"
+        );
+    }
+
+    #[test]
+    fn a_coming_failed_condition_says_what_it_waits_for() {
+        let c = pb::ComingCondition {
+            interim: "FailureTarget".into(),
+            terminal: "Failed".into(),
+            reason: "BackoffLimitExceeded".into(),
+            message: "Job has reached the specified backoff limit".into(),
+            terminal_now: false,
+            waits_for: "the 2 terminating pod(s) are gone".into(),
+            at: None,
+        };
+        let mut out = String::new();
+        write_coming(&mut out, &c, &pbjson_types::Timestamp::default());
+        assert!(
+            out.starts_with(
+                "Next condition: FailureTarget (BackoffLimitExceeded) now, then Failed (BackoffLimitExceeded) once the 2 terminating pod(s) are gone"
+            ),
+            "{out}"
         );
     }
 

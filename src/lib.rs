@@ -3,12 +3,15 @@
 //! The decisions live in [`job_decider_core`] (start at `sync::decide`), the wire
 //! contract and its conversions in [`job_decider_api`]; this crate is the binary
 //! around them: the gRPC [`server`], the [`cli`], [`documents`] (Kubernetes YAML
-//! and JSON files) and [`explain`]. ARCHITECTURE.md maps the crates and the
+//! and JSON files, checked against the [`schema`]), [`manifest`] (a Job as
+//! written, taken as created) and [`explain`]. ARCHITECTURE.md maps the crates and the
 //! invariants they keep.
 
 pub mod cli;
 pub mod documents;
 pub mod explain;
+pub mod manifest;
 pub mod report;
+pub mod schema;
 pub mod server;
 pub mod simulate;

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 
-use crate::cli::CliError;
+use crate::cli::{self, CliError, Strictness};
 use crate::documents;
 use job_decider_api::{self as api, ApiError, pb};
 use job_decider_sim::{DecideError, Decider, Options, Script, SimError, Timeline};
@@ -42,9 +42,13 @@ pub struct SimulateArgs {
     /// Ask this gRPC server (HOST:PORT, plaintext) for every decision instead of deciding in process.
     #[arg(long)]
     pub decider_addr: Option<String>,
-    /// When the simulation starts (RFC 3339); default the Job's creationTimestamp.
+    /// When the simulation starts (RFC 3339); default the Job's creationTimestamp, else
+    /// 2025-01-01T00:00:00Z (a Job written without a uid is taken as created then).
     #[arg(long)]
     pub start: Option<String>,
+    /// Unknown fields in the Job and pods: errors unless `--lenient`.
+    #[command(flatten)]
+    pub strictness: Strictness,
     /// Also write the report as one self-contained HTML page (summary, chart, events) to FILE.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
@@ -53,7 +57,11 @@ pub struct SimulateArgs {
     pub svg: Option<PathBuf>,
 }
 
-/// A file's text; `-` is stdin.
+/// The start when neither `--start` nor the Job says: fixed, so that a timeline
+/// never depends on the day it was played.
+const DEFAULT_START: &str = "2025-01-01T00:00:00Z";
+
+/// The script's text; `-` is stdin.
 fn read(path: &Path) -> Result<String, CliError> {
     if path.as_os_str() == "-" {
         let mut text = String::new();
@@ -130,23 +138,12 @@ fn sim_error(script: &Path, err: SimError) -> CliError {
 
 /// Plays the script and renders the timeline (or the comparison).
 pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
-    let files = [
-        Some(&args.job),
-        Some(&args.script),
-        args.pods.as_ref(),
-        args.compare.as_ref(),
-    ];
-    if files
-        .iter()
-        .flatten()
-        .filter(|p| p.as_os_str() == "-")
-        .count()
-        > 1
-    {
-        return Err(CliError::BadInput(
-            "only one of --job, --script, --pods and --compare can be - (stdin)".to_string(),
-        ));
-    }
+    cli::one_stdin(&[
+        ("--job", Some(&args.job)),
+        ("--script", Some(&args.script)),
+        ("--pods", args.pods.as_deref()),
+        ("--compare", args.compare.as_deref()),
+    ])?;
     if args.pods.is_some() && args.compare.is_some() {
         return Err(CliError::BadInput(
             "--compare cannot be used with --pods: the pods belong to the first Job".to_string(),
@@ -155,21 +152,24 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
     let script = Script::from_yaml(&read(&args.script)?)
         .map_err(|e| CliError::BadInput(format!("{}: {e}", args.script.display())))?;
     let pods = match &args.pods {
-        Some(path) => documents::parse_pods(&read(path)?, &path.display().to_string())?,
+        Some(path) => cli::read_pods(path, args.strictness)?,
         None => Vec::new(),
     };
+    let start = match &args.start {
+        Some(text) => Some(documents::parse_time(text, "--start")?),
+        None => None,
+    };
+    // A manifest written without a uid is created at the start.
+    let created = match &start {
+        Some(t) => *t,
+        None => documents::parse_time(DEFAULT_START, "the default start")?,
+    };
     let options = Options {
-        start_nanos: match &args.start {
-            Some(text) => {
-                let t = documents::parse_time(text, "--start")?;
-                Some(
-                    t.seconds
-                        .saturating_mul(1_000_000_000)
-                        .saturating_add(i64::from(t.nanos)),
-                )
-            }
-            None => None,
-        },
+        start_nanos: start.map(|t| {
+            t.seconds
+                .saturating_mul(1_000_000_000)
+                .saturating_add(i64::from(t.nanos))
+        }),
         controller_name: String::new(),
     };
     let mut remote = match &args.decider_addr {
@@ -177,7 +177,7 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
         None => None,
     };
     let mut play = |job_path: &Path, pods: Vec<pb::Pod>| -> Result<Timeline, CliError> {
-        let job = documents::parse_job(&read(job_path)?, &job_path.display().to_string())?;
+        let job = cli::read_job(job_path, args.strictness, &created, args.pods.is_some())?;
         let result = match remote.as_mut() {
             Some(r) => job_decider_sim::simulate(job, pods, &script, &options, r),
             None => job_decider_sim::simulate(job, pods, &script, &options, &mut in_process),

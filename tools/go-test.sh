@@ -17,6 +17,10 @@ bash conformance/run.sh "$decider"
 # so go test prints the "N vectors: ..." result line on success too.
 echo "== conformance: jobset"
 (cd conformance/jobset && go test -count=1)
+# The documents' field schema (src/schema/kubernetes.json) is what the pinned
+# k8s.io/api and JobSet modules give today.
+echo "== go test: tools/schemagen"
+(cd tools/schemagen && go test -count=1 ./...)
 echo "== go test: clients/go"
 (cd clients/go && go test -count=1 ./...)
 echo "== go test: shim"

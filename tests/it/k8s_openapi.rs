@@ -307,8 +307,10 @@ fn decide_files_example_decides_as_the_cli() {
             now: Some(now.to_string()),
             state: None,
             controller_name: String::new(),
+            strictness: job_decider::cli::Strictness::default(),
         },
         output: job_decider::cli::Output::Json,
+        explain: false,
     })
     .expect("the CLI decides");
     let from_cli: pb::DecideJobResponse = serde_json::from_str(&cli).expect("CLI JSON");

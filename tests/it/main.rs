@@ -13,6 +13,7 @@ mod vector_files;
 
 mod cli;
 mod crate_edges;
+mod explain;
 mod hostile;
 mod jobset_vectors;
 mod k8s_openapi;
@@ -23,5 +24,6 @@ mod regressions;
 mod server;
 mod simulate;
 mod simulate_render;
+mod strict;
 mod tls;
 mod vectors;

@@ -358,3 +358,68 @@ fn the_script_can_come_from_stdin_and_pods_cannot_be_compared() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("--compare cannot be used with --pods"));
 }
+
+#[test]
+fn a_manifest_as_written_is_simulated_as_the_api_server_would_create_it() {
+    let job = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/hand-written-job/job.yaml");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let script = dir.path().join("script.yaml");
+    std::fs::write(
+        &script,
+        "attempts:\n- {index: 1, attempt: 1, exitCode: 42}\n",
+    )
+    .expect("write");
+    let out = run(&[
+        "simulate",
+        "--job",
+        path(&job),
+        "--script",
+        path(&script),
+        "-o",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("no metadata.uid"),
+        "{}",
+        text(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    // Created at the default start; exit 42 matches the FailJob rule.
+    assert_eq!(v["start"], "2025-01-01T00:00:00Z");
+    assert_eq!(v["summary"]["reason"], "PodFailurePolicy");
+}
+
+#[test]
+fn a_typo_in_the_job_is_an_error_naming_its_path_unless_lenient() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let job = std::fs::read_to_string(examples().join("kep-3329-story3/job.yaml")).expect("job");
+    let file = dir.path().join("job.yaml");
+    std::fs::write(
+        &file,
+        job.replace("  backoffLimit: 3\n", "  backofLimit: 3\n"),
+    )
+    .expect("write");
+    let script = examples().join("kep-3329-story3/script.yaml");
+    let out = run(&["simulate", "--job", path(&file), "--script", path(&script)]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("spec.backofLimit"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = run(&[
+        "simulate",
+        "--job",
+        path(&file),
+        "--script",
+        path(&script),
+        "--lenient",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("spec.backofLimit"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -101,14 +101,14 @@ def _check_bad_request(err: DecideError, want_fields: list[str]) -> None:
 
 
 def test_bad_request_job_without_uid_names_the_field(
-    addr: str, job: dict[str, Any], pods: dict[str, Any], tmp_path: Path
+    addr: str, job: dict[str, Any], pods: dict[str, Any]
 ) -> None:
+    # The service takes a request as it is. (The CLI is no reference here: it takes a Job
+    # file without a uid as the API server would create it, README "Manifests as written".)
     del job["metadata"]["uid"]
-    want_fields = _cli_violation_fields(job, pods, tmp_path)
-    assert want_fields == ["job.metadata.uid"]
     with Client(addr) as client, pytest.raises(DecideError) as caught:
         client.decide_job(decide_job_request(job, pods, now=FIXED_NOW))
-    _check_bad_request(caught.value, want_fields)
+    _check_bad_request(caught.value, ["job.metadata.uid"])
 
 
 def test_bad_request_asyncio_pod_without_uid_names_the_pod(

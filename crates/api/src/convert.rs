@@ -804,9 +804,10 @@ pub(crate) fn controller_ref(
     }
 }
 
-/// The plan on the wire.
+/// The plan on the wire (without an explanation).
 pub fn response_from_plan(plan: &Plan) -> pb::DecideJobResponse {
     pb::DecideJobResponse {
+        explanation: None,
         actions: plan.actions.iter().map(action_to_pb).collect(),
         requeue_after: plan.requeue_after.map(duration_to_pb),
         // An empty record is the same as no state (a controller that just started).

@@ -42,6 +42,9 @@ pub struct LazyDecideJobRequest {
     /// The pods in the lean encoding, each an encoded `LeanPod`.
     #[prost(bytes = "bytes", repeated, tag = "7")]
     pub lean_pods: Vec<Bytes>,
+    /// Also return the explanation.
+    #[prost(bool, tag = "8")]
+    pub explain: bool,
 }
 
 impl From<pb::DecideJobRequest> for LazyDecideJobRequest {
@@ -64,6 +67,7 @@ impl From<pb::DecideJobRequest> for LazyDecideJobRequest {
                 .iter()
                 .map(|p| p.encode_to_vec().into())
                 .collect(),
+            explain: request.explain,
         }
     }
 }

@@ -8,6 +8,7 @@
 pub mod codec;
 pub mod convert;
 pub mod convert_jobset;
+pub mod explanation;
 #[cfg(any(test, feature = "test-util"))]
 pub mod fixtures;
 pub mod lazy;
@@ -17,6 +18,7 @@ mod pod_decode;
 pub mod status;
 pub mod wire;
 
+use job_decider_core::explain::JobExplanation;
 use job_decider_core::jobset::decide_jobset as decide_jobset_core;
 use job_decider_core::jobset_validate::validate_jobset;
 use job_decider_core::model::Snapshot;
@@ -54,12 +56,34 @@ pub struct Decision {
     pub snapshot: Snapshot,
     /// The core's plan for it.
     pub plan: Plan,
+    /// Why the plan is what it is, when the request asked (`explain`).
+    pub explanation: Option<JobExplanation>,
 }
 
 impl Decision {
-    /// The plan on the wire.
+    /// The plan on the wire, with the explanation when one was asked for.
     pub fn response(&self) -> pb::DecideJobResponse {
-        convert::response_from_plan(&self.plan)
+        let mut response = convert::response_from_plan(&self.plan);
+        response.explanation = self.explanation.as_ref().map(explanation::to_pb);
+        response
+    }
+}
+
+/// A DecideJob request that may ask for an explanation.
+pub trait ExplainFlag {
+    /// Whether the request set `explain`.
+    fn explain(&self) -> bool;
+}
+
+impl ExplainFlag for pb::DecideJobRequest {
+    fn explain(&self) -> bool {
+        self.explain
+    }
+}
+
+impl ExplainFlag for LazyDecideJobRequest {
+    fn explain(&self) -> bool {
+        self.explain
     }
 }
 
@@ -70,8 +94,10 @@ impl Decision {
 /// so it is gone before the decision starts.
 pub fn decide<R>(request: R) -> Result<Decision, ApiError>
 where
+    R: ExplainFlag,
     Snapshot: TryFrom<R, Error = Vec<Violation>>,
 {
+    let explain = request.explain();
     let snapshot = Snapshot::try_from(request).map_err(ApiError::invalid_snapshot)?;
     let mut violations = validate_job(&snapshot.job);
     // Each rule marks what upstream's sync tolerates (version skew); the rest rejects.
@@ -79,8 +105,18 @@ where
     if !violations.is_empty() {
         return Err(ApiError::invalid_job(violations));
     }
-    let plan = sync::decide(&snapshot);
-    Ok(Decision { snapshot, plan })
+    // Only a caller who asks pays for the explanation.
+    let (plan, explanation) = if explain {
+        let (plan, explanation) = sync::decide_explained(&snapshot);
+        (plan, Some(explanation))
+    } else {
+        (sync::decide(&snapshot), None)
+    };
+    Ok(Decision {
+        snapshot,
+        plan,
+        explanation,
+    })
 }
 
 /// Validates one Job: every violation of the conversion or the API rules, in the response.

@@ -144,12 +144,43 @@ pub fn remaining_backoff_for_index(
     let Some(pod) = last_failed else {
         return Duration::ZERO;
     };
+    remaining_for_failures(
+        index_backoff_failures(pod),
+        Some(finished_time(pod)),
+        now,
+        base,
+        max,
+    )
+}
+
+/// The failures an index's backoff counts, given its latest failed pod: the
+/// ones before it (counted and ignored) and its own.
+pub fn index_backoff_failures(pod: &Pod) -> i32 {
     // Ignored failures delay too; Go's int32 sum wraps, as here.
-    let failures = pod
-        .index_failure_count
+    pod.index_failure_count
         .wrapping_add(pod.index_ignored_failure_count)
-        .wrapping_add(1);
-    remaining_for_failures(failures, Some(finished_time(pod)), now, base, max)
+        .wrapping_add(1)
+}
+
+/// The whole delay after `failures` failures: `base · 2^(failures-1)`, capped
+/// at `max`; zero for no failures.
+pub fn backoff_delay(failures: i32, base: Duration, max: Duration) -> Duration {
+    if failures == 0 {
+        return Duration::ZERO;
+    }
+    let mut backoff = base;
+    // Negative counts skip the doubling, as Go's loop does.
+    for _ in 1..failures {
+        backoff = backoff.saturating_mul(2);
+        if backoff >= max {
+            backoff = max;
+            break;
+        }
+        if backoff.is_zero() {
+            break;
+        }
+    }
+    backoff
 }
 
 /// `base · 2^(failures-1)`, capped at `max`, less the time since the last failure.
@@ -168,18 +199,7 @@ fn remaining_for_failures(
     let Some(last_failure) = last_failure else {
         return Duration::ZERO;
     };
-    let mut backoff = base;
-    // Negative counts skip the doubling, as Go's loop does.
-    for _ in 1..failures {
-        backoff = backoff.saturating_mul(2);
-        if backoff >= max {
-            backoff = max;
-            break;
-        }
-        if backoff.is_zero() {
-            break;
-        }
-    }
+    let backoff = backoff_delay(failures, base, max);
     // Go's `time.Since` saturates at the int64 range of nanoseconds.
     let elapsed = now
         .signed_nanos_since(last_failure)

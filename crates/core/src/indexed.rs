@@ -54,7 +54,7 @@ pub fn is_index_failed(job: &Job, pod: &Pod) -> bool {
 }
 
 /// [`is_index_failed`], reading the pod's policy match from the sync.
-fn index_failed(job: &Job, pod: &SyncPod<'_>) -> bool {
+pub(crate) fn index_failed(job: &Job, pod: &SyncPod<'_>) -> bool {
     if !pod.failed {
         return false;
     }

@@ -9,6 +9,7 @@ pub mod api_names;
 pub mod backoff;
 pub mod conditions;
 pub mod defaults;
+pub mod explain;
 pub(crate) mod go_text;
 pub mod index_set;
 pub mod indexed;

@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::backoff::{
-    POD_FAILURE_BACKOFF_BASE, POD_FAILURE_BACKOFF_MAX, remaining_backoff,
-    remaining_backoff_for_index,
+    POD_FAILURE_BACKOFF_BASE, POD_FAILURE_BACKOFF_MAX, backoff_delay, finished_time,
+    index_backoff_failures, remaining_backoff, remaining_backoff_for_index,
 };
 use crate::index_set::IndexSet;
 use crate::indexed::{
@@ -67,13 +67,56 @@ pub(crate) enum ManageDecision {
     WaitForBackoff(Duration),
 }
 
+/// The numbers behind a manage decision, for its explanation: plain copies,
+/// gathered whether or not anyone asks (they cost nothing).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct ManageWhy {
+    /// The Job is suspended: every active pod goes.
+    pub suspended: bool,
+    /// Active pods the Job wants.
+    pub want_active: i32,
+    /// Active pods it has.
+    pub active: i32,
+    /// Terminating pods that hold their place (podReplacementPolicy Failed).
+    pub terminating: i32,
+    /// Of the deletions, pods with a duplicate or out-of-range completion index.
+    pub index_conflicts: usize,
+    /// The backoff that holds creation back, when it does.
+    pub backoff: Option<BackoffHold>,
+}
+
+/// A pod-failure backoff holding back pod creation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BackoffHold {
+    /// The failures the delay counts.
+    pub failures: i32,
+    /// When the last of them happened.
+    pub last_failure: Time,
+    /// The whole delay after them.
+    pub delay: Duration,
+    /// The index whose replacement waits (per-index backoff); `None` for the Job's.
+    pub index: Option<i32>,
+}
+
 /// Decides which pods to create or delete to bring the Job towards the
 /// number of active pods it wants.
+#[cfg(test)]
 pub(crate) fn manage_job(facts: &ManageFacts<'_>) -> ManageDecision {
+    manage_job_why(facts).0
+}
+
+/// [`manage_job`], with the numbers behind the decision.
+pub(crate) fn manage_job_why(facts: &ManageFacts<'_>) -> (ManageDecision, ManageWhy) {
     let job = facts.job;
+    let mut why = ManageWhy {
+        active: i32::try_from(facts.active_pods.len()).unwrap_or(i32::MAX),
+        ..ManageWhy::default()
+    };
     if job.spec.suspend {
-        let all = active_pods_for_removal(job, facts.active_pods, facts.active_pods.len());
-        return delete(&all);
+        why.suspended = true;
+        let (all, _) =
+            active_pods_for_removal_counted(job, facts.active_pods, facts.active_pods.len());
+        return (delete(&all), why);
     }
 
     // Counts beyond i32 cannot come from a valid snapshot.
@@ -87,11 +130,14 @@ pub(crate) fn manage_job(facts: &ManageFacts<'_>) -> ManageDecision {
             .max(0),
     };
 
+    why.want_active = want_active;
     let rm_at_least = usize::try_from(active.saturating_sub(want_active)).unwrap_or(0);
-    let mut to_delete = active_pods_for_removal(job, facts.active_pods, rm_at_least);
+    let (mut to_delete, conflicts) =
+        active_pods_for_removal_counted(job, facts.active_pods, rm_at_least);
     to_delete.truncate(MAX_POD_CREATE_DELETE_PER_SYNC);
     if !to_delete.is_empty() {
-        return delete(&to_delete);
+        why.index_conflicts = conflicts.min(to_delete.len());
+        return (delete(&to_delete), why);
     }
 
     // Terminating pods hold their place only when they are replaced once failed.
@@ -101,11 +147,12 @@ pub(crate) fn manage_job(facts: &ManageFacts<'_>) -> ManageDecision {
     } else {
         0
     };
+    why.terminating = terminating;
     let diff = want_active
         .saturating_sub(terminating)
         .saturating_sub(active);
     if diff <= 0 {
-        return ManageDecision::Nothing;
+        return (ManageDecision::Nothing, why);
     }
     if !job.spec.uses_backoff_limit_per_index() {
         let remaining = remaining_backoff(
@@ -115,7 +162,14 @@ pub(crate) fn manage_job(facts: &ManageFacts<'_>) -> ManageDecision {
             POD_FAILURE_BACKOFF_MAX,
         );
         if !remaining.is_zero() {
-            return ManageDecision::WaitForBackoff(remaining);
+            let failures = facts.backoff.failures_after_last_success;
+            why.backoff = Some(BackoffHold {
+                failures,
+                last_failure: facts.backoff.last_failure_time.unwrap_or(facts.now),
+                delay: backoff_delay(failures, POD_FAILURE_BACKOFF_BASE, POD_FAILURE_BACKOFF_MAX),
+                index: None,
+            });
+            return (ManageDecision::WaitForBackoff(remaining), why);
         }
     }
     let diff = usize::try_from(diff)
@@ -125,9 +179,23 @@ pub(crate) fn manage_job(facts: &ManageFacts<'_>) -> ManageDecision {
     let creations: Vec<PodCreation> = if job.spec.is_indexed() {
         let mut indexes = first_pending_indexes(facts, diff);
         if job.spec.uses_backoff_limit_per_index() {
-            let (now_ready, wait) = indexes_ready_to_create(facts, &indexes);
+            let (now_ready, wait, waiting) = indexes_ready_to_create(facts, &indexes);
             if now_ready.is_empty() && !wait.is_zero() {
-                return ManageDecision::WaitForBackoff(wait);
+                why.backoff = waiting.and_then(|ix| {
+                    let pod = facts.delayed.get(&ix)?;
+                    let failures = index_backoff_failures(pod);
+                    Some(BackoffHold {
+                        failures,
+                        last_failure: finished_time(pod),
+                        delay: backoff_delay(
+                            failures,
+                            POD_FAILURE_BACKOFF_BASE,
+                            POD_FAILURE_BACKOFF_MAX,
+                        ),
+                        index: Some(ix),
+                    })
+                });
+                return (ManageDecision::WaitForBackoff(wait), why);
             }
             indexes = now_ready;
         }
@@ -141,9 +209,9 @@ pub(crate) fn manage_job(facts: &ManageFacts<'_>) -> ManageDecision {
             .collect()
     };
     if creations.is_empty() {
-        return ManageDecision::Nothing;
+        return (ManageDecision::Nothing, why);
     }
-    ManageDecision::Create(creations)
+    (ManageDecision::Create(creations), why)
 }
 
 /// Deleting `pods` after removing their finalizer, so they are never counted.
@@ -172,10 +240,15 @@ fn first_pending_indexes(facts: &ManageFacts<'_>, n: usize) -> Vec<i32> {
     covered.first_missing(n, completions)
 }
 
-/// The indexes whose per-index backoff has expired; when none has, the shortest wait.
-fn indexes_ready_to_create(facts: &ManageFacts<'_>, indexes: &[i32]) -> (Vec<i32>, Duration) {
+/// The indexes whose per-index backoff has expired; when none has, the
+/// shortest wait and the index it is for.
+fn indexes_ready_to_create(
+    facts: &ManageFacts<'_>,
+    indexes: &[i32],
+) -> (Vec<i32>, Duration, Option<i32>) {
     let mut ready = Vec::new();
     let mut shortest: Option<Duration> = None;
+    let mut waiting = None;
     for &ix in indexes {
         let remaining = remaining_backoff_for_index(
             facts.delayed.get(&ix).map(SyncPod::pod),
@@ -187,12 +260,13 @@ fn indexes_ready_to_create(facts: &ManageFacts<'_>, indexes: &[i32]) -> (Vec<i32
             ready.push(ix);
         } else if shortest.is_none_or(|s| remaining < s) {
             shortest = Some(remaining);
+            waiting = Some(ix);
         }
     }
     if !ready.is_empty() {
-        return (ready, Duration::ZERO);
+        return (ready, Duration::ZERO, None);
     }
-    (ready, shortest.unwrap_or_default())
+    (ready, shortest.unwrap_or_default(), waiting)
 }
 
 /// What every created pod gets beyond the template: the tracking finalizer
@@ -282,6 +356,16 @@ pub fn active_pods_for_removal<'a>(
     pods: &[&'a Pod],
     rm_at_least: usize,
 ) -> Vec<&'a Pod> {
+    active_pods_for_removal_counted(job, pods, rm_at_least).0
+}
+
+/// [`active_pods_for_removal`], with how many of the pods (the first ones)
+/// go for a duplicate or out-of-range completion index rather than in excess.
+fn active_pods_for_removal_counted<'a>(
+    job: &Job,
+    pods: &[&'a Pod],
+    rm_at_least: usize,
+) -> (Vec<&'a Pod>, usize) {
     let mut rm: Vec<&'a Pod> = Vec::new();
     // The pods left to choose from; for a NonIndexed Job all of them, copied only when needed.
     let mut left: Option<Vec<&'a Pod>> = None;
@@ -306,13 +390,14 @@ pub fn active_pods_for_removal<'a>(
         }
         left = Some(kept);
     }
+    let conflicts = rm.len();
     if rm.len() < rm_at_least {
         let mut left = left.unwrap_or_else(|| pods.to_vec());
         left.sort_by(|a, b| cmp_active_pods(a, b));
         let more = (rm_at_least - rm.len()).min(left.len());
         rm.extend_from_slice(&left[..more]);
     }
-    rm
+    (rm, conflicts)
 }
 
 #[cfg(test)]

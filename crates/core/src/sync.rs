@@ -12,9 +12,10 @@ use std::time::Duration;
 
 use crate::backoff::new_backoff_record;
 use crate::conditions::{ensure_condition, new_condition};
+use crate::explain::{self, ExplainFacts, JobExplanation};
 use crate::index_set::IndexSet;
 use crate::indexed::{self, pods_with_delayed_deletion, valid_index};
-use crate::manage::{ManageDecision, ManageFacts, manage_job, pod_deletions};
+use crate::manage::{ManageDecision, ManageFacts, manage_job_why, pod_deletions};
 use crate::model::{
     BUILT_IN_CONTROLLER, BackoffRecord, CompletionMode, ConditionStatus, JOB_API_VERSION, JOB_KIND,
     Job, JobCondition, JobConditionType, JobStatus, OwnerRef, Pod, PodFailurePolicyAction,
@@ -33,6 +34,17 @@ pub const MIN_REQUEUE: Duration = Duration::from_secs(1);
 
 /// Decides one sync of the snapshot's Job: the plan upstream's controller would carry out.
 pub fn decide(snapshot: &Snapshot) -> Plan {
+    decide_with(snapshot, false).0
+}
+
+/// [`decide`], with the explanation of the plan, built from the same sync.
+pub fn decide_explained(snapshot: &Snapshot) -> (Plan, JobExplanation) {
+    let (plan, explanation) = decide_with(snapshot, true);
+    (plan, explanation.unwrap_or_default())
+}
+
+/// Decides one sync; explains it only when `explain` is set (nothing is spent on it otherwise).
+fn decide_with(snapshot: &Snapshot, explain: bool) -> (Plan, Option<JobExplanation>) {
     let job = &snapshot.job;
     let managed_by = job
         .spec
@@ -45,16 +57,22 @@ pub fn decide(snapshot: &Snapshot) -> Plan {
         snapshot.controller_name.as_str()
     };
     if managed_by != deciding_for {
-        return Plan {
+        let plan = Plan {
             state: snapshot.state.clone(),
             ..Plan::default()
         };
+        return (
+            plan,
+            explain.then(|| explain::not_managed(managed_by, deciding_for)),
+        );
     }
     if job.status.is_finished() {
-        return finished_job_cleanup(snapshot);
+        let plan = finished_job_cleanup(snapshot);
+        let explanation = explain.then(|| explain::finished(snapshot, &plan));
+        return (plan, explanation);
     }
     if let CompletionMode::Unknown(_) = job.spec.completion_mode {
-        return Plan {
+        let plan = Plan {
             state: snapshot.state.clone(),
             actions: vec![Action::RecordEvent(Event {
                 event_type: EventType::Warning,
@@ -63,8 +81,10 @@ pub fn decide(snapshot: &Snapshot) -> Plan {
             })],
             ..Plan::default()
         };
+        let explanation = explain.then(|| explain::unknown_mode(&plan));
+        return (plan, explanation);
     }
-    sync_job(snapshot)
+    sync_job(snapshot, explain)
 }
 
 /// A finished Job is never modified; what is left is the orphan worker's job:
@@ -392,7 +412,7 @@ impl PlanSoFar {
 
 /// Claims the pods, gathers the facts, decides whether the Job is finishing,
 /// then deletes its active pods or manages them, and tracks the status.
-fn sync_job(snapshot: &Snapshot) -> Plan {
+fn sync_job(snapshot: &Snapshot, explain: bool) -> (Plan, Option<JobExplanation>) {
     let job = &snapshot.job;
     let now = snapshot.now;
     let Claim {
@@ -410,6 +430,10 @@ fn sync_job(snapshot: &Snapshot) -> Plan {
     if let Some(wait) = deadline_wait {
         plan.requeue_after(wait);
     }
+    // Only an explanation reads the condition after the match below takes it.
+    let finishing_explained = if explain { finishing.clone() } else { None };
+    let finishing_deletes = finishing.is_some();
+    let mut manage_why = None;
 
     let mut status = working_status(job);
     status.start_time = facts.start_time;
@@ -435,7 +459,9 @@ fn sync_job(snapshot: &Snapshot) -> Plan {
         None => {
             let manage_called = facts.expectations_satisfied && !job.being_deleted;
             if manage_called {
-                plan.add_manage_decision(manage_job(&facts.for_manage()), &mut counts);
+                let (decision, why) = manage_job_why(&facts.for_manage());
+                manage_why = Some(why);
+                plan.add_manage_decision(decision, &mut counts);
             }
             let complete = counts.active == 0
                 && match job.spec.completions {
@@ -479,12 +505,35 @@ fn sync_job(snapshot: &Snapshot) -> Plan {
         // Upstream saves the backoff record once the flush of newly finished pods succeeds.
         state.backoff = facts.new_backoff;
     }
-    Plan {
+    let plan = Plan {
         actions: plan.actions,
         requeue_after: plan.requeue,
         state,
         failure_policy_actions: tracked.policy_actions,
-    }
+    };
+    let explanation = explain.then(|| {
+        explain::sync(
+            &ExplainFacts {
+                snapshot,
+                pods: &facts.pods,
+                initially_uncounted_succeeded: &facts.initially_uncounted_succeeded,
+                initially_uncounted_failed: &facts.initially_uncounted_failed,
+                succeeded_indexes: &facts.succeeded_indexes,
+                failed_indexes: facts.failed_indexes.as_ref(),
+                delayed: &facts.delayed,
+                succeeded: facts.succeeded,
+                failed: facts.failed,
+                // The condition found before managing, or the one reaching completions makes.
+                finishing: finishing_explained.as_ref().or(finished_condition.as_ref()),
+                finishing_deletes,
+                expectations_satisfied: facts.expectations_satisfied,
+                manage: manage_why,
+                deadline: deadline_wait.map(|w| now.saturating_add(w)),
+            },
+            &plan,
+        )
+    });
+    (plan, explanation)
 }
 
 /// The condition the Job is finishing with, in upstream's order of

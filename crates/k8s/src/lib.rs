@@ -178,6 +178,7 @@ pub fn request<'a>(
                 .collect(),
         }),
         lean_pods: Vec::new(),
+        explain: false,
     }
 }
 

@@ -48,8 +48,8 @@ impl<'de> Deserialize<'de> for Span {
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<Span, E> {
                 i64::try_from(v)
                     .ok()
-                    .and_then(|s| s.checked_mul(SECOND))
-                    .map(Span)
+                    .filter(|s| *s <= MAX_SECONDS)
+                    .map(|s| Span(s * SECOND))
                     .ok_or_else(|| E::custom(format!("{v} seconds is too long")))
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<Span, E> {
@@ -106,11 +106,19 @@ pub fn parse_span(text: &str) -> Result<Span, String> {
         total = total.checked_add(part.0).ok_or_else(bad)?;
         rest = next;
     }
+    if total > MAX_SECONDS * SECOND {
+        return Err(format!("{text:?} is longer than {MAX_SECONDS} seconds"));
+    }
     Ok(Span(total))
 }
 
+/// The longest span a script may give: about 31 years, far past any horizon.
+const MAX_SECONDS: i64 = 1_000_000_000;
+
 fn from_secs_f64(secs: f64) -> Option<Span> {
-    if !secs.is_finite() || !(0.0..=1e9).contains(&secs) {
+    #[allow(clippy::cast_precision_loss)]
+    let most = MAX_SECONDS as f64;
+    if !secs.is_finite() || !(0.0..=most).contains(&secs) {
         return None;
     }
     // Whole milliseconds: scripts never need finer, and the float stays exact.
@@ -218,7 +226,16 @@ mod tests {
                 "{text}"
             );
         }
-        for bad in ["", "soon", "5d", "m", "-3s", "1h-2m"] {
+        for bad in [
+            "",
+            "soon",
+            "5d",
+            "m",
+            "-3s",
+            "1h-2m",
+            "999999999h",
+            "600000000s600000000s",
+        ] {
             assert!(parse_span(bad).is_err(), "{bad}");
         }
     }

@@ -233,7 +233,10 @@ impl Timeline {
                 out,
                 "  {:<width$}  {}  {:<12} {who}{}",
                 offset(e.offset_ms),
-                clock(self.start_nanos + e.offset_ms * 1_000_000),
+                clock(
+                    self.start_nanos
+                        .saturating_add(e.offset_ms.saturating_mul(1_000_000))
+                ),
                 e.kind.label(),
                 e.detail
             );
@@ -477,7 +480,7 @@ pub fn compare_text(
 
 /// RFC 3339 of `start + offset_ms`, shared by the world and tests.
 pub fn at(start_nanos: i64, offset_ms: i64) -> String {
-    rfc3339(start_nanos + offset_ms * 1_000_000)
+    rfc3339(start_nanos.saturating_add(offset_ms.saturating_mul(1_000_000)))
 }
 
 #[cfg(test)]

@@ -223,7 +223,11 @@ fn ts_nanos(t: &Timestamp) -> i64 {
 /// The next whole second at or after `nanos`.
 fn ceil_second(nanos: i64) -> i64 {
     let r = nanos.rem_euclid(SECOND);
-    if r == 0 { nanos } else { nanos - r + SECOND }
+    if r == 0 {
+        nanos
+    } else {
+        (nanos - r).saturating_add(SECOND)
+    }
 }
 
 /// A deterministic stand-in for the API server's random 5-character name suffix.
@@ -471,7 +475,7 @@ impl<'s> World<'s> {
             .as_ref()
             .is_some_and(|m| m.deletion_timestamp.is_some())
         {
-            sp.stop_at = Some(self.now + self.stop_time());
+            sp.stop_at = Some(self.now.saturating_add(self.stop_time()));
         }
         self.pods.push(sp);
     }
@@ -519,7 +523,7 @@ impl<'s> World<'s> {
             index,
             attempt,
             created,
-            start_at: Some(ceil_second(created + plan.start_delay)),
+            start_at: Some(ceil_second(created.saturating_add(plan.start_delay))),
             plan,
             started: None,
             ended: None,
@@ -625,7 +629,7 @@ impl<'s> World<'s> {
         };
         self.events.push(Event {
             at: rfc3339(self.now),
-            offset_ms: (self.now - self.start).div_euclid(1_000_000),
+            offset_ms: self.now.saturating_sub(self.start).div_euclid(1_000_000),
             kind,
             pod: name,
             index,
@@ -654,7 +658,7 @@ impl<'s> World<'s> {
                 "Running" => {
                     if let Some(started) = sp.started {
                         consider(
-                            (started + sp.plan.run_time).max(self.now),
+                            started.saturating_add(sp.plan.run_time).max(self.now),
                             Happening::Finish(i),
                         );
                     }
@@ -675,7 +679,7 @@ impl<'s> World<'s> {
         }
         if let Some(e) = self.script.events.get(self.next_scripted) {
             consider(
-                (self.start + e.at.nanos()).max(self.now),
+                self.start.saturating_add(e.at.nanos()).max(self.now),
                 Happening::Scripted(self.next_scripted),
             );
         }
@@ -708,7 +712,11 @@ impl<'s> World<'s> {
                 }
                 self.now = t;
                 let job_change = self.happen(h);
-                let due = if job_change { t } else { t + POD_EVENT_BATCH };
+                let due = if job_change {
+                    t
+                } else {
+                    t.saturating_add(POD_EVENT_BATCH)
+                };
                 next_sync = Some(next_sync.map_or(due, |s| s.min(due)));
                 continue;
             }
@@ -929,10 +937,10 @@ impl<'s> World<'s> {
             GRACE_SECONDS
         };
         let m = meta(&mut sp.pod);
-        m.deletion_timestamp = Some(whole(now + grace * SECOND));
+        m.deletion_timestamp = Some(whole(now.saturating_add(grace * SECOND)));
         m.deletion_grace_period_seconds = Some(grace);
         if grace > 0 {
-            sp.stop_at = Some(now + stop);
+            sp.stop_at = Some(now.saturating_add(stop));
         }
     }
 
@@ -1055,7 +1063,7 @@ impl<'s> World<'s> {
             why: format!("{why}; restarted in place"),
         });
         sp.started = None;
-        sp.restart_at = Some(now + delay);
+        sp.restart_at = Some(now.saturating_add(delay));
         let st = status(&mut sp.pod);
         for cs in st
             .container_statuses
@@ -1464,7 +1472,9 @@ impl<'s> World<'s> {
         }
         let mut owner_references = template_meta.owner_references.clone();
         owner_references.extend(pc.owner_reference.clone());
-        let created = self.now + (i64::try_from(k).unwrap_or(0) + 1) * 1_000_000;
+        let created = self
+            .now
+            .saturating_add((i64::try_from(k).unwrap_or(0) + 1).saturating_mul(1_000_000));
         let pod = pb::Pod {
             metadata: Some(pb::ObjectMeta {
                 name: name.clone(),
@@ -1570,7 +1580,7 @@ impl<'s> World<'s> {
     }
 
     fn timeline(&self, stopped: String) -> Timeline {
-        let ms = |t: i64| (t - self.start).div_euclid(1_000_000);
+        let ms = |t: i64| t.saturating_sub(self.start).div_euclid(1_000_000);
         let mut attempts: Vec<Attempt> = Vec::new();
         for sp in &self.pods {
             let pod = sp
@@ -1641,7 +1651,7 @@ impl<'s> World<'s> {
                 message,
                 stopped,
                 wall_time_ms: ms(end),
-                wall_time: human(end - self.start),
+                wall_time: human(end.saturating_sub(self.start)),
                 syncs: self.syncs,
                 pods_created: self.created - self.existing,
                 pods_failed: self.pods.iter().filter(|p| p.outcome == "failed").count() as u32,

@@ -613,3 +613,112 @@ fn a_decider_that_always_acts_cannot_loop_forever() {
     assert_eq!(t.summary.stopped, "syncLimit");
     assert_eq!(t.summary.syncs, SAME_INSTANT_SYNCS);
 }
+
+/// A random script from `seed`, in the script format (the conformance script's shape).
+fn random_script(seed: u64, indexed: bool) -> String {
+    let mut k = 0u64;
+    let mut r = |n: u64| {
+        k += 1;
+        #[allow(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            clippy::cast_precision_loss
+        )]
+        let v = (draw(seed, k, 99, 3) * n as f64) as u64;
+        v
+    };
+    let mut s = format!(
+        "seed: {seed}\nhorizon: 3h\ndefaults: {{runTime: {}s, startDelay: {}s, stopTime: {}s}}\nattempts:\n",
+        r(900) + 1,
+        r(5),
+        r(31)
+    );
+    s += &format!(
+        "- {{attempt: {}, exitCode: {}, runTime: {}s}}\n",
+        r(3) + 1,
+        r(138),
+        r(600) + 1
+    );
+    s += &format!("- {{percent: {}, exitCodes: [1, 42, 137]}}\n", r(60));
+    if indexed {
+        s += &format!("- {{index: {}, exitCode: 1}}\n", r(4));
+    }
+    s += "events:\n";
+    let mut t = 0;
+    for _ in 0..r(6) {
+        t += r(900) + 1;
+        let target = if indexed && r(2) == 0 {
+            format!("{{index: {}}}", r(4))
+        } else {
+            format!("{{pod: {}}}", r(8) + 1)
+        };
+        s += &match r(6) {
+            0 => format!("- {{at: {t}s, drain: {target}}}\n"),
+            1 => format!("- {{at: {t}s, preempt: {target}}}\n"),
+            2 => format!("- {{at: {t}s, deletePod: {target}}}\n"),
+            3 => format!(
+                "- {{at: {t}s, suspend: true}}\n- {{at: {}s, resume: true}}\n",
+                t + 60
+            ),
+            4 => format!("- {{at: {t}s, parallelism: {}}}\n", r(5)),
+            _ => format!("- {{at: {t}s, suspend: false}}\n"),
+        };
+        t += 60;
+    }
+    if s.ends_with("events:\n") {
+        s += "- {at: 1s, suspend: false}\n";
+    }
+    s
+}
+
+#[test]
+fn random_scripts_always_end_with_events_in_time_order() {
+    let jobs = [
+        (
+            job(serde_json::json!({"completions": 4, "parallelism": 2, "backoffLimit": 3})),
+            false,
+        ),
+        (
+            indexed(
+                serde_json::json!({"backoffLimitPerIndex": 1, "maxFailedIndexes": 2, "backoffLimit": 2147483647}),
+            ),
+            true,
+        ),
+        (
+            restarting(indexed(serde_json::json!({"backoffLimit": 4}))),
+            true,
+        ),
+        (
+            indexed(serde_json::json!({"podFailurePolicy": {"rules": [
+            {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]},
+            {"action": "FailJob", "onExitCodes": {"operator": "In", "values": [42]}}]}})),
+            true,
+        ),
+    ];
+    for seed in 0..40 {
+        for (job, indexed) in &jobs {
+            let text = random_script(seed, *indexed);
+            let script = Script::from_yaml(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+            let t = simulate(
+                job.clone(),
+                Vec::new(),
+                &script,
+                &Options::default(),
+                &mut decide,
+            )
+            .unwrap_or_else(|e| panic!("{e}\n{text}"));
+            assert!(
+                ["finished", "horizon", "idle"].contains(&t.summary.stopped.as_str()),
+                "{}\n{text}",
+                t.summary.stopped
+            );
+            assert!(
+                t.events
+                    .windows(2)
+                    .all(|w| w[0].offset_ms <= w[1].offset_ms),
+                "events out of order\n{text}"
+            );
+            assert!(t.summary.wall_time_ms <= 3 * 3_600_000, "{text}");
+        }
+    }
+}

@@ -46,7 +46,10 @@ type DecideJobRequest struct {
 	// The same pods in the lean encoding (LeanPod): only what decisions read, about a third of
 	// a Pod's bytes and much cheaper to decode. Send pods or lean_pods, not both; the order rules
 	// of pods apply. The shim sends this; any client may.
-	LeanPods      []*LeanPod `protobuf:"bytes,7,rep,name=lean_pods,json=leanPods,proto3" json:"lean_pods,omitempty"`
+	LeanPods []*LeanPod `protobuf:"bytes,7,rep,name=lean_pods,json=leanPods,proto3" json:"lean_pods,omitempty"`
+	// Also return the explanation: what the sync concluded about each pod, why each action, the
+	// backoff wait and the condition that follows. Off by default; nothing is spent on it unless asked.
+	Explain       bool `protobuf:"varint,8,opt,name=explain,proto3" json:"explain,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -128,6 +131,13 @@ func (x *DecideJobRequest) GetLeanPods() []*LeanPod {
 		return x.LeanPods
 	}
 	return nil
+}
+
+func (x *DecideJobRequest) GetExplain() bool {
+	if x != nil {
+		return x.Explain
+	}
+	return false
 }
 
 // Expectations are the caller's own writes that its pod cache does not show yet.
@@ -303,7 +313,9 @@ type DecideJobResponse struct {
 	RequeueAfter *durationpb.Duration `protobuf:"bytes,2,opt,name=requeue_after,json=requeueAfter,proto3" json:"requeue_after,omitempty"`
 	// State to send back with the next DecideJob for this Job; absent when empty. It reflects
 	// the plan's first updateStatus: if applying stopped before that write, send the previous state.
-	State         *ControllerState `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
+	State *ControllerState `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
+	// Why the plan is what it is; only when the request set explain.
+	Explanation   *JobExplanation `protobuf:"bytes,4,opt,name=explanation,proto3" json:"explanation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -359,6 +371,672 @@ func (x *DecideJobResponse) GetState() *ControllerState {
 	return nil
 }
 
+func (x *DecideJobResponse) GetExplanation() *JobExplanation {
+	if x != nil {
+		return x.Explanation
+	}
+	return nil
+}
+
+// JobExplanation says how one sync's plan came about, from the decision itself. Pods with the
+// same verdict are grouped; every list holds at most 100 entries (the rest counted in its
+// *_omitted field), every group names at most 10 pods, every index list at most 100 intervals
+// and every text at most 1 KiB, so the explanation stays small however large the Job.
+type JobExplanation struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// One line saying what happens.
+	Summary string `protobuf:"bytes,1,opt,name=summary,proto3" json:"summary,omitempty"`
+	// The pods, grouped by verdict, matched rule and detail, in the order of each group's first pod.
+	Pods []*PodVerdict `protobuf:"bytes,2,rep,name=pods,proto3" json:"pods,omitempty"`
+	// Pod groups left out of pods.
+	PodGroupsOmitted int32 `protobuf:"varint,3,opt,name=pod_groups_omitted,json=podGroupsOmitted,proto3" json:"pod_groups_omitted,omitempty"`
+	// Why each action, in plan order: one entry or more per action (a deletion may have several causes).
+	ActionReasons []*ActionReason `protobuf:"bytes,4,rep,name=action_reasons,json=actionReasons,proto3" json:"action_reasons,omitempty"`
+	// Reasons left out of action_reasons.
+	ActionReasonsOmitted int32 `protobuf:"varint,5,opt,name=action_reasons_omitted,json=actionReasonsOmitted,proto3" json:"action_reasons_omitted,omitempty"`
+	// The completed indexes after this sync (Indexed Jobs); absent otherwise.
+	CompletedIndexes *IndexList `protobuf:"bytes,6,opt,name=completed_indexes,json=completedIndexes,proto3" json:"completed_indexes,omitempty"`
+	// The failed indexes after this sync (Jobs with backoffLimitPerIndex); absent otherwise.
+	FailedIndexes *IndexList `protobuf:"bytes,7,opt,name=failed_indexes,json=failedIndexes,proto3" json:"failed_indexes,omitempty"`
+	// The pod-failure backoff that holds back pod creation; absent when none does.
+	Backoff *BackoffWait `protobuf:"bytes,8,opt,name=backoff,proto3" json:"backoff,omitempty"`
+	// The condition the Job is finishing with, or the active deadline ahead; absent otherwise.
+	ComingCondition *ComingCondition `protobuf:"bytes,9,opt,name=coming_condition,json=comingCondition,proto3" json:"coming_condition,omitempty"`
+	// Why the plan is empty when another controller manages the Job; absent otherwise.
+	NotManaged *NotManaged `protobuf:"bytes,10,opt,name=not_managed,json=notManaged,proto3" json:"not_managed,omitempty"`
+	// Why requeue_after is set; empty when it is absent.
+	RequeueReason string `protobuf:"bytes,11,opt,name=requeue_reason,json=requeueReason,proto3" json:"requeue_reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobExplanation) Reset() {
+	*x = JobExplanation{}
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobExplanation) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobExplanation) ProtoMessage() {}
+
+func (x *JobExplanation) ProtoReflect() protoreflect.Message {
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobExplanation.ProtoReflect.Descriptor instead.
+func (*JobExplanation) Descriptor() ([]byte, []int) {
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *JobExplanation) GetSummary() string {
+	if x != nil {
+		return x.Summary
+	}
+	return ""
+}
+
+func (x *JobExplanation) GetPods() []*PodVerdict {
+	if x != nil {
+		return x.Pods
+	}
+	return nil
+}
+
+func (x *JobExplanation) GetPodGroupsOmitted() int32 {
+	if x != nil {
+		return x.PodGroupsOmitted
+	}
+	return 0
+}
+
+func (x *JobExplanation) GetActionReasons() []*ActionReason {
+	if x != nil {
+		return x.ActionReasons
+	}
+	return nil
+}
+
+func (x *JobExplanation) GetActionReasonsOmitted() int32 {
+	if x != nil {
+		return x.ActionReasonsOmitted
+	}
+	return 0
+}
+
+func (x *JobExplanation) GetCompletedIndexes() *IndexList {
+	if x != nil {
+		return x.CompletedIndexes
+	}
+	return nil
+}
+
+func (x *JobExplanation) GetFailedIndexes() *IndexList {
+	if x != nil {
+		return x.FailedIndexes
+	}
+	return nil
+}
+
+func (x *JobExplanation) GetBackoff() *BackoffWait {
+	if x != nil {
+		return x.Backoff
+	}
+	return nil
+}
+
+func (x *JobExplanation) GetComingCondition() *ComingCondition {
+	if x != nil {
+		return x.ComingCondition
+	}
+	return nil
+}
+
+func (x *JobExplanation) GetNotManaged() *NotManaged {
+	if x != nil {
+		return x.NotManaged
+	}
+	return nil
+}
+
+func (x *JobExplanation) GetRequeueReason() string {
+	if x != nil {
+		return x.RequeueReason
+	}
+	return ""
+}
+
+// PodVerdict is what the sync concluded about a group of pods.
+type PodVerdict struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "Succeeded", "FailedCounted" (counts towards backoffLimit or its index's
+	// backoffLimitPerIndex), "FailedIgnored" (an Ignore rule), "FailsJob" (a FailJob rule),
+	// "FailsIndex" (a FailIndex rule, or its index reached backoffLimitPerIndex), "Running"
+	// (pending or running), "Terminating" (being deleted, not counted as failed), "Released"
+	// (owned, no longer matches the selector) or "NotClaimed" (not the Job's: another
+	// controller's, or an orphan that does not match or is being deleted).
+	Verdict string `protobuf:"bytes,1,opt,name=verdict,proto3" json:"verdict,omitempty"`
+	// How many pods have this verdict, rule and detail.
+	Count int32 `protobuf:"varint,2,opt,name=count,proto3" json:"count,omitempty"`
+	// The first 10 of them, by name, in request order.
+	Pods []string `protobuf:"bytes,3,rep,name=pods,proto3" json:"pods,omitempty"`
+	// Pods left out of pods.
+	PodsOmitted int32 `protobuf:"varint,4,opt,name=pods_omitted,json=podsOmitted,proto3" json:"pods_omitted,omitempty"`
+	// Their completion indexes (Indexed Jobs).
+	Indexes *IndexList `protobuf:"bytes,5,opt,name=indexes,proto3" json:"indexes,omitempty"`
+	// Index of the pod failure policy rule that matched, for failed pods.
+	RuleIndex *int32 `protobuf:"varint,6,opt,name=rule_index,json=ruleIndex,proto3,oneof" json:"rule_index,omitempty"`
+	// That rule's action: "FailJob", "FailIndex", "Ignore" or "Count".
+	RuleAction string `protobuf:"bytes,7,opt,name=rule_action,json=ruleAction,proto3" json:"rule_action,omitempty"`
+	// What the rule matched, e.g. `exit code 42 of container "main" (In [42])` or
+	// `condition DisruptionTarget=True`.
+	Matched string `protobuf:"bytes,8,opt,name=matched,proto3" json:"matched,omitempty"`
+	// Why, in words, and where the pods stand in the status (recorded, counted, finalizer).
+	Detail string `protobuf:"bytes,9,opt,name=detail,proto3" json:"detail,omitempty"`
+	// True for orphans the Job adopts in this plan.
+	Adopted       bool `protobuf:"varint,10,opt,name=adopted,proto3" json:"adopted,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PodVerdict) Reset() {
+	*x = PodVerdict{}
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PodVerdict) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PodVerdict) ProtoMessage() {}
+
+func (x *PodVerdict) ProtoReflect() protoreflect.Message {
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PodVerdict.ProtoReflect.Descriptor instead.
+func (*PodVerdict) Descriptor() ([]byte, []int) {
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *PodVerdict) GetVerdict() string {
+	if x != nil {
+		return x.Verdict
+	}
+	return ""
+}
+
+func (x *PodVerdict) GetCount() int32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *PodVerdict) GetPods() []string {
+	if x != nil {
+		return x.Pods
+	}
+	return nil
+}
+
+func (x *PodVerdict) GetPodsOmitted() int32 {
+	if x != nil {
+		return x.PodsOmitted
+	}
+	return 0
+}
+
+func (x *PodVerdict) GetIndexes() *IndexList {
+	if x != nil {
+		return x.Indexes
+	}
+	return nil
+}
+
+func (x *PodVerdict) GetRuleIndex() int32 {
+	if x != nil && x.RuleIndex != nil {
+		return *x.RuleIndex
+	}
+	return 0
+}
+
+func (x *PodVerdict) GetRuleAction() string {
+	if x != nil {
+		return x.RuleAction
+	}
+	return ""
+}
+
+func (x *PodVerdict) GetMatched() string {
+	if x != nil {
+		return x.Matched
+	}
+	return ""
+}
+
+func (x *PodVerdict) GetDetail() string {
+	if x != nil {
+		return x.Detail
+	}
+	return ""
+}
+
+func (x *PodVerdict) GetAdopted() bool {
+	if x != nil {
+		return x.Adopted
+	}
+	return false
+}
+
+// IndexList is a set of completion indexes, as the status writes them ("0-2,5").
+type IndexList struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The first 100 intervals, e.g. "0-2,5".
+	Indexes string `protobuf:"bytes,1,opt,name=indexes,proto3" json:"indexes,omitempty"`
+	// How many indexes the whole set holds.
+	Count int64 `protobuf:"varint,2,opt,name=count,proto3" json:"count,omitempty"`
+	// Intervals left out of indexes.
+	IntervalsOmitted int32 `protobuf:"varint,3,opt,name=intervals_omitted,json=intervalsOmitted,proto3" json:"intervals_omitted,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *IndexList) Reset() {
+	*x = IndexList{}
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *IndexList) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*IndexList) ProtoMessage() {}
+
+func (x *IndexList) ProtoReflect() protoreflect.Message {
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use IndexList.ProtoReflect.Descriptor instead.
+func (*IndexList) Descriptor() ([]byte, []int) {
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *IndexList) GetIndexes() string {
+	if x != nil {
+		return x.Indexes
+	}
+	return ""
+}
+
+func (x *IndexList) GetCount() int64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *IndexList) GetIntervalsOmitted() int32 {
+	if x != nil {
+		return x.IntervalsOmitted
+	}
+	return 0
+}
+
+// ActionReason says why the plan has one of its actions.
+type ActionReason struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Position of the action in actions (0-based).
+	Action int32 `protobuf:"varint,1,opt,name=action,proto3" json:"action,omitempty"`
+	// Machine-readable cause: "OrphansMatch", "SelectorMismatch", "MissingPods", "PendingIndexes",
+	// "ExcessPods", "DuplicateIndex", "JobSuspended", "JobFinishing", "FinishedPods",
+	// "StatusChanged", "Suspended", "Resumed", "TooManySucceededPods", "JobFinished",
+	// "UnknownCompletionMode".
+	Reason string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	// For people.
+	Message string `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
+	// How many of the action's pods this cause covers; 0 for actions on no pods.
+	Pods          int32 `protobuf:"varint,4,opt,name=pods,proto3" json:"pods,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ActionReason) Reset() {
+	*x = ActionReason{}
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ActionReason) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ActionReason) ProtoMessage() {}
+
+func (x *ActionReason) ProtoReflect() protoreflect.Message {
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ActionReason.ProtoReflect.Descriptor instead.
+func (*ActionReason) Descriptor() ([]byte, []int) {
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *ActionReason) GetAction() int32 {
+	if x != nil {
+		return x.Action
+	}
+	return 0
+}
+
+func (x *ActionReason) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *ActionReason) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *ActionReason) GetPods() int32 {
+	if x != nil {
+		return x.Pods
+	}
+	return 0
+}
+
+// BackoffWait is the pod-failure backoff holding back the creation of pods.
+type BackoffWait struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// When pods may be created again.
+	Until *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=until,proto3" json:"until,omitempty"`
+	// The whole delay: 10 s doubled per failure after the first, at most 10 min.
+	Delay *durationpb.Duration `protobuf:"bytes,2,opt,name=delay,proto3" json:"delay,omitempty"`
+	// The failures the delay counts (since the last success, or of the index).
+	Failures int32 `protobuf:"varint,3,opt,name=failures,proto3" json:"failures,omitempty"`
+	// When the last of them happened.
+	LastFailureTime *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=last_failure_time,json=lastFailureTime,proto3" json:"last_failure_time,omitempty"`
+	// The index whose replacement waits (backoffLimitPerIndex); absent for the Job-wide backoff.
+	Index         *int32 `protobuf:"varint,5,opt,name=index,proto3,oneof" json:"index,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BackoffWait) Reset() {
+	*x = BackoffWait{}
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BackoffWait) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BackoffWait) ProtoMessage() {}
+
+func (x *BackoffWait) ProtoReflect() protoreflect.Message {
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BackoffWait.ProtoReflect.Descriptor instead.
+func (*BackoffWait) Descriptor() ([]byte, []int) {
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *BackoffWait) GetUntil() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Until
+	}
+	return nil
+}
+
+func (x *BackoffWait) GetDelay() *durationpb.Duration {
+	if x != nil {
+		return x.Delay
+	}
+	return nil
+}
+
+func (x *BackoffWait) GetFailures() int32 {
+	if x != nil {
+		return x.Failures
+	}
+	return 0
+}
+
+func (x *BackoffWait) GetLastFailureTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LastFailureTime
+	}
+	return nil
+}
+
+func (x *BackoffWait) GetIndex() int32 {
+	if x != nil && x.Index != nil {
+		return *x.Index
+	}
+	return 0
+}
+
+// ComingCondition is the condition the Job is finishing with, or the deadline ahead of it.
+type ComingCondition struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The interim condition: "FailureTarget" or "SuccessCriteriaMet"; empty when none comes first.
+	Interim string `protobuf:"bytes,1,opt,name=interim,proto3" json:"interim,omitempty"`
+	// The terminal condition: "Failed" or "Complete".
+	Terminal string `protobuf:"bytes,2,opt,name=terminal,proto3" json:"terminal,omitempty"`
+	// The conditions' reason, e.g. "BackoffLimitExceeded".
+	Reason string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	// The conditions' message.
+	Message string `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	// True when this plan writes the terminal condition.
+	TerminalNow bool `protobuf:"varint,5,opt,name=terminal_now,json=terminalNow,proto3" json:"terminal_now,omitempty"`
+	// What the terminal condition waits for, when not now (terminating pods, uncounted pods).
+	WaitsFor string `protobuf:"bytes,6,opt,name=waits_for,json=waitsFor,proto3" json:"waits_for,omitempty"`
+	// For an active deadline not yet reached: when it passes (terminal "Failed", reason
+	// "DeadlineExceeded", unless the Job finishes first).
+	At            *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=at,proto3" json:"at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ComingCondition) Reset() {
+	*x = ComingCondition{}
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ComingCondition) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ComingCondition) ProtoMessage() {}
+
+func (x *ComingCondition) ProtoReflect() protoreflect.Message {
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ComingCondition.ProtoReflect.Descriptor instead.
+func (*ComingCondition) Descriptor() ([]byte, []int) {
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *ComingCondition) GetInterim() string {
+	if x != nil {
+		return x.Interim
+	}
+	return ""
+}
+
+func (x *ComingCondition) GetTerminal() string {
+	if x != nil {
+		return x.Terminal
+	}
+	return ""
+}
+
+func (x *ComingCondition) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *ComingCondition) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *ComingCondition) GetTerminalNow() bool {
+	if x != nil {
+		return x.TerminalNow
+	}
+	return false
+}
+
+func (x *ComingCondition) GetWaitsFor() string {
+	if x != nil {
+		return x.WaitsFor
+	}
+	return ""
+}
+
+func (x *ComingCondition) GetAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.At
+	}
+	return nil
+}
+
+// NotManaged says why a Job managed by another controller gets an empty plan.
+type NotManaged struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The Job's spec.managedBy.
+	ManagedBy string `protobuf:"bytes,1,opt,name=managed_by,json=managedBy,proto3" json:"managed_by,omitempty"`
+	// The controller this request decided for ("kubernetes.io/job-controller" when empty).
+	ControllerName string `protobuf:"bytes,2,opt,name=controller_name,json=controllerName,proto3" json:"controller_name,omitempty"`
+	// For people, with the field to set (controller_name) to decide as that controller.
+	Message       string `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NotManaged) Reset() {
+	*x = NotManaged{}
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NotManaged) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NotManaged) ProtoMessage() {}
+
+func (x *NotManaged) ProtoReflect() protoreflect.Message {
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NotManaged.ProtoReflect.Descriptor instead.
+func (*NotManaged) Descriptor() ([]byte, []int) {
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *NotManaged) GetManagedBy() string {
+	if x != nil {
+		return x.ManagedBy
+	}
+	return ""
+}
+
+func (x *NotManaged) GetControllerName() string {
+	if x != nil {
+		return x.ControllerName
+	}
+	return ""
+}
+
+func (x *NotManaged) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 // Action is one step of a plan.
 type Action struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -380,7 +1058,7 @@ type Action struct {
 
 func (x *Action) Reset() {
 	*x = Action{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[5]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -392,7 +1070,7 @@ func (x *Action) String() string {
 func (*Action) ProtoMessage() {}
 
 func (x *Action) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[5]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -405,7 +1083,7 @@ func (x *Action) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Action.ProtoReflect.Descriptor instead.
 func (*Action) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{5}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Action) GetKind() isAction_Kind {
@@ -545,7 +1223,7 @@ type AdoptPods struct {
 
 func (x *AdoptPods) Reset() {
 	*x = AdoptPods{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[6]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -557,7 +1235,7 @@ func (x *AdoptPods) String() string {
 func (*AdoptPods) ProtoMessage() {}
 
 func (x *AdoptPods) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[6]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -570,7 +1248,7 @@ func (x *AdoptPods) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdoptPods.ProtoReflect.Descriptor instead.
 func (*AdoptPods) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{6}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *AdoptPods) GetPods() []*PodReference {
@@ -593,7 +1271,7 @@ type ReleasePods struct {
 
 func (x *ReleasePods) Reset() {
 	*x = ReleasePods{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[7]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -605,7 +1283,7 @@ func (x *ReleasePods) String() string {
 func (*ReleasePods) ProtoMessage() {}
 
 func (x *ReleasePods) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[7]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -618,7 +1296,7 @@ func (x *ReleasePods) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleasePods.ProtoReflect.Descriptor instead.
 func (*ReleasePods) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{7}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ReleasePods) GetPods() []*PodReference {
@@ -640,7 +1318,7 @@ type CreatePods struct {
 
 func (x *CreatePods) Reset() {
 	*x = CreatePods{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[8]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -652,7 +1330,7 @@ func (x *CreatePods) String() string {
 func (*CreatePods) ProtoMessage() {}
 
 func (x *CreatePods) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[8]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -665,7 +1343,7 @@ func (x *CreatePods) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePods.ProtoReflect.Descriptor instead.
 func (*CreatePods) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{8}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CreatePods) GetPods() []*PodCreation {
@@ -702,7 +1380,7 @@ type PodCreation struct {
 
 func (x *PodCreation) Reset() {
 	*x = PodCreation{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[9]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -714,7 +1392,7 @@ func (x *PodCreation) String() string {
 func (*PodCreation) ProtoMessage() {}
 
 func (x *PodCreation) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[9]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -727,7 +1405,7 @@ func (x *PodCreation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodCreation.ProtoReflect.Descriptor instead.
 func (*PodCreation) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{9}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *PodCreation) GetName() string {
@@ -804,7 +1482,7 @@ type DeletePods struct {
 
 func (x *DeletePods) Reset() {
 	*x = DeletePods{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[10]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -816,7 +1494,7 @@ func (x *DeletePods) String() string {
 func (*DeletePods) ProtoMessage() {}
 
 func (x *DeletePods) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[10]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -829,7 +1507,7 @@ func (x *DeletePods) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePods.ProtoReflect.Descriptor instead.
 func (*DeletePods) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{10}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *DeletePods) GetPods() []*PodDeletion {
@@ -857,7 +1535,7 @@ type PodDeletion struct {
 
 func (x *PodDeletion) Reset() {
 	*x = PodDeletion{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[11]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -869,7 +1547,7 @@ func (x *PodDeletion) String() string {
 func (*PodDeletion) ProtoMessage() {}
 
 func (x *PodDeletion) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[11]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -882,7 +1560,7 @@ func (x *PodDeletion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodDeletion.ProtoReflect.Descriptor instead.
 func (*PodDeletion) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{11}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *PodDeletion) GetName() string {
@@ -925,7 +1603,7 @@ type RemoveFinalizers struct {
 
 func (x *RemoveFinalizers) Reset() {
 	*x = RemoveFinalizers{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[12]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -937,7 +1615,7 @@ func (x *RemoveFinalizers) String() string {
 func (*RemoveFinalizers) ProtoMessage() {}
 
 func (x *RemoveFinalizers) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[12]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -950,7 +1628,7 @@ func (x *RemoveFinalizers) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveFinalizers.ProtoReflect.Descriptor instead.
 func (*RemoveFinalizers) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{12}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *RemoveFinalizers) GetPods() []*PodReference {
@@ -973,7 +1651,7 @@ type PodReference struct {
 
 func (x *PodReference) Reset() {
 	*x = PodReference{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[13]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -985,7 +1663,7 @@ func (x *PodReference) String() string {
 func (*PodReference) ProtoMessage() {}
 
 func (x *PodReference) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[13]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -998,7 +1676,7 @@ func (x *PodReference) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodReference.ProtoReflect.Descriptor instead.
 func (*PodReference) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{13}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *PodReference) GetName() string {
@@ -1026,7 +1704,7 @@ type UpdateStatus struct {
 
 func (x *UpdateStatus) Reset() {
 	*x = UpdateStatus{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[14]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1038,7 +1716,7 @@ func (x *UpdateStatus) String() string {
 func (*UpdateStatus) ProtoMessage() {}
 
 func (x *UpdateStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[14]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1051,7 +1729,7 @@ func (x *UpdateStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateStatus.ProtoReflect.Descriptor instead.
 func (*UpdateStatus) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{14}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *UpdateStatus) GetStatus() *JobStatus {
@@ -1076,7 +1754,7 @@ type RecordEvent struct {
 
 func (x *RecordEvent) Reset() {
 	*x = RecordEvent{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[15]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1088,7 +1766,7 @@ func (x *RecordEvent) String() string {
 func (*RecordEvent) ProtoMessage() {}
 
 func (x *RecordEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[15]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1101,7 +1779,7 @@ func (x *RecordEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordEvent.ProtoReflect.Descriptor instead.
 func (*RecordEvent) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{15}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RecordEvent) GetType() string {
@@ -1136,7 +1814,7 @@ type ValidateJobRequest struct {
 
 func (x *ValidateJobRequest) Reset() {
 	*x = ValidateJobRequest{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[16]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1148,7 +1826,7 @@ func (x *ValidateJobRequest) String() string {
 func (*ValidateJobRequest) ProtoMessage() {}
 
 func (x *ValidateJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[16]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1161,7 +1839,7 @@ func (x *ValidateJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateJobRequest.ProtoReflect.Descriptor instead.
 func (*ValidateJobRequest) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{16}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ValidateJobRequest) GetJob() *Job {
@@ -1182,7 +1860,7 @@ type ValidateJobResponse struct {
 
 func (x *ValidateJobResponse) Reset() {
 	*x = ValidateJobResponse{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[17]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1194,7 +1872,7 @@ func (x *ValidateJobResponse) String() string {
 func (*ValidateJobResponse) ProtoMessage() {}
 
 func (x *ValidateJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[17]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1207,7 +1885,7 @@ func (x *ValidateJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateJobResponse.ProtoReflect.Descriptor instead.
 func (*ValidateJobResponse) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{17}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ValidateJobResponse) GetViolations() []*FieldViolation {
@@ -1233,7 +1911,7 @@ type FieldViolation struct {
 
 func (x *FieldViolation) Reset() {
 	*x = FieldViolation{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[18]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1245,7 +1923,7 @@ func (x *FieldViolation) String() string {
 func (*FieldViolation) ProtoMessage() {}
 
 func (x *FieldViolation) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[18]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1258,7 +1936,7 @@ func (x *FieldViolation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FieldViolation.ProtoReflect.Descriptor instead.
 func (*FieldViolation) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{18}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *FieldViolation) GetField() string {
@@ -1299,7 +1977,7 @@ type DecideJobSetRequest struct {
 
 func (x *DecideJobSetRequest) Reset() {
 	*x = DecideJobSetRequest{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[19]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1311,7 +1989,7 @@ func (x *DecideJobSetRequest) String() string {
 func (*DecideJobSetRequest) ProtoMessage() {}
 
 func (x *DecideJobSetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[19]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1324,7 +2002,7 @@ func (x *DecideJobSetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideJobSetRequest.ProtoReflect.Descriptor instead.
 func (*DecideJobSetRequest) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{19}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *DecideJobSetRequest) GetJobSet() *JobSet {
@@ -1375,7 +2053,7 @@ type DecideJobSetResponse struct {
 
 func (x *DecideJobSetResponse) Reset() {
 	*x = DecideJobSetResponse{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[20]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1387,7 +2065,7 @@ func (x *DecideJobSetResponse) String() string {
 func (*DecideJobSetResponse) ProtoMessage() {}
 
 func (x *DecideJobSetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[20]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1400,7 +2078,7 @@ func (x *DecideJobSetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideJobSetResponse.ProtoReflect.Descriptor instead.
 func (*DecideJobSetResponse) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{20}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *DecideJobSetResponse) GetActions() []*JobSetAction {
@@ -1477,7 +2155,7 @@ type JobSetExplanation struct {
 
 func (x *JobSetExplanation) Reset() {
 	*x = JobSetExplanation{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[21]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1489,7 +2167,7 @@ func (x *JobSetExplanation) String() string {
 func (*JobSetExplanation) ProtoMessage() {}
 
 func (x *JobSetExplanation) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[21]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1502,7 +2180,7 @@ func (x *JobSetExplanation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobSetExplanation.ProtoReflect.Descriptor instead.
 func (*JobSetExplanation) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{21}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *JobSetExplanation) GetPreviousJobs() []string {
@@ -1643,7 +2321,7 @@ type JobSetRuleEvaluation struct {
 
 func (x *JobSetRuleEvaluation) Reset() {
 	*x = JobSetRuleEvaluation{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[22]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1655,7 +2333,7 @@ func (x *JobSetRuleEvaluation) String() string {
 func (*JobSetRuleEvaluation) ProtoMessage() {}
 
 func (x *JobSetRuleEvaluation) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[22]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1668,7 +2346,7 @@ func (x *JobSetRuleEvaluation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobSetRuleEvaluation.ProtoReflect.Descriptor instead.
 func (*JobSetRuleEvaluation) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{22}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *JobSetRuleEvaluation) GetRuleIndex() int32 {
@@ -1723,7 +2401,7 @@ type JobSetAction struct {
 
 func (x *JobSetAction) Reset() {
 	*x = JobSetAction{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[23]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1735,7 +2413,7 @@ func (x *JobSetAction) String() string {
 func (*JobSetAction) ProtoMessage() {}
 
 func (x *JobSetAction) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[23]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1748,7 +2426,7 @@ func (x *JobSetAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobSetAction.ProtoReflect.Descriptor instead.
 func (*JobSetAction) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{23}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *JobSetAction) GetKind() isJobSetAction_Kind {
@@ -1821,7 +2499,7 @@ type DeleteJobs struct {
 
 func (x *DeleteJobs) Reset() {
 	*x = DeleteJobs{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[24]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1833,7 +2511,7 @@ func (x *DeleteJobs) String() string {
 func (*DeleteJobs) ProtoMessage() {}
 
 func (x *DeleteJobs) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[24]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1846,7 +2524,7 @@ func (x *DeleteJobs) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteJobs.ProtoReflect.Descriptor instead.
 func (*DeleteJobs) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{24}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *DeleteJobs) GetJobs() []*JobReference {
@@ -1869,7 +2547,7 @@ type JobReference struct {
 
 func (x *JobReference) Reset() {
 	*x = JobReference{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[25]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1881,7 +2559,7 @@ func (x *JobReference) String() string {
 func (*JobReference) ProtoMessage() {}
 
 func (x *JobReference) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[25]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1894,7 +2572,7 @@ func (x *JobReference) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobReference.ProtoReflect.Descriptor instead.
 func (*JobReference) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{25}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *JobReference) GetName() string {
@@ -1922,7 +2600,7 @@ type UpdateJobSetStatus struct {
 
 func (x *UpdateJobSetStatus) Reset() {
 	*x = UpdateJobSetStatus{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[26]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1934,7 +2612,7 @@ func (x *UpdateJobSetStatus) String() string {
 func (*UpdateJobSetStatus) ProtoMessage() {}
 
 func (x *UpdateJobSetStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[26]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1947,7 +2625,7 @@ func (x *UpdateJobSetStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateJobSetStatus.ProtoReflect.Descriptor instead.
 func (*UpdateJobSetStatus) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{26}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *UpdateJobSetStatus) GetStatus() *JobSetStatus {
@@ -1976,7 +2654,7 @@ type JobCreation struct {
 
 func (x *JobCreation) Reset() {
 	*x = JobCreation{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[27]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1988,7 +2666,7 @@ func (x *JobCreation) String() string {
 func (*JobCreation) ProtoMessage() {}
 
 func (x *JobCreation) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[27]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2001,7 +2679,7 @@ func (x *JobCreation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobCreation.ProtoReflect.Descriptor instead.
 func (*JobCreation) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{27}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *JobCreation) GetName() string {
@@ -2050,7 +2728,7 @@ type ValidateJobSetRequest struct {
 
 func (x *ValidateJobSetRequest) Reset() {
 	*x = ValidateJobSetRequest{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[28]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2062,7 +2740,7 @@ func (x *ValidateJobSetRequest) String() string {
 func (*ValidateJobSetRequest) ProtoMessage() {}
 
 func (x *ValidateJobSetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[28]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2075,7 +2753,7 @@ func (x *ValidateJobSetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateJobSetRequest.ProtoReflect.Descriptor instead.
 func (*ValidateJobSetRequest) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{28}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ValidateJobSetRequest) GetJobSet() *JobSet {
@@ -2096,7 +2774,7 @@ type ValidateJobSetResponse struct {
 
 func (x *ValidateJobSetResponse) Reset() {
 	*x = ValidateJobSetResponse{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[29]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2108,7 +2786,7 @@ func (x *ValidateJobSetResponse) String() string {
 func (*ValidateJobSetResponse) ProtoMessage() {}
 
 func (x *ValidateJobSetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[29]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2121,7 +2799,7 @@ func (x *ValidateJobSetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateJobSetResponse.ProtoReflect.Descriptor instead.
 func (*ValidateJobSetResponse) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{29}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ValidateJobSetResponse) GetViolations() []*FieldViolation {
@@ -2135,7 +2813,7 @@ var File_jobdecider_v1_job_decider_proto protoreflect.FileDescriptor
 
 const file_jobdecider_v1_job_decider_proto_rawDesc = "" +
 	"\n" +
-	"\x1fjobdecider/v1/job_decider.proto\x12\rjobdecider.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1ajobdecider/v1/jobset.proto\x1a\x1ejobdecider/v1/kubernetes.proto\"\xe3\x02\n" +
+	"\x1fjobdecider/v1/job_decider.proto\x12\rjobdecider.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1ajobdecider/v1/jobset.proto\x1a\x1ejobdecider/v1/kubernetes.proto\"\xfd\x02\n" +
 	"\x10DecideJobRequest\x12$\n" +
 	"\x03job\x18\x01 \x01(\v2\x12.jobdecider.v1.JobR\x03job\x12&\n" +
 	"\x04pods\x18\x02 \x03(\v2\x12.jobdecider.v1.PodR\x04pods\x12,\n" +
@@ -2143,7 +2821,8 @@ const file_jobdecider_v1_job_decider_proto_rawDesc = "" +
 	"\x05state\x18\x04 \x01(\v2\x1e.jobdecider.v1.ControllerStateR\x05state\x12'\n" +
 	"\x0fcontroller_name\x18\x05 \x01(\tR\x0econtrollerName\x12?\n" +
 	"\fexpectations\x18\x06 \x01(\v2\x1b.jobdecider.v1.ExpectationsR\fexpectations\x123\n" +
-	"\tlean_pods\x18\a \x03(\v2\x16.jobdecider.v1.LeanPodR\bleanPods\"|\n" +
+	"\tlean_pods\x18\a \x03(\v2\x16.jobdecider.v1.LeanPodR\bleanPods\x12\x18\n" +
+	"\aexplain\x18\b \x01(\bR\aexplain\"|\n" +
 	"\fExpectations\x12.\n" +
 	"\x13pod_changes_pending\x18\x01 \x01(\bR\x11podChangesPending\x12<\n" +
 	"\x1afinalizer_removals_pending\x18\x02 \x03(\tR\x18finalizerRemovalsPending\"I\n" +
@@ -2151,11 +2830,72 @@ const file_jobdecider_v1_job_decider_proto_rawDesc = "" +
 	"\abackoff\x18\x01 \x01(\v2\x1c.jobdecider.v1.BackoffRecordR\abackoff\"\x96\x01\n" +
 	"\rBackoffRecord\x12=\n" +
 	"\x1bfailures_after_last_success\x18\x01 \x01(\x05R\x18failuresAfterLastSuccess\x12F\n" +
-	"\x11last_failure_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x0flastFailureTime\"\xba\x01\n" +
+	"\x11last_failure_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x0flastFailureTime\"\xfb\x01\n" +
 	"\x11DecideJobResponse\x12/\n" +
 	"\aactions\x18\x01 \x03(\v2\x15.jobdecider.v1.ActionR\aactions\x12>\n" +
 	"\rrequeue_after\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\frequeueAfter\x124\n" +
-	"\x05state\x18\x03 \x01(\v2\x1e.jobdecider.v1.ControllerStateR\x05state\"\xdd\x03\n" +
+	"\x05state\x18\x03 \x01(\v2\x1e.jobdecider.v1.ControllerStateR\x05state\x12?\n" +
+	"\vexplanation\x18\x04 \x01(\v2\x1d.jobdecider.v1.JobExplanationR\vexplanation\"\xed\x04\n" +
+	"\x0eJobExplanation\x12\x18\n" +
+	"\asummary\x18\x01 \x01(\tR\asummary\x12-\n" +
+	"\x04pods\x18\x02 \x03(\v2\x19.jobdecider.v1.PodVerdictR\x04pods\x12,\n" +
+	"\x12pod_groups_omitted\x18\x03 \x01(\x05R\x10podGroupsOmitted\x12B\n" +
+	"\x0eaction_reasons\x18\x04 \x03(\v2\x1b.jobdecider.v1.ActionReasonR\ractionReasons\x124\n" +
+	"\x16action_reasons_omitted\x18\x05 \x01(\x05R\x14actionReasonsOmitted\x12E\n" +
+	"\x11completed_indexes\x18\x06 \x01(\v2\x18.jobdecider.v1.IndexListR\x10completedIndexes\x12?\n" +
+	"\x0efailed_indexes\x18\a \x01(\v2\x18.jobdecider.v1.IndexListR\rfailedIndexes\x124\n" +
+	"\abackoff\x18\b \x01(\v2\x1a.jobdecider.v1.BackoffWaitR\abackoff\x12I\n" +
+	"\x10coming_condition\x18\t \x01(\v2\x1e.jobdecider.v1.ComingConditionR\x0fcomingCondition\x12:\n" +
+	"\vnot_managed\x18\n" +
+	" \x01(\v2\x19.jobdecider.v1.NotManagedR\n" +
+	"notManaged\x12%\n" +
+	"\x0erequeue_reason\x18\v \x01(\tR\rrequeueReason\"\xc7\x02\n" +
+	"\n" +
+	"PodVerdict\x12\x18\n" +
+	"\averdict\x18\x01 \x01(\tR\averdict\x12\x14\n" +
+	"\x05count\x18\x02 \x01(\x05R\x05count\x12\x12\n" +
+	"\x04pods\x18\x03 \x03(\tR\x04pods\x12!\n" +
+	"\fpods_omitted\x18\x04 \x01(\x05R\vpodsOmitted\x122\n" +
+	"\aindexes\x18\x05 \x01(\v2\x18.jobdecider.v1.IndexListR\aindexes\x12\"\n" +
+	"\n" +
+	"rule_index\x18\x06 \x01(\x05H\x00R\truleIndex\x88\x01\x01\x12\x1f\n" +
+	"\vrule_action\x18\a \x01(\tR\n" +
+	"ruleAction\x12\x18\n" +
+	"\amatched\x18\b \x01(\tR\amatched\x12\x16\n" +
+	"\x06detail\x18\t \x01(\tR\x06detail\x12\x18\n" +
+	"\aadopted\x18\n" +
+	" \x01(\bR\aadoptedB\r\n" +
+	"\v_rule_index\"h\n" +
+	"\tIndexList\x12\x18\n" +
+	"\aindexes\x18\x01 \x01(\tR\aindexes\x12\x14\n" +
+	"\x05count\x18\x02 \x01(\x03R\x05count\x12+\n" +
+	"\x11intervals_omitted\x18\x03 \x01(\x05R\x10intervalsOmitted\"l\n" +
+	"\fActionReason\x12\x16\n" +
+	"\x06action\x18\x01 \x01(\x05R\x06action\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x18\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\x12\x12\n" +
+	"\x04pods\x18\x04 \x01(\x05R\x04pods\"\xf9\x01\n" +
+	"\vBackoffWait\x120\n" +
+	"\x05until\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x05until\x12/\n" +
+	"\x05delay\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\x05delay\x12\x1a\n" +
+	"\bfailures\x18\x03 \x01(\x05R\bfailures\x12F\n" +
+	"\x11last_failure_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x0flastFailureTime\x12\x19\n" +
+	"\x05index\x18\x05 \x01(\x05H\x00R\x05index\x88\x01\x01B\b\n" +
+	"\x06_index\"\xe5\x01\n" +
+	"\x0fComingCondition\x12\x18\n" +
+	"\ainterim\x18\x01 \x01(\tR\ainterim\x12\x1a\n" +
+	"\bterminal\x18\x02 \x01(\tR\bterminal\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x18\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\x12!\n" +
+	"\fterminal_now\x18\x05 \x01(\bR\vterminalNow\x12\x1b\n" +
+	"\twaits_for\x18\x06 \x01(\tR\bwaitsFor\x12*\n" +
+	"\x02at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x02at\"n\n" +
+	"\n" +
+	"NotManaged\x12\x1d\n" +
+	"\n" +
+	"managed_by\x18\x01 \x01(\tR\tmanagedBy\x12'\n" +
+	"\x0fcontroller_name\x18\x02 \x01(\tR\x0econtrollerName\x12\x18\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\"\xdd\x03\n" +
 	"\x06Action\x12<\n" +
 	"\vcreate_pods\x18\x01 \x01(\v2\x19.jobdecider.v1.CreatePodsH\x00R\n" +
 	"createPods\x12<\n" +
@@ -2314,114 +3054,134 @@ func file_jobdecider_v1_job_decider_proto_rawDescGZIP() []byte {
 	return file_jobdecider_v1_job_decider_proto_rawDescData
 }
 
-var file_jobdecider_v1_job_decider_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_jobdecider_v1_job_decider_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
 var file_jobdecider_v1_job_decider_proto_goTypes = []any{
 	(*DecideJobRequest)(nil),       // 0: jobdecider.v1.DecideJobRequest
 	(*Expectations)(nil),           // 1: jobdecider.v1.Expectations
 	(*ControllerState)(nil),        // 2: jobdecider.v1.ControllerState
 	(*BackoffRecord)(nil),          // 3: jobdecider.v1.BackoffRecord
 	(*DecideJobResponse)(nil),      // 4: jobdecider.v1.DecideJobResponse
-	(*Action)(nil),                 // 5: jobdecider.v1.Action
-	(*AdoptPods)(nil),              // 6: jobdecider.v1.AdoptPods
-	(*ReleasePods)(nil),            // 7: jobdecider.v1.ReleasePods
-	(*CreatePods)(nil),             // 8: jobdecider.v1.CreatePods
-	(*PodCreation)(nil),            // 9: jobdecider.v1.PodCreation
-	(*DeletePods)(nil),             // 10: jobdecider.v1.DeletePods
-	(*PodDeletion)(nil),            // 11: jobdecider.v1.PodDeletion
-	(*RemoveFinalizers)(nil),       // 12: jobdecider.v1.RemoveFinalizers
-	(*PodReference)(nil),           // 13: jobdecider.v1.PodReference
-	(*UpdateStatus)(nil),           // 14: jobdecider.v1.UpdateStatus
-	(*RecordEvent)(nil),            // 15: jobdecider.v1.RecordEvent
-	(*ValidateJobRequest)(nil),     // 16: jobdecider.v1.ValidateJobRequest
-	(*ValidateJobResponse)(nil),    // 17: jobdecider.v1.ValidateJobResponse
-	(*FieldViolation)(nil),         // 18: jobdecider.v1.FieldViolation
-	(*DecideJobSetRequest)(nil),    // 19: jobdecider.v1.DecideJobSetRequest
-	(*DecideJobSetResponse)(nil),   // 20: jobdecider.v1.DecideJobSetResponse
-	(*JobSetExplanation)(nil),      // 21: jobdecider.v1.JobSetExplanation
-	(*JobSetRuleEvaluation)(nil),   // 22: jobdecider.v1.JobSetRuleEvaluation
-	(*JobSetAction)(nil),           // 23: jobdecider.v1.JobSetAction
-	(*DeleteJobs)(nil),             // 24: jobdecider.v1.DeleteJobs
-	(*JobReference)(nil),           // 25: jobdecider.v1.JobReference
-	(*UpdateJobSetStatus)(nil),     // 26: jobdecider.v1.UpdateJobSetStatus
-	(*JobCreation)(nil),            // 27: jobdecider.v1.JobCreation
-	(*ValidateJobSetRequest)(nil),  // 28: jobdecider.v1.ValidateJobSetRequest
-	(*ValidateJobSetResponse)(nil), // 29: jobdecider.v1.ValidateJobSetResponse
-	nil,                            // 30: jobdecider.v1.PodCreation.LabelsEntry
-	nil,                            // 31: jobdecider.v1.PodCreation.AnnotationsEntry
-	nil,                            // 32: jobdecider.v1.JobCreation.LabelsEntry
-	nil,                            // 33: jobdecider.v1.JobCreation.AnnotationsEntry
-	(*Job)(nil),                    // 34: jobdecider.v1.Job
-	(*Pod)(nil),                    // 35: jobdecider.v1.Pod
-	(*timestamppb.Timestamp)(nil),  // 36: google.protobuf.Timestamp
-	(*LeanPod)(nil),                // 37: jobdecider.v1.LeanPod
-	(*durationpb.Duration)(nil),    // 38: google.protobuf.Duration
-	(*EnvVar)(nil),                 // 39: jobdecider.v1.EnvVar
-	(*OwnerReference)(nil),         // 40: jobdecider.v1.OwnerReference
-	(*JobStatus)(nil),              // 41: jobdecider.v1.JobStatus
-	(*JobSet)(nil),                 // 42: jobdecider.v1.JobSet
-	(*JobSetStatus)(nil),           // 43: jobdecider.v1.JobSetStatus
+	(*JobExplanation)(nil),         // 5: jobdecider.v1.JobExplanation
+	(*PodVerdict)(nil),             // 6: jobdecider.v1.PodVerdict
+	(*IndexList)(nil),              // 7: jobdecider.v1.IndexList
+	(*ActionReason)(nil),           // 8: jobdecider.v1.ActionReason
+	(*BackoffWait)(nil),            // 9: jobdecider.v1.BackoffWait
+	(*ComingCondition)(nil),        // 10: jobdecider.v1.ComingCondition
+	(*NotManaged)(nil),             // 11: jobdecider.v1.NotManaged
+	(*Action)(nil),                 // 12: jobdecider.v1.Action
+	(*AdoptPods)(nil),              // 13: jobdecider.v1.AdoptPods
+	(*ReleasePods)(nil),            // 14: jobdecider.v1.ReleasePods
+	(*CreatePods)(nil),             // 15: jobdecider.v1.CreatePods
+	(*PodCreation)(nil),            // 16: jobdecider.v1.PodCreation
+	(*DeletePods)(nil),             // 17: jobdecider.v1.DeletePods
+	(*PodDeletion)(nil),            // 18: jobdecider.v1.PodDeletion
+	(*RemoveFinalizers)(nil),       // 19: jobdecider.v1.RemoveFinalizers
+	(*PodReference)(nil),           // 20: jobdecider.v1.PodReference
+	(*UpdateStatus)(nil),           // 21: jobdecider.v1.UpdateStatus
+	(*RecordEvent)(nil),            // 22: jobdecider.v1.RecordEvent
+	(*ValidateJobRequest)(nil),     // 23: jobdecider.v1.ValidateJobRequest
+	(*ValidateJobResponse)(nil),    // 24: jobdecider.v1.ValidateJobResponse
+	(*FieldViolation)(nil),         // 25: jobdecider.v1.FieldViolation
+	(*DecideJobSetRequest)(nil),    // 26: jobdecider.v1.DecideJobSetRequest
+	(*DecideJobSetResponse)(nil),   // 27: jobdecider.v1.DecideJobSetResponse
+	(*JobSetExplanation)(nil),      // 28: jobdecider.v1.JobSetExplanation
+	(*JobSetRuleEvaluation)(nil),   // 29: jobdecider.v1.JobSetRuleEvaluation
+	(*JobSetAction)(nil),           // 30: jobdecider.v1.JobSetAction
+	(*DeleteJobs)(nil),             // 31: jobdecider.v1.DeleteJobs
+	(*JobReference)(nil),           // 32: jobdecider.v1.JobReference
+	(*UpdateJobSetStatus)(nil),     // 33: jobdecider.v1.UpdateJobSetStatus
+	(*JobCreation)(nil),            // 34: jobdecider.v1.JobCreation
+	(*ValidateJobSetRequest)(nil),  // 35: jobdecider.v1.ValidateJobSetRequest
+	(*ValidateJobSetResponse)(nil), // 36: jobdecider.v1.ValidateJobSetResponse
+	nil,                            // 37: jobdecider.v1.PodCreation.LabelsEntry
+	nil,                            // 38: jobdecider.v1.PodCreation.AnnotationsEntry
+	nil,                            // 39: jobdecider.v1.JobCreation.LabelsEntry
+	nil,                            // 40: jobdecider.v1.JobCreation.AnnotationsEntry
+	(*Job)(nil),                    // 41: jobdecider.v1.Job
+	(*Pod)(nil),                    // 42: jobdecider.v1.Pod
+	(*timestamppb.Timestamp)(nil),  // 43: google.protobuf.Timestamp
+	(*LeanPod)(nil),                // 44: jobdecider.v1.LeanPod
+	(*durationpb.Duration)(nil),    // 45: google.protobuf.Duration
+	(*EnvVar)(nil),                 // 46: jobdecider.v1.EnvVar
+	(*OwnerReference)(nil),         // 47: jobdecider.v1.OwnerReference
+	(*JobStatus)(nil),              // 48: jobdecider.v1.JobStatus
+	(*JobSet)(nil),                 // 49: jobdecider.v1.JobSet
+	(*JobSetStatus)(nil),           // 50: jobdecider.v1.JobSetStatus
 }
 var file_jobdecider_v1_job_decider_proto_depIdxs = []int32{
-	34, // 0: jobdecider.v1.DecideJobRequest.job:type_name -> jobdecider.v1.Job
-	35, // 1: jobdecider.v1.DecideJobRequest.pods:type_name -> jobdecider.v1.Pod
-	36, // 2: jobdecider.v1.DecideJobRequest.now:type_name -> google.protobuf.Timestamp
+	41, // 0: jobdecider.v1.DecideJobRequest.job:type_name -> jobdecider.v1.Job
+	42, // 1: jobdecider.v1.DecideJobRequest.pods:type_name -> jobdecider.v1.Pod
+	43, // 2: jobdecider.v1.DecideJobRequest.now:type_name -> google.protobuf.Timestamp
 	2,  // 3: jobdecider.v1.DecideJobRequest.state:type_name -> jobdecider.v1.ControllerState
 	1,  // 4: jobdecider.v1.DecideJobRequest.expectations:type_name -> jobdecider.v1.Expectations
-	37, // 5: jobdecider.v1.DecideJobRequest.lean_pods:type_name -> jobdecider.v1.LeanPod
+	44, // 5: jobdecider.v1.DecideJobRequest.lean_pods:type_name -> jobdecider.v1.LeanPod
 	3,  // 6: jobdecider.v1.ControllerState.backoff:type_name -> jobdecider.v1.BackoffRecord
-	36, // 7: jobdecider.v1.BackoffRecord.last_failure_time:type_name -> google.protobuf.Timestamp
-	5,  // 8: jobdecider.v1.DecideJobResponse.actions:type_name -> jobdecider.v1.Action
-	38, // 9: jobdecider.v1.DecideJobResponse.requeue_after:type_name -> google.protobuf.Duration
+	43, // 7: jobdecider.v1.BackoffRecord.last_failure_time:type_name -> google.protobuf.Timestamp
+	12, // 8: jobdecider.v1.DecideJobResponse.actions:type_name -> jobdecider.v1.Action
+	45, // 9: jobdecider.v1.DecideJobResponse.requeue_after:type_name -> google.protobuf.Duration
 	2,  // 10: jobdecider.v1.DecideJobResponse.state:type_name -> jobdecider.v1.ControllerState
-	8,  // 11: jobdecider.v1.Action.create_pods:type_name -> jobdecider.v1.CreatePods
-	10, // 12: jobdecider.v1.Action.delete_pods:type_name -> jobdecider.v1.DeletePods
-	12, // 13: jobdecider.v1.Action.remove_finalizers:type_name -> jobdecider.v1.RemoveFinalizers
-	14, // 14: jobdecider.v1.Action.update_status:type_name -> jobdecider.v1.UpdateStatus
-	15, // 15: jobdecider.v1.Action.record_event:type_name -> jobdecider.v1.RecordEvent
-	6,  // 16: jobdecider.v1.Action.adopt_pods:type_name -> jobdecider.v1.AdoptPods
-	7,  // 17: jobdecider.v1.Action.release_pods:type_name -> jobdecider.v1.ReleasePods
-	13, // 18: jobdecider.v1.AdoptPods.pods:type_name -> jobdecider.v1.PodReference
-	13, // 19: jobdecider.v1.ReleasePods.pods:type_name -> jobdecider.v1.PodReference
-	9,  // 20: jobdecider.v1.CreatePods.pods:type_name -> jobdecider.v1.PodCreation
-	30, // 21: jobdecider.v1.PodCreation.labels:type_name -> jobdecider.v1.PodCreation.LabelsEntry
-	31, // 22: jobdecider.v1.PodCreation.annotations:type_name -> jobdecider.v1.PodCreation.AnnotationsEntry
-	39, // 23: jobdecider.v1.PodCreation.env:type_name -> jobdecider.v1.EnvVar
-	40, // 24: jobdecider.v1.PodCreation.owner_reference:type_name -> jobdecider.v1.OwnerReference
-	11, // 25: jobdecider.v1.DeletePods.pods:type_name -> jobdecider.v1.PodDeletion
-	13, // 26: jobdecider.v1.RemoveFinalizers.pods:type_name -> jobdecider.v1.PodReference
-	41, // 27: jobdecider.v1.UpdateStatus.status:type_name -> jobdecider.v1.JobStatus
-	34, // 28: jobdecider.v1.ValidateJobRequest.job:type_name -> jobdecider.v1.Job
-	18, // 29: jobdecider.v1.ValidateJobResponse.violations:type_name -> jobdecider.v1.FieldViolation
-	42, // 30: jobdecider.v1.DecideJobSetRequest.job_set:type_name -> jobdecider.v1.JobSet
-	34, // 31: jobdecider.v1.DecideJobSetRequest.jobs:type_name -> jobdecider.v1.Job
-	36, // 32: jobdecider.v1.DecideJobSetRequest.now:type_name -> google.protobuf.Timestamp
-	23, // 33: jobdecider.v1.DecideJobSetResponse.actions:type_name -> jobdecider.v1.JobSetAction
-	27, // 34: jobdecider.v1.DecideJobSetResponse.jobs_to_create:type_name -> jobdecider.v1.JobCreation
-	21, // 35: jobdecider.v1.DecideJobSetResponse.explanation:type_name -> jobdecider.v1.JobSetExplanation
-	38, // 36: jobdecider.v1.DecideJobSetResponse.requeue_after:type_name -> google.protobuf.Duration
-	22, // 37: jobdecider.v1.JobSetExplanation.evaluations:type_name -> jobdecider.v1.JobSetRuleEvaluation
-	24, // 38: jobdecider.v1.JobSetAction.delete_jobs:type_name -> jobdecider.v1.DeleteJobs
-	26, // 39: jobdecider.v1.JobSetAction.update_status:type_name -> jobdecider.v1.UpdateJobSetStatus
-	15, // 40: jobdecider.v1.JobSetAction.record_event:type_name -> jobdecider.v1.RecordEvent
-	25, // 41: jobdecider.v1.DeleteJobs.jobs:type_name -> jobdecider.v1.JobReference
-	43, // 42: jobdecider.v1.UpdateJobSetStatus.status:type_name -> jobdecider.v1.JobSetStatus
-	32, // 43: jobdecider.v1.JobCreation.labels:type_name -> jobdecider.v1.JobCreation.LabelsEntry
-	33, // 44: jobdecider.v1.JobCreation.annotations:type_name -> jobdecider.v1.JobCreation.AnnotationsEntry
-	42, // 45: jobdecider.v1.ValidateJobSetRequest.job_set:type_name -> jobdecider.v1.JobSet
-	18, // 46: jobdecider.v1.ValidateJobSetResponse.violations:type_name -> jobdecider.v1.FieldViolation
-	0,  // 47: jobdecider.v1.JobDecider.DecideJob:input_type -> jobdecider.v1.DecideJobRequest
-	16, // 48: jobdecider.v1.JobDecider.ValidateJob:input_type -> jobdecider.v1.ValidateJobRequest
-	19, // 49: jobdecider.v1.JobDecider.DecideJobSet:input_type -> jobdecider.v1.DecideJobSetRequest
-	28, // 50: jobdecider.v1.JobDecider.ValidateJobSet:input_type -> jobdecider.v1.ValidateJobSetRequest
-	4,  // 51: jobdecider.v1.JobDecider.DecideJob:output_type -> jobdecider.v1.DecideJobResponse
-	17, // 52: jobdecider.v1.JobDecider.ValidateJob:output_type -> jobdecider.v1.ValidateJobResponse
-	20, // 53: jobdecider.v1.JobDecider.DecideJobSet:output_type -> jobdecider.v1.DecideJobSetResponse
-	29, // 54: jobdecider.v1.JobDecider.ValidateJobSet:output_type -> jobdecider.v1.ValidateJobSetResponse
-	51, // [51:55] is the sub-list for method output_type
-	47, // [47:51] is the sub-list for method input_type
-	47, // [47:47] is the sub-list for extension type_name
-	47, // [47:47] is the sub-list for extension extendee
-	0,  // [0:47] is the sub-list for field type_name
+	5,  // 11: jobdecider.v1.DecideJobResponse.explanation:type_name -> jobdecider.v1.JobExplanation
+	6,  // 12: jobdecider.v1.JobExplanation.pods:type_name -> jobdecider.v1.PodVerdict
+	8,  // 13: jobdecider.v1.JobExplanation.action_reasons:type_name -> jobdecider.v1.ActionReason
+	7,  // 14: jobdecider.v1.JobExplanation.completed_indexes:type_name -> jobdecider.v1.IndexList
+	7,  // 15: jobdecider.v1.JobExplanation.failed_indexes:type_name -> jobdecider.v1.IndexList
+	9,  // 16: jobdecider.v1.JobExplanation.backoff:type_name -> jobdecider.v1.BackoffWait
+	10, // 17: jobdecider.v1.JobExplanation.coming_condition:type_name -> jobdecider.v1.ComingCondition
+	11, // 18: jobdecider.v1.JobExplanation.not_managed:type_name -> jobdecider.v1.NotManaged
+	7,  // 19: jobdecider.v1.PodVerdict.indexes:type_name -> jobdecider.v1.IndexList
+	43, // 20: jobdecider.v1.BackoffWait.until:type_name -> google.protobuf.Timestamp
+	45, // 21: jobdecider.v1.BackoffWait.delay:type_name -> google.protobuf.Duration
+	43, // 22: jobdecider.v1.BackoffWait.last_failure_time:type_name -> google.protobuf.Timestamp
+	43, // 23: jobdecider.v1.ComingCondition.at:type_name -> google.protobuf.Timestamp
+	15, // 24: jobdecider.v1.Action.create_pods:type_name -> jobdecider.v1.CreatePods
+	17, // 25: jobdecider.v1.Action.delete_pods:type_name -> jobdecider.v1.DeletePods
+	19, // 26: jobdecider.v1.Action.remove_finalizers:type_name -> jobdecider.v1.RemoveFinalizers
+	21, // 27: jobdecider.v1.Action.update_status:type_name -> jobdecider.v1.UpdateStatus
+	22, // 28: jobdecider.v1.Action.record_event:type_name -> jobdecider.v1.RecordEvent
+	13, // 29: jobdecider.v1.Action.adopt_pods:type_name -> jobdecider.v1.AdoptPods
+	14, // 30: jobdecider.v1.Action.release_pods:type_name -> jobdecider.v1.ReleasePods
+	20, // 31: jobdecider.v1.AdoptPods.pods:type_name -> jobdecider.v1.PodReference
+	20, // 32: jobdecider.v1.ReleasePods.pods:type_name -> jobdecider.v1.PodReference
+	16, // 33: jobdecider.v1.CreatePods.pods:type_name -> jobdecider.v1.PodCreation
+	37, // 34: jobdecider.v1.PodCreation.labels:type_name -> jobdecider.v1.PodCreation.LabelsEntry
+	38, // 35: jobdecider.v1.PodCreation.annotations:type_name -> jobdecider.v1.PodCreation.AnnotationsEntry
+	46, // 36: jobdecider.v1.PodCreation.env:type_name -> jobdecider.v1.EnvVar
+	47, // 37: jobdecider.v1.PodCreation.owner_reference:type_name -> jobdecider.v1.OwnerReference
+	18, // 38: jobdecider.v1.DeletePods.pods:type_name -> jobdecider.v1.PodDeletion
+	20, // 39: jobdecider.v1.RemoveFinalizers.pods:type_name -> jobdecider.v1.PodReference
+	48, // 40: jobdecider.v1.UpdateStatus.status:type_name -> jobdecider.v1.JobStatus
+	41, // 41: jobdecider.v1.ValidateJobRequest.job:type_name -> jobdecider.v1.Job
+	25, // 42: jobdecider.v1.ValidateJobResponse.violations:type_name -> jobdecider.v1.FieldViolation
+	49, // 43: jobdecider.v1.DecideJobSetRequest.job_set:type_name -> jobdecider.v1.JobSet
+	41, // 44: jobdecider.v1.DecideJobSetRequest.jobs:type_name -> jobdecider.v1.Job
+	43, // 45: jobdecider.v1.DecideJobSetRequest.now:type_name -> google.protobuf.Timestamp
+	30, // 46: jobdecider.v1.DecideJobSetResponse.actions:type_name -> jobdecider.v1.JobSetAction
+	34, // 47: jobdecider.v1.DecideJobSetResponse.jobs_to_create:type_name -> jobdecider.v1.JobCreation
+	28, // 48: jobdecider.v1.DecideJobSetResponse.explanation:type_name -> jobdecider.v1.JobSetExplanation
+	45, // 49: jobdecider.v1.DecideJobSetResponse.requeue_after:type_name -> google.protobuf.Duration
+	29, // 50: jobdecider.v1.JobSetExplanation.evaluations:type_name -> jobdecider.v1.JobSetRuleEvaluation
+	31, // 51: jobdecider.v1.JobSetAction.delete_jobs:type_name -> jobdecider.v1.DeleteJobs
+	33, // 52: jobdecider.v1.JobSetAction.update_status:type_name -> jobdecider.v1.UpdateJobSetStatus
+	22, // 53: jobdecider.v1.JobSetAction.record_event:type_name -> jobdecider.v1.RecordEvent
+	32, // 54: jobdecider.v1.DeleteJobs.jobs:type_name -> jobdecider.v1.JobReference
+	50, // 55: jobdecider.v1.UpdateJobSetStatus.status:type_name -> jobdecider.v1.JobSetStatus
+	39, // 56: jobdecider.v1.JobCreation.labels:type_name -> jobdecider.v1.JobCreation.LabelsEntry
+	40, // 57: jobdecider.v1.JobCreation.annotations:type_name -> jobdecider.v1.JobCreation.AnnotationsEntry
+	49, // 58: jobdecider.v1.ValidateJobSetRequest.job_set:type_name -> jobdecider.v1.JobSet
+	25, // 59: jobdecider.v1.ValidateJobSetResponse.violations:type_name -> jobdecider.v1.FieldViolation
+	0,  // 60: jobdecider.v1.JobDecider.DecideJob:input_type -> jobdecider.v1.DecideJobRequest
+	23, // 61: jobdecider.v1.JobDecider.ValidateJob:input_type -> jobdecider.v1.ValidateJobRequest
+	26, // 62: jobdecider.v1.JobDecider.DecideJobSet:input_type -> jobdecider.v1.DecideJobSetRequest
+	35, // 63: jobdecider.v1.JobDecider.ValidateJobSet:input_type -> jobdecider.v1.ValidateJobSetRequest
+	4,  // 64: jobdecider.v1.JobDecider.DecideJob:output_type -> jobdecider.v1.DecideJobResponse
+	24, // 65: jobdecider.v1.JobDecider.ValidateJob:output_type -> jobdecider.v1.ValidateJobResponse
+	27, // 66: jobdecider.v1.JobDecider.DecideJobSet:output_type -> jobdecider.v1.DecideJobSetResponse
+	36, // 67: jobdecider.v1.JobDecider.ValidateJobSet:output_type -> jobdecider.v1.ValidateJobSetResponse
+	64, // [64:68] is the sub-list for method output_type
+	60, // [60:64] is the sub-list for method input_type
+	60, // [60:60] is the sub-list for extension type_name
+	60, // [60:60] is the sub-list for extension extendee
+	0,  // [0:60] is the sub-list for field type_name
 }
 
 func init() { file_jobdecider_v1_job_decider_proto_init() }
@@ -2431,7 +3191,9 @@ func file_jobdecider_v1_job_decider_proto_init() {
 	}
 	file_jobdecider_v1_jobset_proto_init()
 	file_jobdecider_v1_kubernetes_proto_init()
-	file_jobdecider_v1_job_decider_proto_msgTypes[5].OneofWrappers = []any{
+	file_jobdecider_v1_job_decider_proto_msgTypes[6].OneofWrappers = []any{}
+	file_jobdecider_v1_job_decider_proto_msgTypes[9].OneofWrappers = []any{}
+	file_jobdecider_v1_job_decider_proto_msgTypes[12].OneofWrappers = []any{
 		(*Action_CreatePods)(nil),
 		(*Action_DeletePods)(nil),
 		(*Action_RemoveFinalizers)(nil),
@@ -2440,9 +3202,9 @@ func file_jobdecider_v1_job_decider_proto_init() {
 		(*Action_AdoptPods)(nil),
 		(*Action_ReleasePods)(nil),
 	}
-	file_jobdecider_v1_job_decider_proto_msgTypes[9].OneofWrappers = []any{}
-	file_jobdecider_v1_job_decider_proto_msgTypes[21].OneofWrappers = []any{}
-	file_jobdecider_v1_job_decider_proto_msgTypes[23].OneofWrappers = []any{
+	file_jobdecider_v1_job_decider_proto_msgTypes[16].OneofWrappers = []any{}
+	file_jobdecider_v1_job_decider_proto_msgTypes[28].OneofWrappers = []any{}
+	file_jobdecider_v1_job_decider_proto_msgTypes[30].OneofWrappers = []any{
 		(*JobSetAction_DeleteJobs)(nil),
 		(*JobSetAction_UpdateStatus)(nil),
 		(*JobSetAction_RecordEvent)(nil),
@@ -2453,7 +3215,7 @@ func file_jobdecider_v1_job_decider_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_jobdecider_v1_job_decider_proto_rawDesc), len(file_jobdecider_v1_job_decider_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   34,
+			NumMessages:   41,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

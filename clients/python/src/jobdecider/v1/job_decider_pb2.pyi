@@ -37,9 +37,14 @@ class DecideJobRequest(_message.Message):
     CONTROLLER_NAME_FIELD_NUMBER: _builtins.int
     EXPECTATIONS_FIELD_NUMBER: _builtins.int
     LEAN_PODS_FIELD_NUMBER: _builtins.int
+    EXPLAIN_FIELD_NUMBER: _builtins.int
     controller_name: _builtins.str
     """The controller the caller decides for; empty means "kubernetes.io/job-controller".
     A Job whose spec.managedBy names another controller gets an empty plan.
+    """
+    explain: _builtins.bool
+    """Also return the explanation: what the sync concluded about each pod, why each action, the
+    backoff wait and the condition that follows. Off by default; nothing is spent on it unless asked.
     """
     @_builtins.property
     def job(self) -> _kubernetes_pb2.Job:
@@ -82,10 +87,11 @@ class DecideJobRequest(_message.Message):
         controller_name: _builtins.str = ...,
         expectations: Global___Expectations | None = ...,
         lean_pods: _abc.Iterable[_kubernetes_pb2.LeanPod] | None = ...,
+        explain: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["expectations", b"expectations", "job", b"job", "now", b"now", "state", b"state"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["controller_name", b"controller_name", "expectations", b"expectations", "job", b"job", "lean_pods", b"lean_pods", "now", b"now", "pods", b"pods", "state", b"state"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["controller_name", b"controller_name", "expectations", b"expectations", "explain", b"explain", "job", b"job", "lean_pods", b"lean_pods", "now", b"now", "pods", b"pods", "state", b"state"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -190,6 +196,7 @@ class DecideJobResponse(_message.Message):
     ACTIONS_FIELD_NUMBER: _builtins.int
     REQUEUE_AFTER_FIELD_NUMBER: _builtins.int
     STATE_FIELD_NUMBER: _builtins.int
+    EXPLANATION_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def actions(self) -> _containers.RepeatedCompositeFieldContainer[Global___Action]:
         """Actions to apply in order. The caller stops at the first failure and decides again later."""
@@ -206,20 +213,371 @@ class DecideJobResponse(_message.Message):
         the plan's first updateStatus: if applying stopped before that write, send the previous state.
         """
 
+    @_builtins.property
+    def explanation(self) -> Global___JobExplanation:
+        """Why the plan is what it is; only when the request set explain."""
+
     def __init__(
         self,
         *,
         actions: _abc.Iterable[Global___Action] | None = ...,
         requeue_after: _duration_pb2.Duration | None = ...,
         state: Global___ControllerState | None = ...,
+        explanation: Global___JobExplanation | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["requeue_after", b"requeue_after", "state", b"state"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["explanation", b"explanation", "requeue_after", b"requeue_after", "state", b"state"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["actions", b"actions", "requeue_after", b"requeue_after", "state", b"state"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["actions", b"actions", "explanation", b"explanation", "requeue_after", b"requeue_after", "state", b"state"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___DecideJobResponse: _TypeAlias = DecideJobResponse  # noqa: Y015
+
+@_typing.final
+class JobExplanation(_message.Message):
+    """JobExplanation says how one sync's plan came about, from the decision itself. Pods with the
+    same verdict are grouped; every list holds at most 100 entries (the rest counted in its
+    *_omitted field), every group names at most 10 pods, every index list at most 100 intervals
+    and every text at most 1 KiB, so the explanation stays small however large the Job.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SUMMARY_FIELD_NUMBER: _builtins.int
+    PODS_FIELD_NUMBER: _builtins.int
+    POD_GROUPS_OMITTED_FIELD_NUMBER: _builtins.int
+    ACTION_REASONS_FIELD_NUMBER: _builtins.int
+    ACTION_REASONS_OMITTED_FIELD_NUMBER: _builtins.int
+    COMPLETED_INDEXES_FIELD_NUMBER: _builtins.int
+    FAILED_INDEXES_FIELD_NUMBER: _builtins.int
+    BACKOFF_FIELD_NUMBER: _builtins.int
+    COMING_CONDITION_FIELD_NUMBER: _builtins.int
+    NOT_MANAGED_FIELD_NUMBER: _builtins.int
+    REQUEUE_REASON_FIELD_NUMBER: _builtins.int
+    summary: _builtins.str
+    """One line saying what happens."""
+    pod_groups_omitted: _builtins.int
+    """Pod groups left out of pods."""
+    action_reasons_omitted: _builtins.int
+    """Reasons left out of action_reasons."""
+    requeue_reason: _builtins.str
+    """Why requeue_after is set; empty when it is absent."""
+    @_builtins.property
+    def pods(self) -> _containers.RepeatedCompositeFieldContainer[Global___PodVerdict]:
+        """The pods, grouped by verdict, matched rule and detail, in the order of each group's first pod."""
+
+    @_builtins.property
+    def action_reasons(self) -> _containers.RepeatedCompositeFieldContainer[Global___ActionReason]:
+        """Why each action, in plan order: one entry or more per action (a deletion may have several causes)."""
+
+    @_builtins.property
+    def completed_indexes(self) -> Global___IndexList:
+        """The completed indexes after this sync (Indexed Jobs); absent otherwise."""
+
+    @_builtins.property
+    def failed_indexes(self) -> Global___IndexList:
+        """The failed indexes after this sync (Jobs with backoffLimitPerIndex); absent otherwise."""
+
+    @_builtins.property
+    def backoff(self) -> Global___BackoffWait:
+        """The pod-failure backoff that holds back pod creation; absent when none does."""
+
+    @_builtins.property
+    def coming_condition(self) -> Global___ComingCondition:
+        """The condition the Job is finishing with, or the active deadline ahead; absent otherwise."""
+
+    @_builtins.property
+    def not_managed(self) -> Global___NotManaged:
+        """Why the plan is empty when another controller manages the Job; absent otherwise."""
+
+    def __init__(
+        self,
+        *,
+        summary: _builtins.str = ...,
+        pods: _abc.Iterable[Global___PodVerdict] | None = ...,
+        pod_groups_omitted: _builtins.int = ...,
+        action_reasons: _abc.Iterable[Global___ActionReason] | None = ...,
+        action_reasons_omitted: _builtins.int = ...,
+        completed_indexes: Global___IndexList | None = ...,
+        failed_indexes: Global___IndexList | None = ...,
+        backoff: Global___BackoffWait | None = ...,
+        coming_condition: Global___ComingCondition | None = ...,
+        not_managed: Global___NotManaged | None = ...,
+        requeue_reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["backoff", b"backoff", "coming_condition", b"coming_condition", "completed_indexes", b"completed_indexes", "failed_indexes", b"failed_indexes", "not_managed", b"not_managed"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_reasons", b"action_reasons", "action_reasons_omitted", b"action_reasons_omitted", "backoff", b"backoff", "coming_condition", b"coming_condition", "completed_indexes", b"completed_indexes", "failed_indexes", b"failed_indexes", "not_managed", b"not_managed", "pod_groups_omitted", b"pod_groups_omitted", "pods", b"pods", "requeue_reason", b"requeue_reason", "summary", b"summary"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___JobExplanation: _TypeAlias = JobExplanation  # noqa: Y015
+
+@_typing.final
+class PodVerdict(_message.Message):
+    """PodVerdict is what the sync concluded about a group of pods."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    VERDICT_FIELD_NUMBER: _builtins.int
+    COUNT_FIELD_NUMBER: _builtins.int
+    PODS_FIELD_NUMBER: _builtins.int
+    PODS_OMITTED_FIELD_NUMBER: _builtins.int
+    INDEXES_FIELD_NUMBER: _builtins.int
+    RULE_INDEX_FIELD_NUMBER: _builtins.int
+    RULE_ACTION_FIELD_NUMBER: _builtins.int
+    MATCHED_FIELD_NUMBER: _builtins.int
+    DETAIL_FIELD_NUMBER: _builtins.int
+    ADOPTED_FIELD_NUMBER: _builtins.int
+    verdict: _builtins.str
+    """"Succeeded", "FailedCounted" (counts towards backoffLimit or its index's
+    backoffLimitPerIndex), "FailedIgnored" (an Ignore rule), "FailsJob" (a FailJob rule),
+    "FailsIndex" (a FailIndex rule, or its index reached backoffLimitPerIndex), "Running"
+    (pending or running), "Terminating" (being deleted, not counted as failed), "Released"
+    (owned, no longer matches the selector) or "NotClaimed" (not the Job's: another
+    controller's, or an orphan that does not match or is being deleted).
+    """
+    count: _builtins.int
+    """How many pods have this verdict, rule and detail."""
+    pods_omitted: _builtins.int
+    """Pods left out of pods."""
+    rule_index: _builtins.int
+    """Index of the pod failure policy rule that matched, for failed pods."""
+    rule_action: _builtins.str
+    """That rule's action: "FailJob", "FailIndex", "Ignore" or "Count"."""
+    matched: _builtins.str
+    """What the rule matched, e.g. `exit code 42 of container "main" (In [42])` or
+    `condition DisruptionTarget=True`.
+    """
+    detail: _builtins.str
+    """Why, in words, and where the pods stand in the status (recorded, counted, finalizer)."""
+    adopted: _builtins.bool
+    """True for orphans the Job adopts in this plan."""
+    @_builtins.property
+    def pods(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The first 10 of them, by name, in request order."""
+
+    @_builtins.property
+    def indexes(self) -> Global___IndexList:
+        """Their completion indexes (Indexed Jobs)."""
+
+    def __init__(
+        self,
+        *,
+        verdict: _builtins.str = ...,
+        count: _builtins.int = ...,
+        pods: _abc.Iterable[_builtins.str] | None = ...,
+        pods_omitted: _builtins.int = ...,
+        indexes: Global___IndexList | None = ...,
+        rule_index: _builtins.int | None = ...,
+        rule_action: _builtins.str = ...,
+        matched: _builtins.str = ...,
+        detail: _builtins.str = ...,
+        adopted: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_rule_index", b"_rule_index", "indexes", b"indexes", "rule_index", b"rule_index"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_rule_index", b"_rule_index", "adopted", b"adopted", "count", b"count", "detail", b"detail", "indexes", b"indexes", "matched", b"matched", "pods", b"pods", "pods_omitted", b"pods_omitted", "rule_action", b"rule_action", "rule_index", b"rule_index", "verdict", b"verdict"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__rule_index: _TypeAlias = _typing.Literal["rule_index"]  # noqa: Y015
+    _WhichOneofArgType__rule_index: _TypeAlias = _typing.Literal["_rule_index", b"_rule_index"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__rule_index) -> _WhichOneofReturnType__rule_index | None: ...
+
+Global___PodVerdict: _TypeAlias = PodVerdict  # noqa: Y015
+
+@_typing.final
+class IndexList(_message.Message):
+    """IndexList is a set of completion indexes, as the status writes them ("0-2,5")."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    INDEXES_FIELD_NUMBER: _builtins.int
+    COUNT_FIELD_NUMBER: _builtins.int
+    INTERVALS_OMITTED_FIELD_NUMBER: _builtins.int
+    indexes: _builtins.str
+    """The first 100 intervals, e.g. "0-2,5"."""
+    count: _builtins.int
+    """How many indexes the whole set holds."""
+    intervals_omitted: _builtins.int
+    """Intervals left out of indexes."""
+    def __init__(
+        self,
+        *,
+        indexes: _builtins.str = ...,
+        count: _builtins.int = ...,
+        intervals_omitted: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["count", b"count", "indexes", b"indexes", "intervals_omitted", b"intervals_omitted"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___IndexList: _TypeAlias = IndexList  # noqa: Y015
+
+@_typing.final
+class ActionReason(_message.Message):
+    """ActionReason says why the plan has one of its actions."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ACTION_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    MESSAGE_FIELD_NUMBER: _builtins.int
+    PODS_FIELD_NUMBER: _builtins.int
+    action: _builtins.int
+    """Position of the action in actions (0-based)."""
+    reason: _builtins.str
+    """Machine-readable cause: "OrphansMatch", "SelectorMismatch", "MissingPods", "PendingIndexes",
+    "ExcessPods", "DuplicateIndex", "JobSuspended", "JobFinishing", "FinishedPods",
+    "StatusChanged", "Suspended", "Resumed", "TooManySucceededPods", "JobFinished",
+    "UnknownCompletionMode".
+    """
+    message: _builtins.str
+    """For people."""
+    pods: _builtins.int
+    """How many of the action's pods this cause covers; 0 for actions on no pods."""
+    def __init__(
+        self,
+        *,
+        action: _builtins.int = ...,
+        reason: _builtins.str = ...,
+        message: _builtins.str = ...,
+        pods: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "message", b"message", "pods", b"pods", "reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ActionReason: _TypeAlias = ActionReason  # noqa: Y015
+
+@_typing.final
+class BackoffWait(_message.Message):
+    """BackoffWait is the pod-failure backoff holding back the creation of pods."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    UNTIL_FIELD_NUMBER: _builtins.int
+    DELAY_FIELD_NUMBER: _builtins.int
+    FAILURES_FIELD_NUMBER: _builtins.int
+    LAST_FAILURE_TIME_FIELD_NUMBER: _builtins.int
+    INDEX_FIELD_NUMBER: _builtins.int
+    failures: _builtins.int
+    """The failures the delay counts (since the last success, or of the index)."""
+    index: _builtins.int
+    """The index whose replacement waits (backoffLimitPerIndex); absent for the Job-wide backoff."""
+    @_builtins.property
+    def until(self) -> _timestamp_pb2.Timestamp:
+        """When pods may be created again."""
+
+    @_builtins.property
+    def delay(self) -> _duration_pb2.Duration:
+        """The whole delay: 10 s doubled per failure after the first, at most 10 min."""
+
+    @_builtins.property
+    def last_failure_time(self) -> _timestamp_pb2.Timestamp:
+        """When the last of them happened."""
+
+    def __init__(
+        self,
+        *,
+        until: _timestamp_pb2.Timestamp | None = ...,
+        delay: _duration_pb2.Duration | None = ...,
+        failures: _builtins.int = ...,
+        last_failure_time: _timestamp_pb2.Timestamp | None = ...,
+        index: _builtins.int | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_index", b"_index", "delay", b"delay", "index", b"index", "last_failure_time", b"last_failure_time", "until", b"until"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_index", b"_index", "delay", b"delay", "failures", b"failures", "index", b"index", "last_failure_time", b"last_failure_time", "until", b"until"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__index: _TypeAlias = _typing.Literal["index"]  # noqa: Y015
+    _WhichOneofArgType__index: _TypeAlias = _typing.Literal["_index", b"_index"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__index) -> _WhichOneofReturnType__index | None: ...
+
+Global___BackoffWait: _TypeAlias = BackoffWait  # noqa: Y015
+
+@_typing.final
+class ComingCondition(_message.Message):
+    """ComingCondition is the condition the Job is finishing with, or the deadline ahead of it."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    INTERIM_FIELD_NUMBER: _builtins.int
+    TERMINAL_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    MESSAGE_FIELD_NUMBER: _builtins.int
+    TERMINAL_NOW_FIELD_NUMBER: _builtins.int
+    WAITS_FOR_FIELD_NUMBER: _builtins.int
+    AT_FIELD_NUMBER: _builtins.int
+    interim: _builtins.str
+    """The interim condition: "FailureTarget" or "SuccessCriteriaMet"; empty when none comes first."""
+    terminal: _builtins.str
+    """The terminal condition: "Failed" or "Complete"."""
+    reason: _builtins.str
+    """The conditions' reason, e.g. "BackoffLimitExceeded"."""
+    message: _builtins.str
+    """The conditions' message."""
+    terminal_now: _builtins.bool
+    """True when this plan writes the terminal condition."""
+    waits_for: _builtins.str
+    """What the terminal condition waits for, when not now (terminating pods, uncounted pods)."""
+    @_builtins.property
+    def at(self) -> _timestamp_pb2.Timestamp:
+        """For an active deadline not yet reached: when it passes (terminal "Failed", reason
+        "DeadlineExceeded", unless the Job finishes first).
+        """
+
+    def __init__(
+        self,
+        *,
+        interim: _builtins.str = ...,
+        terminal: _builtins.str = ...,
+        reason: _builtins.str = ...,
+        message: _builtins.str = ...,
+        terminal_now: _builtins.bool = ...,
+        waits_for: _builtins.str = ...,
+        at: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["at", b"at"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["at", b"at", "interim", b"interim", "message", b"message", "reason", b"reason", "terminal", b"terminal", "terminal_now", b"terminal_now", "waits_for", b"waits_for"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ComingCondition: _TypeAlias = ComingCondition  # noqa: Y015
+
+@_typing.final
+class NotManaged(_message.Message):
+    """NotManaged says why a Job managed by another controller gets an empty plan."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MANAGED_BY_FIELD_NUMBER: _builtins.int
+    CONTROLLER_NAME_FIELD_NUMBER: _builtins.int
+    MESSAGE_FIELD_NUMBER: _builtins.int
+    managed_by: _builtins.str
+    """The Job's spec.managedBy."""
+    controller_name: _builtins.str
+    """The controller this request decided for ("kubernetes.io/job-controller" when empty)."""
+    message: _builtins.str
+    """For people, with the field to set (controller_name) to decide as that controller."""
+    def __init__(
+        self,
+        *,
+        managed_by: _builtins.str = ...,
+        controller_name: _builtins.str = ...,
+        message: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["controller_name", b"controller_name", "managed_by", b"managed_by", "message", b"message"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___NotManaged: _TypeAlias = NotManaged  # noqa: Y015
 
 @_typing.final
 class Action(_message.Message):

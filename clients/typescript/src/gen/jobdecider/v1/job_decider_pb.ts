@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file jobdecider/v1/job_decider.proto.
  */
 export const file_jobdecider_v1_job_decider: GenFile = /*@__PURE__*/
-  fileDesc("Ch9qb2JkZWNpZGVyL3YxL2pvYl9kZWNpZGVyLnByb3RvEg1qb2JkZWNpZGVyLnYxIqQCChBEZWNpZGVKb2JSZXF1ZXN0Eh8KA2pvYhgBIAEoCzISLmpvYmRlY2lkZXIudjEuSm9iEiAKBHBvZHMYAiADKAsyEi5qb2JkZWNpZGVyLnYxLlBvZBInCgNub3cYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi0KBXN0YXRlGAQgASgLMh4uam9iZGVjaWRlci52MS5Db250cm9sbGVyU3RhdGUSFwoPY29udHJvbGxlcl9uYW1lGAUgASgJEjEKDGV4cGVjdGF0aW9ucxgGIAEoCzIbLmpvYmRlY2lkZXIudjEuRXhwZWN0YXRpb25zEikKCWxlYW5fcG9kcxgHIAMoCzIWLmpvYmRlY2lkZXIudjEuTGVhblBvZCJPCgxFeHBlY3RhdGlvbnMSGwoTcG9kX2NoYW5nZXNfcGVuZGluZxgBIAEoCBIiChpmaW5hbGl6ZXJfcmVtb3ZhbHNfcGVuZGluZxgCIAMoCSJACg9Db250cm9sbGVyU3RhdGUSLQoHYmFja29mZhgBIAEoCzIcLmpvYmRlY2lkZXIudjEuQmFja29mZlJlY29yZCJrCg1CYWNrb2ZmUmVjb3JkEiMKG2ZhaWx1cmVzX2FmdGVyX2xhc3Rfc3VjY2VzcxgBIAEoBRI1ChFsYXN0X2ZhaWx1cmVfdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAinAEKEURlY2lkZUpvYlJlc3BvbnNlEiYKB2FjdGlvbnMYASADKAsyFS5qb2JkZWNpZGVyLnYxLkFjdGlvbhIwCg1yZXF1ZXVlX2FmdGVyGAIgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEi0KBXN0YXRlGAMgASgLMh4uam9iZGVjaWRlci52MS5Db250cm9sbGVyU3RhdGUigAMKBkFjdGlvbhIwCgtjcmVhdGVfcG9kcxgBIAEoCzIZLmpvYmRlY2lkZXIudjEuQ3JlYXRlUG9kc0gAEjAKC2RlbGV0ZV9wb2RzGAIgASgLMhkuam9iZGVjaWRlci52MS5EZWxldGVQb2RzSAASPAoRcmVtb3ZlX2ZpbmFsaXplcnMYAyABKAsyHy5qb2JkZWNpZGVyLnYxLlJlbW92ZUZpbmFsaXplcnNIABI0Cg11cGRhdGVfc3RhdHVzGAQgASgLMhsuam9iZGVjaWRlci52MS5VcGRhdGVTdGF0dXNIABIyCgxyZWNvcmRfZXZlbnQYBSABKAsyGi5qb2JkZWNpZGVyLnYxLlJlY29yZEV2ZW50SAASLgoKYWRvcHRfcG9kcxgGIAEoCzIYLmpvYmRlY2lkZXIudjEuQWRvcHRQb2RzSAASMgoMcmVsZWFzZV9wb2RzGAcgASgLMhouam9iZGVjaWRlci52MS5SZWxlYXNlUG9kc0gAQgYKBGtpbmQiNgoJQWRvcHRQb2RzEikKBHBvZHMYASADKAsyGy5qb2JkZWNpZGVyLnYxLlBvZFJlZmVyZW5jZSI4CgtSZWxlYXNlUG9kcxIpCgRwb2RzGAEgAygLMhsuam9iZGVjaWRlci52MS5Qb2RSZWZlcmVuY2UiNgoKQ3JlYXRlUG9kcxIoCgRwb2RzGAEgAygLMhouam9iZGVjaWRlci52MS5Qb2RDcmVhdGlvbiLFAwoLUG9kQ3JlYXRpb24SDAoEbmFtZRgBIAEoCRIVCg1nZW5lcmF0ZV9uYW1lGAIgASgJEjYKBmxhYmVscxgDIAMoCzImLmpvYmRlY2lkZXIudjEuUG9kQ3JlYXRpb24uTGFiZWxzRW50cnkSQAoLYW5ub3RhdGlvbnMYBCADKAsyKy5qb2JkZWNpZGVyLnYxLlBvZENyZWF0aW9uLkFubm90YXRpb25zRW50cnkSEgoKZmluYWxpemVycxgFIAMoCRIQCghob3N0bmFtZRgGIAEoCRIiCgNlbnYYByADKAsyFS5qb2JkZWNpZGVyLnYxLkVudlZhchIdChBjb21wbGV0aW9uX2luZGV4GAggASgFSACIAQESNgoPb3duZXJfcmVmZXJlbmNlGAkgASgLMh0uam9iZGVjaWRlci52MS5Pd25lclJlZmVyZW5jZRotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGjIKEEFubm90YXRpb25zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUITChFfY29tcGxldGlvbl9pbmRleCI2CgpEZWxldGVQb2RzEigKBHBvZHMYASADKAsyGi5qb2JkZWNpZGVyLnYxLlBvZERlbGV0aW9uIlcKC1BvZERlbGV0aW9uEgwKBG5hbWUYASABKAkSCwoDdWlkGAIgASgJEh4KFnJlbW92ZV9maW5hbGl6ZXJfZmlyc3QYAyABKAgSDQoFcmVhZHkYBCABKAgiPQoQUmVtb3ZlRmluYWxpemVycxIpCgRwb2RzGAEgAygLMhsuam9iZGVjaWRlci52MS5Qb2RSZWZlcmVuY2UiKQoMUG9kUmVmZXJlbmNlEgwKBG5hbWUYASABKAkSCwoDdWlkGAIgASgJIjgKDFVwZGF0ZVN0YXR1cxIoCgZzdGF0dXMYASABKAsyGC5qb2JkZWNpZGVyLnYxLkpvYlN0YXR1cyI8CgtSZWNvcmRFdmVudBIMCgR0eXBlGAEgASgJEg4KBnJlYXNvbhgCIAEoCRIPCgdtZXNzYWdlGAMgASgJIjUKElZhbGlkYXRlSm9iUmVxdWVzdBIfCgNqb2IYASABKAsyEi5qb2JkZWNpZGVyLnYxLkpvYiJIChNWYWxpZGF0ZUpvYlJlc3BvbnNlEjEKCnZpb2xhdGlvbnMYASADKAsyHS5qb2JkZWNpZGVyLnYxLkZpZWxkVmlvbGF0aW9uIkQKDkZpZWxkVmlvbGF0aW9uEg0KBWZpZWxkGAEgASgJEg4KBnJlYXNvbhgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCSKZAQoTRGVjaWRlSm9iU2V0UmVxdWVzdBImCgdqb2Jfc2V0GAEgASgLMhUuam9iZGVjaWRlci52MS5Kb2JTZXQSIAoEam9icxgCIAMoCzISLmpvYmRlY2lkZXIudjEuSm9iEicKA25vdxgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHZXhwbGFpbhgEIAEoCCLhAQoURGVjaWRlSm9iU2V0UmVzcG9uc2USLAoHYWN0aW9ucxgBIAMoCzIbLmpvYmRlY2lkZXIudjEuSm9iU2V0QWN0aW9uEjIKDmpvYnNfdG9fY3JlYXRlGAIgAygLMhouam9iZGVjaWRlci52MS5Kb2JDcmVhdGlvbhI1CgtleHBsYW5hdGlvbhgDIAEoCzIgLmpvYmRlY2lkZXIudjEuSm9iU2V0RXhwbGFuYXRpb24SMAoNcmVxdWV1ZV9hZnRlchgEIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiKLBAoRSm9iU2V0RXhwbGFuYXRpb24SFQoNcHJldmlvdXNfam9icxgBIAMoCRITCgthY3RpdmVfam9icxgCIAMoCRITCgtmYWlsZWRfam9icxgDIAMoCRIWCg5zdWNjZWVkZWRfam9icxgEIAMoCRI4CgtldmFsdWF0aW9ucxgFIAMoCzIjLmpvYmRlY2lkZXIudjEuSm9iU2V0UnVsZUV2YWx1YXRpb24SHwoSbWF0Y2hlZF9ydWxlX2luZGV4GAYgASgFSACIAQESFAoMbWF0Y2hlZF9ydWxlGAcgASgJEhgKEGZpcnN0X2ZhaWxlZF9qb2IYCCABKAkSDgoGYWN0aW9uGAkgASgJEhgKEGNvdW50ZWRfcmVzdGFydHMYCiABKAUSGQoMbWF4X3Jlc3RhcnRzGAsgASgFSAGIAQESDwoHc3VtbWFyeRgMIAEoCRIdChVwcmV2aW91c19qb2JzX29taXR0ZWQYDSABKAUSGwoTYWN0aXZlX2pvYnNfb21pdHRlZBgOIAEoBRIbChNmYWlsZWRfam9ic19vbWl0dGVkGA8gASgFEh4KFnN1Y2NlZWRlZF9qb2JzX29taXR0ZWQYECABKAUSGwoTZXZhbHVhdGlvbnNfb21pdHRlZBgRIAEoBUIVChNfbWF0Y2hlZF9ydWxlX2luZGV4Qg8KDV9tYXhfcmVzdGFydHMiawoUSm9iU2V0UnVsZUV2YWx1YXRpb24SEgoKcnVsZV9pbmRleBgBIAEoBRIRCglydWxlX25hbWUYAiABKAkSCwoDam9iGAMgASgJEg8KB21hdGNoZXMYBCABKAgSDgoGZGV0YWlsGAUgASgJIrgBCgxKb2JTZXRBY3Rpb24SMAoLZGVsZXRlX2pvYnMYASABKAsyGS5qb2JkZWNpZGVyLnYxLkRlbGV0ZUpvYnNIABI6Cg11cGRhdGVfc3RhdHVzGAIgASgLMiEuam9iZGVjaWRlci52MS5VcGRhdGVKb2JTZXRTdGF0dXNIABIyCgxyZWNvcmRfZXZlbnQYAyABKAsyGi5qb2JkZWNpZGVyLnYxLlJlY29yZEV2ZW50SABCBgoEa2luZCI3CgpEZWxldGVKb2JzEikKBGpvYnMYASADKAsyGy5qb2JkZWNpZGVyLnYxLkpvYlJlZmVyZW5jZSIpCgxKb2JSZWZlcmVuY2USDAoEbmFtZRgBIAEoCRILCgN1aWQYAiABKAkiQQoSVXBkYXRlSm9iU2V0U3RhdHVzEisKBnN0YXR1cxgBIAEoCzIbLmpvYmRlY2lkZXIudjEuSm9iU2V0U3RhdHVzIqMCCgtKb2JDcmVhdGlvbhIMCgRuYW1lGAEgASgJEhYKDnJlcGxpY2F0ZWRfam9iGAIgASgJEhEKCWpvYl9pbmRleBgDIAEoBRI2CgZsYWJlbHMYBCADKAsyJi5qb2JkZWNpZGVyLnYxLkpvYkNyZWF0aW9uLkxhYmVsc0VudHJ5EkAKC2Fubm90YXRpb25zGAUgAygLMisuam9iZGVjaWRlci52MS5Kb2JDcmVhdGlvbi5Bbm5vdGF0aW9uc0VudHJ5Gi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaMgoQQW5ub3RhdGlvbnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIj8KFVZhbGlkYXRlSm9iU2V0UmVxdWVzdBImCgdqb2Jfc2V0GAEgASgLMhUuam9iZGVjaWRlci52MS5Kb2JTZXQiSwoWVmFsaWRhdGVKb2JTZXRSZXNwb25zZRIxCgp2aW9sYXRpb25zGAEgAygLMh0uam9iZGVjaWRlci52MS5GaWVsZFZpb2xhdGlvbjLqAgoKSm9iRGVjaWRlchJOCglEZWNpZGVKb2ISHy5qb2JkZWNpZGVyLnYxLkRlY2lkZUpvYlJlcXVlc3QaIC5qb2JkZWNpZGVyLnYxLkRlY2lkZUpvYlJlc3BvbnNlElQKC1ZhbGlkYXRlSm9iEiEuam9iZGVjaWRlci52MS5WYWxpZGF0ZUpvYlJlcXVlc3QaIi5qb2JkZWNpZGVyLnYxLlZhbGlkYXRlSm9iUmVzcG9uc2USVwoMRGVjaWRlSm9iU2V0EiIuam9iZGVjaWRlci52MS5EZWNpZGVKb2JTZXRSZXF1ZXN0GiMuam9iZGVjaWRlci52MS5EZWNpZGVKb2JTZXRSZXNwb25zZRJdCg5WYWxpZGF0ZUpvYlNldBIkLmpvYmRlY2lkZXIudjEuVmFsaWRhdGVKb2JTZXRSZXF1ZXN0GiUuam9iZGVjaWRlci52MS5WYWxpZGF0ZUpvYlNldFJlc3BvbnNlQjdaNWpvYi1kZWNpZGVyLmRldi9jbGllbnRzL2dvL2pvYmRlY2lkZXIvdjE7am9iZGVjaWRlcnYxYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_timestamp, file_jobdecider_v1_jobset, file_jobdecider_v1_kubernetes]);
+  fileDesc("Ch9qb2JkZWNpZGVyL3YxL2pvYl9kZWNpZGVyLnByb3RvEg1qb2JkZWNpZGVyLnYxIrUCChBEZWNpZGVKb2JSZXF1ZXN0Eh8KA2pvYhgBIAEoCzISLmpvYmRlY2lkZXIudjEuSm9iEiAKBHBvZHMYAiADKAsyEi5qb2JkZWNpZGVyLnYxLlBvZBInCgNub3cYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi0KBXN0YXRlGAQgASgLMh4uam9iZGVjaWRlci52MS5Db250cm9sbGVyU3RhdGUSFwoPY29udHJvbGxlcl9uYW1lGAUgASgJEjEKDGV4cGVjdGF0aW9ucxgGIAEoCzIbLmpvYmRlY2lkZXIudjEuRXhwZWN0YXRpb25zEikKCWxlYW5fcG9kcxgHIAMoCzIWLmpvYmRlY2lkZXIudjEuTGVhblBvZBIPCgdleHBsYWluGAggASgIIk8KDEV4cGVjdGF0aW9ucxIbChNwb2RfY2hhbmdlc19wZW5kaW5nGAEgASgIEiIKGmZpbmFsaXplcl9yZW1vdmFsc19wZW5kaW5nGAIgAygJIkAKD0NvbnRyb2xsZXJTdGF0ZRItCgdiYWNrb2ZmGAEgASgLMhwuam9iZGVjaWRlci52MS5CYWNrb2ZmUmVjb3JkImsKDUJhY2tvZmZSZWNvcmQSIwobZmFpbHVyZXNfYWZ0ZXJfbGFzdF9zdWNjZXNzGAEgASgFEjUKEWxhc3RfZmFpbHVyZV90aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLQAQoRRGVjaWRlSm9iUmVzcG9uc2USJgoHYWN0aW9ucxgBIAMoCzIVLmpvYmRlY2lkZXIudjEuQWN0aW9uEjAKDXJlcXVldWVfYWZ0ZXIYAiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SLQoFc3RhdGUYAyABKAsyHi5qb2JkZWNpZGVyLnYxLkNvbnRyb2xsZXJTdGF0ZRIyCgtleHBsYW5hdGlvbhgEIAEoCzIdLmpvYmRlY2lkZXIudjEuSm9iRXhwbGFuYXRpb24i0QMKDkpvYkV4cGxhbmF0aW9uEg8KB3N1bW1hcnkYASABKAkSJwoEcG9kcxgCIAMoCzIZLmpvYmRlY2lkZXIudjEuUG9kVmVyZGljdBIaChJwb2RfZ3JvdXBzX29taXR0ZWQYAyABKAUSMwoOYWN0aW9uX3JlYXNvbnMYBCADKAsyGy5qb2JkZWNpZGVyLnYxLkFjdGlvblJlYXNvbhIeChZhY3Rpb25fcmVhc29uc19vbWl0dGVkGAUgASgFEjMKEWNvbXBsZXRlZF9pbmRleGVzGAYgASgLMhguam9iZGVjaWRlci52MS5JbmRleExpc3QSMAoOZmFpbGVkX2luZGV4ZXMYByABKAsyGC5qb2JkZWNpZGVyLnYxLkluZGV4TGlzdBIrCgdiYWNrb2ZmGAggASgLMhouam9iZGVjaWRlci52MS5CYWNrb2ZmV2FpdBI4ChBjb21pbmdfY29uZGl0aW9uGAkgASgLMh4uam9iZGVjaWRlci52MS5Db21pbmdDb25kaXRpb24SLgoLbm90X21hbmFnZWQYCiABKAsyGS5qb2JkZWNpZGVyLnYxLk5vdE1hbmFnZWQSFgoOcmVxdWV1ZV9yZWFzb24YCyABKAki6gEKClBvZFZlcmRpY3QSDwoHdmVyZGljdBgBIAEoCRINCgVjb3VudBgCIAEoBRIMCgRwb2RzGAMgAygJEhQKDHBvZHNfb21pdHRlZBgEIAEoBRIpCgdpbmRleGVzGAUgASgLMhguam9iZGVjaWRlci52MS5JbmRleExpc3QSFwoKcnVsZV9pbmRleBgGIAEoBUgAiAEBEhMKC3J1bGVfYWN0aW9uGAcgASgJEg8KB21hdGNoZWQYCCABKAkSDgoGZGV0YWlsGAkgASgJEg8KB2Fkb3B0ZWQYCiABKAhCDQoLX3J1bGVfaW5kZXgiRgoJSW5kZXhMaXN0Eg8KB2luZGV4ZXMYASABKAkSDQoFY291bnQYAiABKAMSGQoRaW50ZXJ2YWxzX29taXR0ZWQYAyABKAUiTQoMQWN0aW9uUmVhc29uEg4KBmFjdGlvbhgBIAEoBRIOCgZyZWFzb24YAiABKAkSDwoHbWVzc2FnZRgDIAEoCRIMCgRwb2RzGAQgASgFIskBCgtCYWNrb2ZmV2FpdBIpCgV1bnRpbBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKAoFZGVsYXkYAiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SEAoIZmFpbHVyZXMYAyABKAUSNQoRbGFzdF9mYWlsdXJlX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKBWluZGV4GAUgASgFSACIAQFCCAoGX2luZGV4IqYBCg9Db21pbmdDb25kaXRpb24SDwoHaW50ZXJpbRgBIAEoCRIQCgh0ZXJtaW5hbBgCIAEoCRIOCgZyZWFzb24YAyABKAkSDwoHbWVzc2FnZRgEIAEoCRIUCgx0ZXJtaW5hbF9ub3cYBSABKAgSEQoJd2FpdHNfZm9yGAYgASgJEiYKAmF0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJKCgpOb3RNYW5hZ2VkEhIKCm1hbmFnZWRfYnkYASABKAkSFwoPY29udHJvbGxlcl9uYW1lGAIgASgJEg8KB21lc3NhZ2UYAyABKAkigAMKBkFjdGlvbhIwCgtjcmVhdGVfcG9kcxgBIAEoCzIZLmpvYmRlY2lkZXIudjEuQ3JlYXRlUG9kc0gAEjAKC2RlbGV0ZV9wb2RzGAIgASgLMhkuam9iZGVjaWRlci52MS5EZWxldGVQb2RzSAASPAoRcmVtb3ZlX2ZpbmFsaXplcnMYAyABKAsyHy5qb2JkZWNpZGVyLnYxLlJlbW92ZUZpbmFsaXplcnNIABI0Cg11cGRhdGVfc3RhdHVzGAQgASgLMhsuam9iZGVjaWRlci52MS5VcGRhdGVTdGF0dXNIABIyCgxyZWNvcmRfZXZlbnQYBSABKAsyGi5qb2JkZWNpZGVyLnYxLlJlY29yZEV2ZW50SAASLgoKYWRvcHRfcG9kcxgGIAEoCzIYLmpvYmRlY2lkZXIudjEuQWRvcHRQb2RzSAASMgoMcmVsZWFzZV9wb2RzGAcgASgLMhouam9iZGVjaWRlci52MS5SZWxlYXNlUG9kc0gAQgYKBGtpbmQiNgoJQWRvcHRQb2RzEikKBHBvZHMYASADKAsyGy5qb2JkZWNpZGVyLnYxLlBvZFJlZmVyZW5jZSI4CgtSZWxlYXNlUG9kcxIpCgRwb2RzGAEgAygLMhsuam9iZGVjaWRlci52MS5Qb2RSZWZlcmVuY2UiNgoKQ3JlYXRlUG9kcxIoCgRwb2RzGAEgAygLMhouam9iZGVjaWRlci52MS5Qb2RDcmVhdGlvbiLFAwoLUG9kQ3JlYXRpb24SDAoEbmFtZRgBIAEoCRIVCg1nZW5lcmF0ZV9uYW1lGAIgASgJEjYKBmxhYmVscxgDIAMoCzImLmpvYmRlY2lkZXIudjEuUG9kQ3JlYXRpb24uTGFiZWxzRW50cnkSQAoLYW5ub3RhdGlvbnMYBCADKAsyKy5qb2JkZWNpZGVyLnYxLlBvZENyZWF0aW9uLkFubm90YXRpb25zRW50cnkSEgoKZmluYWxpemVycxgFIAMoCRIQCghob3N0bmFtZRgGIAEoCRIiCgNlbnYYByADKAsyFS5qb2JkZWNpZGVyLnYxLkVudlZhchIdChBjb21wbGV0aW9uX2luZGV4GAggASgFSACIAQESNgoPb3duZXJfcmVmZXJlbmNlGAkgASgLMh0uam9iZGVjaWRlci52MS5Pd25lclJlZmVyZW5jZRotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGjIKEEFubm90YXRpb25zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUITChFfY29tcGxldGlvbl9pbmRleCI2CgpEZWxldGVQb2RzEigKBHBvZHMYASADKAsyGi5qb2JkZWNpZGVyLnYxLlBvZERlbGV0aW9uIlcKC1BvZERlbGV0aW9uEgwKBG5hbWUYASABKAkSCwoDdWlkGAIgASgJEh4KFnJlbW92ZV9maW5hbGl6ZXJfZmlyc3QYAyABKAgSDQoFcmVhZHkYBCABKAgiPQoQUmVtb3ZlRmluYWxpemVycxIpCgRwb2RzGAEgAygLMhsuam9iZGVjaWRlci52MS5Qb2RSZWZlcmVuY2UiKQoMUG9kUmVmZXJlbmNlEgwKBG5hbWUYASABKAkSCwoDdWlkGAIgASgJIjgKDFVwZGF0ZVN0YXR1cxIoCgZzdGF0dXMYASABKAsyGC5qb2JkZWNpZGVyLnYxLkpvYlN0YXR1cyI8CgtSZWNvcmRFdmVudBIMCgR0eXBlGAEgASgJEg4KBnJlYXNvbhgCIAEoCRIPCgdtZXNzYWdlGAMgASgJIjUKElZhbGlkYXRlSm9iUmVxdWVzdBIfCgNqb2IYASABKAsyEi5qb2JkZWNpZGVyLnYxLkpvYiJIChNWYWxpZGF0ZUpvYlJlc3BvbnNlEjEKCnZpb2xhdGlvbnMYASADKAsyHS5qb2JkZWNpZGVyLnYxLkZpZWxkVmlvbGF0aW9uIkQKDkZpZWxkVmlvbGF0aW9uEg0KBWZpZWxkGAEgASgJEg4KBnJlYXNvbhgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCSKZAQoTRGVjaWRlSm9iU2V0UmVxdWVzdBImCgdqb2Jfc2V0GAEgASgLMhUuam9iZGVjaWRlci52MS5Kb2JTZXQSIAoEam9icxgCIAMoCzISLmpvYmRlY2lkZXIudjEuSm9iEicKA25vdxgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHZXhwbGFpbhgEIAEoCCLhAQoURGVjaWRlSm9iU2V0UmVzcG9uc2USLAoHYWN0aW9ucxgBIAMoCzIbLmpvYmRlY2lkZXIudjEuSm9iU2V0QWN0aW9uEjIKDmpvYnNfdG9fY3JlYXRlGAIgAygLMhouam9iZGVjaWRlci52MS5Kb2JDcmVhdGlvbhI1CgtleHBsYW5hdGlvbhgDIAEoCzIgLmpvYmRlY2lkZXIudjEuSm9iU2V0RXhwbGFuYXRpb24SMAoNcmVxdWV1ZV9hZnRlchgEIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiKLBAoRSm9iU2V0RXhwbGFuYXRpb24SFQoNcHJldmlvdXNfam9icxgBIAMoCRITCgthY3RpdmVfam9icxgCIAMoCRITCgtmYWlsZWRfam9icxgDIAMoCRIWCg5zdWNjZWVkZWRfam9icxgEIAMoCRI4CgtldmFsdWF0aW9ucxgFIAMoCzIjLmpvYmRlY2lkZXIudjEuSm9iU2V0UnVsZUV2YWx1YXRpb24SHwoSbWF0Y2hlZF9ydWxlX2luZGV4GAYgASgFSACIAQESFAoMbWF0Y2hlZF9ydWxlGAcgASgJEhgKEGZpcnN0X2ZhaWxlZF9qb2IYCCABKAkSDgoGYWN0aW9uGAkgASgJEhgKEGNvdW50ZWRfcmVzdGFydHMYCiABKAUSGQoMbWF4X3Jlc3RhcnRzGAsgASgFSAGIAQESDwoHc3VtbWFyeRgMIAEoCRIdChVwcmV2aW91c19qb2JzX29taXR0ZWQYDSABKAUSGwoTYWN0aXZlX2pvYnNfb21pdHRlZBgOIAEoBRIbChNmYWlsZWRfam9ic19vbWl0dGVkGA8gASgFEh4KFnN1Y2NlZWRlZF9qb2JzX29taXR0ZWQYECABKAUSGwoTZXZhbHVhdGlvbnNfb21pdHRlZBgRIAEoBUIVChNfbWF0Y2hlZF9ydWxlX2luZGV4Qg8KDV9tYXhfcmVzdGFydHMiawoUSm9iU2V0UnVsZUV2YWx1YXRpb24SEgoKcnVsZV9pbmRleBgBIAEoBRIRCglydWxlX25hbWUYAiABKAkSCwoDam9iGAMgASgJEg8KB21hdGNoZXMYBCABKAgSDgoGZGV0YWlsGAUgASgJIrgBCgxKb2JTZXRBY3Rpb24SMAoLZGVsZXRlX2pvYnMYASABKAsyGS5qb2JkZWNpZGVyLnYxLkRlbGV0ZUpvYnNIABI6Cg11cGRhdGVfc3RhdHVzGAIgASgLMiEuam9iZGVjaWRlci52MS5VcGRhdGVKb2JTZXRTdGF0dXNIABIyCgxyZWNvcmRfZXZlbnQYAyABKAsyGi5qb2JkZWNpZGVyLnYxLlJlY29yZEV2ZW50SABCBgoEa2luZCI3CgpEZWxldGVKb2JzEikKBGpvYnMYASADKAsyGy5qb2JkZWNpZGVyLnYxLkpvYlJlZmVyZW5jZSIpCgxKb2JSZWZlcmVuY2USDAoEbmFtZRgBIAEoCRILCgN1aWQYAiABKAkiQQoSVXBkYXRlSm9iU2V0U3RhdHVzEisKBnN0YXR1cxgBIAEoCzIbLmpvYmRlY2lkZXIudjEuSm9iU2V0U3RhdHVzIqMCCgtKb2JDcmVhdGlvbhIMCgRuYW1lGAEgASgJEhYKDnJlcGxpY2F0ZWRfam9iGAIgASgJEhEKCWpvYl9pbmRleBgDIAEoBRI2CgZsYWJlbHMYBCADKAsyJi5qb2JkZWNpZGVyLnYxLkpvYkNyZWF0aW9uLkxhYmVsc0VudHJ5EkAKC2Fubm90YXRpb25zGAUgAygLMisuam9iZGVjaWRlci52MS5Kb2JDcmVhdGlvbi5Bbm5vdGF0aW9uc0VudHJ5Gi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaMgoQQW5ub3RhdGlvbnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIj8KFVZhbGlkYXRlSm9iU2V0UmVxdWVzdBImCgdqb2Jfc2V0GAEgASgLMhUuam9iZGVjaWRlci52MS5Kb2JTZXQiSwoWVmFsaWRhdGVKb2JTZXRSZXNwb25zZRIxCgp2aW9sYXRpb25zGAEgAygLMh0uam9iZGVjaWRlci52MS5GaWVsZFZpb2xhdGlvbjLqAgoKSm9iRGVjaWRlchJOCglEZWNpZGVKb2ISHy5qb2JkZWNpZGVyLnYxLkRlY2lkZUpvYlJlcXVlc3QaIC5qb2JkZWNpZGVyLnYxLkRlY2lkZUpvYlJlc3BvbnNlElQKC1ZhbGlkYXRlSm9iEiEuam9iZGVjaWRlci52MS5WYWxpZGF0ZUpvYlJlcXVlc3QaIi5qb2JkZWNpZGVyLnYxLlZhbGlkYXRlSm9iUmVzcG9uc2USVwoMRGVjaWRlSm9iU2V0EiIuam9iZGVjaWRlci52MS5EZWNpZGVKb2JTZXRSZXF1ZXN0GiMuam9iZGVjaWRlci52MS5EZWNpZGVKb2JTZXRSZXNwb25zZRJdCg5WYWxpZGF0ZUpvYlNldBIkLmpvYmRlY2lkZXIudjEuVmFsaWRhdGVKb2JTZXRSZXF1ZXN0GiUuam9iZGVjaWRlci52MS5WYWxpZGF0ZUpvYlNldFJlc3BvbnNlQjdaNWpvYi1kZWNpZGVyLmRldi9jbGllbnRzL2dvL2pvYmRlY2lkZXIvdjE7am9iZGVjaWRlcnYxYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_timestamp, file_jobdecider_v1_jobset, file_jobdecider_v1_kubernetes]);
 
 /**
  * DecideJobRequest is one snapshot: a Job, the pods that may belong to it, the time, and the
@@ -79,6 +79,14 @@ export type DecideJobRequest = Message<"jobdecider.v1.DecideJobRequest"> & {
    * @generated from field: repeated jobdecider.v1.LeanPod lean_pods = 7;
    */
   leanPods: LeanPod[];
+
+  /**
+   * Also return the explanation: what the sync concluded about each pod, why each action, the
+   * backoff wait and the condition that follows. Off by default; nothing is spent on it unless asked.
+   *
+   * @generated from field: bool explain = 8;
+   */
+  explain: boolean;
 };
 
 /**
@@ -200,6 +208,13 @@ export type DecideJobResponse = Message<"jobdecider.v1.DecideJobResponse"> & {
    * @generated from field: jobdecider.v1.ControllerState state = 3;
    */
   state?: ControllerState | undefined;
+
+  /**
+   * Why the plan is what it is; only when the request set explain.
+   *
+   * @generated from field: jobdecider.v1.JobExplanation explanation = 4;
+   */
+  explanation?: JobExplanation | undefined;
 };
 
 /**
@@ -208,6 +223,418 @@ export type DecideJobResponse = Message<"jobdecider.v1.DecideJobResponse"> & {
  */
 export const DecideJobResponseSchema: GenMessage<DecideJobResponse> = /*@__PURE__*/
   messageDesc(file_jobdecider_v1_job_decider, 4);
+
+/**
+ * JobExplanation says how one sync's plan came about, from the decision itself. Pods with the
+ * same verdict are grouped; every list holds at most 100 entries (the rest counted in its
+ * *_omitted field), every group names at most 10 pods, every index list at most 100 intervals
+ * and every text at most 1 KiB, so the explanation stays small however large the Job.
+ *
+ * @generated from message jobdecider.v1.JobExplanation
+ */
+export type JobExplanation = Message<"jobdecider.v1.JobExplanation"> & {
+  /**
+   * One line saying what happens.
+   *
+   * @generated from field: string summary = 1;
+   */
+  summary: string;
+
+  /**
+   * The pods, grouped by verdict, matched rule and detail, in the order of each group's first pod.
+   *
+   * @generated from field: repeated jobdecider.v1.PodVerdict pods = 2;
+   */
+  pods: PodVerdict[];
+
+  /**
+   * Pod groups left out of pods.
+   *
+   * @generated from field: int32 pod_groups_omitted = 3;
+   */
+  podGroupsOmitted: number;
+
+  /**
+   * Why each action, in plan order: one entry or more per action (a deletion may have several causes).
+   *
+   * @generated from field: repeated jobdecider.v1.ActionReason action_reasons = 4;
+   */
+  actionReasons: ActionReason[];
+
+  /**
+   * Reasons left out of action_reasons.
+   *
+   * @generated from field: int32 action_reasons_omitted = 5;
+   */
+  actionReasonsOmitted: number;
+
+  /**
+   * The completed indexes after this sync (Indexed Jobs); absent otherwise.
+   *
+   * @generated from field: jobdecider.v1.IndexList completed_indexes = 6;
+   */
+  completedIndexes?: IndexList | undefined;
+
+  /**
+   * The failed indexes after this sync (Jobs with backoffLimitPerIndex); absent otherwise.
+   *
+   * @generated from field: jobdecider.v1.IndexList failed_indexes = 7;
+   */
+  failedIndexes?: IndexList | undefined;
+
+  /**
+   * The pod-failure backoff that holds back pod creation; absent when none does.
+   *
+   * @generated from field: jobdecider.v1.BackoffWait backoff = 8;
+   */
+  backoff?: BackoffWait | undefined;
+
+  /**
+   * The condition the Job is finishing with, or the active deadline ahead; absent otherwise.
+   *
+   * @generated from field: jobdecider.v1.ComingCondition coming_condition = 9;
+   */
+  comingCondition?: ComingCondition | undefined;
+
+  /**
+   * Why the plan is empty when another controller manages the Job; absent otherwise.
+   *
+   * @generated from field: jobdecider.v1.NotManaged not_managed = 10;
+   */
+  notManaged?: NotManaged | undefined;
+
+  /**
+   * Why requeue_after is set; empty when it is absent.
+   *
+   * @generated from field: string requeue_reason = 11;
+   */
+  requeueReason: string;
+};
+
+/**
+ * Describes the message jobdecider.v1.JobExplanation.
+ * Use `create(JobExplanationSchema)` to create a new message.
+ */
+export const JobExplanationSchema: GenMessage<JobExplanation> = /*@__PURE__*/
+  messageDesc(file_jobdecider_v1_job_decider, 5);
+
+/**
+ * PodVerdict is what the sync concluded about a group of pods.
+ *
+ * @generated from message jobdecider.v1.PodVerdict
+ */
+export type PodVerdict = Message<"jobdecider.v1.PodVerdict"> & {
+  /**
+   * "Succeeded", "FailedCounted" (counts towards backoffLimit or its index's
+   * backoffLimitPerIndex), "FailedIgnored" (an Ignore rule), "FailsJob" (a FailJob rule),
+   * "FailsIndex" (a FailIndex rule, or its index reached backoffLimitPerIndex), "Running"
+   * (pending or running), "Terminating" (being deleted, not counted as failed), "Released"
+   * (owned, no longer matches the selector) or "NotClaimed" (not the Job's: another
+   * controller's, or an orphan that does not match or is being deleted).
+   *
+   * @generated from field: string verdict = 1;
+   */
+  verdict: string;
+
+  /**
+   * How many pods have this verdict, rule and detail.
+   *
+   * @generated from field: int32 count = 2;
+   */
+  count: number;
+
+  /**
+   * The first 10 of them, by name, in request order.
+   *
+   * @generated from field: repeated string pods = 3;
+   */
+  pods: string[];
+
+  /**
+   * Pods left out of pods.
+   *
+   * @generated from field: int32 pods_omitted = 4;
+   */
+  podsOmitted: number;
+
+  /**
+   * Their completion indexes (Indexed Jobs).
+   *
+   * @generated from field: jobdecider.v1.IndexList indexes = 5;
+   */
+  indexes?: IndexList | undefined;
+
+  /**
+   * Index of the pod failure policy rule that matched, for failed pods.
+   *
+   * @generated from field: optional int32 rule_index = 6;
+   */
+  ruleIndex?: number | undefined;
+
+  /**
+   * That rule's action: "FailJob", "FailIndex", "Ignore" or "Count".
+   *
+   * @generated from field: string rule_action = 7;
+   */
+  ruleAction: string;
+
+  /**
+   * What the rule matched, e.g. `exit code 42 of container "main" (In [42])` or
+   * `condition DisruptionTarget=True`.
+   *
+   * @generated from field: string matched = 8;
+   */
+  matched: string;
+
+  /**
+   * Why, in words, and where the pods stand in the status (recorded, counted, finalizer).
+   *
+   * @generated from field: string detail = 9;
+   */
+  detail: string;
+
+  /**
+   * True for orphans the Job adopts in this plan.
+   *
+   * @generated from field: bool adopted = 10;
+   */
+  adopted: boolean;
+};
+
+/**
+ * Describes the message jobdecider.v1.PodVerdict.
+ * Use `create(PodVerdictSchema)` to create a new message.
+ */
+export const PodVerdictSchema: GenMessage<PodVerdict> = /*@__PURE__*/
+  messageDesc(file_jobdecider_v1_job_decider, 6);
+
+/**
+ * IndexList is a set of completion indexes, as the status writes them ("0-2,5").
+ *
+ * @generated from message jobdecider.v1.IndexList
+ */
+export type IndexList = Message<"jobdecider.v1.IndexList"> & {
+  /**
+   * The first 100 intervals, e.g. "0-2,5".
+   *
+   * @generated from field: string indexes = 1;
+   */
+  indexes: string;
+
+  /**
+   * How many indexes the whole set holds.
+   *
+   * @generated from field: int64 count = 2;
+   */
+  count: bigint;
+
+  /**
+   * Intervals left out of indexes.
+   *
+   * @generated from field: int32 intervals_omitted = 3;
+   */
+  intervalsOmitted: number;
+};
+
+/**
+ * Describes the message jobdecider.v1.IndexList.
+ * Use `create(IndexListSchema)` to create a new message.
+ */
+export const IndexListSchema: GenMessage<IndexList> = /*@__PURE__*/
+  messageDesc(file_jobdecider_v1_job_decider, 7);
+
+/**
+ * ActionReason says why the plan has one of its actions.
+ *
+ * @generated from message jobdecider.v1.ActionReason
+ */
+export type ActionReason = Message<"jobdecider.v1.ActionReason"> & {
+  /**
+   * Position of the action in actions (0-based).
+   *
+   * @generated from field: int32 action = 1;
+   */
+  action: number;
+
+  /**
+   * Machine-readable cause: "OrphansMatch", "SelectorMismatch", "MissingPods", "PendingIndexes",
+   * "ExcessPods", "DuplicateIndex", "JobSuspended", "JobFinishing", "FinishedPods",
+   * "StatusChanged", "Suspended", "Resumed", "TooManySucceededPods", "JobFinished",
+   * "UnknownCompletionMode".
+   *
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+
+  /**
+   * For people.
+   *
+   * @generated from field: string message = 3;
+   */
+  message: string;
+
+  /**
+   * How many of the action's pods this cause covers; 0 for actions on no pods.
+   *
+   * @generated from field: int32 pods = 4;
+   */
+  pods: number;
+};
+
+/**
+ * Describes the message jobdecider.v1.ActionReason.
+ * Use `create(ActionReasonSchema)` to create a new message.
+ */
+export const ActionReasonSchema: GenMessage<ActionReason> = /*@__PURE__*/
+  messageDesc(file_jobdecider_v1_job_decider, 8);
+
+/**
+ * BackoffWait is the pod-failure backoff holding back the creation of pods.
+ *
+ * @generated from message jobdecider.v1.BackoffWait
+ */
+export type BackoffWait = Message<"jobdecider.v1.BackoffWait"> & {
+  /**
+   * When pods may be created again.
+   *
+   * @generated from field: google.protobuf.Timestamp until = 1;
+   */
+  until?: Timestamp | undefined;
+
+  /**
+   * The whole delay: 10 s doubled per failure after the first, at most 10 min.
+   *
+   * @generated from field: google.protobuf.Duration delay = 2;
+   */
+  delay?: Duration | undefined;
+
+  /**
+   * The failures the delay counts (since the last success, or of the index).
+   *
+   * @generated from field: int32 failures = 3;
+   */
+  failures: number;
+
+  /**
+   * When the last of them happened.
+   *
+   * @generated from field: google.protobuf.Timestamp last_failure_time = 4;
+   */
+  lastFailureTime?: Timestamp | undefined;
+
+  /**
+   * The index whose replacement waits (backoffLimitPerIndex); absent for the Job-wide backoff.
+   *
+   * @generated from field: optional int32 index = 5;
+   */
+  index?: number | undefined;
+};
+
+/**
+ * Describes the message jobdecider.v1.BackoffWait.
+ * Use `create(BackoffWaitSchema)` to create a new message.
+ */
+export const BackoffWaitSchema: GenMessage<BackoffWait> = /*@__PURE__*/
+  messageDesc(file_jobdecider_v1_job_decider, 9);
+
+/**
+ * ComingCondition is the condition the Job is finishing with, or the deadline ahead of it.
+ *
+ * @generated from message jobdecider.v1.ComingCondition
+ */
+export type ComingCondition = Message<"jobdecider.v1.ComingCondition"> & {
+  /**
+   * The interim condition: "FailureTarget" or "SuccessCriteriaMet"; empty when none comes first.
+   *
+   * @generated from field: string interim = 1;
+   */
+  interim: string;
+
+  /**
+   * The terminal condition: "Failed" or "Complete".
+   *
+   * @generated from field: string terminal = 2;
+   */
+  terminal: string;
+
+  /**
+   * The conditions' reason, e.g. "BackoffLimitExceeded".
+   *
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+
+  /**
+   * The conditions' message.
+   *
+   * @generated from field: string message = 4;
+   */
+  message: string;
+
+  /**
+   * True when this plan writes the terminal condition.
+   *
+   * @generated from field: bool terminal_now = 5;
+   */
+  terminalNow: boolean;
+
+  /**
+   * What the terminal condition waits for, when not now (terminating pods, uncounted pods).
+   *
+   * @generated from field: string waits_for = 6;
+   */
+  waitsFor: string;
+
+  /**
+   * For an active deadline not yet reached: when it passes (terminal "Failed", reason
+   * "DeadlineExceeded", unless the Job finishes first).
+   *
+   * @generated from field: google.protobuf.Timestamp at = 7;
+   */
+  at?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message jobdecider.v1.ComingCondition.
+ * Use `create(ComingConditionSchema)` to create a new message.
+ */
+export const ComingConditionSchema: GenMessage<ComingCondition> = /*@__PURE__*/
+  messageDesc(file_jobdecider_v1_job_decider, 10);
+
+/**
+ * NotManaged says why a Job managed by another controller gets an empty plan.
+ *
+ * @generated from message jobdecider.v1.NotManaged
+ */
+export type NotManaged = Message<"jobdecider.v1.NotManaged"> & {
+  /**
+   * The Job's spec.managedBy.
+   *
+   * @generated from field: string managed_by = 1;
+   */
+  managedBy: string;
+
+  /**
+   * The controller this request decided for ("kubernetes.io/job-controller" when empty).
+   *
+   * @generated from field: string controller_name = 2;
+   */
+  controllerName: string;
+
+  /**
+   * For people, with the field to set (controller_name) to decide as that controller.
+   *
+   * @generated from field: string message = 3;
+   */
+  message: string;
+};
+
+/**
+ * Describes the message jobdecider.v1.NotManaged.
+ * Use `create(NotManagedSchema)` to create a new message.
+ */
+export const NotManagedSchema: GenMessage<NotManaged> = /*@__PURE__*/
+  messageDesc(file_jobdecider_v1_job_decider, 11);
 
 /**
  * Action is one step of a plan.
@@ -284,7 +711,7 @@ export type Action = Message<"jobdecider.v1.Action"> & {
  * Use `create(ActionSchema)` to create a new message.
  */
 export const ActionSchema: GenMessage<Action> = /*@__PURE__*/
-  messageDesc(file_jobdecider_v1_job_decider, 5);
+  messageDesc(file_jobdecider_v1_job_decider, 12);
 
 /**
  * AdoptPods makes the Job the controller of orphan pods whose labels match its selector:
@@ -308,7 +735,7 @@ export type AdoptPods = Message<"jobdecider.v1.AdoptPods"> & {
  * Use `create(AdoptPodsSchema)` to create a new message.
  */
 export const AdoptPodsSchema: GenMessage<AdoptPods> = /*@__PURE__*/
-  messageDesc(file_jobdecider_v1_job_decider, 6);
+  messageDesc(file_jobdecider_v1_job_decider, 13);
 
 /**
  * ReleasePods removes the Job's controller owner reference, and the
@@ -331,7 +758,7 @@ export type ReleasePods = Message<"jobdecider.v1.ReleasePods"> & {
  * Use `create(ReleasePodsSchema)` to create a new message.
  */
 export const ReleasePodsSchema: GenMessage<ReleasePods> = /*@__PURE__*/
-  messageDesc(file_jobdecider_v1_job_decider, 7);
+  messageDesc(file_jobdecider_v1_job_decider, 14);
 
 /**
  * CreatePods creates pods from the Job's pod template, each overlaid with its entry.
@@ -353,7 +780,7 @@ export type CreatePods = Message<"jobdecider.v1.CreatePods"> & {
  * Use `create(CreatePodsSchema)` to create a new message.
  */
 export const CreatePodsSchema: GenMessage<CreatePods> = /*@__PURE__*/
-  messageDesc(file_jobdecider_v1_job_decider, 8);
+  messageDesc(file_jobdecider_v1_job_decider, 15);
 
 /**
  * PodCreation is what the caller adds to the Job's pod template for one new pod.
@@ -430,7 +857,7 @@ export type PodCreation = Message<"jobdecider.v1.PodCreation"> & {
  * Use `create(PodCreationSchema)` to create a new message.
  */
 export const PodCreationSchema: GenMessage<PodCreation> = /*@__PURE__*/
-  messageDesc(file_jobdecider_v1_job_decider, 9);
+  messageDesc(file_jobdecider_v1_job_decider, 16);
 
 /**
  * DeletePods deletes pods of the Job.
@@ -451,7 +878,7 @@ export type DeletePods = Message<"jobdecider.v1.DeletePods"> & {
  * Use `create(DeletePodsSchema)` to create a new message.
  */
 export const DeletePodsSchema: GenMessage<DeletePods> = /*@__PURE__*/
-  messageDesc(file_jobdecider_v1_job_decider, 10);
+  messageDesc(file_jobdecider_v1_job_decider, 17);
 
 /**
  * PodDeletion is one pod to delete.
@@ -494,7 +921,7 @@ export type PodDeletion = Message<"jobdecider.v1.PodDeletion"> & {
  * Use `create(PodDeletionSchema)` to create a new message.
  */
 export const PodDeletionSchema: GenMessage<PodDeletion> = /*@__PURE__*/
-  messageDesc(file_jobdecider_v1_job_decider, 11);
+  messageDesc(file_jobdecider_v1_job_decider, 18);
 
 /**
  * RemoveFinalizers removes the batch.kubernetes.io/job-tracking finalizer from pods
@@ -516,7 +943,7 @@ export type RemoveFinalizers = Message<"jobdecider.v1.RemoveFinalizers"> & {
  * Use `create(RemoveFinalizersSchema)` to create a new message.
  */
 export const RemoveFinalizersSchema: GenMessage<RemoveFinalizers> = /*@__PURE__*/
-  messageDesc(file_jobdecider_v1_job_decider, 12);
+  messageDesc(file_jobdecider_v1_job_decider, 19);
 
 /**
  * PodReference names one pod of the Job's namespace.
@@ -544,7 +971,7 @@ export type PodReference = Message<"jobdecider.v1.PodReference"> & {
  * Use `create(PodReferenceSchema)` to create a new message.
  */
 export const PodReferenceSchema: GenMessage<PodReference> = /*@__PURE__*/
-  messageDesc(file_jobdecider_v1_job_decider, 13);
+  messageDesc(file_jobdecider_v1_job_decider, 20);
 
 /**
  * UpdateStatus replaces the Job's status (a PUT of the status subresource).
@@ -565,7 +992,7 @@ export type UpdateStatus = Message<"jobdecider.v1.UpdateStatus"> & {
  * Use `create(UpdateStatusSchema)` to create a new message.
  */
 export const UpdateStatusSchema: GenMessage<UpdateStatus> = /*@__PURE__*/
-  messageDesc(file_jobdecider_v1_job_decider, 14);
+  messageDesc(file_jobdecider_v1_job_decider, 21);
 
 /**
  * RecordEvent records a Kubernetes event on the decided object.
@@ -600,7 +1027,7 @@ export type RecordEvent = Message<"jobdecider.v1.RecordEvent"> & {
  * Use `create(RecordEventSchema)` to create a new message.
  */
 export const RecordEventSchema: GenMessage<RecordEvent> = /*@__PURE__*/
-  messageDesc(file_jobdecider_v1_job_decider, 15);
+  messageDesc(file_jobdecider_v1_job_decider, 22);
 
 /**
  * ValidateJobRequest carries the Job to validate.
@@ -621,7 +1048,7 @@ export type ValidateJobRequest = Message<"jobdecider.v1.ValidateJobRequest"> & {
  * Use `create(ValidateJobRequestSchema)` to create a new message.
  */
 export const ValidateJobRequestSchema: GenMessage<ValidateJobRequest> = /*@__PURE__*/
-  messageDesc(file_jobdecider_v1_job_decider, 16);
+  messageDesc(file_jobdecider_v1_job_decider, 23);
 
 /**
  * ValidateJobResponse lists every rule the Job breaks; empty when valid.
@@ -642,7 +1069,7 @@ export type ValidateJobResponse = Message<"jobdecider.v1.ValidateJobResponse"> &
  * Use `create(ValidateJobResponseSchema)` to create a new message.
  */
 export const ValidateJobResponseSchema: GenMessage<ValidateJobResponse> = /*@__PURE__*/
-  messageDesc(file_jobdecider_v1_job_decider, 17);
+  messageDesc(file_jobdecider_v1_job_decider, 24);
 
 /**
  * FieldViolation is one broken validation rule.
@@ -678,7 +1105,7 @@ export type FieldViolation = Message<"jobdecider.v1.FieldViolation"> & {
  * Use `create(FieldViolationSchema)` to create a new message.
  */
 export const FieldViolationSchema: GenMessage<FieldViolation> = /*@__PURE__*/
-  messageDesc(file_jobdecider_v1_job_decider, 18);
+  messageDesc(file_jobdecider_v1_job_decider, 25);
 
 /**
  * DecideJobSetRequest is one snapshot of a JobSet and its child Jobs.
@@ -720,7 +1147,7 @@ export type DecideJobSetRequest = Message<"jobdecider.v1.DecideJobSetRequest"> &
  * Use `create(DecideJobSetRequestSchema)` to create a new message.
  */
 export const DecideJobSetRequestSchema: GenMessage<DecideJobSetRequest> = /*@__PURE__*/
-  messageDesc(file_jobdecider_v1_job_decider, 19);
+  messageDesc(file_jobdecider_v1_job_decider, 26);
 
 /**
  * DecideJobSetResponse is the plan for one reconcile of the JobSet.
@@ -765,7 +1192,7 @@ export type DecideJobSetResponse = Message<"jobdecider.v1.DecideJobSetResponse">
  * Use `create(DecideJobSetResponseSchema)` to create a new message.
  */
 export const DecideJobSetResponseSchema: GenMessage<DecideJobSetResponse> = /*@__PURE__*/
-  messageDesc(file_jobdecider_v1_job_decider, 20);
+  messageDesc(file_jobdecider_v1_job_decider, 27);
 
 /**
  * JobSetExplanation says, for people, how the decision came about. Each list holds at most
@@ -901,7 +1328,7 @@ export type JobSetExplanation = Message<"jobdecider.v1.JobSetExplanation"> & {
  * Use `create(JobSetExplanationSchema)` to create a new message.
  */
 export const JobSetExplanationSchema: GenMessage<JobSetExplanation> = /*@__PURE__*/
-  messageDesc(file_jobdecider_v1_job_decider, 21);
+  messageDesc(file_jobdecider_v1_job_decider, 28);
 
 /**
  * JobSetRuleEvaluation is one failure-policy rule checked against one failed Job.
@@ -950,7 +1377,7 @@ export type JobSetRuleEvaluation = Message<"jobdecider.v1.JobSetRuleEvaluation">
  * Use `create(JobSetRuleEvaluationSchema)` to create a new message.
  */
 export const JobSetRuleEvaluationSchema: GenMessage<JobSetRuleEvaluation> = /*@__PURE__*/
-  messageDesc(file_jobdecider_v1_job_decider, 22);
+  messageDesc(file_jobdecider_v1_job_decider, 29);
 
 /**
  * JobSetAction is one step of a JobSet plan.
@@ -995,7 +1422,7 @@ export type JobSetAction = Message<"jobdecider.v1.JobSetAction"> & {
  * Use `create(JobSetActionSchema)` to create a new message.
  */
 export const JobSetActionSchema: GenMessage<JobSetAction> = /*@__PURE__*/
-  messageDesc(file_jobdecider_v1_job_decider, 23);
+  messageDesc(file_jobdecider_v1_job_decider, 30);
 
 /**
  * DeleteJobs deletes child Jobs of earlier attempts.
@@ -1016,7 +1443,7 @@ export type DeleteJobs = Message<"jobdecider.v1.DeleteJobs"> & {
  * Use `create(DeleteJobsSchema)` to create a new message.
  */
 export const DeleteJobsSchema: GenMessage<DeleteJobs> = /*@__PURE__*/
-  messageDesc(file_jobdecider_v1_job_decider, 24);
+  messageDesc(file_jobdecider_v1_job_decider, 31);
 
 /**
  * JobReference names one child Job.
@@ -1044,7 +1471,7 @@ export type JobReference = Message<"jobdecider.v1.JobReference"> & {
  * Use `create(JobReferenceSchema)` to create a new message.
  */
 export const JobReferenceSchema: GenMessage<JobReference> = /*@__PURE__*/
-  messageDesc(file_jobdecider_v1_job_decider, 25);
+  messageDesc(file_jobdecider_v1_job_decider, 32);
 
 /**
  * UpdateJobSetStatus replaces the JobSet's status.
@@ -1065,7 +1492,7 @@ export type UpdateJobSetStatus = Message<"jobdecider.v1.UpdateJobSetStatus"> & {
  * Use `create(UpdateJobSetStatusSchema)` to create a new message.
  */
 export const UpdateJobSetStatusSchema: GenMessage<UpdateJobSetStatus> = /*@__PURE__*/
-  messageDesc(file_jobdecider_v1_job_decider, 26);
+  messageDesc(file_jobdecider_v1_job_decider, 33);
 
 /**
  * JobCreation is one child Job the caller may create from its replicatedJob's template.
@@ -1114,7 +1541,7 @@ export type JobCreation = Message<"jobdecider.v1.JobCreation"> & {
  * Use `create(JobCreationSchema)` to create a new message.
  */
 export const JobCreationSchema: GenMessage<JobCreation> = /*@__PURE__*/
-  messageDesc(file_jobdecider_v1_job_decider, 27);
+  messageDesc(file_jobdecider_v1_job_decider, 34);
 
 /**
  * ValidateJobSetRequest carries the JobSet to validate.
@@ -1135,7 +1562,7 @@ export type ValidateJobSetRequest = Message<"jobdecider.v1.ValidateJobSetRequest
  * Use `create(ValidateJobSetRequestSchema)` to create a new message.
  */
 export const ValidateJobSetRequestSchema: GenMessage<ValidateJobSetRequest> = /*@__PURE__*/
-  messageDesc(file_jobdecider_v1_job_decider, 28);
+  messageDesc(file_jobdecider_v1_job_decider, 35);
 
 /**
  * ValidateJobSetResponse lists every rule the JobSet breaks; empty when valid.
@@ -1156,7 +1583,7 @@ export type ValidateJobSetResponse = Message<"jobdecider.v1.ValidateJobSetRespon
  * Use `create(ValidateJobSetResponseSchema)` to create a new message.
  */
 export const ValidateJobSetResponseSchema: GenMessage<ValidateJobSetResponse> = /*@__PURE__*/
-  messageDesc(file_jobdecider_v1_job_decider, 29);
+  messageDesc(file_jobdecider_v1_job_decider, 36);
 
 /**
  * JobDecider answers, for one snapshot of a Job and its pods, what the
