@@ -5,7 +5,10 @@ use std::collections::{BTreeMap, HashSet};
 use crate::duration::{SECOND, human, parse_span};
 use crate::timeline::{Attempt, EventKind, Timeline, offset};
 
-use super::{MAX_BARS_PER_ROW, MAX_ROWS};
+use super::{MAX_BARS, MAX_BARS_PER_ROW, MAX_ROWS, MIN_BARS_PER_ROW};
+
+/// At most this many condition changes are marked per chart.
+pub const MAX_MARKS: usize = 100;
 
 /// How an attempt ended, as the chart colours it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -232,7 +235,7 @@ pub struct Row<'a> {
     pub title: String,
     pub bars: Vec<Bar<'a>>,
     pub gaps: Vec<Gap>,
-    /// Attempts of the row left out by [`MAX_BARS_PER_ROW`].
+    /// Attempts of the row left out by the caps on bars.
     pub more_bars: usize,
 }
 
@@ -265,6 +268,8 @@ pub struct Chart<'a> {
     /// `index` or `pod`: what a row is.
     pub row_kind: &'static str,
     pub marks: Vec<Mark>,
+    /// Condition changes left out by [`MAX_MARKS`].
+    pub more_marks: usize,
     pub bands: Vec<Band>,
     /// The chart's time range, ms from the start.
     pub t0: i64,
@@ -316,24 +321,27 @@ pub fn chart(t: &Timeline, (t0, t1): (i64, i64)) -> Chart<'_> {
     order.sort();
     let kept: HashSet<(i64, usize)> = order.iter().take(MAX_ROWS).map(|(_, k)| *k).collect();
     let more_rows_plain = order.iter().skip(MAX_ROWS).filter(|(p, _)| *p).count();
+    let marks = marks(t);
+    let per_row = (MAX_BARS / kept.len().max(1)).clamp(MIN_BARS_PER_ROW, MAX_BARS_PER_ROW);
     let rows = keyed
         .into_iter()
         .filter(|(k, _)| kept.contains(k))
-        .map(|(k, attempts)| row(k.0, attempts, t1))
+        .map(|(k, attempts)| row(k.0, attempts, t1, per_row))
         .collect();
     Chart {
         rows,
         more_rows: total.saturating_sub(MAX_ROWS),
         more_rows_plain,
         row_kind: if indexed { "index" } else { "pod" },
-        marks: marks(t),
-        bands: bands(t, t1),
+        more_marks: marks.len().saturating_sub(MAX_MARKS),
+        marks: marks.into_iter().take(MAX_MARKS).collect(),
+        bands: merge(bands(t, t1), (t1 - t0) / 1000),
         t0,
         t1,
     }
 }
 
-fn row<'a>(index: i64, attempts: Vec<(&'a Attempt, Outcome)>, t1: i64) -> Row<'a> {
+fn row<'a>(index: i64, attempts: Vec<(&'a Attempt, Outcome)>, t1: i64, cap: usize) -> Row<'a> {
     let first = attempts.first().map(|(a, _)| a.pod.as_str()).unwrap_or("");
     let (key, label, title) = if index == i64::MIN {
         (first.to_string(), short(first, 24), first.to_string())
@@ -353,8 +361,8 @@ fn row<'a>(index: i64, attempts: Vec<(&'a Attempt, Outcome)>, t1: i64) -> Row<'a
     };
     let mut bars: Vec<Bar> = Vec::new();
     let mut gaps = Vec::new();
-    let more_bars = attempts.len().saturating_sub(MAX_BARS_PER_ROW);
-    for (a, outcome) in attempts.into_iter().take(MAX_BARS_PER_ROW) {
+    let more_bars = attempts.len().saturating_sub(cap);
+    for (a, outcome) in attempts.into_iter().take(cap) {
         let restart = bars.last().is_some_and(|b| b.attempt.pod == a.pod);
         let from = if restart {
             a.started_ms.unwrap_or(a.created_ms)
@@ -468,6 +476,43 @@ fn bands(t: &Timeline, t1: i64) -> Vec<Band> {
         out.push(suspension(from, t1));
     }
     out
+}
+
+/// Bands of one kind closer than `slack` (about a pixel) drawn as one, so that a
+/// Job with thousands of backoff waits still draws a bounded number of them.
+fn merge(bands: Vec<Band>, slack: i64) -> Vec<Band> {
+    let mut out: Vec<(Band, usize)> = Vec::new();
+    let mut last_of: [Option<usize>; 2] = [None, None];
+    for b in bands {
+        let kind = usize::from(b.class == "suspended");
+        if let Some(k) = last_of[kind]
+            && b.from <= out[k].0.to.saturating_add(slack)
+        {
+            let (m, n) = &mut out[k];
+            m.to = m.to.max(b.to);
+            *n += 1;
+            continue;
+        }
+        last_of[kind] = Some(out.len());
+        out.push((b, 1));
+    }
+    out.into_iter()
+        .map(|(mut b, n)| {
+            if n > 1 {
+                b.title = format!(
+                    "{n} {} from {} to {}",
+                    if b.class == "backoff" {
+                        "backoff waits"
+                    } else {
+                        "suspensions"
+                    },
+                    offset(b.from),
+                    offset(b.to)
+                );
+            }
+            b
+        })
+        .collect()
 }
 
 fn suspension(from: i64, to: i64) -> Band {

@@ -21,6 +21,11 @@ use crate::timeline::Timeline;
 pub const MAX_ROWS: usize = 150;
 /// At most this many attempts are drawn in one row.
 pub const MAX_BARS_PER_ROW: usize = 40;
+/// At most about this many attempts are drawn per chart: with many rows, each row
+/// draws fewer (`MAX_BARS / rows`, at least [`MIN_BARS_PER_ROW`]).
+pub const MAX_BARS: usize = 2000;
+/// Each row draws at least this many attempts, however many rows there are.
+pub const MIN_BARS_PER_ROW: usize = 4;
 /// At most this many events are listed in the HTML report's table.
 pub const MAX_EVENT_ROWS: usize = 2000;
 

@@ -300,7 +300,7 @@ fn panel(out: &mut String, name: &str, t: &Timeline, chart: &Chart, y: f64) -> f
             let open = if b.open { " open" } else { "" };
             let _ = write!(
                 out,
-                "<g class=\"attempt {c}\"><rect class=\"bar {c}{open}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>",
+                "<g><rect class=\"bar {c}{open}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>",
                 n(bx0),
                 n(y + (ROW - BAR) / 2.0),
                 n(w),
@@ -349,6 +349,15 @@ fn panel(out: &mut String, name: &str, t: &Timeline, chart: &Chart, y: f64) -> f
         y += ROW;
     }
 
+    if chart.more_marks > 0 {
+        let _ = write!(
+            out,
+            "<text class=\"more\" x=\"8\" y=\"{}\">{} more condition changes not marked</text>",
+            n(y + 13.0),
+            chart.more_marks
+        );
+        y += ROW;
+    }
     // Condition marks last, over the bars.
     for (m, mx, lane, end_anchored) in placed {
         let (tx, anchor) = if end_anchored {

@@ -268,6 +268,26 @@ fn huge(n: usize, indexed: bool) -> Timeline {
             ));
         }
     }
+    // A backoff wait after every failure, a suspension every 100 pods.
+    for k in (0..n).step_by(10) {
+        let ms = i64::try_from(k).unwrap_or(0) * 100 + 600_000;
+        events.push(event(ms, EventKind::Requeue, None, "decide again in 10s (at 10:00:10); backoff record: 1 failure(s) since the last success"));
+        if k % 100 == 0 {
+            events.push(event(
+                ms,
+                EventKind::Condition,
+                None,
+                "Suspended=True (JobSuspended): Job suspended",
+            ));
+            events.push(event(
+                ms + 50,
+                EventKind::Condition,
+                None,
+                "Suspended=False (JobResumed): Job resumed",
+            ));
+        }
+    }
+    events.sort_by_key(|e| e.offset_ms);
     let mut t = timeline("ns/big", attempts, events);
     for i in 0..n {
         t.summary
@@ -288,7 +308,7 @@ fn a_job_of_10000_pods_gives_a_bounded_chart_and_report() {
             svg.len(),
             html.len()
         );
-        // Measured: about 85 KB of SVG and 470 KB of HTML; the bounds leave room.
+        // Measured: about 115 KB of SVG and 500 KB of HTML; the bounds leave room.
         assert!(
             svg.len() < 200_000,
             "indexed {indexed}: SVG of {} bytes",
@@ -311,15 +331,56 @@ fn a_job_of_10000_pods_gives_a_bounded_chart_and_report() {
         );
         // The rows with a failure are the ones kept: every tenth pod failed.
         assert_eq!(count(&svg, "class=\"bar o-counted"), 1000.min(MAX_ROWS));
+        let events = t.events.len();
         assert!(html.contains(&format!(
             "{} more events not listed",
-            30_000 - MAX_EVENT_ROWS
+            events - MAX_EVENT_ROWS
         )));
+        assert!(svg.contains(&format!(
+            "{} more condition changes not marked",
+            200 - layout::MAX_MARKS
+        )));
+        assert!(count(&svg, "<rect class=\"backoff\" x=") <= 1000);
         well_formed(&svg).unwrap_or_else(|e| panic!("{e}"));
     }
     // The summary's per-index lines are capped too.
     let html = html(&huge(10_000, true));
     assert!(html.contains(&format!("{} more indexes", 10_000 - MAX_ROWS)));
+}
+
+#[test]
+fn the_worst_case_every_row_full_stays_within_its_bound() {
+    // 200 indexes of 60 failed attempts: both caps reached at once.
+    let mut attempts = Vec::new();
+    for i in 0..200 {
+        for k in 0..60 {
+            let from = i64::from(k) * 20_000;
+            let pod = format!("a-rather-long-job-name-for-a-big-run-{i:06}-{k:03}-abcde");
+            attempts.push(Attempt {
+                why: "container main exited 137 (OOMKilled)".to_string(),
+                policy: Some("no pod failure policy rule matches: counted".to_string()),
+                ..attempt(
+                    &pod,
+                    Some(i),
+                    k as u32 + 1,
+                    from,
+                    Some(from + 15_000),
+                    "failed",
+                )
+            });
+        }
+    }
+    let t = timeline("ns/worst", attempts, Vec::new());
+    let svg = svg(&t);
+    eprintln!("worst case: SVG {} bytes", svg.len());
+    let per_row = MAX_BARS / MAX_ROWS;
+    assert_eq!(count(&svg, "<rect class=\"bar "), MAX_ROWS * per_row);
+    assert_eq!(
+        count(&svg, &format!("+{} more attempts", 60 - per_row)),
+        MAX_ROWS
+    );
+    // Measured: about 1.45 MB (each bar says in its hover text how its attempt ended).
+    assert!(svg.len() < 1_700_000, "SVG of {} bytes", svg.len());
 }
 
 #[test]
