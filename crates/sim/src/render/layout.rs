@@ -346,14 +346,21 @@ fn row<'a>(index: i64, attempts: Vec<(&'a Attempt, Outcome)>, t1: i64, cap: usiz
     let (key, label, title) = if index == i64::MIN {
         (first.to_string(), short(first, 24), first.to_string())
     } else {
-        let pods: Vec<&str> = attempts.iter().map(|(a, _)| a.pod.as_str()).collect();
-        let mut unique = pods.clone();
+        let mut unique: Vec<&str> = attempts.iter().map(|(a, _)| a.pod.as_str()).collect();
         unique.dedup();
+        // The hover text names a few pods, not thousands.
+        let more = unique.len().saturating_sub(10);
+        unique.truncate(10);
+        let more = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
         (
             format!("index {index}"),
             format!("index {index}"),
             format!(
-                "index {index}: {} attempt(s), pods {}",
+                "index {index}: {} attempt(s), pods {}{more}",
                 attempts.len(),
                 unique.join(", ")
             ),

@@ -388,7 +388,7 @@ fn one_row_with_many_attempts_draws_a_bounded_number_of_bars() {
     let attempts = (0..500)
         .map(|k| {
             attempt(
-                "p",
+                &format!("p-{k}"),
                 Some(0),
                 k + 1,
                 i64::from(k) * 10_000,
@@ -400,6 +400,12 @@ fn one_row_with_many_attempts_draws_a_bounded_number_of_bars() {
     let t = timeline("ns/retry", attempts, Vec::new());
     let svg = svg(&t);
     assert_eq!(count(&svg, "<rect class=\"bar "), MAX_BARS_PER_ROW);
+    // The row's hover text names ten pods and counts the rest.
+    let pods: Vec<String> = (0..10).map(|k| format!("p-{k}")).collect();
+    assert!(svg.contains(&format!(
+        "index 0: 500 attempt(s), pods {} and 490 more</title>",
+        pods.join(", ")
+    )));
     assert!(svg.contains(&format!("+{} more attempts", 500 - MAX_BARS_PER_ROW)));
 }
 
@@ -548,6 +554,18 @@ fn outcomes_follow_the_rule_each_failure_matched() {
         .collect();
     assert_eq!(fatal, vec![Some(2)]);
     assert!(svg_of("kep-3850-story2").contains("class=\"bar o-fatal"));
+
+    // FailJob on exit code 1: the bug fails the Job.
+    let t = example!("kep-3329-story1");
+    let fatal: Vec<_> = t
+        .attempts
+        .iter()
+        .zip(outcomes(&t))
+        .filter(|(_, o)| *o == Outcome::Fatal)
+        .map(|(a, _)| a.policy.clone().unwrap_or_default())
+        .collect();
+    assert_eq!(fatal.len(), 1);
+    assert!(fatal[0].contains("(FailJob)"), "{fatal:?}");
 
     // Drains under a Count rule are disruptions.
     let t = example!("kep-3329-story3");
