@@ -156,3 +156,37 @@ fn pictures_to_stdout_are_bad_input_and_an_unwritable_file_a_failure() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--html /nonexistent-dir/r.html"));
 }
+
+/// The renderers are pure, like the rest of the simulator crate: they name no file,
+/// stream, network or clock API (the CLI writes the files, in src/report.rs).
+#[test]
+fn the_renderers_do_no_io() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/sim/src/render");
+    let mut files = 0;
+    for entry in std::fs::read_dir(&dir).expect("crates/sim/src/render") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_none_or(|e| e != "rs") || path.ends_with("tests.rs") {
+            continue;
+        }
+        files += 1;
+        let text = read(&path);
+        for banned in [
+            "std::fs",
+            "std::io",
+            "std::net",
+            "std::env",
+            "SystemTime",
+            "Instant",
+            "println!",
+            "eprintln!",
+            "File::",
+        ] {
+            assert!(!text.contains(banned), "{} uses {banned}", path.display());
+        }
+    }
+    assert!(
+        files >= 4,
+        "found {files} renderer files in {}",
+        dir.display()
+    );
+}

@@ -235,6 +235,8 @@ fn names_and_messages_with_markup_are_escaped() {
         );
     }
     assert!(both.contains("other&amp;"));
+    // The pod still running at the end runs to the chart's edge, open.
+    assert_eq!(count(&svg, "class=\"bar o-running open\""), 1);
 }
 
 #[test]
