@@ -43,6 +43,8 @@ var svgs=[].slice.call(document.querySelectorAll("svg.gantt"));
 var box=function(e){var r=e.getBoundingClientRect();return {x:r.left,y:r.top,w:r.width,h:r.height};};
 var panels=[].slice.call(document.querySelectorAll("svg.gantt g.panel")).map(function(p){
  return {rows:[].slice.call(p.querySelectorAll("g.row")).map(function(r){return r.getAttribute("data-row");}),
+  marks:[].slice.call(p.querySelectorAll("g.mark text")).map(function(t){return t.textContent;}),
+  gaps:p.querySelectorAll("g.gap").length,backoff:p.querySelectorAll("rect.backoff").length,
   bars:[].slice.call(p.querySelectorAll("rect.bar")).map(function(b){var o=box(b);o.cls=b.getAttribute("class");return o;})};});
 var res={svgs:svgs.map(box),panels:panels,
  summary:(document.querySelector("#summary")||{innerText:""}).innerText,
@@ -97,6 +99,28 @@ for t, panel in zip(timelines, seen["panels"]):
     for cls, n in want.items():
         if count(cls) != n:
             fail(f"{count(cls)} bars {cls}, the timeline says {n}")
+    # A mark per condition change, labelled with its type.
+    conditions = [e["detail"] for e in t["events"] if e["kind"] == "condition"]
+    if len(panel["marks"]) != len(conditions):
+        fail(f"{len(panel['marks'])} condition marks for {len(conditions)} changes")
+    for label, detail in zip(panel["marks"], conditions):
+        kind = detail.split("=")[0]
+        if label != kind and not (kind == "Suspended" and label == "Resumed") and not label.startswith(kind + "="):
+            fail(f"mark {label!r} for {detail!r}")
+    # A drawn wait wherever a row's next attempt starts after the previous one ended.
+    rows = {}
+    for a in attempts:
+        rows.setdefault(a.get("index", a["pod"]), []).append(a)
+    gaps = 0
+    for row in rows.values():
+        for prev, nxt in zip(row, row[1:]):
+            start = nxt.get("startedMs", nxt["createdMs"]) if nxt["pod"] == prev["pod"] else nxt["createdMs"]
+            if start > prev.get("endedMs", start):
+                gaps += 1
+    if panel["gaps"] != gaps:
+        fail(f"{panel['gaps']} waits drawn, the attempts have {gaps}")
+    if (t["summary"]["backoffWaits"] > 0) != (panel["backoff"] > 0):
+        fail(f"{panel['backoff']} backoff bands for {t['summary']['backoffWaits']} backoff waits")
     failed = sum(a["outcome"] == "failed" for a in attempts)
     reds = sum(count(c) for c in ("o-counted", "o-ignored", "o-fatal", "o-disrupted", "o-deleted", "o-restarted"))
     if reds < failed:
@@ -127,7 +151,8 @@ if len(bars) != sum(len(t["attempts"]) for t in timelines):
 if "parsererror" in open(svg_dom_file).read():
     fail("Chromium cannot parse the SVG file")
 print(f"browser-test: {name}: {sum(len(p['rows']) for p in seen['panels'])} rows, "
-      f"{sum(len(p['bars']) for p in seen['panels'])} bars, {sum(seen['events'])} events: ok")
+      f"{sum(len(p['bars']) for p in seen['panels'])} bars, {sum(p['gaps'] for p in seen['panels'])} waits, "
+      f"{sum(len(p['marks']) for p in seen['panels'])} marks, {sum(seen['events'])} events: ok")
 PY
 }
 
