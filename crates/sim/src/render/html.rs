@@ -264,7 +264,7 @@ fn page(title: &str, body: &str) -> String {
 const CSS: &str = "body{font:14px/1.4 sans-serif;margin:1.5em;color:#222;max-width:1260px}\
 h1{font-size:1.3em}h2{font-size:1.1em;margin-top:1.4em}code{font-size:.95em}\
 .description{white-space:pre-wrap;color:#444}.start{color:#666;margin-top:-.6em}\
-table.summary{border-collapse:collapse}table.summary th{text-align:left;padding:1px 12px 1px 0;font-weight:600}\
+table.summary{border-collapse:collapse}table.summary th{text-align:left;padding:1px 12px 1px 0;font-weight:600;white-space:nowrap;vertical-align:top}\
 table.summary td{padding:1px 16px 1px 0}table.summary tr.differs{background:#fff3cd}\
 .scroll{overflow-x:auto}svg.gantt{max-width:100%;height:auto;border:1px solid #ddd}\
 .note,.more{color:#666;font-size:.9em}pre.divergence{white-space:pre-wrap;background:#f6f6f6;padding:.6em}\
