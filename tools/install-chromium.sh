@@ -23,4 +23,4 @@ echo "installing chromium (apt-get, no recommends)" >&2
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends chromium >/dev/null
-/usr/bin/chromium --version
+/usr/bin/chromium --version 2>/dev/null
