@@ -11,6 +11,7 @@ pub mod cli;
 pub mod documents;
 pub mod explain;
 pub mod manifest;
+pub mod report;
 pub mod schema;
 pub mod server;
 pub mod simulate;

@@ -49,6 +49,12 @@ pub struct SimulateArgs {
     /// Unknown fields in the Job and pods: errors unless `--lenient`.
     #[command(flatten)]
     pub strictness: Strictness,
+    /// Also write the report as one self-contained HTML page (summary, chart, events) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Also write the Gantt chart as an SVG image to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
 }
 
 /// The start when neither `--start` nor the Job says: fixed, so that a timeline
@@ -181,6 +187,7 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
     let left = play(&args.job, pods.clone())?;
     let failed = |e: &dyn std::fmt::Display| CliError::Failed(format!("cannot print: {e}"));
     let Some(other) = &args.compare else {
+        crate::report::write_pictures(args.html.as_deref(), args.svg.as_deref(), &left, None)?;
         return match args.output {
             SimulateOutput::Text => Ok(left.text()),
             SimulateOutput::Json => serde_json::to_string_pretty(&left)
@@ -195,6 +202,12 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
     } else {
         (left.job.clone(), right.job.clone())
     };
+    crate::report::write_pictures(
+        args.html.as_deref(),
+        args.svg.as_deref(),
+        &left,
+        Some((&left_name, &right_name, &right)),
+    )?;
     match args.output {
         SimulateOutput::Text => Ok(format!(
             "{}\n{}",

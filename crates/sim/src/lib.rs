@@ -13,10 +13,12 @@
 //! caller's: `job_decider_api::decide` in process, or a gRPC client for any
 //! server speaking the contract (the conformance harness's reference server
 //! answers with upstream's own controller, so the same script played both
-//! ways shows whether the timelines agree).
+//! ways shows whether the timelines agree). [`render`] draws a timeline as an SVG
+//! Gantt chart and a self-contained HTML report.
 
 pub mod canon;
 pub mod duration;
+pub mod render;
 pub mod script;
 pub mod timeline;
 pub mod world;
