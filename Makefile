@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 export PATH := $(CURDIR)/bin:$(PATH)
 
-.PHONY: all build test test-e2e test-rust test-go test-clients fuzz fuzz-seeds lint lint-rust lint-go lint-gen tools run example bench load load-smoke
+.PHONY: all build test test-e2e test-rust test-go test-clients test-browser fuzz fuzz-seeds lint lint-rust lint-go lint-gen tools run example bench load load-smoke
 
 all: build
 
@@ -12,15 +12,17 @@ build:
 	cargo build --release
 
 ## Everything a fresh machine needs beyond Rust and Go: pinned Go tools into ./bin, the
-## Python client's virtualenv and the TypeScript client's node_modules, each from a lock.
+## Python client's virtualenv and the TypeScript client's node_modules, each from a lock;
+## Debian's chromium for the browser test.
 tools:
 	bash tools/install-go-tools.sh
 	bash tools/install-python.sh
 	bash tools/install-node.sh
+	bash tools/install-chromium.sh
 
 ## Every test: Rust unit, vector and service tests; Go tests; conformance against upstream;
 ## the end-to-end suite against a real kube-apiserver and etcd; a bounded fuzz run; the load suite's smoke.
-test: test-rust test-go test-clients fuzz load-smoke
+test: test-rust test-go test-clients test-browser fuzz load-smoke
 
 test-rust:
 	cargo test --workspace --all-targets
@@ -42,6 +44,11 @@ test-clients: tools
 	tools/with-server.sh bash clients/rust/test.sh
 	bash tools/readme-recipes.sh
 	python3 tools/readme-copies.py clients/README.md
+
+## The simulation reports in a real browser (Debian's chromium, headless): every bundled
+## example's HTML report shows its rows, one bar per attempt and its summary.
+test-browser: tools
+	bash tools/browser-test.sh
 
 ## The end-to-end suite alone (`make test` runs it too).
 test-e2e:

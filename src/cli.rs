@@ -46,6 +46,8 @@ pub enum Command {
     /// JobSet failure-policy decisions, offline.
     #[command(subcommand)]
     Jobset(JobSetCommand),
+    /// Play a Job's whole life under a failure script on a virtual clock and print the timeline.
+    Simulate(crate::simulate::SimulateArgs),
 }
 
 /// `jobset` subcommands.
@@ -394,6 +396,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Jobset(JobSetCommand::Validate(args)) => {
             validate_jobset_file(&args).map(|out| print!("{out}"))
         }
+        Command::Simulate(args) => crate::simulate::simulate(&args).map(|out| print!("{out}")),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -13,5 +13,7 @@ pub mod cluster;
 pub mod documents;
 pub mod explain;
 pub mod manifest;
+pub mod report;
 pub mod schema;
 pub mod server;
+pub mod simulate;

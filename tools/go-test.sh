@@ -2,7 +2,8 @@
 # The Go side of `make test`: the conformance harness (upstream's own controller
 # against every vector, 8,000 random single-sync scenarios and 2,000 multi-sync
 # lifecycles through the real server; see conformance/run.sh for N, L, SEED,
-# MAX_TIME), the JobSet harness (conformance/jobset), then the shim's and the
+# MAX_TIME), the JobSet harness (conformance/jobset), the simulator against upstream
+# (conformance/simulate.sh), then the shim's and the
 # end-to-end tests.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -17,6 +18,11 @@ bash conformance/run.sh "$decider"
 # so go test prints the "N vectors: ..." result line on success too.
 echo "== conformance: jobset"
 (cd conformance/jobset && go test -count=1)
+# The simulator against upstream: every examples/simulate script and R seeded random
+# scripts played with job-decider's decisions and with upstream's (reference-server)
+# must give byte-identical timelines.
+echo "== conformance: simulate"
+bash conformance/simulate.sh "$decider"
 # The documents' field schema (src/schema/kubernetes.json) is what the pinned
 # k8s.io/api and JobSet modules give today.
 echo "== go test: tools/schemagen"

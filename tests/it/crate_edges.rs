@@ -121,3 +121,48 @@ fn k8s_bridge_leaves_the_kubernetes_version_to_the_binary() {
     }
     assert!(seen, "no k8s-openapi line in crates/k8s's [dependencies]");
 }
+
+/// The simulator is pure: it names no runtime, network or clock crate itself (the
+/// API crate's tonic is in its tree, for the `pb` types only) and never the binary,
+/// so the CLI can hand it any decider, in process or remote.
+#[test]
+fn sim_names_no_runtime_network_clock_or_binary() {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let output = Command::new(cargo)
+        .args(["tree", "--offline", "--prefix", "none", "--depth", "1"])
+        .args(["--edges", "normal", "--package", "job-decider-sim"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cargo tree runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let direct: Vec<String> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .map(str::to_string)
+        .collect();
+    assert!(
+        direct.iter().any(|c| c == "job-decider-api"),
+        "unexpected tree: {direct:?}"
+    );
+    let forbidden = [
+        "tokio",
+        "tonic",
+        "hyper",
+        "h2",
+        "tower",
+        "chrono",
+        "job-decider",
+    ];
+    let crossing: Vec<_> = direct
+        .iter()
+        .filter(|c| forbidden.contains(&c.as_str()))
+        .collect();
+    assert!(
+        crossing.is_empty(),
+        "job-decider-sim depends on {crossing:?}"
+    );
+}

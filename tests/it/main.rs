@@ -23,6 +23,8 @@ mod lean;
 mod properties;
 mod regressions;
 mod server;
+mod simulate;
+mod simulate_render;
 mod strict;
 mod tls;
 mod vectors;

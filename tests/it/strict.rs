@@ -74,15 +74,26 @@ fn every_example_is_strictly_valid() {
         .map(|e| e.expect("entry").path())
         .filter(|p| p.is_dir())
         .collect();
+    // examples/simulate holds a directory per simulation: its Jobs are checked too.
+    let nested: Vec<PathBuf> = dirs
+        .iter()
+        .flat_map(|d| std::fs::read_dir(d).expect("dir"))
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.extend(nested);
     dirs.sort();
     for dir in dirs {
         for entry in std::fs::read_dir(&dir).expect("dir") {
             let path = entry.expect("entry").path();
+            if !path.is_file() {
+                continue;
+            }
             let text = std::fs::read_to_string(&path).expect("read");
             let name = path.display().to_string();
             let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
             let result = match stem {
-                "job" => documents::parse_job(&text, &name).map(drop),
+                "job" | "compare" => documents::parse_job(&text, &name).map(drop),
                 "pods" => documents::parse_pods(&text, &name).map(drop),
                 "jobs" => documents::parse_jobs(&text, &name).map(drop),
                 "jobset" => documents::parse_jobset(&text, &name).map(drop),

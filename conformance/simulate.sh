@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# The simulator against upstream: every script in examples/simulate/ is played
+# on every Job beside it (job.yaml, compare.yaml) twice, once with
+# job-decider's own decisions (in process) and once with upstream's
+# controller answering over gRPC (bin/conformance reference-server), and the
+# two timelines (`simulate -o json`) must be identical byte for byte. Then R
+# seeded random scripts on the same Jobs, the same way; last, a reference server
+# that answers wrongly on purpose must give a different timeline (the check can fail).
+#
+#   conformance/simulate.sh [path/to/job-decider]   (default target/debug/job-decider)
+#
+# Environment:
+#   R     random scripts (default 20); each is played on every example Job
+#   SEED  first random script's seed (default 1); a failure prints the script to replay
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+decider="${1:-$root/target/debug/job-decider}"
+random_scripts="${R:-20}"
+seed0="${SEED:-1}"
+
+t0=$(date +%s)
+elapsed() { echo "$(($(date +%s) - t0))s"; }
+
+if [[ ! -x "$here/bin/conformance" ]]; then
+	echo "== build bin/conformance"
+	(cd "$here" && GOFLAGS="${GOFLAGS:-} -ldflags=-checklinkname=0" go build -o bin/conformance .)
+fi
+
+work="$(mktemp -d)"
+ref_pid=""
+cleanup() {
+	if [[ -n "$ref_pid" ]]; then kill "$ref_pid" 2>/dev/null || true; fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+"$here/bin/conformance" reference-server --listen 127.0.0.1:0 2>"$work/ref.log" &
+ref_pid=$!
+addr=""
+for _ in $(seq 100); do
+	addr="$(sed -n 's/^reference-server listening on //p' "$work/ref.log")"
+	[[ -n "$addr" ]] && break
+	sleep 0.1
+done
+if [[ -z "$addr" ]]; then
+	echo "reference-server did not start:" >&2
+	cat "$work/ref.log" >&2
+	exit 1
+fi
+echo "upstream's decisions from reference-server at $addr"
+
+jobs=()
+for dir in "$root"/examples/simulate/*/; do
+	for j in job.yaml compare.yaml; do
+		[[ -f "$dir$j" ]] && jobs+=("$dir$j")
+	done
+done
+
+played=0
+failed=0
+# play JOB SCRIPT: both ways, byte for byte.
+play() {
+	local job="$1" script="$2" name="$3"
+	played=$((played + 1))
+	if ! "$decider" simulate --job "$job" --script "$script" -o json >"$work/ours.json" 2>"$work/ours.err"; then
+		echo "FAILED (job-decider) $name: $(cat "$work/ours.err")"
+		failed=$((failed + 1))
+		return
+	fi
+	if ! "$decider" simulate --job "$job" --script "$script" -o json --decider-addr "$addr" >"$work/up.json" 2>"$work/up.err"; then
+		echo "FAILED (upstream) $name: $(cat "$work/up.err")"
+		failed=$((failed + 1))
+		return
+	fi
+	if ! cmp -s "$work/ours.json" "$work/up.json"; then
+		echo "MISMATCH $name (< job-decider, > upstream):"
+		diff "$work/ours.json" "$work/up.json" | head -40 || true
+		failed=$((failed + 1))
+	fi
+}
+
+echo "== the example scripts"
+for dir in "$root"/examples/simulate/*/; do
+	for j in job.yaml compare.yaml; do
+		[[ -f "$dir$j" ]] && play "$dir$j" "$dir/script.yaml" "$(basename "$dir")/$j"
+	done
+done
+echo "examples: $played timelines played both ways ($(elapsed))"
+
+# A small deterministic generator (no $RANDOM: the same seed, the same scripts everywhere).
+state=0
+rnd() { # rnd N: sets r to a number in [0, N)
+	state=$(((state * 1103515245 + 12345) % 2147483648))
+	r=$(((state / 65536) % $1))
+}
+
+echo "== $random_scripts random scripts from seed $seed0"
+for ((i = 0; i < random_scripts; i++)); do
+	seed=$((seed0 + i))
+	state=$seed
+	script="$work/random-$seed.yaml"
+	{
+		echo "seed: $seed"
+		echo "horizon: 3h"
+		rnd 20
+		echo "defaults: {runTime: $((r + 1))m, startDelay: $((r % 5))s, stopTime: $((r % 31))s}"
+		echo "attempts:"
+		rnd 3
+		echo "  - {attempt: $((r + 1)), exitCode: $(((r * 41) % 138)), runTime: $((r + 2))m}"
+		rnd 40
+		echo "  - {percent: $((r + 5)), exitCodes: [1, 42, 137]}"
+		echo "events:"
+		t=0
+		rnd 4
+		n=$r
+		for ((k = 0; k < n; k++)); do
+			rnd 15
+			t=$((t + r + 1))
+			rnd 6
+			pod=$((r + 1))
+			rnd 5
+			case $r in
+			0) echo "  - {at: ${t}m, drain: {pod: $pod}}" ;;
+			1) echo "  - {at: ${t}m, preempt: {pod: $pod}}" ;;
+			2) echo "  - {at: ${t}m, deletePod: {pod: $pod}}" ;;
+			3)
+				echo "  - {at: ${t}m, suspend: true}"
+				rnd 10
+				t=$((t + r + 1))
+				echo "  - {at: ${t}m, resume: true}"
+				;;
+			4)
+				rnd 6
+				echo "  - {at: ${t}m, parallelism: $r}"
+				;;
+			esac
+		done
+		[[ $n -eq 0 ]] && echo "  []"
+	} >"$script"
+	# An empty list is written `events:\n  []`; make it one line.
+	sed -i -e ':a' -e 'N' -e '$!ba' -e 's/events:\n  \[\]/events: []/' "$script"
+	for job in "${jobs[@]}"; do
+		play "$job" "$script" "random seed $seed on ${job#"$root"/}"
+		if [[ $failed -gt 0 && ! -f "$work/kept" ]]; then
+			echo "the script:"
+			cat "$script"
+			touch "$work/kept"
+		fi
+	done
+done
+
+# The check can fail: a reference server that answers wrongly on purpose
+# (ready+1 in every status write) must give a different timeline.
+"$here/bin/conformance" reference-server --tamper --listen 127.0.0.1:0 2>"$work/tamper.log" &
+tamper_pid=$!
+taddr=""
+for _ in $(seq 100); do
+	taddr="$(sed -n 's/^reference-server listening on //p' "$work/tamper.log")"
+	[[ -n "$taddr" ]] && break
+	sleep 0.1
+done
+example="$root/examples/simulate/kep-3850-story1"
+"$decider" simulate --job "$example/job.yaml" --script "$example/script.yaml" -o json >"$work/ours.json"
+"$decider" simulate --job "$example/job.yaml" --script "$example/script.yaml" -o json --decider-addr "$taddr" >"$work/tampered.json" || true
+kill "$tamper_pid" 2>/dev/null || true
+if [[ -z "$taddr" ]] || cmp -s "$work/ours.json" "$work/tampered.json"; then
+	echo "SELF-TEST FAILED: a tampering reference server gave the same timeline"
+	failed=$((failed + 1))
+fi
+
+echo "simulate: $played timelines, $failed differing or failing ($(elapsed))"
+[[ $failed -eq 0 ]]

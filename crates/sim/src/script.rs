@@ -1,0 +1,518 @@
+//! The failure script: how a Job's pods behave and what happens around them,
+//! written for people (YAML; `examples/simulate/README.md` documents it).
+//!
+//! ```yaml
+//! horizon: 2h                 # stop here at the latest
+//! seed: 7                     # for `percent` rules
+//! defaults: {runTime: 5m, startDelay: 2s}
+//! attempts:                   # how each attempt (pod) ends
+//!   - {index: 3, attempt: 1-2, exitCode: 137, reason: OOMKilled}
+//!   - {attempt: 1, exitCode: 1}
+//!   - {percent: 10, exitCodes: [1, 137]}
+//! events:                     # what happens around the pods, at times from the start
+//!   - {at: 5m, drain: {index: 2}}
+//!   - {at: 7m, preempt: {pod: 4}}
+//!   - {at: 20m, suspend: true}
+//!   - {at: 25m, resume: true}
+//! ```
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, SeqAccess, Visitor};
+
+use crate::duration::Span;
+
+/// Why a script cannot be played; `path` names the field (`attempts[1].exitCode`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}{message}", if path.is_empty() { String::new() } else { format!("{path}: ") })]
+pub struct ScriptError {
+    /// The field's path in the script; empty for the document as a whole.
+    pub path: String,
+    /// What is wrong with it.
+    pub message: String,
+}
+
+impl ScriptError {
+    pub(crate) fn at(path: impl Into<String>, message: impl Into<String>) -> Self {
+        ScriptError {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// A whole script.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Script {
+    /// What the script plays, for people; printed with the timeline.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// The longest virtual time played (default 24h).
+    #[serde(default)]
+    pub horizon: Option<Span>,
+    /// The seed of `percent` rules' draws (default 0): the same seed, the same attempts fail.
+    #[serde(default)]
+    pub seed: u64,
+    /// The most syncs played (default 10,000): a bound so that no script runs forever.
+    #[serde(default)]
+    pub max_syncs: Option<u32>,
+    /// What every attempt does unless a rule says otherwise.
+    #[serde(default)]
+    pub defaults: Defaults,
+    /// Rules for attempts, in order (see [`AttemptRule`]).
+    #[serde(default)]
+    pub attempts: Vec<AttemptRule>,
+    /// Things that happen at given times.
+    #[serde(default)]
+    pub events: Vec<ScriptedEvent>,
+}
+
+/// What an attempt does when no rule says otherwise.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Defaults {
+    /// From the container starting to it exiting (default 1m).
+    #[serde(default)]
+    pub run_time: Option<Span>,
+    /// From the pod being created to its containers running (default 0s; starts land on
+    /// the next whole second, as the kubelet reports them).
+    #[serde(default)]
+    pub start_delay: Option<Span>,
+    /// From a running pod being deleted to its containers having stopped (default 5s;
+    /// at most the 30s grace period).
+    #[serde(default)]
+    pub stop_time: Option<Span>,
+    /// The exit code of an attempt no rule fails (default 0: it succeeds).
+    #[serde(default)]
+    pub exit_code: Option<i32>,
+}
+
+/// One rule for attempts. An attempt (a pod) takes its exit code from the first
+/// rule that matches it and gives one, its run time from the first that matches
+/// and gives one, and so on: rules that only set `runTime` do not hide later
+/// failure rules.
+///
+/// A rule matches an attempt when every selector it has matches: `index` (an
+/// Indexed Job's completion index), `attempt` (the pod's number within its
+/// index, from 1; a NonIndexed Job has one sequence, its pods in creation
+/// order) and `percent` (a draw from the script's seed, the same for the same
+/// attempt whatever the Job's policy).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AttemptRule {
+    /// Completion indexes (`3`, `"0-4,7"`, `[1, 3]`); Indexed Jobs only.
+    #[serde(default)]
+    pub index: Option<Numbers>,
+    /// Attempt numbers from 1 (`1`, `"1-2"`, `[1, 3]`).
+    #[serde(default)]
+    pub attempt: Option<Numbers>,
+    /// The share of matching attempts the rule applies to, 0 to 100.
+    #[serde(default)]
+    pub percent: Option<f64>,
+    /// The exit code of the failing (or, with 0, succeeding) container.
+    #[serde(default)]
+    pub exit_code: Option<i32>,
+    /// Exit codes to draw one from, each as likely (with the script's seed).
+    #[serde(default)]
+    pub exit_codes: Option<Vec<i32>>,
+    /// The container's terminated reason (default `Completed` for 0, `Error` otherwise;
+    /// the kubelet writes `OOMKilled` for a container the kernel killed for memory).
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// The container that exits with the code (default the template's first).
+    #[serde(default)]
+    pub container: Option<String>,
+    /// How long the attempt runs.
+    #[serde(default)]
+    pub run_time: Option<Span>,
+    /// How long the pod waits before it runs.
+    #[serde(default)]
+    pub start_delay: Option<Span>,
+}
+
+/// Which pods an event acts on: those of an index, or the pod of an attempt number.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Target {
+    /// The pods of these completion indexes (Indexed Jobs).
+    #[serde(default)]
+    pub index: Option<Numbers>,
+    /// The pods created n-th by the Job (from 1, counting every pod it created).
+    #[serde(default)]
+    pub pod: Option<Numbers>,
+}
+
+/// Something that happens at a time: exactly one of the actions.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ScriptedEvent {
+    /// When, from the start of the simulation.
+    pub at: Span,
+    /// Drain the nodes of these pods: each running one (not being deleted) is
+    /// evicted as the eviction API does it (a `DisruptionTarget` condition, reason
+    /// `EvictionByEvictionAPI`, then deletion with a 30s grace period; the kubelet
+    /// stops it, phase `Failed`, exit code 143). Every pod runs on a node of its own.
+    #[serde(default)]
+    pub drain: Option<Target>,
+    /// The scheduler preempts these pods (running ones) for a higher-priority pod: a
+    /// `DisruptionTarget` condition, reason `PreemptionByScheduler`, then deletion with a
+    /// 30s grace period; the kubelet stops them as for a drain.
+    #[serde(default)]
+    pub preempt: Option<Target>,
+    /// A user deletes these pods (`kubectl delete pod`: no condition; the kubelet stops
+    /// a running pod, phase `Failed`, exit code 143).
+    #[serde(default)]
+    pub delete_pod: Option<Target>,
+    /// Set the Job's `spec.suspend` (`true` suspends, `false` resumes).
+    #[serde(default)]
+    pub suspend: Option<bool>,
+    /// `resume: true` is `suspend: false`.
+    #[serde(default)]
+    pub resume: Option<bool>,
+    /// Set the Job's `spec.parallelism`.
+    #[serde(default)]
+    pub parallelism: Option<i32>,
+}
+
+/// What a scripted event does, once checked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EventAction {
+    /// Evict the matching pods (their nodes are drained).
+    Drain(TargetSet),
+    /// The scheduler preempts the matching pods.
+    Preempt(TargetSet),
+    /// A user deletes the matching pods.
+    DeletePod(TargetSet),
+    /// Set `spec.suspend`.
+    Suspend(bool),
+    /// Set `spec.parallelism`.
+    Parallelism(i32),
+}
+
+/// A checked [`Target`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TargetSet {
+    /// Completion indexes, if given.
+    pub index: Option<BTreeSet<u32>>,
+    /// Creation numbers, if given.
+    pub pod: Option<BTreeSet<u32>>,
+}
+
+impl TargetSet {
+    /// Whether a pod with this index and creation number is targeted.
+    pub fn matches(&self, index: Option<i32>, ordinal: u32) -> bool {
+        let index_ok = self.index.as_ref().is_none_or(|set| {
+            index
+                .and_then(|i| u32::try_from(i).ok())
+                .is_some_and(|i| set.contains(&i))
+        });
+        let pod_ok = self.pod.as_ref().is_none_or(|set| set.contains(&ordinal));
+        index_ok && pod_ok
+    }
+}
+
+/// A set of non-negative numbers as written: `3`, `"1-3,7"` or `[1, 3]`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Numbers(pub BTreeSet<u32>);
+
+impl<'de> Deserialize<'de> for Numbers {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Numbers, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Numbers;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a number, a list of numbers, or ranges such as \"1-3,7\"")
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Numbers, E> {
+                u32::try_from(v)
+                    .map(|n| Numbers(BTreeSet::from([n])))
+                    .map_err(|_| E::custom(format!("{v} is too large")))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Numbers, E> {
+                u64::try_from(v)
+                    .map_err(|_| E::custom(format!("{v}: must not be negative")))
+                    .and_then(|v| self.visit_u64(v))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Numbers, E> {
+                parse_numbers(v).map(Numbers).map_err(E::custom)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Numbers, A::Error> {
+                let mut out = BTreeSet::new();
+                while let Some(n) = seq.next_element::<u32>()? {
+                    out.insert(n);
+                }
+                Ok(Numbers(out))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Parses `"1-3,7"` (ranges inclusive) into a set.
+fn parse_numbers(text: &str) -> Result<BTreeSet<u32>, String> {
+    const MOST: u64 = 1_000_000;
+    let mut out = BTreeSet::new();
+    for part in text.split(',') {
+        let part = part.trim();
+        let number = |s: &str| {
+            s.trim()
+                .parse::<u32>()
+                .map_err(|_| format!("{text:?}: {s:?} is not a non-negative number"))
+        };
+        let (lo, hi) = match part.split_once('-') {
+            Some((a, b)) => (number(a)?, number(b)?),
+            None => (number(part)?, number(part)?),
+        };
+        if lo > hi {
+            return Err(format!("{text:?}: the range {part} is backwards"));
+        }
+        if u64::from(hi - lo) + out.len() as u64 > MOST {
+            return Err(format!("{text:?}: more than {MOST} numbers"));
+        }
+        out.extend(lo..=hi);
+    }
+    Ok(out)
+}
+
+/// The default horizon: a day of virtual time.
+pub const DEFAULT_HORIZON: Span = Span::secs(24 * 3600);
+/// The default bound on syncs.
+pub const DEFAULT_MAX_SYNCS: u32 = 10_000;
+/// The default run time of an attempt.
+pub const DEFAULT_RUN_TIME: Span = Span::secs(60);
+/// The default time a deleted pod takes to stop.
+pub const DEFAULT_STOP_TIME: Span = Span::secs(5);
+
+impl Script {
+    /// Reads a script from YAML (or JSON), naming the field of the first error.
+    pub fn from_yaml(text: &str) -> Result<Script, ScriptError> {
+        if text.trim().is_empty() {
+            return Ok(Script::default());
+        }
+        let de = serde_yaml::Deserializer::from_str(text);
+        let script: Script = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            let path = if path == "." { String::new() } else { path };
+            ScriptError::at(path, e.into_inner().to_string())
+        })?;
+        script.check()?;
+        Ok(script)
+    }
+
+    /// Checks what serde cannot: ranges and exactly-one choices.
+    fn check(&self) -> Result<(), ScriptError> {
+        for (i, rule) in self.attempts.iter().enumerate() {
+            let at = |field: &str| format!("attempts[{i}].{field}");
+            if let Some(p) = rule.percent
+                && !(0.0..=100.0).contains(&p)
+            {
+                return Err(ScriptError::at(
+                    at("percent"),
+                    format!("{p} is not between 0 and 100"),
+                ));
+            }
+            if rule.exit_code.is_some() && rule.exit_codes.is_some() {
+                return Err(ScriptError::at(
+                    at("exitCodes"),
+                    "give exitCode or exitCodes, not both",
+                ));
+            }
+            if let Some(codes) = &rule.exit_codes
+                && codes.is_empty()
+            {
+                return Err(ScriptError::at(
+                    at("exitCodes"),
+                    "must list at least one exit code",
+                ));
+            }
+            if let Some(a) = &rule.attempt
+                && a.0.contains(&0)
+            {
+                return Err(ScriptError::at(
+                    at("attempt"),
+                    "attempts are numbered from 1",
+                ));
+            }
+            if rule.reason.is_some() && rule.exit_code.is_none() && rule.exit_codes.is_none() {
+                return Err(ScriptError::at(
+                    at("reason"),
+                    "a reason needs exitCode or exitCodes",
+                ));
+            }
+        }
+        for (i, event) in self.events.iter().enumerate() {
+            event.action(i)?;
+            for (name, target) in [
+                ("drain", &event.drain),
+                ("preempt", &event.preempt),
+                ("deletePod", &event.delete_pod),
+            ] {
+                if let Some(t) = target {
+                    if t.index.is_none() && t.pod.is_none() {
+                        return Err(ScriptError::at(
+                            format!("events[{i}].{name}"),
+                            "name the pods: index or pod",
+                        ));
+                    }
+                    if t.pod.as_ref().is_some_and(|p| p.0.contains(&0)) {
+                        return Err(ScriptError::at(
+                            format!("events[{i}].{name}.pod"),
+                            "pods are numbered from 1",
+                        ));
+                    }
+                }
+            }
+            if let Some(p) = event.parallelism
+                && p < 0
+            {
+                return Err(ScriptError::at(
+                    format!("events[{i}].parallelism"),
+                    "must not be negative",
+                ));
+            }
+            if i > 0 && event.at < self.events[i - 1].at {
+                return Err(ScriptError::at(
+                    format!("events[{i}].at"),
+                    format!(
+                        "{} comes before the previous event's {}: list events in time order",
+                        event.at,
+                        self.events[i - 1].at
+                    ),
+                ));
+            }
+        }
+        if self.max_syncs == Some(0) {
+            return Err(ScriptError::at("maxSyncs", "must be at least 1"));
+        }
+        Ok(())
+    }
+
+    /// The horizon, defaulted.
+    pub fn horizon(&self) -> Span {
+        self.horizon.unwrap_or(DEFAULT_HORIZON)
+    }
+}
+
+impl ScriptedEvent {
+    /// The one action of event `i`, or an error naming it.
+    pub fn action(&self, i: usize) -> Result<EventAction, ScriptError> {
+        let set = |t: &Target| TargetSet {
+            index: t.index.clone().map(|n| n.0),
+            pod: t.pod.clone().map(|n| n.0),
+        };
+        let mut actions = Vec::new();
+        if let Some(t) = &self.drain {
+            actions.push(EventAction::Drain(set(t)));
+        }
+        if let Some(t) = &self.preempt {
+            actions.push(EventAction::Preempt(set(t)));
+        }
+        if let Some(t) = &self.delete_pod {
+            actions.push(EventAction::DeletePod(set(t)));
+        }
+        if let Some(s) = self.suspend {
+            actions.push(EventAction::Suspend(s));
+        }
+        if let Some(r) = self.resume {
+            actions.push(EventAction::Suspend(!r));
+        }
+        if let Some(p) = self.parallelism {
+            actions.push(EventAction::Parallelism(p));
+        }
+        match actions.len() {
+            1 => Ok(actions.remove(0)),
+            _ => Err(ScriptError::at(
+                format!("events[{i}]"),
+                "give exactly one of drain, preempt, deletePod, suspend, resume, parallelism",
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> ScriptError {
+        Script::from_yaml(text).expect_err(text)
+    }
+
+    #[test]
+    fn reads_every_feature() {
+        let s = Script::from_yaml(
+            "horizon: 2h\nseed: 7\nmaxSyncs: 50\ndefaults: {runTime: 5m, startDelay: 2s, stopTime: 10s}\n\
+             attempts:\n- {index: 3, attempt: 1-2, exitCode: 137, reason: OOMKilled}\n\
+             - {attempt: 1, exitCode: 1, runTime: 30s}\n- {percent: 10, exitCodes: [1, 137]}\n\
+             events:\n- {at: 5m, drain: {index: 2}}\n- {at: 6m, deletePod: {pod: [4]}}\n\
+             - {at: 20m, suspend: true}\n- {at: 25m, resume: true}\n- {at: 26m, parallelism: 2}\n",
+        )
+        .expect("valid");
+        assert_eq!(s.horizon(), Span::secs(7200));
+        assert_eq!(s.seed, 7);
+        assert_eq!(s.attempts[0].attempt, Some(Numbers(BTreeSet::from([1, 2]))));
+        assert_eq!(s.attempts[2].exit_codes, Some(vec![1, 137]));
+        let actions: Vec<_> = s
+            .events
+            .iter()
+            .enumerate()
+            .map(|(i, e)| e.action(i))
+            .collect();
+        assert_eq!(actions[2], Ok(EventAction::Suspend(true)));
+        assert_eq!(actions[3], Ok(EventAction::Suspend(false)));
+        assert_eq!(actions[4], Ok(EventAction::Parallelism(2)));
+        assert!(matches!(&actions[0], Ok(EventAction::Drain(t)) if t.matches(Some(2), 9)));
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        for (text, path) in [
+            (
+                "attempts:\n- {exitCode: 1}\n- {exitCode: one}\n",
+                "attempts[1].exitCode",
+            ),
+            ("attempts:\n- {exitcode: 1}\n", "attempts[0].exitcode"),
+            (
+                "attempts:\n- {percent: 120, exitCode: 1}\n",
+                "attempts[0].percent",
+            ),
+            (
+                "attempts:\n- {exitCode: 1, exitCodes: [2]}\n",
+                "attempts[0].exitCodes",
+            ),
+            (
+                "attempts:\n- {attempt: 0, exitCode: 1}\n",
+                "attempts[0].attempt",
+            ),
+            (
+                "attempts:\n- {index: \"3-1\", exitCode: 1}\n",
+                "attempts[0].index",
+            ),
+            ("events:\n- {at: 5m}\n", "events[0]"),
+            (
+                "events:\n- {at: 5m, suspend: true, parallelism: 1}\n",
+                "events[0]",
+            ),
+            ("events:\n- {at: soon, suspend: true}\n", "events[0].at"),
+            ("events:\n- {at: 5m, drain: {}}\n", "events[0].drain"),
+            (
+                "events:\n- {at: 5m, suspend: true}\n- {at: 1m, resume: true}\n",
+                "events[1].at",
+            ),
+            ("horizon: 3d\n", "horizon"),
+            ("defaults: {runtime: 5m}\n", "defaults.runtime"),
+            ("bogus: 1\n", "bogus"),
+        ] {
+            assert_eq!(err(text).path, path, "{text}");
+        }
+    }
+
+    #[test]
+    fn empty_script_is_all_defaults() {
+        let s = Script::from_yaml("").expect("empty is fine");
+        assert!(s.attempts.is_empty() && s.events.is_empty());
+        assert_eq!(s.horizon(), DEFAULT_HORIZON);
+    }
+}

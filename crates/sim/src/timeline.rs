@@ -1,0 +1,547 @@
+//! The timeline: what happened, in order, with every attempt and a summary.
+//! A plain serde type; the text here, JSON, and any picture render only it.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::duration::{clock, human, rfc3339};
+
+/// A whole simulated life.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Timeline {
+    /// `namespace/name` of the Job.
+    pub job: String,
+    /// The script's description, if it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// When the simulation starts (RFC 3339).
+    pub start: String,
+    /// The start in nanoseconds since the epoch (what offsets count from).
+    #[serde(skip)]
+    pub start_nanos: i64,
+    /// Everything that happened, in time order.
+    pub events: Vec<Event>,
+    /// Every pod the Job had, in creation order.
+    pub attempts: Vec<Attempt>,
+    /// The outcome.
+    pub summary: Summary,
+}
+
+/// One thing that happened.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Event {
+    /// When (RFC 3339).
+    pub at: String,
+    /// Milliseconds since the start.
+    pub offset_ms: i64,
+    /// What kind of thing (see [`EventKind`]).
+    pub kind: EventKind,
+    /// The pod it happened to, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pod: Option<String>,
+    /// That pod's completion index, if it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index: Option<i32>,
+    /// What happened, for people.
+    pub detail: String,
+}
+
+/// The kinds of [`Event`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum EventKind {
+    /// The script changed the Job (suspend, resume, parallelism).
+    JobChanged,
+    /// The controller created a pod.
+    PodCreated,
+    /// The pod's containers started.
+    PodStarted,
+    /// The pod's containers all exited 0: phase Succeeded.
+    PodSucceeded,
+    /// A container exited non-zero: phase Failed (with the policy rule it matches).
+    PodFailed,
+    /// The pod was evicted (its node drained) or preempted: DisruptionTarget, then deletion.
+    PodEvicted,
+    /// A user deleted the pod.
+    PodDeletedByUser,
+    /// The controller deleted the pod.
+    PodDeleted,
+    /// The kubelet stopped a deleted pod: phase Failed.
+    PodStopped,
+    /// restartPolicy OnFailure: a container exited non-zero and will be restarted in place.
+    ContainerFailed,
+    /// restartPolicy OnFailure: the kubelet started the container again (a new attempt).
+    ContainerRestarted,
+    /// The pod is gone from the API (deleted, no finalizer left).
+    PodRemoved,
+    /// The controller wrote counters in the Job's status.
+    Status,
+    /// A Job condition was added or changed.
+    Condition,
+    /// The controller recorded an event on the Job.
+    JobEvent,
+    /// The controller asked to decide again after a delay (backoff, deadline).
+    Requeue,
+}
+
+impl EventKind {
+    /// A short label for text.
+    pub fn label(self) -> &'static str {
+        match self {
+            EventKind::JobChanged => "job",
+            EventKind::PodCreated => "created",
+            EventKind::PodStarted => "started",
+            EventKind::PodSucceeded => "succeeded",
+            EventKind::PodFailed => "failed",
+            EventKind::PodEvicted => "evicted",
+            EventKind::PodDeletedByUser => "user-deleted",
+            EventKind::PodDeleted => "deleted",
+            EventKind::PodStopped => "stopped",
+            EventKind::ContainerFailed => "crashed",
+            EventKind::ContainerRestarted => "restarted",
+            EventKind::PodRemoved => "removed",
+            EventKind::Status => "status",
+            EventKind::Condition => "condition",
+            EventKind::JobEvent => "event",
+            EventKind::Requeue => "requeue",
+        }
+    }
+}
+
+/// One attempt: a pod (under restartPolicy OnFailure, one run of its containers; a
+/// pod restarted in place has one attempt per run).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Attempt {
+    /// The pod's name.
+    pub pod: String,
+    /// Its completion index (Indexed Jobs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index: Option<i32>,
+    /// Its number within the index (or the Job), from 1.
+    pub attempt: u32,
+    /// When it was created (ms from the start).
+    pub created_ms: i64,
+    /// When its containers started, if they did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub started_ms: Option<i64>,
+    /// When it ended (succeeded, failed, stopped, or removed before it ran).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ended_ms: Option<i64>,
+    /// `succeeded`, `failed`, `running`, `pending`, or `removed` (gone before it ended).
+    pub outcome: String,
+    /// The exit code that ended it, if one did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// Why it ended, for people (`exit 137 (OOMKilled)`, `evicted`, ...).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub why: String,
+    /// The pod failure policy rule it matches, if it failed and one does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub policy: Option<String>,
+}
+
+/// How it ended.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    /// `Complete`, `Failed`, or `Unfinished`.
+    pub result: String,
+    /// The finishing condition's reason (`BackoffLimitExceeded`, ...), if any.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+    /// The finishing condition's message, if any.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub message: String,
+    /// Why the simulation stopped: `finished`, `horizon`, `idle` (nothing left to happen)
+    /// or `syncLimit` (the script's `maxSyncs`, or 1000 syncs in a row at one instant).
+    pub stopped: String,
+    /// From the start to the finishing condition (or to the stop), ms.
+    pub wall_time_ms: i64,
+    /// The same, for people.
+    pub wall_time: String,
+    /// Syncs decided.
+    pub syncs: u32,
+    /// Pods the controller created.
+    pub pods_created: u32,
+    /// Attempts that failed (phase Failed).
+    pub pods_failed: u32,
+    /// The Job's final `status.failed`: failures the controller counted.
+    pub failures_counted: i32,
+    /// Failed attempts the pod failure policy ignored (an `Ignore` rule matched).
+    pub failures_ignored: u32,
+    /// The Job's final `status.succeeded`.
+    pub succeeded: i32,
+    /// Requeues the controller asked while its backoff record held failures: the
+    /// waits before failed pods are replaced.
+    pub backoff_waits: u32,
+    /// Container restarts in place (restartPolicy OnFailure), all pods together.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub restarts: u32,
+    /// Those waits added up, ms.
+    pub backoff_wait_ms: i64,
+    /// The longest of them, ms.
+    pub longest_backoff_wait_ms: i64,
+    /// The final `status.completedIndexes` (Indexed Jobs).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub completed_indexes: String,
+    /// The final `status.failedIndexes` (with backoffLimitPerIndex).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub failed_indexes: String,
+    /// Attempts per completion index (Indexed Jobs), as outcomes in order.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub per_index: BTreeMap<i32, Vec<String>>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// `+1m05s`: an offset from the start, for text.
+pub fn offset(ms: i64) -> String {
+    let text = human(ms.saturating_mul(1_000_000));
+    // Pods given with --pods can predate the start: `-2m`, not `+-2m`.
+    if ms < 0 { text } else { format!("+{text}") }
+}
+
+impl Timeline {
+    /// The timeline for people: a header, one line per event, the attempts, the summary.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "Job {} from {}", self.job, self.start);
+        if let Some(d) = &self.description {
+            let _ = writeln!(out, "{}", d.trim_end());
+        }
+        let _ = writeln!(out, "\nTimeline:");
+        let width = self
+            .events
+            .iter()
+            .map(|e| offset(e.offset_ms).len())
+            .max()
+            .unwrap_or(3);
+        for e in &self.events {
+            let who = match (&e.pod, e.index) {
+                (Some(p), Some(i)) => format!("{p} [{i}] "),
+                (Some(p), None) => format!("{p} "),
+                _ => String::new(),
+            };
+            let _ = writeln!(
+                out,
+                "  {:<width$}  {}  {:<12} {who}{}",
+                offset(e.offset_ms),
+                clock(
+                    self.start_nanos
+                        .saturating_add(e.offset_ms.saturating_mul(1_000_000))
+                ),
+                e.kind.label(),
+                e.detail
+            );
+        }
+        let _ = writeln!(out, "\nAttempts:");
+        for a in &self.attempts {
+            let index = a.index.map(|i| format!("index {i}, ")).unwrap_or_default();
+            let span = match (a.started_ms, a.ended_ms) {
+                (Some(s), Some(e)) => format!("ran {} to {}", offset(s), offset(e)),
+                (Some(s), None) => format!("running since {}", offset(s)),
+                (None, Some(e)) => format!("created {}, ended {}", offset(a.created_ms), offset(e)),
+                (None, None) => format!("created {}", offset(a.created_ms)),
+            };
+            let why = if a.why.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", a.why)
+            };
+            let policy = a
+                .policy
+                .as_ref()
+                .map(|p| format!("; {p}"))
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "  {} ({index}attempt {}): {} {span}{why}{policy}",
+                a.pod, a.attempt, a.outcome
+            );
+        }
+        out.push('\n');
+        out.push_str(&self.summary.text());
+        out
+    }
+}
+
+impl Summary {
+    /// The summary lines for people.
+    pub fn text(&self) -> String {
+        self.lines()
+            .into_iter()
+            .map(|(k, v)| format!("{k:<18} {v}\n"))
+            .collect::<String>()
+    }
+
+    fn backoff_text(&self) -> String {
+        if self.backoff_waits == 0 {
+            return "0".to_string();
+        }
+        format!(
+            "{} (longest {}, {} in all)",
+            self.backoff_waits,
+            human(self.longest_backoff_wait_ms * 1_000_000),
+            human(self.backoff_wait_ms * 1_000_000)
+        )
+    }
+
+    /// The summary as (label, value) lines: the text and `--compare`'s columns.
+    pub fn lines(&self) -> Vec<(&'static str, String)> {
+        let mut result = self.result.clone();
+        if !self.reason.is_empty() {
+            result += &format!(" ({})", self.reason);
+        }
+        let mut lines = vec![
+            ("Result:", result),
+            ("Stopped:", self.stopped.clone()),
+            ("Wall time:", self.wall_time.clone()),
+            ("Pods created:", self.pods_created.to_string()),
+            ("Pods failed:", self.pods_failed.to_string()),
+            ("Failures counted:", self.failures_counted.to_string()),
+            ("Failures ignored:", self.failures_ignored.to_string()),
+            ("Succeeded:", self.succeeded.to_string()),
+            ("Backoff waits:", self.backoff_text()),
+            ("Syncs:", self.syncs.to_string()),
+        ];
+        if !self.message.is_empty() {
+            lines.insert(1, ("Message:", self.message.clone()));
+        }
+        if self.restarts > 0 {
+            lines.push(("Restarts:", self.restarts.to_string()));
+        }
+        if !self.completed_indexes.is_empty() {
+            lines.push(("Completed indexes:", self.completed_indexes.clone()));
+        }
+        if !self.failed_indexes.is_empty() {
+            lines.push(("Failed indexes:", self.failed_indexes.clone()));
+        }
+        for (i, outcomes) in &self.per_index {
+            lines.push(("Index attempts:", format!("{i}: {}", outcomes.join(", "))));
+        }
+        lines
+    }
+}
+
+/// Where two timelines of one script part: the first event that differs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Divergence {
+    /// How many events of the story (pods and conditions; not status counters,
+    /// requeues or recorded events) the two share from the start.
+    pub common_events: usize,
+    /// The left timeline's first event that differs, if it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub left: Option<Event>,
+    /// The right timeline's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub right: Option<Event>,
+}
+
+/// The first place two timelines differ (pod names aside: the Jobs may differ in name),
+/// or `None` when they tell the same story.
+pub fn diverge(left: &Timeline, right: &Timeline) -> Option<Divergence> {
+    // What a person compares: the pods' story and the Job's conditions, not the
+    // bookkeeping (status counters, requeues) that follows from them.
+    let story = |e: &&Event| {
+        !matches!(
+            e.kind,
+            EventKind::Status | EventKind::Requeue | EventKind::JobEvent
+        )
+    };
+    let key = |e: &Event| {
+        (
+            e.offset_ms,
+            e.kind,
+            e.index,
+            e.detail
+                .replace(&job_name(&left.job), "JOB")
+                .replace(&job_name(&right.job), "JOB"),
+        )
+    };
+    let l: Vec<&Event> = left.events.iter().filter(story).collect();
+    let r: Vec<&Event> = right.events.iter().filter(story).collect();
+    let common = l
+        .iter()
+        .zip(&r)
+        .take_while(|(a, b)| key(a) == key(b))
+        .count();
+    if common == l.len() && common == r.len() {
+        return None;
+    }
+    Some(Divergence {
+        common_events: common,
+        left: l.get(common).map(|e| (*e).clone()),
+        right: r.get(common).map(|e| (*e).clone()),
+    })
+}
+
+fn job_name(job: &str) -> String {
+    job.rsplit('/').next().unwrap_or(job).to_string()
+}
+
+/// Two summaries side by side, then where the timelines part.
+pub fn compare_text(
+    left_name: &str,
+    left: &Timeline,
+    right_name: &str,
+    right: &Timeline,
+) -> String {
+    let mut out = String::new();
+    let l = left.summary.lines();
+    let r = right.summary.lines();
+    let lw = l
+        .iter()
+        .filter(|(k, _)| *k != "Message:")
+        .map(|(_, v)| v.chars().count())
+        .chain([left_name.chars().count()])
+        .max()
+        .unwrap_or(0)
+        .min(60);
+    let _ = writeln!(out, "{:<19} {left_name:<lw$}  {right_name}", "");
+    let mut labels: Vec<&str> = Vec::new();
+    for (k, _) in l.iter().chain(r.iter()) {
+        if !labels.contains(k) && *k != "Index attempts:" && *k != "Message:" {
+            labels.push(k);
+        }
+    }
+    let get = |lines: &[(&str, String)], k: &str| {
+        lines
+            .iter()
+            .find(|(key, _)| *key == k)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_else(|| "-".to_string())
+    };
+    for k in labels {
+        let (a, b) = (get(&l, k), get(&r, k));
+        let mark = if a == b { " " } else { "*" };
+        let _ = writeln!(out, "{mark}{k:<18} {a:<lw$}  {b}");
+    }
+    let indexes: std::collections::BTreeSet<i32> = left
+        .summary
+        .per_index
+        .keys()
+        .chain(right.summary.per_index.keys())
+        .copied()
+        .collect();
+    for i in indexes {
+        let a = left
+            .summary
+            .per_index
+            .get(&i)
+            .map(|v| v.join(", "))
+            .unwrap_or_default();
+        let b = right
+            .summary
+            .per_index
+            .get(&i)
+            .map(|v| v.join(", "))
+            .unwrap_or_default();
+        let mark = if a == b { " " } else { "*" };
+        let _ = writeln!(out, "{mark}{:<18} {a:<lw$}  {b}", format!("Index {i}:"));
+    }
+    for (name, t) in [(left_name, left), (right_name, right)] {
+        if !t.summary.message.is_empty() {
+            let _ = writeln!(out, "{name}: {}", t.summary.message);
+        }
+    }
+    out.push('\n');
+    match diverge(left, right) {
+        None => out.push_str("The two timelines are the same.\n"),
+        Some(d) => {
+            let line = |e: &Option<Event>| match e {
+                Some(e) => format!(
+                    "{} {} {}{}",
+                    offset(e.offset_ms),
+                    e.kind.label(),
+                    e.pod.as_ref().map(|p| format!("{p} ")).unwrap_or_default(),
+                    e.detail
+                ),
+                None => "(nothing more)".to_string(),
+            };
+            let _ = writeln!(
+                out,
+                "The stories agree for {} event(s) (pods and conditions), then part:\n  {left_name}: {}\n  {right_name}: {}",
+                d.common_events,
+                line(&d.left),
+                line(&d.right)
+            );
+        }
+    }
+    out
+}
+
+/// RFC 3339 of `start + offset_ms`, shared by the world and tests.
+pub fn at(start_nanos: i64, offset_ms: i64) -> String {
+    rfc3339(start_nanos.saturating_add(offset_ms.saturating_mul(1_000_000)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(ms: i64, kind: EventKind, detail: &str) -> Event {
+        Event {
+            at: at(0, ms),
+            offset_ms: ms,
+            kind,
+            pod: None,
+            index: None,
+            detail: detail.to_string(),
+        }
+    }
+
+    fn timeline(job: &str, events: Vec<Event>) -> Timeline {
+        Timeline {
+            job: job.to_string(),
+            description: None,
+            start: at(0, 0),
+            start_nanos: 0,
+            events,
+            attempts: Vec::new(),
+            summary: Summary::default(),
+        }
+    }
+
+    #[test]
+    fn divergence_is_the_first_different_pod_or_condition_event() {
+        let a = timeline(
+            "ns/a",
+            vec![
+                event(0, EventKind::PodCreated, "a-xyz attempt 1"),
+                event(0, EventKind::Status, "active 0→1"),
+                event(60_000, EventKind::PodFailed, "exited 1; counted"),
+            ],
+        );
+        let b = timeline(
+            "ns/b",
+            vec![
+                event(0, EventKind::PodCreated, "b-xyz attempt 1"),
+                event(0, EventKind::Status, "active 0→1, failedIndexes \"\""),
+                event(60_000, EventKind::PodFailed, "exited 1; not counted"),
+            ],
+        );
+        let d = diverge(&a, &b).expect("they part");
+        // The Jobs' names and status bookkeeping do not count as parting.
+        assert_eq!(d.common_events, 1);
+        assert_eq!(
+            d.left.map(|e| e.detail),
+            Some("exited 1; counted".to_string())
+        );
+        assert_eq!(diverge(&a, &a), None);
+    }
+
+    #[test]
+    fn offsets_read_as_durations_from_the_start() {
+        assert_eq!(offset(0), "+0s");
+        assert_eq!(offset(65_000), "+1m05s");
+        assert_eq!(offset(-120_000), "-2m");
+    }
+}

@@ -1,0 +1,724 @@
+//! Table tests of the world, one per script feature, decided by job-decider in process.
+
+use super::*;
+use crate::timeline::Timeline;
+
+const UID: &str = "0f0f0f0f-1111-2222-3333-444455556666";
+
+/// A Job as the API server stores it, with `spec` merged into a small default.
+fn job(spec: serde_json::Value) -> pb::Job {
+    let mut base = serde_json::json!({
+        "apiVersion": "batch/v1", "kind": "Job",
+        "metadata": {"name": "train", "namespace": "default", "uid": UID,
+            "creationTimestamp": "2025-06-02T10:00:00Z", "resourceVersion": "1",
+            "labels": {"batch.kubernetes.io/controller-uid": UID, "batch.kubernetes.io/job-name": "train",
+                "controller-uid": UID, "job-name": "train"}},
+        "spec": {"parallelism": 2, "completions": 4, "backoffLimit": 6, "completionMode": "NonIndexed",
+            "selector": {"matchLabels": {"batch.kubernetes.io/controller-uid": UID}},
+            "template": {"metadata": {"labels": {"batch.kubernetes.io/controller-uid": UID,
+                "batch.kubernetes.io/job-name": "train", "controller-uid": UID, "job-name": "train"}},
+                "spec": {"restartPolicy": "Never", "containers": [{"name": "main"}]}}}
+    });
+    if let (Some(s), Some(add)) = (base["spec"].as_object_mut(), spec.as_object()) {
+        for (k, v) in add {
+            s.insert(k.clone(), v.clone());
+        }
+    }
+    serde_json::from_value(base).expect("a valid Job")
+}
+
+fn decide(request: pb::DecideJobRequest) -> Result<pb::DecideJobResponse, DecideError> {
+    job_decider_api::decide(request)
+        .map(|d| d.response())
+        .map_err(|e| DecideError {
+            bad_input: true,
+            message: e.to_string(),
+        })
+}
+
+fn play(job: pb::Job, script: &str) -> Timeline {
+    let script = Script::from_yaml(script).expect("script");
+    simulate(job, Vec::new(), &script, &Options::default(), &mut decide).expect("simulated")
+}
+
+fn indexed(extra: serde_json::Value) -> pb::Job {
+    let mut spec =
+        serde_json::json!({"completionMode": "Indexed", "completions": 4, "parallelism": 4});
+    if let (Some(s), Some(add)) = (spec.as_object_mut(), extra.as_object()) {
+        for (k, v) in add {
+            s.insert(k.clone(), v.clone());
+        }
+    }
+    job(spec)
+}
+
+fn outcomes(t: &Timeline, index: i32) -> Vec<String> {
+    t.summary.per_index.get(&index).cloned().unwrap_or_default()
+}
+
+#[test]
+fn no_script_every_pod_succeeds_after_the_default_run_time() {
+    let t = play(job(serde_json::json!({})), "");
+    assert_eq!(t.summary.result, "Complete");
+    assert_eq!(t.summary.stopped, "finished");
+    assert_eq!(t.summary.pods_created, 4);
+    assert_eq!(t.summary.succeeded, 4);
+    assert_eq!(t.summary.pods_failed, 0);
+    // Two waves of one minute each, with the 1s pod-event batch and whole-second starts.
+    assert!(t.summary.wall_time_ms >= 120_000, "{}", t.summary.wall_time);
+    assert!(t.summary.wall_time_ms < 130_000, "{}", t.summary.wall_time);
+}
+
+#[test]
+fn index_3_exits_137_twice_then_succeeds() {
+    let t = play(
+        indexed(serde_json::json!({})),
+        "attempts:\n- {index: 3, attempt: 1-2, exitCode: 137, reason: OOMKilled}\n",
+    );
+    assert_eq!(outcomes(&t, 3), ["failed(137)", "failed(137)", "succeeded"]);
+    assert_eq!(outcomes(&t, 0), ["succeeded"]);
+    assert_eq!(t.summary.result, "Complete");
+    assert_eq!(t.summary.failures_counted, 2);
+    assert!(
+        t.attempts
+            .iter()
+            .any(|a| a.why.contains("exited 137 (OOMKilled)"))
+    );
+    // The second failure waits out a backoff: a requeue is in the timeline.
+    assert!(t.events.iter().any(|e| e.kind == EventKind::Requeue));
+}
+
+#[test]
+fn every_first_attempt_fails_with_exit_1() {
+    let t = play(
+        indexed(serde_json::json!({})),
+        "attempts:\n- {attempt: 1, exitCode: 1}\n",
+    );
+    for i in 0..4 {
+        assert_eq!(outcomes(&t, i), ["failed(1)", "succeeded"], "index {i}");
+    }
+    assert_eq!(t.summary.failures_counted, 4);
+    assert_eq!(t.summary.result, "Complete");
+}
+
+#[test]
+fn backoff_limit_exceeded_fails_the_job() {
+    let t = play(
+        job(serde_json::json!({"backoffLimit": 1})),
+        "attempts:\n- {exitCode: 1}\n",
+    );
+    assert_eq!(t.summary.result, "Failed");
+    assert_eq!(t.summary.reason, "BackoffLimitExceeded");
+    assert!(
+        t.events
+            .iter()
+            .any(|e| e.kind == EventKind::Condition && e.detail.starts_with("Failed=True"))
+    );
+}
+
+#[test]
+fn fail_job_rule_on_exit_42_ends_the_job_at_the_first_match() {
+    let t = play(
+        job(serde_json::json!({"podFailurePolicy": {"rules": [
+            {"action": "FailJob", "onExitCodes": {"containerName": "main", "operator": "In", "values": [42]}}]}})),
+        "attempts:\n- {attempt: 3, exitCode: 42}\n",
+    );
+    assert_eq!(t.summary.result, "Failed");
+    assert_eq!(t.summary.reason, "PodFailurePolicy");
+    let failed = t
+        .attempts
+        .iter()
+        .find(|a| a.exit_code == Some(42))
+        .expect("a pod exited 42");
+    assert_eq!(failed.attempt, 3);
+    assert!(
+        failed
+            .policy
+            .as_deref()
+            .unwrap_or("")
+            .contains("rule 0 (FailJob)"),
+        "{failed:?}"
+    );
+}
+
+#[test]
+fn drain_at_5m_with_an_ignore_rule_is_not_counted() {
+    let t = play(
+        indexed(
+            serde_json::json!({"backoffLimit": 0, "podFailurePolicy": {"rules": [
+            {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}]}}),
+        ),
+        "defaults: {runTime: 10m}\nevents:\n- {at: 5m, drain: {index: 2}}\n",
+    );
+    assert_eq!(t.summary.result, "Complete");
+    assert_eq!(t.summary.failures_counted, 0);
+    assert_eq!(t.summary.failures_ignored, 1);
+    assert_eq!(outcomes(&t, 2), ["failed(143)", "succeeded"]);
+    let evicted = t
+        .events
+        .iter()
+        .find(|e| e.kind == EventKind::PodEvicted)
+        .expect("evicted");
+    assert_eq!(evicted.offset_ms, 300_000);
+    assert_eq!(evicted.index, Some(2));
+}
+
+#[test]
+fn drain_without_a_policy_counts_and_fails_with_backoff_limit_0() {
+    let t = play(
+        indexed(serde_json::json!({"backoffLimit": 0})),
+        "defaults: {runTime: 10m}\nevents:\n- {at: 5m, drain: {index: 2}}\n",
+    );
+    assert_eq!(t.summary.result, "Failed");
+    assert_eq!(t.summary.reason, "BackoffLimitExceeded");
+}
+
+#[test]
+fn random_failures_are_the_same_for_the_same_seed_and_differ_for_another() {
+    let script =
+        |seed: u64| format!("seed: {seed}\nattempts:\n- {{percent: 50, exitCodes: [1, 137]}}\n");
+    let a = play(
+        indexed(serde_json::json!({"completions": 8, "parallelism": 8})),
+        &script(7),
+    );
+    let b = play(
+        indexed(serde_json::json!({"completions": 8, "parallelism": 8})),
+        &script(7),
+    );
+    assert_eq!(a, b);
+    let failed: Vec<_> = a
+        .attempts
+        .iter()
+        .filter_map(|x| x.exit_code.filter(|c| *c != 0))
+        .collect();
+    assert!(
+        !failed.is_empty() && failed.iter().all(|c| *c == 1 || *c == 137),
+        "{failed:?}"
+    );
+    let others: Vec<Timeline> = (1..6)
+        .map(|s| {
+            play(
+                indexed(serde_json::json!({"completions": 8, "parallelism": 8})),
+                &script(s),
+            )
+        })
+        .collect();
+    assert!(others.iter().any(|o| o.attempts != a.attempts));
+}
+
+#[test]
+fn percent_100_always_and_percent_0_never() {
+    let all = play(
+        job(serde_json::json!({"backoffLimit": 2})),
+        "attempts:\n- {percent: 100, exitCode: 3}\n",
+    );
+    assert_eq!(all.summary.reason, "BackoffLimitExceeded");
+    let none = play(
+        job(serde_json::json!({})),
+        "attempts:\n- {percent: 0, exitCode: 3}\n",
+    );
+    assert_eq!(none.summary.pods_failed, 0);
+}
+
+#[test]
+fn run_times_and_start_delays_per_rule_and_default() {
+    let t = play(
+        indexed(serde_json::json!({"completions": 2, "parallelism": 2})),
+        "defaults: {runTime: 5m, startDelay: 10s}\nattempts:\n- {index: 1, runTime: 30m}\n",
+    );
+    let a0 = &t.attempts[0];
+    let a1 = &t.attempts[1];
+    assert_eq!(a0.started_ms.map(|s| s - a0.created_ms), Some(10_999));
+    assert_eq!(
+        a0.ended_ms.zip(a0.started_ms).map(|(e, s)| e - s),
+        Some(300_000)
+    );
+    assert_eq!(
+        a1.ended_ms.zip(a1.started_ms).map(|(e, s)| e - s),
+        Some(1_800_000)
+    );
+}
+
+#[test]
+fn a_user_deletes_a_pod_and_the_controller_replaces_it() {
+    let t = play(
+        indexed(serde_json::json!({"completions": 2, "parallelism": 2})),
+        "defaults: {runTime: 10m}\nevents:\n- {at: 2m, deletePod: {index: 0}}\n",
+    );
+    assert!(
+        t.events
+            .iter()
+            .any(|e| e.kind == EventKind::PodDeletedByUser)
+    );
+    assert_eq!(outcomes(&t, 0), ["failed(143)", "succeeded"]);
+    assert_eq!(t.summary.result, "Complete");
+}
+
+#[test]
+fn suspend_deletes_the_pods_and_resume_starts_over() {
+    let t = play(
+        job(serde_json::json!({"completions": 2, "parallelism": 2})),
+        "defaults: {runTime: 10m}\nevents:\n- {at: 2m, suspend: true}\n- {at: 5m, resume: true}\n",
+    );
+    assert!(
+        t.events
+            .iter()
+            .any(|e| e.kind == EventKind::Condition && e.detail.starts_with("Suspended=True"))
+    );
+    assert!(t.events.iter().any(|e| e.kind == EventKind::PodDeleted));
+    assert_eq!(t.summary.result, "Complete");
+    assert_eq!(t.summary.pods_created, 4);
+    // The replacement pods start after the resume at 5m and run 10m.
+    assert!(
+        t.summary.wall_time_ms >= 15 * 60_000,
+        "{}",
+        t.summary.wall_time
+    );
+}
+
+#[test]
+fn the_horizon_stops_a_long_run() {
+    let t = play(
+        job(serde_json::json!({})),
+        "horizon: 1h\ndefaults: {runTime: 2h}\n",
+    );
+    assert_eq!(t.summary.stopped, "horizon");
+    assert_eq!(t.summary.result, "Unfinished");
+    assert_eq!(t.summary.wall_time_ms, 3_600_000);
+}
+
+#[test]
+fn the_sync_bound_stops_a_script() {
+    let t = play(job(serde_json::json!({})), "maxSyncs: 3\n");
+    assert_eq!(t.summary.stopped, "syncLimit");
+    assert_eq!(t.summary.syncs, 3);
+}
+
+#[test]
+fn active_deadline_fails_the_job_on_the_requeue() {
+    let t = play(
+        job(serde_json::json!({"activeDeadlineSeconds": 90})),
+        "defaults: {runTime: 10m}\n",
+    );
+    assert_eq!(t.summary.reason, "DeadlineExceeded", "{}", t.text());
+    // FailureTarget when the deadline passes; Failed once the deleted pods have stopped
+    // (5s) and their update reached the controller (1s).
+    let target = t
+        .events
+        .iter()
+        .find(|e| e.detail.starts_with("FailureTarget=True"))
+        .expect("target");
+    assert_eq!(target.offset_ms, 90_000, "{}", t.text());
+    assert_eq!(t.summary.wall_time_ms, 96_000, "{}", t.text());
+}
+
+#[test]
+fn index_rules_need_an_indexed_job() {
+    let script = Script::from_yaml("attempts:\n- {index: 1, exitCode: 1}\n").expect("script");
+    let err = simulate(
+        job(serde_json::json!({})),
+        Vec::new(),
+        &script,
+        &Options::default(),
+        &mut decide,
+    )
+    .expect_err("NonIndexed");
+    assert!(
+        matches!(&err, SimError::Script(e) if e.path == "attempts[0].index"),
+        "{err}"
+    );
+    let script =
+        Script::from_yaml("attempts:\n- {container: side, exitCode: 1}\n").expect("script");
+    let err = simulate(
+        job(serde_json::json!({})),
+        Vec::new(),
+        &script,
+        &Options::default(),
+        &mut decide,
+    )
+    .expect_err("no such container");
+    assert!(
+        matches!(&err, SimError::Script(e) if e.path == "attempts[0].container"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_refused_request_names_the_sync() {
+    let mut bad = job(serde_json::json!({}));
+    if let Some(m) = bad.metadata.as_mut() {
+        m.uid.clear();
+    }
+    let err = simulate(
+        bad,
+        Vec::new(),
+        &Script::default(),
+        &Options::default(),
+        &mut decide,
+    )
+    .expect_err("no uid");
+    assert!(
+        matches!(&err, SimError::Decide { sync: 1, source, .. } if source.bad_input),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_text_shows_relative_and_absolute_times() {
+    let t = play(
+        indexed(serde_json::json!({"completions": 1, "parallelism": 1})),
+        "defaults: {runTime: 65s}\n",
+    );
+    let text = t.text();
+    assert!(text.contains("+1m06s  10:01:06  succeeded"), "{text}");
+    assert!(text.contains("Result:            Complete"), "{text}");
+}
+
+#[test]
+fn pods_given_at_the_start_run_on_from_where_they_are() {
+    let job = indexed(serde_json::json!({"completions": 2, "parallelism": 2}));
+    let running: pb::Pod = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "train-0-abcde", "namespace": "default", "uid": "pod-0",
+            "creationTimestamp": "2025-06-02T09:59:20Z",
+            "labels": {"batch.kubernetes.io/controller-uid": UID, "batch.kubernetes.io/job-completion-index": "0"},
+            "annotations": {"batch.kubernetes.io/job-completion-index": "0"},
+            "finalizers": ["batch.kubernetes.io/job-tracking"],
+            "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": "train", "uid": UID,
+                "controller": true, "blockOwnerDeletion": true}]},
+        "spec": {"nodeName": "node-a"},
+        "status": {"phase": "Running", "containerStatuses": [{"name": "main",
+            "state": {"running": {"startedAt": "2025-06-02T09:59:30Z"}}}]}
+    }))
+    .expect("a pod");
+    let script = Script::from_yaml("defaults: {runTime: 1m}\n").expect("script");
+    let options = Options {
+        start_nanos: Some(1_748_858_400 * SECOND), // 10:00:00
+        ..Options::default()
+    };
+    let t = simulate(job, vec![running], &script, &options, &mut decide).expect("simulated");
+    let first = &t.attempts[0];
+    assert_eq!(first.pod, "train-0-abcde");
+    assert_eq!(
+        (first.started_ms, first.ended_ms),
+        (Some(-30_000), Some(30_000))
+    );
+    assert_eq!(t.summary.pods_created, 1, "only index 1 needed a pod");
+    assert_eq!(t.summary.result, "Complete");
+}
+
+#[test]
+fn a_job_created_suspended_waits_for_the_resume() {
+    let t = play(
+        job(serde_json::json!({"suspend": true, "completions": 1, "parallelism": 1})),
+        "events:\n- {at: 10m, resume: true}\n",
+    );
+    let first = t.attempts.first().expect("a pod");
+    // Pods a plan creates are k milliseconds apart, so none share a creation time.
+    assert_eq!(first.created_ms, 600_001);
+    assert_eq!(t.summary.result, "Complete");
+}
+
+#[test]
+fn parallelism_changes_how_many_pods_run_at_once() {
+    let t = play(
+        job(serde_json::json!({"completions": 4, "parallelism": 1})),
+        "defaults: {runTime: 10m}\nevents:\n- {at: 1m, parallelism: 3}\n",
+    );
+    let at_1m = t
+        .attempts
+        .iter()
+        .filter(|a| (60_000..61_000).contains(&a.created_ms))
+        .count();
+    assert_eq!(at_1m, 2, "{}", t.text());
+}
+
+#[test]
+fn a_job_managed_by_another_controller_is_played_as_that_controller() {
+    let t = play(
+        job(
+            serde_json::json!({"managedBy": "job-decider.dev/shim", "completions": 1, "parallelism": 1}),
+        ),
+        "",
+    );
+    assert_eq!(t.summary.result, "Complete");
+    assert_eq!(t.summary.pods_created, 1);
+}
+
+#[test]
+fn a_decider_listing_the_same_plan_in_another_order_gives_the_same_timeline() {
+    // Upstream issues pod writes from goroutines: the world puts every plan in one
+    // order, so deciders that agree give the same timeline byte for byte.
+    let reversed = |request: pb::DecideJobRequest| {
+        decide(request).map(|mut r| {
+            for a in &mut r.actions {
+                if let Some(Kind::CreatePods(c)) = a.kind.as_mut() {
+                    c.pods.reverse();
+                }
+            }
+            r
+        })
+    };
+    let job = indexed(serde_json::json!({}));
+    let script = Script::from_yaml("attempts:\n- {attempt: 1, exitCode: 1}\n").expect("script");
+    let a = simulate(
+        job.clone(),
+        Vec::new(),
+        &script,
+        &Options::default(),
+        &mut decide,
+    )
+    .expect("in order");
+    let mut reversed = reversed;
+    let b =
+        simulate(job, Vec::new(), &script, &Options::default(), &mut reversed).expect("reversed");
+    assert_eq!(a, b);
+}
+
+#[test]
+fn a_plan_naming_a_pod_with_another_uid_is_refused_as_the_api_server_would() {
+    let mut first = true;
+    let mut wrong_uid = |request: pb::DecideJobRequest| {
+        let mut response = decide(request.clone())?;
+        if !first && let Some(p) = request.pods.first() {
+            let name = p
+                .metadata
+                .as_ref()
+                .map(|m| m.name.clone())
+                .unwrap_or_default();
+            response.actions.push(pb::Action {
+                kind: Some(Kind::DeletePods(pb::DeletePods {
+                    pods: vec![pb::PodDeletion {
+                        name,
+                        uid: "someone-else".to_string(),
+                        ..Default::default()
+                    }],
+                })),
+            });
+        }
+        first = false;
+        Ok(response)
+    };
+    let err = simulate(
+        job(serde_json::json!({})),
+        Vec::new(),
+        &Script::default(),
+        &Options::default(),
+        &mut wrong_uid,
+    )
+    .expect_err("uid precondition");
+    assert!(
+        matches!(&err, SimError::Apply { sync: 2, message } if message.contains("someone-else")),
+        "{err}"
+    );
+}
+
+#[test]
+fn preemption_writes_its_own_reason_and_skips_pending_pods() {
+    let t = play(
+        indexed(
+            serde_json::json!({"completions": 2, "parallelism": 2, "podFailurePolicy": {"rules": [
+            {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}]}}),
+        ),
+        "defaults: {runTime: 10m, startDelay: 1m}\nevents:\n- {at: 30s, preempt: {index: 0}}\n- {at: 5m, preempt: {index: 1}}\n",
+    );
+    let evicted: Vec<_> = t
+        .events
+        .iter()
+        .filter(|e| e.kind == EventKind::PodEvicted)
+        .collect();
+    // At 30s index 0's pod is still pending (no node): nothing to preempt.
+    assert_eq!(evicted.len(), 1, "{}", t.text());
+    assert_eq!(evicted[0].index, Some(1));
+    assert!(evicted[0].detail.contains("PreemptionByScheduler"));
+    assert_eq!(t.summary.failures_ignored, 1);
+    assert_eq!(t.summary.result, "Complete");
+}
+
+fn restarting(mut job: pb::Job) -> pb::Job {
+    if let Some(spec) = job
+        .spec
+        .as_mut()
+        .and_then(|s| s.template.as_mut())
+        .and_then(|t| t.spec.as_mut())
+    {
+        spec.restart_policy = "OnFailure".to_string();
+    }
+    job
+}
+
+#[test]
+fn on_failure_a_crashed_container_restarts_in_place_as_a_new_attempt() {
+    let t = play(
+        restarting(indexed(
+            serde_json::json!({"completions": 2, "parallelism": 2}),
+        )),
+        "attempts:\n- {index: 0, attempt: 1, exitCode: 1}\n",
+    );
+    assert_eq!(t.summary.result, "Complete", "{}", t.text());
+    assert_eq!(outcomes(&t, 0), ["failed(1)", "succeeded"]);
+    assert_eq!(
+        t.summary.pods_created, 2,
+        "restarted in place, not replaced"
+    );
+    assert_eq!(t.summary.restarts, 1);
+    // The kubelet's first crash-loop back-off is 10s.
+    let crashed = t
+        .events
+        .iter()
+        .find(|e| e.kind == EventKind::ContainerFailed)
+        .expect("crash");
+    let restarted = t
+        .events
+        .iter()
+        .find(|e| e.kind == EventKind::ContainerRestarted)
+        .expect("restart");
+    assert_eq!(restarted.offset_ms - crashed.offset_ms, 10_000);
+}
+
+#[test]
+fn on_failure_restarts_count_toward_the_backoff_limit() {
+    let t = play(
+        restarting(job(
+            serde_json::json!({"backoffLimit": 2, "completions": 1, "parallelism": 1}),
+        )),
+        "attempts:\n- {exitCode: 1, runTime: 30s}\n",
+    );
+    assert_eq!(t.summary.reason, "BackoffLimitExceeded", "{}", t.text());
+    assert_eq!(t.summary.pods_created, 1);
+    assert!(t.summary.restarts >= 2, "{}", t.text());
+}
+
+#[test]
+fn a_decider_that_always_acts_cannot_loop_forever() {
+    let mut chatty = |_: pb::DecideJobRequest| {
+        Ok(pb::DecideJobResponse {
+            actions: vec![pb::Action {
+                kind: Some(Kind::RecordEvent(pb::RecordEvent {
+                    r#type: "Normal".to_string(),
+                    reason: "Again".to_string(),
+                    message: "and again".to_string(),
+                })),
+            }],
+            ..Default::default()
+        })
+    };
+    let t = simulate(
+        job(serde_json::json!({})),
+        Vec::new(),
+        &Script::default(),
+        &Options::default(),
+        &mut chatty,
+    )
+    .expect("stops");
+    assert_eq!(t.summary.stopped, "syncLimit");
+    assert_eq!(t.summary.syncs, SAME_INSTANT_SYNCS);
+}
+
+/// A random script from `seed`, in the script format (the conformance script's shape).
+fn random_script(seed: u64, indexed: bool) -> String {
+    let mut k = 0u64;
+    let mut r = |n: u64| {
+        k += 1;
+        #[allow(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            clippy::cast_precision_loss
+        )]
+        let v = (draw(seed, k, 99, 3) * n as f64) as u64;
+        v
+    };
+    let mut s = format!(
+        "seed: {seed}\nhorizon: 3h\ndefaults: {{runTime: {}s, startDelay: {}s, stopTime: {}s}}\nattempts:\n",
+        r(900) + 1,
+        r(5),
+        r(31)
+    );
+    s += &format!(
+        "- {{attempt: {}, exitCode: {}, runTime: {}s}}\n",
+        r(3) + 1,
+        r(138),
+        r(600) + 1
+    );
+    s += &format!("- {{percent: {}, exitCodes: [1, 42, 137]}}\n", r(60));
+    if indexed {
+        s += &format!("- {{index: {}, exitCode: 1}}\n", r(4));
+    }
+    s += "events:\n";
+    let mut t = 0;
+    for _ in 0..r(6) {
+        t += r(900) + 1;
+        let target = if indexed && r(2) == 0 {
+            format!("{{index: {}}}", r(4))
+        } else {
+            format!("{{pod: {}}}", r(8) + 1)
+        };
+        s += &match r(6) {
+            0 => format!("- {{at: {t}s, drain: {target}}}\n"),
+            1 => format!("- {{at: {t}s, preempt: {target}}}\n"),
+            2 => format!("- {{at: {t}s, deletePod: {target}}}\n"),
+            3 => format!(
+                "- {{at: {t}s, suspend: true}}\n- {{at: {}s, resume: true}}\n",
+                t + 60
+            ),
+            4 => format!("- {{at: {t}s, parallelism: {}}}\n", r(5)),
+            _ => format!("- {{at: {t}s, suspend: false}}\n"),
+        };
+        t += 60;
+    }
+    if s.ends_with("events:\n") {
+        s += "- {at: 1s, suspend: false}\n";
+    }
+    s
+}
+
+#[test]
+fn random_scripts_always_end_with_events_in_time_order() {
+    let jobs = [
+        (
+            job(serde_json::json!({"completions": 4, "parallelism": 2, "backoffLimit": 3})),
+            false,
+        ),
+        (
+            indexed(
+                serde_json::json!({"backoffLimitPerIndex": 1, "maxFailedIndexes": 2, "backoffLimit": 2147483647}),
+            ),
+            true,
+        ),
+        (
+            restarting(indexed(serde_json::json!({"backoffLimit": 4}))),
+            true,
+        ),
+        (
+            indexed(serde_json::json!({"podFailurePolicy": {"rules": [
+            {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]},
+            {"action": "FailJob", "onExitCodes": {"operator": "In", "values": [42]}}]}})),
+            true,
+        ),
+    ];
+    for seed in 0..40 {
+        for (job, indexed) in &jobs {
+            let text = random_script(seed, *indexed);
+            let script = Script::from_yaml(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+            let t = simulate(
+                job.clone(),
+                Vec::new(),
+                &script,
+                &Options::default(),
+                &mut decide,
+            )
+            .unwrap_or_else(|e| panic!("{e}\n{text}"));
+            assert!(
+                ["finished", "horizon", "idle"].contains(&t.summary.stopped.as_str()),
+                "{}\n{text}",
+                t.summary.stopped
+            );
+            assert!(
+                t.events
+                    .windows(2)
+                    .all(|w| w[0].offset_ms <= w[1].offset_ms),
+                "events out of order\n{text}"
+            );
+            assert!(t.summary.wall_time_ms <= 3 * 3_600_000, "{text}");
+        }
+    }
+}

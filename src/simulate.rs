@@ -1,0 +1,228 @@
+//! `job-decider simulate`: a Job's whole life under a failure script, on a
+//! virtual clock (the `job-decider-sim` crate), decided in process or by any
+//! server speaking the contract (`--decider-addr`), printed for people or as
+//! JSON, and optionally side by side with another Job's policy (`--compare`).
+
+use std::path::{Path, PathBuf};
+
+use clap::{Args, ValueEnum};
+
+use crate::cli::{self, CliError, Strictness};
+use crate::documents;
+use job_decider_api::{self as api, ApiError, pb};
+use job_decider_sim::{DecideError, Decider, Options, Script, SimError, Timeline};
+
+/// Output formats of `simulate`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SimulateOutput {
+    /// The timeline for people: events with relative and absolute times, attempts, summary.
+    Text,
+    /// The timeline as JSON, for programs (the same fields, byte-stable for one script).
+    Json,
+}
+
+/// `simulate` flags.
+#[derive(Debug, Args)]
+pub struct SimulateArgs {
+    /// The Job (YAML or JSON), as the API server stores it (`-`: stdin, for any one file).
+    #[arg(long)]
+    pub job: PathBuf,
+    /// The failure script (YAML; examples/simulate/README.md describes it).
+    #[arg(long)]
+    pub script: PathBuf,
+    /// The Job's current pods, if it has any (a PodList, a List, or YAML documents).
+    #[arg(long)]
+    pub pods: Option<PathBuf>,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value = "text")]
+    pub output: SimulateOutput,
+    /// Play the same script under this other Job too, and show both side by side.
+    #[arg(long)]
+    pub compare: Option<PathBuf>,
+    /// Ask this gRPC server (HOST:PORT, plaintext) for every decision instead of deciding in process.
+    #[arg(long)]
+    pub decider_addr: Option<String>,
+    /// When the simulation starts (RFC 3339); default the Job's creationTimestamp, else
+    /// 2025-01-01T00:00:00Z (a Job written without a uid is taken as created then).
+    #[arg(long)]
+    pub start: Option<String>,
+    /// Unknown fields in the Job and pods: errors unless `--lenient`.
+    #[command(flatten)]
+    pub strictness: Strictness,
+    /// Also write the report as one self-contained HTML page (summary, chart, events) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Also write the Gantt chart as an SVG image to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+}
+
+/// The start when neither `--start` nor the Job says: fixed, so that a timeline
+/// never depends on the day it was played.
+const DEFAULT_START: &str = "2025-01-01T00:00:00Z";
+
+/// The script's text; `-` is stdin.
+fn read(path: &Path) -> Result<String, CliError> {
+    if path.as_os_str() == "-" {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+            .map_err(|e| CliError::BadInput(format!("stdin: {e}")))?;
+        return Ok(text);
+    }
+    std::fs::read_to_string(path)
+        .map_err(|e| CliError::BadInput(format!("{}: {e}", path.display())))
+}
+
+/// job-decider's own decision, as a [`Decider`].
+fn in_process(request: pb::DecideJobRequest) -> Result<pb::DecideJobResponse, DecideError> {
+    api::decide(request)
+        .map(|d| d.response())
+        .map_err(|e| DecideError {
+            bad_input: matches!(e, ApiError::BadRequest { .. }),
+            message: CliError::from(e).to_string(),
+        })
+}
+
+/// A gRPC client for `--decider-addr`, driven on a runtime of its own.
+struct Remote {
+    runtime: tokio::runtime::Runtime,
+    client: pb::job_decider_client::JobDeciderClient<tonic::transport::Channel>,
+}
+
+impl Remote {
+    fn connect(addr: &str) -> Result<Remote, CliError> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| CliError::Failed(format!("cannot start the runtime: {e}")))?;
+        let uri = if addr.contains("://") {
+            addr.to_string()
+        } else {
+            format!("http://{addr}")
+        };
+        let client = runtime
+            .block_on(pb::job_decider_client::JobDeciderClient::connect(uri))
+            .map_err(|e| CliError::Failed(format!("--decider-addr {addr}: {e}")))?
+            .max_decoding_message_size(api::DEFAULT_MAX_MESSAGE_SIZE)
+            .max_encoding_message_size(api::DEFAULT_MAX_MESSAGE_SIZE);
+        Ok(Remote { runtime, client })
+    }
+}
+
+impl Decider for Remote {
+    fn decide(
+        &mut self,
+        request: pb::DecideJobRequest,
+    ) -> Result<pb::DecideJobResponse, DecideError> {
+        let client = &mut self.client;
+        self.runtime
+            .block_on(client.decide_job(request))
+            .map(tonic::Response::into_inner)
+            .map_err(|s| DecideError {
+                bad_input: s.code() == tonic::Code::InvalidArgument,
+                message: format!("{:?}: {}", s.code(), s.message()),
+            })
+    }
+}
+
+fn sim_error(script: &Path, err: SimError) -> CliError {
+    match err {
+        SimError::Script(e) => CliError::BadInput(format!("{}: {e}", script.display())),
+        SimError::Start(m) => CliError::BadInput(m),
+        SimError::Decide { source, sync, at } if source.bad_input => {
+            CliError::BadInput(format!("sync {sync} at {at}: {}", source.message))
+        }
+        other => CliError::Failed(other.to_string()),
+    }
+}
+
+/// Plays the script and renders the timeline (or the comparison).
+pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
+    cli::one_stdin(&[
+        ("--job", Some(&args.job)),
+        ("--script", Some(&args.script)),
+        ("--pods", args.pods.as_deref()),
+        ("--compare", args.compare.as_deref()),
+    ])?;
+    if args.pods.is_some() && args.compare.is_some() {
+        return Err(CliError::BadInput(
+            "--compare cannot be used with --pods: the pods belong to the first Job".to_string(),
+        ));
+    }
+    let script = Script::from_yaml(&read(&args.script)?)
+        .map_err(|e| CliError::BadInput(format!("{}: {e}", args.script.display())))?;
+    let pods = match &args.pods {
+        Some(path) => cli::read_pods(path, args.strictness)?,
+        None => Vec::new(),
+    };
+    let start = match &args.start {
+        Some(text) => Some(documents::parse_time(text, "--start")?),
+        None => None,
+    };
+    // A manifest written without a uid is created at the start.
+    let created = match &start {
+        Some(t) => *t,
+        None => documents::parse_time(DEFAULT_START, "the default start")?,
+    };
+    let options = Options {
+        start_nanos: start.map(|t| {
+            t.seconds
+                .saturating_mul(1_000_000_000)
+                .saturating_add(i64::from(t.nanos))
+        }),
+        controller_name: String::new(),
+    };
+    let mut remote = match &args.decider_addr {
+        Some(addr) => Some(Remote::connect(addr)?),
+        None => None,
+    };
+    let mut play = |job_path: &Path, pods: Vec<pb::Pod>| -> Result<Timeline, CliError> {
+        let job = cli::read_job(job_path, args.strictness, &created, args.pods.is_some())?;
+        let result = match remote.as_mut() {
+            Some(r) => job_decider_sim::simulate(job, pods, &script, &options, r),
+            None => job_decider_sim::simulate(job, pods, &script, &options, &mut in_process),
+        };
+        result.map_err(|e| sim_error(&args.script, e))
+    };
+    let left = play(&args.job, pods.clone())?;
+    let failed = |e: &dyn std::fmt::Display| CliError::Failed(format!("cannot print: {e}"));
+    let Some(other) = &args.compare else {
+        crate::report::write_pictures(args.html.as_deref(), args.svg.as_deref(), &left, None)?;
+        return match args.output {
+            SimulateOutput::Text => Ok(left.text()),
+            SimulateOutput::Json => serde_json::to_string_pretty(&left)
+                .map(|s| s + "\n")
+                .map_err(|e| failed(&e)),
+        };
+    };
+    let right = play(other, pods)?;
+    // Columns are named by the Jobs (by the files when the Jobs share a name).
+    let (left_name, right_name) = if left.job == right.job {
+        (args.job.display().to_string(), other.display().to_string())
+    } else {
+        (left.job.clone(), right.job.clone())
+    };
+    crate::report::write_pictures(
+        args.html.as_deref(),
+        args.svg.as_deref(),
+        &left,
+        Some((&left_name, &right_name, &right)),
+    )?;
+    match args.output {
+        SimulateOutput::Text => Ok(format!(
+            "{}\n{}",
+            job_decider_sim::compare_text(&left_name, &left, &right_name, &right),
+            "(each timeline alone: run without --compare)\n"
+        )),
+        SimulateOutput::Json => {
+            let value = serde_json::json!({
+                "left": left,
+                "right": right,
+                "divergence": job_decider_sim::diverge(&left, &right),
+            });
+            serde_json::to_string_pretty(&value)
+                .map(|s| s + "\n")
+                .map_err(|e| failed(&e))
+        }
+    }
+}

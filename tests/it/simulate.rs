@@ -1,0 +1,425 @@
+//! `job-decider simulate`: the bundled scripts' timelines against their checked-in
+//! expected files, the gRPC decider path, and bad scripts exiting 2 with the field.
+//!
+//! `UPDATE_EXPECTED=1 cargo test --test it simulate` rewrites the expected files
+//! (review the diff: each is what upstream's controller does too, by
+//! `conformance/simulate.sh`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use job_decider::server::ServerConfig;
+
+use crate::common::TestServer;
+
+const BIN: &str = env!("CARGO_BIN_EXE_job-decider");
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/simulate")
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .output()
+        .expect("run job-decider")
+}
+
+fn path(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Every example directory: `job.yaml`, `script.yaml`, maybe `compare.yaml`.
+fn example_dirs() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(examples())
+        .expect("examples/simulate")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+fn check_expected(file: &Path, got: &str) {
+    if std::env::var_os("UPDATE_EXPECTED").is_some() {
+        std::fs::write(file, got).expect("write expected");
+        return;
+    }
+    let want = std::fs::read_to_string(file)
+        .unwrap_or_else(|e| panic!("{}: {e} (UPDATE_EXPECTED=1 writes it)", file.display()));
+    assert!(
+        want == got,
+        "{} differs from the simulation (UPDATE_EXPECTED=1 rewrites it):\n{got}",
+        file.display()
+    );
+}
+
+#[test]
+fn every_example_timeline_is_its_expected_file() {
+    let dirs = example_dirs();
+    assert!(dirs.len() >= 7, "{dirs:?}");
+    for dir in dirs {
+        let (job, script) = (dir.join("job.yaml"), dir.join("script.yaml"));
+        let out = run(&["simulate", "--job", path(&job), "--script", path(&script)]);
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            dir.display(),
+            text(&out.stderr)
+        );
+        check_expected(&dir.join("expected.txt"), &text(&out.stdout));
+        let other = dir.join("compare.yaml");
+        if other.exists() {
+            let out = run(&[
+                "simulate",
+                "--job",
+                path(&job),
+                "--script",
+                path(&script),
+                "--compare",
+                path(&other),
+            ]);
+            assert!(
+                out.status.success(),
+                "{}: {}",
+                dir.display(),
+                text(&out.stderr)
+            );
+            check_expected(&dir.join("compare.expected.txt"), &text(&out.stdout));
+        }
+    }
+}
+
+#[test]
+fn json_is_the_timeline_and_the_same_every_time() {
+    let dir = examples().join("what-if-oom-and-drain");
+    let args = [
+        "simulate",
+        "--job",
+        path(&dir.join("job.yaml")),
+        "--script",
+        path(&dir.join("script.yaml")),
+        "-o",
+        "json",
+    ]
+    .map(str::to_string);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let a = run(&args);
+    let b = run(&args);
+    assert!(a.status.success(), "{}", text(&a.stderr));
+    assert_eq!(a.stdout, b.stdout);
+    let v: serde_json::Value = serde_json::from_slice(&a.stdout).expect("json");
+    assert_eq!(v["summary"]["result"], "Complete");
+    assert_eq!(v["summary"]["perIndex"]["3"][0], "failed(137)");
+    assert_eq!(v["summary"]["perIndex"]["3"][1], "failed(137)");
+    let evicted = v["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .find(|e| e["kind"] == "podEvicted")
+        .expect("the drain at 5m");
+    assert_eq!(evicted["offsetMs"], 300_000);
+    assert_eq!(evicted["index"], 2);
+}
+
+#[test]
+fn compare_json_names_where_the_policies_part() {
+    let dir = examples().join("kep-3329-story1");
+    let out = run(&[
+        "simulate",
+        "--job",
+        path(&dir.join("job.yaml")),
+        "--script",
+        path(&dir.join("script.yaml")),
+        "--compare",
+        path(&dir.join("compare.yaml")),
+        "-o",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["left"]["summary"]["reason"], "PodFailurePolicy");
+    assert_ne!(v["right"]["summary"]["reason"], "PodFailurePolicy");
+    assert!(v["divergence"]["commonEvents"].as_u64().expect("count") > 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn decisions_over_grpc_give_the_same_timeline_as_in_process() {
+    let server = TestServer::start(ServerConfig::default()).await;
+    let addr = server.addr.to_string();
+    let dir = examples().join("kep-3850-story2");
+    let (job, script) = (dir.join("job.yaml"), dir.join("script.yaml"));
+    let out = tokio::task::spawn_blocking(move || {
+        let local = run(&[
+            "simulate",
+            "--job",
+            path(&job),
+            "--script",
+            path(&script),
+            "-o",
+            "json",
+        ]);
+        let remote = run(&[
+            "simulate",
+            "--job",
+            path(&job),
+            "--script",
+            path(&script),
+            "-o",
+            "json",
+            "--decider-addr",
+            &addr,
+        ]);
+        (local, remote)
+    })
+    .await
+    .expect("join");
+    assert!(out.1.status.success(), "{}", text(&out.1.stderr));
+    assert_eq!(text(&out.0.stdout), text(&out.1.stdout));
+}
+
+#[test]
+fn an_unreachable_decider_is_a_failure_not_bad_input() {
+    let dir = examples().join("kep-3850-story2");
+    let out = run(&[
+        "simulate",
+        "--job",
+        path(&dir.join("job.yaml")),
+        "--script",
+        path(&dir.join("script.yaml")),
+        "--decider-addr",
+        "127.0.0.1:1",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("--decider-addr 127.0.0.1:1"));
+}
+
+/// A bad script exits 2 and names the field, with the script's path.
+#[test]
+fn bad_scripts_exit_2_naming_the_field() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let indexed = examples().join("kep-3850-story1/job.yaml");
+    let nonindexed = examples().join("kep-3329-story2/job.yaml");
+    for (job, script, field) in [
+        (
+            &indexed,
+            "attempts:\n- {exitCode: 1}\n- {exitCode: one}\n",
+            "attempts[1].exitCode",
+        ),
+        (
+            &indexed,
+            "attempts:\n- {index: 1, exitcode: 1}\n",
+            "attempts[0].exitcode",
+        ),
+        (
+            &indexed,
+            "attempts:\n- {percent: 150, exitCode: 1}\n",
+            "attempts[0].percent",
+        ),
+        (
+            &indexed,
+            "events:\n- {at: 5m, drain: {index: 2}, suspend: true}\n",
+            "events[0]",
+        ),
+        (
+            &indexed,
+            "events:\n- {at: 5 minutes, suspend: true}\n",
+            "events[0].at",
+        ),
+        (&indexed, "horizon: forever\n", "horizon"),
+        (
+            &indexed,
+            "attempts:\n- {container: sidecar, exitCode: 1}\n",
+            "attempts[0].container",
+        ),
+        (
+            &nonindexed,
+            "attempts:\n- {index: 3, exitCode: 137}\n",
+            "attempts[0].index",
+        ),
+        (
+            &nonindexed,
+            "events:\n- {at: 1m, drain: {index: 0}}\n",
+            "events[0].drain.index",
+        ),
+    ] {
+        let file = dir.path().join("script.yaml");
+        std::fs::write(&file, script).expect("write");
+        let out = run(&["simulate", "--job", path(job), "--script", path(&file)]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{script}: {err}");
+        assert!(
+            err.contains(&format!("{}: {field}: ", file.display())),
+            "{script}: {err}"
+        );
+    }
+}
+
+#[test]
+fn a_job_the_decider_refuses_exits_2_and_says_why() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let job = std::fs::read_to_string(examples().join("kep-3329-story3/job.yaml")).expect("job");
+    // A parallelism the API server would never have stored.
+    let job = job.replace("  parallelism: 2\n", "  parallelism: -1\n");
+    let file = dir.path().join("job.yaml");
+    std::fs::write(&file, job).expect("write");
+    let script = examples().join("kep-3329-story3/script.yaml");
+    let out = run(&["simulate", "--job", path(&file), "--script", path(&script)]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("spec.parallelism"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn on_failure_containers_restart_in_place_and_the_summary_counts_them() {
+    let dir = examples().join("restart-on-failure");
+    let out = run(&[
+        "simulate",
+        "--job",
+        path(&dir.join("job.yaml")),
+        "--script",
+        path(&dir.join("script.yaml")),
+        "-o",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["summary"]["reason"], "BackoffLimitExceeded");
+    assert_eq!(v["summary"]["podsCreated"], 2);
+    assert_eq!(v["summary"]["restarts"], 4);
+    let runs_of_index_0 = v["attempts"]
+        .as_array()
+        .expect("attempts")
+        .iter()
+        .filter(|a| a["index"] == 0)
+        .count();
+    assert_eq!(
+        runs_of_index_0, 5,
+        "one attempt per run of the restarted pod"
+    );
+}
+
+#[test]
+fn the_script_can_come_from_stdin_and_pods_cannot_be_compared() {
+    use std::io::Write;
+    let dir = examples().join("kep-3850-story2");
+    let mut child = Command::new(BIN)
+        .args([
+            "simulate",
+            "--job",
+            path(&dir.join("job.yaml")),
+            "--script",
+            "-",
+            "-o",
+            "json",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let script = std::fs::read(dir.join("script.yaml")).expect("script");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(&script)
+        .expect("write");
+    let piped = child.wait_with_output().expect("run");
+    let from_file = run(&[
+        "simulate",
+        "--job",
+        path(&dir.join("job.yaml")),
+        "--script",
+        path(&dir.join("script.yaml")),
+        "-o",
+        "json",
+    ]);
+    assert!(piped.status.success(), "{}", text(&piped.stderr));
+    assert_eq!(piped.stdout, from_file.stdout);
+    let out = run(&[
+        "simulate",
+        "--job",
+        path(&dir.join("job.yaml")),
+        "--script",
+        path(&dir.join("script.yaml")),
+        "--pods",
+        path(&dir.join("job.yaml")),
+        "--compare",
+        path(&dir.join("job.yaml")),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("--compare cannot be used with --pods"));
+}
+
+#[test]
+fn a_manifest_as_written_is_simulated_as_the_api_server_would_create_it() {
+    let job = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/hand-written-job/job.yaml");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let script = dir.path().join("script.yaml");
+    std::fs::write(
+        &script,
+        "attempts:\n- {index: 1, attempt: 1, exitCode: 42}\n",
+    )
+    .expect("write");
+    let out = run(&[
+        "simulate",
+        "--job",
+        path(&job),
+        "--script",
+        path(&script),
+        "-o",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("no metadata.uid"),
+        "{}",
+        text(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    // Created at the default start; exit 42 matches the FailJob rule.
+    assert_eq!(v["start"], "2025-01-01T00:00:00Z");
+    assert_eq!(v["summary"]["reason"], "PodFailurePolicy");
+}
+
+#[test]
+fn a_typo_in_the_job_is_an_error_naming_its_path_unless_lenient() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let job = std::fs::read_to_string(examples().join("kep-3329-story3/job.yaml")).expect("job");
+    let file = dir.path().join("job.yaml");
+    std::fs::write(
+        &file,
+        job.replace("  backoffLimit: 3\n", "  backofLimit: 3\n"),
+    )
+    .expect("write");
+    let script = examples().join("kep-3329-story3/script.yaml");
+    let out = run(&["simulate", "--job", path(&file), "--script", path(&script)]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("spec.backofLimit"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = run(&[
+        "simulate",
+        "--job",
+        path(&file),
+        "--script",
+        path(&script),
+        "--lenient",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("spec.backofLimit"),
+        "{}",
+        text(&out.stderr)
+    );
+}
