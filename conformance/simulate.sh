@@ -36,6 +36,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# The log exists before the server starts: the wait below reads it at once (set -e).
+: >"$work/ref.log"
 "$here/bin/conformance" reference-server --listen 127.0.0.1:0 2>"$work/ref.log" &
 ref_pid=$!
 addr=""
@@ -153,6 +155,7 @@ done
 
 # The check can fail: a reference server that answers wrongly on purpose
 # (ready+1 in every status write) must give a different timeline.
+: >"$work/tamper.log"
 "$here/bin/conformance" reference-server --tamper --listen 127.0.0.1:0 2>"$work/tamper.log" &
 tamper_pid=$!
 taddr=""
