@@ -134,6 +134,8 @@ pub struct Attempt {
     pub ended_ms: Option<i64>,
     /// `succeeded`, `failed`, `running`, `pending`, or `removed` (gone before it ended).
     pub outcome: String,
+    /// How it ended, as the simulated world knows it (what the chart colours it by).
+    pub ending: Ending,
     /// The exit code that ended it, if one did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
@@ -143,6 +145,58 @@ pub struct Attempt {
     /// The pod failure policy rule it matches, if it failed and one does.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub policy: Option<String>,
+}
+
+/// How an attempt ended, set by the world where it knows it (the rule a failure
+/// matched, an eviction, the controller's deletion), never read back from text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum Ending {
+    /// Its containers all exited 0.
+    #[serde(rename = "succeeded")]
+    Succeeded,
+    /// It failed and the failure counts against the backoff limit.
+    #[serde(rename = "failedCounted")]
+    Counted,
+    /// It failed and an `Ignore` rule of the pod failure policy matched.
+    #[serde(rename = "failedIgnored")]
+    Ignored,
+    /// It failed the Job or its index: a `FailJob` or `FailIndex` rule matched, or it was
+    /// the failure that used up its index's or the Job's backoff limit.
+    #[serde(rename = "failedTheJobOrIndex")]
+    Fatal,
+    /// Its node was drained or it was preempted (DisruptionTarget).
+    #[serde(rename = "disrupted")]
+    Disrupted,
+    /// The controller deleted it (suspend, a finished Job, too many pods), or it was
+    /// removed before it ended, or it failed after the Job's outcome was settled.
+    #[serde(rename = "deleted")]
+    Deleted,
+    /// restartPolicy OnFailure: its container crashed and was restarted in place.
+    #[serde(rename = "restartedInPlace")]
+    Restarted,
+    /// Still running when the simulation stopped.
+    #[serde(rename = "running")]
+    Running,
+    /// Still waiting to start when the simulation stopped.
+    #[serde(rename = "pending")]
+    Pending,
+}
+
+/// The indexes of `1,3-5` (the API's compressed form); anything else is skipped.
+pub fn index_set(text: &str) -> Vec<i32> {
+    let mut out = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                if let (Ok(a), Ok(b)) = (a.parse::<i32>(), b.parse::<i32>()) {
+                    // Bounded: a range never needs more than the attempts that exist.
+                    out.extend((a..=b).take(1_000_000));
+                }
+            }
+            None => out.extend(part.parse::<i32>().ok()),
+        }
+    }
+    out
 }
 
 /// How it ended.

@@ -17,7 +17,7 @@ use crate::script::{
     DEFAULT_MAX_SYNCS, DEFAULT_RUN_TIME, DEFAULT_STOP_TIME, EventAction, Script, ScriptError,
     TargetSet,
 };
-use crate::timeline::{Attempt, Event, EventKind, Summary, Timeline};
+use crate::timeline::{Attempt, Ending, Event, EventKind, Summary, Timeline, index_set};
 
 /// The API server's default grace period for a pod deletion.
 const GRACE_SECONDS: i64 = 30;
@@ -133,6 +133,14 @@ struct SimPod {
     why: String,
     policy: Option<String>,
     ignored: bool,
+    /// The action of the pod failure policy rule its failure matched, if one did.
+    rule: Option<PodFailurePolicyAction>,
+    /// It failed after the Job's outcome was settled (a rule matched, changing nothing).
+    settled: bool,
+    /// It was stopped after a DisruptionTarget (a drain or a preemption).
+    evicted: bool,
+    /// The controller deleted it.
+    deleted_by_controller: bool,
     /// restartPolicy OnFailure: container restarts so far, runs that ended, and when
     /// the kubelet starts the container again.
     restarts: i32,
@@ -197,6 +205,8 @@ struct World<'s> {
     on_failure: bool,
     /// Runs started, for NonIndexed attempt numbers (one per pod under restartPolicy Never).
     runs: u32,
+    /// When a FailureTarget or Failed condition first turned True: the Job's verdict.
+    verdict_at: Option<i64>,
 }
 
 fn ts(nanos: i64) -> Timestamp {
@@ -403,6 +413,7 @@ impl<'s> World<'s> {
             indexed,
             existing: 0,
             backoff_waits: Vec::new(),
+            verdict_at: None,
             on_failure,
             runs: 0,
         };
@@ -534,6 +545,10 @@ impl<'s> World<'s> {
             why: String::new(),
             policy: None,
             ignored: false,
+            rule: None,
+            settled: false,
+            evicted: false,
+            deleted_by_controller: false,
             restarts: 0,
             history: Vec::new(),
             restart_at: None,
@@ -1168,6 +1183,7 @@ impl<'s> World<'s> {
             sp.exit_code = Some(143);
             sp.stop_at = None;
             sp.outcome = "failed".to_string();
+            sp.evicted = was_evicted;
             sp.why = if was_evicted {
                 "evicted; the kubelet stopped it (exit 143)".to_string()
             } else {
@@ -1227,12 +1243,18 @@ impl<'s> World<'s> {
         };
         self.pods[i].ignored = action == PodFailurePolicyAction::Ignore;
         // A pod that ends after the Job's outcome is settled changes nothing.
-        let settled = has_condition(
+        let is_settled = has_condition(
             &self.job,
             &["FailureTarget", "Failed", "SuccessCriteriaMet", "Complete"],
         )
-        .map(|_| " (the Job's outcome is already settled)")
-        .unwrap_or_default();
+        .is_some();
+        self.pods[i].settled = is_settled;
+        self.pods[i].rule = Some(action.clone());
+        let settled = if is_settled {
+            " (the Job's outcome is already settled)"
+        } else {
+            ""
+        };
         Some(format!(
             "podFailurePolicy rule {rule} ({}) matches {on}: {effect}{settled}",
             action.as_str()
@@ -1328,6 +1350,7 @@ impl<'s> World<'s> {
                             deletion_context(&self.job, response)
                         );
                         self.push(EventKind::PodDeleted, Some(i), detail);
+                        self.pods[i].deleted_by_controller = true;
                         self.delete_pod(i);
                         self.collect();
                     }
@@ -1570,12 +1593,55 @@ impl<'s> World<'s> {
                 detail += &format!(": {}", c.message);
             }
             self.push(EventKind::Condition, None, detail);
+            if (c.r#type == "FailureTarget" || c.r#type == "Failed")
+                && c.status == "True"
+                && self.verdict_at.is_none()
+            {
+                self.verdict_at = Some(self.now);
+            }
             if (c.r#type == "Complete" || c.r#type == "Failed")
                 && c.status == "True"
                 && self.finished_at.is_none()
             {
                 self.finished_at = Some(self.now);
             }
+        }
+    }
+
+    /// The failures that used up a backoff limit are fatal too: the last failed attempt
+    /// of each index in `failed_indexes`, and, when the Job failed with
+    /// BackoffLimitExceeded, the last counted failure up to the verdict.
+    fn mark_fatal(&self, attempts: &mut [Attempt], failed_indexes: &str, backoff_exceeded: bool) {
+        let counted = |e: Ending| matches!(e, Ending::Counted | Ending::Disrupted);
+        for i in index_set(failed_indexes) {
+            let last = attempts
+                .iter()
+                .enumerate()
+                .filter(|(_, a)| a.index == Some(i))
+                .max_by_key(|(_, a)| (a.ended_ms, a.created_ms))
+                .map(|(k, _)| k);
+            if let Some(k) = last
+                && counted(attempts[k].ending)
+            {
+                attempts[k].ending = Ending::Fatal;
+            }
+        }
+        if !backoff_exceeded {
+            return;
+        }
+        let verdict = self
+            .verdict_at
+            .map(|t| t.saturating_sub(self.start).div_euclid(1_000_000));
+        let last = attempts
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| {
+                counted(a.ending) && a.ended_ms.zip(verdict).is_some_and(|(e, v)| e <= v)
+            })
+            .max_by_key(|(_, a)| a.ended_ms)
+            .map(|(k, _)| k);
+        if let Some(k) = last {
+            attempts[k].ending = Ending::Fatal;
         }
     }
 
@@ -1598,6 +1664,7 @@ impl<'s> World<'s> {
                     started_ms: Some(ms(run.started)),
                     ended_ms: Some(ms(run.ended)),
                     outcome: "failed".to_string(),
+                    ending: Ending::Restarted,
                     exit_code: Some(run.exit_code),
                     why: run.why.clone(),
                     policy: None,
@@ -1615,6 +1682,7 @@ impl<'s> World<'s> {
                 started_ms: sp.started.map(ms),
                 ended_ms: sp.ended.map(ms),
                 outcome: sp.outcome.clone(),
+                ending: ending(sp),
                 exit_code: sp.exit_code,
                 why: sp.why.clone(),
                 policy: sp.policy.clone(),
@@ -1626,6 +1694,11 @@ impl<'s> World<'s> {
             Some(c) => (c.r#type.clone(), c.reason.clone(), c.message.clone()),
             None => ("Unfinished".to_string(), String::new(), String::new()),
         };
+        self.mark_fatal(
+            &mut attempts,
+            status.failed_indexes.as_deref().unwrap_or_default(),
+            result == "Failed" && reason == "BackoffLimitExceeded",
+        );
         let end = self.finished_at.unwrap_or(self.now);
         let mut per_index: BTreeMap<i32, Vec<String>> = BTreeMap::new();
         for a in &attempts {
@@ -1676,6 +1749,32 @@ impl<'s> World<'s> {
                 per_index,
             },
         }
+    }
+}
+
+/// How a pod's latest attempt ended, from what the world recorded as it happened.
+fn ending(sp: &SimPod) -> Ending {
+    match sp.outcome.as_str() {
+        "succeeded" => return Ending::Succeeded,
+        "running" => return Ending::Running,
+        "pending" => return Ending::Pending,
+        "removed" => return Ending::Deleted,
+        _ => {}
+    }
+    let live = !sp.settled;
+    match &sp.rule {
+        Some(PodFailurePolicyAction::FailJob | PodFailurePolicyAction::FailIndex) if live => {
+            return Ending::Fatal;
+        }
+        Some(PodFailurePolicyAction::Ignore) if live => return Ending::Ignored,
+        _ => {}
+    }
+    if sp.evicted {
+        Ending::Disrupted
+    } else if sp.deleted_by_controller || sp.settled {
+        Ending::Deleted
+    } else {
+        Ending::Counted
     }
 }
 
