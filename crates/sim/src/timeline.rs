@@ -26,6 +26,8 @@ pub struct Timeline {
     pub events: Vec<Event>,
     /// Every pod the Job had, in creation order.
     pub attempts: Vec<Attempt>,
+    /// Every wait the controller imposed before recreating a failed pod, in time order.
+    pub backoff_waits: Vec<BackoffWait>,
     /// The outcome.
     pub summary: Summary,
 }
@@ -147,6 +149,22 @@ pub struct Attempt {
     pub policy: Option<String>,
 }
 
+/// A wait the controller imposed before recreating a failed pod: a requeue asked
+/// while the Job's backoff record held failures, or while an index waited out its
+/// own backoff (backoffLimitPerIndex).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BackoffWait {
+    /// When the controller asked to decide again (ms from the start).
+    pub at_ms: i64,
+    /// How long it waits, ms.
+    pub wait_ms: i64,
+    /// The indexes whose last pod failed and waits to be recreated (Jobs with
+    /// backoffLimitPerIndex); empty when the Job's backoff record holds the wait.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub indexes: Vec<i32>,
+}
+
 /// How an attempt ended, set by the world where it knows it (the rule a failure
 /// matched, an eviction, the controller's deletion), never read back from text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -230,8 +248,8 @@ pub struct Summary {
     pub failures_ignored: u32,
     /// The Job's final `status.succeeded`.
     pub succeeded: i32,
-    /// Requeues the controller asked while its backoff record held failures: the
-    /// waits before failed pods are replaced.
+    /// Waits the controller imposed before recreating failed pods (the Job's backoff
+    /// record or an index's own backoff): [`Timeline::backoff_waits`] counted.
     pub backoff_waits: u32,
     /// Container restarts in place (restartPolicy OnFailure), all pods together.
     #[serde(skip_serializing_if = "is_zero")]
@@ -560,6 +578,7 @@ mod tests {
             start_nanos: 0,
             events,
             attempts: Vec::new(),
+            backoff_waits: Vec::new(),
             summary: Summary::default(),
         }
     }

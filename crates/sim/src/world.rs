@@ -17,7 +17,9 @@ use crate::script::{
     DEFAULT_MAX_SYNCS, DEFAULT_RUN_TIME, DEFAULT_STOP_TIME, EventAction, Script, ScriptError,
     TargetSet,
 };
-use crate::timeline::{Attempt, Ending, Event, EventKind, Summary, Timeline, index_set};
+use crate::timeline::{
+    Attempt, BackoffWait, Ending, Event, EventKind, Summary, Timeline, index_set,
+};
 
 /// The API server's default grace period for a pod deletion.
 const GRACE_SECONDS: i64 = 30;
@@ -199,8 +201,8 @@ struct World<'s> {
     indexed: bool,
     /// Pods given at the start (not created by the controller).
     existing: u32,
-    /// The requeues asked while the backoff record held failures (ns).
-    backoff_waits: Vec<i64>,
+    /// The waits the controller imposed before recreating failed pods.
+    backoff_waits: Vec<BackoffWait>,
     /// restartPolicy OnFailure: a failed container is restarted in place by the kubelet.
     on_failure: bool,
     /// Runs started, for NonIndexed attempt numbers (one per pod under restartPolicy Never).
@@ -769,18 +771,26 @@ impl<'s> World<'s> {
                     .max(0);
                 // A requeue already pending for the same instant is one wake-up, not news.
                 let news = requeues.insert(self.now.saturating_add(wait));
-                let backoff = self
+                let record = self
                     .state
                     .as_ref()
                     .and_then(|s| s.backoff.as_ref())
-                    .filter(|b| b.failures_after_last_success > 0)
-                    .map(|b| {
-                        format!(
-                            "; backoff record: {} failure(s) since the last success",
-                            b.failures_after_last_success
-                        )
-                    })
-                    .unwrap_or_default();
+                    .filter(|b| b.failures_after_last_success > 0);
+                let waiting = if record.is_some() {
+                    Vec::new()
+                } else {
+                    self.indexes_awaiting_replacement()
+                };
+                let backoff = match (record, waiting.as_slice()) {
+                    (Some(b), _) => format!(
+                        "; backoff record: {} failure(s) since the last success",
+                        b.failures_after_last_success
+                    ),
+                    (None, []) => String::new(),
+                    (None, indexes) => {
+                        format!("; per-index backoff: {}", self.describe_waiting(indexes))
+                    }
+                };
                 let detail = format!(
                     "decide again in {} (at {}){backoff}",
                     human(wait),
@@ -788,7 +798,11 @@ impl<'s> World<'s> {
                 );
                 if news {
                     if !backoff.is_empty() {
-                        self.backoff_waits.push(wait);
+                        self.backoff_waits.push(BackoffWait {
+                            at_ms: self.now.saturating_sub(self.start).div_euclid(1_000_000),
+                            wait_ms: wait.div_euclid(1_000_000),
+                            indexes: waiting,
+                        });
                     }
                     self.push(EventKind::Requeue, None, detail);
                 }
@@ -801,6 +815,69 @@ impl<'s> World<'s> {
             }
         }
         Ok("idle".to_string())
+    }
+
+    /// backoffLimitPerIndex: the indexes whose last pod failed and that wait to be
+    /// recreated (not completed, not failed, no pod of theirs still there), while
+    /// the Job runs on. Their pods wait out the index's own backoff, which the Job's
+    /// backoff record does not show.
+    fn indexes_awaiting_replacement(&self) -> Vec<i32> {
+        let per_index = self
+            .job
+            .spec
+            .as_ref()
+            .is_some_and(|s| s.backoff_limit_per_index.is_some());
+        let suspended = self.job.spec.as_ref().and_then(|s| s.suspend) == Some(true);
+        if !self.indexed || !per_index || suspended {
+            return Vec::new();
+        }
+        if has_condition(
+            &self.job,
+            &["FailureTarget", "Failed", "SuccessCriteriaMet", "Complete"],
+        )
+        .is_some()
+        {
+            return Vec::new();
+        }
+        let status = self.job.status.clone().unwrap_or_default();
+        let done: std::collections::BTreeSet<i32> = index_set(&status.completed_indexes)
+            .into_iter()
+            .chain(index_set(
+                status.failed_indexes.as_deref().unwrap_or_default(),
+            ))
+            .collect();
+        let mut last: BTreeMap<i32, &SimPod> = BTreeMap::new();
+        for sp in &self.pods {
+            if let Some(i) = sp.index {
+                last.insert(i, sp);
+            }
+        }
+        last.into_iter()
+            .filter(|(i, sp)| !done.contains(i) && sp.outcome == "failed" && terminal(&sp.pod))
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    /// `index 7 (1 failed attempt)`, for a few indexes; the rest counted.
+    fn describe_waiting(&self, indexes: &[i32]) -> String {
+        let failed = |i: i32| {
+            self.pods
+                .iter()
+                .filter(|p| p.index == Some(i) && p.outcome == "failed")
+                .count()
+        };
+        let mut parts: Vec<String> = indexes
+            .iter()
+            .take(5)
+            .map(|&i| match failed(i) {
+                1 => format!("index {i} (1 failed attempt)"),
+                n => format!("index {i} ({n} failed attempts)"),
+            })
+            .collect();
+        if indexes.len() > 5 {
+            parts.push(format!("{} more indexes", indexes.len() - 5));
+        }
+        parts.join(", ")
     }
 
     /// Applies one happening; true when it changed the Job (synced at once).
@@ -1718,6 +1795,7 @@ impl<'s> World<'s> {
             start_nanos: self.start,
             events: self.events.clone(),
             attempts,
+            backoff_waits: self.backoff_waits.clone(),
             summary: Summary {
                 result,
                 reason,
@@ -1741,9 +1819,13 @@ impl<'s> World<'s> {
                     .iter()
                     .map(|p| p.restarts.max(0).unsigned_abs())
                     .sum(),
-                backoff_wait_ms: self.backoff_waits.iter().sum::<i64>() / 1_000_000,
-                longest_backoff_wait_ms: self.backoff_waits.iter().max().copied().unwrap_or(0)
-                    / 1_000_000,
+                backoff_wait_ms: self.backoff_waits.iter().map(|w| w.wait_ms).sum(),
+                longest_backoff_wait_ms: self
+                    .backoff_waits
+                    .iter()
+                    .map(|w| w.wait_ms)
+                    .max()
+                    .unwrap_or(0),
                 completed_indexes: status.completed_indexes.clone(),
                 failed_indexes: status.failed_indexes.clone().unwrap_or_default(),
                 per_index,

@@ -722,3 +722,37 @@ fn random_scripts_always_end_with_events_in_time_order() {
         }
     }
 }
+
+#[test]
+fn per_index_backoff_waits_were_missing_from_the_summary() {
+    // The bug: with backoffLimitPerIndex, an index's failed pod waits out its own
+    // backoff before it is recreated, but when other pods succeeded at the same
+    // moment the Job's backoff record is empty, and the summary said "0 backoff waits".
+    let t = play(
+        indexed(serde_json::json!({"backoffLimitPerIndex": 1, "backoffLimit": 100})),
+        "defaults: {runTime: 4m}\nattempts:\n- {index: 3, attempt: 1, exitCode: 1}\n",
+    );
+    assert_eq!(outcomes(&t, 3), ["failed(1)", "succeeded"]);
+    assert_eq!(t.summary.result, "Complete");
+    assert_eq!(t.summary.backoff_waits, 1, "{}", t.text());
+    assert_eq!(t.backoff_waits.len(), 1);
+    let wait = &t.backoff_waits[0];
+    assert_eq!(wait.indexes, vec![3]);
+    assert!(wait.wait_ms > 0 && wait.wait_ms <= 10_000, "{wait:?}");
+    assert_eq!(t.summary.backoff_wait_ms, wait.wait_ms);
+    // The wait is what held the retry: index 3's second pod comes when it is over.
+    let retry = t
+        .attempts
+        .iter()
+        .find(|a| a.index == Some(3) && a.attempt == 2)
+        .map(|a| a.created_ms);
+    let end = wait.at_ms + wait.wait_ms;
+    assert!(
+        retry.is_some_and(|r| (end..end + 1000).contains(&r)),
+        "{retry:?} {wait:?}"
+    );
+    assert!(
+        t.text()
+            .contains("per-index backoff: index 3 (1 failed attempt)")
+    );
+}

@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use crate::duration::{SECOND, human, parse_span};
+use crate::duration::human;
 use crate::timeline::{Attempt, EventKind, Timeline, offset};
 
 use super::{MAX_BARS, MAX_BARS_PER_ROW, MAX_ROWS, MIN_BARS_PER_ROW};
@@ -318,32 +318,32 @@ fn marks(t: &Timeline) -> Vec<Mark> {
         .collect()
 }
 
-/// Backoff waits (requeues while the backoff record holds failures) and suspensions.
+/// Backoff waits (the timeline's own list) and suspensions.
 fn bands(t: &Timeline, t1: i64) -> Vec<Band> {
-    let mut out = Vec::new();
+    let mut out: Vec<Band> = t
+        .backoff_waits
+        .iter()
+        .map(|w| {
+            let held = match w.indexes.as_slice() {
+                [] => "the Job's backoff record holds failures".to_string(),
+                [i] => format!("index {i} waits out its own backoff"),
+                many => format!("{} indexes wait out their own backoff", many.len()),
+            };
+            Band {
+                from: w.at_ms,
+                to: w.at_ms.saturating_add(w.wait_ms).min(t1),
+                class: "backoff",
+                title: format!(
+                    "{} backoff: the controller decides again in {}; {held}",
+                    offset(w.at_ms),
+                    human(w.wait_ms.saturating_mul(1_000_000))
+                ),
+            }
+        })
+        .collect();
     let mut suspended: Option<i64> = None;
     for e in &t.events {
         match e.kind {
-            EventKind::Requeue if e.detail.contains("backoff record") => {
-                let wait = e
-                    .detail
-                    .strip_prefix("decide again in ")
-                    .and_then(|r| r.split_whitespace().next())
-                    .and_then(|w| parse_span(w).ok())
-                    .map(|s| s.nanos() / (SECOND / 1000))
-                    .unwrap_or(0);
-                out.push(Band {
-                    from: e.offset_ms,
-                    to: e.offset_ms.saturating_add(wait).min(t1),
-                    class: "backoff",
-                    title: format!(
-                        "{} backoff: {}",
-                        offset(e.offset_ms),
-                        e.detail
-                            .replacen("decide again", "the controller decides again", 1)
-                    ),
-                });
-            }
             EventKind::Condition if e.detail.starts_with("Suspended=True") => {
                 suspended.get_or_insert(e.offset_ms);
             }
@@ -358,6 +358,8 @@ fn bands(t: &Timeline, t1: i64) -> Vec<Band> {
     if let Some(from) = suspended {
         out.push(suspension(from, t1));
     }
+    // In time order, as the events are: the chart draws them in this order.
+    out.sort_by_key(|b| b.from);
     out
 }
 

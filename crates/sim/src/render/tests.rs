@@ -185,6 +185,7 @@ fn timeline(job: &str, attempts: Vec<Attempt>, events: Vec<Event>) -> Timeline {
         start_nanos: 0,
         events,
         attempts,
+        backoff_waits: Vec::new(),
         summary: Summary {
             result: "Failed".to_string(),
             reason: "BackoffLimitExceeded".to_string(),
@@ -278,9 +279,15 @@ fn huge(n: usize, indexed: bool) -> Timeline {
         }
     }
     // A backoff wait after every failure, a suspension every 100 pods.
+    let mut waits = Vec::new();
     for k in (0..n).step_by(10) {
         let ms = i64::try_from(k).unwrap_or(0) * 100 + 600_000;
         events.push(event(ms, EventKind::Requeue, None, "decide again in 10s (at 10:00:10); backoff record: 1 failure(s) since the last success"));
+        waits.push(crate::timeline::BackoffWait {
+            at_ms: ms,
+            wait_ms: 10_000,
+            indexes: Vec::new(),
+        });
         if k % 100 == 0 {
             events.push(event(
                 ms,
@@ -298,6 +305,8 @@ fn huge(n: usize, indexed: bool) -> Timeline {
     }
     events.sort_by_key(|e| e.offset_ms);
     let mut t = timeline("ns/big", attempts, events);
+    t.summary.backoff_waits = u32::try_from(waits.len()).unwrap_or(u32::MAX);
+    t.backoff_waits = waits;
     for i in 0..n {
         t.summary
             .per_index
