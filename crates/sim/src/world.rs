@@ -101,6 +101,20 @@ pub struct Options {
     /// The `controllerName` each request carries (empty: the Job's `spec.managedBy`,
     /// else upstream's own).
     pub controller_name: String,
+    /// How pods running at the start count the script's run time.
+    pub running_pods: RunningPods,
+}
+
+/// How a pod given at the start that is already running counts the script's run time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RunningPods {
+    /// From its containers' start: a snapshot replayed as it was (`--pods`); a pod
+    /// that has run longer than its run time ends at the start.
+    #[default]
+    FromTheirStart,
+    /// From the start of the simulation: the run time is what is left of the run
+    /// (`--from-cluster`, where nobody knows how long a live pod has still to go).
+    FromNow,
 }
 
 /// 2025-01-01T00:00:00Z, the start when neither the caller nor the Job says.
@@ -389,6 +403,7 @@ impl<'s> World<'s> {
             }
             actions.push(action);
         }
+        let running_pods = options.running_pods;
         let mut world = World {
             job,
             pods: Vec::new(),
@@ -420,14 +435,14 @@ impl<'s> World<'s> {
             runs: 0,
         };
         for pod in pods {
-            world.adopt_existing(pod);
+            world.adopt_existing(pod, running_pods);
         }
         world.existing = world.created;
         Ok(world)
     }
 
     /// A pod given at the start: it becomes an attempt like those the controller creates.
-    fn adopt_existing(&mut self, pod: pb::Pod) {
+    fn adopt_existing(&mut self, pod: pb::Pod, running_pods: RunningPods) {
         let index = self.pod_index(&pod);
         let created = pod
             .metadata
@@ -450,6 +465,11 @@ impl<'s> World<'s> {
                 sp.start_at = None;
                 sp.started = Some(started);
                 sp.outcome = "running".to_string();
+                if running_pods == RunningPods::FromNow {
+                    // It ends its run time after now, whenever it started.
+                    let ran = self.now.saturating_sub(started).max(0);
+                    sp.plan.run_time = sp.plan.run_time.saturating_add(ran);
+                }
             }
             other => {
                 sp.start_at = None;

@@ -395,7 +395,14 @@ fn pods_given_at_the_start_run_on_from_where_they_are() {
         start_nanos: Some(1_748_858_400 * SECOND), // 10:00:00
         ..Options::default()
     };
-    let t = simulate(job, vec![running], &script, &options, &mut decide).expect("simulated");
+    let t = simulate(
+        job.clone(),
+        vec![running.clone()],
+        &script,
+        &options,
+        &mut decide,
+    )
+    .expect("simulated");
     let first = &t.attempts[0];
     assert_eq!(first.pod, "train-0-abcde");
     assert_eq!(
@@ -403,6 +410,19 @@ fn pods_given_at_the_start_run_on_from_where_they_are() {
         (Some(-30_000), Some(30_000))
     );
     assert_eq!(t.summary.pods_created, 1, "only index 1 needed a pod");
+    assert_eq!(t.summary.result, "Complete");
+
+    // From a live cluster: the run time is what is left, counted from now.
+    let options = Options {
+        running_pods: RunningPods::FromNow,
+        ..options
+    };
+    let t = simulate(job, vec![running], &script, &options, &mut decide).expect("simulated");
+    let first = &t.attempts[0];
+    assert_eq!(
+        (first.started_ms, first.ended_ms),
+        (Some(-30_000), Some(60_000))
+    );
     assert_eq!(t.summary.result, "Complete");
 }
 
