@@ -155,7 +155,7 @@ enum Source<'a> {
     /// A file (`--job`), with `--pods` if given.
     File(&'a Path),
     /// A live cluster (`--from-cluster NAME`): the Job and its pods as they are now.
-    Cluster(cluster::LiveJob),
+    Cluster(Box<cluster::LiveJob>),
 }
 
 /// Refuses the flags that cannot go together (beyond what clap checks).
@@ -195,11 +195,11 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
         .map_err(|e| CliError::BadInput(format!("{}: {e}", args.script.display())))?;
     let source = match (&args.job, &args.name) {
         (Some(path), _) => Source::File(path),
-        (None, Some(name)) => Source::Cluster(cluster::read(
+        (None, Some(name)) => Source::Cluster(Box::new(cluster::read(
             &args.cluster,
             name,
             cluster::Read::JobAndPods,
-        )?),
+        )?)),
         (None, None) => return Err(CliError::BadInput("--job is required".to_string())),
     };
     let pods = match (&source, &args.pods) {

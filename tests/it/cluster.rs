@@ -478,6 +478,9 @@ fn simulate_from_cluster_plays_the_future_from_the_jobs_current_state() {
     // The failure already there (exit 42, a FailJob rule) fails the Job at once.
     assert_eq!(live["summary"]["result"], "Failed");
     assert_eq!(live["summary"]["podsCreated"], 0);
+    // That failure, there before the start, is the one that failed the Job.
+    assert_eq!(live["attempts"][0]["ending"], "failedTheJobOrIndex");
+    assert_eq!(live["attempts"][1]["ending"], "deleted");
     assert_eq!(
         live["attempts"].as_array().map(Vec::len),
         Some(expected.len())

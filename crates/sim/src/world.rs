@@ -510,7 +510,14 @@ impl<'s> World<'s> {
         {
             sp.stop_at = Some(self.now.saturating_add(self.stop_time()));
         }
+        let failed = sp.outcome == "failed";
         self.pods.push(sp);
+        // A pod that failed before the start matched its rule then: the same rule now.
+        if failed {
+            let i = self.pods.len() - 1;
+            let policy = self.policy_of(i);
+            self.pods[i].policy = policy;
+        }
     }
 
     fn pod_index(&self, pod: &pb::Pod) -> Option<i32> {
