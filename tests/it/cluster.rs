@@ -480,6 +480,13 @@ fn simulate_from_cluster_plays_the_future_from_the_jobs_current_state() {
     assert_eq!(live["summary"]["podsCreated"], 0);
     // That failure, there before the start, is the one that failed the Job.
     assert_eq!(live["attempts"][0]["ending"], "failedTheJobOrIndex");
+    assert_eq!(
+        (
+            &live["attempts"][0]["startedMs"],
+            &live["attempts"][0]["endedMs"]
+        ),
+        (&json!(-117_000), &json!(-112_000))
+    );
     assert_eq!(live["attempts"][1]["ending"], "deleted");
     assert_eq!(
         live["attempts"].as_array().map(Vec::len),

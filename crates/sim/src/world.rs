@@ -500,6 +500,12 @@ impl<'s> World<'s> {
                     .map(|t| t.exit_code)
                     .find(|&c| c != 0 || other == "Succeeded");
                 sp.ended = Some(finished.unwrap_or(created));
+                // It ran from when its first container started, if the record says.
+                sp.started = terminated
+                    .iter()
+                    .filter_map(|t| t.started_at.as_ref())
+                    .map(ts_nanos)
+                    .min();
             }
         }
         if sp
