@@ -129,8 +129,8 @@ pub fn is_plugin(argv0: &Path) -> bool {
 }
 
 /// The command line as clap should see it. As a plugin, `decide`,
-/// `validate` and `request` read from the cluster unless a file is named
-/// (`--job`): `kubectl job-decider decide JOB` is `job-decider decide
+/// `validate`, `request` and `simulate` read from the cluster unless a file is
+/// named (`--job`): `kubectl job-decider decide JOB` is `job-decider decide
 /// --from-cluster JOB`. Anything else passes unchanged.
 pub fn plugin_args(args: Vec<OsString>) -> Vec<OsString> {
     let Some(argv0) = args.first() else {
@@ -142,7 +142,7 @@ pub fn plugin_args(args: Vec<OsString>) -> Vec<OsString> {
     let Some(command) = args.get(1).and_then(|a| a.to_str()) else {
         return args;
     };
-    if !matches!(command, "decide" | "validate" | "request") {
+    if !matches!(command, "decide" | "validate" | "request" | "simulate") {
         return args;
     }
     let names_a_file_or_the_flag = args[2..].iter().any(|a| {

@@ -8,9 +8,10 @@ use std::path::{Path, PathBuf};
 use clap::{Args, ValueEnum};
 
 use crate::cli::{self, CliError, Strictness};
+use crate::cluster::{self, ClusterArgs};
 use crate::documents;
 use job_decider_api::{self as api, ApiError, pb};
-use job_decider_sim::{DecideError, Decider, Options, Script, SimError, Timeline};
+use job_decider_sim::{DecideError, Decider, Options, RunningPods, Script, SimError, Timeline};
 
 /// Output formats of `simulate`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -25,8 +26,20 @@ pub enum SimulateOutput {
 #[derive(Debug, Args)]
 pub struct SimulateArgs {
     /// The Job (YAML or JSON), as the API server stores it (`-`: stdin, for any one file).
-    #[arg(long)]
-    pub job: PathBuf,
+    // Not a clap conflict with --from-cluster, as for decide: simulate refuses both itself.
+    #[arg(long, required_unless_present = "from_cluster")]
+    pub job: Option<PathBuf>,
+    /// With --from-cluster: the Job's name (its pods are read with it).
+    #[arg(
+        value_name = "NAME",
+        requires = "from_cluster",
+        required_if_eq("from_cluster", "true")
+    )]
+    pub name: Option<String>,
+    /// The cluster to read the Job and its pods from, instead of --job and --pods: the
+    /// future is played from the Job's current state, starting now.
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
     /// The failure script (YAML; examples/simulate/README.md describes it).
     #[arg(long)]
     pub script: PathBuf,
@@ -43,7 +56,8 @@ pub struct SimulateArgs {
     #[arg(long)]
     pub decider_addr: Option<String>,
     /// When the simulation starts (RFC 3339); default the Job's creationTimestamp, else
-    /// 2025-01-01T00:00:00Z (a Job written without a uid is taken as created then).
+    /// 2025-01-01T00:00:00Z (a Job written without a uid is taken as created then);
+    /// with --from-cluster, now.
     #[arg(long)]
     pub start: Option<String>,
     /// Unknown fields in the Job and pods: errors unless `--lenient`.
@@ -136,28 +150,80 @@ fn sim_error(script: &Path, err: SimError) -> CliError {
     }
 }
 
-/// Plays the script and renders the timeline (or the comparison).
-pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
-    cli::one_stdin(&[
-        ("--job", Some(&args.job)),
-        ("--script", Some(&args.script)),
-        ("--pods", args.pods.as_deref()),
-        ("--compare", args.compare.as_deref()),
-    ])?;
+/// Where the first Job comes from.
+enum Source<'a> {
+    /// A file (`--job`), with `--pods` if given.
+    File(&'a Path),
+    /// A live cluster (`--from-cluster NAME`): the Job and its pods as they are now.
+    Cluster(Box<cluster::LiveJob>),
+}
+
+/// Refuses the flags that cannot go together (beyond what clap checks).
+fn check_flags(args: &SimulateArgs) -> Result<(), CliError> {
+    if args.cluster.from_cluster {
+        if args.job.is_some() || args.pods.is_some() {
+            return Err(CliError::BadInput(
+                "--from-cluster reads the Job and its pods from the cluster: it cannot be used with --job or --pods"
+                    .to_string(),
+            ));
+        }
+        if args.compare.is_some() {
+            return Err(CliError::BadInput(
+                "--compare cannot be used with --from-cluster: the live pods belong to the first Job"
+                    .to_string(),
+            ));
+        }
+    }
     if args.pods.is_some() && args.compare.is_some() {
         return Err(CliError::BadInput(
             "--compare cannot be used with --pods: the pods belong to the first Job".to_string(),
         ));
     }
+    Ok(())
+}
+
+/// Plays the script and renders the timeline (or the comparison).
+pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
+    check_flags(args)?;
+    cli::one_stdin(&[
+        ("--job", args.job.as_deref()),
+        ("--script", Some(&args.script)),
+        ("--pods", args.pods.as_deref()),
+        ("--compare", args.compare.as_deref()),
+    ])?;
     let script = Script::from_yaml(&read(&args.script)?)
         .map_err(|e| CliError::BadInput(format!("{}: {e}", args.script.display())))?;
-    let pods = match &args.pods {
-        Some(path) => cli::read_pods(path, args.strictness)?,
-        None => Vec::new(),
+    let source = match (&args.job, &args.name) {
+        (Some(path), _) => Source::File(path),
+        (None, Some(name)) => Source::Cluster(Box::new(cluster::read(
+            &args.cluster,
+            name,
+            cluster::Read::JobAndPods,
+        )?)),
+        (None, None) => return Err(CliError::BadInput("--job is required".to_string())),
     };
-    let start = match &args.start {
-        Some(text) => Some(documents::parse_time(text, "--start")?),
-        None => None,
+    let pods = match (&source, &args.pods) {
+        // Attempts are numbered in creation order, not the order the API lists pods.
+        (Source::Cluster(live), _) => {
+            let mut pods = live.pods.clone();
+            pods.sort_by_key(|p| {
+                let m = p.metadata.as_ref();
+                (
+                    m.and_then(|m| m.creation_timestamp.as_ref())
+                        .map(|t| (t.seconds, t.nanos)),
+                    m.map(|m| m.name.clone()),
+                )
+            });
+            pods
+        }
+        (Source::File(_), Some(path)) => cli::read_pods(path, args.strictness)?,
+        (Source::File(_), None) => Vec::new(),
+    };
+    let start = match (&args.start, &source) {
+        (Some(text), _) => Some(documents::parse_time(text, "--start")?),
+        // A live Job's future starts now.
+        (None, Source::Cluster(_)) => Some(documents::now()),
+        (None, Source::File(_)) => None,
     };
     // A manifest written without a uid is created at the start.
     let created = match &start {
@@ -171,20 +237,30 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
                 .saturating_add(i64::from(t.nanos))
         }),
         controller_name: String::new(),
+        // Nobody knows how long a live pod has left: the script's run time, from now.
+        running_pods: match source {
+            Source::Cluster(_) => RunningPods::FromNow,
+            Source::File(_) => RunningPods::FromTheirStart,
+        },
     };
     let mut remote = match &args.decider_addr {
         Some(addr) => Some(Remote::connect(addr)?),
         None => None,
     };
-    let mut play = |job_path: &Path, pods: Vec<pb::Pod>| -> Result<Timeline, CliError> {
-        let job = cli::read_job(job_path, args.strictness, &created, args.pods.is_some())?;
+    let mut play = |job: pb::Job, pods: Vec<pb::Pod>| -> Result<Timeline, CliError> {
         let result = match remote.as_mut() {
             Some(r) => job_decider_sim::simulate(job, pods, &script, &options, r),
             None => job_decider_sim::simulate(job, pods, &script, &options, &mut in_process),
         };
         result.map_err(|e| sim_error(&args.script, e))
     };
-    let left = play(&args.job, pods.clone())?;
+    let read_job =
+        |path: &Path| cli::read_job(path, args.strictness, &created, args.pods.is_some());
+    let (left_job, left_path) = match source {
+        Source::File(path) => (read_job(path)?, path),
+        Source::Cluster(live) => (live.job, Path::new("")),
+    };
+    let left = play(left_job, pods.clone())?;
     let failed = |e: &dyn std::fmt::Display| CliError::Failed(format!("cannot print: {e}"));
     let Some(other) = &args.compare else {
         crate::report::write_pictures(args.html.as_deref(), args.svg.as_deref(), &left, None)?;
@@ -195,10 +271,10 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
                 .map_err(|e| failed(&e)),
         };
     };
-    let right = play(other, pods)?;
+    let right = play(read_job(other)?, pods)?;
     // Columns are named by the Jobs (by the files when the Jobs share a name).
     let (left_name, right_name) = if left.job == right.job {
-        (args.job.display().to_string(), other.display().to_string())
+        (left_path.display().to_string(), other.display().to_string())
     } else {
         (left.job.clone(), right.job.clone())
     };

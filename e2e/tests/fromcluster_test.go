@@ -276,6 +276,36 @@ func TestDecideFromCluster(t *testing.T) {
 		t.Fatalf("from the cluster:\n%s\nfrom files:\n%s", live, fromFiles)
 	}
 
+	// simulate: the live Job's future, from now. The failure already there fails
+	// it at the first sync; the running pod and the orphan are deleted, none created.
+	script := filepath.Join(dir, "script.yaml")
+	if err := os.WriteFile(script, []byte("defaults: {runTime: 1h}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var sim struct {
+		Attempts []struct {
+			Pod    string `json:"pod"`
+			Ending string `json:"ending"`
+		} `json:"attempts"`
+		Summary struct {
+			Result      string `json:"result"`
+			Reason      string `json:"reason"`
+			PodsCreated int    `json:"podsCreated"`
+		} `json:"summary"`
+	}
+	if err := json.Unmarshal([]byte(jd.ok("simulate", "--from-cluster", "--kubeconfig", kubeconfig, "-n", ns, "--script", script, "-o", "json", "failjob")), &sim); err != nil {
+		t.Fatal(err)
+	}
+	var played []string
+	for _, a := range sim.Attempts {
+		played = append(played, a.Pod+"="+a.Ending)
+	}
+	slices.Sort(played)
+	if sim.Summary.Result != "Failed" || sim.Summary.Reason != "PodFailurePolicy" || sim.Summary.PodsCreated != 0 ||
+		!slices.Equal(played, []string{"failjob-a=failedTheJobOrIndex", "failjob-b=deleted", "orphan=deleted"}) {
+		t.Fatalf("simulate --from-cluster: %+v, attempts %v", sim.Summary, played)
+	}
+
 	// request: exactly the Job's pods and the orphan, the namespace from the context.
 	writeKubeconfig(t, kubeconfig, ns, admin)
 	var req struct {

@@ -83,6 +83,39 @@ fn from_cluster_and_files_are_exclusive_usage_errors() {
             vec!["--from-cluster"],
         ),
         (vec!["validate", "-n", "ns", &job], vec!["--from-cluster"]),
+        // simulate: the same rules, and no --compare (the live pods are the first Job's).
+        (
+            vec![
+                "simulate",
+                "--from-cluster",
+                "--job",
+                &job,
+                "--script",
+                &job,
+                "pi",
+            ],
+            vec!["cannot be used with --job or --pods"],
+        ),
+        (
+            vec![
+                "simulate",
+                "--from-cluster",
+                "--script",
+                &job,
+                "--compare",
+                &job,
+                "pi",
+            ],
+            vec!["--compare cannot be used with --from-cluster"],
+        ),
+        (
+            vec!["simulate", "--from-cluster", "--script", &job],
+            vec!["<NAME>"],
+        ),
+        (
+            vec!["simulate", "--script", &job, "pi"],
+            vec!["--from-cluster"],
+        ),
         // JobSets have no --from-cluster.
         (
             vec!["jobset", "validate", "--from-cluster", "js"],
@@ -352,6 +385,30 @@ fn as_kubectl_job_decider_the_binary_reads_from_the_cluster() {
         stdout(&out),
         "job default/job-pod-failure-policy-example: valid\n"
     );
+    // simulate plays the live Job's future.
+    let script = dir.path().join("script.yaml");
+    std::fs::write(&script, "defaults: {runTime: 1h}\n").unwrap();
+    let out = run_with(
+        &plugin,
+        &[
+            "simulate",
+            "--script",
+            script.to_str().unwrap(),
+            "job-pod-failure-policy-example",
+        ],
+        &env,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("Job default/job-pod-failure-policy-example from"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        stdout(&out).contains("Result:            Failed"),
+        "{}",
+        stdout(&out)
+    );
     // Files still work under the plugin's name, and usage names the plugin.
     let job_file = format!("{}/{EXAMPLE}/job.json", env!("CARGO_MANIFEST_DIR"));
     let out = run_with(&plugin, &["decide", "--job", &job_file, "--now", NOW], &env);
@@ -362,4 +419,157 @@ fn as_kubectl_job_decider_the_binary_reads_from_the_cluster() {
         "{}",
         stdout(&out)
     );
+}
+
+/// `simulate -o json`'s timeline.
+fn timeline(out: &Output) -> Value {
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(out));
+    serde_json::from_str(&stdout(out)).unwrap()
+}
+
+#[test]
+fn simulate_from_cluster_plays_the_future_from_the_jobs_current_state() {
+    let (job, pages, expected) = example_cluster();
+    let server = FakeApiServer::start(job.clone(), pages);
+    let dir = tempfile::tempdir().unwrap();
+    let config = kubeconfig(dir.path(), &server.url);
+    let config = config.to_str().unwrap();
+    let name = "job-pod-failure-policy-example";
+    let script = dir.path().join("script.yaml");
+    // The running pods outlast the verdict: their run time is no matter here.
+    std::fs::write(&script, "defaults: {runTime: 1h}\n").unwrap();
+    let script = script.to_str().unwrap();
+
+    // The same timeline as from files holding the same objects, at the same start.
+    let pods_file = dir.path().join("pods.json");
+    std::fs::write(
+        &pods_file,
+        json!({"apiVersion": "v1", "kind": "List", "items": expected}).to_string(),
+    )
+    .unwrap();
+    let job_file = format!("{}/{EXAMPLE}/job.json", env!("CARGO_MANIFEST_DIR"));
+    let from_files = timeline(&run(&[
+        "simulate",
+        "--job",
+        &job_file,
+        "--pods",
+        pods_file.to_str().unwrap(),
+        "--script",
+        script,
+        "--start",
+        NOW,
+        "-o",
+        "json",
+    ]));
+    let live = timeline(&run(&[
+        "simulate",
+        "--from-cluster",
+        "--kubeconfig",
+        config,
+        "--script",
+        script,
+        "--start",
+        NOW,
+        "-o",
+        "json",
+        name,
+    ]));
+    assert_eq!(live, from_files);
+    // The failure already there (exit 42, a FailJob rule) fails the Job at once.
+    assert_eq!(live["summary"]["result"], "Failed");
+    assert_eq!(live["summary"]["podsCreated"], 0);
+    // That failure, there before the start, is the one that failed the Job.
+    assert_eq!(live["attempts"][0]["ending"], "failedTheJobOrIndex");
+    assert_eq!(
+        (
+            &live["attempts"][0]["startedMs"],
+            &live["attempts"][0]["endedMs"]
+        ),
+        (&json!(-117_000), &json!(-112_000))
+    );
+    assert_eq!(live["attempts"][1]["ending"], "deleted");
+    assert_eq!(
+        live["attempts"].as_array().map(Vec::len),
+        Some(expected.len())
+    );
+
+    // Without --start, the future starts now.
+    let before = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let live = timeline(&run(&[
+        "simulate",
+        "--from-cluster",
+        "--kubeconfig",
+        config,
+        "--script",
+        script,
+        "-o",
+        "json",
+        name,
+    ]));
+    let start: k8s_openapi::jiff::Timestamp = live["start"].as_str().unwrap().parse().unwrap();
+    let start = u64::try_from(start.as_second()).unwrap();
+    assert!(start + 1 >= before, "{start} < {before}");
+    // The pods' own times keep their places before it.
+    let failed = &live["attempts"][0];
+    assert!(failed["endedMs"].as_i64().unwrap() < 0, "{failed}");
+}
+
+#[test]
+fn simulate_from_cluster_runs_live_pods_for_the_scripts_run_time_from_now() {
+    let (job, _, expected) = example_cluster();
+    // Only the two running pods: the Job runs on.
+    let running = vec![expected[1].clone(), expected[2].clone()];
+    let server = FakeApiServer::start(job, vec![running.clone()]);
+    let dir = tempfile::tempdir().unwrap();
+    let config = kubeconfig(dir.path(), &server.url);
+    let script = dir.path().join("script.yaml");
+    std::fs::write(&script, "defaults: {runTime: 2m}\n").unwrap();
+    let script = script.to_str().unwrap();
+    let live = timeline(&run(&[
+        "simulate",
+        "--from-cluster",
+        "--kubeconfig",
+        config.to_str().unwrap(),
+        "--script",
+        script,
+        "--start",
+        NOW,
+        "-o",
+        "json",
+        "job-pod-failure-policy-example",
+    ]));
+    // Started at 09:58:03, 117 s before the start; each runs 2m more from now.
+    for k in 0..2 {
+        let a = &live["attempts"][k];
+        assert_eq!(a["startedMs"], -117_000, "{a}");
+        assert_eq!(a["endedMs"], 120_000, "{a}");
+        assert_eq!(a["ending"], "succeeded", "{a}");
+    }
+    // From a file, a snapshot keeps its start times: the same pods are overdue and end
+    // about at once.
+    let pods_file = dir.path().join("pods.json");
+    std::fs::write(
+        &pods_file,
+        json!({"apiVersion": "v1", "kind": "List", "items": running}).to_string(),
+    )
+    .unwrap();
+    let job_file = format!("{}/{EXAMPLE}/job.json", env!("CARGO_MANIFEST_DIR"));
+    let from_files = timeline(&run(&[
+        "simulate",
+        "--job",
+        &job_file,
+        "--pods",
+        pods_file.to_str().unwrap(),
+        "--script",
+        script,
+        "--start",
+        NOW,
+        "-o",
+        "json",
+    ]));
+    let ended = from_files["attempts"][0]["endedMs"].as_i64().unwrap();
+    assert!(ended < 120_000, "{ended}");
 }

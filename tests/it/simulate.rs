@@ -124,6 +124,21 @@ fn json_is_the_timeline_and_the_same_every_time() {
         .expect("the drain at 5m");
     assert_eq!(evicted["offsetMs"], 300_000);
     assert_eq!(evicted["index"], 2);
+    // Every attempt says how it ended, in words a program matches on.
+    let endings: Vec<&str> = v["attempts"]
+        .as_array()
+        .expect("attempts")
+        .iter()
+        .map(|a| a["ending"].as_str().unwrap_or("missing"))
+        .collect();
+    let ignored = endings.iter().filter(|e| **e == "failedIgnored").count();
+    assert_eq!(
+        Some(ignored as u64),
+        v["summary"]["failuresIgnored"].as_u64()
+    );
+    assert!(endings.contains(&"deleted"), "{endings:?}");
+    assert!(endings.contains(&"succeeded"), "{endings:?}");
+    assert!(!endings.contains(&"missing"), "{endings:?}");
 }
 
 #[test]

@@ -26,6 +26,8 @@ pub struct Timeline {
     pub events: Vec<Event>,
     /// Every pod the Job had, in creation order.
     pub attempts: Vec<Attempt>,
+    /// Every wait the controller imposed before recreating a failed pod, in time order.
+    pub backoff_waits: Vec<BackoffWait>,
     /// The outcome.
     pub summary: Summary,
 }
@@ -134,6 +136,8 @@ pub struct Attempt {
     pub ended_ms: Option<i64>,
     /// `succeeded`, `failed`, `running`, `pending`, or `removed` (gone before it ended).
     pub outcome: String,
+    /// How it ended, as the simulated world knows it (what the chart colours it by).
+    pub ending: Ending,
     /// The exit code that ended it, if one did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
@@ -143,6 +147,74 @@ pub struct Attempt {
     /// The pod failure policy rule it matches, if it failed and one does.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub policy: Option<String>,
+}
+
+/// A wait the controller imposed before recreating a failed pod: a requeue asked
+/// while the Job's backoff record held failures, or while an index waited out its
+/// own backoff (backoffLimitPerIndex).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BackoffWait {
+    /// When the controller asked to decide again (ms from the start).
+    pub at_ms: i64,
+    /// How long it waits, ms.
+    pub wait_ms: i64,
+    /// The indexes whose last pod failed and waits to be recreated (Jobs with
+    /// backoffLimitPerIndex); empty when the Job's backoff record holds the wait.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub indexes: Vec<i32>,
+}
+
+/// How an attempt ended, set by the world where it knows it (the rule a failure
+/// matched, an eviction, the controller's deletion), never read back from text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum Ending {
+    /// Its containers all exited 0.
+    #[serde(rename = "succeeded")]
+    Succeeded,
+    /// It failed and the failure counts against the backoff limit.
+    #[serde(rename = "failedCounted")]
+    Counted,
+    /// It failed and an `Ignore` rule of the pod failure policy matched.
+    #[serde(rename = "failedIgnored")]
+    Ignored,
+    /// It failed the Job or its index: a `FailJob` or `FailIndex` rule matched, or it was
+    /// the failure that used up its index's or the Job's backoff limit.
+    #[serde(rename = "failedTheJobOrIndex")]
+    Fatal,
+    /// Its node was drained or it was preempted (DisruptionTarget).
+    #[serde(rename = "disrupted")]
+    Disrupted,
+    /// The controller deleted it (suspend, a finished Job, too many pods), or it was
+    /// removed before it ended, or it failed after the Job's outcome was settled.
+    #[serde(rename = "deleted")]
+    Deleted,
+    /// restartPolicy OnFailure: its container crashed and was restarted in place.
+    #[serde(rename = "restartedInPlace")]
+    Restarted,
+    /// Still running when the simulation stopped.
+    #[serde(rename = "running")]
+    Running,
+    /// Still waiting to start when the simulation stopped.
+    #[serde(rename = "pending")]
+    Pending,
+}
+
+/// The indexes of `1,3-5` (the API's compressed form); anything else is skipped.
+pub fn index_set(text: &str) -> Vec<i32> {
+    let mut out = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                if let (Ok(a), Ok(b)) = (a.parse::<i32>(), b.parse::<i32>()) {
+                    // Bounded: a range never needs more than the attempts that exist.
+                    out.extend((a..=b).take(1_000_000));
+                }
+            }
+            None => out.extend(part.parse::<i32>().ok()),
+        }
+    }
+    out
 }
 
 /// How it ended.
@@ -176,8 +248,8 @@ pub struct Summary {
     pub failures_ignored: u32,
     /// The Job's final `status.succeeded`.
     pub succeeded: i32,
-    /// Requeues the controller asked while its backoff record held failures: the
-    /// waits before failed pods are replaced.
+    /// Waits the controller imposed before recreating failed pods (the Job's backoff
+    /// record or an index's own backoff): [`Timeline::backoff_waits`] counted.
     pub backoff_waits: u32,
     /// Container restarts in place (restartPolicy OnFailure), all pods together.
     #[serde(skip_serializing_if = "is_zero")]
@@ -506,6 +578,7 @@ mod tests {
             start_nanos: 0,
             events,
             attempts: Vec::new(),
+            backoff_waits: Vec::new(),
             summary: Summary::default(),
         }
     }

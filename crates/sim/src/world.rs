@@ -17,7 +17,9 @@ use crate::script::{
     DEFAULT_MAX_SYNCS, DEFAULT_RUN_TIME, DEFAULT_STOP_TIME, EventAction, Script, ScriptError,
     TargetSet,
 };
-use crate::timeline::{Attempt, Event, EventKind, Summary, Timeline};
+use crate::timeline::{
+    Attempt, BackoffWait, Ending, Event, EventKind, Summary, Timeline, index_set,
+};
 
 /// The API server's default grace period for a pod deletion.
 const GRACE_SECONDS: i64 = 30;
@@ -99,6 +101,20 @@ pub struct Options {
     /// The `controllerName` each request carries (empty: the Job's `spec.managedBy`,
     /// else upstream's own).
     pub controller_name: String,
+    /// How pods running at the start count the script's run time.
+    pub running_pods: RunningPods,
+}
+
+/// How a pod given at the start that is already running counts the script's run time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RunningPods {
+    /// From its containers' start: a snapshot replayed as it was (`--pods`); a pod
+    /// that has run longer than its run time ends at the start.
+    #[default]
+    FromTheirStart,
+    /// From the start of the simulation: the run time is what is left of the run
+    /// (`--from-cluster`, where nobody knows how long a live pod has still to go).
+    FromNow,
 }
 
 /// 2025-01-01T00:00:00Z, the start when neither the caller nor the Job says.
@@ -133,6 +149,14 @@ struct SimPod {
     why: String,
     policy: Option<String>,
     ignored: bool,
+    /// The action of the pod failure policy rule its failure matched, if one did.
+    rule: Option<PodFailurePolicyAction>,
+    /// It failed after the Job's outcome was settled (a rule matched, changing nothing).
+    settled: bool,
+    /// It was stopped after a DisruptionTarget (a drain or a preemption).
+    evicted: bool,
+    /// The controller deleted it.
+    deleted_by_controller: bool,
     /// restartPolicy OnFailure: container restarts so far, runs that ended, and when
     /// the kubelet starts the container again.
     restarts: i32,
@@ -191,12 +215,14 @@ struct World<'s> {
     indexed: bool,
     /// Pods given at the start (not created by the controller).
     existing: u32,
-    /// The requeues asked while the backoff record held failures (ns).
-    backoff_waits: Vec<i64>,
+    /// The waits the controller imposed before recreating failed pods.
+    backoff_waits: Vec<BackoffWait>,
     /// restartPolicy OnFailure: a failed container is restarted in place by the kubelet.
     on_failure: bool,
     /// Runs started, for NonIndexed attempt numbers (one per pod under restartPolicy Never).
     runs: u32,
+    /// When a FailureTarget or Failed condition first turned True: the Job's verdict.
+    verdict_at: Option<i64>,
 }
 
 fn ts(nanos: i64) -> Timestamp {
@@ -377,6 +403,7 @@ impl<'s> World<'s> {
             }
             actions.push(action);
         }
+        let running_pods = options.running_pods;
         let mut world = World {
             job,
             pods: Vec::new(),
@@ -403,18 +430,19 @@ impl<'s> World<'s> {
             indexed,
             existing: 0,
             backoff_waits: Vec::new(),
+            verdict_at: None,
             on_failure,
             runs: 0,
         };
         for pod in pods {
-            world.adopt_existing(pod);
+            world.adopt_existing(pod, running_pods);
         }
         world.existing = world.created;
         Ok(world)
     }
 
     /// A pod given at the start: it becomes an attempt like those the controller creates.
-    fn adopt_existing(&mut self, pod: pb::Pod) {
+    fn adopt_existing(&mut self, pod: pb::Pod, running_pods: RunningPods) {
         let index = self.pod_index(&pod);
         let created = pod
             .metadata
@@ -437,6 +465,11 @@ impl<'s> World<'s> {
                 sp.start_at = None;
                 sp.started = Some(started);
                 sp.outcome = "running".to_string();
+                if running_pods == RunningPods::FromNow {
+                    // It ends its run time after now, whenever it started.
+                    let ran = self.now.saturating_sub(started).max(0);
+                    sp.plan.run_time = sp.plan.run_time.saturating_add(ran);
+                }
             }
             other => {
                 sp.start_at = None;
@@ -467,6 +500,12 @@ impl<'s> World<'s> {
                     .map(|t| t.exit_code)
                     .find(|&c| c != 0 || other == "Succeeded");
                 sp.ended = Some(finished.unwrap_or(created));
+                // It ran from when its first container started, if the record says.
+                sp.started = terminated
+                    .iter()
+                    .filter_map(|t| t.started_at.as_ref())
+                    .map(ts_nanos)
+                    .min();
             }
         }
         if sp
@@ -477,7 +516,14 @@ impl<'s> World<'s> {
         {
             sp.stop_at = Some(self.now.saturating_add(self.stop_time()));
         }
+        let failed = sp.outcome == "failed";
         self.pods.push(sp);
+        // A pod that failed before the start matched its rule then: the same rule now.
+        if failed {
+            let i = self.pods.len() - 1;
+            let policy = self.policy_of(i);
+            self.pods[i].policy = policy;
+        }
     }
 
     fn pod_index(&self, pod: &pb::Pod) -> Option<i32> {
@@ -534,6 +580,10 @@ impl<'s> World<'s> {
             why: String::new(),
             policy: None,
             ignored: false,
+            rule: None,
+            settled: false,
+            evicted: false,
+            deleted_by_controller: false,
             restarts: 0,
             history: Vec::new(),
             restart_at: None,
@@ -754,18 +804,26 @@ impl<'s> World<'s> {
                     .max(0);
                 // A requeue already pending for the same instant is one wake-up, not news.
                 let news = requeues.insert(self.now.saturating_add(wait));
-                let backoff = self
+                let record = self
                     .state
                     .as_ref()
                     .and_then(|s| s.backoff.as_ref())
-                    .filter(|b| b.failures_after_last_success > 0)
-                    .map(|b| {
-                        format!(
-                            "; backoff record: {} failure(s) since the last success",
-                            b.failures_after_last_success
-                        )
-                    })
-                    .unwrap_or_default();
+                    .filter(|b| b.failures_after_last_success > 0);
+                let waiting = if record.is_some() {
+                    Vec::new()
+                } else {
+                    self.indexes_awaiting_replacement()
+                };
+                let backoff = match (record, waiting.as_slice()) {
+                    (Some(b), _) => format!(
+                        "; backoff record: {} failure(s) since the last success",
+                        b.failures_after_last_success
+                    ),
+                    (None, []) => String::new(),
+                    (None, indexes) => {
+                        format!("; per-index backoff: {}", self.describe_waiting(indexes))
+                    }
+                };
                 let detail = format!(
                     "decide again in {} (at {}){backoff}",
                     human(wait),
@@ -773,7 +831,11 @@ impl<'s> World<'s> {
                 );
                 if news {
                     if !backoff.is_empty() {
-                        self.backoff_waits.push(wait);
+                        self.backoff_waits.push(BackoffWait {
+                            at_ms: self.now.saturating_sub(self.start).div_euclid(1_000_000),
+                            wait_ms: wait.div_euclid(1_000_000),
+                            indexes: waiting,
+                        });
                     }
                     self.push(EventKind::Requeue, None, detail);
                 }
@@ -786,6 +848,69 @@ impl<'s> World<'s> {
             }
         }
         Ok("idle".to_string())
+    }
+
+    /// backoffLimitPerIndex: the indexes whose last pod failed and that wait to be
+    /// recreated (not completed, not failed, no pod of theirs still there), while
+    /// the Job runs on. Their pods wait out the index's own backoff, which the Job's
+    /// backoff record does not show.
+    fn indexes_awaiting_replacement(&self) -> Vec<i32> {
+        let per_index = self
+            .job
+            .spec
+            .as_ref()
+            .is_some_and(|s| s.backoff_limit_per_index.is_some());
+        let suspended = self.job.spec.as_ref().and_then(|s| s.suspend) == Some(true);
+        if !self.indexed || !per_index || suspended {
+            return Vec::new();
+        }
+        if has_condition(
+            &self.job,
+            &["FailureTarget", "Failed", "SuccessCriteriaMet", "Complete"],
+        )
+        .is_some()
+        {
+            return Vec::new();
+        }
+        let status = self.job.status.clone().unwrap_or_default();
+        let done: std::collections::BTreeSet<i32> = index_set(&status.completed_indexes)
+            .into_iter()
+            .chain(index_set(
+                status.failed_indexes.as_deref().unwrap_or_default(),
+            ))
+            .collect();
+        let mut last: BTreeMap<i32, &SimPod> = BTreeMap::new();
+        for sp in &self.pods {
+            if let Some(i) = sp.index {
+                last.insert(i, sp);
+            }
+        }
+        last.into_iter()
+            .filter(|(i, sp)| !done.contains(i) && sp.outcome == "failed" && terminal(&sp.pod))
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    /// `index 7 (1 failed attempt)`, for a few indexes; the rest counted.
+    fn describe_waiting(&self, indexes: &[i32]) -> String {
+        let failed = |i: i32| {
+            self.pods
+                .iter()
+                .filter(|p| p.index == Some(i) && p.outcome == "failed")
+                .count()
+        };
+        let mut parts: Vec<String> = indexes
+            .iter()
+            .take(5)
+            .map(|&i| match failed(i) {
+                1 => format!("index {i} (1 failed attempt)"),
+                n => format!("index {i} ({n} failed attempts)"),
+            })
+            .collect();
+        if indexes.len() > 5 {
+            parts.push(format!("{} more indexes", indexes.len() - 5));
+        }
+        parts.join(", ")
     }
 
     /// Applies one happening; true when it changed the Job (synced at once).
@@ -1168,6 +1293,7 @@ impl<'s> World<'s> {
             sp.exit_code = Some(143);
             sp.stop_at = None;
             sp.outcome = "failed".to_string();
+            sp.evicted = was_evicted;
             sp.why = if was_evicted {
                 "evicted; the kubelet stopped it (exit 143)".to_string()
             } else {
@@ -1227,12 +1353,18 @@ impl<'s> World<'s> {
         };
         self.pods[i].ignored = action == PodFailurePolicyAction::Ignore;
         // A pod that ends after the Job's outcome is settled changes nothing.
-        let settled = has_condition(
+        let is_settled = has_condition(
             &self.job,
             &["FailureTarget", "Failed", "SuccessCriteriaMet", "Complete"],
         )
-        .map(|_| " (the Job's outcome is already settled)")
-        .unwrap_or_default();
+        .is_some();
+        self.pods[i].settled = is_settled;
+        self.pods[i].rule = Some(action.clone());
+        let settled = if is_settled {
+            " (the Job's outcome is already settled)"
+        } else {
+            ""
+        };
         Some(format!(
             "podFailurePolicy rule {rule} ({}) matches {on}: {effect}{settled}",
             action.as_str()
@@ -1328,6 +1460,7 @@ impl<'s> World<'s> {
                             deletion_context(&self.job, response)
                         );
                         self.push(EventKind::PodDeleted, Some(i), detail);
+                        self.pods[i].deleted_by_controller = true;
                         self.delete_pod(i);
                         self.collect();
                     }
@@ -1570,12 +1703,55 @@ impl<'s> World<'s> {
                 detail += &format!(": {}", c.message);
             }
             self.push(EventKind::Condition, None, detail);
+            if (c.r#type == "FailureTarget" || c.r#type == "Failed")
+                && c.status == "True"
+                && self.verdict_at.is_none()
+            {
+                self.verdict_at = Some(self.now);
+            }
             if (c.r#type == "Complete" || c.r#type == "Failed")
                 && c.status == "True"
                 && self.finished_at.is_none()
             {
                 self.finished_at = Some(self.now);
             }
+        }
+    }
+
+    /// The failures that used up a backoff limit are fatal too: the last failed attempt
+    /// of each index in `failed_indexes`, and, when the Job failed with
+    /// BackoffLimitExceeded, the last counted failure up to the verdict.
+    fn mark_fatal(&self, attempts: &mut [Attempt], failed_indexes: &str, backoff_exceeded: bool) {
+        let counted = |e: Ending| matches!(e, Ending::Counted | Ending::Disrupted);
+        for i in index_set(failed_indexes) {
+            let last = attempts
+                .iter()
+                .enumerate()
+                .filter(|(_, a)| a.index == Some(i))
+                .max_by_key(|(_, a)| (a.ended_ms, a.created_ms))
+                .map(|(k, _)| k);
+            if let Some(k) = last
+                && counted(attempts[k].ending)
+            {
+                attempts[k].ending = Ending::Fatal;
+            }
+        }
+        if !backoff_exceeded {
+            return;
+        }
+        let verdict = self
+            .verdict_at
+            .map(|t| t.saturating_sub(self.start).div_euclid(1_000_000));
+        let last = attempts
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| {
+                counted(a.ending) && a.ended_ms.zip(verdict).is_some_and(|(e, v)| e <= v)
+            })
+            .max_by_key(|(_, a)| a.ended_ms)
+            .map(|(k, _)| k);
+        if let Some(k) = last {
+            attempts[k].ending = Ending::Fatal;
         }
     }
 
@@ -1598,6 +1774,7 @@ impl<'s> World<'s> {
                     started_ms: Some(ms(run.started)),
                     ended_ms: Some(ms(run.ended)),
                     outcome: "failed".to_string(),
+                    ending: Ending::Restarted,
                     exit_code: Some(run.exit_code),
                     why: run.why.clone(),
                     policy: None,
@@ -1615,6 +1792,7 @@ impl<'s> World<'s> {
                 started_ms: sp.started.map(ms),
                 ended_ms: sp.ended.map(ms),
                 outcome: sp.outcome.clone(),
+                ending: ending(sp),
                 exit_code: sp.exit_code,
                 why: sp.why.clone(),
                 policy: sp.policy.clone(),
@@ -1626,6 +1804,11 @@ impl<'s> World<'s> {
             Some(c) => (c.r#type.clone(), c.reason.clone(), c.message.clone()),
             None => ("Unfinished".to_string(), String::new(), String::new()),
         };
+        self.mark_fatal(
+            &mut attempts,
+            status.failed_indexes.as_deref().unwrap_or_default(),
+            result == "Failed" && reason == "BackoffLimitExceeded",
+        );
         let end = self.finished_at.unwrap_or(self.now);
         let mut per_index: BTreeMap<i32, Vec<String>> = BTreeMap::new();
         for a in &attempts {
@@ -1645,6 +1828,7 @@ impl<'s> World<'s> {
             start_nanos: self.start,
             events: self.events.clone(),
             attempts,
+            backoff_waits: self.backoff_waits.clone(),
             summary: Summary {
                 result,
                 reason,
@@ -1668,14 +1852,44 @@ impl<'s> World<'s> {
                     .iter()
                     .map(|p| p.restarts.max(0).unsigned_abs())
                     .sum(),
-                backoff_wait_ms: self.backoff_waits.iter().sum::<i64>() / 1_000_000,
-                longest_backoff_wait_ms: self.backoff_waits.iter().max().copied().unwrap_or(0)
-                    / 1_000_000,
+                backoff_wait_ms: self.backoff_waits.iter().map(|w| w.wait_ms).sum(),
+                longest_backoff_wait_ms: self
+                    .backoff_waits
+                    .iter()
+                    .map(|w| w.wait_ms)
+                    .max()
+                    .unwrap_or(0),
                 completed_indexes: status.completed_indexes.clone(),
                 failed_indexes: status.failed_indexes.clone().unwrap_or_default(),
                 per_index,
             },
         }
+    }
+}
+
+/// How a pod's latest attempt ended, from what the world recorded as it happened.
+fn ending(sp: &SimPod) -> Ending {
+    match sp.outcome.as_str() {
+        "succeeded" => return Ending::Succeeded,
+        "running" => return Ending::Running,
+        "pending" => return Ending::Pending,
+        "removed" => return Ending::Deleted,
+        _ => {}
+    }
+    let live = !sp.settled;
+    match &sp.rule {
+        Some(PodFailurePolicyAction::FailJob | PodFailurePolicyAction::FailIndex) if live => {
+            return Ending::Fatal;
+        }
+        Some(PodFailurePolicyAction::Ignore) if live => return Ending::Ignored,
+        _ => {}
+    }
+    if sp.evicted {
+        Ending::Disrupted
+    } else if sp.deleted_by_controller || sp.settled {
+        Ending::Deleted
+    } else {
+        Ending::Counted
     }
 }
 

@@ -395,7 +395,14 @@ fn pods_given_at_the_start_run_on_from_where_they_are() {
         start_nanos: Some(1_748_858_400 * SECOND), // 10:00:00
         ..Options::default()
     };
-    let t = simulate(job, vec![running], &script, &options, &mut decide).expect("simulated");
+    let t = simulate(
+        job.clone(),
+        vec![running.clone()],
+        &script,
+        &options,
+        &mut decide,
+    )
+    .expect("simulated");
     let first = &t.attempts[0];
     assert_eq!(first.pod, "train-0-abcde");
     assert_eq!(
@@ -403,6 +410,19 @@ fn pods_given_at_the_start_run_on_from_where_they_are() {
         (Some(-30_000), Some(30_000))
     );
     assert_eq!(t.summary.pods_created, 1, "only index 1 needed a pod");
+    assert_eq!(t.summary.result, "Complete");
+
+    // From a live cluster: the run time is what is left, counted from now.
+    let options = Options {
+        running_pods: RunningPods::FromNow,
+        ..options
+    };
+    let t = simulate(job, vec![running], &script, &options, &mut decide).expect("simulated");
+    let first = &t.attempts[0];
+    assert_eq!(
+        (first.started_ms, first.ended_ms),
+        (Some(-30_000), Some(60_000))
+    );
     assert_eq!(t.summary.result, "Complete");
 }
 
@@ -721,4 +741,38 @@ fn random_scripts_always_end_with_events_in_time_order() {
             assert!(t.summary.wall_time_ms <= 3 * 3_600_000, "{text}");
         }
     }
+}
+
+#[test]
+fn per_index_backoff_waits_were_missing_from_the_summary() {
+    // The bug: with backoffLimitPerIndex, an index's failed pod waits out its own
+    // backoff before it is recreated, but when other pods succeeded at the same
+    // moment the Job's backoff record is empty, and the summary said "0 backoff waits".
+    let t = play(
+        indexed(serde_json::json!({"backoffLimitPerIndex": 1, "backoffLimit": 100})),
+        "defaults: {runTime: 4m}\nattempts:\n- {index: 3, attempt: 1, exitCode: 1}\n",
+    );
+    assert_eq!(outcomes(&t, 3), ["failed(1)", "succeeded"]);
+    assert_eq!(t.summary.result, "Complete");
+    assert_eq!(t.summary.backoff_waits, 1, "{}", t.text());
+    assert_eq!(t.backoff_waits.len(), 1);
+    let wait = &t.backoff_waits[0];
+    assert_eq!(wait.indexes, vec![3]);
+    assert!(wait.wait_ms > 0 && wait.wait_ms <= 10_000, "{wait:?}");
+    assert_eq!(t.summary.backoff_wait_ms, wait.wait_ms);
+    // The wait is what held the retry: index 3's second pod comes when it is over.
+    let retry = t
+        .attempts
+        .iter()
+        .find(|a| a.index == Some(3) && a.attempt == 2)
+        .map(|a| a.created_ms);
+    let end = wait.at_ms + wait.wait_ms;
+    assert!(
+        retry.is_some_and(|r| (end..end + 1000).contains(&r)),
+        "{retry:?} {wait:?}"
+    );
+    assert!(
+        t.text()
+            .contains("per-index backoff: index 3 (1 failed attempt)")
+    );
 }

@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use crate::duration::{SECOND, human, parse_span};
+use crate::duration::human;
 use crate::timeline::{Attempt, EventKind, Timeline, offset};
 
 use super::{MAX_BARS, MAX_BARS_PER_ROW, MAX_ROWS, MIN_BARS_PER_ROW};
@@ -10,30 +10,9 @@ use super::{MAX_BARS, MAX_BARS_PER_ROW, MAX_ROWS, MIN_BARS_PER_ROW};
 /// At most this many condition changes are marked per chart.
 pub const MAX_MARKS: usize = 100;
 
-/// How an attempt ended, as the chart colours it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Outcome {
-    /// Its containers all exited 0.
-    Succeeded,
-    /// It failed and the failure counts against the backoff limit.
-    Counted,
-    /// It failed and an `Ignore` rule of the pod failure policy matched.
-    Ignored,
-    /// It failed the Job or its index: a `FailJob` or `FailIndex` rule matched, or it was
-    /// the failure that used up its index's or the Job's backoff limit ([`classify`]).
-    Fatal,
-    /// Its node was drained or it was preempted (DisruptionTarget).
-    Disrupted,
-    /// The controller deleted it (suspend, a finished Job, too many pods), or it was
-    /// removed before it ended.
-    Deleted,
-    /// restartPolicy OnFailure: its container crashed and was restarted in place.
-    Restarted,
-    /// Still running when the simulation stopped.
-    Running,
-    /// Still waiting to start when the simulation stopped.
-    Pending,
-}
+/// How an attempt ended, as the chart colours it: the timeline's own [`Ending`],
+/// which the world sets; the chart never reads the wording of reasons.
+pub use crate::timeline::Ending as Outcome;
 
 impl Outcome {
     /// Every outcome, in legend order.
@@ -93,114 +72,11 @@ impl Outcome {
             Outcome::Pending => "#dedede",
         }
     }
-
-    /// The class of one attempt. `controller_deleted` holds the pods the
-    /// controller deleted (a `deleted` event), as [`controller_deleted`] finds them.
-    pub fn of(a: &Attempt, controller_deleted: &HashSet<&str>) -> Outcome {
-        match a.outcome.as_str() {
-            "succeeded" => return Outcome::Succeeded,
-            "running" => return Outcome::Running,
-            "pending" => return Outcome::Pending,
-            "removed" => return Outcome::Deleted,
-            _ => {}
-        }
-        let policy = a.policy.as_deref().unwrap_or("");
-        // A failure after the Job's outcome is settled matches a rule but changes nothing.
-        let settled = policy.contains("already settled");
-        if !settled && (policy.contains("fails the Job") || policy.contains("fails its index")) {
-            return Outcome::Fatal;
-        }
-        if !settled && policy.contains(": not counted") {
-            return Outcome::Ignored;
-        }
-        if a.why.contains("restarted in place") {
-            return Outcome::Restarted;
-        }
-        if a.why.starts_with("evicted") {
-            return Outcome::Disrupted;
-        }
-        if controller_deleted.contains(a.pod.as_str()) || settled {
-            return Outcome::Deleted;
-        }
-        Outcome::Counted
-    }
 }
 
-/// The outcome of every attempt, in order: each by its own end ([`Outcome::of`]),
-/// then the failures that ended something marked fatal too: the last failed attempt
-/// of each index in `failedIndexes`, and, when the Job failed with
-/// `BackoffLimitExceeded`, the last counted failure before it did.
+/// The outcome of every attempt, in order.
 pub fn classify(t: &Timeline) -> Vec<Outcome> {
-    let deleted = controller_deleted(t);
-    let mut out: Vec<Outcome> = t
-        .attempts
-        .iter()
-        .map(|a| Outcome::of(a, &deleted))
-        .collect();
-    let failed_indexes = index_set(&t.summary.failed_indexes);
-    for i in failed_indexes {
-        let last = t
-            .attempts
-            .iter()
-            .enumerate()
-            .filter(|(_, a)| a.index == Some(i))
-            .max_by_key(|(_, a)| (a.ended_ms, a.created_ms));
-        if let Some((k, _)) = last
-            && matches!(out[k], Outcome::Counted | Outcome::Disrupted)
-        {
-            out[k] = Outcome::Fatal;
-        }
-    }
-    if t.summary.result == "Failed" && t.summary.reason == "BackoffLimitExceeded" {
-        let verdict = t
-            .events
-            .iter()
-            .find(|e| {
-                e.kind == EventKind::Condition
-                    && (e.detail.starts_with("FailureTarget=True")
-                        || e.detail.starts_with("Failed=True"))
-            })
-            .map(|e| e.offset_ms);
-        let last = t
-            .attempts
-            .iter()
-            .enumerate()
-            .filter(|(k, a)| {
-                matches!(out[*k], Outcome::Counted | Outcome::Disrupted)
-                    && a.ended_ms.zip(verdict).is_some_and(|(e, v)| e <= v)
-            })
-            .max_by_key(|(_, a)| a.ended_ms);
-        if let Some((k, _)) = last {
-            out[k] = Outcome::Fatal;
-        }
-    }
-    out
-}
-
-/// The indexes of `1,3-5` (the API's compressed form); anything else is skipped.
-pub fn index_set(text: &str) -> Vec<i32> {
-    let mut out = Vec::new();
-    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        match part.split_once('-') {
-            Some((a, b)) => {
-                if let (Ok(a), Ok(b)) = (a.parse::<i32>(), b.parse::<i32>()) {
-                    // Bounded by the attempts that exist: a range never needs more.
-                    out.extend((a..=b).take(1_000_000));
-                }
-            }
-            None => out.extend(part.parse::<i32>().ok()),
-        }
-    }
-    out
-}
-
-/// The pods the controller deleted.
-pub fn controller_deleted(t: &Timeline) -> HashSet<&str> {
-    t.events
-        .iter()
-        .filter(|e| e.kind == EventKind::PodDeleted)
-        .filter_map(|e| e.pod.as_deref())
-        .collect()
+    t.attempts.iter().map(|a| a.ending).collect()
 }
 
 /// One drawn attempt.
@@ -442,32 +318,32 @@ fn marks(t: &Timeline) -> Vec<Mark> {
         .collect()
 }
 
-/// Backoff waits (requeues while the backoff record holds failures) and suspensions.
+/// Backoff waits (the timeline's own list) and suspensions.
 fn bands(t: &Timeline, t1: i64) -> Vec<Band> {
-    let mut out = Vec::new();
+    let mut out: Vec<Band> = t
+        .backoff_waits
+        .iter()
+        .map(|w| {
+            let held = match w.indexes.as_slice() {
+                [] => "the Job's backoff record holds failures".to_string(),
+                [i] => format!("index {i} waits out its own backoff"),
+                many => format!("{} indexes wait out their own backoff", many.len()),
+            };
+            Band {
+                from: w.at_ms,
+                to: w.at_ms.saturating_add(w.wait_ms).min(t1),
+                class: "backoff",
+                title: format!(
+                    "{} backoff: the controller decides again in {}; {held}",
+                    offset(w.at_ms),
+                    human(w.wait_ms.saturating_mul(1_000_000))
+                ),
+            }
+        })
+        .collect();
     let mut suspended: Option<i64> = None;
     for e in &t.events {
         match e.kind {
-            EventKind::Requeue if e.detail.contains("backoff record") => {
-                let wait = e
-                    .detail
-                    .strip_prefix("decide again in ")
-                    .and_then(|r| r.split_whitespace().next())
-                    .and_then(|w| parse_span(w).ok())
-                    .map(|s| s.nanos() / (SECOND / 1000))
-                    .unwrap_or(0);
-                out.push(Band {
-                    from: e.offset_ms,
-                    to: e.offset_ms.saturating_add(wait).min(t1),
-                    class: "backoff",
-                    title: format!(
-                        "{} backoff: {}",
-                        offset(e.offset_ms),
-                        e.detail
-                            .replacen("decide again", "the controller decides again", 1)
-                    ),
-                });
-            }
             EventKind::Condition if e.detail.starts_with("Suspended=True") => {
                 suspended.get_or_insert(e.offset_ms);
             }
@@ -482,6 +358,8 @@ fn bands(t: &Timeline, t1: i64) -> Vec<Band> {
     if let Some(from) = suspended {
         out.push(suspension(from, t1));
     }
+    // In time order, as the events are: the chart draws them in this order.
+    out.sort_by_key(|b| b.from);
     out
 }
 

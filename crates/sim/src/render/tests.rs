@@ -153,6 +153,13 @@ fn attempt(
         started_ms: Some(from + 2000),
         ended_ms: to,
         outcome: outcome.to_string(),
+        ending: match outcome {
+            "succeeded" => Outcome::Succeeded,
+            "running" => Outcome::Running,
+            "pending" => Outcome::Pending,
+            "removed" => Outcome::Deleted,
+            _ => Outcome::Counted,
+        },
         exit_code: None,
         why: String::new(),
         policy: None,
@@ -178,6 +185,7 @@ fn timeline(job: &str, attempts: Vec<Attempt>, events: Vec<Event>) -> Timeline {
         start_nanos: 0,
         events,
         attempts,
+        backoff_waits: Vec::new(),
         summary: Summary {
             result: "Failed".to_string(),
             reason: "BackoffLimitExceeded".to_string(),
@@ -271,9 +279,15 @@ fn huge(n: usize, indexed: bool) -> Timeline {
         }
     }
     // A backoff wait after every failure, a suspension every 100 pods.
+    let mut waits = Vec::new();
     for k in (0..n).step_by(10) {
         let ms = i64::try_from(k).unwrap_or(0) * 100 + 600_000;
         events.push(event(ms, EventKind::Requeue, None, "decide again in 10s (at 10:00:10); backoff record: 1 failure(s) since the last success"));
+        waits.push(crate::timeline::BackoffWait {
+            at_ms: ms,
+            wait_ms: 10_000,
+            indexes: Vec::new(),
+        });
         if k % 100 == 0 {
             events.push(event(
                 ms,
@@ -291,6 +305,8 @@ fn huge(n: usize, indexed: bool) -> Timeline {
     }
     events.sort_by_key(|e| e.offset_ms);
     let mut t = timeline("ns/big", attempts, events);
+    t.summary.backoff_waits = u32::try_from(waits.len()).unwrap_or(u32::MAX);
+    t.backoff_waits = waits;
     for i in 0..n {
         t.summary
             .per_index
@@ -624,9 +640,9 @@ fn the_failure_that_ends_an_index_or_the_job_is_marked_fatal() {
 
 #[test]
 fn failed_indexes_read_in_their_compressed_form() {
-    assert_eq!(layout::index_set("1,3-5, 9"), vec![1, 3, 4, 5, 9]);
-    assert_eq!(layout::index_set(""), Vec::<i32>::new());
-    assert_eq!(layout::index_set("x,2"), vec![2]);
+    assert_eq!(crate::timeline::index_set("1,3-5, 9"), vec![1, 3, 4, 5, 9]);
+    assert_eq!(crate::timeline::index_set(""), Vec::<i32>::new());
+    assert_eq!(crate::timeline::index_set("x,2"), vec![2]);
 }
 
 #[test]
@@ -688,4 +704,29 @@ fn axis_ticks_are_round_and_few() {
         let t = ticks(0, span);
         assert!(!t.is_empty() && t.len() <= 11, "span {span}: {t:?}");
     }
+}
+
+#[test]
+fn the_chart_colours_by_the_recorded_ending_not_the_wording_of_reasons() {
+    // Words that once decided the colour, on attempts whose recorded ending says otherwise.
+    let t = timeline(
+        "ns/words",
+        vec![
+            Attempt {
+                why: "evicted; restarted in place".to_string(),
+                policy: Some("rule 0 (FailJob) matches: fails the Job".to_string()),
+                ..attempt("a", None, 1, 0, Some(30_000), "failed")
+            },
+            Attempt {
+                ending: Outcome::Disrupted,
+                ..attempt("b", None, 1, 0, Some(30_000), "failed")
+            },
+        ],
+        Vec::new(),
+    );
+    assert_eq!(outcomes(&t), vec![Outcome::Counted, Outcome::Disrupted]);
+    let svg = svg(&t);
+    assert_eq!(count(&svg, "class=\"bar o-counted"), 1);
+    assert_eq!(count(&svg, "class=\"bar o-disrupted"), 1);
+    assert_eq!(count(&svg, "class=\"bar o-fatal"), 0);
 }
