@@ -112,17 +112,28 @@ fn main() -> Result<()> {
             jobset.as_bytes(),
         )?;
     }
-    for example in fs::read_dir(repo.join("examples"))?.filter_map(|e| e.ok()) {
-        if !example.path().is_dir() {
-            continue;
-        }
-        for file in fs::read_dir(example.path())?.filter_map(|e| e.ok()) {
+    // Every file under examples/, at any depth (examples/simulate/ nests a directory per story).
+    let examples = repo.join("examples");
+    let mut dirs = vec![examples.clone()];
+    while let Some(dir) = dirs.pop() {
+        for entry in fs::read_dir(&dir)?.filter_map(|e| e.ok()) {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+                continue;
+            }
+            let Some(relative) = path.strip_prefix(&examples)?.parent() else {
+                continue;
+            };
+            if relative.as_os_str().is_empty() {
+                continue; // examples/README.md and the like: not documents
+            }
             let name = format!(
                 "example-{}-{}",
-                example.file_name().to_string_lossy(),
-                file.file_name().to_string_lossy()
+                relative.to_string_lossy().replace('/', "-"),
+                entry.file_name().to_string_lossy()
             );
-            write(&out.join("documents"), &name, &fs::read(file.path())?)?;
+            write(&out.join("documents"), &name, &fs::read(&path)?)?;
         }
     }
     lists.sort();
