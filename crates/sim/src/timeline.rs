@@ -525,29 +525,40 @@ pub fn compare_text(
         }
     }
     out.push('\n');
-    match diverge(left, right) {
-        None => out.push_str("The two timelines are the same.\n"),
-        Some(d) => {
-            let line = |e: &Option<Event>| match e {
-                Some(e) => format!(
-                    "{} {} {}{}",
-                    offset(e.offset_ms),
-                    e.kind.label(),
-                    e.pod.as_ref().map(|p| format!("{p} ")).unwrap_or_default(),
-                    e.detail
-                ),
-                None => "(nothing more)".to_string(),
-            };
-            let _ = writeln!(
-                out,
-                "The stories agree for {} event(s) (pods and conditions), then part:\n  {left_name}: {}\n  {right_name}: {}",
-                d.common_events,
-                line(&d.left),
-                line(&d.right)
-            );
-        }
-    }
+    out.push_str(&parting(left_name, left, right_name, right, "  "));
+    out.push('\n');
     out
+}
+
+/// Where the two stories part, for people (the text and the HTML report say the same):
+/// how many events they share, then each side's first differing event on its own line,
+/// each line starting with `indent`.
+pub fn parting(
+    left_name: &str,
+    left: &Timeline,
+    right_name: &str,
+    right: &Timeline,
+    indent: &str,
+) -> String {
+    let Some(d) = diverge(left, right) else {
+        return "The two timelines are the same.".to_string();
+    };
+    let line = |e: &Option<Event>| match e {
+        Some(e) => format!(
+            "{} {} {}{}",
+            offset(e.offset_ms),
+            e.kind.label(),
+            e.pod.as_ref().map(|p| format!("{p} ")).unwrap_or_default(),
+            e.detail
+        ),
+        None => "(nothing more)".to_string(),
+    };
+    format!(
+        "The stories agree for {} event(s) (pods and conditions), then part:\n{indent}{left_name}: {}\n{indent}{right_name}: {}",
+        d.common_events,
+        line(&d.left),
+        line(&d.right)
+    )
 }
 
 /// RFC 3339 of `start + offset_ms`, shared by the world and tests.

@@ -8,7 +8,7 @@ use super::layout;
 use super::svg::{document, shared_range};
 use super::{MAX_EVENT_ROWS, MAX_ROWS, escape};
 use crate::duration::clock;
-use crate::timeline::{Summary, Timeline, diverge, offset};
+use crate::timeline::{Summary, Timeline, offset, parting};
 
 /// The report of one timeline.
 pub fn html(timeline: &Timeline) -> String {
@@ -65,27 +65,7 @@ pub fn compare_html(
         "<section id=\"summary\"><h2>Summary</h2>{}",
         compare_table(left_name, &left.summary, right_name, &right.summary)
     );
-    let parting = match diverge(left, right) {
-        None => "The two timelines are the same.".to_string(),
-        Some(d) => {
-            let line = |e: &Option<crate::timeline::Event>| match e {
-                Some(e) => format!(
-                    "{} {} {}{}",
-                    offset(e.offset_ms),
-                    e.kind.label(),
-                    e.pod.as_ref().map(|p| format!("{p} ")).unwrap_or_default(),
-                    e.detail
-                ),
-                None => "(nothing more)".to_string(),
-            };
-            format!(
-                "The stories agree for {} event(s) (pods and conditions), then part:\n{left_name}: {}\n{right_name}: {}",
-                d.common_events,
-                line(&d.left),
-                line(&d.right)
-            )
-        }
-    };
+    let parting = parting(left_name, left, right_name, right, "");
     let _ = write!(
         body,
         "<pre class=\"divergence\">{}</pre></section>",
