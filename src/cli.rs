@@ -625,7 +625,7 @@ pub fn decide(args: &DecideArgs) -> Result<String, CliError> {
             .map(|s| s + "\n")
             .map_err(|e| failed(&e)),
         Output::Yaml => documents::to_yaml(&decision.response()).map_err(|e| failed(&e)),
-        Output::Text => Ok(explain::explain(&decision)),
+        Output::Text => Ok(ended(explain::explain(&decision))),
     }
 }
 
@@ -665,7 +665,7 @@ pub fn decide_jobset(args: &JobSetDecideArgs) -> Result<String, CliError> {
             .map(|s| s + "\n")
             .map_err(|e| failed(&e)),
         Output::Yaml => documents::to_yaml(&response).map_err(|e| failed(&e)),
-        Output::Text => Ok(explain::explain_jobset(&response)),
+        Output::Text => Ok(ended(explain::explain_jobset(&response))),
     }
 }
 
@@ -837,6 +837,15 @@ pub fn parse_size(text: &str) -> Result<usize, String> {
     value
         .checked_mul(factor)
         .ok_or_else(|| format!("{text:?} is too large"))
+}
+
+/// Text for a terminal ends with a newline, so a shell prompt or a note on stderr starts on
+/// a line of its own.
+fn ended(mut text: String) -> String {
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text
 }
 
 #[cfg(test)]

@@ -619,3 +619,24 @@ fn request_carries_state_and_controller_name() {
     assert_eq!(printed.state, Some(want_state));
     assert_eq!(printed.controller_name, "example.com/mine");
 }
+
+/// Regression: `decide -o text` ended without a newline, so a note on stderr or the shell's
+/// prompt ran into its last line.
+#[test]
+fn regression_text_output_ends_with_a_newline() {
+    let dir = "kep-3329-failjob-exit-code-42";
+    let (job, pods) = (example(dir, "job"), example(dir, "pods"));
+    let out = run(&[
+        "decide",
+        "--job",
+        job.to_str().expect("path"),
+        "--pods",
+        pods.to_str().expect("path"),
+        "--now",
+        NOW,
+        "-o",
+        "text",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).ends_with(".\n"), "{:?}", stdout(&out));
+}
