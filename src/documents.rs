@@ -366,9 +366,20 @@ fn parse_objects<T: DeserializeOwned>(
     kind: &str,
     unknown: UnknownFields,
 ) -> Result<Parsed<Vec<T>>, DocumentError> {
-    if let Some(parsed) = stream_json_list(text, what, kind, unknown)? {
-        return Ok(parsed);
+    match stream_json_list(text, what, kind, unknown)? {
+        Some(parsed) => Ok(parsed),
+        None => parse_objects_whole(text, what, kind, unknown),
     }
+}
+
+/// Reads objects of `kind` from the whole text at once (YAML, or JSON that is
+/// not a list): every document as one value, then its objects.
+fn parse_objects_whole<T: DeserializeOwned>(
+    text: &str,
+    what: &str,
+    kind: &str,
+    unknown: UnknownFields,
+) -> Result<Parsed<Vec<T>>, DocumentError> {
     let list_kind = format!("{kind}List");
     let docs = documents(text, what)?;
     let several = docs.len() > 1;
@@ -1008,6 +1019,56 @@ mod tests {
         assert_eq!(read.value.len(), 20_000);
         assert_eq!(read.warnings.len(), MAX_LISTED_UNKNOWN_FIELDS + 1);
         assert!(read.warnings[MAX_LISTED_UNKNOWN_FIELDS].contains("19980 more"));
+    }
+
+    /// The JSON list read item by item gives what reading it whole gives:
+    /// the same objects, warnings and errors, word for word.
+    #[test]
+    fn streamed_json_lists_read_as_whole_ones() {
+        let cases = [
+            // kubectl's order: items before kind.
+            r#"{"apiVersion":"v1","items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b"}}],"kind":"List","metadata":{"resourceVersion":""}}"#,
+            r#"{"kind":"PodList","items":null}"#,
+            r#"{"kind":"PodList"}"#,
+            r#"{"kind":"PodList","items":{"a":1}}"#,
+            r#"{"kind":"PodList","items":3}"#,
+            r#"{"kind":"PodList","apiVersion":"v2","items":[{"kind":"Job"}]}"#,
+            r#"{"kind":"PodList","metadata":{"resourceVersoin":"1"},"items":[{"spec":{"nodname":"n"}}]}"#,
+            // A conversion error waits for unknown fields and kind errors after it.
+            r#"{"kind":"PodList","items":[{"metadata":{"name":3}},{"status":{"phaze":"x"}}]}"#,
+            r#"{"kind":"PodList","items":[{"metadata":{"name":3}},{"kind":"Job"}]}"#,
+            r#"{"kind":"PodList","items":[{"metadata":{"name":3}},{"metadata":{"name":4}}]}"#,
+            r#"[{"metadata":{"name":"a"},"status":{"phaze":"x"}},{"kind":"Pod","apiVersion":"v2"}]"#,
+            r#"[{"metadata":{"name":"a"}}, 7]"#,
+            r#"[]"#,
+            // A syntax error after a bad item: the syntax error first.
+            r#"{"kind":"PodList","items":[{"kind":"Job"},{"metadata":}]}"#,
+            r#"[{"kind":"Job"},{"#,
+            r#"{"kind":"PodList","items":[]} trailing"#,
+            // Not a list, or items given twice: read whole.
+            r#"{"kind":"Pod","metadata":{"name":"a"}}"#,
+            r#"{"items":[{"metadata":{"name":"a"}}]}"#,
+            r#"{"kind":"PodList","items":[{"metadata":{"name":"a"}}],"items":[]}"#,
+        ];
+        let text = |read: Result<Parsed<Vec<pb::Pod>>, DocumentError>| match read {
+            Ok(read) => format!("{:?} {:?}", read.value, read.warnings),
+            Err(err) => format!("error: {err}"),
+        };
+        for (i, case) in cases.into_iter().enumerate() {
+            for unknown in [UnknownFields::Reject, UnknownFields::Warn] {
+                // All but the last three go through the item-by-item reader.
+                let streamed = !matches!(
+                    stream_json_list::<pb::Pod>(case, "pods.json", "Pod", unknown),
+                    Ok(None)
+                );
+                assert_eq!(streamed, i < cases.len() - 3, "{case}");
+                assert_eq!(
+                    text(parse_objects(case, "pods.json", "Pod", unknown)),
+                    text(parse_objects_whole(case, "pods.json", "Pod", unknown)),
+                    "{case} ({unknown:?})"
+                );
+            }
+        }
     }
 
     #[test]
