@@ -608,8 +608,10 @@ impl<'de, T: DeserializeOwned> serde::de::Visitor<'de> for Items<'_, '_, '_, T> 
         let mut index = 0;
         while let Some(item) = seq.next_element::<Value>()? {
             if !self.0.item(index, item) {
-                // The rest is skipped: the first pass found it well-formed.
-                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                // The rest is still read as values, dropped: a number the
+                // value reader rejects (which the first pass skipped) is a
+                // syntax error, and that comes first, as in the whole read.
+                while seq.next_element::<Value>()?.is_some() {}
                 return Ok(());
             }
             index += 1;
@@ -1044,6 +1046,8 @@ mod tests {
             // A syntax error after a bad item: the syntax error first.
             r#"{"kind":"PodList","items":[{"kind":"Job"},{"metadata":}]}"#,
             r#"[{"kind":"Job"},{"#,
+            r#"[{"kind":"Job"},1e400]"#,
+            r#"{"kind":"PodList","items":[{"metadata":{"name":3}},{"status":{"phase":1e400}}]}"#,
             r#"{"kind":"PodList","items":[]} trailing"#,
             // Not a list, or items given twice: read whole.
             r#"{"kind":"Pod","metadata":{"name":"a"}}"#,
