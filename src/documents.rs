@@ -366,6 +366,20 @@ fn parse_objects<T: DeserializeOwned>(
     kind: &str,
     unknown: UnknownFields,
 ) -> Result<Parsed<Vec<T>>, DocumentError> {
+    match stream_json_list(text, what, kind, unknown)? {
+        Some(parsed) => Ok(parsed),
+        None => parse_objects_whole(text, what, kind, unknown),
+    }
+}
+
+/// Reads objects of `kind` from the whole text at once (YAML, or JSON that is
+/// not a list): every document as one value, then its objects.
+fn parse_objects_whole<T: DeserializeOwned>(
+    text: &str,
+    what: &str,
+    kind: &str,
+    unknown: UnknownFields,
+) -> Result<Parsed<Vec<T>>, DocumentError> {
     let list_kind = format!("{kind}List");
     let docs = documents(text, what)?;
     let several = docs.len() > 1;
@@ -433,6 +447,296 @@ fn parse_objects<T: DeserializeOwned>(
         value: objects,
         warnings,
     })
+}
+
+/// How a JSON list's `items` looked on the first pass, which skips their content.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ItemsShape {
+    /// An array: read item by item on the second pass.
+    Array,
+    /// `null`: no items.
+    Null,
+    /// Anything else: an error naming `items`.
+    Other,
+}
+
+impl<'de> Deserialize<'de> for ItemsShape {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ShapeVisitor)
+    }
+}
+
+/// Tells an array, a null and anything else apart without keeping any of it.
+struct ShapeVisitor;
+
+impl<'de> serde::de::Visitor<'de> for ShapeVisitor {
+    type Value = ItemsShape;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_unit<E>(self) -> Result<ItemsShape, E> {
+        Ok(ItemsShape::Null)
+    }
+    fn visit_none<E>(self) -> Result<ItemsShape, E> {
+        Ok(ItemsShape::Null)
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<ItemsShape, E> {
+        Ok(ItemsShape::Other)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<ItemsShape, E> {
+        Ok(ItemsShape::Other)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<ItemsShape, E> {
+        Ok(ItemsShape::Other)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<ItemsShape, E> {
+        Ok(ItemsShape::Other)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<ItemsShape, E> {
+        Ok(ItemsShape::Other)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<ItemsShape, A::Error> {
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        Ok(ItemsShape::Array)
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<ItemsShape, A::Error> {
+        while map
+            .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+            .is_some()
+        {}
+        Ok(ItemsShape::Other)
+    }
+}
+
+/// A JSON object's fields other than `items`, and how often `items` came and in what shape.
+struct Envelope {
+    fields: serde_json::Map<String, Value>,
+    items: Vec<ItemsShape>,
+}
+
+impl<'de> Deserialize<'de> for Envelope {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(EnvelopeVisitor)
+    }
+}
+
+/// Keeps every field of the top object but `items`, whose content it skips.
+struct EnvelopeVisitor;
+
+impl<'de> serde::de::Visitor<'de> for EnvelopeVisitor {
+    type Value = Envelope;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Envelope, A::Error> {
+        let mut envelope = Envelope {
+            fields: serde_json::Map::new(),
+            items: Vec::new(),
+        };
+        while let Some(key) = map.next_key::<String>()? {
+            if key == "items" {
+                envelope.items.push(map.next_value()?);
+            } else {
+                let value: Value = map.next_value()?;
+                envelope.fields.insert(key, value);
+            }
+        }
+        Ok(envelope)
+    }
+}
+
+/// The second pass over a JSON list: each item is read into a value, checked,
+/// converted and dropped before the next, so a large file never exists as one
+/// value tree. The first conversion error waits until every item is checked,
+/// as unknown fields (and kind errors) come before conversion errors.
+struct ItemReader<'c, 'a, T> {
+    checker: &'c mut Checker<'a>,
+    kind: &'c str,
+    items_path: &'c str,
+    unknown: UnknownFields,
+    objects: Vec<T>,
+    first_error: Option<DocumentError>,
+    /// A kind or apiVersion error: it ends the read, reported as it is.
+    fatal: Option<DocumentError>,
+}
+
+impl<T: DeserializeOwned> ItemReader<'_, '_, T> {
+    /// Checks and converts one item; `false` once the read must stop.
+    fn item(&mut self, index: usize, item: Value) -> bool {
+        let prefix = format!("{}[{index}]", self.items_path);
+        if let Err(err) = self.checker.object(&item, self.kind, &prefix, &[]) {
+            self.fatal = Some(err);
+            return false;
+        }
+        // Converting is wasted once the answer is an error anyway.
+        let doomed = self.first_error.is_some()
+            || (self.unknown == UnknownFields::Reject && !self.checker.unknown.is_empty());
+        if !doomed {
+            match message(item, self.checker.what, &prefix) {
+                Ok(object) => self.objects.push(object),
+                Err(err) => {
+                    self.first_error = Some(err);
+                    // Nothing converted is needed any more.
+                    self.objects = Vec::new();
+                }
+            }
+        }
+        true
+    }
+}
+
+/// Deserializes the `items` array (or the top-level array) through an [`ItemReader`].
+struct Items<'r, 'c, 'a, T>(&'r mut ItemReader<'c, 'a, T>);
+
+impl<'de, T: DeserializeOwned> serde::de::DeserializeSeed<'de> for Items<'_, '_, '_, T> {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_seq(self)
+    }
+}
+
+impl<'de, T: DeserializeOwned> serde::de::Visitor<'de> for Items<'_, '_, '_, T> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a list")
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut index = 0;
+        while let Some(item) = seq.next_element::<Value>()? {
+            if !self.0.item(index, item) {
+                // The rest is still read as values, dropped: a number the
+                // value reader rejects (which the first pass skipped) is a
+                // syntax error, and that comes first, as in the whole read.
+                while seq.next_element::<Value>()?.is_some() {}
+                return Ok(());
+            }
+            index += 1;
+        }
+        Ok(())
+    }
+}
+
+/// Only the `items` of the top object, through an [`ItemReader`]; other fields are skipped.
+struct ItemsField<'r, 'c, 'a, T>(&'r mut ItemReader<'c, 'a, T>);
+
+impl<'de, T: DeserializeOwned> serde::de::DeserializeSeed<'de> for ItemsField<'_, '_, '_, T> {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de, T: DeserializeOwned> serde::de::Visitor<'de> for ItemsField<'_, '_, '_, T> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            if key == "items" {
+                map.next_value_seed(Items(&mut *self.0))?;
+            } else {
+                map.next_value::<serde::de::IgnoredAny>()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reads a JSON list of `kind` (a `<kind>List`, a List or an array) item by
+/// item, with the same checks, paths and errors as reading it whole; `None`
+/// when the text is not such a list (YAML, a single object), to be read whole.
+///
+/// Two passes over the text: the first checks its syntax and keeps the list's
+/// own fields (skipping the items), so a syntax error anywhere and the
+/// envelope's errors come first, as when the file is read whole; the second
+/// reads the items.
+fn stream_json_list<T: DeserializeOwned>(
+    text: &str,
+    what: &str,
+    kind: &str,
+    unknown: UnknownFields,
+) -> Result<Option<Parsed<Vec<T>>>, DocumentError> {
+    let start = text.trim_start();
+    let syntax = |e: serde_json::Error| DocumentError::Syntax {
+        what: what.to_string(),
+        detail: e.to_string(),
+    };
+    let mut checker = Checker::new(what)?;
+    let items_path = if start.starts_with('[') {
+        serde_json::from_str::<serde::de::IgnoredAny>(text).map_err(syntax)?;
+        String::new()
+    } else if start.starts_with('{') {
+        let envelope: Envelope = serde_json::from_str(text).map_err(syntax)?;
+        let list_kind = format!("{kind}List");
+        let doc = Value::Object(envelope.fields);
+        let list = match kind_of(&doc) {
+            Some(k) if k == list_kind || k == "List" => k.to_string(),
+            // A single object, or a field given twice (the last one counts): read whole.
+            _ => return Ok(None),
+        };
+        if envelope.items.len() > 1 {
+            return Ok(None);
+        }
+        checker.object(&doc, &list, "", &["items"])?;
+        match envelope.items.first() {
+            Some(ItemsShape::Array) => {}
+            Some(ItemsShape::Null) | None => {
+                let warnings = checker.finish(unknown)?;
+                return Ok(Some(Parsed {
+                    value: Vec::new(),
+                    warnings,
+                }));
+            }
+            Some(ItemsShape::Other) => {
+                return Err(
+                    checker.field_error("items".to_string(), format!("must be a list of {kind}s"))
+                );
+            }
+        }
+        "items".to_string()
+    } else {
+        return Ok(None);
+    };
+    let mut reader = ItemReader {
+        checker: &mut checker,
+        kind,
+        items_path: &items_path,
+        unknown,
+        objects: Vec::new(),
+        first_error: None,
+        fatal: None,
+    };
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    if items_path.is_empty() {
+        serde::de::DeserializeSeed::deserialize(Items(&mut reader), &mut deserializer)
+    } else {
+        serde::de::DeserializeSeed::deserialize(ItemsField(&mut reader), &mut deserializer)
+    }
+    .map_err(syntax)?;
+    let ItemReader {
+        objects,
+        first_error,
+        fatal,
+        ..
+    } = reader;
+    if let Some(err) = fatal {
+        return Err(err);
+    }
+    let warnings = checker.finish(unknown)?;
+    if let Some(err) = first_error {
+        return Err(err);
+    }
+    Ok(Some(Parsed {
+        value: objects,
+        warnings,
+    }))
 }
 
 /// Reads controller state as a DecideJobResponse prints it (`state`), or the whole response.
@@ -717,6 +1021,58 @@ mod tests {
         assert_eq!(read.value.len(), 20_000);
         assert_eq!(read.warnings.len(), MAX_LISTED_UNKNOWN_FIELDS + 1);
         assert!(read.warnings[MAX_LISTED_UNKNOWN_FIELDS].contains("19980 more"));
+    }
+
+    /// The JSON list read item by item gives what reading it whole gives:
+    /// the same objects, warnings and errors, word for word.
+    #[test]
+    fn streamed_json_lists_read_as_whole_ones() {
+        let cases = [
+            // kubectl's order: items before kind.
+            r#"{"apiVersion":"v1","items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b"}}],"kind":"List","metadata":{"resourceVersion":""}}"#,
+            r#"{"kind":"PodList","items":null}"#,
+            r#"{"kind":"PodList"}"#,
+            r#"{"kind":"PodList","items":{"a":1}}"#,
+            r#"{"kind":"PodList","items":3}"#,
+            r#"{"kind":"PodList","apiVersion":"v2","items":[{"kind":"Job"}]}"#,
+            r#"{"kind":"PodList","metadata":{"resourceVersoin":"1"},"items":[{"spec":{"nodname":"n"}}]}"#,
+            // A conversion error waits for unknown fields and kind errors after it.
+            r#"{"kind":"PodList","items":[{"metadata":{"name":3}},{"status":{"phaze":"x"}}]}"#,
+            r#"{"kind":"PodList","items":[{"metadata":{"name":3}},{"kind":"Job"}]}"#,
+            r#"{"kind":"PodList","items":[{"metadata":{"name":3}},{"metadata":{"name":4}}]}"#,
+            r#"[{"metadata":{"name":"a"},"status":{"phaze":"x"}},{"kind":"Pod","apiVersion":"v2"}]"#,
+            r#"[{"metadata":{"name":"a"}}, 7]"#,
+            r#"[]"#,
+            // A syntax error after a bad item: the syntax error first.
+            r#"{"kind":"PodList","items":[{"kind":"Job"},{"metadata":}]}"#,
+            r#"[{"kind":"Job"},{"#,
+            r#"[{"kind":"Job"},1e400]"#,
+            r#"{"kind":"PodList","items":[{"metadata":{"name":3}},{"status":{"phase":1e400}}]}"#,
+            r#"{"kind":"PodList","items":[]} trailing"#,
+            // Not a list, or items given twice: read whole.
+            r#"{"kind":"Pod","metadata":{"name":"a"}}"#,
+            r#"{"items":[{"metadata":{"name":"a"}}]}"#,
+            r#"{"kind":"PodList","items":[{"metadata":{"name":"a"}}],"items":[]}"#,
+        ];
+        let text = |read: Result<Parsed<Vec<pb::Pod>>, DocumentError>| match read {
+            Ok(read) => format!("{:?} {:?}", read.value, read.warnings),
+            Err(err) => format!("error: {err}"),
+        };
+        for (i, case) in cases.into_iter().enumerate() {
+            for unknown in [UnknownFields::Reject, UnknownFields::Warn] {
+                // All but the last three go through the item-by-item reader.
+                let streamed = !matches!(
+                    stream_json_list::<pb::Pod>(case, "pods.json", "Pod", unknown),
+                    Ok(None)
+                );
+                assert_eq!(streamed, i < cases.len() - 3, "{case}");
+                assert_eq!(
+                    text(parse_objects(case, "pods.json", "Pod", unknown)),
+                    text(parse_objects_whole(case, "pods.json", "Pod", unknown)),
+                    "{case} ({unknown:?})"
+                );
+            }
+        }
     }
 
     #[test]
