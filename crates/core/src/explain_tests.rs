@@ -29,18 +29,6 @@ fn reasons(e: &JobExplanation) -> Vec<(&'static str, usize)> {
         .collect()
 }
 
-fn exit_rule(action: PodFailurePolicyAction, values: Vec<i32>) -> PodFailurePolicyRule {
-    PodFailurePolicyRule {
-        action,
-        on_exit_codes: Some(OnExitCodes {
-            container_name: None,
-            operator: ExitCodeOperator::In,
-            values,
-        }),
-        on_pod_conditions: vec![],
-    }
-}
-
 fn condition_rule(action: PodFailurePolicyAction, condition: &str) -> PodFailurePolicyRule {
     PodFailurePolicyRule {
         action,

@@ -210,3 +210,16 @@ impl PodExt for Pod {
         self
     }
 }
+
+/// A pod failure policy rule: `action` when any container exits with one of `values`.
+pub fn exit_rule(action: PodFailurePolicyAction, values: Vec<i32>) -> PodFailurePolicyRule {
+    PodFailurePolicyRule {
+        action,
+        on_exit_codes: Some(OnExitCodes {
+            container_name: None,
+            operator: ExitCodeOperator::In,
+            values,
+        }),
+        on_pod_conditions: vec![],
+    }
+}

@@ -67,10 +67,7 @@ impl Deref for SyncPod<'_> {
 mod tests {
     use super::*;
     use crate::fixtures::*;
-    use crate::model::{
-        ExitCodeOperator, OnExitCodes, OnPodConditionsPattern, PodFailurePolicy,
-        PodFailurePolicyRule, PodPhase,
-    };
+    use crate::model::{OnPodConditionsPattern, PodFailurePolicy, PodFailurePolicyRule, PodPhase};
     use crate::pod_failure_policy::match_pod_failure_policy;
 
     /// The action read from a SyncPod is the one the full matcher decides, for
@@ -78,15 +75,7 @@ mod tests {
     #[test]
     fn policy_action_is_the_full_matchers_action() {
         let mut job = job();
-        let exit = |action, values: Vec<i32>| PodFailurePolicyRule {
-            action,
-            on_exit_codes: Some(OnExitCodes {
-                container_name: None,
-                operator: ExitCodeOperator::In,
-                values,
-            }),
-            on_pod_conditions: vec![],
-        };
+        let exit = crate::fixtures::exit_rule;
         job.spec.pod_failure_policy = Some(PodFailurePolicy {
             rules: vec![
                 exit(PodFailurePolicyAction::Unknown("Later".into()), vec![1]),

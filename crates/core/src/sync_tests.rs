@@ -370,15 +370,7 @@ fn upstream_terminating_or_failed_counts_a_deleted_running_pod_as_failed() {
 
 fn fail_job_policy() -> PodFailurePolicy {
     PodFailurePolicy {
-        rules: vec![PodFailurePolicyRule {
-            action: PodFailurePolicyAction::FailJob,
-            on_exit_codes: Some(OnExitCodes {
-                container_name: None,
-                operator: ExitCodeOperator::In,
-                values: vec![42],
-            }),
-            on_pod_conditions: vec![],
-        }],
+        rules: vec![exit_rule(PodFailurePolicyAction::FailJob, vec![42])],
     }
 }
 

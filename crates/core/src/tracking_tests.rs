@@ -526,15 +526,7 @@ fn track_status_and_remove_finalizers_rules() {
 
 #[test]
 fn track_status_and_remove_finalizers_counts_policy_actions_and_skips_ignored_failures() {
-    let rule = |action, code| PodFailurePolicyRule {
-        action,
-        on_exit_codes: Some(OnExitCodes {
-            container_name: None,
-            operator: ExitCodeOperator::In,
-            values: vec![code],
-        }),
-        on_pod_conditions: vec![],
-    };
+    let rule = |action, code| exit_rule(action, vec![code]);
     let mut j = job();
     j.spec.pod_failure_policy = Some(PodFailurePolicy {
         rules: vec![
