@@ -547,11 +547,9 @@ impl<'s> World<'s> {
             .min(GRACE_SECONDS * SECOND)
     }
 
-    /// Numbers a new attempt and resolves how it goes from the script.
-    fn new_sim_pod(&mut self, pod: pb::Pod, index: Option<i32>, created: i64) -> SimPod {
-        self.created += 1;
-        let ordinal = self.created;
-        let attempt = match index {
+    /// The number of the next attempt: per index for an Indexed Job, else across the Job.
+    fn next_attempt(&mut self, index: Option<i32>) -> u32 {
+        match index {
             Some(i) => {
                 let n = self.per_index.entry(i).or_insert(0);
                 *n += 1;
@@ -561,7 +559,14 @@ impl<'s> World<'s> {
                 self.runs += 1;
                 self.runs
             }
-        };
+        }
+    }
+
+    /// Numbers a new attempt and resolves how it goes from the script.
+    fn new_sim_pod(&mut self, pod: pb::Pod, index: Option<i32>, created: i64) -> SimPod {
+        self.created += 1;
+        let ordinal = self.created;
+        let attempt = self.next_attempt(index);
         let plan = self.plan_for(index, attempt);
         SimPod {
             pod,
@@ -1216,17 +1221,7 @@ impl<'s> World<'s> {
     fn restart_container(&mut self, i: usize) {
         let now = self.now;
         let index = self.pods[i].index;
-        let attempt = match index {
-            Some(ix) => {
-                let n = self.per_index.entry(ix).or_insert(0);
-                *n += 1;
-                *n
-            }
-            None => {
-                self.runs += 1;
-                self.runs
-            }
-        };
+        let attempt = self.next_attempt(index);
         let plan = self.plan_for(index, attempt);
         let sp = &mut self.pods[i];
         sp.restart_at = None;
