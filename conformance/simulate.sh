@@ -36,16 +36,27 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The log exists before the server starts: the wait below reads it at once (set -e).
-: >"$work/ref.log"
-"$here/bin/conformance" reference-server --listen 127.0.0.1:0 2>"$work/ref.log" &
-ref_pid=$!
-addr=""
-for _ in $(seq 100); do
-	addr="$(sed -n 's/^reference-server listening on //p' "$work/ref.log")"
-	[[ -n "$addr" ]] && break
-	sleep 0.1
-done
+# start_reference_server LOG [ARGS...]: starts bin/conformance reference-server with
+# ARGS, its stderr in $work/LOG; sets server_pid, and server_addr once it listens
+# (empty if it did not start within 10 s).
+start_reference_server() {
+	local log="$work/$1"
+	shift
+	# The log exists before the server starts: the wait below reads it at once (set -e).
+	: >"$log"
+	"$here/bin/conformance" reference-server "$@" --listen 127.0.0.1:0 2>"$log" &
+	server_pid=$!
+	server_addr=""
+	for _ in $(seq 100); do
+		server_addr="$(sed -n 's/^reference-server listening on //p' "$log")"
+		[[ -n "$server_addr" ]] && break
+		sleep 0.1
+	done
+}
+
+start_reference_server ref.log
+ref_pid=$server_pid
+addr=$server_addr
 if [[ -z "$addr" ]]; then
 	echo "reference-server did not start:" >&2
 	cat "$work/ref.log" >&2
@@ -155,15 +166,9 @@ done
 
 # The check can fail: a reference server that answers wrongly on purpose
 # (ready+1 in every status write) must give a different timeline.
-: >"$work/tamper.log"
-"$here/bin/conformance" reference-server --tamper --listen 127.0.0.1:0 2>"$work/tamper.log" &
-tamper_pid=$!
-taddr=""
-for _ in $(seq 100); do
-	taddr="$(sed -n 's/^reference-server listening on //p' "$work/tamper.log")"
-	[[ -n "$taddr" ]] && break
-	sleep 0.1
-done
+start_reference_server tamper.log --tamper
+tamper_pid=$server_pid
+taddr=$server_addr
 example="$root/examples/simulate/kep-3850-story1"
 "$decider" simulate --job "$example/job.yaml" --script "$example/script.yaml" -o json >"$work/ours.json"
 "$decider" simulate --job "$example/job.yaml" --script "$example/script.yaml" -o json --decider-addr "$taddr" >"$work/tampered.json" || true
