@@ -575,6 +575,7 @@ pub fn load_request(args: &SnapshotArgs) -> Result<pb::DecideJobRequest, CliErro
         expectations: None,
         lean_pods: Vec::new(),
         explain: false,
+        failure_policy: String::new(),
     })
 }
 
@@ -705,7 +706,10 @@ pub fn validate(path: &Path) -> Result<String, CliError> {
 pub fn validate_file(args: &ValidateArgs) -> Result<String, CliError> {
     let path = &args.job;
     let job = read_job(path, args.strictness, &documents::now(), false)?;
-    let response = api::validate(pb::ValidateJobRequest { job: Some(job) })?;
+    let response = api::validate(pb::ValidateJobRequest {
+        job: Some(job),
+        failure_policy: String::new(),
+    })?;
     violations_report(path, &response.violations)
 }
 
@@ -715,6 +719,7 @@ pub fn validate_from_cluster(args: &JobValidateArgs) -> Result<String, CliError>
     let live = cluster::read(&args.cluster, &name, cluster::Read::JobOnly)?;
     let response = api::validate(pb::ValidateJobRequest {
         job: Some(live.job),
+        failure_policy: String::new(),
     })?;
     let what = format!("job {}/{name}", live.namespace);
     violations_report(Path::new(&what), &response.violations)

@@ -376,6 +376,17 @@ fn write_actions(out: &mut String, response: &pb::DecideJobResponse, e: &pb::Job
             Some(Kind::RemoveFinalizers(r)) => {
                 format!("remove the tracking finalizer from {}", names(&r.pods))
             }
+            Some(Kind::FailPods(f)) => {
+                let list: Vec<String> = f
+                    .pods
+                    .iter()
+                    .map(|p| {
+                        let name = p.pod.as_ref().map_or("", |r| r.name.as_str());
+                        format!("{name} ({})", p.reason)
+                    })
+                    .collect();
+                format!("mark failed, then delete, {}", list.join(", "))
+            }
             Some(Kind::UpdateStatus(u)) => {
                 let s = u.status.clone().unwrap_or_default();
                 let conditions: Vec<String> = s

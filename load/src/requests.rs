@@ -376,6 +376,7 @@ mod tests {
                 Kind::RemoveFinalizers(_) => "removeFinalizers",
                 Kind::UpdateStatus(_) => "updateStatus",
                 Kind::RecordEvent(_) => "recordEvent",
+                Kind::FailPods(_) => "failPods",
             })
             .collect()
     }

@@ -61,7 +61,7 @@ const POD_BUCKETS: &[f64] = &[
     100_000.0,
     1_000_000.0,
 ];
-const ACTION_KINDS: [&str; 7] = [
+const ACTION_KINDS: [&str; 8] = [
     "adoptPods",
     "releasePods",
     "createPods",
@@ -69,6 +69,7 @@ const ACTION_KINDS: [&str; 7] = [
     "removeFinalizers",
     "updateStatus",
     "recordEvent",
+    "failPods",
 ];
 const POLICY_ACTIONS: [&str; 4] = ["FailJob", "FailIndex", "Ignore", "Count"];
 /// The reasons upstream writes on Complete and Failed, pre-registered at zero for dashboards.
@@ -372,6 +373,7 @@ fn action_index(action: &Action) -> usize {
         Action::RemoveFinalizers(_) => 4,
         Action::UpdateStatus(_) => 5,
         Action::RecordEvent(_) => 6,
+        Action::FailPods(_) => 7,
     }
 }
 

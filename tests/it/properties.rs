@@ -521,6 +521,7 @@ fn build_pod(job: &Job, n: usize, raw: &RawPod) -> Pod {
         conditions,
         container_statuses: raw.main.iter().map(|c| container("main", c)).collect(),
         init_container_statuses: raw.init.iter().map(|c| container("init", c)).collect(),
+        failure_details: None,
     }
 }
 
@@ -891,6 +892,7 @@ fn arb_wild_pod() -> impl Strategy<Value = Pod> {
                         .collect(),
                     container_statuses: statuses(main),
                     init_container_statuses: statuses(init),
+                    failure_details: None,
                 }
             },
         )
@@ -1418,6 +1420,13 @@ impl Sim {
                     wrote_status = true;
                 }
                 Action::RecordEvent(_) => {}
+                Action::FailPods(failures) => {
+                    for f in failures.iter().take(limit) {
+                        if let Some(pod) = self.pod_mut(&f.pod.uid) {
+                            pod.phase = PodPhase::Failed;
+                        }
+                    }
+                }
             }
         }
         if wrote_status {
@@ -1493,6 +1502,7 @@ impl Sim {
             conditions: vec![],
             container_statuses: vec![],
             init_container_statuses: vec![],
+            failure_details: None,
         });
         Ok(())
     }

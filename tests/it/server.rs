@@ -381,7 +381,10 @@ async fn validate_job_and_jobset_requests() {
     let mut client = server.client().await;
     let job = example_request("kep-3850-backoff-limit-per-index").job;
     let response = client
-        .validate_job(pb::ValidateJobRequest { job })
+        .validate_job(pb::ValidateJobRequest {
+            job,
+            failure_policy: String::new(),
+        })
         .await
         .expect("validated")
         .into_inner();
@@ -389,7 +392,10 @@ async fn validate_job_and_jobset_requests() {
     assert!(response.violations.is_empty(), "{response:?}");
 
     let status = client
-        .validate_job(pb::ValidateJobRequest { job: None })
+        .validate_job(pb::ValidateJobRequest {
+            job: None,
+            failure_policy: String::new(),
+        })
         .await
         .expect_err("no job");
     assert_eq!(failure(&status).0, Code::InvalidArgument);

@@ -397,6 +397,8 @@ fn job_from_pb(job: pb::Job, path: &str, purpose: Purpose, errs: &mut Violations
         being_deleted,
         spec,
         status,
+        // Set by the request conversion once the document is read.
+        extended_failure_policy: None,
     }
 }
 
@@ -657,6 +659,7 @@ pub(crate) fn decode_for_tests(
 ) -> Result<(Pod, Vec<String>), WireError> {
     let Ok(job) = job_for_validation(pb::ValidateJobRequest {
         job: Some(crate::fixtures::realistic_job(10)),
+        ..Default::default()
     }) else {
         panic!("the realistic job is valid");
     };
@@ -857,6 +860,20 @@ fn action_to_pb(action: &Action) -> pb::Action {
             status: Some(job_status_to_pb(status)),
         }),
         Action::RecordEvent(event) => Kind::RecordEvent(event_to_pb(event)),
+        Action::FailPods(pods) => Kind::FailPods(pb::FailPods {
+            pods: pods
+                .iter()
+                .map(|p| pb::PodFailure {
+                    pod: Some(pb::PodReference {
+                        name: p.pod.name.clone(),
+                        uid: p.pod.uid.clone(),
+                    }),
+                    condition_type: p.condition_type.clone(),
+                    reason: p.reason.clone(),
+                    message: p.message.clone(),
+                })
+                .collect(),
+        }),
     };
     pb::Action { kind: Some(kind) }
 }
@@ -892,6 +909,10 @@ fn pod_creation_to_pb(pod: &PodCreation) -> pb::PodCreation {
             uid: pod.owner.uid.clone(),
             controller: Some(true),
             block_owner_deletion: Some(true),
+        }),
+        avoid_nodes: pod.avoid_nodes.as_ref().map(|a| pb::AvoidNodes {
+            nodes: a.nodes.clone(),
+            mode: a.mode.as_str().to_string(),
         }),
     }
 }

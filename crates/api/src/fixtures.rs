@@ -104,6 +104,7 @@ pub fn realistic_pod(i: usize) -> pb::Pod {
             .collect(),
             container_statuses: vec![running("trainer"), running("log-shipper")],
             init_container_statuses: vec![],
+            ..Default::default()
         }),
     }
 }

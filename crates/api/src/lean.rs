@@ -90,6 +90,7 @@ pub fn lean_pod(pod: &pb::Pod, job: JobIdentity<'_>) -> Result<pb::LeanPod, NotL
                 status: lean_status as i32,
                 r#type: c.r#type,
                 last_transition_time: c.last_transition_time,
+                ..Default::default()
             })
         })
         .collect::<Result<_, NotLean>>()?;
@@ -120,6 +121,7 @@ pub fn lean_pod(pod: &pb::Pod, job: JobIdentity<'_>) -> Result<pb::LeanPod, NotL
         conditions,
         container_statuses: lean_container_statuses(status.container_statuses),
         init_container_statuses: lean_container_statuses(status.init_container_statuses),
+        ..Default::default()
     })
 }
 
@@ -133,7 +135,11 @@ pub fn lean_request(
     let identity = JobIdentity::of(request.job.as_ref());
     // A Job the server would reject is sent untrimmed: its answer is the rejection.
     let job = request.job.clone().and_then(|job| {
-        convert::job_for_validation(pb::ValidateJobRequest { job: Some(job) }).ok()
+        convert::job_for_validation(pb::ValidateJobRequest {
+            job: Some(job),
+            ..Default::default()
+        })
+        .ok()
     });
     let read = job.as_ref().map(ReadFields::of);
     request.lean_pods = pods
@@ -188,7 +194,9 @@ fn lean_container_statuses(statuses: Vec<pb::ContainerStatus>) -> Vec<pb::LeanCo
                 .map(|t| pb::LeanTerminated {
                     exit_code: t.exit_code,
                     finished_at: t.finished_at,
+                    ..Default::default()
                 }),
+            ..Default::default()
         })
         .collect()
 }

@@ -268,6 +268,8 @@ pub(crate) fn lean_pod(
         conditions,
         container_statuses,
         init_container_statuses,
+        // Filled by the conversion when the Job carries an extended failure policy.
+        failure_details: None,
     })
 }
 
@@ -387,11 +389,13 @@ mod tests {
                     r#type: "Ready".into(),
                     status: 1,
                     last_transition_time: ts(50),
+                    ..Default::default()
                 },
                 pb::LeanPodCondition {
                     r#type: "Unread".into(),
                     status: 0,
                     last_transition_time: None,
+                    ..Default::default()
                 },
             ],
             container_statuses: vec![pb::LeanContainerStatus {
@@ -400,13 +404,17 @@ mod tests {
                 terminated: Some(pb::LeanTerminated {
                     exit_code: -137,
                     finished_at: ts(150),
+                    ..Default::default()
                 }),
+                ..Default::default()
             }],
             init_container_statuses: vec![pb::LeanContainerStatus {
                 name: "side".into(),
                 restart_count: 1,
                 terminated: Some(pb::LeanTerminated::default()),
+                ..Default::default()
             }],
+            ..Default::default()
         };
         vec![realistic, everything]
     }

@@ -386,6 +386,8 @@ pub(crate) fn pod(
         conditions,
         container_statuses,
         init_container_statuses,
+        // Filled by the conversion when the Job carries an extended failure policy.
+        failure_details: None,
     })
 }
 

@@ -764,6 +764,11 @@ fn action_reasons(facts: &ExplainFacts<'_>, plan: &Plan) -> Capped<ActionReason>
             });
         };
         match action {
+            Action::FailPods(pods) => push(
+                "PendingTimeout",
+                "pods stuck in Pending past the extended policy's pendingTimeout: marked Failed, then deleted".into(),
+                pods.len(),
+            ),
             Action::AdoptPods(pods) => push(
                 "OrphansMatch",
                 "orphan pods whose labels match the Job's selector: the Job becomes their controller and adds its tracking finalizer".into(),

@@ -71,6 +71,7 @@ pub fn job() -> Job {
             },
         },
         status: JobStatus::default(),
+        extended_failure_policy: None,
     }
 }
 
@@ -119,6 +120,7 @@ pub fn running_pod(name: &str, uid: &str, created: Time) -> Pod {
         conditions: vec![],
         container_statuses: vec![],
         init_container_statuses: vec![],
+        failure_details: None,
     }
 }
 

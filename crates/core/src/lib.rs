@@ -10,6 +10,7 @@ pub mod backoff;
 pub mod conditions;
 pub mod defaults;
 pub mod explain;
+pub mod extended;
 pub(crate) mod go_text;
 pub mod index_set;
 pub mod indexed;

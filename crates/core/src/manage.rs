@@ -296,6 +296,7 @@ fn base_pod_creation(job: &Job, generate_name: String) -> PodCreation {
             name: job.name.clone(),
             uid: job.uid.clone(),
         },
+        avoid_nodes: None,
     }
 }
 

@@ -6,6 +6,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+use crate::extended::{ExtendedFailurePolicy, PodFailureDetails};
+
 use crate::time::Time;
 
 /// The finalizer that keeps a finished pod until the Job's status has counted it.
@@ -85,6 +87,9 @@ pub struct Job {
     pub spec: JobSpec,
     /// The Job's status as last written.
     pub status: JobStatus,
+    /// The extended failure policy the Job carries (or the caller sent);
+    /// `None` decides exactly as upstream.
+    pub extended_failure_policy: Option<Arc<ExtendedFailurePolicy>>,
 }
 
 /// A Job's spec, defaulted as the API server defaults it.
@@ -417,6 +422,8 @@ pub struct Pod {
     pub container_statuses: Vec<ContainerStatus>,
     /// Statuses of the init containers.
     pub init_container_statuses: Vec<ContainerStatus>,
+    /// What only the extended failure policy reads; `None` unless the Job carries one.
+    pub failure_details: Option<Box<PodFailureDetails>>,
 }
 
 /// Up to this many labels, [`PodLabels::get`] scans rather than searches.

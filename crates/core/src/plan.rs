@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use crate::extended::NodeAvoidanceMode;
 use crate::model::{ControllerState, JobStatus, OwnerRef, Pod};
 
 /// The output of one decision.
@@ -50,6 +51,11 @@ pub enum Action {
     DeletePods(Vec<PodDeletion>),
     /// Remove the tracking finalizer from pods already recorded in the status.
     RemoveFinalizers(Vec<PodRef>),
+    /// Mark pods stuck in Pending as failed (extended policy only): set
+    /// `status.phase` to Failed and add the condition (a `pods/status` patch,
+    /// as upstream's pod garbage collector fails pods), then delete each pod.
+    /// The next decision counts them like any failed pod.
+    FailPods(Vec<PodFailure>),
     /// Write the Job's whole status.
     UpdateStatus(Box<JobStatus>),
     /// Record an event on the Job.
@@ -84,6 +90,31 @@ pub struct PodCreation {
     pub completion_index: Option<i32>,
     /// The controller reference to the Job.
     pub owner: OwnerRef,
+    /// Nodes the new pod must or should not run on (extended policy only);
+    /// the caller adds a node affinity term on `metadata.name` NotIn these.
+    pub avoid_nodes: Option<AvoidNodes>,
+}
+
+/// Nodes a new pod keeps off, and how strictly.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AvoidNodes {
+    /// Node names, oldest failure first.
+    pub nodes: Vec<String>,
+    /// Required or preferred.
+    pub mode: NodeAvoidanceMode,
+}
+
+/// A pending pod to mark failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PodFailure {
+    /// The pod.
+    pub pod: PodRef,
+    /// The condition to add, with status True (e.g. `job-decider.dev/PendingTimeout`).
+    pub condition_type: String,
+    /// The condition's reason (the waiting reason that held the pod, e.g. `ImagePullBackOff`).
+    pub reason: String,
+    /// The condition's message, for people.
+    pub message: String,
 }
 
 /// An environment variable whose value comes from a pod field (the downward API).

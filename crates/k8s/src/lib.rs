@@ -169,6 +169,8 @@ pub fn request<'a>(
         // No state and an empty one mean the same (a controller that just started).
         state: (inputs.state != ControllerState::default()).then(|| state_to_pb(&inputs.state)),
         controller_name: inputs.controller_name.clone(),
+        // A Job carries its extended failure policy in its annotation, copied with its metadata.
+        failure_policy: String::new(),
         expectations: (*expectations != Expectations::default()).then(|| pb::Expectations {
             pod_changes_pending: expectations.pod_changes_pending,
             finalizer_removals_pending: expectations
@@ -420,6 +422,8 @@ pub fn pod_to_pb(pod: &Pod) -> pb::Pod {
         }),
         status: pod.status.as_ref().map(|s| pb::PodStatus {
             phase: s.phase.clone().unwrap_or_default(),
+            reason: s.reason.clone().unwrap_or_default(),
+            message: s.message.clone().unwrap_or_default(),
             conditions: s
                 .conditions
                 .iter()

@@ -1460,6 +1460,13 @@ impl<'s> World<'s> {
                         self.collect();
                     }
                 }
+                Some(Kind::FailPods(f)) => {
+                    // No scripted pod is ever stuck in Pending, so no plan fails one.
+                    return Err(refused(format!(
+                        "the world models no pending pods, yet the plan fails {} of them",
+                        f.pods.len()
+                    )));
+                }
                 Some(Kind::RemoveFinalizers(r)) => {
                     for pr in &r.pods {
                         let Some(i) = self.find(&pr.name) else {

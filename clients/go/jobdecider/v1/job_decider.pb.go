@@ -49,7 +49,12 @@ type DecideJobRequest struct {
 	LeanPods []*LeanPod `protobuf:"bytes,7,rep,name=lean_pods,json=leanPods,proto3" json:"lean_pods,omitempty"`
 	// Also return the explanation: what the sync concluded about each pod, why each action, the
 	// backoff wait and the condition that follows. Off by default; nothing is spent on it unless asked.
-	Explain       bool `protobuf:"varint,8,opt,name=explain,proto3" json:"explain,omitempty"`
+	Explain bool `protobuf:"varint,8,opt,name=explain,proto3" json:"explain,omitempty"`
+	// The extended failure policy document (YAML or JSON, kind FailurePolicy, apiVersion
+	// job-decider.dev/v1alpha1), for callers that do not store it on the Job in the
+	// job-decider.dev/failure-policy annotation. Set at most one of the two (both, unequal,
+	// is INVALID_ARGUMENT). Without either, the plan is upstream's exactly.
+	FailurePolicy string `protobuf:"bytes,9,opt,name=failure_policy,json=failurePolicy,proto3" json:"failure_policy,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -138,6 +143,13 @@ func (x *DecideJobRequest) GetExplain() bool {
 		return x.Explain
 	}
 	return false
+}
+
+func (x *DecideJobRequest) GetFailurePolicy() string {
+	if x != nil {
+		return x.FailurePolicy
+	}
+	return ""
 }
 
 // Expectations are the caller's own writes that its pod cache does not show yet.
@@ -1051,6 +1063,7 @@ type Action struct {
 	//	*Action_RecordEvent
 	//	*Action_AdoptPods
 	//	*Action_ReleasePods
+	//	*Action_FailPods
 	Kind          isAction_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1156,6 +1169,15 @@ func (x *Action) GetReleasePods() *ReleasePods {
 	return nil
 }
 
+func (x *Action) GetFailPods() *FailPods {
+	if x != nil {
+		if x, ok := x.Kind.(*Action_FailPods); ok {
+			return x.FailPods
+		}
+	}
+	return nil
+}
+
 type isAction_Kind interface {
 	isAction_Kind()
 }
@@ -1195,6 +1217,11 @@ type Action_ReleasePods struct {
 	ReleasePods *ReleasePods `protobuf:"bytes,7,opt,name=release_pods,json=releasePods,proto3,oneof"`
 }
 
+type Action_FailPods struct {
+	// Mark pods stuck in Pending as failed (extended failure policy only).
+	FailPods *FailPods `protobuf:"bytes,8,opt,name=fail_pods,json=failPods,proto3,oneof"`
+}
+
 func (*Action_CreatePods) isAction_Kind() {}
 
 func (*Action_DeletePods) isAction_Kind() {}
@@ -1208,6 +1235,8 @@ func (*Action_RecordEvent) isAction_Kind() {}
 func (*Action_AdoptPods) isAction_Kind() {}
 
 func (*Action_ReleasePods) isAction_Kind() {}
+
+func (*Action_FailPods) isAction_Kind() {}
 
 // AdoptPods makes the Job the controller of orphan pods whose labels match its selector:
 // one patch per pod that adds the controller owner reference and the
@@ -1374,8 +1403,11 @@ type PodCreation struct {
 	CompletionIndex *int32 `protobuf:"varint,8,opt,name=completion_index,json=completionIndex,proto3,oneof" json:"completion_index,omitempty"`
 	// The controller owner reference to the Job.
 	OwnerReference *OwnerReference `protobuf:"bytes,9,opt,name=owner_reference,json=ownerReference,proto3" json:"owner_reference,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Nodes the pod must (or should) not run on (extended failure policy's nodeAvoidance only):
+	// add a node affinity term on the field metadata.name with operator NotIn and these values.
+	AvoidNodes    *AvoidNodes `protobuf:"bytes,10,opt,name=avoid_nodes,json=avoidNodes,proto3" json:"avoid_nodes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PodCreation) Reset() {
@@ -1471,6 +1503,191 @@ func (x *PodCreation) GetOwnerReference() *OwnerReference {
 	return nil
 }
 
+func (x *PodCreation) GetAvoidNodes() *AvoidNodes {
+	if x != nil {
+		return x.AvoidNodes
+	}
+	return nil
+}
+
+// AvoidNodes keeps a new pod off the nodes where earlier pods of its index (or Job) failed.
+type AvoidNodes struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Node names (metadata.name of the Node), oldest failure first.
+	Nodes []string `protobuf:"bytes,1,rep,name=nodes,proto3" json:"nodes,omitempty"`
+	// "Required": add a matchFields requirement to every required node selector term (or one
+	// term if there is none); "Preferred": add a preferred term of weight 100.
+	Mode          string `protobuf:"bytes,2,opt,name=mode,proto3" json:"mode,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AvoidNodes) Reset() {
+	*x = AvoidNodes{}
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AvoidNodes) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AvoidNodes) ProtoMessage() {}
+
+func (x *AvoidNodes) ProtoReflect() protoreflect.Message {
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AvoidNodes.ProtoReflect.Descriptor instead.
+func (*AvoidNodes) Descriptor() ([]byte, []int) {
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *AvoidNodes) GetNodes() []string {
+	if x != nil {
+		return x.Nodes
+	}
+	return nil
+}
+
+func (x *AvoidNodes) GetMode() string {
+	if x != nil {
+		return x.Mode
+	}
+	return ""
+}
+
+// FailPods marks pods stuck in Pending as failed, as upstream's pod garbage collector fails
+// pods: per pod, a patch of the status subresource (guarded by UID) that sets phase Failed
+// and adds the condition with status True, then a delete of the pod. The next decision
+// counts the failures (the pods keep their tracking finalizer until then).
+type FailPods struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The pods.
+	Pods          []*PodFailure `protobuf:"bytes,1,rep,name=pods,proto3" json:"pods,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FailPods) Reset() {
+	*x = FailPods{}
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FailPods) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FailPods) ProtoMessage() {}
+
+func (x *FailPods) ProtoReflect() protoreflect.Message {
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FailPods.ProtoReflect.Descriptor instead.
+func (*FailPods) Descriptor() ([]byte, []int) {
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *FailPods) GetPods() []*PodFailure {
+	if x != nil {
+		return x.Pods
+	}
+	return nil
+}
+
+// PodFailure is one pod to mark failed.
+type PodFailure struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The pod.
+	Pod *PodReference `protobuf:"bytes,1,opt,name=pod,proto3" json:"pod,omitempty"`
+	// The condition type to add, e.g. "job-decider.dev/PendingTimeout".
+	ConditionType string `protobuf:"bytes,2,opt,name=condition_type,json=conditionType,proto3" json:"condition_type,omitempty"`
+	// The condition's reason, e.g. the waiting reason "ImagePullBackOff".
+	Reason string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	// The condition's message.
+	Message       string `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PodFailure) Reset() {
+	*x = PodFailure{}
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PodFailure) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PodFailure) ProtoMessage() {}
+
+func (x *PodFailure) ProtoReflect() protoreflect.Message {
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PodFailure.ProtoReflect.Descriptor instead.
+func (*PodFailure) Descriptor() ([]byte, []int) {
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *PodFailure) GetPod() *PodReference {
+	if x != nil {
+		return x.Pod
+	}
+	return nil
+}
+
+func (x *PodFailure) GetConditionType() string {
+	if x != nil {
+		return x.ConditionType
+	}
+	return ""
+}
+
+func (x *PodFailure) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *PodFailure) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 // DeletePods deletes pods of the Job.
 type DeletePods struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1482,7 +1699,7 @@ type DeletePods struct {
 
 func (x *DeletePods) Reset() {
 	*x = DeletePods{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[17]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1494,7 +1711,7 @@ func (x *DeletePods) String() string {
 func (*DeletePods) ProtoMessage() {}
 
 func (x *DeletePods) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[17]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1507,7 +1724,7 @@ func (x *DeletePods) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePods.ProtoReflect.Descriptor instead.
 func (*DeletePods) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{17}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *DeletePods) GetPods() []*PodDeletion {
@@ -1535,7 +1752,7 @@ type PodDeletion struct {
 
 func (x *PodDeletion) Reset() {
 	*x = PodDeletion{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[18]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1547,7 +1764,7 @@ func (x *PodDeletion) String() string {
 func (*PodDeletion) ProtoMessage() {}
 
 func (x *PodDeletion) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[18]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1560,7 +1777,7 @@ func (x *PodDeletion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodDeletion.ProtoReflect.Descriptor instead.
 func (*PodDeletion) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{18}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *PodDeletion) GetName() string {
@@ -1603,7 +1820,7 @@ type RemoveFinalizers struct {
 
 func (x *RemoveFinalizers) Reset() {
 	*x = RemoveFinalizers{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[19]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1615,7 +1832,7 @@ func (x *RemoveFinalizers) String() string {
 func (*RemoveFinalizers) ProtoMessage() {}
 
 func (x *RemoveFinalizers) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[19]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1628,7 +1845,7 @@ func (x *RemoveFinalizers) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveFinalizers.ProtoReflect.Descriptor instead.
 func (*RemoveFinalizers) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{19}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RemoveFinalizers) GetPods() []*PodReference {
@@ -1651,7 +1868,7 @@ type PodReference struct {
 
 func (x *PodReference) Reset() {
 	*x = PodReference{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[20]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1663,7 +1880,7 @@ func (x *PodReference) String() string {
 func (*PodReference) ProtoMessage() {}
 
 func (x *PodReference) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[20]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1676,7 +1893,7 @@ func (x *PodReference) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodReference.ProtoReflect.Descriptor instead.
 func (*PodReference) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{20}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *PodReference) GetName() string {
@@ -1704,7 +1921,7 @@ type UpdateStatus struct {
 
 func (x *UpdateStatus) Reset() {
 	*x = UpdateStatus{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[21]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1716,7 +1933,7 @@ func (x *UpdateStatus) String() string {
 func (*UpdateStatus) ProtoMessage() {}
 
 func (x *UpdateStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[21]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1729,7 +1946,7 @@ func (x *UpdateStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateStatus.ProtoReflect.Descriptor instead.
 func (*UpdateStatus) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{21}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *UpdateStatus) GetStatus() *JobStatus {
@@ -1754,7 +1971,7 @@ type RecordEvent struct {
 
 func (x *RecordEvent) Reset() {
 	*x = RecordEvent{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[22]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1766,7 +1983,7 @@ func (x *RecordEvent) String() string {
 func (*RecordEvent) ProtoMessage() {}
 
 func (x *RecordEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[22]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1779,7 +1996,7 @@ func (x *RecordEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordEvent.ProtoReflect.Descriptor instead.
 func (*RecordEvent) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{22}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *RecordEvent) GetType() string {
@@ -1807,14 +2024,16 @@ func (x *RecordEvent) GetMessage() string {
 type ValidateJobRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The Job.
-	Job           *Job `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	Job *Job `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	// The extended failure policy document, as in DecideJobRequest.failure_policy.
+	FailurePolicy string `protobuf:"bytes,2,opt,name=failure_policy,json=failurePolicy,proto3" json:"failure_policy,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ValidateJobRequest) Reset() {
 	*x = ValidateJobRequest{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[23]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1826,7 +2045,7 @@ func (x *ValidateJobRequest) String() string {
 func (*ValidateJobRequest) ProtoMessage() {}
 
 func (x *ValidateJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[23]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1839,7 +2058,7 @@ func (x *ValidateJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateJobRequest.ProtoReflect.Descriptor instead.
 func (*ValidateJobRequest) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{23}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ValidateJobRequest) GetJob() *Job {
@@ -1847,6 +2066,13 @@ func (x *ValidateJobRequest) GetJob() *Job {
 		return x.Job
 	}
 	return nil
+}
+
+func (x *ValidateJobRequest) GetFailurePolicy() string {
+	if x != nil {
+		return x.FailurePolicy
+	}
+	return ""
 }
 
 // ValidateJobResponse lists every rule the Job breaks; empty when valid.
@@ -1860,7 +2086,7 @@ type ValidateJobResponse struct {
 
 func (x *ValidateJobResponse) Reset() {
 	*x = ValidateJobResponse{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[24]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1872,7 +2098,7 @@ func (x *ValidateJobResponse) String() string {
 func (*ValidateJobResponse) ProtoMessage() {}
 
 func (x *ValidateJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[24]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1885,7 +2111,7 @@ func (x *ValidateJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateJobResponse.ProtoReflect.Descriptor instead.
 func (*ValidateJobResponse) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{24}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ValidateJobResponse) GetViolations() []*FieldViolation {
@@ -1911,7 +2137,7 @@ type FieldViolation struct {
 
 func (x *FieldViolation) Reset() {
 	*x = FieldViolation{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[25]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1923,7 +2149,7 @@ func (x *FieldViolation) String() string {
 func (*FieldViolation) ProtoMessage() {}
 
 func (x *FieldViolation) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[25]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1936,7 +2162,7 @@ func (x *FieldViolation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FieldViolation.ProtoReflect.Descriptor instead.
 func (*FieldViolation) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{25}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *FieldViolation) GetField() string {
@@ -1977,7 +2203,7 @@ type DecideJobSetRequest struct {
 
 func (x *DecideJobSetRequest) Reset() {
 	*x = DecideJobSetRequest{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[26]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1989,7 +2215,7 @@ func (x *DecideJobSetRequest) String() string {
 func (*DecideJobSetRequest) ProtoMessage() {}
 
 func (x *DecideJobSetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[26]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2002,7 +2228,7 @@ func (x *DecideJobSetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideJobSetRequest.ProtoReflect.Descriptor instead.
 func (*DecideJobSetRequest) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{26}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *DecideJobSetRequest) GetJobSet() *JobSet {
@@ -2053,7 +2279,7 @@ type DecideJobSetResponse struct {
 
 func (x *DecideJobSetResponse) Reset() {
 	*x = DecideJobSetResponse{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[27]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2065,7 +2291,7 @@ func (x *DecideJobSetResponse) String() string {
 func (*DecideJobSetResponse) ProtoMessage() {}
 
 func (x *DecideJobSetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[27]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2078,7 +2304,7 @@ func (x *DecideJobSetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideJobSetResponse.ProtoReflect.Descriptor instead.
 func (*DecideJobSetResponse) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{27}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *DecideJobSetResponse) GetActions() []*JobSetAction {
@@ -2155,7 +2381,7 @@ type JobSetExplanation struct {
 
 func (x *JobSetExplanation) Reset() {
 	*x = JobSetExplanation{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[28]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2167,7 +2393,7 @@ func (x *JobSetExplanation) String() string {
 func (*JobSetExplanation) ProtoMessage() {}
 
 func (x *JobSetExplanation) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[28]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2180,7 +2406,7 @@ func (x *JobSetExplanation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobSetExplanation.ProtoReflect.Descriptor instead.
 func (*JobSetExplanation) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{28}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *JobSetExplanation) GetPreviousJobs() []string {
@@ -2321,7 +2547,7 @@ type JobSetRuleEvaluation struct {
 
 func (x *JobSetRuleEvaluation) Reset() {
 	*x = JobSetRuleEvaluation{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[29]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2333,7 +2559,7 @@ func (x *JobSetRuleEvaluation) String() string {
 func (*JobSetRuleEvaluation) ProtoMessage() {}
 
 func (x *JobSetRuleEvaluation) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[29]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2346,7 +2572,7 @@ func (x *JobSetRuleEvaluation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobSetRuleEvaluation.ProtoReflect.Descriptor instead.
 func (*JobSetRuleEvaluation) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{29}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *JobSetRuleEvaluation) GetRuleIndex() int32 {
@@ -2401,7 +2627,7 @@ type JobSetAction struct {
 
 func (x *JobSetAction) Reset() {
 	*x = JobSetAction{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[30]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2413,7 +2639,7 @@ func (x *JobSetAction) String() string {
 func (*JobSetAction) ProtoMessage() {}
 
 func (x *JobSetAction) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[30]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2426,7 +2652,7 @@ func (x *JobSetAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobSetAction.ProtoReflect.Descriptor instead.
 func (*JobSetAction) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{30}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *JobSetAction) GetKind() isJobSetAction_Kind {
@@ -2499,7 +2725,7 @@ type DeleteJobs struct {
 
 func (x *DeleteJobs) Reset() {
 	*x = DeleteJobs{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[31]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2511,7 +2737,7 @@ func (x *DeleteJobs) String() string {
 func (*DeleteJobs) ProtoMessage() {}
 
 func (x *DeleteJobs) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[31]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2524,7 +2750,7 @@ func (x *DeleteJobs) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteJobs.ProtoReflect.Descriptor instead.
 func (*DeleteJobs) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{31}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *DeleteJobs) GetJobs() []*JobReference {
@@ -2547,7 +2773,7 @@ type JobReference struct {
 
 func (x *JobReference) Reset() {
 	*x = JobReference{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[32]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2559,7 +2785,7 @@ func (x *JobReference) String() string {
 func (*JobReference) ProtoMessage() {}
 
 func (x *JobReference) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[32]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2572,7 +2798,7 @@ func (x *JobReference) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobReference.ProtoReflect.Descriptor instead.
 func (*JobReference) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{32}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *JobReference) GetName() string {
@@ -2600,7 +2826,7 @@ type UpdateJobSetStatus struct {
 
 func (x *UpdateJobSetStatus) Reset() {
 	*x = UpdateJobSetStatus{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[33]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2612,7 +2838,7 @@ func (x *UpdateJobSetStatus) String() string {
 func (*UpdateJobSetStatus) ProtoMessage() {}
 
 func (x *UpdateJobSetStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[33]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2625,7 +2851,7 @@ func (x *UpdateJobSetStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateJobSetStatus.ProtoReflect.Descriptor instead.
 func (*UpdateJobSetStatus) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{33}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *UpdateJobSetStatus) GetStatus() *JobSetStatus {
@@ -2654,7 +2880,7 @@ type JobCreation struct {
 
 func (x *JobCreation) Reset() {
 	*x = JobCreation{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[34]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2666,7 +2892,7 @@ func (x *JobCreation) String() string {
 func (*JobCreation) ProtoMessage() {}
 
 func (x *JobCreation) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[34]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2679,7 +2905,7 @@ func (x *JobCreation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobCreation.ProtoReflect.Descriptor instead.
 func (*JobCreation) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{34}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *JobCreation) GetName() string {
@@ -2728,7 +2954,7 @@ type ValidateJobSetRequest struct {
 
 func (x *ValidateJobSetRequest) Reset() {
 	*x = ValidateJobSetRequest{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[35]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2740,7 +2966,7 @@ func (x *ValidateJobSetRequest) String() string {
 func (*ValidateJobSetRequest) ProtoMessage() {}
 
 func (x *ValidateJobSetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[35]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2753,7 +2979,7 @@ func (x *ValidateJobSetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateJobSetRequest.ProtoReflect.Descriptor instead.
 func (*ValidateJobSetRequest) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{35}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ValidateJobSetRequest) GetJobSet() *JobSet {
@@ -2774,7 +3000,7 @@ type ValidateJobSetResponse struct {
 
 func (x *ValidateJobSetResponse) Reset() {
 	*x = ValidateJobSetResponse{}
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[36]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2786,7 +3012,7 @@ func (x *ValidateJobSetResponse) String() string {
 func (*ValidateJobSetResponse) ProtoMessage() {}
 
 func (x *ValidateJobSetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[36]
+	mi := &file_jobdecider_v1_job_decider_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2799,7 +3025,7 @@ func (x *ValidateJobSetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateJobSetResponse.ProtoReflect.Descriptor instead.
 func (*ValidateJobSetResponse) Descriptor() ([]byte, []int) {
-	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{36}
+	return file_jobdecider_v1_job_decider_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ValidateJobSetResponse) GetViolations() []*FieldViolation {
@@ -2813,7 +3039,7 @@ var File_jobdecider_v1_job_decider_proto protoreflect.FileDescriptor
 
 const file_jobdecider_v1_job_decider_proto_rawDesc = "" +
 	"\n" +
-	"\x1fjobdecider/v1/job_decider.proto\x12\rjobdecider.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1ajobdecider/v1/jobset.proto\x1a\x1ejobdecider/v1/kubernetes.proto\"\xfd\x02\n" +
+	"\x1fjobdecider/v1/job_decider.proto\x12\rjobdecider.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1ajobdecider/v1/jobset.proto\x1a\x1ejobdecider/v1/kubernetes.proto\"\xa4\x03\n" +
 	"\x10DecideJobRequest\x12$\n" +
 	"\x03job\x18\x01 \x01(\v2\x12.jobdecider.v1.JobR\x03job\x12&\n" +
 	"\x04pods\x18\x02 \x03(\v2\x12.jobdecider.v1.PodR\x04pods\x12,\n" +
@@ -2822,7 +3048,8 @@ const file_jobdecider_v1_job_decider_proto_rawDesc = "" +
 	"\x0fcontroller_name\x18\x05 \x01(\tR\x0econtrollerName\x12?\n" +
 	"\fexpectations\x18\x06 \x01(\v2\x1b.jobdecider.v1.ExpectationsR\fexpectations\x123\n" +
 	"\tlean_pods\x18\a \x03(\v2\x16.jobdecider.v1.LeanPodR\bleanPods\x12\x18\n" +
-	"\aexplain\x18\b \x01(\bR\aexplain\"|\n" +
+	"\aexplain\x18\b \x01(\bR\aexplain\x12%\n" +
+	"\x0efailure_policy\x18\t \x01(\tR\rfailurePolicy\"|\n" +
 	"\fExpectations\x12.\n" +
 	"\x13pod_changes_pending\x18\x01 \x01(\bR\x11podChangesPending\x12<\n" +
 	"\x1afinalizer_removals_pending\x18\x02 \x03(\tR\x18finalizerRemovalsPending\"I\n" +
@@ -2895,7 +3122,7 @@ const file_jobdecider_v1_job_decider_proto_rawDesc = "" +
 	"\n" +
 	"managed_by\x18\x01 \x01(\tR\tmanagedBy\x12'\n" +
 	"\x0fcontroller_name\x18\x02 \x01(\tR\x0econtrollerName\x12\x18\n" +
-	"\amessage\x18\x03 \x01(\tR\amessage\"\xdd\x03\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\"\x95\x04\n" +
 	"\x06Action\x12<\n" +
 	"\vcreate_pods\x18\x01 \x01(\v2\x19.jobdecider.v1.CreatePodsH\x00R\n" +
 	"createPods\x12<\n" +
@@ -2906,7 +3133,8 @@ const file_jobdecider_v1_job_decider_proto_rawDesc = "" +
 	"\frecord_event\x18\x05 \x01(\v2\x1a.jobdecider.v1.RecordEventH\x00R\vrecordEvent\x129\n" +
 	"\n" +
 	"adopt_pods\x18\x06 \x01(\v2\x18.jobdecider.v1.AdoptPodsH\x00R\tadoptPods\x12?\n" +
-	"\frelease_pods\x18\a \x01(\v2\x1a.jobdecider.v1.ReleasePodsH\x00R\vreleasePodsB\x06\n" +
+	"\frelease_pods\x18\a \x01(\v2\x1a.jobdecider.v1.ReleasePodsH\x00R\vreleasePods\x126\n" +
+	"\tfail_pods\x18\b \x01(\v2\x17.jobdecider.v1.FailPodsH\x00R\bfailPodsB\x06\n" +
 	"\x04kind\"<\n" +
 	"\tAdoptPods\x12/\n" +
 	"\x04pods\x18\x01 \x03(\v2\x1b.jobdecider.v1.PodReferenceR\x04pods\">\n" +
@@ -2914,7 +3142,7 @@ const file_jobdecider_v1_job_decider_proto_rawDesc = "" +
 	"\x04pods\x18\x01 \x03(\v2\x1b.jobdecider.v1.PodReferenceR\x04pods\"<\n" +
 	"\n" +
 	"CreatePods\x12.\n" +
-	"\x04pods\x18\x01 \x03(\v2\x1a.jobdecider.v1.PodCreationR\x04pods\"\xc2\x04\n" +
+	"\x04pods\x18\x01 \x03(\v2\x1a.jobdecider.v1.PodCreationR\x04pods\"\xfe\x04\n" +
 	"\vPodCreation\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12#\n" +
 	"\rgenerate_name\x18\x02 \x01(\tR\fgenerateName\x12>\n" +
@@ -2926,14 +3154,29 @@ const file_jobdecider_v1_job_decider_proto_rawDesc = "" +
 	"\bhostname\x18\x06 \x01(\tR\bhostname\x12'\n" +
 	"\x03env\x18\a \x03(\v2\x15.jobdecider.v1.EnvVarR\x03env\x12.\n" +
 	"\x10completion_index\x18\b \x01(\x05H\x00R\x0fcompletionIndex\x88\x01\x01\x12F\n" +
-	"\x0fowner_reference\x18\t \x01(\v2\x1d.jobdecider.v1.OwnerReferenceR\x0eownerReference\x1a9\n" +
+	"\x0fowner_reference\x18\t \x01(\v2\x1d.jobdecider.v1.OwnerReferenceR\x0eownerReference\x12:\n" +
+	"\vavoid_nodes\x18\n" +
+	" \x01(\v2\x19.jobdecider.v1.AvoidNodesR\n" +
+	"avoidNodes\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a>\n" +
 	"\x10AnnotationsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x13\n" +
-	"\x11_completion_index\"<\n" +
+	"\x11_completion_index\"6\n" +
+	"\n" +
+	"AvoidNodes\x12\x14\n" +
+	"\x05nodes\x18\x01 \x03(\tR\x05nodes\x12\x12\n" +
+	"\x04mode\x18\x02 \x01(\tR\x04mode\"9\n" +
+	"\bFailPods\x12-\n" +
+	"\x04pods\x18\x01 \x03(\v2\x19.jobdecider.v1.PodFailureR\x04pods\"\x94\x01\n" +
+	"\n" +
+	"PodFailure\x12-\n" +
+	"\x03pod\x18\x01 \x01(\v2\x1b.jobdecider.v1.PodReferenceR\x03pod\x12%\n" +
+	"\x0econdition_type\x18\x02 \x01(\tR\rconditionType\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x18\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\"<\n" +
 	"\n" +
 	"DeletePods\x12.\n" +
 	"\x04pods\x18\x01 \x03(\v2\x1a.jobdecider.v1.PodDeletionR\x04pods\"\x7f\n" +
@@ -2952,9 +3195,10 @@ const file_jobdecider_v1_job_decider_proto_rawDesc = "" +
 	"\vRecordEvent\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x18\n" +
-	"\amessage\x18\x03 \x01(\tR\amessage\":\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\"a\n" +
 	"\x12ValidateJobRequest\x12$\n" +
-	"\x03job\x18\x01 \x01(\v2\x12.jobdecider.v1.JobR\x03job\"T\n" +
+	"\x03job\x18\x01 \x01(\v2\x12.jobdecider.v1.JobR\x03job\x12%\n" +
+	"\x0efailure_policy\x18\x02 \x01(\tR\rfailurePolicy\"T\n" +
 	"\x13ValidateJobResponse\x12=\n" +
 	"\n" +
 	"violations\x18\x01 \x03(\v2\x1d.jobdecider.v1.FieldViolationR\n" +
@@ -3054,7 +3298,7 @@ func file_jobdecider_v1_job_decider_proto_rawDescGZIP() []byte {
 	return file_jobdecider_v1_job_decider_proto_rawDescData
 }
 
-var file_jobdecider_v1_job_decider_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
+var file_jobdecider_v1_job_decider_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
 var file_jobdecider_v1_job_decider_proto_goTypes = []any{
 	(*DecideJobRequest)(nil),       // 0: jobdecider.v1.DecideJobRequest
 	(*Expectations)(nil),           // 1: jobdecider.v1.Expectations
@@ -3073,52 +3317,55 @@ var file_jobdecider_v1_job_decider_proto_goTypes = []any{
 	(*ReleasePods)(nil),            // 14: jobdecider.v1.ReleasePods
 	(*CreatePods)(nil),             // 15: jobdecider.v1.CreatePods
 	(*PodCreation)(nil),            // 16: jobdecider.v1.PodCreation
-	(*DeletePods)(nil),             // 17: jobdecider.v1.DeletePods
-	(*PodDeletion)(nil),            // 18: jobdecider.v1.PodDeletion
-	(*RemoveFinalizers)(nil),       // 19: jobdecider.v1.RemoveFinalizers
-	(*PodReference)(nil),           // 20: jobdecider.v1.PodReference
-	(*UpdateStatus)(nil),           // 21: jobdecider.v1.UpdateStatus
-	(*RecordEvent)(nil),            // 22: jobdecider.v1.RecordEvent
-	(*ValidateJobRequest)(nil),     // 23: jobdecider.v1.ValidateJobRequest
-	(*ValidateJobResponse)(nil),    // 24: jobdecider.v1.ValidateJobResponse
-	(*FieldViolation)(nil),         // 25: jobdecider.v1.FieldViolation
-	(*DecideJobSetRequest)(nil),    // 26: jobdecider.v1.DecideJobSetRequest
-	(*DecideJobSetResponse)(nil),   // 27: jobdecider.v1.DecideJobSetResponse
-	(*JobSetExplanation)(nil),      // 28: jobdecider.v1.JobSetExplanation
-	(*JobSetRuleEvaluation)(nil),   // 29: jobdecider.v1.JobSetRuleEvaluation
-	(*JobSetAction)(nil),           // 30: jobdecider.v1.JobSetAction
-	(*DeleteJobs)(nil),             // 31: jobdecider.v1.DeleteJobs
-	(*JobReference)(nil),           // 32: jobdecider.v1.JobReference
-	(*UpdateJobSetStatus)(nil),     // 33: jobdecider.v1.UpdateJobSetStatus
-	(*JobCreation)(nil),            // 34: jobdecider.v1.JobCreation
-	(*ValidateJobSetRequest)(nil),  // 35: jobdecider.v1.ValidateJobSetRequest
-	(*ValidateJobSetResponse)(nil), // 36: jobdecider.v1.ValidateJobSetResponse
-	nil,                            // 37: jobdecider.v1.PodCreation.LabelsEntry
-	nil,                            // 38: jobdecider.v1.PodCreation.AnnotationsEntry
-	nil,                            // 39: jobdecider.v1.JobCreation.LabelsEntry
-	nil,                            // 40: jobdecider.v1.JobCreation.AnnotationsEntry
-	(*Job)(nil),                    // 41: jobdecider.v1.Job
-	(*Pod)(nil),                    // 42: jobdecider.v1.Pod
-	(*timestamppb.Timestamp)(nil),  // 43: google.protobuf.Timestamp
-	(*LeanPod)(nil),                // 44: jobdecider.v1.LeanPod
-	(*durationpb.Duration)(nil),    // 45: google.protobuf.Duration
-	(*EnvVar)(nil),                 // 46: jobdecider.v1.EnvVar
-	(*OwnerReference)(nil),         // 47: jobdecider.v1.OwnerReference
-	(*JobStatus)(nil),              // 48: jobdecider.v1.JobStatus
-	(*JobSet)(nil),                 // 49: jobdecider.v1.JobSet
-	(*JobSetStatus)(nil),           // 50: jobdecider.v1.JobSetStatus
+	(*AvoidNodes)(nil),             // 17: jobdecider.v1.AvoidNodes
+	(*FailPods)(nil),               // 18: jobdecider.v1.FailPods
+	(*PodFailure)(nil),             // 19: jobdecider.v1.PodFailure
+	(*DeletePods)(nil),             // 20: jobdecider.v1.DeletePods
+	(*PodDeletion)(nil),            // 21: jobdecider.v1.PodDeletion
+	(*RemoveFinalizers)(nil),       // 22: jobdecider.v1.RemoveFinalizers
+	(*PodReference)(nil),           // 23: jobdecider.v1.PodReference
+	(*UpdateStatus)(nil),           // 24: jobdecider.v1.UpdateStatus
+	(*RecordEvent)(nil),            // 25: jobdecider.v1.RecordEvent
+	(*ValidateJobRequest)(nil),     // 26: jobdecider.v1.ValidateJobRequest
+	(*ValidateJobResponse)(nil),    // 27: jobdecider.v1.ValidateJobResponse
+	(*FieldViolation)(nil),         // 28: jobdecider.v1.FieldViolation
+	(*DecideJobSetRequest)(nil),    // 29: jobdecider.v1.DecideJobSetRequest
+	(*DecideJobSetResponse)(nil),   // 30: jobdecider.v1.DecideJobSetResponse
+	(*JobSetExplanation)(nil),      // 31: jobdecider.v1.JobSetExplanation
+	(*JobSetRuleEvaluation)(nil),   // 32: jobdecider.v1.JobSetRuleEvaluation
+	(*JobSetAction)(nil),           // 33: jobdecider.v1.JobSetAction
+	(*DeleteJobs)(nil),             // 34: jobdecider.v1.DeleteJobs
+	(*JobReference)(nil),           // 35: jobdecider.v1.JobReference
+	(*UpdateJobSetStatus)(nil),     // 36: jobdecider.v1.UpdateJobSetStatus
+	(*JobCreation)(nil),            // 37: jobdecider.v1.JobCreation
+	(*ValidateJobSetRequest)(nil),  // 38: jobdecider.v1.ValidateJobSetRequest
+	(*ValidateJobSetResponse)(nil), // 39: jobdecider.v1.ValidateJobSetResponse
+	nil,                            // 40: jobdecider.v1.PodCreation.LabelsEntry
+	nil,                            // 41: jobdecider.v1.PodCreation.AnnotationsEntry
+	nil,                            // 42: jobdecider.v1.JobCreation.LabelsEntry
+	nil,                            // 43: jobdecider.v1.JobCreation.AnnotationsEntry
+	(*Job)(nil),                    // 44: jobdecider.v1.Job
+	(*Pod)(nil),                    // 45: jobdecider.v1.Pod
+	(*timestamppb.Timestamp)(nil),  // 46: google.protobuf.Timestamp
+	(*LeanPod)(nil),                // 47: jobdecider.v1.LeanPod
+	(*durationpb.Duration)(nil),    // 48: google.protobuf.Duration
+	(*EnvVar)(nil),                 // 49: jobdecider.v1.EnvVar
+	(*OwnerReference)(nil),         // 50: jobdecider.v1.OwnerReference
+	(*JobStatus)(nil),              // 51: jobdecider.v1.JobStatus
+	(*JobSet)(nil),                 // 52: jobdecider.v1.JobSet
+	(*JobSetStatus)(nil),           // 53: jobdecider.v1.JobSetStatus
 }
 var file_jobdecider_v1_job_decider_proto_depIdxs = []int32{
-	41, // 0: jobdecider.v1.DecideJobRequest.job:type_name -> jobdecider.v1.Job
-	42, // 1: jobdecider.v1.DecideJobRequest.pods:type_name -> jobdecider.v1.Pod
-	43, // 2: jobdecider.v1.DecideJobRequest.now:type_name -> google.protobuf.Timestamp
+	44, // 0: jobdecider.v1.DecideJobRequest.job:type_name -> jobdecider.v1.Job
+	45, // 1: jobdecider.v1.DecideJobRequest.pods:type_name -> jobdecider.v1.Pod
+	46, // 2: jobdecider.v1.DecideJobRequest.now:type_name -> google.protobuf.Timestamp
 	2,  // 3: jobdecider.v1.DecideJobRequest.state:type_name -> jobdecider.v1.ControllerState
 	1,  // 4: jobdecider.v1.DecideJobRequest.expectations:type_name -> jobdecider.v1.Expectations
-	44, // 5: jobdecider.v1.DecideJobRequest.lean_pods:type_name -> jobdecider.v1.LeanPod
+	47, // 5: jobdecider.v1.DecideJobRequest.lean_pods:type_name -> jobdecider.v1.LeanPod
 	3,  // 6: jobdecider.v1.ControllerState.backoff:type_name -> jobdecider.v1.BackoffRecord
-	43, // 7: jobdecider.v1.BackoffRecord.last_failure_time:type_name -> google.protobuf.Timestamp
+	46, // 7: jobdecider.v1.BackoffRecord.last_failure_time:type_name -> google.protobuf.Timestamp
 	12, // 8: jobdecider.v1.DecideJobResponse.actions:type_name -> jobdecider.v1.Action
-	45, // 9: jobdecider.v1.DecideJobResponse.requeue_after:type_name -> google.protobuf.Duration
+	48, // 9: jobdecider.v1.DecideJobResponse.requeue_after:type_name -> google.protobuf.Duration
 	2,  // 10: jobdecider.v1.DecideJobResponse.state:type_name -> jobdecider.v1.ControllerState
 	5,  // 11: jobdecider.v1.DecideJobResponse.explanation:type_name -> jobdecider.v1.JobExplanation
 	6,  // 12: jobdecider.v1.JobExplanation.pods:type_name -> jobdecider.v1.PodVerdict
@@ -3129,59 +3376,63 @@ var file_jobdecider_v1_job_decider_proto_depIdxs = []int32{
 	10, // 17: jobdecider.v1.JobExplanation.coming_condition:type_name -> jobdecider.v1.ComingCondition
 	11, // 18: jobdecider.v1.JobExplanation.not_managed:type_name -> jobdecider.v1.NotManaged
 	7,  // 19: jobdecider.v1.PodVerdict.indexes:type_name -> jobdecider.v1.IndexList
-	43, // 20: jobdecider.v1.BackoffWait.until:type_name -> google.protobuf.Timestamp
-	45, // 21: jobdecider.v1.BackoffWait.delay:type_name -> google.protobuf.Duration
-	43, // 22: jobdecider.v1.BackoffWait.last_failure_time:type_name -> google.protobuf.Timestamp
-	43, // 23: jobdecider.v1.ComingCondition.at:type_name -> google.protobuf.Timestamp
+	46, // 20: jobdecider.v1.BackoffWait.until:type_name -> google.protobuf.Timestamp
+	48, // 21: jobdecider.v1.BackoffWait.delay:type_name -> google.protobuf.Duration
+	46, // 22: jobdecider.v1.BackoffWait.last_failure_time:type_name -> google.protobuf.Timestamp
+	46, // 23: jobdecider.v1.ComingCondition.at:type_name -> google.protobuf.Timestamp
 	15, // 24: jobdecider.v1.Action.create_pods:type_name -> jobdecider.v1.CreatePods
-	17, // 25: jobdecider.v1.Action.delete_pods:type_name -> jobdecider.v1.DeletePods
-	19, // 26: jobdecider.v1.Action.remove_finalizers:type_name -> jobdecider.v1.RemoveFinalizers
-	21, // 27: jobdecider.v1.Action.update_status:type_name -> jobdecider.v1.UpdateStatus
-	22, // 28: jobdecider.v1.Action.record_event:type_name -> jobdecider.v1.RecordEvent
+	20, // 25: jobdecider.v1.Action.delete_pods:type_name -> jobdecider.v1.DeletePods
+	22, // 26: jobdecider.v1.Action.remove_finalizers:type_name -> jobdecider.v1.RemoveFinalizers
+	24, // 27: jobdecider.v1.Action.update_status:type_name -> jobdecider.v1.UpdateStatus
+	25, // 28: jobdecider.v1.Action.record_event:type_name -> jobdecider.v1.RecordEvent
 	13, // 29: jobdecider.v1.Action.adopt_pods:type_name -> jobdecider.v1.AdoptPods
 	14, // 30: jobdecider.v1.Action.release_pods:type_name -> jobdecider.v1.ReleasePods
-	20, // 31: jobdecider.v1.AdoptPods.pods:type_name -> jobdecider.v1.PodReference
-	20, // 32: jobdecider.v1.ReleasePods.pods:type_name -> jobdecider.v1.PodReference
-	16, // 33: jobdecider.v1.CreatePods.pods:type_name -> jobdecider.v1.PodCreation
-	37, // 34: jobdecider.v1.PodCreation.labels:type_name -> jobdecider.v1.PodCreation.LabelsEntry
-	38, // 35: jobdecider.v1.PodCreation.annotations:type_name -> jobdecider.v1.PodCreation.AnnotationsEntry
-	46, // 36: jobdecider.v1.PodCreation.env:type_name -> jobdecider.v1.EnvVar
-	47, // 37: jobdecider.v1.PodCreation.owner_reference:type_name -> jobdecider.v1.OwnerReference
-	18, // 38: jobdecider.v1.DeletePods.pods:type_name -> jobdecider.v1.PodDeletion
-	20, // 39: jobdecider.v1.RemoveFinalizers.pods:type_name -> jobdecider.v1.PodReference
-	48, // 40: jobdecider.v1.UpdateStatus.status:type_name -> jobdecider.v1.JobStatus
-	41, // 41: jobdecider.v1.ValidateJobRequest.job:type_name -> jobdecider.v1.Job
-	25, // 42: jobdecider.v1.ValidateJobResponse.violations:type_name -> jobdecider.v1.FieldViolation
-	49, // 43: jobdecider.v1.DecideJobSetRequest.job_set:type_name -> jobdecider.v1.JobSet
-	41, // 44: jobdecider.v1.DecideJobSetRequest.jobs:type_name -> jobdecider.v1.Job
-	43, // 45: jobdecider.v1.DecideJobSetRequest.now:type_name -> google.protobuf.Timestamp
-	30, // 46: jobdecider.v1.DecideJobSetResponse.actions:type_name -> jobdecider.v1.JobSetAction
-	34, // 47: jobdecider.v1.DecideJobSetResponse.jobs_to_create:type_name -> jobdecider.v1.JobCreation
-	28, // 48: jobdecider.v1.DecideJobSetResponse.explanation:type_name -> jobdecider.v1.JobSetExplanation
-	45, // 49: jobdecider.v1.DecideJobSetResponse.requeue_after:type_name -> google.protobuf.Duration
-	29, // 50: jobdecider.v1.JobSetExplanation.evaluations:type_name -> jobdecider.v1.JobSetRuleEvaluation
-	31, // 51: jobdecider.v1.JobSetAction.delete_jobs:type_name -> jobdecider.v1.DeleteJobs
-	33, // 52: jobdecider.v1.JobSetAction.update_status:type_name -> jobdecider.v1.UpdateJobSetStatus
-	22, // 53: jobdecider.v1.JobSetAction.record_event:type_name -> jobdecider.v1.RecordEvent
-	32, // 54: jobdecider.v1.DeleteJobs.jobs:type_name -> jobdecider.v1.JobReference
-	50, // 55: jobdecider.v1.UpdateJobSetStatus.status:type_name -> jobdecider.v1.JobSetStatus
-	39, // 56: jobdecider.v1.JobCreation.labels:type_name -> jobdecider.v1.JobCreation.LabelsEntry
-	40, // 57: jobdecider.v1.JobCreation.annotations:type_name -> jobdecider.v1.JobCreation.AnnotationsEntry
-	49, // 58: jobdecider.v1.ValidateJobSetRequest.job_set:type_name -> jobdecider.v1.JobSet
-	25, // 59: jobdecider.v1.ValidateJobSetResponse.violations:type_name -> jobdecider.v1.FieldViolation
-	0,  // 60: jobdecider.v1.JobDecider.DecideJob:input_type -> jobdecider.v1.DecideJobRequest
-	23, // 61: jobdecider.v1.JobDecider.ValidateJob:input_type -> jobdecider.v1.ValidateJobRequest
-	26, // 62: jobdecider.v1.JobDecider.DecideJobSet:input_type -> jobdecider.v1.DecideJobSetRequest
-	35, // 63: jobdecider.v1.JobDecider.ValidateJobSet:input_type -> jobdecider.v1.ValidateJobSetRequest
-	4,  // 64: jobdecider.v1.JobDecider.DecideJob:output_type -> jobdecider.v1.DecideJobResponse
-	24, // 65: jobdecider.v1.JobDecider.ValidateJob:output_type -> jobdecider.v1.ValidateJobResponse
-	27, // 66: jobdecider.v1.JobDecider.DecideJobSet:output_type -> jobdecider.v1.DecideJobSetResponse
-	36, // 67: jobdecider.v1.JobDecider.ValidateJobSet:output_type -> jobdecider.v1.ValidateJobSetResponse
-	64, // [64:68] is the sub-list for method output_type
-	60, // [60:64] is the sub-list for method input_type
-	60, // [60:60] is the sub-list for extension type_name
-	60, // [60:60] is the sub-list for extension extendee
-	0,  // [0:60] is the sub-list for field type_name
+	18, // 31: jobdecider.v1.Action.fail_pods:type_name -> jobdecider.v1.FailPods
+	23, // 32: jobdecider.v1.AdoptPods.pods:type_name -> jobdecider.v1.PodReference
+	23, // 33: jobdecider.v1.ReleasePods.pods:type_name -> jobdecider.v1.PodReference
+	16, // 34: jobdecider.v1.CreatePods.pods:type_name -> jobdecider.v1.PodCreation
+	40, // 35: jobdecider.v1.PodCreation.labels:type_name -> jobdecider.v1.PodCreation.LabelsEntry
+	41, // 36: jobdecider.v1.PodCreation.annotations:type_name -> jobdecider.v1.PodCreation.AnnotationsEntry
+	49, // 37: jobdecider.v1.PodCreation.env:type_name -> jobdecider.v1.EnvVar
+	50, // 38: jobdecider.v1.PodCreation.owner_reference:type_name -> jobdecider.v1.OwnerReference
+	17, // 39: jobdecider.v1.PodCreation.avoid_nodes:type_name -> jobdecider.v1.AvoidNodes
+	19, // 40: jobdecider.v1.FailPods.pods:type_name -> jobdecider.v1.PodFailure
+	23, // 41: jobdecider.v1.PodFailure.pod:type_name -> jobdecider.v1.PodReference
+	21, // 42: jobdecider.v1.DeletePods.pods:type_name -> jobdecider.v1.PodDeletion
+	23, // 43: jobdecider.v1.RemoveFinalizers.pods:type_name -> jobdecider.v1.PodReference
+	51, // 44: jobdecider.v1.UpdateStatus.status:type_name -> jobdecider.v1.JobStatus
+	44, // 45: jobdecider.v1.ValidateJobRequest.job:type_name -> jobdecider.v1.Job
+	28, // 46: jobdecider.v1.ValidateJobResponse.violations:type_name -> jobdecider.v1.FieldViolation
+	52, // 47: jobdecider.v1.DecideJobSetRequest.job_set:type_name -> jobdecider.v1.JobSet
+	44, // 48: jobdecider.v1.DecideJobSetRequest.jobs:type_name -> jobdecider.v1.Job
+	46, // 49: jobdecider.v1.DecideJobSetRequest.now:type_name -> google.protobuf.Timestamp
+	33, // 50: jobdecider.v1.DecideJobSetResponse.actions:type_name -> jobdecider.v1.JobSetAction
+	37, // 51: jobdecider.v1.DecideJobSetResponse.jobs_to_create:type_name -> jobdecider.v1.JobCreation
+	31, // 52: jobdecider.v1.DecideJobSetResponse.explanation:type_name -> jobdecider.v1.JobSetExplanation
+	48, // 53: jobdecider.v1.DecideJobSetResponse.requeue_after:type_name -> google.protobuf.Duration
+	32, // 54: jobdecider.v1.JobSetExplanation.evaluations:type_name -> jobdecider.v1.JobSetRuleEvaluation
+	34, // 55: jobdecider.v1.JobSetAction.delete_jobs:type_name -> jobdecider.v1.DeleteJobs
+	36, // 56: jobdecider.v1.JobSetAction.update_status:type_name -> jobdecider.v1.UpdateJobSetStatus
+	25, // 57: jobdecider.v1.JobSetAction.record_event:type_name -> jobdecider.v1.RecordEvent
+	35, // 58: jobdecider.v1.DeleteJobs.jobs:type_name -> jobdecider.v1.JobReference
+	53, // 59: jobdecider.v1.UpdateJobSetStatus.status:type_name -> jobdecider.v1.JobSetStatus
+	42, // 60: jobdecider.v1.JobCreation.labels:type_name -> jobdecider.v1.JobCreation.LabelsEntry
+	43, // 61: jobdecider.v1.JobCreation.annotations:type_name -> jobdecider.v1.JobCreation.AnnotationsEntry
+	52, // 62: jobdecider.v1.ValidateJobSetRequest.job_set:type_name -> jobdecider.v1.JobSet
+	28, // 63: jobdecider.v1.ValidateJobSetResponse.violations:type_name -> jobdecider.v1.FieldViolation
+	0,  // 64: jobdecider.v1.JobDecider.DecideJob:input_type -> jobdecider.v1.DecideJobRequest
+	26, // 65: jobdecider.v1.JobDecider.ValidateJob:input_type -> jobdecider.v1.ValidateJobRequest
+	29, // 66: jobdecider.v1.JobDecider.DecideJobSet:input_type -> jobdecider.v1.DecideJobSetRequest
+	38, // 67: jobdecider.v1.JobDecider.ValidateJobSet:input_type -> jobdecider.v1.ValidateJobSetRequest
+	4,  // 68: jobdecider.v1.JobDecider.DecideJob:output_type -> jobdecider.v1.DecideJobResponse
+	27, // 69: jobdecider.v1.JobDecider.ValidateJob:output_type -> jobdecider.v1.ValidateJobResponse
+	30, // 70: jobdecider.v1.JobDecider.DecideJobSet:output_type -> jobdecider.v1.DecideJobSetResponse
+	39, // 71: jobdecider.v1.JobDecider.ValidateJobSet:output_type -> jobdecider.v1.ValidateJobSetResponse
+	68, // [68:72] is the sub-list for method output_type
+	64, // [64:68] is the sub-list for method input_type
+	64, // [64:64] is the sub-list for extension type_name
+	64, // [64:64] is the sub-list for extension extendee
+	0,  // [0:64] is the sub-list for field type_name
 }
 
 func init() { file_jobdecider_v1_job_decider_proto_init() }
@@ -3201,10 +3452,11 @@ func file_jobdecider_v1_job_decider_proto_init() {
 		(*Action_RecordEvent)(nil),
 		(*Action_AdoptPods)(nil),
 		(*Action_ReleasePods)(nil),
+		(*Action_FailPods)(nil),
 	}
 	file_jobdecider_v1_job_decider_proto_msgTypes[16].OneofWrappers = []any{}
-	file_jobdecider_v1_job_decider_proto_msgTypes[28].OneofWrappers = []any{}
-	file_jobdecider_v1_job_decider_proto_msgTypes[30].OneofWrappers = []any{
+	file_jobdecider_v1_job_decider_proto_msgTypes[31].OneofWrappers = []any{}
+	file_jobdecider_v1_job_decider_proto_msgTypes[33].OneofWrappers = []any{
 		(*JobSetAction_DeleteJobs)(nil),
 		(*JobSetAction_UpdateStatus)(nil),
 		(*JobSetAction_RecordEvent)(nil),
@@ -3215,7 +3467,7 @@ func file_jobdecider_v1_job_decider_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_jobdecider_v1_job_decider_proto_rawDesc), len(file_jobdecider_v1_job_decider_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   41,
+			NumMessages:   44,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1926,8 +1926,13 @@ type PodStatus struct {
 	ContainerStatuses []*ContainerStatus `protobuf:"bytes,3,rep,name=container_statuses,json=containerStatuses,proto3" json:"container_statuses,omitempty"`
 	// Statuses of the init containers.
 	InitContainerStatuses []*ContainerStatus `protobuf:"bytes,4,rep,name=init_container_statuses,json=initContainerStatuses,proto3" json:"init_container_statuses,omitempty"`
-	unknownFields         protoimpl.UnknownFields
-	sizeCache             protoimpl.SizeCache
+	// A brief CamelCase reason the pod is in its state, e.g. "UnexpectedAdmissionError"
+	// (read only by the extended failure policy).
+	Reason string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	// A human-readable message about the pod's state (read only by the extended failure policy).
+	Message       string `protobuf:"bytes,6,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PodStatus) Reset() {
@@ -1986,6 +1991,20 @@ func (x *PodStatus) GetInitContainerStatuses() []*ContainerStatus {
 		return x.InitContainerStatuses
 	}
 	return nil
+}
+
+func (x *PodStatus) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *PodStatus) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
 }
 
 // PodCondition mirrors core/v1 PodCondition.
@@ -2452,8 +2471,18 @@ type LeanPod struct {
 	ContainerStatuses []*LeanContainerStatus `protobuf:"bytes,17,rep,name=container_statuses,json=containerStatuses,proto3" json:"container_statuses,omitempty"`
 	// status.initContainerStatuses.
 	InitContainerStatuses []*LeanContainerStatus `protobuf:"bytes,18,rep,name=init_container_statuses,json=initContainerStatuses,proto3" json:"init_container_statuses,omitempty"`
-	unknownFields         protoimpl.UnknownFields
-	sizeCache             protoimpl.SizeCache
+	// status.reason (read only by the extended failure policy; may be left empty otherwise).
+	Reason string `protobuf:"bytes,19,opt,name=reason,proto3" json:"reason,omitempty"`
+	// status.message (read only by the extended failure policy; may be left empty otherwise).
+	Message string `protobuf:"bytes,20,opt,name=message,proto3" json:"message,omitempty"`
+	// spec.nodeName (read only by the extended failure policy; may be left empty otherwise).
+	NodeName string `protobuf:"bytes,21,opt,name=node_name,json=nodeName,proto3" json:"node_name,omitempty"`
+	// The job-decider.dev/rule-match-counts annotation, verbatim, when present.
+	RuleMatchCounts *string `protobuf:"bytes,22,opt,name=rule_match_counts,json=ruleMatchCounts,proto3,oneof" json:"rule_match_counts,omitempty"`
+	// The job-decider.dev/failed-nodes annotation, verbatim, when present.
+	FailedNodes   *string `protobuf:"bytes,23,opt,name=failed_nodes,json=failedNodes,proto3,oneof" json:"failed_nodes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *LeanPod) Reset() {
@@ -2612,6 +2641,41 @@ func (x *LeanPod) GetInitContainerStatuses() []*LeanContainerStatus {
 	return nil
 }
 
+func (x *LeanPod) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *LeanPod) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *LeanPod) GetNodeName() string {
+	if x != nil {
+		return x.NodeName
+	}
+	return ""
+}
+
+func (x *LeanPod) GetRuleMatchCounts() string {
+	if x != nil && x.RuleMatchCounts != nil {
+		return *x.RuleMatchCounts
+	}
+	return ""
+}
+
+func (x *LeanPod) GetFailedNodes() string {
+	if x != nil && x.FailedNodes != nil {
+		return *x.FailedNodes
+	}
+	return ""
+}
+
 // LeanPodCondition is a pod condition as decisions read it.
 type LeanPodCondition struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2621,8 +2685,11 @@ type LeanPodCondition struct {
 	Status LeanConditionStatus `protobuf:"varint,2,opt,name=status,proto3,enum=jobdecider.v1.LeanConditionStatus" json:"status,omitempty"`
 	// When the status last changed.
 	LastTransitionTime *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=last_transition_time,json=lastTransitionTime,proto3" json:"last_transition_time,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// The condition's reason (read only by the extended failure policy, for PodScheduled's
+	// "Unschedulable"; may be left empty otherwise).
+	Reason        string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *LeanPodCondition) Reset() {
@@ -2676,6 +2743,13 @@ func (x *LeanPodCondition) GetLastTransitionTime() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *LeanPodCondition) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 // LeanContainerStatus is a container status as decisions read it.
 type LeanContainerStatus struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2684,7 +2758,10 @@ type LeanContainerStatus struct {
 	// How often the container has restarted.
 	RestartCount int32 `protobuf:"varint,2,opt,name=restart_count,json=restartCount,proto3" json:"restart_count,omitempty"`
 	// Set once the container has terminated (state.terminated).
-	Terminated    *LeanTerminated `protobuf:"bytes,3,opt,name=terminated,proto3" json:"terminated,omitempty"`
+	Terminated *LeanTerminated `protobuf:"bytes,3,opt,name=terminated,proto3" json:"terminated,omitempty"`
+	// state.waiting.reason while the container waits (read only by the extended failure
+	// policy; may be left empty otherwise).
+	WaitingReason string `protobuf:"bytes,4,opt,name=waiting_reason,json=waitingReason,proto3" json:"waiting_reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2740,13 +2817,24 @@ func (x *LeanContainerStatus) GetTerminated() *LeanTerminated {
 	return nil
 }
 
+func (x *LeanContainerStatus) GetWaitingReason() string {
+	if x != nil {
+		return x.WaitingReason
+	}
+	return ""
+}
+
 // LeanTerminated is a terminated container state as decisions read it.
 type LeanTerminated struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Exit status of the container's last run.
 	ExitCode int32 `protobuf:"varint,1,opt,name=exit_code,json=exitCode,proto3" json:"exit_code,omitempty"`
 	// When the container terminated.
-	FinishedAt    *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=finished_at,json=finishedAt,proto3" json:"finished_at,omitempty"`
+	FinishedAt *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=finished_at,json=finishedAt,proto3" json:"finished_at,omitempty"`
+	// state.terminated.reason, e.g. "OOMKilled" (read only by the extended failure policy).
+	Reason string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	// state.terminated.message (read only by the extended failure policy).
+	Message       string `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2793,6 +2881,20 @@ func (x *LeanTerminated) GetFinishedAt() *timestamppb.Timestamp {
 		return x.FinishedAt
 	}
 	return nil
+}
+
+func (x *LeanTerminated) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *LeanTerminated) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
 }
 
 var File_jobdecider_v1_kubernetes_proto protoreflect.FileDescriptor
@@ -2975,14 +3077,16 @@ const file_jobdecider_v1_kubernetes_proto_rawDesc = "" +
 	"\x0finit_containers\x18\x02 \x03(\v2#.jobdecider.v1.InitContainerSummaryR\x0einitContainers\"Q\n" +
 	"\x14InitContainerSummary\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12%\n" +
-	"\x0erestart_policy\x18\x02 \x01(\tR\rrestartPolicy\"\x85\x02\n" +
+	"\x0erestart_policy\x18\x02 \x01(\tR\rrestartPolicy\"\xb7\x02\n" +
 	"\tPodStatus\x12\x14\n" +
 	"\x05phase\x18\x01 \x01(\tR\x05phase\x12;\n" +
 	"\n" +
 	"conditions\x18\x02 \x03(\v2\x1b.jobdecider.v1.PodConditionR\n" +
 	"conditions\x12M\n" +
 	"\x12container_statuses\x18\x03 \x03(\v2\x1e.jobdecider.v1.ContainerStatusR\x11containerStatuses\x12V\n" +
-	"\x17init_container_statuses\x18\x04 \x03(\v2\x1e.jobdecider.v1.ContainerStatusR\x15initContainerStatuses\"\xfe\x01\n" +
+	"\x17init_container_statuses\x18\x04 \x03(\v2\x1e.jobdecider.v1.ContainerStatusR\x15initContainerStatuses\x12\x16\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reason\x12\x18\n" +
+	"\amessage\x18\x06 \x01(\tR\amessage\"\xfe\x01\n" +
 	"\fPodCondition\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\tR\x06status\x12B\n" +
@@ -3015,7 +3119,7 @@ const file_jobdecider_v1_kubernetes_proto_rawDesc = "" +
 	"\n" +
 	"started_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x12;\n" +
 	"\vfinished_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"finishedAt\"\xba\t\n" +
+	"finishedAt\"\x89\v\n" +
 	"\aLeanPod\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
 	"\x03uid\x18\x02 \x01(\tR\x03uid\x12:\n" +
@@ -3037,28 +3141,39 @@ const file_jobdecider_v1_kubernetes_proto_rawDesc = "" +
 	"conditions\x18\x10 \x03(\v2\x1f.jobdecider.v1.LeanPodConditionR\n" +
 	"conditions\x12Q\n" +
 	"\x12container_statuses\x18\x11 \x03(\v2\".jobdecider.v1.LeanContainerStatusR\x11containerStatuses\x12Z\n" +
-	"\x17init_container_statuses\x18\x12 \x03(\v2\".jobdecider.v1.LeanContainerStatusR\x15initContainerStatuses\x1a9\n" +
+	"\x17init_container_statuses\x18\x12 \x03(\v2\".jobdecider.v1.LeanContainerStatusR\x15initContainerStatuses\x12\x16\n" +
+	"\x06reason\x18\x13 \x01(\tR\x06reason\x12\x18\n" +
+	"\amessage\x18\x14 \x01(\tR\amessage\x12\x1b\n" +
+	"\tnode_name\x18\x15 \x01(\tR\bnodeName\x12/\n" +
+	"\x11rule_match_counts\x18\x16 \x01(\tH\x04R\x0fruleMatchCounts\x88\x01\x01\x12&\n" +
+	"\ffailed_nodes\x18\x17 \x01(\tH\x05R\vfailedNodes\x88\x01\x01\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x13\n" +
 	"\x11_completion_indexB\x16\n" +
 	"\x14_index_failure_countB\x1e\n" +
 	"\x1c_index_ignored_failure_countB \n" +
-	"\x1e_deletion_grace_period_seconds\"\xb0\x01\n" +
+	"\x1e_deletion_grace_period_secondsB\x14\n" +
+	"\x12_rule_match_countsB\x0f\n" +
+	"\r_failed_nodes\"\xc8\x01\n" +
 	"\x10LeanPodCondition\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12:\n" +
 	"\x06status\x18\x02 \x01(\x0e2\".jobdecider.v1.LeanConditionStatusR\x06status\x12L\n" +
-	"\x14last_transition_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x12lastTransitionTime\"\x8d\x01\n" +
+	"\x14last_transition_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x12lastTransitionTime\x12\x16\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\"\xb4\x01\n" +
 	"\x13LeanContainerStatus\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12#\n" +
 	"\rrestart_count\x18\x02 \x01(\x05R\frestartCount\x12=\n" +
 	"\n" +
 	"terminated\x18\x03 \x01(\v2\x1d.jobdecider.v1.LeanTerminatedR\n" +
-	"terminated\"j\n" +
+	"terminated\x12%\n" +
+	"\x0ewaiting_reason\x18\x04 \x01(\tR\rwaitingReason\"\x9c\x01\n" +
 	"\x0eLeanTerminated\x12\x1b\n" +
 	"\texit_code\x18\x01 \x01(\x05R\bexitCode\x12;\n" +
 	"\vfinished_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"finishedAt*\xbb\x01\n" +
+	"finishedAt\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x18\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage*\xbb\x01\n" +
 	"\fLeanPodPhase\x12\x1e\n" +
 	"\x1aLEAN_POD_PHASE_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16LEAN_POD_PHASE_PENDING\x10\x01\x12\x1a\n" +

@@ -364,6 +364,7 @@ fn plan_converts_keeping_the_cores_order_of_creations() {
         }],
         completion_index: Some(index),
         owner: owner.clone(),
+        avoid_nodes: None,
     };
     let status = JobStatus {
         conditions: vec![JobCondition {
@@ -439,9 +440,13 @@ fn validation_needs_no_identity() {
             spec: Some(pb::JobSpec::default()),
             ..Default::default()
         }),
+        ..Default::default()
     };
     assert!(job_for_validation(req).is_ok());
-    let missing = job_for_validation(pb::ValidateJobRequest { job: None });
+    let missing = job_for_validation(pb::ValidateJobRequest {
+        job: None,
+        ..Default::default()
+    });
     assert_eq!(
         missing.err().map(|v| v[0].field.clone()),
         Some("job".to_string())

@@ -38,6 +38,7 @@ class DecideJobRequest(_message.Message):
     EXPECTATIONS_FIELD_NUMBER: _builtins.int
     LEAN_PODS_FIELD_NUMBER: _builtins.int
     EXPLAIN_FIELD_NUMBER: _builtins.int
+    FAILURE_POLICY_FIELD_NUMBER: _builtins.int
     controller_name: _builtins.str
     """The controller the caller decides for; empty means "kubernetes.io/job-controller".
     A Job whose spec.managedBy names another controller gets an empty plan.
@@ -45,6 +46,12 @@ class DecideJobRequest(_message.Message):
     explain: _builtins.bool
     """Also return the explanation: what the sync concluded about each pod, why each action, the
     backoff wait and the condition that follows. Off by default; nothing is spent on it unless asked.
+    """
+    failure_policy: _builtins.str
+    """The extended failure policy document (YAML or JSON, kind FailurePolicy, apiVersion
+    job-decider.dev/v1alpha1), for callers that do not store it on the Job in the
+    job-decider.dev/failure-policy annotation. Set at most one of the two (both, unequal,
+    is INVALID_ARGUMENT). Without either, the plan is upstream's exactly.
     """
     @_builtins.property
     def job(self) -> _kubernetes_pb2.Job:
@@ -88,10 +95,11 @@ class DecideJobRequest(_message.Message):
         expectations: Global___Expectations | None = ...,
         lean_pods: _abc.Iterable[_kubernetes_pb2.LeanPod] | None = ...,
         explain: _builtins.bool = ...,
+        failure_policy: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["expectations", b"expectations", "job", b"job", "now", b"now", "state", b"state"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["controller_name", b"controller_name", "expectations", b"expectations", "explain", b"explain", "job", b"job", "lean_pods", b"lean_pods", "now", b"now", "pods", b"pods", "state", b"state"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["controller_name", b"controller_name", "expectations", b"expectations", "explain", b"explain", "failure_policy", b"failure_policy", "job", b"job", "lean_pods", b"lean_pods", "now", b"now", "pods", b"pods", "state", b"state"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -592,6 +600,7 @@ class Action(_message.Message):
     RECORD_EVENT_FIELD_NUMBER: _builtins.int
     ADOPT_PODS_FIELD_NUMBER: _builtins.int
     RELEASE_PODS_FIELD_NUMBER: _builtins.int
+    FAIL_PODS_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def create_pods(self) -> Global___CreatePods:
         """Create pods from the Job's template."""
@@ -620,6 +629,10 @@ class Action(_message.Message):
     def release_pods(self) -> Global___ReleasePods:
         """Release owned pods that no longer match the Job's selector."""
 
+    @_builtins.property
+    def fail_pods(self) -> Global___FailPods:
+        """Mark pods stuck in Pending as failed (extended failure policy only)."""
+
     def __init__(
         self,
         *,
@@ -630,12 +643,13 @@ class Action(_message.Message):
         record_event: Global___RecordEvent | None = ...,
         adopt_pods: Global___AdoptPods | None = ...,
         release_pods: Global___ReleasePods | None = ...,
+        fail_pods: Global___FailPods | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["adopt_pods", b"adopt_pods", "create_pods", b"create_pods", "delete_pods", b"delete_pods", "kind", b"kind", "record_event", b"record_event", "release_pods", b"release_pods", "remove_finalizers", b"remove_finalizers", "update_status", b"update_status"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["adopt_pods", b"adopt_pods", "create_pods", b"create_pods", "delete_pods", b"delete_pods", "fail_pods", b"fail_pods", "kind", b"kind", "record_event", b"record_event", "release_pods", b"release_pods", "remove_finalizers", b"remove_finalizers", "update_status", b"update_status"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["adopt_pods", b"adopt_pods", "create_pods", b"create_pods", "delete_pods", b"delete_pods", "kind", b"kind", "record_event", b"record_event", "release_pods", b"release_pods", "remove_finalizers", b"remove_finalizers", "update_status", b"update_status"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["adopt_pods", b"adopt_pods", "create_pods", b"create_pods", "delete_pods", b"delete_pods", "fail_pods", b"fail_pods", "kind", b"kind", "record_event", b"record_event", "release_pods", b"release_pods", "remove_finalizers", b"remove_finalizers", "update_status", b"update_status"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["create_pods", "delete_pods", "remove_finalizers", "update_status", "record_event", "adopt_pods", "release_pods"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["create_pods", "delete_pods", "remove_finalizers", "update_status", "record_event", "adopt_pods", "release_pods", "fail_pods"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
@@ -777,6 +791,7 @@ class PodCreation(_message.Message):
     ENV_FIELD_NUMBER: _builtins.int
     COMPLETION_INDEX_FIELD_NUMBER: _builtins.int
     OWNER_REFERENCE_FIELD_NUMBER: _builtins.int
+    AVOID_NODES_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """A fixed name, when set; job-decider uses generate_name, as upstream does."""
     generate_name: _builtins.str
@@ -805,6 +820,12 @@ class PodCreation(_message.Message):
     def owner_reference(self) -> _kubernetes_pb2.OwnerReference:
         """The controller owner reference to the Job."""
 
+    @_builtins.property
+    def avoid_nodes(self) -> Global___AvoidNodes:
+        """Nodes the pod must (or should) not run on (extended failure policy's nodeAvoidance only):
+        add a node affinity term on the field metadata.name with operator NotIn and these values.
+        """
+
     def __init__(
         self,
         *,
@@ -817,16 +838,111 @@ class PodCreation(_message.Message):
         env: _abc.Iterable[_kubernetes_pb2.EnvVar] | None = ...,
         completion_index: _builtins.int | None = ...,
         owner_reference: _kubernetes_pb2.OwnerReference | None = ...,
+        avoid_nodes: Global___AvoidNodes | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_completion_index", b"_completion_index", "completion_index", b"completion_index", "owner_reference", b"owner_reference"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_completion_index", b"_completion_index", "avoid_nodes", b"avoid_nodes", "completion_index", b"completion_index", "owner_reference", b"owner_reference"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_completion_index", b"_completion_index", "annotations", b"annotations", "completion_index", b"completion_index", "env", b"env", "finalizers", b"finalizers", "generate_name", b"generate_name", "hostname", b"hostname", "labels", b"labels", "name", b"name", "owner_reference", b"owner_reference"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_completion_index", b"_completion_index", "annotations", b"annotations", "avoid_nodes", b"avoid_nodes", "completion_index", b"completion_index", "env", b"env", "finalizers", b"finalizers", "generate_name", b"generate_name", "hostname", b"hostname", "labels", b"labels", "name", b"name", "owner_reference", b"owner_reference"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__completion_index: _TypeAlias = _typing.Literal["completion_index"]  # noqa: Y015
     _WhichOneofArgType__completion_index: _TypeAlias = _typing.Literal["_completion_index", b"_completion_index"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType__completion_index) -> _WhichOneofReturnType__completion_index | None: ...
 
 Global___PodCreation: _TypeAlias = PodCreation  # noqa: Y015
+
+@_typing.final
+class AvoidNodes(_message.Message):
+    """AvoidNodes keeps a new pod off the nodes where earlier pods of its index (or Job) failed."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NODES_FIELD_NUMBER: _builtins.int
+    MODE_FIELD_NUMBER: _builtins.int
+    mode: _builtins.str
+    """"Required": add a matchFields requirement to every required node selector term (or one
+    term if there is none); "Preferred": add a preferred term of weight 100.
+    """
+    @_builtins.property
+    def nodes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Node names (metadata.name of the Node), oldest failure first."""
+
+    def __init__(
+        self,
+        *,
+        nodes: _abc.Iterable[_builtins.str] | None = ...,
+        mode: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["mode", b"mode", "nodes", b"nodes"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AvoidNodes: _TypeAlias = AvoidNodes  # noqa: Y015
+
+@_typing.final
+class FailPods(_message.Message):
+    """FailPods marks pods stuck in Pending as failed, as upstream's pod garbage collector fails
+    pods: per pod, a patch of the status subresource (guarded by UID) that sets phase Failed
+    and adds the condition with status True, then a delete of the pod. The next decision
+    counts the failures (the pods keep their tracking finalizer until then).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PODS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def pods(self) -> _containers.RepeatedCompositeFieldContainer[Global___PodFailure]:
+        """The pods."""
+
+    def __init__(
+        self,
+        *,
+        pods: _abc.Iterable[Global___PodFailure] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["pods", b"pods"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___FailPods: _TypeAlias = FailPods  # noqa: Y015
+
+@_typing.final
+class PodFailure(_message.Message):
+    """PodFailure is one pod to mark failed."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    POD_FIELD_NUMBER: _builtins.int
+    CONDITION_TYPE_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    MESSAGE_FIELD_NUMBER: _builtins.int
+    condition_type: _builtins.str
+    """The condition type to add, e.g. "job-decider.dev/PendingTimeout"."""
+    reason: _builtins.str
+    """The condition's reason, e.g. the waiting reason "ImagePullBackOff"."""
+    message: _builtins.str
+    """The condition's message."""
+    @_builtins.property
+    def pod(self) -> Global___PodReference:
+        """The pod."""
+
+    def __init__(
+        self,
+        *,
+        pod: Global___PodReference | None = ...,
+        condition_type: _builtins.str = ...,
+        reason: _builtins.str = ...,
+        message: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["pod", b"pod"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["condition_type", b"condition_type", "message", b"message", "pod", b"pod", "reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PodFailure: _TypeAlias = PodFailure  # noqa: Y015
 
 @_typing.final
 class DeletePods(_message.Message):
@@ -1001,6 +1117,9 @@ class ValidateJobRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     JOB_FIELD_NUMBER: _builtins.int
+    FAILURE_POLICY_FIELD_NUMBER: _builtins.int
+    failure_policy: _builtins.str
+    """The extended failure policy document, as in DecideJobRequest.failure_policy."""
     @_builtins.property
     def job(self) -> _kubernetes_pb2.Job:
         """The Job."""
@@ -1009,10 +1128,11 @@ class ValidateJobRequest(_message.Message):
         self,
         *,
         job: _kubernetes_pb2.Job | None = ...,
+        failure_policy: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["job", b"job"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["job", b"job"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["failure_policy", b"failure_policy", "job", b"job"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -1146,8 +1146,16 @@ class PodStatus(_message.Message):
     CONDITIONS_FIELD_NUMBER: _builtins.int
     CONTAINER_STATUSES_FIELD_NUMBER: _builtins.int
     INIT_CONTAINER_STATUSES_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    MESSAGE_FIELD_NUMBER: _builtins.int
     phase: _builtins.str
     """"Pending", "Running", "Succeeded", "Failed" or "Unknown"."""
+    reason: _builtins.str
+    """A brief CamelCase reason the pod is in its state, e.g. "UnexpectedAdmissionError"
+    (read only by the extended failure policy).
+    """
+    message: _builtins.str
+    """A human-readable message about the pod's state (read only by the extended failure policy)."""
     @_builtins.property
     def conditions(self) -> _containers.RepeatedCompositeFieldContainer[Global___PodCondition]:
         """The pod's conditions (Ready, DisruptionTarget, ...)."""
@@ -1167,10 +1175,12 @@ class PodStatus(_message.Message):
         conditions: _abc.Iterable[Global___PodCondition] | None = ...,
         container_statuses: _abc.Iterable[Global___ContainerStatus] | None = ...,
         init_container_statuses: _abc.Iterable[Global___ContainerStatus] | None = ...,
+        reason: _builtins.str = ...,
+        message: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["conditions", b"conditions", "container_statuses", b"container_statuses", "init_container_statuses", b"init_container_statuses", "phase", b"phase"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conditions", b"conditions", "container_statuses", b"container_statuses", "init_container_statuses", b"init_container_statuses", "message", b"message", "phase", b"phase", "reason", b"reason"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1437,6 +1447,11 @@ class LeanPod(_message.Message):
     CONDITIONS_FIELD_NUMBER: _builtins.int
     CONTAINER_STATUSES_FIELD_NUMBER: _builtins.int
     INIT_CONTAINER_STATUSES_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    MESSAGE_FIELD_NUMBER: _builtins.int
+    NODE_NAME_FIELD_NUMBER: _builtins.int
+    RULE_MATCH_COUNTS_FIELD_NUMBER: _builtins.int
+    FAILED_NODES_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """metadata.name."""
     uid: _builtins.str
@@ -1460,6 +1475,16 @@ class LeanPod(_message.Message):
     """Whether spec.nodeName is set."""
     phase: Global___LeanPodPhase.ValueType
     """status.phase."""
+    reason: _builtins.str
+    """status.reason (read only by the extended failure policy; may be left empty otherwise)."""
+    message: _builtins.str
+    """status.message (read only by the extended failure policy; may be left empty otherwise)."""
+    node_name: _builtins.str
+    """spec.nodeName (read only by the extended failure policy; may be left empty otherwise)."""
+    rule_match_counts: _builtins.str
+    """The job-decider.dev/rule-match-counts annotation, verbatim, when present."""
+    failed_nodes: _builtins.str
+    """The job-decider.dev/failed-nodes annotation, verbatim, when present."""
     @_builtins.property
     def labels(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
         """metadata.labels whose keys the Job's selector names (others may be sent; they are ignored)."""
@@ -1515,27 +1540,40 @@ class LeanPod(_message.Message):
         conditions: _abc.Iterable[Global___LeanPodCondition] | None = ...,
         container_statuses: _abc.Iterable[Global___LeanContainerStatus] | None = ...,
         init_container_statuses: _abc.Iterable[Global___LeanContainerStatus] | None = ...,
+        reason: _builtins.str = ...,
+        message: _builtins.str = ...,
+        node_name: _builtins.str = ...,
+        rule_match_counts: _builtins.str | None = ...,
+        failed_nodes: _builtins.str | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_completion_index", b"_completion_index", "_deletion_grace_period_seconds", b"_deletion_grace_period_seconds", "_index_failure_count", b"_index_failure_count", "_index_ignored_failure_count", b"_index_ignored_failure_count", "completion_index", b"completion_index", "creation_timestamp", b"creation_timestamp", "deletion_grace_period_seconds", b"deletion_grace_period_seconds", "deletion_timestamp", b"deletion_timestamp", "index_failure_count", b"index_failure_count", "index_ignored_failure_count", b"index_ignored_failure_count"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_completion_index", b"_completion_index", "_deletion_grace_period_seconds", b"_deletion_grace_period_seconds", "_failed_nodes", b"_failed_nodes", "_index_failure_count", b"_index_failure_count", "_index_ignored_failure_count", b"_index_ignored_failure_count", "_rule_match_counts", b"_rule_match_counts", "completion_index", b"completion_index", "creation_timestamp", b"creation_timestamp", "deletion_grace_period_seconds", b"deletion_grace_period_seconds", "deletion_timestamp", b"deletion_timestamp", "failed_nodes", b"failed_nodes", "index_failure_count", b"index_failure_count", "index_ignored_failure_count", b"index_ignored_failure_count", "rule_match_counts", b"rule_match_counts"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_completion_index", b"_completion_index", "_deletion_grace_period_seconds", b"_deletion_grace_period_seconds", "_index_failure_count", b"_index_failure_count", "_index_ignored_failure_count", b"_index_ignored_failure_count", "completion_index", b"completion_index", "conditions", b"conditions", "container_statuses", b"container_statuses", "controlled_by_job", b"controlled_by_job", "creation_timestamp", b"creation_timestamp", "deletion_grace_period_seconds", b"deletion_grace_period_seconds", "deletion_timestamp", b"deletion_timestamp", "index_failure_count", b"index_failure_count", "index_ignored_failure_count", b"index_ignored_failure_count", "init_container_statuses", b"init_container_statuses", "labels", b"labels", "name", b"name", "owner_references", b"owner_references", "phase", b"phase", "scheduled", b"scheduled", "sidecar_init_containers", b"sidecar_init_containers", "tracking_finalizer", b"tracking_finalizer", "uid", b"uid"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_completion_index", b"_completion_index", "_deletion_grace_period_seconds", b"_deletion_grace_period_seconds", "_failed_nodes", b"_failed_nodes", "_index_failure_count", b"_index_failure_count", "_index_ignored_failure_count", b"_index_ignored_failure_count", "_rule_match_counts", b"_rule_match_counts", "completion_index", b"completion_index", "conditions", b"conditions", "container_statuses", b"container_statuses", "controlled_by_job", b"controlled_by_job", "creation_timestamp", b"creation_timestamp", "deletion_grace_period_seconds", b"deletion_grace_period_seconds", "deletion_timestamp", b"deletion_timestamp", "failed_nodes", b"failed_nodes", "index_failure_count", b"index_failure_count", "index_ignored_failure_count", b"index_ignored_failure_count", "init_container_statuses", b"init_container_statuses", "labels", b"labels", "message", b"message", "name", b"name", "node_name", b"node_name", "owner_references", b"owner_references", "phase", b"phase", "reason", b"reason", "rule_match_counts", b"rule_match_counts", "scheduled", b"scheduled", "sidecar_init_containers", b"sidecar_init_containers", "tracking_finalizer", b"tracking_finalizer", "uid", b"uid"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__completion_index: _TypeAlias = _typing.Literal["completion_index"]  # noqa: Y015
     _WhichOneofArgType__completion_index: _TypeAlias = _typing.Literal["_completion_index", b"_completion_index"]  # noqa: Y015
     _WhichOneofReturnType__deletion_grace_period_seconds: _TypeAlias = _typing.Literal["deletion_grace_period_seconds"]  # noqa: Y015
     _WhichOneofArgType__deletion_grace_period_seconds: _TypeAlias = _typing.Literal["_deletion_grace_period_seconds", b"_deletion_grace_period_seconds"]  # noqa: Y015
+    _WhichOneofReturnType__failed_nodes: _TypeAlias = _typing.Literal["failed_nodes"]  # noqa: Y015
+    _WhichOneofArgType__failed_nodes: _TypeAlias = _typing.Literal["_failed_nodes", b"_failed_nodes"]  # noqa: Y015
     _WhichOneofReturnType__index_failure_count: _TypeAlias = _typing.Literal["index_failure_count"]  # noqa: Y015
     _WhichOneofArgType__index_failure_count: _TypeAlias = _typing.Literal["_index_failure_count", b"_index_failure_count"]  # noqa: Y015
     _WhichOneofReturnType__index_ignored_failure_count: _TypeAlias = _typing.Literal["index_ignored_failure_count"]  # noqa: Y015
     _WhichOneofArgType__index_ignored_failure_count: _TypeAlias = _typing.Literal["_index_ignored_failure_count", b"_index_ignored_failure_count"]  # noqa: Y015
+    _WhichOneofReturnType__rule_match_counts: _TypeAlias = _typing.Literal["rule_match_counts"]  # noqa: Y015
+    _WhichOneofArgType__rule_match_counts: _TypeAlias = _typing.Literal["_rule_match_counts", b"_rule_match_counts"]  # noqa: Y015
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__completion_index) -> _WhichOneofReturnType__completion_index | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__deletion_grace_period_seconds) -> _WhichOneofReturnType__deletion_grace_period_seconds | None: ...
     @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__failed_nodes) -> _WhichOneofReturnType__failed_nodes | None: ...
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__index_failure_count) -> _WhichOneofReturnType__index_failure_count | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__index_ignored_failure_count) -> _WhichOneofReturnType__index_ignored_failure_count | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__rule_match_counts) -> _WhichOneofReturnType__rule_match_counts | None: ...
 
 Global___LeanPod: _TypeAlias = LeanPod  # noqa: Y015
 
@@ -1548,10 +1586,15 @@ class LeanPodCondition(_message.Message):
     TYPE_FIELD_NUMBER: _builtins.int
     STATUS_FIELD_NUMBER: _builtins.int
     LAST_TRANSITION_TIME_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
     type: _builtins.str
     """The condition type, e.g. "Ready" or "DisruptionTarget"."""
     status: Global___LeanConditionStatus.ValueType
     """Its status."""
+    reason: _builtins.str
+    """The condition's reason (read only by the extended failure policy, for PodScheduled's
+    "Unschedulable"; may be left empty otherwise).
+    """
     @_builtins.property
     def last_transition_time(self) -> _timestamp_pb2.Timestamp:
         """When the status last changed."""
@@ -1562,10 +1605,11 @@ class LeanPodCondition(_message.Message):
         type: _builtins.str = ...,
         status: Global___LeanConditionStatus.ValueType = ...,
         last_transition_time: _timestamp_pb2.Timestamp | None = ...,
+        reason: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["last_transition_time", b"last_transition_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["last_transition_time", b"last_transition_time", "status", b"status", "type", b"type"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["last_transition_time", b"last_transition_time", "reason", b"reason", "status", b"status", "type", b"type"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1580,10 +1624,15 @@ class LeanContainerStatus(_message.Message):
     NAME_FIELD_NUMBER: _builtins.int
     RESTART_COUNT_FIELD_NUMBER: _builtins.int
     TERMINATED_FIELD_NUMBER: _builtins.int
+    WAITING_REASON_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """Name of the container."""
     restart_count: _builtins.int
     """How often the container has restarted."""
+    waiting_reason: _builtins.str
+    """state.waiting.reason while the container waits (read only by the extended failure
+    policy; may be left empty otherwise).
+    """
     @_builtins.property
     def terminated(self) -> Global___LeanTerminated:
         """Set once the container has terminated (state.terminated)."""
@@ -1594,10 +1643,11 @@ class LeanContainerStatus(_message.Message):
         name: _builtins.str = ...,
         restart_count: _builtins.int = ...,
         terminated: Global___LeanTerminated | None = ...,
+        waiting_reason: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["terminated", b"terminated"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "restart_count", b"restart_count", "terminated", b"terminated"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "restart_count", b"restart_count", "terminated", b"terminated", "waiting_reason", b"waiting_reason"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1611,8 +1661,14 @@ class LeanTerminated(_message.Message):
 
     EXIT_CODE_FIELD_NUMBER: _builtins.int
     FINISHED_AT_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    MESSAGE_FIELD_NUMBER: _builtins.int
     exit_code: _builtins.int
     """Exit status of the container's last run."""
+    reason: _builtins.str
+    """state.terminated.reason, e.g. "OOMKilled" (read only by the extended failure policy)."""
+    message: _builtins.str
+    """state.terminated.message (read only by the extended failure policy)."""
     @_builtins.property
     def finished_at(self) -> _timestamp_pb2.Timestamp:
         """When the container terminated."""
@@ -1622,10 +1678,12 @@ class LeanTerminated(_message.Message):
         *,
         exit_code: _builtins.int = ...,
         finished_at: _timestamp_pb2.Timestamp | None = ...,
+        reason: _builtins.str = ...,
+        message: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["finished_at", b"finished_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["exit_code", b"exit_code", "finished_at", b"finished_at"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["exit_code", b"exit_code", "finished_at", b"finished_at", "message", b"message", "reason", b"reason"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file jobdecider/v1/job_decider.proto.
  */
 export const file_jobdecider_v1_job_decider: GenFile = /*@__PURE__*/
-  fileDesc("Ch9qb2JkZWNpZGVyL3YxL2pvYl9kZWNpZGVyLnByb3RvEg1qb2JkZWNpZGVyLnYxIrUCChBEZWNpZGVKb2JSZXF1ZXN0Eh8KA2pvYhgBIAEoCzISLmpvYmRlY2lkZXIudjEuSm9iEiAKBHBvZHMYAiADKAsyEi5qb2JkZWNpZGVyLnYxLlBvZBInCgNub3cYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi0KBXN0YXRlGAQgASgLMh4uam9iZGVjaWRlci52MS5Db250cm9sbGVyU3RhdGUSFwoPY29udHJvbGxlcl9uYW1lGAUgASgJEjEKDGV4cGVjdGF0aW9ucxgGIAEoCzIbLmpvYmRlY2lkZXIudjEuRXhwZWN0YXRpb25zEikKCWxlYW5fcG9kcxgHIAMoCzIWLmpvYmRlY2lkZXIudjEuTGVhblBvZBIPCgdleHBsYWluGAggASgIIk8KDEV4cGVjdGF0aW9ucxIbChNwb2RfY2hhbmdlc19wZW5kaW5nGAEgASgIEiIKGmZpbmFsaXplcl9yZW1vdmFsc19wZW5kaW5nGAIgAygJIkAKD0NvbnRyb2xsZXJTdGF0ZRItCgdiYWNrb2ZmGAEgASgLMhwuam9iZGVjaWRlci52MS5CYWNrb2ZmUmVjb3JkImsKDUJhY2tvZmZSZWNvcmQSIwobZmFpbHVyZXNfYWZ0ZXJfbGFzdF9zdWNjZXNzGAEgASgFEjUKEWxhc3RfZmFpbHVyZV90aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLQAQoRRGVjaWRlSm9iUmVzcG9uc2USJgoHYWN0aW9ucxgBIAMoCzIVLmpvYmRlY2lkZXIudjEuQWN0aW9uEjAKDXJlcXVldWVfYWZ0ZXIYAiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SLQoFc3RhdGUYAyABKAsyHi5qb2JkZWNpZGVyLnYxLkNvbnRyb2xsZXJTdGF0ZRIyCgtleHBsYW5hdGlvbhgEIAEoCzIdLmpvYmRlY2lkZXIudjEuSm9iRXhwbGFuYXRpb24i0QMKDkpvYkV4cGxhbmF0aW9uEg8KB3N1bW1hcnkYASABKAkSJwoEcG9kcxgCIAMoCzIZLmpvYmRlY2lkZXIudjEuUG9kVmVyZGljdBIaChJwb2RfZ3JvdXBzX29taXR0ZWQYAyABKAUSMwoOYWN0aW9uX3JlYXNvbnMYBCADKAsyGy5qb2JkZWNpZGVyLnYxLkFjdGlvblJlYXNvbhIeChZhY3Rpb25fcmVhc29uc19vbWl0dGVkGAUgASgFEjMKEWNvbXBsZXRlZF9pbmRleGVzGAYgASgLMhguam9iZGVjaWRlci52MS5JbmRleExpc3QSMAoOZmFpbGVkX2luZGV4ZXMYByABKAsyGC5qb2JkZWNpZGVyLnYxLkluZGV4TGlzdBIrCgdiYWNrb2ZmGAggASgLMhouam9iZGVjaWRlci52MS5CYWNrb2ZmV2FpdBI4ChBjb21pbmdfY29uZGl0aW9uGAkgASgLMh4uam9iZGVjaWRlci52MS5Db21pbmdDb25kaXRpb24SLgoLbm90X21hbmFnZWQYCiABKAsyGS5qb2JkZWNpZGVyLnYxLk5vdE1hbmFnZWQSFgoOcmVxdWV1ZV9yZWFzb24YCyABKAki6gEKClBvZFZlcmRpY3QSDwoHdmVyZGljdBgBIAEoCRINCgVjb3VudBgCIAEoBRIMCgRwb2RzGAMgAygJEhQKDHBvZHNfb21pdHRlZBgEIAEoBRIpCgdpbmRleGVzGAUgASgLMhguam9iZGVjaWRlci52MS5JbmRleExpc3QSFwoKcnVsZV9pbmRleBgGIAEoBUgAiAEBEhMKC3J1bGVfYWN0aW9uGAcgASgJEg8KB21hdGNoZWQYCCABKAkSDgoGZGV0YWlsGAkgASgJEg8KB2Fkb3B0ZWQYCiABKAhCDQoLX3J1bGVfaW5kZXgiRgoJSW5kZXhMaXN0Eg8KB2luZGV4ZXMYASABKAkSDQoFY291bnQYAiABKAMSGQoRaW50ZXJ2YWxzX29taXR0ZWQYAyABKAUiTQoMQWN0aW9uUmVhc29uEg4KBmFjdGlvbhgBIAEoBRIOCgZyZWFzb24YAiABKAkSDwoHbWVzc2FnZRgDIAEoCRIMCgRwb2RzGAQgASgFIskBCgtCYWNrb2ZmV2FpdBIpCgV1bnRpbBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKAoFZGVsYXkYAiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SEAoIZmFpbHVyZXMYAyABKAUSNQoRbGFzdF9mYWlsdXJlX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKBWluZGV4GAUgASgFSACIAQFCCAoGX2luZGV4IqYBCg9Db21pbmdDb25kaXRpb24SDwoHaW50ZXJpbRgBIAEoCRIQCgh0ZXJtaW5hbBgCIAEoCRIOCgZyZWFzb24YAyABKAkSDwoHbWVzc2FnZRgEIAEoCRIUCgx0ZXJtaW5hbF9ub3cYBSABKAgSEQoJd2FpdHNfZm9yGAYgASgJEiYKAmF0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJKCgpOb3RNYW5hZ2VkEhIKCm1hbmFnZWRfYnkYASABKAkSFwoPY29udHJvbGxlcl9uYW1lGAIgASgJEg8KB21lc3NhZ2UYAyABKAkigAMKBkFjdGlvbhIwCgtjcmVhdGVfcG9kcxgBIAEoCzIZLmpvYmRlY2lkZXIudjEuQ3JlYXRlUG9kc0gAEjAKC2RlbGV0ZV9wb2RzGAIgASgLMhkuam9iZGVjaWRlci52MS5EZWxldGVQb2RzSAASPAoRcmVtb3ZlX2ZpbmFsaXplcnMYAyABKAsyHy5qb2JkZWNpZGVyLnYxLlJlbW92ZUZpbmFsaXplcnNIABI0Cg11cGRhdGVfc3RhdHVzGAQgASgLMhsuam9iZGVjaWRlci52MS5VcGRhdGVTdGF0dXNIABIyCgxyZWNvcmRfZXZlbnQYBSABKAsyGi5qb2JkZWNpZGVyLnYxLlJlY29yZEV2ZW50SAASLgoKYWRvcHRfcG9kcxgGIAEoCzIYLmpvYmRlY2lkZXIudjEuQWRvcHRQb2RzSAASMgoMcmVsZWFzZV9wb2RzGAcgASgLMhouam9iZGVjaWRlci52MS5SZWxlYXNlUG9kc0gAQgYKBGtpbmQiNgoJQWRvcHRQb2RzEikKBHBvZHMYASADKAsyGy5qb2JkZWNpZGVyLnYxLlBvZFJlZmVyZW5jZSI4CgtSZWxlYXNlUG9kcxIpCgRwb2RzGAEgAygLMhsuam9iZGVjaWRlci52MS5Qb2RSZWZlcmVuY2UiNgoKQ3JlYXRlUG9kcxIoCgRwb2RzGAEgAygLMhouam9iZGVjaWRlci52MS5Qb2RDcmVhdGlvbiLFAwoLUG9kQ3JlYXRpb24SDAoEbmFtZRgBIAEoCRIVCg1nZW5lcmF0ZV9uYW1lGAIgASgJEjYKBmxhYmVscxgDIAMoCzImLmpvYmRlY2lkZXIudjEuUG9kQ3JlYXRpb24uTGFiZWxzRW50cnkSQAoLYW5ub3RhdGlvbnMYBCADKAsyKy5qb2JkZWNpZGVyLnYxLlBvZENyZWF0aW9uLkFubm90YXRpb25zRW50cnkSEgoKZmluYWxpemVycxgFIAMoCRIQCghob3N0bmFtZRgGIAEoCRIiCgNlbnYYByADKAsyFS5qb2JkZWNpZGVyLnYxLkVudlZhchIdChBjb21wbGV0aW9uX2luZGV4GAggASgFSACIAQESNgoPb3duZXJfcmVmZXJlbmNlGAkgASgLMh0uam9iZGVjaWRlci52MS5Pd25lclJlZmVyZW5jZRotCgtMYWJlbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGjIKEEFubm90YXRpb25zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUITChFfY29tcGxldGlvbl9pbmRleCI2CgpEZWxldGVQb2RzEigKBHBvZHMYASADKAsyGi5qb2JkZWNpZGVyLnYxLlBvZERlbGV0aW9uIlcKC1BvZERlbGV0aW9uEgwKBG5hbWUYASABKAkSCwoDdWlkGAIgASgJEh4KFnJlbW92ZV9maW5hbGl6ZXJfZmlyc3QYAyABKAgSDQoFcmVhZHkYBCABKAgiPQoQUmVtb3ZlRmluYWxpemVycxIpCgRwb2RzGAEgAygLMhsuam9iZGVjaWRlci52MS5Qb2RSZWZlcmVuY2UiKQoMUG9kUmVmZXJlbmNlEgwKBG5hbWUYASABKAkSCwoDdWlkGAIgASgJIjgKDFVwZGF0ZVN0YXR1cxIoCgZzdGF0dXMYASABKAsyGC5qb2JkZWNpZGVyLnYxLkpvYlN0YXR1cyI8CgtSZWNvcmRFdmVudBIMCgR0eXBlGAEgASgJEg4KBnJlYXNvbhgCIAEoCRIPCgdtZXNzYWdlGAMgASgJIjUKElZhbGlkYXRlSm9iUmVxdWVzdBIfCgNqb2IYASABKAsyEi5qb2JkZWNpZGVyLnYxLkpvYiJIChNWYWxpZGF0ZUpvYlJlc3BvbnNlEjEKCnZpb2xhdGlvbnMYASADKAsyHS5qb2JkZWNpZGVyLnYxLkZpZWxkVmlvbGF0aW9uIkQKDkZpZWxkVmlvbGF0aW9uEg0KBWZpZWxkGAEgASgJEg4KBnJlYXNvbhgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCSKZAQoTRGVjaWRlSm9iU2V0UmVxdWVzdBImCgdqb2Jfc2V0GAEgASgLMhUuam9iZGVjaWRlci52MS5Kb2JTZXQSIAoEam9icxgCIAMoCzISLmpvYmRlY2lkZXIudjEuSm9iEicKA25vdxgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHZXhwbGFpbhgEIAEoCCLhAQoURGVjaWRlSm9iU2V0UmVzcG9uc2USLAoHYWN0aW9ucxgBIAMoCzIbLmpvYmRlY2lkZXIudjEuSm9iU2V0QWN0aW9uEjIKDmpvYnNfdG9fY3JlYXRlGAIgAygLMhouam9iZGVjaWRlci52MS5Kb2JDcmVhdGlvbhI1CgtleHBsYW5hdGlvbhgDIAEoCzIgLmpvYmRlY2lkZXIudjEuSm9iU2V0RXhwbGFuYXRpb24SMAoNcmVxdWV1ZV9hZnRlchgEIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiKLBAoRSm9iU2V0RXhwbGFuYXRpb24SFQoNcHJldmlvdXNfam9icxgBIAMoCRITCgthY3RpdmVfam9icxgCIAMoCRITCgtmYWlsZWRfam9icxgDIAMoCRIWCg5zdWNjZWVkZWRfam9icxgEIAMoCRI4CgtldmFsdWF0aW9ucxgFIAMoCzIjLmpvYmRlY2lkZXIudjEuSm9iU2V0UnVsZUV2YWx1YXRpb24SHwoSbWF0Y2hlZF9ydWxlX2luZGV4GAYgASgFSACIAQESFAoMbWF0Y2hlZF9ydWxlGAcgASgJEhgKEGZpcnN0X2ZhaWxlZF9qb2IYCCABKAkSDgoGYWN0aW9uGAkgASgJEhgKEGNvdW50ZWRfcmVzdGFydHMYCiABKAUSGQoMbWF4X3Jlc3RhcnRzGAsgASgFSAGIAQESDwoHc3VtbWFyeRgMIAEoCRIdChVwcmV2aW91c19qb2JzX29taXR0ZWQYDSABKAUSGwoTYWN0aXZlX2pvYnNfb21pdHRlZBgOIAEoBRIbChNmYWlsZWRfam9ic19vbWl0dGVkGA8gASgFEh4KFnN1Y2NlZWRlZF9qb2JzX29taXR0ZWQYECABKAUSGwoTZXZhbHVhdGlvbnNfb21pdHRlZBgRIAEoBUIVChNfbWF0Y2hlZF9ydWxlX2luZGV4Qg8KDV9tYXhfcmVzdGFydHMiawoUSm9iU2V0UnVsZUV2YWx1YXRpb24SEgoKcnVsZV9pbmRleBgBIAEoBRIRCglydWxlX25hbWUYAiABKAkSCwoDam9iGAMgASgJEg8KB21hdGNoZXMYBCABKAgSDgoGZGV0YWlsGAUgASgJIrgBCgxKb2JTZXRBY3Rpb24SMAoLZGVsZXRlX2pvYnMYASABKAsyGS5qb2JkZWNpZGVyLnYxLkRlbGV0ZUpvYnNIABI6Cg11cGRhdGVfc3RhdHVzGAIgASgLMiEuam9iZGVjaWRlci52MS5VcGRhdGVKb2JTZXRTdGF0dXNIABIyCgxyZWNvcmRfZXZlbnQYAyABKAsyGi5qb2JkZWNpZGVyLnYxLlJlY29yZEV2ZW50SABCBgoEa2luZCI3CgpEZWxldGVKb2JzEikKBGpvYnMYASADKAsyGy5qb2JkZWNpZGVyLnYxLkpvYlJlZmVyZW5jZSIpCgxKb2JSZWZlcmVuY2USDAoEbmFtZRgBIAEoCRILCgN1aWQYAiABKAkiQQoSVXBkYXRlSm9iU2V0U3RhdHVzEisKBnN0YXR1cxgBIAEoCzIbLmpvYmRlY2lkZXIudjEuSm9iU2V0U3RhdHVzIqMCCgtKb2JDcmVhdGlvbhIMCgRuYW1lGAEgASgJEhYKDnJlcGxpY2F0ZWRfam9iGAIgASgJEhEKCWpvYl9pbmRleBgDIAEoBRI2CgZsYWJlbHMYBCADKAsyJi5qb2JkZWNpZGVyLnYxLkpvYkNyZWF0aW9uLkxhYmVsc0VudHJ5EkAKC2Fubm90YXRpb25zGAUgAygLMisuam9iZGVjaWRlci52MS5Kb2JDcmVhdGlvbi5Bbm5vdGF0aW9uc0VudHJ5Gi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaMgoQQW5ub3RhdGlvbnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIj8KFVZhbGlkYXRlSm9iU2V0UmVxdWVzdBImCgdqb2Jfc2V0GAEgASgLMhUuam9iZGVjaWRlci52MS5Kb2JTZXQiSwoWVmFsaWRhdGVKb2JTZXRSZXNwb25zZRIxCgp2aW9sYXRpb25zGAEgAygLMh0uam9iZGVjaWRlci52MS5GaWVsZFZpb2xhdGlvbjLqAgoKSm9iRGVjaWRlchJOCglEZWNpZGVKb2ISHy5qb2JkZWNpZGVyLnYxLkRlY2lkZUpvYlJlcXVlc3QaIC5qb2JkZWNpZGVyLnYxLkRlY2lkZUpvYlJlc3BvbnNlElQKC1ZhbGlkYXRlSm9iEiEuam9iZGVjaWRlci52MS5WYWxpZGF0ZUpvYlJlcXVlc3QaIi5qb2JkZWNpZGVyLnYxLlZhbGlkYXRlSm9iUmVzcG9uc2USVwoMRGVjaWRlSm9iU2V0EiIuam9iZGVjaWRlci52MS5EZWNpZGVKb2JTZXRSZXF1ZXN0GiMuam9iZGVjaWRlci52MS5EZWNpZGVKb2JTZXRSZXNwb25zZRJdCg5WYWxpZGF0ZUpvYlNldBIkLmpvYmRlY2lkZXIudjEuVmFsaWRhdGVKb2JTZXRSZXF1ZXN0GiUuam9iZGVjaWRlci52MS5WYWxpZGF0ZUpvYlNldFJlc3BvbnNlQjdaNWpvYi1kZWNpZGVyLmRldi9jbGllbnRzL2dvL2pvYmRlY2lkZXIvdjE7am9iZGVjaWRlcnYxYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_timestamp, file_jobdecider_v1_jobset, file_jobdecider_v1_kubernetes]);
+  fileDesc("Ch9qb2JkZWNpZGVyL3YxL2pvYl9kZWNpZGVyLnByb3RvEg1qb2JkZWNpZGVyLnYxIs0CChBEZWNpZGVKb2JSZXF1ZXN0Eh8KA2pvYhgBIAEoCzISLmpvYmRlY2lkZXIudjEuSm9iEiAKBHBvZHMYAiADKAsyEi5qb2JkZWNpZGVyLnYxLlBvZBInCgNub3cYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi0KBXN0YXRlGAQgASgLMh4uam9iZGVjaWRlci52MS5Db250cm9sbGVyU3RhdGUSFwoPY29udHJvbGxlcl9uYW1lGAUgASgJEjEKDGV4cGVjdGF0aW9ucxgGIAEoCzIbLmpvYmRlY2lkZXIudjEuRXhwZWN0YXRpb25zEikKCWxlYW5fcG9kcxgHIAMoCzIWLmpvYmRlY2lkZXIudjEuTGVhblBvZBIPCgdleHBsYWluGAggASgIEhYKDmZhaWx1cmVfcG9saWN5GAkgASgJIk8KDEV4cGVjdGF0aW9ucxIbChNwb2RfY2hhbmdlc19wZW5kaW5nGAEgASgIEiIKGmZpbmFsaXplcl9yZW1vdmFsc19wZW5kaW5nGAIgAygJIkAKD0NvbnRyb2xsZXJTdGF0ZRItCgdiYWNrb2ZmGAEgASgLMhwuam9iZGVjaWRlci52MS5CYWNrb2ZmUmVjb3JkImsKDUJhY2tvZmZSZWNvcmQSIwobZmFpbHVyZXNfYWZ0ZXJfbGFzdF9zdWNjZXNzGAEgASgFEjUKEWxhc3RfZmFpbHVyZV90aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLQAQoRRGVjaWRlSm9iUmVzcG9uc2USJgoHYWN0aW9ucxgBIAMoCzIVLmpvYmRlY2lkZXIudjEuQWN0aW9uEjAKDXJlcXVldWVfYWZ0ZXIYAiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SLQoFc3RhdGUYAyABKAsyHi5qb2JkZWNpZGVyLnYxLkNvbnRyb2xsZXJTdGF0ZRIyCgtleHBsYW5hdGlvbhgEIAEoCzIdLmpvYmRlY2lkZXIudjEuSm9iRXhwbGFuYXRpb24i0QMKDkpvYkV4cGxhbmF0aW9uEg8KB3N1bW1hcnkYASABKAkSJwoEcG9kcxgCIAMoCzIZLmpvYmRlY2lkZXIudjEuUG9kVmVyZGljdBIaChJwb2RfZ3JvdXBzX29taXR0ZWQYAyABKAUSMwoOYWN0aW9uX3JlYXNvbnMYBCADKAsyGy5qb2JkZWNpZGVyLnYxLkFjdGlvblJlYXNvbhIeChZhY3Rpb25fcmVhc29uc19vbWl0dGVkGAUgASgFEjMKEWNvbXBsZXRlZF9pbmRleGVzGAYgASgLMhguam9iZGVjaWRlci52MS5JbmRleExpc3QSMAoOZmFpbGVkX2luZGV4ZXMYByABKAsyGC5qb2JkZWNpZGVyLnYxLkluZGV4TGlzdBIrCgdiYWNrb2ZmGAggASgLMhouam9iZGVjaWRlci52MS5CYWNrb2ZmV2FpdBI4ChBjb21pbmdfY29uZGl0aW9uGAkgASgLMh4uam9iZGVjaWRlci52MS5Db21pbmdDb25kaXRpb24SLgoLbm90X21hbmFnZWQYCiABKAsyGS5qb2JkZWNpZGVyLnYxLk5vdE1hbmFnZWQSFgoOcmVxdWV1ZV9yZWFzb24YCyABKAki6gEKClBvZFZlcmRpY3QSDwoHdmVyZGljdBgBIAEoCRINCgVjb3VudBgCIAEoBRIMCgRwb2RzGAMgAygJEhQKDHBvZHNfb21pdHRlZBgEIAEoBRIpCgdpbmRleGVzGAUgASgLMhguam9iZGVjaWRlci52MS5JbmRleExpc3QSFwoKcnVsZV9pbmRleBgGIAEoBUgAiAEBEhMKC3J1bGVfYWN0aW9uGAcgASgJEg8KB21hdGNoZWQYCCABKAkSDgoGZGV0YWlsGAkgASgJEg8KB2Fkb3B0ZWQYCiABKAhCDQoLX3J1bGVfaW5kZXgiRgoJSW5kZXhMaXN0Eg8KB2luZGV4ZXMYASABKAkSDQoFY291bnQYAiABKAMSGQoRaW50ZXJ2YWxzX29taXR0ZWQYAyABKAUiTQoMQWN0aW9uUmVhc29uEg4KBmFjdGlvbhgBIAEoBRIOCgZyZWFzb24YAiABKAkSDwoHbWVzc2FnZRgDIAEoCRIMCgRwb2RzGAQgASgFIskBCgtCYWNrb2ZmV2FpdBIpCgV1bnRpbBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKAoFZGVsYXkYAiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SEAoIZmFpbHVyZXMYAyABKAUSNQoRbGFzdF9mYWlsdXJlX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKBWluZGV4GAUgASgFSACIAQFCCAoGX2luZGV4IqYBCg9Db21pbmdDb25kaXRpb24SDwoHaW50ZXJpbRgBIAEoCRIQCgh0ZXJtaW5hbBgCIAEoCRIOCgZyZWFzb24YAyABKAkSDwoHbWVzc2FnZRgEIAEoCRIUCgx0ZXJtaW5hbF9ub3cYBSABKAgSEQoJd2FpdHNfZm9yGAYgASgJEiYKAmF0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJKCgpOb3RNYW5hZ2VkEhIKCm1hbmFnZWRfYnkYASABKAkSFwoPY29udHJvbGxlcl9uYW1lGAIgASgJEg8KB21lc3NhZ2UYAyABKAkirgMKBkFjdGlvbhIwCgtjcmVhdGVfcG9kcxgBIAEoCzIZLmpvYmRlY2lkZXIudjEuQ3JlYXRlUG9kc0gAEjAKC2RlbGV0ZV9wb2RzGAIgASgLMhkuam9iZGVjaWRlci52MS5EZWxldGVQb2RzSAASPAoRcmVtb3ZlX2ZpbmFsaXplcnMYAyABKAsyHy5qb2JkZWNpZGVyLnYxLlJlbW92ZUZpbmFsaXplcnNIABI0Cg11cGRhdGVfc3RhdHVzGAQgASgLMhsuam9iZGVjaWRlci52MS5VcGRhdGVTdGF0dXNIABIyCgxyZWNvcmRfZXZlbnQYBSABKAsyGi5qb2JkZWNpZGVyLnYxLlJlY29yZEV2ZW50SAASLgoKYWRvcHRfcG9kcxgGIAEoCzIYLmpvYmRlY2lkZXIudjEuQWRvcHRQb2RzSAASMgoMcmVsZWFzZV9wb2RzGAcgASgLMhouam9iZGVjaWRlci52MS5SZWxlYXNlUG9kc0gAEiwKCWZhaWxfcG9kcxgIIAEoCzIXLmpvYmRlY2lkZXIudjEuRmFpbFBvZHNIAEIGCgRraW5kIjYKCUFkb3B0UG9kcxIpCgRwb2RzGAEgAygLMhsuam9iZGVjaWRlci52MS5Qb2RSZWZlcmVuY2UiOAoLUmVsZWFzZVBvZHMSKQoEcG9kcxgBIAMoCzIbLmpvYmRlY2lkZXIudjEuUG9kUmVmZXJlbmNlIjYKCkNyZWF0ZVBvZHMSKAoEcG9kcxgBIAMoCzIaLmpvYmRlY2lkZXIudjEuUG9kQ3JlYXRpb24i9QMKC1BvZENyZWF0aW9uEgwKBG5hbWUYASABKAkSFQoNZ2VuZXJhdGVfbmFtZRgCIAEoCRI2CgZsYWJlbHMYAyADKAsyJi5qb2JkZWNpZGVyLnYxLlBvZENyZWF0aW9uLkxhYmVsc0VudHJ5EkAKC2Fubm90YXRpb25zGAQgAygLMisuam9iZGVjaWRlci52MS5Qb2RDcmVhdGlvbi5Bbm5vdGF0aW9uc0VudHJ5EhIKCmZpbmFsaXplcnMYBSADKAkSEAoIaG9zdG5hbWUYBiABKAkSIgoDZW52GAcgAygLMhUuam9iZGVjaWRlci52MS5FbnZWYXISHQoQY29tcGxldGlvbl9pbmRleBgIIAEoBUgAiAEBEjYKD293bmVyX3JlZmVyZW5jZRgJIAEoCzIdLmpvYmRlY2lkZXIudjEuT3duZXJSZWZlcmVuY2USLgoLYXZvaWRfbm9kZXMYCiABKAsyGS5qb2JkZWNpZGVyLnYxLkF2b2lkTm9kZXMaLQoLTGFiZWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARoyChBBbm5vdGF0aW9uc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCEwoRX2NvbXBsZXRpb25faW5kZXgiKQoKQXZvaWROb2RlcxINCgVub2RlcxgBIAMoCRIMCgRtb2RlGAIgASgJIjMKCEZhaWxQb2RzEicKBHBvZHMYASADKAsyGS5qb2JkZWNpZGVyLnYxLlBvZEZhaWx1cmUibwoKUG9kRmFpbHVyZRIoCgNwb2QYASABKAsyGy5qb2JkZWNpZGVyLnYxLlBvZFJlZmVyZW5jZRIWCg5jb25kaXRpb25fdHlwZRgCIAEoCRIOCgZyZWFzb24YAyABKAkSDwoHbWVzc2FnZRgEIAEoCSI2CgpEZWxldGVQb2RzEigKBHBvZHMYASADKAsyGi5qb2JkZWNpZGVyLnYxLlBvZERlbGV0aW9uIlcKC1BvZERlbGV0aW9uEgwKBG5hbWUYASABKAkSCwoDdWlkGAIgASgJEh4KFnJlbW92ZV9maW5hbGl6ZXJfZmlyc3QYAyABKAgSDQoFcmVhZHkYBCABKAgiPQoQUmVtb3ZlRmluYWxpemVycxIpCgRwb2RzGAEgAygLMhsuam9iZGVjaWRlci52MS5Qb2RSZWZlcmVuY2UiKQoMUG9kUmVmZXJlbmNlEgwKBG5hbWUYASABKAkSCwoDdWlkGAIgASgJIjgKDFVwZGF0ZVN0YXR1cxIoCgZzdGF0dXMYASABKAsyGC5qb2JkZWNpZGVyLnYxLkpvYlN0YXR1cyI8CgtSZWNvcmRFdmVudBIMCgR0eXBlGAEgASgJEg4KBnJlYXNvbhgCIAEoCRIPCgdtZXNzYWdlGAMgASgJIk0KElZhbGlkYXRlSm9iUmVxdWVzdBIfCgNqb2IYASABKAsyEi5qb2JkZWNpZGVyLnYxLkpvYhIWCg5mYWlsdXJlX3BvbGljeRgCIAEoCSJIChNWYWxpZGF0ZUpvYlJlc3BvbnNlEjEKCnZpb2xhdGlvbnMYASADKAsyHS5qb2JkZWNpZGVyLnYxLkZpZWxkVmlvbGF0aW9uIkQKDkZpZWxkVmlvbGF0aW9uEg0KBWZpZWxkGAEgASgJEg4KBnJlYXNvbhgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCSKZAQoTRGVjaWRlSm9iU2V0UmVxdWVzdBImCgdqb2Jfc2V0GAEgASgLMhUuam9iZGVjaWRlci52MS5Kb2JTZXQSIAoEam9icxgCIAMoCzISLmpvYmRlY2lkZXIudjEuSm9iEicKA25vdxgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHZXhwbGFpbhgEIAEoCCLhAQoURGVjaWRlSm9iU2V0UmVzcG9uc2USLAoHYWN0aW9ucxgBIAMoCzIbLmpvYmRlY2lkZXIudjEuSm9iU2V0QWN0aW9uEjIKDmpvYnNfdG9fY3JlYXRlGAIgAygLMhouam9iZGVjaWRlci52MS5Kb2JDcmVhdGlvbhI1CgtleHBsYW5hdGlvbhgDIAEoCzIgLmpvYmRlY2lkZXIudjEuSm9iU2V0RXhwbGFuYXRpb24SMAoNcmVxdWV1ZV9hZnRlchgEIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiKLBAoRSm9iU2V0RXhwbGFuYXRpb24SFQoNcHJldmlvdXNfam9icxgBIAMoCRITCgthY3RpdmVfam9icxgCIAMoCRITCgtmYWlsZWRfam9icxgDIAMoCRIWCg5zdWNjZWVkZWRfam9icxgEIAMoCRI4CgtldmFsdWF0aW9ucxgFIAMoCzIjLmpvYmRlY2lkZXIudjEuSm9iU2V0UnVsZUV2YWx1YXRpb24SHwoSbWF0Y2hlZF9ydWxlX2luZGV4GAYgASgFSACIAQESFAoMbWF0Y2hlZF9ydWxlGAcgASgJEhgKEGZpcnN0X2ZhaWxlZF9qb2IYCCABKAkSDgoGYWN0aW9uGAkgASgJEhgKEGNvdW50ZWRfcmVzdGFydHMYCiABKAUSGQoMbWF4X3Jlc3RhcnRzGAsgASgFSAGIAQESDwoHc3VtbWFyeRgMIAEoCRIdChVwcmV2aW91c19qb2JzX29taXR0ZWQYDSABKAUSGwoTYWN0aXZlX2pvYnNfb21pdHRlZBgOIAEoBRIbChNmYWlsZWRfam9ic19vbWl0dGVkGA8gASgFEh4KFnN1Y2NlZWRlZF9qb2JzX29taXR0ZWQYECABKAUSGwoTZXZhbHVhdGlvbnNfb21pdHRlZBgRIAEoBUIVChNfbWF0Y2hlZF9ydWxlX2luZGV4Qg8KDV9tYXhfcmVzdGFydHMiawoUSm9iU2V0UnVsZUV2YWx1YXRpb24SEgoKcnVsZV9pbmRleBgBIAEoBRIRCglydWxlX25hbWUYAiABKAkSCwoDam9iGAMgASgJEg8KB21hdGNoZXMYBCABKAgSDgoGZGV0YWlsGAUgASgJIrgBCgxKb2JTZXRBY3Rpb24SMAoLZGVsZXRlX2pvYnMYASABKAsyGS5qb2JkZWNpZGVyLnYxLkRlbGV0ZUpvYnNIABI6Cg11cGRhdGVfc3RhdHVzGAIgASgLMiEuam9iZGVjaWRlci52MS5VcGRhdGVKb2JTZXRTdGF0dXNIABIyCgxyZWNvcmRfZXZlbnQYAyABKAsyGi5qb2JkZWNpZGVyLnYxLlJlY29yZEV2ZW50SABCBgoEa2luZCI3CgpEZWxldGVKb2JzEikKBGpvYnMYASADKAsyGy5qb2JkZWNpZGVyLnYxLkpvYlJlZmVyZW5jZSIpCgxKb2JSZWZlcmVuY2USDAoEbmFtZRgBIAEoCRILCgN1aWQYAiABKAkiQQoSVXBkYXRlSm9iU2V0U3RhdHVzEisKBnN0YXR1cxgBIAEoCzIbLmpvYmRlY2lkZXIudjEuSm9iU2V0U3RhdHVzIqMCCgtKb2JDcmVhdGlvbhIMCgRuYW1lGAEgASgJEhYKDnJlcGxpY2F0ZWRfam9iGAIgASgJEhEKCWpvYl9pbmRleBgDIAEoBRI2CgZsYWJlbHMYBCADKAsyJi5qb2JkZWNpZGVyLnYxLkpvYkNyZWF0aW9uLkxhYmVsc0VudHJ5EkAKC2Fubm90YXRpb25zGAUgAygLMisuam9iZGVjaWRlci52MS5Kb2JDcmVhdGlvbi5Bbm5vdGF0aW9uc0VudHJ5Gi0KC0xhYmVsc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaMgoQQW5ub3RhdGlvbnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIj8KFVZhbGlkYXRlSm9iU2V0UmVxdWVzdBImCgdqb2Jfc2V0GAEgASgLMhUuam9iZGVjaWRlci52MS5Kb2JTZXQiSwoWVmFsaWRhdGVKb2JTZXRSZXNwb25zZRIxCgp2aW9sYXRpb25zGAEgAygLMh0uam9iZGVjaWRlci52MS5GaWVsZFZpb2xhdGlvbjLqAgoKSm9iRGVjaWRlchJOCglEZWNpZGVKb2ISHy5qb2JkZWNpZGVyLnYxLkRlY2lkZUpvYlJlcXVlc3QaIC5qb2JkZWNpZGVyLnYxLkRlY2lkZUpvYlJlc3BvbnNlElQKC1ZhbGlkYXRlSm9iEiEuam9iZGVjaWRlci52MS5WYWxpZGF0ZUpvYlJlcXVlc3QaIi5qb2JkZWNpZGVyLnYxLlZhbGlkYXRlSm9iUmVzcG9uc2USVwoMRGVjaWRlSm9iU2V0EiIuam9iZGVjaWRlci52MS5EZWNpZGVKb2JTZXRSZXF1ZXN0GiMuam9iZGVjaWRlci52MS5EZWNpZGVKb2JTZXRSZXNwb25zZRJdCg5WYWxpZGF0ZUpvYlNldBIkLmpvYmRlY2lkZXIudjEuVmFsaWRhdGVKb2JTZXRSZXF1ZXN0GiUuam9iZGVjaWRlci52MS5WYWxpZGF0ZUpvYlNldFJlc3BvbnNlQjdaNWpvYi1kZWNpZGVyLmRldi9jbGllbnRzL2dvL2pvYmRlY2lkZXIvdjE7am9iZGVjaWRlcnYxYgZwcm90bzM", [file_google_protobuf_duration, file_google_protobuf_timestamp, file_jobdecider_v1_jobset, file_jobdecider_v1_kubernetes]);
 
 /**
  * DecideJobRequest is one snapshot: a Job, the pods that may belong to it, the time, and the
@@ -87,6 +87,16 @@ export type DecideJobRequest = Message<"jobdecider.v1.DecideJobRequest"> & {
    * @generated from field: bool explain = 8;
    */
   explain: boolean;
+
+  /**
+   * The extended failure policy document (YAML or JSON, kind FailurePolicy, apiVersion
+   * job-decider.dev/v1alpha1), for callers that do not store it on the Job in the
+   * job-decider.dev/failure-policy annotation. Set at most one of the two (both, unequal,
+   * is INVALID_ARGUMENT). Without either, the plan is upstream's exactly.
+   *
+   * @generated from field: string failure_policy = 9;
+   */
+  failurePolicy: string;
 };
 
 /**
@@ -703,6 +713,14 @@ export type Action = Message<"jobdecider.v1.Action"> & {
      */
     value: ReleasePods;
     case: "releasePods";
+  } | {
+    /**
+     * Mark pods stuck in Pending as failed (extended failure policy only).
+     *
+     * @generated from field: jobdecider.v1.FailPods fail_pods = 8;
+     */
+    value: FailPods;
+    case: "failPods";
   } | { case: undefined; value?: undefined };
 };
 
@@ -850,6 +868,14 @@ export type PodCreation = Message<"jobdecider.v1.PodCreation"> & {
    * @generated from field: jobdecider.v1.OwnerReference owner_reference = 9;
    */
   ownerReference?: OwnerReference | undefined;
+
+  /**
+   * Nodes the pod must (or should) not run on (extended failure policy's nodeAvoidance only):
+   * add a node affinity term on the field metadata.name with operator NotIn and these values.
+   *
+   * @generated from field: jobdecider.v1.AvoidNodes avoid_nodes = 10;
+   */
+  avoidNodes?: AvoidNodes | undefined;
 };
 
 /**
@@ -858,6 +884,101 @@ export type PodCreation = Message<"jobdecider.v1.PodCreation"> & {
  */
 export const PodCreationSchema: GenMessage<PodCreation> = /*@__PURE__*/
   messageDesc(file_jobdecider_v1_job_decider, 16);
+
+/**
+ * AvoidNodes keeps a new pod off the nodes where earlier pods of its index (or Job) failed.
+ *
+ * @generated from message jobdecider.v1.AvoidNodes
+ */
+export type AvoidNodes = Message<"jobdecider.v1.AvoidNodes"> & {
+  /**
+   * Node names (metadata.name of the Node), oldest failure first.
+   *
+   * @generated from field: repeated string nodes = 1;
+   */
+  nodes: string[];
+
+  /**
+   * "Required": add a matchFields requirement to every required node selector term (or one
+   * term if there is none); "Preferred": add a preferred term of weight 100.
+   *
+   * @generated from field: string mode = 2;
+   */
+  mode: string;
+};
+
+/**
+ * Describes the message jobdecider.v1.AvoidNodes.
+ * Use `create(AvoidNodesSchema)` to create a new message.
+ */
+export const AvoidNodesSchema: GenMessage<AvoidNodes> = /*@__PURE__*/
+  messageDesc(file_jobdecider_v1_job_decider, 17);
+
+/**
+ * FailPods marks pods stuck in Pending as failed, as upstream's pod garbage collector fails
+ * pods: per pod, a patch of the status subresource (guarded by UID) that sets phase Failed
+ * and adds the condition with status True, then a delete of the pod. The next decision
+ * counts the failures (the pods keep their tracking finalizer until then).
+ *
+ * @generated from message jobdecider.v1.FailPods
+ */
+export type FailPods = Message<"jobdecider.v1.FailPods"> & {
+  /**
+   * The pods.
+   *
+   * @generated from field: repeated jobdecider.v1.PodFailure pods = 1;
+   */
+  pods: PodFailure[];
+};
+
+/**
+ * Describes the message jobdecider.v1.FailPods.
+ * Use `create(FailPodsSchema)` to create a new message.
+ */
+export const FailPodsSchema: GenMessage<FailPods> = /*@__PURE__*/
+  messageDesc(file_jobdecider_v1_job_decider, 18);
+
+/**
+ * PodFailure is one pod to mark failed.
+ *
+ * @generated from message jobdecider.v1.PodFailure
+ */
+export type PodFailure = Message<"jobdecider.v1.PodFailure"> & {
+  /**
+   * The pod.
+   *
+   * @generated from field: jobdecider.v1.PodReference pod = 1;
+   */
+  pod?: PodReference | undefined;
+
+  /**
+   * The condition type to add, e.g. "job-decider.dev/PendingTimeout".
+   *
+   * @generated from field: string condition_type = 2;
+   */
+  conditionType: string;
+
+  /**
+   * The condition's reason, e.g. the waiting reason "ImagePullBackOff".
+   *
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+
+  /**
+   * The condition's message.
+   *
+   * @generated from field: string message = 4;
+   */
+  message: string;
+};
+
+/**
+ * Describes the message jobdecider.v1.PodFailure.
+ * Use `create(PodFailureSchema)` to create a new message.
+ */
+export const PodFailureSchema: GenMessage<PodFailure> = /*@__PURE__*/
+  messageDesc(file_jobdecider_v1_job_decider, 19);
 
 /**
  * DeletePods deletes pods of the Job.
@@ -878,7 +999,7 @@ export type DeletePods = Message<"jobdecider.v1.DeletePods"> & {
  * Use `create(DeletePodsSchema)` to create a new message.
  */
 export const DeletePodsSchema: GenMessage<DeletePods> = /*@__PURE__*/
-  messageDesc(file_jobdecider_v1_job_decider, 17);
+  messageDesc(file_jobdecider_v1_job_decider, 20);
 
 /**
  * PodDeletion is one pod to delete.
@@ -921,7 +1042,7 @@ export type PodDeletion = Message<"jobdecider.v1.PodDeletion"> & {
  * Use `create(PodDeletionSchema)` to create a new message.
  */
 export const PodDeletionSchema: GenMessage<PodDeletion> = /*@__PURE__*/
-  messageDesc(file_jobdecider_v1_job_decider, 18);
+  messageDesc(file_jobdecider_v1_job_decider, 21);
 
 /**
  * RemoveFinalizers removes the batch.kubernetes.io/job-tracking finalizer from pods
@@ -943,7 +1064,7 @@ export type RemoveFinalizers = Message<"jobdecider.v1.RemoveFinalizers"> & {
  * Use `create(RemoveFinalizersSchema)` to create a new message.
  */
 export const RemoveFinalizersSchema: GenMessage<RemoveFinalizers> = /*@__PURE__*/
-  messageDesc(file_jobdecider_v1_job_decider, 19);
+  messageDesc(file_jobdecider_v1_job_decider, 22);
 
 /**
  * PodReference names one pod of the Job's namespace.
@@ -971,7 +1092,7 @@ export type PodReference = Message<"jobdecider.v1.PodReference"> & {
  * Use `create(PodReferenceSchema)` to create a new message.
  */
 export const PodReferenceSchema: GenMessage<PodReference> = /*@__PURE__*/
-  messageDesc(file_jobdecider_v1_job_decider, 20);
+  messageDesc(file_jobdecider_v1_job_decider, 23);
 
 /**
  * UpdateStatus replaces the Job's status (a PUT of the status subresource).
@@ -992,7 +1113,7 @@ export type UpdateStatus = Message<"jobdecider.v1.UpdateStatus"> & {
  * Use `create(UpdateStatusSchema)` to create a new message.
  */
 export const UpdateStatusSchema: GenMessage<UpdateStatus> = /*@__PURE__*/
-  messageDesc(file_jobdecider_v1_job_decider, 21);
+  messageDesc(file_jobdecider_v1_job_decider, 24);
 
 /**
  * RecordEvent records a Kubernetes event on the decided object.
@@ -1027,7 +1148,7 @@ export type RecordEvent = Message<"jobdecider.v1.RecordEvent"> & {
  * Use `create(RecordEventSchema)` to create a new message.
  */
 export const RecordEventSchema: GenMessage<RecordEvent> = /*@__PURE__*/
-  messageDesc(file_jobdecider_v1_job_decider, 22);
+  messageDesc(file_jobdecider_v1_job_decider, 25);
 
 /**
  * ValidateJobRequest carries the Job to validate.
@@ -1041,6 +1162,13 @@ export type ValidateJobRequest = Message<"jobdecider.v1.ValidateJobRequest"> & {
    * @generated from field: jobdecider.v1.Job job = 1;
    */
   job?: Job | undefined;
+
+  /**
+   * The extended failure policy document, as in DecideJobRequest.failure_policy.
+   *
+   * @generated from field: string failure_policy = 2;
+   */
+  failurePolicy: string;
 };
 
 /**
@@ -1048,7 +1176,7 @@ export type ValidateJobRequest = Message<"jobdecider.v1.ValidateJobRequest"> & {
  * Use `create(ValidateJobRequestSchema)` to create a new message.
  */
 export const ValidateJobRequestSchema: GenMessage<ValidateJobRequest> = /*@__PURE__*/
-  messageDesc(file_jobdecider_v1_job_decider, 23);
+  messageDesc(file_jobdecider_v1_job_decider, 26);
 
 /**
  * ValidateJobResponse lists every rule the Job breaks; empty when valid.
@@ -1069,7 +1197,7 @@ export type ValidateJobResponse = Message<"jobdecider.v1.ValidateJobResponse"> &
  * Use `create(ValidateJobResponseSchema)` to create a new message.
  */
 export const ValidateJobResponseSchema: GenMessage<ValidateJobResponse> = /*@__PURE__*/
-  messageDesc(file_jobdecider_v1_job_decider, 24);
+  messageDesc(file_jobdecider_v1_job_decider, 27);
 
 /**
  * FieldViolation is one broken validation rule.
@@ -1105,7 +1233,7 @@ export type FieldViolation = Message<"jobdecider.v1.FieldViolation"> & {
  * Use `create(FieldViolationSchema)` to create a new message.
  */
 export const FieldViolationSchema: GenMessage<FieldViolation> = /*@__PURE__*/
-  messageDesc(file_jobdecider_v1_job_decider, 25);
+  messageDesc(file_jobdecider_v1_job_decider, 28);
 
 /**
  * DecideJobSetRequest is one snapshot of a JobSet and its child Jobs.
@@ -1147,7 +1275,7 @@ export type DecideJobSetRequest = Message<"jobdecider.v1.DecideJobSetRequest"> &
  * Use `create(DecideJobSetRequestSchema)` to create a new message.
  */
 export const DecideJobSetRequestSchema: GenMessage<DecideJobSetRequest> = /*@__PURE__*/
-  messageDesc(file_jobdecider_v1_job_decider, 26);
+  messageDesc(file_jobdecider_v1_job_decider, 29);
 
 /**
  * DecideJobSetResponse is the plan for one reconcile of the JobSet.
@@ -1192,7 +1320,7 @@ export type DecideJobSetResponse = Message<"jobdecider.v1.DecideJobSetResponse">
  * Use `create(DecideJobSetResponseSchema)` to create a new message.
  */
 export const DecideJobSetResponseSchema: GenMessage<DecideJobSetResponse> = /*@__PURE__*/
-  messageDesc(file_jobdecider_v1_job_decider, 27);
+  messageDesc(file_jobdecider_v1_job_decider, 30);
 
 /**
  * JobSetExplanation says, for people, how the decision came about. Each list holds at most
@@ -1328,7 +1456,7 @@ export type JobSetExplanation = Message<"jobdecider.v1.JobSetExplanation"> & {
  * Use `create(JobSetExplanationSchema)` to create a new message.
  */
 export const JobSetExplanationSchema: GenMessage<JobSetExplanation> = /*@__PURE__*/
-  messageDesc(file_jobdecider_v1_job_decider, 28);
+  messageDesc(file_jobdecider_v1_job_decider, 31);
 
 /**
  * JobSetRuleEvaluation is one failure-policy rule checked against one failed Job.
@@ -1377,7 +1505,7 @@ export type JobSetRuleEvaluation = Message<"jobdecider.v1.JobSetRuleEvaluation">
  * Use `create(JobSetRuleEvaluationSchema)` to create a new message.
  */
 export const JobSetRuleEvaluationSchema: GenMessage<JobSetRuleEvaluation> = /*@__PURE__*/
-  messageDesc(file_jobdecider_v1_job_decider, 29);
+  messageDesc(file_jobdecider_v1_job_decider, 32);
 
 /**
  * JobSetAction is one step of a JobSet plan.
@@ -1422,7 +1550,7 @@ export type JobSetAction = Message<"jobdecider.v1.JobSetAction"> & {
  * Use `create(JobSetActionSchema)` to create a new message.
  */
 export const JobSetActionSchema: GenMessage<JobSetAction> = /*@__PURE__*/
-  messageDesc(file_jobdecider_v1_job_decider, 30);
+  messageDesc(file_jobdecider_v1_job_decider, 33);
 
 /**
  * DeleteJobs deletes child Jobs of earlier attempts.
@@ -1443,7 +1571,7 @@ export type DeleteJobs = Message<"jobdecider.v1.DeleteJobs"> & {
  * Use `create(DeleteJobsSchema)` to create a new message.
  */
 export const DeleteJobsSchema: GenMessage<DeleteJobs> = /*@__PURE__*/
-  messageDesc(file_jobdecider_v1_job_decider, 31);
+  messageDesc(file_jobdecider_v1_job_decider, 34);
 
 /**
  * JobReference names one child Job.
@@ -1471,7 +1599,7 @@ export type JobReference = Message<"jobdecider.v1.JobReference"> & {
  * Use `create(JobReferenceSchema)` to create a new message.
  */
 export const JobReferenceSchema: GenMessage<JobReference> = /*@__PURE__*/
-  messageDesc(file_jobdecider_v1_job_decider, 32);
+  messageDesc(file_jobdecider_v1_job_decider, 35);
 
 /**
  * UpdateJobSetStatus replaces the JobSet's status.
@@ -1492,7 +1620,7 @@ export type UpdateJobSetStatus = Message<"jobdecider.v1.UpdateJobSetStatus"> & {
  * Use `create(UpdateJobSetStatusSchema)` to create a new message.
  */
 export const UpdateJobSetStatusSchema: GenMessage<UpdateJobSetStatus> = /*@__PURE__*/
-  messageDesc(file_jobdecider_v1_job_decider, 33);
+  messageDesc(file_jobdecider_v1_job_decider, 36);
 
 /**
  * JobCreation is one child Job the caller may create from its replicatedJob's template.
@@ -1541,7 +1669,7 @@ export type JobCreation = Message<"jobdecider.v1.JobCreation"> & {
  * Use `create(JobCreationSchema)` to create a new message.
  */
 export const JobCreationSchema: GenMessage<JobCreation> = /*@__PURE__*/
-  messageDesc(file_jobdecider_v1_job_decider, 34);
+  messageDesc(file_jobdecider_v1_job_decider, 37);
 
 /**
  * ValidateJobSetRequest carries the JobSet to validate.
@@ -1562,7 +1690,7 @@ export type ValidateJobSetRequest = Message<"jobdecider.v1.ValidateJobSetRequest
  * Use `create(ValidateJobSetRequestSchema)` to create a new message.
  */
 export const ValidateJobSetRequestSchema: GenMessage<ValidateJobSetRequest> = /*@__PURE__*/
-  messageDesc(file_jobdecider_v1_job_decider, 35);
+  messageDesc(file_jobdecider_v1_job_decider, 38);
 
 /**
  * ValidateJobSetResponse lists every rule the JobSet breaks; empty when valid.
@@ -1583,7 +1711,7 @@ export type ValidateJobSetResponse = Message<"jobdecider.v1.ValidateJobSetRespon
  * Use `create(ValidateJobSetResponseSchema)` to create a new message.
  */
 export const ValidateJobSetResponseSchema: GenMessage<ValidateJobSetResponse> = /*@__PURE__*/
-  messageDesc(file_jobdecider_v1_job_decider, 36);
+  messageDesc(file_jobdecider_v1_job_decider, 39);
 
 /**
  * JobDecider answers, for one snapshot of a Job and its pods, what the
