@@ -176,7 +176,7 @@ pub(crate) fn manage_job_why(facts: &ManageFacts<'_>) -> (ManageDecision, Manage
         .unwrap_or(0)
         .min(MAX_POD_CREATE_DELETE_PER_SYNC);
 
-    let creations: Vec<PodCreation> = if job.spec.is_indexed() {
+    let mut creations: Vec<PodCreation> = if job.spec.is_indexed() {
         let mut indexes = first_pending_indexes(facts, diff);
         if job.spec.uses_backoff_limit_per_index() {
             let (now_ready, wait, waiting) = indexes_ready_to_create(facts, &indexes);
@@ -211,6 +211,7 @@ pub(crate) fn manage_job_why(facts: &ManageFacts<'_>) -> (ManageDecision, Manage
     if creations.is_empty() {
         return (ManageDecision::Nothing, why);
     }
+    crate::extended::retry_limits::annotate_creations(job, facts.pods, &mut creations);
     (ManageDecision::Create(creations), why)
 }
 

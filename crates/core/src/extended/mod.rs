@@ -14,6 +14,9 @@
 
 use std::sync::Arc;
 
+pub mod retry_limits;
+pub mod rules;
+
 use crate::model::{ConditionStatus, ExitCodeOperator};
 
 /// The annotation on a Job that carries its extended failure policy.
