@@ -516,3 +516,7 @@ fn terminations_in_order(
 #[cfg(test)]
 #[path = "rules_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "test_docs.rs"]
+pub(crate) mod test_docs;
