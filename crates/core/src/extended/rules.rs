@@ -520,3 +520,7 @@ mod tests;
 #[cfg(test)]
 #[path = "test_docs.rs"]
 pub(crate) mod test_docs;
+
+#[cfg(test)]
+#[path = "rules_sync_tests.rs"]
+mod sync_tests;
