@@ -531,18 +531,18 @@ fn pod_groups(facts: &ExplainFacts<'_>, plan: &Plan) -> Capped<PodGroup> {
     groups
 }
 
-/// A claimed pod's verdict, the `spec.podFailurePolicy` rule it matched, the
-/// extended policy document's rule that handled it, what the rule matched and why.
-fn pod_verdict<'a>(
-    facts: &ExplainFacts<'a>,
-    pod: &SyncPod<'a>,
-) -> (
+/// A pod's verdict, spec rule, document rule, what matched, and the detail.
+type VerdictParts<'a> = (
     Verdict,
     Option<(usize, &'a PodFailurePolicyAction)>,
     Option<String>,
     String,
     String,
-) {
+);
+
+/// A claimed pod's verdict, the `spec.podFailurePolicy` rule it matched, the
+/// extended policy document's rule that handled it, what the rule matched and why.
+fn pod_verdict<'a>(facts: &ExplainFacts<'a>, pod: &SyncPod<'a>) -> VerdictParts<'a> {
     let job = &facts.snapshot.job;
     if pod.phase == PodPhase::Succeeded {
         return (

@@ -259,7 +259,7 @@ fn the_annotation_is_sorted_pairs_and_reads_back() {
 fn a_document_without_limits_changes_nothing() {
     let mut job = job();
     job.extended_failure_policy = Some(document(vec![rule(Count).exit_in(&[OOM])]));
-    let pods = vec![
+    let pods = [
         failed("a", 137, 1).carried(&[("oom", 99)]),
         failed("b", 137, 2),
     ];

@@ -500,7 +500,7 @@ fn container_reason_hit<'a>(m: &ContainerReasonMatcher, pod: &'a Pod) -> Option<
                 .as_deref()
                 .is_none_or(|name| name == &*t.container)
                 && !t.reason.is_empty()
-                && m.reasons.iter().any(|r| *r == t.reason)
+                && m.reasons.contains(&t.reason)
         })
         .map(Hit::ContainerReason)
 }
