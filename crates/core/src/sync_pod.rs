@@ -174,4 +174,51 @@ mod tests {
             ]
         );
     }
+
+    /// With a document, its rules come first; the spec's rules decide a pod
+    /// none of them holds for; a pod that did not fail is matched when asked.
+    #[test]
+    fn a_document_decides_first_and_falls_through_to_the_spec() {
+        use crate::extended::ExtendedAction;
+        use crate::extended::rules::DocumentRule;
+        use crate::extended::rules::test_docs::*;
+        let mut job = with_document(
+            job(),
+            document(vec![
+                rule(ExtendedAction::Ignore)
+                    .named("drain")
+                    .exit_in(&[(42, 42)]),
+            ]),
+        );
+        job.spec.pod_failure_policy = Some(PodFailurePolicy {
+            rules: vec![crate::fixtures::exit_rule(
+                PodFailurePolicyAction::FailJob,
+                vec![42, 7],
+            )],
+        });
+        let by_document = pod("d").phase(PodPhase::Failed).exit("main", 42, t(1));
+        let by_spec = pod("s").phase(PodPhase::Failed).exit("main", 7, t(1));
+        let running = pod("r").exit("main", 42, t(1));
+        let d = SyncPod::new(&job, &by_document);
+        assert_eq!(d.policy_action(&job), Some(&PodFailurePolicyAction::Ignore));
+        assert_eq!(
+            d.failed_document_match().map(|m| m.rule),
+            Some(DocumentRule::Rule(0))
+        );
+        let s = SyncPod::new(&job, &by_spec);
+        assert_eq!(
+            s.policy_action(&job),
+            Some(&PodFailurePolicyAction::FailJob)
+        );
+        assert_eq!(s.failed_document_match(), None);
+        let r = SyncPod::new(&job, &running);
+        assert_eq!(r.failed_document_match(), None, "not failed");
+        assert_eq!(r.policy_action(&job), Some(&PodFailurePolicyAction::Ignore));
+    }
+
+    /// The sync holds one per pod: the document's match adds 8 bytes to the 24 it had.
+    #[test]
+    fn a_sync_pod_stays_small() {
+        assert!(std::mem::size_of::<SyncPod<'_>>() <= 32);
+    }
 }
