@@ -172,7 +172,7 @@ pub fn first_document_rule(policy: &ExtendedFailurePolicy, pod: &Pod) -> Option<
 
 /// How the document handles the failed pod, its retry limit judged from what
 /// the pod itself carries (the sync raises the ordinal with the pod's rank
-/// among its scope's failures: [`super::retry_limits::apply_retry_limits`]).
+/// among its scope's failures: `retry_limits::apply_retry_limits`).
 pub fn match_document(policy: &ExtendedFailurePolicy, pod: &Pod) -> Option<DocumentMatch> {
     let rule = first_document_rule(policy, pod)?;
     Some(super::retry_limits::judge(policy, rule, pod, 0))
