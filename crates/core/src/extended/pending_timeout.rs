@@ -1,0 +1,139 @@
+//! Pods stuck in Pending: once one has waited `pendingTimeout.seconds` in one
+//! of the listed reasons, the plan marks it Failed with the condition
+//! [`PENDING_TIMEOUT_CONDITION`] (as upstream's pod garbage collector fails
+//! pods), and the next sync accounts for it like any failed pod. Before that,
+//! the plan asks to decide again at the moment it would time out.
+//!
+//! A pod is stuck when it is active (neither terminal nor being deleted), in
+//! phase Pending, and either a container (init ones included) waits with a
+//! listed reason, or PodScheduled is False with reason Unschedulable and
+//! `Unschedulable` is listed. The wait is measured from when the pod was
+//! scheduled (PodScheduled=True's transition), else from its creation; a pod
+//! with neither time never times out. Nothing is failed while the Job is
+//! finished, finishing, suspended or being deleted.
+
+use std::time::Duration;
+
+use crate::explain::human_duration;
+use crate::extended::{PENDING_TIMEOUT_CONDITION, PendingTimeout};
+use crate::model::{Job, Pod, PodPhase};
+use crate::plan::{PodFailure, PodRef};
+use crate::sync_pod::SyncPod;
+use crate::time::Time;
+use crate::violation::truncated;
+
+/// The reason `pendingTimeout.reasons` lists for an unschedulable pod.
+pub const UNSCHEDULABLE: &str = "Unschedulable";
+/// Longest reason or container name a condition repeats, in bytes.
+const MAX_NAME_BYTES: usize = 128;
+
+/// Why a pod counts as stuck in Pending.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stuck<'a> {
+    /// The waiting reason (or `Unschedulable`).
+    pub reason: &'a str,
+    /// The waiting container, when a container's reason it is.
+    pub container: Option<&'a str>,
+    /// When the wait started: scheduling, else creation.
+    pub since: Time,
+}
+
+impl Stuck<'_> {
+    /// When the pod times out under `settings`.
+    pub fn deadline(&self, settings: &PendingTimeout) -> Time {
+        self.since.saturating_add(Duration::from_secs(
+            u64::try_from(settings.seconds).unwrap_or(0),
+        ))
+    }
+}
+
+/// Whether `pod` is stuck in Pending in one of the listed reasons, and since when.
+pub fn stuck<'p>(settings: &PendingTimeout, pod: &'p Pod) -> Option<Stuck<'p>> {
+    if !pod.is_active() || pod.phase != PodPhase::Pending {
+        return None;
+    }
+    let details = pod.failure_details.as_deref()?;
+    let listed = |reason: &str| settings.reasons.iter().any(|r| r == reason);
+    let (reason, container) = match details
+        .waiting_reasons
+        .iter()
+        .find(|(_, reason)| listed(reason))
+    {
+        Some((container, reason)) => (reason.as_str(), Some(&**container)),
+        None if details.unschedulable && listed(UNSCHEDULABLE) => (UNSCHEDULABLE, None),
+        None => return None,
+    };
+    let since = details.scheduled_at.or(pod.creation_timestamp)?;
+    Some(Stuck {
+        reason,
+        container,
+        since,
+    })
+}
+
+/// The pending timeout's part of a plan.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PendingTimeouts {
+    /// Pods to mark failed, by name.
+    pub failures: Vec<PodFailure>,
+    /// When the next stuck pod times out, from now.
+    pub requeue: Option<Duration>,
+}
+
+/// The Job's pods past their pending timeout, and when the next one passes
+/// it. Empty without a `pendingTimeout`, and while the Job is finished,
+/// `finishing`, suspended or being deleted.
+pub(crate) fn pending_timeouts(
+    job: &Job,
+    pods: &[SyncPod<'_>],
+    now: Time,
+    finishing: bool,
+) -> PendingTimeouts {
+    let mut out = PendingTimeouts::default();
+    let Some(settings) = job
+        .extended_failure_policy
+        .as_deref()
+        .and_then(|p| p.pending_timeout.as_ref())
+    else {
+        return out;
+    };
+    if finishing || job.status.is_finished() || job.spec.suspend || job.being_deleted {
+        return out;
+    }
+    for pod in pods {
+        let Some(s) = stuck(settings, pod) else {
+            continue;
+        };
+        let deadline = s.deadline(settings);
+        if deadline <= now {
+            out.failures.push(failure(settings, pod, &s, now));
+        } else {
+            let wait = deadline.saturating_since(now);
+            out.requeue = Some(out.requeue.map_or(wait, |r| r.min(wait)));
+        }
+    }
+    out.failures.sort_by(|a, b| a.pod.cmp(&b.pod));
+    out
+}
+
+/// The FailPods entry of a stuck pod: the condition's reason is the waiting
+/// reason; its message says how long the pod waited and the limit.
+fn failure(settings: &PendingTimeout, pod: &Pod, s: &Stuck<'_>, now: Time) -> PodFailure {
+    let reason = truncated(s.reason, MAX_NAME_BYTES);
+    let container = s
+        .container
+        .map(|c| format!(" (container \"{}\")", truncated(c, MAX_NAME_BYTES)))
+        .unwrap_or_default();
+    PodFailure {
+        pod: PodRef::from(pod),
+        condition_type: PENDING_TIMEOUT_CONDITION.into(),
+        reason: reason.clone().into_owned(),
+        message: format!(
+            "Pod was pending in {reason}{container} for {}, reaching the pending timeout of {}",
+            human_duration(now.saturating_since(s.since)),
+            human_duration(Duration::from_secs(
+                u64::try_from(settings.seconds).unwrap_or(0)
+            )),
+        ),
+    }
+}
