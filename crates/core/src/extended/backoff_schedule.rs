@@ -24,6 +24,7 @@ use crate::backoff::{
     POD_FAILURE_BACKOFF_BASE, POD_FAILURE_BACKOFF_MAX, backoff_delay, finished_time,
     index_backoff_failures, remaining_after,
 };
+use crate::explain::human_duration;
 use crate::extended::{BackoffSettings, IgnoredFailureDelay};
 use crate::model::Job;
 use crate::pod_failure_policy::counts_failure;
@@ -241,4 +242,29 @@ pub(crate) struct IndexBackoff {
     pub delay: Duration,
     /// What is left of it now.
     pub remaining: Duration,
+}
+
+/// For explanations: the extended schedule, when the Job has one, as
+/// ` (extended backoff: base 10s, factor 2, cap 10m, jitter up to 20%)`;
+/// empty for upstream's.
+pub fn describe(job: &Job) -> String {
+    let Some(b) = BackoffSchedule::for_job(job).settings() else {
+        return String::new();
+    };
+    let jitter = if b.jitter_percent > 0 {
+        format!(", jitter up to {}%", b.jitter_percent)
+    } else {
+        String::new()
+    };
+    let ignored = if b.after_ignored_failure == IgnoredFailureDelay::Immediate {
+        ", ignored failures do not wait"
+    } else {
+        ""
+    };
+    format!(
+        " (extended backoff: base {}, factor {}, cap {}{jitter}{ignored})",
+        human_duration(secs(b.base_seconds)),
+        b.factor,
+        human_duration(secs(b.max_seconds)),
+    )
 }

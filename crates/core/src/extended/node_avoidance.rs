@@ -110,3 +110,61 @@ fn details_nodes(pod: &Pod) -> Option<&[String]> {
         .as_deref()
         .map(|d| d.failed_nodes.as_slice())
 }
+
+/// Most pods, and nodes per pod, an explanation names.
+const MAX_DESCRIBED: usize = 5;
+
+/// For explanations: the nodes the created pods keep off, when any does
+/// (the first few pods and nodes; the rest counted); empty otherwise.
+pub fn describe(creations: &[PodCreation]) -> String {
+    let avoiding: Vec<(&PodCreation, &AvoidNodes)> = creations
+        .iter()
+        .filter_map(|c| Some((c, c.avoid_nodes.as_ref()?)))
+        .collect();
+    let Some((_, first)) = avoiding.first() else {
+        return String::new();
+    };
+    let nodes = |a: &AvoidNodes| {
+        let shown: Vec<&str> = a
+            .nodes
+            .iter()
+            .take(MAX_DESCRIBED)
+            .map(String::as_str)
+            .collect();
+        let more = a.nodes.len().saturating_sub(MAX_DESCRIBED);
+        if more > 0 {
+            format!("{} and {more} more", shown.join(", "))
+        } else {
+            shown.join(", ")
+        }
+    };
+    let mode = first.mode.as_str();
+    if avoiding.iter().all(|(c, _)| c.completion_index.is_none()) {
+        return format!(
+            "; {} new pod(s) keep off ({mode}) the nodes where the Job's pods failed: {}",
+            avoiding.len(),
+            nodes(first)
+        );
+    }
+    let per_index: Vec<String> = avoiding
+        .iter()
+        .take(MAX_DESCRIBED)
+        .map(|(c, a)| {
+            format!(
+                "index {} avoids {}",
+                c.completion_index.unwrap_or_default(),
+                nodes(a)
+            )
+        })
+        .collect();
+    let more = avoiding.len().saturating_sub(MAX_DESCRIBED);
+    let more = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    format!(
+        "; new pods keep off ({mode}) the nodes where their index failed: {}{more}",
+        per_index.join("; ")
+    )
+}

@@ -137,3 +137,66 @@ fn failure(settings: &PendingTimeout, pod: &Pod, s: &Stuck<'_>, now: Time) -> Po
         ),
     }
 }
+
+/// Most pods an explanation names.
+const MAX_DESCRIBED: usize = 5;
+
+/// For explanations: which pods a FailPods action fails, in which waiting
+/// reason, after how long (the first few; the rest counted).
+pub fn describe(job: &Job, now: Time, pods: &[Pod], failures: &[PodFailure]) -> String {
+    let settings = job
+        .extended_failure_policy
+        .as_deref()
+        .and_then(|p| p.pending_timeout.as_ref());
+    let limit = settings
+        .map(|s| {
+            format!(
+                " ({})",
+                human_duration(Duration::from_secs(u64::try_from(s.seconds).unwrap_or(0)))
+            )
+        })
+        .unwrap_or_default();
+    let named: Vec<String> = failures
+        .iter()
+        .take(MAX_DESCRIBED)
+        .map(|f| {
+            let waited = settings
+                .zip(pods.iter().find(|p| p.uid == f.pod.uid))
+                .and_then(|(s, p)| stuck(s, p))
+                .map(|s| format!(" for {}", human_duration(now.saturating_since(s.since))))
+                .unwrap_or_default();
+            format!(
+                "{} ({}{waited})",
+                truncated(&f.pod.name, MAX_NAME_BYTES),
+                truncated(&f.reason, MAX_NAME_BYTES)
+            )
+        })
+        .collect();
+    let more = failures.len().saturating_sub(MAX_DESCRIBED);
+    let more = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    format!(
+        "pods stuck in Pending past the extended policy's pendingTimeout{limit}: {}{more}; marked Failed, then deleted",
+        named.join(", ")
+    )
+}
+
+/// When the next stuck pod of the Job times out, from now (for explanations).
+pub fn next_timeout(job: &Job, pods: &[Pod], now: Time) -> Option<Duration> {
+    let settings = job
+        .extended_failure_policy
+        .as_deref()
+        .and_then(|p| p.pending_timeout.as_ref())?;
+    if job.spec.suspend || job.being_deleted {
+        return None;
+    }
+    pods.iter()
+        .filter_map(|p| stuck(settings, p))
+        .map(|s| s.deadline(settings))
+        .filter(|&d| d > now)
+        .map(|d| d.saturating_since(now))
+        .min()
+}
