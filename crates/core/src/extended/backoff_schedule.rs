@@ -600,6 +600,37 @@ mod tests {
     }
 
     #[test]
+    fn explanation_names_the_extended_schedule_in_the_wait() {
+        let record = BackoffRecord {
+            failures_after_last_success: 2,
+            last_failure_time: Some(t(100)),
+        };
+        let explain = |j: Job| {
+            let mut snap = snapshot(j, vec![], t(100));
+            snap.state.backoff = record;
+            crate::sync::decide_explained(&snap).1
+        };
+        let upstream = explain(job());
+        assert_eq!(
+            upstream.requeue_reason,
+            "the pod-failure backoff ends then: 20s after the 2nd failure"
+        );
+        let e = explain(with_policy(job(), settings(30, 600, 3, 0)));
+        assert_eq!(
+            e.requeue_reason,
+            "the pod-failure backoff ends then: 1m30s after the 2nd failure \
+             (extended backoff: base 30s, factor 3, cap 10m)"
+        );
+        assert!(
+            e.summary
+                .contains("(extended backoff: base 30s, factor 3, cap 10m)"),
+            "{}",
+            e.summary
+        );
+        assert_eq!(e.backoff.map(|b| b.delay), Some(Duration::from_secs(90)));
+    }
+
+    #[test]
     fn describe_names_the_extended_schedule_only_when_there_is_one() {
         assert_eq!(describe(&job()), "");
         let job = with_policy(

@@ -388,6 +388,30 @@ mod tests {
     }
 
     #[test]
+    fn explanation_mentions_each_indexs_avoided_nodes() {
+        let mut j = with_policy(indexed_job(8, 8), settings(5));
+        j.spec.backoff_limit = 100;
+        let pods: Vec<Pod> = (0..7)
+            .map(|i| failed_on(&format!("f{i}"), &format!("n{i}"), 1, &[]).index(i))
+            .collect();
+        let (_, e) = crate::sync::decide_explained(&snapshot(j, pods, t(1000)));
+        let message = e
+            .action_reasons
+            .iter()
+            .find(|r| r.reason == "PendingIndexes")
+            .map(|r| r.message.clone())
+            .unwrap_or_default();
+        assert!(
+            message.ends_with(
+                "; new pods keep off (Required) the nodes where their index failed: \
+                 index 0 avoids n0; index 1 avoids n1; index 2 avoids n2; index 3 avoids n3; \
+                 index 4 avoids n4 and 2 more"
+            ),
+            "{message}"
+        );
+    }
+
+    #[test]
     fn describe_is_empty_without_avoidance_and_bounded_with() {
         let mut j = with_policy(job(), settings(50));
         j.spec.backoff_limit = 10;

@@ -535,6 +535,37 @@ mod tests {
     }
 
     #[test]
+    fn explanation_names_the_failed_pods_and_the_timeout_requeue() {
+        let pods = vec![
+            pending("stuck", 0, &[("main", "ImagePullBackOff")]),
+            pending("young", 200, &[("main", "ErrImagePull")]),
+        ];
+        let j = with_policy(job(), defaults(300));
+        let mut j = j;
+        j.spec.parallelism = 2;
+        j.spec.completions = Some(2);
+        let (plan, e) = crate::sync::decide_explained(&snapshot(j, pods, t(330)));
+        let reason = e
+            .action_reasons
+            .iter()
+            .find(|r| r.reason == "PendingTimeout")
+            .map(|r| r.message.clone());
+        assert_eq!(
+            reason.as_deref(),
+            Some(
+                "pods stuck in Pending past the extended policy's pendingTimeout (5m): \
+                 stuck (ImagePullBackOff for 5m30s); marked Failed, then deleted"
+            ),
+            "{plan:?}"
+        );
+        assert_eq!(plan.requeue_after, Some(Duration::from_secs(170)));
+        assert_eq!(
+            e.requeue_reason,
+            "a pod stuck in Pending reaches the extended policy's pendingTimeout then"
+        );
+    }
+
+    #[test]
     fn describe_names_pods_reasons_and_waits() {
         let j = with_policy(job(), defaults(300));
         let pods: Vec<Pod> = (0..7)
