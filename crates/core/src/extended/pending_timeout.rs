@@ -249,6 +249,14 @@ mod tests {
         p.failure_details.get_or_insert_with(Box::default)
     }
 
+    /// (name, settings, pod, want (reason, container, since)).
+    type StuckCase<'a> = (
+        &'a str,
+        &'a PendingTimeout,
+        Pod,
+        Option<(&'a str, Option<&'a str>, i64)>,
+    );
+
     #[test]
     fn stuck_reads_the_listed_reasons_and_the_right_start() {
         let s = defaults(300);
@@ -262,12 +270,7 @@ mod tests {
         no_details.failure_details = None;
         let with_unschedulable = settings(60, &["Unschedulable", "ErrImagePull"]);
         // (name, settings, pod, want (reason, container, since))
-        let cases: Vec<(
-            &str,
-            &PendingTimeout,
-            Pod,
-            Option<(&str, Option<&str>, i64)>,
-        )> = vec![
+        let cases: Vec<StuckCase<'_>> = vec![
             (
                 "ImagePullBackOff",
                 &s,
