@@ -300,11 +300,8 @@ mod tests {
         settings(10, 600, 2, 0)
     }
 
-    fn ext(s: &BackoffSettings, uid: &'static str) -> BackoffSchedule<'static> {
-        BackoffSchedule::Extended {
-            settings: Box::leak(Box::new(*s)),
-            job_uid: uid,
-        }
+    fn ext<'a>(settings: &'a BackoffSettings, job_uid: &'a str) -> BackoffSchedule<'a> {
+        BackoffSchedule::Extended { settings, job_uid }
     }
 
     fn secs_f(s: f64) -> Duration {
@@ -314,7 +311,8 @@ mod tests {
     #[test]
     fn the_documents_defaults_give_upstreams_schedule() {
         let upstream = BackoffSchedule::upstream();
-        let schedule = ext(&defaults(), "job-uid");
+        let d = defaults();
+        let schedule = ext(&d, "job-uid");
         for n in (-3..=40).chain([i32::MAX, i32::MIN]) {
             assert_eq!(schedule.delay(n, None), upstream.delay(n, None), "n = {n}");
             assert_eq!(
@@ -390,7 +388,6 @@ mod tests {
             let s = settings(10, 600, 2, percent);
             let mut seen = std::collections::BTreeSet::new();
             for uid in ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"] {
-                let uid: &'static str = uid;
                 for n in [1, 2, 7, 100, i32::MAX] {
                     for index in [None, Some(0), Some(99_999)] {
                         let schedule = ext(&s, uid);
