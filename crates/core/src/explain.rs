@@ -1024,11 +1024,6 @@ fn describe_status_change(before: &JobStatus, after: &JobStatus) -> String {
     parts.join(", ")
 }
 
-/// The snapshot's Job.
-fn job_of<'a>(facts: &ExplainFacts<'a>) -> &'a crate::model::Job {
-    &facts.snapshot.job
-}
-
 /// Why the plan asks to decide again.
 fn requeue_reason(facts: &ExplainFacts<'_>, explanation: &JobExplanation, plan: &Plan) -> String {
     let Some(after) = plan.requeue_after else {
@@ -1036,7 +1031,7 @@ fn requeue_reason(facts: &ExplainFacts<'_>, explanation: &JobExplanation, plan: 
     };
     let now = facts.snapshot.now;
     let deadline_wait = facts.deadline.map(|d| d.saturating_since(now));
-    let job = job_of(facts);
+    let job = &facts.snapshot.job;
     if crate::extended::pending_timeout::next_timeout(job, &facts.snapshot.pods, now) == Some(after)
     {
         return "a pod stuck in Pending reaches the extended policy's pendingTimeout then".into();
