@@ -506,6 +506,23 @@ mod tests {
     }
 
     #[test]
+    fn sync_requeue_is_the_earlier_of_the_timeout_and_other_requeues() {
+        let pods = vec![pending("stuck", 0, &[("main", "ImagePullBackOff")])];
+        // (activeDeadlineSeconds, want requeue at t(100)): the timeout is 200 s away.
+        for (ads, want) in [(None, 200), (Some(1000), 200), (Some(150), 50)] {
+            let mut j = with_policy(job(), defaults(300));
+            j.spec.active_deadline_seconds = ads;
+            j.status.start_time = Some(t(0));
+            let plan = decide(&snapshot(j, pods.clone(), t(100)));
+            assert_eq!(
+                plan.requeue_after,
+                Some(Duration::from_secs(want)),
+                "{ads:?}"
+            );
+        }
+    }
+
+    #[test]
     fn sync_does_not_fail_pods_when_suspended_deleted_or_finishing() {
         let pods = vec![pending("stuck", 0, &[("main", "ImagePullBackOff")])];
         let base = with_policy(job(), defaults(300));
