@@ -14,6 +14,10 @@
 
 use std::sync::Arc;
 
+pub mod backoff_schedule;
+pub mod node_avoidance;
+pub mod pending_timeout;
+
 use crate::model::{ConditionStatus, ExitCodeOperator};
 
 /// The annotation on a Job that carries its extended failure policy.
