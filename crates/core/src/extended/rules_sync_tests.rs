@@ -450,3 +450,49 @@ fn a_document_whose_rules_never_hold_decides_as_no_document() {
         }
     }
 }
+
+#[test]
+fn a_document_ignore_is_an_ignored_failure_for_after_ignored_failure() {
+    use crate::extended::{BackoffSettings, IgnoredFailureDelay};
+    for (after, creates) in [
+        (IgnoredFailureDelay::Delay, false),
+        (IgnoredFailureDelay::Immediate, true),
+    ] {
+        let mut doc = (*document(vec![rule(Ignore).named("drain").exit_in(&[(143, 143)])])).clone();
+        doc.backoff = Some(BackoffSettings {
+            base_seconds: 10,
+            max_seconds: 600,
+            factor: 2,
+            jitter_percent: 0,
+            after_ignored_failure: after,
+        });
+        let mut job = with_document(job(), Arc::new(doc));
+        job.status.start_time = Some(t(0));
+        let plan = decide(&snapshot(job, vec![failed_with("drained", 143, 5)], t(6)));
+        assert_eq!(plan.failure_policy_actions, actions(0, 0, 1, 0));
+        assert_eq!(!creations(&plan).is_empty(), creates, "{after:?}");
+        assert_eq!(plan.requeue_after.is_some(), !creates, "{after:?}");
+    }
+}
+
+#[test]
+fn a_replacement_carries_both_the_rule_counts_and_the_failed_nodes() {
+    use crate::extended::{FAILED_NODES_ANNOTATION, NodeAvoidance, NodeAvoidanceMode};
+    let mut doc = (*oom_doc(FailJob)).clone();
+    doc.node_avoidance = Some(NodeAvoidance {
+        mode: NodeAvoidanceMode::Required,
+        max_nodes: 5,
+    });
+    let mut job = with_document(job(), Arc::new(doc));
+    job.status.start_time = Some(t(0));
+    let mut failed = failed_with("a", 137, 5);
+    failed.failure_details.get_or_insert_default().node_name = "node-1".into();
+    let plan = decide(&snapshot(job, vec![failed], t(1000)));
+    let created = creations(&plan);
+    assert_eq!(created.len(), 1);
+    assert_eq!(
+        created[0].annotations[RULE_MATCH_COUNTS_ANNOTATION],
+        "oom=1"
+    );
+    assert_eq!(created[0].annotations[FAILED_NODES_ANNOTATION], "node-1");
+}
