@@ -691,12 +691,13 @@ fn describe_document_match(
         DocumentRule::PendingTimeout => {
             "the failure policy document's pendingTimeout (rule \"PendingTimeout\")".to_string()
         }
-        DocumentRule::Rule(_) => {
-            format!(
+        DocumentRule::Rule(i) => match rules::rule_name(policy, m.rule) {
+            Some(_) => format!(
                 "failure policy document rule {}",
                 rules::rule_label(policy, m.rule)
-            )
-        }
+            ),
+            None => format!("rule at index {i} of the failure policy document"),
+        },
     };
     let own_action = rules::rule_action(policy, m.rule).as_str();
     let limit = match retry_limits::max_retries(policy, m.rule) {

@@ -551,7 +551,7 @@ fn a_document_rule_verdict_names_the_rule_and_every_matcher() {
     assert_eq!(g.extended_rule.as_deref(), Some("rules[0]"));
     assert!(
         g.detail.starts_with(
-            "failure policy document rule at index 0 of the failure policy document (Count) matched exit code 1"
+            "rule at index 0 of the failure policy document (Count) matched exit code 1"
         ),
         "{}",
         g.detail
