@@ -19,6 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::generators::{JOB_UID, base_job, job_owner, t, template_labels};
+use job_decider_core::extended::{ExtendedAction, NodeAvoidanceMode};
 use job_decider_core::index_set::IndexSet;
 use job_decider_core::indexed::is_index_failed;
 use job_decider_core::model::*;
@@ -29,6 +30,8 @@ use job_decider_core::time::Time;
 use job_decider_core::validate::validate_job;
 use proptest::prelude::*;
 use proptest::test_runner::{FileFailurePersistence, TestCaseError};
+
+mod extended;
 
 /// The decision time of every generated snapshot, in seconds; pod times lie before it.
 const NOW: i64 = 100_000;
@@ -131,9 +134,17 @@ struct RawJob {
     being_deleted: bool,
     managed_elsewhere: bool,
     init_container: bool,
+    /// An extended failure policy document (issue 15).
+    doc: Option<extended::RawDoc>,
 }
 
+/// Raw Jobs, 30% of them with a document.
 fn arb_raw_job() -> impl Strategy<Value = RawJob> {
+    arb_raw_job_with(0.3)
+}
+
+/// Raw Jobs with a document in `doc` of the cases.
+fn arb_raw_job_with(doc: f64) -> impl Strategy<Value = RawJob> {
     let completions = prop_oneof![
         8 => (0..=6i32).prop_map(Some),
         1 => prop_oneof![Just(1_000), Just(100_001), Just(i32::MAX)].prop_map(Some),
@@ -159,6 +170,7 @@ fn arb_raw_job() -> impl Strategy<Value = RawJob> {
             prop::bool::weighted(0.03),
             any::<bool>(),
         ),
+        prop::option::weighted(doc, extended::arb_doc()),
     )
         .prop_map(
             |(
@@ -181,6 +193,7 @@ fn arb_raw_job() -> impl Strategy<Value = RawJob> {
                     managed_elsewhere,
                     init_container,
                 ),
+                doc,
             )| RawJob {
                 indexed,
                 completions,
@@ -197,6 +210,7 @@ fn arb_raw_job() -> impl Strategy<Value = RawJob> {
                 being_deleted,
                 managed_elsewhere,
                 init_container,
+                doc,
             },
         )
 }
@@ -245,9 +259,24 @@ fn build_job(raw: &RawJob) -> Job {
             .collect();
         spec.pod_failure_policy = Some(PodFailurePolicy { rules });
     }
+    if let Some(doc) = &raw.doc {
+        let per_index = spec.backoff_limit_per_index.is_some();
+        job.extended_failure_policy = Some(Arc::new(extended::build_doc(
+            doc,
+            per_index,
+            raw.init_container,
+        )));
+    }
+    let spec = &mut job.spec;
+    // Document rules, as upstream's, need restartPolicy Never.
+    let doc_rules = job
+        .extended_failure_policy
+        .as_ref()
+        .is_some_and(|d| !d.rules.is_empty());
     spec.template.restart_policy = if raw.on_failure
         && spec.pod_failure_policy.is_none()
         && spec.backoff_limit_per_index.is_none()
+        && !doc_rules
     {
         RestartPolicy::OnFailure
     } else {
@@ -382,6 +411,9 @@ struct RawPod {
     /// (exit code, finished seconds before NOW, restarts).
     main: Option<RawContainer>,
     init: Option<RawContainer>,
+    /// What the wire conversion fills when the Job has a document (generated
+    /// for every Job: without a document they must change nothing).
+    details: Option<extended::RawDetails>,
 }
 
 /// A container's raw status: (exit code, finished seconds before NOW) once terminated, restarts.
@@ -389,7 +421,13 @@ type RawContainer = (Option<(i32, Option<i64>)>, i32);
 
 fn arb_container() -> impl Strategy<Value = RawContainer> {
     (
-        prop::option::weighted(0.7, (0..=5i32, prop::option::weighted(0.8, 0..600i64))),
+        prop::option::weighted(
+            0.7,
+            (
+                prop_oneof![9 => 0..=5i32, 1 => prop_oneof![Just(137), Just(139), Just(143)]],
+                prop::option::weighted(0.8, 0..600i64),
+            ),
+        ),
         prop_oneof![3 => Just(0), 1 => 1..3i32],
     )
 }
@@ -414,6 +452,7 @@ fn arb_raw_pod() -> impl Strategy<Value = RawPod> {
             prop::option::weighted(0.7, arb_container()),
             prop::option::weighted(0.15, arb_container()),
         ),
+        prop::option::weighted(0.8, extended::arb_details()),
     )
         .prop_map(
             |(
@@ -428,6 +467,7 @@ fn arb_raw_pod() -> impl Strategy<Value = RawPod> {
                     created,
                 ),
                 (deletion, scheduled, phase, conditions, main, init),
+                details,
             )| RawPod {
                 owner,
                 matches_selector,
@@ -443,6 +483,7 @@ fn arb_raw_pod() -> impl Strategy<Value = RawPod> {
                 conditions,
                 main,
                 init,
+                details,
             },
         )
 }
@@ -500,7 +541,7 @@ fn build_pod(job: &Job, n: usize, raw: &RawPod) -> Pod {
             last_transition_time: Some(ago(at)),
         })
         .collect();
-    Pod {
+    let mut pod = Pod {
         name: format!("p{n}"),
         uid: format!("uid-{n}"),
         labels: labels.into(),
@@ -522,7 +563,12 @@ fn build_pod(job: &Job, n: usize, raw: &RawPod) -> Pod {
         container_statuses: raw.main.iter().map(|c| container("main", c)).collect(),
         init_container_statuses: raw.init.iter().map(|c| container("init", c)).collect(),
         failure_details: None,
-    }
+    };
+    pod.failure_details = raw
+        .details
+        .as_ref()
+        .map(|d| Box::new(extended::build_details(d, &pod)));
+    pod
 }
 
 /// Raw choices of a Job status, interpreted against the Job and its pods.
@@ -997,8 +1043,13 @@ fn considered_failed(job: &Job, pod: &Pod) -> bool {
             && !job.spec.only_replace_failed_pods())
 }
 
-/// Whether the Job's pod failure policy ignores this pod's failure.
+/// Whether the Job's policies may ignore this pod's failure: the first rule
+/// of its document that holds (before any retry limit, which only turns an
+/// Ignore into a counted failure), else its pod failure policy.
 fn ignored_by_policy(job: &Job, pod: &Pod) -> bool {
+    if let Some(ignores) = extended::document_ignores(job, pod) {
+        return ignores;
+    }
     job.spec.pod_failure_policy.as_ref().is_some_and(|policy| {
         !match_pod_failure_policy(Some(policy), &job.namespace, pod).counts_failure()
     })
@@ -1278,7 +1329,7 @@ fn check_plan(s: &Snapshot, plan: &Plan) -> Result<(), TestCaseError> {
     if let Some(after) = plan.requeue_after {
         prop_assert!(after >= Duration::from_secs(1), "requeueAfter {after:?}");
     }
-    Ok(())
+    extended::check_extended_plan(s, plan)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1304,6 +1355,8 @@ struct Sim {
     syncs: usize,
     /// One line per sync, for failure messages.
     trace: Vec<String>,
+    /// Pods a FailPods action failed (pending timeout), and how often.
+    timed_out: BTreeMap<String, usize>,
 }
 
 impl Sim {
@@ -1320,6 +1373,7 @@ impl Sim {
             unfinalized: Vec::new(),
             syncs: 0,
             trace: Vec::new(),
+            timed_out: BTreeMap::new(),
         }
     }
 
@@ -1421,9 +1475,23 @@ impl Sim {
                 }
                 Action::RecordEvent(_) => {}
                 Action::FailPods(failures) => {
+                    // As the caller's status patch: phase Failed and our condition.
                     for f in failures.iter().take(limit) {
+                        let n = self.timed_out.entry(f.pod.uid.clone()).or_default();
+                        *n += 1;
+                        prop_assert_eq!(
+                            *n,
+                            1,
+                            "pod {} failed for its pending timeout twice",
+                            &f.pod.uid
+                        );
                         if let Some(pod) = self.pod_mut(&f.pod.uid) {
                             pod.phase = PodPhase::Failed;
+                            pod.conditions.push(PodCondition {
+                                condition_type: f.condition_type.as_str().into(),
+                                status: ConditionStatus::True,
+                                last_transition_time: Some(t(NOW)),
+                            });
                         }
                     }
                 }
@@ -1484,6 +1552,17 @@ impl Sim {
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(0)
         };
+        // With a document the conversion fills the details: the carried
+        // annotations and the node the scheduler picked, off a Required list.
+        let details = self.snap.job.extended_failure_policy.as_ref().map(|_| {
+            let node = extended::place(c, self.next_uid);
+            if let (Some(n), Some(a)) = (node, &c.avoid_nodes)
+                && a.mode == NodeAvoidanceMode::Required
+            {
+                assert!(!a.nodes.iter().any(|x| x == n), "placed on an avoided node");
+            }
+            Box::new(extended::created_details(c, node))
+        });
         self.snap.pods.push(Pod {
             name: format!("{}sim{}", c.generate_name, self.next_uid),
             uid: format!("sim-{}", self.next_uid),
@@ -1502,7 +1581,7 @@ impl Sim {
             conditions: vec![],
             container_statuses: vec![],
             init_container_statuses: vec![],
-            failure_details: None,
+            failure_details: details,
         });
         Ok(())
     }
@@ -1595,6 +1674,27 @@ impl Sim {
                     pod.uid
                 );
             }
+        }
+        // A pod failed for its pending timeout is then counted like any
+        // failure: recorded, unless the timeout's action ignores it.
+        let timeout_ignored = job
+            .extended_failure_policy
+            .as_ref()
+            .and_then(|d| d.pending_timeout.as_ref())
+            .is_some_and(|p| p.action == ExtendedAction::Ignore);
+        for uid in self.timed_out.keys() {
+            let invalid_index = job.spec.is_indexed()
+                && self
+                    .snap
+                    .pods
+                    .iter()
+                    .find(|p| p.uid == *uid)
+                    .is_some_and(|p| valid_index(job, p).is_none());
+            prop_assert!(
+                self.recorded.contains(uid) || timeout_ignored || invalid_index,
+                "pod {} failed for its pending timeout was never counted",
+                uid
+            );
         }
         // A Job another controller manages is not ours to clean up. Upstream's
         // cleanup of a finished Job visits the pods its selector matches and
@@ -1725,13 +1825,13 @@ fn canonical(mut plan: Plan) -> Plan {
                 u.failed.sort();
             }
             for c in &mut st.conditions {
-                if c.reason == "PodFailurePolicy" {
+                if c.reason.starts_with("PodFailurePolicy") {
                     c.message.clear();
                 }
             }
         }
         if let Action::RecordEvent(e) = action
-            && e.reason == "PodFailurePolicy"
+            && e.reason.starts_with("PodFailurePolicy")
         {
             e.message.clear();
         }
@@ -1845,6 +1945,7 @@ proptest! {
                 Action::AdoptPods(v) | Action::ReleasePods(v) | Action::RemoveFinalizers(v) => v.len(),
                 Action::CreatePods(v) => v.len(),
                 Action::DeletePods(v) => v.len(),
+                Action::FailPods(v) => v.len(),
                 _ => 1,
             };
             for partial in 0..items {

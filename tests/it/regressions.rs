@@ -121,3 +121,79 @@ fn cut_before_failure_target_forgets_restarts_of_deleted_pods() {
     assert!(last.has_true_condition(&JobConditionType::Complete));
     assert!(!last.has_true_condition(&JobConditionType::FailureTarget));
 }
+
+/// Core bug found by `stopping_early_changes_no_count` with a pending timeout
+/// (fixed): a sync that scales a Job down deleted a stuck Pending pod and, in
+/// the same plan, failed it for its pending timeout. With completions reached
+/// once it is gone (here completions 0, parallelism 0), the deletion takes
+/// the finalizer first and the Job completes: the pod was marked failed with
+/// our condition and never counted. A pod the plan deletes is not also failed.
+#[test]
+fn stuck_pod_deleted_by_the_same_plan_is_not_failed_for_its_pending_timeout() {
+    use job_decider_core::extended::{ExtendedAction, ExtendedFailurePolicy, PendingTimeout};
+    use job_decider_core::extended::{PENDING_TIMEOUT_CONDITION, PodFailureDetails};
+    use std::sync::Arc;
+
+    for (completions, parallelism) in [(0, 0), (1, 0), (3, 1)] {
+        let mut job = base_job();
+        job.spec.parallelism = parallelism;
+        job.spec.completions = Some(completions);
+        job.extended_failure_policy = Some(Arc::new(ExtendedFailurePolicy {
+            pending_timeout: Some(PendingTimeout {
+                seconds: 60,
+                reasons: vec!["ImagePullBackOff".into()],
+                action: ExtendedAction::Count,
+            }),
+            ..ExtendedFailurePolicy::default()
+        }));
+        let mut stuck = running_pod("p0", "uid-0", t(NOW - 600));
+        stuck.phase = PodPhase::Pending;
+        stuck.failure_details = Some(Box::new(PodFailureDetails {
+            waiting_reasons: vec![("main".into(), "ImagePullBackOff".into())],
+            ..PodFailureDetails::default()
+        }));
+        let mut others = vec![stuck];
+        // A second stuck pod that stays when one is kept (parallelism 1).
+        let mut second = others[0].clone();
+        second.name = "p1".into();
+        second.uid = "uid-1".into();
+        second.creation_timestamp = Some(t(NOW - 500));
+        others.push(second);
+        let s = snapshot(job, others, t(NOW));
+
+        let plan = decide(&s);
+        let deleted: Vec<&str> = plan
+            .actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::DeletePods(d) => Some(d),
+                _ => None,
+            })
+            .flatten()
+            .map(|d| d.pod.uid.as_str())
+            .collect();
+        let failed: Vec<&str> = plan
+            .actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::FailPods(f) => Some(f),
+                _ => None,
+            })
+            .flatten()
+            .inspect(|f| assert_eq!(f.condition_type, PENDING_TIMEOUT_CONDITION))
+            .map(|f| f.pod.uid.as_str())
+            .collect();
+        assert!(
+            !deleted.is_empty(),
+            "completions {completions}, parallelism {parallelism}: nothing deleted"
+        );
+        assert!(
+            failed.iter().all(|uid| !deleted.contains(uid)),
+            "completions {completions}, parallelism {parallelism}: failed {failed:?} and deleted {deleted:?}"
+        );
+        // The pod that stays is still failed for its timeout.
+        if parallelism > 0 {
+            assert_eq!(failed.len(), 1, "{:?}", plan.actions);
+        }
+    }
+}

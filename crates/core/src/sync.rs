@@ -515,6 +515,7 @@ fn sync_job(snapshot: &Snapshot, explain: bool) -> (Plan, Option<JobExplanation>
         needs_status_update,
     );
     plan.actions.extend(tracked.actions);
+    drop_deleted_from_fail_pods(&mut plan.actions);
 
     let mut state = snapshot.state.clone();
     if tracked.flushed {
@@ -550,6 +551,34 @@ fn sync_job(snapshot: &Snapshot, explain: bool) -> (Plan, Option<JobExplanation>
         )
     });
     (plan, explanation)
+}
+
+/// Takes the pods the plan deletes out of its FailPods action (only a Job
+/// with a pending timeout has one): the deletion supersedes the timeout, and
+/// a pod deleted finalizer-first (a Job reaching its completions by scaling
+/// down) would otherwise be marked failed and never counted.
+fn drop_deleted_from_fail_pods(actions: &mut Vec<Action>) {
+    if !actions.iter().any(|a| matches!(a, Action::FailPods(_))) {
+        return;
+    }
+    let deleted: BTreeSet<String> = actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::DeletePods(d) => Some(d),
+            _ => None,
+        })
+        .flatten()
+        .map(|d| d.pod.uid.clone())
+        .collect();
+    if deleted.is_empty() {
+        return;
+    }
+    for action in actions.iter_mut() {
+        if let Action::FailPods(failures) = action {
+            failures.retain(|f| !deleted.contains(&f.pod.uid));
+        }
+    }
+    actions.retain(|a| !matches!(a, Action::FailPods(f) if f.is_empty()));
 }
 
 /// The condition the Job is finishing with, in upstream's order of

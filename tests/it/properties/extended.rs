@@ -1,0 +1,750 @@
+//! The extended failure policy in the property tests: random documents (the
+//! domain value, as the wire crate would hand it over after validation) and
+//! random pod failure details, the checks a plan of a Job with a document must
+//! pass, and the feature properties (issue 15).
+//!
+//! Like the parent's generators, raw choices are bent into what validation
+//! allows: FailIndex (as an action, `whenRetriesExhausted` or the pending
+//! timeout's action) only with backoffLimitPerIndex; a retry limit only on a
+//! named Count or Ignore rule; every rule with at least one matcher; an In
+//! exit-code set without 0. Rules force restartPolicy Never (in `build_job`).
+
+use super::*;
+use job_decider_core::backoff::finished_time;
+use job_decider_core::extended::retry_limits::{carried, parse_rule_match_counts};
+use job_decider_core::extended::rules::{DocumentRule, first_document_rule, rule_action};
+use job_decider_core::extended::{
+    BackoffSettings, ConditionMatcher, ContainerReasonMatcher, ContainerTermination,
+    ExitCodeMatcher, ExtendedAction, ExtendedFailurePolicy, ExtendedRule, FAILED_NODES_ANNOTATION,
+    IgnoredFailureDelay, MessagePattern, NodeAvoidance, NodeAvoidanceMode,
+    PENDING_TIMEOUT_CONDITION, PendingTimeout, PodFailureDetails, RULE_MATCH_COUNTS_ANNOTATION,
+    RetryLimit,
+};
+
+/// The nodes of the simulated cluster; pods' details name them.
+pub(super) const NODES: [&str; 5] = ["node-a", "node-b", "node-c", "node-d", "node-e"];
+/// Rule names by position in the document (unique by construction); carried
+/// counts on pods name them too, so they match often.
+const RULE_NAMES: [&str; 4] = ["oom", "crash", "gpu", "disk"];
+/// `status.reason` values of pods and `onPodReasons` values.
+const POD_REASONS: [&str; 4] = ["", "UnexpectedAdmissionError", "Evicted", "NodeLost"];
+/// Termination reasons of containers and `onContainerReasons` values.
+const CONTAINER_REASONS: [&str; 4] = ["Error", "OOMKilled", "ContainerCannotRun", "Completed"];
+/// Messages of pods and containers.
+const MESSAGES: [&str; 5] = [
+    "",
+    "CUDA error: device lost",
+    "out of memory",
+    "Timeout waiting for volume",
+    "xx",
+];
+/// `onMessage` patterns.
+const PATTERNS: [&str; 4] = ["CUDA error", "^out of memory", "(?i)TIMEOUT", "x{2,}"];
+/// Container waiting reasons; the first four are the pending timeout's default.
+const WAITING_REASONS: [&str; 5] = [
+    "ImagePullBackOff",
+    "ErrImagePull",
+    "CreateContainerConfigError",
+    "InvalidImageName",
+    "ContainerCreating",
+];
+/// What `pendingTimeout.reasons` may list: the waiting reasons and `Unschedulable`.
+const TIMEOUT_REASONS: [&str; 6] = [
+    "ImagePullBackOff",
+    "ErrImagePull",
+    "CreateContainerConfigError",
+    "InvalidImageName",
+    "ContainerCreating",
+    "Unschedulable",
+];
+/// Signal numbers a rule may name (SIGKILL, SIGSEGV, SIGTERM): codes 137, 139, 143.
+const SIGNALS: [i32; 3] = [9, 11, 15];
+
+/// Raw choices of an `onExitCodes` matcher with ranges and signals.
+#[derive(Clone, Debug)]
+pub(super) struct RawExit {
+    /// 0 any container, 1 "main", 2 "init".
+    container: u8,
+    operator_in: bool,
+    values: BTreeSet<i32>,
+    ranges: Vec<(i32, i32)>,
+    /// Bit i: SIGNALS[i].
+    signals: u8,
+}
+
+/// Raw choices of one document rule.
+#[derive(Clone, Debug)]
+pub(super) struct RawExtRule {
+    named: bool,
+    /// 0 FailJob, 1 FailIndex, 2 Ignore, 3 Count.
+    action: u8,
+    exit: Option<RawExit>,
+    /// (type: 0 DisruptionTarget, 1 ConfigIssue, 2 the pending-timeout condition; status).
+    conditions: Vec<(u8, u8)>,
+    /// Bits over POD_REASONS[1..].
+    pod_reasons: u8,
+    /// (0 any container, 1 "main", 2 "init"; bits over CONTAINER_REASONS).
+    container_reasons: Option<(u8, u8)>,
+    message: Option<u8>,
+    /// (maxRetries, whenRetriesExhausted FailIndex).
+    limit: Option<(i32, bool)>,
+}
+
+/// Raw choices of a whole document.
+#[derive(Clone, Debug)]
+pub(super) struct RawDoc {
+    rules: Vec<RawExtRule>,
+    /// (base, max above base, factor, jitter percent, Immediate).
+    backoff: Option<(i64, i64, i32, i32, bool)>,
+    /// (seconds, bits over TIMEOUT_REASONS (0: the default four), action).
+    pending: Option<(i64, u8, u8)>,
+    /// (Required, maxNodes).
+    avoidance: Option<(bool, i32)>,
+}
+
+fn arb_exit() -> impl Strategy<Value = RawExit> {
+    (
+        0..3u8,
+        any::<bool>(),
+        prop::collection::btree_set(0..=5i32, 0..3),
+        prop::collection::vec(
+            prop_oneof![Just((128, 255)), Just((1, 3)), Just((2, 2)), Just((0, 4))],
+            0..2,
+        ),
+        0..8u8,
+    )
+        .prop_map(
+            |(container, operator_in, values, ranges, signals)| RawExit {
+                container,
+                operator_in,
+                values,
+                ranges,
+                signals,
+            },
+        )
+}
+
+fn arb_ext_rule() -> impl Strategy<Value = RawExtRule> {
+    (
+        prop::bool::weighted(0.7),
+        0..4u8,
+        prop::option::weighted(0.5, arb_exit()),
+        prop::collection::vec((0..3u8, 0..3u8), 0..2),
+        prop_oneof![2 => Just(0u8), 1 => 1..8u8],
+        prop::option::weighted(0.3, (0..3u8, 1..16u8)),
+        prop::option::weighted(0.2, 0..4u8),
+        prop::option::weighted(0.5, (0..=3i32, any::<bool>())),
+    )
+        .prop_map(
+            |(named, action, exit, conditions, pod_reasons, container_reasons, message, limit)| {
+                RawExtRule {
+                    named,
+                    action,
+                    exit,
+                    conditions,
+                    pod_reasons,
+                    container_reasons,
+                    message,
+                    limit,
+                }
+            },
+        )
+}
+
+/// Raw documents: every part optional, rules 0 to 3.
+pub(super) fn arb_doc() -> impl Strategy<Value = RawDoc> {
+    (
+        prop::collection::vec(arb_ext_rule(), 0..4),
+        prop::option::weighted(
+            0.5,
+            (
+                1..=30i64,
+                prop_oneof![Just(0i64), 1..900i64],
+                prop_oneof![Just(1), Just(2), Just(3), Just(10)],
+                prop_oneof![Just(0), 1..=100i32],
+                any::<bool>(),
+            ),
+        ),
+        prop::option::weighted(0.5, (1..=900i64, 0..64u8, 0..4u8)),
+        prop::option::weighted(0.5, (any::<bool>(), prop_oneof![1..=3i32, Just(50)])),
+    )
+        .prop_map(|(rules, backoff, pending, avoidance)| RawDoc {
+            rules,
+            backoff,
+            pending,
+            avoidance,
+        })
+}
+
+/// An action valid for the Job: FailIndex only with backoffLimitPerIndex.
+fn action(raw: u8, per_index: bool) -> ExtendedAction {
+    match raw {
+        0 => ExtendedAction::FailJob,
+        1 if per_index => ExtendedAction::FailIndex,
+        2 => ExtendedAction::Ignore,
+        _ => ExtendedAction::Count,
+    }
+}
+
+fn container_name(raw: u8, init_container: bool) -> Option<String> {
+    match raw {
+        1 => Some("main".into()),
+        2 if init_container => Some("init".into()),
+        _ => None,
+    }
+}
+
+/// Sorted, disjoint, inclusive intervals of a set of codes.
+fn intervals(mut codes: Vec<(i32, i32)>) -> Vec<(i32, i32)> {
+    codes.sort_unstable();
+    let mut out: Vec<(i32, i32)> = Vec::new();
+    for (a, b) in codes {
+        match out.last_mut() {
+            Some(last) if a <= last.1.saturating_add(1) => last.1 = last.1.max(b),
+            _ => out.push((a, b)),
+        }
+    }
+    out
+}
+
+fn build_exit(raw: &RawExit, init_container: bool) -> ExitCodeMatcher {
+    let mut codes: Vec<(i32, i32)> = raw.values.iter().map(|&v| (v, v)).collect();
+    codes.extend(raw.ranges.iter().copied());
+    for (bit, n) in SIGNALS.iter().enumerate() {
+        if raw.signals & (1 << bit) != 0 {
+            codes.push((128 + n, 128 + n));
+        }
+    }
+    if raw.operator_in {
+        // In may not hold 0: drop it, starting ranges at 1.
+        codes = codes
+            .into_iter()
+            .filter(|&(_, b)| b >= 1)
+            .map(|(a, b)| (a.max(1), b))
+            .collect();
+    }
+    if codes.is_empty() {
+        codes.push((1, 1));
+    }
+    ExitCodeMatcher {
+        container_name: container_name(raw.container, init_container),
+        operator: if raw.operator_in {
+            ExitCodeOperator::In
+        } else {
+            ExitCodeOperator::NotIn
+        },
+        codes: intervals(codes),
+    }
+}
+
+fn picked<const N: usize>(names: &[&str; N], bits: u8, skip_first: bool) -> Vec<String> {
+    let from = usize::from(skip_first);
+    names[from..]
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| bits & (1 << i) != 0)
+        .map(|(_, n)| n.to_string())
+        .collect()
+}
+
+fn build_ext_rule(
+    raw: &RawExtRule,
+    position: usize,
+    per_index: bool,
+    init_container: bool,
+) -> ExtendedRule {
+    let action = action(raw.action, per_index);
+    let mut rule = ExtendedRule {
+        name: None,
+        action,
+        on_exit_codes: raw.exit.as_ref().map(|e| build_exit(e, init_container)),
+        on_pod_conditions: raw
+            .conditions
+            .iter()
+            .map(|&(ty, status)| ConditionMatcher {
+                condition_type: ["DisruptionTarget", "ConfigIssue", PENDING_TIMEOUT_CONDITION]
+                    [usize::from(ty)]
+                .into(),
+                status: condition_status(status),
+            })
+            .collect(),
+        on_pod_reasons: picked(&POD_REASONS, raw.pod_reasons, true),
+        on_container_reasons: raw.container_reasons.map(|(container, bits)| {
+            ContainerReasonMatcher {
+                container_name: container_name(container, init_container),
+                reasons: picked(&CONTAINER_REASONS, bits, false),
+            }
+        }),
+        on_message: raw.message.map(|p| {
+            let source = PATTERNS[usize::from(p)];
+            MessagePattern {
+                source: source.into(),
+                regex: Arc::new(regex::Regex::new(source).expect("a fixed pattern compiles")),
+            }
+        }),
+        retry_limit: None,
+    };
+    let has_matcher = rule.on_exit_codes.is_some()
+        || !rule.on_pod_conditions.is_empty()
+        || !rule.on_pod_reasons.is_empty()
+        || rule.on_container_reasons.is_some()
+        || rule.on_message.is_some();
+    if !has_matcher {
+        rule.on_container_reasons = Some(ContainerReasonMatcher {
+            container_name: None,
+            reasons: vec!["OOMKilled".into()],
+        });
+    }
+    // A limit needs a name and a Count or Ignore rule.
+    let limit = raw
+        .limit
+        .filter(|_| matches!(action, ExtendedAction::Count | ExtendedAction::Ignore));
+    if raw.named || limit.is_some() {
+        rule.name = Some(RULE_NAMES[position].into());
+    }
+    rule.retry_limit = limit.map(|(max_retries, fail_index)| RetryLimit {
+        max_retries,
+        then: if fail_index && per_index {
+            ExtendedAction::FailIndex
+        } else {
+            ExtendedAction::FailJob
+        },
+    });
+    rule
+}
+
+/// The document validation would accept for a Job with these properties.
+pub(super) fn build_doc(
+    raw: &RawDoc,
+    per_index: bool,
+    init_container: bool,
+) -> ExtendedFailurePolicy {
+    ExtendedFailurePolicy {
+        rules: raw
+            .rules
+            .iter()
+            .enumerate()
+            .map(|(i, r)| build_ext_rule(r, i, per_index, init_container))
+            .collect(),
+        backoff: raw
+            .backoff
+            .map(|(base, extra, factor, jitter, immediate)| BackoffSettings {
+                base_seconds: base,
+                max_seconds: base + extra,
+                factor,
+                jitter_percent: jitter,
+                after_ignored_failure: if immediate {
+                    IgnoredFailureDelay::Immediate
+                } else {
+                    IgnoredFailureDelay::Delay
+                },
+            }),
+        pending_timeout: raw.pending.map(|(seconds, bits, act)| PendingTimeout {
+            seconds,
+            reasons: if bits == 0 {
+                TIMEOUT_REASONS[..4].iter().map(|r| r.to_string()).collect()
+            } else {
+                picked(&TIMEOUT_REASONS, bits, false)
+            },
+            action: action(act, per_index),
+        }),
+        node_avoidance: raw.avoidance.map(|(required, max_nodes)| NodeAvoidance {
+            mode: if required {
+                NodeAvoidanceMode::Required
+            } else {
+                NodeAvoidanceMode::Preferred
+            },
+            max_nodes,
+        }),
+    }
+}
+
+/// Raw choices of a pod's failure details.
+#[derive(Clone, Debug)]
+pub(super) struct RawDetails {
+    reason: u8,
+    message: u8,
+    node: Option<u8>,
+    /// (init container, index into WAITING_REASONS).
+    waiting: Vec<(bool, u8)>,
+    /// Termination (reason, message) of "main" and "init", when terminated.
+    terminations: [(u8, u8); 2],
+    /// (seconds before NOW, milliseconds more).
+    scheduled: Option<(i64, i64)>,
+    unschedulable: bool,
+    /// (RULE_NAMES index, count); counts may exceed any limit.
+    carried: Vec<(u8, i32)>,
+    failed_nodes: Vec<u8>,
+}
+
+pub(super) fn arb_details() -> impl Strategy<Value = RawDetails> {
+    (
+        (
+            prop_oneof![3 => Just(0u8), 1 => 1..4u8],
+            prop_oneof![2 => Just(0u8), 1 => 1..5u8],
+            prop::option::weighted(0.6, 0..5u8),
+            prop::collection::vec((prop::bool::weighted(0.2), 0..5u8), 0..2),
+        ),
+        (
+            [(0..4u8, 0..5u8), (0..4u8, 0..5u8)],
+            prop::option::weighted(
+                0.5,
+                (0..2_000i64, prop_oneof![3 => Just(0i64), 1 => 1..1_000i64]),
+            ),
+            prop::bool::weighted(0.2),
+            prop::collection::vec((0..4u8, 0..4i32), 0..3),
+            prop::collection::vec(0..5u8, 0..3),
+        ),
+    )
+        .prop_map(
+            |(
+                (reason, message, node, waiting),
+                (terminations, scheduled, unschedulable, carried, failed_nodes),
+            )| RawDetails {
+                reason,
+                message,
+                node,
+                waiting,
+                terminations,
+                scheduled,
+                unschedulable,
+                carried,
+                failed_nodes,
+            },
+        )
+}
+
+/// The details the wire conversion would fill for `pod`: its terminated
+/// containers get a reason and message; the annotations read leniently.
+pub(super) fn build_details(raw: &RawDetails, pod: &Pod) -> PodFailureDetails {
+    let terminations = pod
+        .container_statuses
+        .iter()
+        .map(|c| (c, false, raw.terminations[0]))
+        .chain(
+            pod.init_container_statuses
+                .iter()
+                .map(|c| (c, true, raw.terminations[1])),
+        )
+        .filter(|(c, _, _)| c.terminated.is_some())
+        .map(
+            |(c, init_container, (reason, message))| ContainerTermination {
+                container: c.name.clone(),
+                init_container,
+                reason: CONTAINER_REASONS[usize::from(reason)].into(),
+                message: MESSAGES[usize::from(message)].into(),
+            },
+        )
+        .collect();
+    let counts: Vec<String> = raw
+        .carried
+        .iter()
+        .map(|&(name, count)| format!("{}={count}", RULE_NAMES[usize::from(name)]))
+        .collect();
+    PodFailureDetails {
+        reason: POD_REASONS[usize::from(raw.reason)].into(),
+        message: MESSAGES[usize::from(raw.message)].into(),
+        node_name: raw
+            .node
+            .map_or(String::new(), |n| NODES[usize::from(n)].into()),
+        waiting_reasons: raw
+            .waiting
+            .iter()
+            .map(|&(init, reason)| {
+                (
+                    Arc::from(if init { "init" } else { "main" }),
+                    WAITING_REASONS[usize::from(reason)].to_string(),
+                )
+            })
+            .collect(),
+        terminations,
+        scheduled_at: raw.scheduled.map(|(secs, millis)| {
+            Time::from_unix_nanos((NOW - secs) * 1_000_000_000 - millis * 1_000_000)
+        }),
+        unschedulable: raw.unschedulable,
+        rule_match_counts: parse_rule_match_counts(&counts.join(",")),
+        failed_nodes: raw
+            .failed_nodes
+            .iter()
+            .map(|&n| NODES[usize::from(n)].to_string())
+            .collect(),
+    }
+}
+
+/// The details of a pod the simulated cluster creates from `c`: what the
+/// conversion parses back from the annotations the plan put on it, and the
+/// node the world placed it on (see [`place`]).
+pub(super) fn created_details(c: &PodCreation, node: Option<&str>) -> PodFailureDetails {
+    PodFailureDetails {
+        node_name: node.unwrap_or_default().into(),
+        rule_match_counts: c
+            .annotations
+            .get(RULE_MATCH_COUNTS_ANNOTATION)
+            .map(|v| parse_rule_match_counts(v))
+            .unwrap_or_default(),
+        failed_nodes: c
+            .annotations
+            .get(FAILED_NODES_ANNOTATION)
+            .map(|v| {
+                v.split(',')
+                    .map(str::trim)
+                    .filter(|n| !n.is_empty())
+                    .map(String::from)
+                    .collect()
+            })
+            .unwrap_or_default(),
+        ..PodFailureDetails::default()
+    }
+}
+
+/// The node the simulated scheduler picks for a creation: the `n`-th node of
+/// the cluster that a Required avoid list allows (a Preferred list is
+/// honoured when it can be), or none when a Required list covers them all.
+pub(super) fn place(c: &PodCreation, n: usize) -> Option<&'static str> {
+    let avoided = |node: &str| {
+        c.avoid_nodes
+            .as_ref()
+            .is_some_and(|a| a.nodes.iter().any(|x| x == node))
+    };
+    let allowed: Vec<&'static str> = NODES.iter().copied().filter(|x| !avoided(x)).collect();
+    match (&c.avoid_nodes, allowed.is_empty()) {
+        (Some(a), true) if a.mode == NodeAvoidanceMode::Required => None,
+        (_, true) => Some(NODES[n % NODES.len()]),
+        (_, false) => Some(allowed[n % allowed.len()]),
+    }
+}
+
+/// How the Job's policies handle a failed pod before any retry limit: the
+/// document's first rule that holds, else `spec.podFailurePolicy`'s.
+/// `Some(true)` when that handling is Ignore.
+pub(super) fn document_ignores(job: &Job, pod: &Pod) -> Option<bool> {
+    let policy = job.extended_failure_policy.as_deref()?;
+    let rule = first_document_rule(policy, pod)?;
+    Some(rule_action(policy, rule) == ExtendedAction::Ignore)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The plan checks of the extended features.
+
+/// The checks of the features a plan carries for a Job with a document (and
+/// that a plan of a Job without one carries none of them).
+pub(super) fn check_extended_plan(s: &Snapshot, plan: &Plan) -> Result<(), TestCaseError> {
+    let job = &s.job;
+    let doc = job.extended_failure_policy.as_deref();
+    let mut failed_uids = BTreeSet::new();
+    for action in &plan.actions {
+        match action {
+            Action::FailPods(failures) => {
+                let settings = doc.and_then(|d| d.pending_timeout.as_ref());
+                prop_assert!(settings.is_some(), "FailPods without a pendingTimeout");
+                let settings = settings.unwrap();
+                prop_assert!(
+                    !job.status.is_finished() && !job.spec.suspend && !job.being_deleted,
+                    "FailPods of a finished, suspended or deleted Job"
+                );
+                let active = claimed_active(s);
+                for f in failures {
+                    prop_assert!(
+                        failed_uids.insert(f.pod.uid.clone()),
+                        "{} failed twice",
+                        f.pod.uid
+                    );
+                    prop_assert_eq!(&f.condition_type, PENDING_TIMEOUT_CONDITION);
+                    prop_assert!(
+                        active.contains(&f.pod.uid),
+                        "FailPods names {}, not an active pod of the Job",
+                        f.pod.uid
+                    );
+                    let pod = s.pods.iter().find(|p| p.uid == f.pod.uid).unwrap();
+                    let stuck = job_decider_core::extended::pending_timeout::stuck(settings, pod);
+                    prop_assert!(
+                        stuck.is_some_and(|st| st.deadline(settings) <= s.now),
+                        "FailPods names {}, not stuck past its timeout",
+                        f.pod.uid
+                    );
+                }
+            }
+            Action::CreatePods(creations) => {
+                for c in creations {
+                    check_creation(s, c)?;
+                }
+            }
+            _ => {}
+        }
+    }
+    if doc.is_none() {
+        prop_assert!(failed_uids.is_empty(), "FailPods without a document");
+    }
+    Ok(())
+}
+
+/// A creation's avoid list: only with nodeAvoidance, at most maxNodes distinct
+/// nodes, each one where a pod of the scope failed (or that a pod of the scope
+/// carries), the node of the scope's latest visible failure among them, the
+/// annotation saying the same; the counts annotation only with a retry limit.
+fn check_creation(s: &Snapshot, c: &PodCreation) -> Result<(), TestCaseError> {
+    let job = &s.job;
+    let doc = job.extended_failure_policy.as_deref();
+    let settings = doc.and_then(|d| d.node_avoidance);
+    let annotation = c.annotations.get(FAILED_NODES_ANNOTATION);
+    let Some(settings) = settings else {
+        prop_assert!(
+            c.avoid_nodes.is_none() && annotation.is_none(),
+            "avoid_nodes without nodeAvoidance"
+        );
+        if doc.is_none_or(|d| d.rules.iter().all(|r| r.retry_limit.is_none())) {
+            prop_assert!(
+                !c.annotations.contains_key(RULE_MATCH_COUNTS_ANNOTATION),
+                "rule-match-counts without a retry limit"
+            );
+        }
+        return Ok(());
+    };
+    let scope: Vec<&Pod> = s
+        .pods
+        .iter()
+        .filter(|p| !job.spec.is_indexed() || p.completion_index == c.completion_index)
+        .filter(|p| p.controller.as_ref().is_some_and(|o| o.uid == JOB_UID) && job_selects(job, p))
+        .collect();
+    let node_of = |p: &Pod| {
+        p.failure_details
+            .as_deref()
+            .map(|d| d.node_name.clone())
+            .filter(|n| !n.is_empty())
+    };
+    let latest_failure = scope
+        .iter()
+        .filter(|p| p.phase == PodPhase::Failed)
+        .filter_map(|p| node_of(p).map(|n| ((finished_time(p), p.name.clone()), n)))
+        .max();
+    let nodes = c
+        .avoid_nodes
+        .as_ref()
+        .map(|a| a.nodes.clone())
+        .unwrap_or_default();
+    prop_assert!(
+        nodes.len() <= usize::try_from(settings.max_nodes).unwrap_or(0),
+        "{} nodes avoided, maxNodes {}",
+        nodes.len(),
+        settings.max_nodes
+    );
+    let distinct: BTreeSet<&String> = nodes.iter().collect();
+    prop_assert_eq!(
+        distinct.len(),
+        nodes.len(),
+        "a node avoided twice: {:?}",
+        nodes
+    );
+    if let Some(a) = &c.avoid_nodes {
+        prop_assert_eq!(a.mode, settings.mode);
+        prop_assert!(!a.nodes.is_empty(), "an empty avoid list");
+        let joined = a.nodes.join(",");
+        prop_assert_eq!(annotation.map(String::as_str), Some(joined.as_str()));
+    } else {
+        prop_assert!(
+            annotation.is_none(),
+            "failed-nodes annotation without avoid_nodes"
+        );
+    }
+    // The claimed pods may include adopted orphans: their nodes may be listed too.
+    let known = |n: &String| {
+        s.pods.iter().any(|p| {
+            p.failure_details
+                .as_deref()
+                .is_some_and(|d| d.node_name == *n || d.failed_nodes.contains(n))
+        })
+    };
+    for n in &nodes {
+        prop_assert!(
+            known(n),
+            "avoided node {} appears nowhere in the snapshot",
+            n
+        );
+    }
+    if let Some((_, node)) = latest_failure {
+        prop_assert!(
+            nodes.contains(&node),
+            "the replacement of index {:?} may land on {}, where its scope last failed; avoids {:?}",
+            c.completion_index,
+            node,
+            nodes
+        );
+    }
+    Ok(())
+}
+
+/// The longest requeue the Job's settings allow: the backoff's cap with its
+/// whole jitter, the active deadline, or the pending timeout.
+pub(super) fn requeue_bound(job: &Job) -> Option<Duration> {
+    let doc = job.extended_failure_policy.as_deref()?;
+    let b = doc.backoff?;
+    let jitter = u32::try_from(b.jitter_percent).unwrap_or(0);
+    let cap = Duration::from_secs(u64::try_from(b.max_seconds).unwrap_or(0)) * (100 + jitter) / 100;
+    let deadline = job
+        .spec
+        .active_deadline_seconds
+        .map_or(Duration::ZERO, |d| {
+            Duration::from_secs(u64::try_from(d).unwrap_or(0))
+        });
+    let pending = doc.pending_timeout.as_ref().map_or(Duration::ZERO, |p| {
+        Duration::from_secs(u64::try_from(p.seconds).unwrap_or(0))
+    });
+    Some(cap.max(deadline).max(pending))
+}
+
+/// For each limited rule of a Job with a document and each scope, the pods
+/// that a sync counts now and whose match is past the rule's maxRetries among
+/// the visible failed pods of the scope that matched it; each must make the
+/// plan fail the Job (or its index, for whenRetriesExhausted FailIndex).
+/// `None` when the snapshot is outside what this judges (see the property).
+pub(super) fn exhausted_now(s: &Snapshot) -> Vec<(Option<i32>, RetryLimit, String)> {
+    let job = &s.job;
+    let Some(doc) = job.extended_failure_policy.as_deref() else {
+        return vec![];
+    };
+    let owned =
+        |p: &&Pod| p.controller.as_ref().is_some_and(|o| o.uid == JOB_UID) && job_selects(job, p);
+    let mut by_scope: BTreeMap<(Option<i32>, usize), Vec<&Pod>> = BTreeMap::new();
+    for p in s
+        .pods
+        .iter()
+        .filter(owned)
+        .filter(|p| p.phase == PodPhase::Failed)
+    {
+        let Some(DocumentRule::Rule(i)) = first_document_rule(doc, p) else {
+            continue;
+        };
+        let i = usize::from(i);
+        if doc.rules[i].retry_limit.is_none() {
+            continue;
+        }
+        let scope = if job.spec.is_indexed() {
+            match valid_index(job, p) {
+                Some(ix) => Some(ix),
+                None => continue,
+            }
+        } else {
+            None
+        };
+        by_scope.entry((scope, i)).or_default().push(p);
+    }
+    let uncounted: BTreeSet<&String> = uncounted_uids(&job.status).collect();
+    let mut out = Vec::new();
+    for ((scope, i), mut pods) in by_scope {
+        let rule = &doc.rules[i];
+        let limit = rule.retry_limit.unwrap();
+        let name = rule.name.as_deref().unwrap_or_default();
+        pods.sort_by_key(|p| (finished_time(p), p.name.clone()));
+        for (rank, p) in pods.iter().enumerate() {
+            let ordinal = (rank as i64 + 1).max(i64::from(carried(p, name)) + 1);
+            if ordinal > i64::from(limit.max_retries)
+                && p.has_tracking_finalizer
+                && p.deletion.is_none()
+                && !uncounted.contains(&p.uid)
+            {
+                out.push((scope, limit, p.uid.clone()));
+            }
+        }
+    }
+    out
+}
