@@ -145,6 +145,14 @@ fn arb_raw_job() -> impl Strategy<Value = RawJob> {
 
 /// Raw Jobs with a document in `doc` of the cases.
 fn arb_raw_job_with(doc: f64) -> impl Strategy<Value = RawJob> {
+    // `weighted` takes a probability strictly between 0 and 1.
+    let docs = if doc >= 1.0 {
+        extended::arb_doc().prop_map(Some).boxed()
+    } else if doc <= 0.0 {
+        Just(None).boxed()
+    } else {
+        prop::option::weighted(doc, extended::arb_doc()).boxed()
+    };
     let completions = prop_oneof![
         8 => (0..=6i32).prop_map(Some),
         1 => prop_oneof![Just(1_000), Just(100_001), Just(i32::MAX)].prop_map(Some),
@@ -170,7 +178,7 @@ fn arb_raw_job_with(doc: f64) -> impl Strategy<Value = RawJob> {
             prop::bool::weighted(0.03),
             any::<bool>(),
         ),
-        prop::option::weighted(doc, extended::arb_doc()),
+        docs,
     )
         .prop_map(
             |(
@@ -383,7 +391,12 @@ fn build_success_rule(raw: &RawSuccessRule, completions: i32) -> Option<SuccessP
 
 /// Valid Jobs. The filter is a safety net: `generated_jobs_are_valid` checks it rejects nothing.
 fn arb_job() -> impl Strategy<Value = Job> {
-    arb_raw_job()
+    arb_job_with(0.3)
+}
+
+/// Valid Jobs with a document in `doc` of the cases.
+fn arb_job_with(doc: f64) -> impl Strategy<Value = Job> {
+    arb_raw_job_with(doc)
         .prop_map(|raw| build_job(&raw))
         .prop_filter("validate_job accepts", |job| validate_job(job).is_empty())
 }
@@ -769,8 +782,13 @@ fn arb_state_and_expectations(
 
 /// Snapshots of a valid Job with 0 to `max_pods` generated pods, a matching status, state and expectations.
 fn arb_snapshot(max_pods: usize) -> impl Strategy<Value = Snapshot> {
+    arb_snapshot_with(max_pods, 0.3)
+}
+
+/// [`arb_snapshot`] with a document in `doc` of the cases.
+fn arb_snapshot_with(max_pods: usize, doc: f64) -> impl Strategy<Value = Snapshot> {
     (
-        arb_job(),
+        arb_job_with(doc),
         prop::collection::vec(arb_raw_pod(), 0..=max_pods),
     )
         .prop_flat_map(|(job, raw_pods)| {
@@ -1850,6 +1868,138 @@ fn canonical(mut plan: Plan) -> Plan {
     plan
 }
 
+/// Property 4's check for one snapshot: cutting its first plan short at every
+/// prefix (down to part of one action) and syncing on ends with the counts of
+/// the uninterrupted run, up to the allowances explained inside.
+fn every_prefix_keeps_the_counts(s: Snapshot) -> Result<(), TestCaseError> {
+    let mut s = s;
+    s.expectations.pod_changes_pending = false;
+    let mut whole = Sim::new(s.clone());
+    let plan = whole.decide()?;
+    whole.apply(&plan, plan.actions.len(), 0)?;
+    whole.run_to_steady_state()?;
+    let want = whole.outcome();
+    // Upstream's one exception, reproduced by the core: a finishing Job
+    // deletes its active pods and, later in the same sync, takes their
+    // finalizers (unless the caller's pod changes are pending), counting
+    // them as failed only if the Job is failing. A sync that instead sees
+    // such a pod terminating, when terminating pods count as failed
+    // (podReplacementPolicy TerminatingOrFailed), takes it for a failed
+    // pod: a failure even for a succeeding Job, and with
+    // backoffLimitPerIndex possibly a failed index. So cutting such a plan
+    // short (or not) may change the failures by up to one per deleted pod
+    // of a succeeding Job, and the failed indexes by the deleted pods'
+    // indexes. See `regressions::cut_finishing_plan_counts_deleted_pods_as_failed`.
+    let deleted: Vec<&Pod> = plan
+        .actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::DeletePods(d) => Some(d),
+            _ => None,
+        })
+        .flatten()
+        .filter(|d| !s.job.spec.only_replace_failed_pods() && !d.remove_finalizer_first)
+        .filter_map(|d| s.pods.iter().find(|p| p.uid == d.pod.uid))
+        .collect();
+    let succeeding = has(&s.job.status, JobConditionType::SuccessCriteriaMet)
+        || plan.actions.iter().any(|a| matches!(a, Action::UpdateStatus(st) if has(st, JobConditionType::SuccessCriteriaMet)));
+    let may_count_deleted = if succeeding { deleted.len() } else { 0 };
+    let mut deleted_indexes =
+        IndexSet::from_indexes(deleted.iter().filter_map(|p| valid_index(&s.job, p)));
+    // With a pending timeout the world is no longer frozen: a plan that
+    // fails a stuck pod (FailPods) and creates pods may lead the next sync
+    // to fail the Job (or an index), which deletes and counts as failed the
+    // pods it created; cut before the creations, there are fewer of them.
+    // So the failures may differ by the pods such a plan creates.
+    let (may_count_created, created_indexes) = if plan
+        .actions
+        .iter()
+        .any(|a| matches!(a, Action::FailPods(_)))
+    {
+        let created: Vec<&PodCreation> = plan
+            .actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::CreatePods(c) => Some(c),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        (
+            created.len(),
+            IndexSet::from_indexes(created.iter().filter_map(|c| c.completion_index)),
+        )
+    } else {
+        (0, IndexSet::default())
+    };
+    deleted_indexes = deleted_indexes.union(&created_indexes);
+    // The other exception: with restartPolicy OnFailure a Job fails on the
+    // container restarts of its running pods, the very pods the plan
+    // deletes before its status write records FailureTarget; cut before
+    // that write, a later sync that no longer sees them may decide the Job's
+    // fate differently. See
+    // `regressions::cut_before_failure_target_forgets_restarts_of_deleted_pods`.
+    let first_write = plan
+        .actions
+        .iter()
+        .position(|a| matches!(a, Action::UpdateStatus(_)));
+    let fails_on_restarts = s.job.spec.template.restart_policy == RestartPolicy::OnFailure
+        && plan.actions.iter().any(|a| {
+            matches!(a, Action::UpdateStatus(st)
+            if st.conditions.iter().any(|c| c.condition_type == JobConditionType::FailureTarget
+                && c.reason == "BackoffLimitExceeded"))
+        });
+    for full in 0..plan.actions.len() {
+        if fails_on_restarts && first_write.is_some_and(|w| full <= w) {
+            continue;
+        }
+        let items = match &plan.actions[full] {
+            Action::AdoptPods(v) | Action::ReleasePods(v) | Action::RemoveFinalizers(v) => v.len(),
+            Action::CreatePods(v) => v.len(),
+            Action::DeletePods(v) => v.len(),
+            Action::FailPods(v) => v.len(),
+            _ => 1,
+        };
+        for partial in 0..items {
+            let mut cut = Sim::new(s.clone());
+            cut.decide()?;
+            cut.apply(&plan, full, partial)?;
+            cut.run_to_steady_state().map_err(|e| {
+                TestCaseError::fail(format!("after {full} actions and {partial} items: {e}"))
+            })?;
+            let got = cut.outcome();
+            let traces = format!(
+                "cut run:\n{}\nuninterrupted run:\n{}",
+                cut.trace(),
+                whole.trace()
+            );
+            let extra_failed = got.failed - want.failed;
+            let may_differ = deleted_indexes
+                .union(&got.may_fail_indexes)
+                .union(&want.may_fail_indexes);
+            let failed_ix_ok = match (&got.failed_indexes, &want.failed_indexes) {
+                (Some(a), Some(b)) => a
+                    .iter()
+                    .chain(b.iter())
+                    .all(|ix| a.contains(ix) == b.contains(ix) || may_differ.contains(ix)),
+                (a, b) => a == b,
+            };
+            prop_assert!(
+                extra_failed.unsigned_abs() <= (may_count_deleted + may_count_created) as u64
+                    && failed_ix_ok
+                    && (got.succeeded, &got.completed) == (want.succeeded, &want.completed),
+                "after {} actions and {} items: {:?}, uninterrupted {:?}\n{}",
+                full,
+                partial,
+                got,
+                want,
+                traces
+            );
+        }
+    }
+    Ok(())
+}
+
 // ---------------------------------------------------------------------------------------------
 // The properties.
 
@@ -1907,97 +2057,7 @@ proptest! {
     /// properties cover pending changes.
     #[test]
     fn stopping_early_changes_no_count(s in arb_snapshot(5)) {
-        let mut s = s;
-        s.expectations.pod_changes_pending = false;
-        let mut whole = Sim::new(s.clone());
-        let plan = whole.decide()?;
-        whole.apply(&plan, plan.actions.len(), 0)?;
-        whole.run_to_steady_state()?;
-        let want = whole.outcome();
-        // Upstream's one exception, reproduced by the core: a finishing Job
-        // deletes its active pods and, later in the same sync, takes their
-        // finalizers (unless the caller's pod changes are pending), counting
-        // them as failed only if the Job is failing. A sync that instead sees
-        // such a pod terminating, when terminating pods count as failed
-        // (podReplacementPolicy TerminatingOrFailed), takes it for a failed
-        // pod: a failure even for a succeeding Job, and with
-        // backoffLimitPerIndex possibly a failed index. So cutting such a plan
-        // short (or not) may change the failures by up to one per deleted pod
-        // of a succeeding Job, and the failed indexes by the deleted pods'
-        // indexes. See `regressions::cut_finishing_plan_counts_deleted_pods_as_failed`.
-        let deleted: Vec<&Pod> = plan
-            .actions
-            .iter()
-            .filter_map(|a| match a { Action::DeletePods(d) => Some(d), _ => None })
-            .flatten()
-            .filter(|d| !s.job.spec.only_replace_failed_pods() && !d.remove_finalizer_first)
-            .filter_map(|d| s.pods.iter().find(|p| p.uid == d.pod.uid))
-            .collect();
-        let succeeding = has(&s.job.status, JobConditionType::SuccessCriteriaMet)
-            || plan.actions.iter().any(|a| matches!(a, Action::UpdateStatus(st) if has(st, JobConditionType::SuccessCriteriaMet)));
-        let may_count_deleted = if succeeding { deleted.len() } else { 0 };
-        let mut deleted_indexes = IndexSet::from_indexes(deleted.iter().filter_map(|p| valid_index(&s.job, p)));
-        // With a pending timeout the world is no longer frozen: a plan that
-        // fails a stuck pod (FailPods) and creates pods may lead the next sync
-        // to fail the Job (or an index), which deletes and counts as failed the
-        // pods it created; cut before the creations, there are fewer of them.
-        // So the failures may differ by the pods such a plan creates.
-        let (may_count_created, created_indexes) = if plan.actions.iter().any(|a| matches!(a, Action::FailPods(_))) {
-            let created: Vec<&PodCreation> = plan.actions.iter()
-                .filter_map(|a| match a { Action::CreatePods(c) => Some(c), _ => None })
-                .flatten()
-                .collect();
-            (created.len(), IndexSet::from_indexes(created.iter().filter_map(|c| c.completion_index)))
-        } else {
-            (0, IndexSet::default())
-        };
-        deleted_indexes = deleted_indexes.union(&created_indexes);
-        // The other exception: with restartPolicy OnFailure a Job fails on the
-        // container restarts of its running pods, the very pods the plan
-        // deletes before its status write records FailureTarget; cut before
-        // that write, a later sync that no longer sees them may decide the Job's
-        // fate differently. See
-        // `regressions::cut_before_failure_target_forgets_restarts_of_deleted_pods`.
-        let first_write = plan.actions.iter().position(|a| matches!(a, Action::UpdateStatus(_)));
-        let fails_on_restarts = s.job.spec.template.restart_policy == RestartPolicy::OnFailure
-            && plan.actions.iter().any(|a| matches!(a, Action::UpdateStatus(st)
-                if st.conditions.iter().any(|c| c.condition_type == JobConditionType::FailureTarget
-                    && c.reason == "BackoffLimitExceeded")));
-        for full in 0..plan.actions.len() {
-            if fails_on_restarts && first_write.is_some_and(|w| full <= w) {
-                continue;
-            }
-            let items = match &plan.actions[full] {
-                Action::AdoptPods(v) | Action::ReleasePods(v) | Action::RemoveFinalizers(v) => v.len(),
-                Action::CreatePods(v) => v.len(),
-                Action::DeletePods(v) => v.len(),
-                Action::FailPods(v) => v.len(),
-                _ => 1,
-            };
-            for partial in 0..items {
-                let mut cut = Sim::new(s.clone());
-                cut.decide()?;
-                cut.apply(&plan, full, partial)?;
-                cut.run_to_steady_state()
-                    .map_err(|e| TestCaseError::fail(format!("after {full} actions and {partial} items: {e}")))?;
-                let got = cut.outcome();
-                let traces = format!("cut run:\n{}\nuninterrupted run:\n{}", cut.trace(), whole.trace());
-                let extra_failed = got.failed - want.failed;
-                let may_differ = deleted_indexes.union(&got.may_fail_indexes).union(&want.may_fail_indexes);
-                let failed_ix_ok = match (&got.failed_indexes, &want.failed_indexes) {
-                    (Some(a), Some(b)) => a.iter().chain(b.iter())
-                        .all(|ix| a.contains(ix) == b.contains(ix) || may_differ.contains(ix)),
-                    (a, b) => a == b,
-                };
-                prop_assert!(
-                    extra_failed.unsigned_abs() <= (may_count_deleted + may_count_created) as u64
-                        && failed_ix_ok
-                        && (got.succeeded, &got.completed) == (want.succeeded, &want.completed),
-                    "after {} actions and {} items: {:?}, uninterrupted {:?}\n{}",
-                    full, partial, got, want, traces
-                );
-            }
-        }
+        every_prefix_keeps_the_counts(s)?;
     }
 
     /// 5: for NonIndexed Jobs the pods' order does not matter, once the

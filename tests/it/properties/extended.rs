@@ -11,6 +11,7 @@
 
 use super::*;
 use job_decider_core::backoff::finished_time;
+use job_decider_core::extended::backoff_schedule::BackoffSchedule;
 use job_decider_core::extended::retry_limits::{carried, parse_rule_match_counts};
 use job_decider_core::extended::rules::{DocumentRule, first_document_rule, rule_action};
 use job_decider_core::extended::{
@@ -747,4 +748,143 @@ pub(super) fn exhausted_now(s: &Snapshot) -> Vec<(Option<i32>, RetryLimit, Strin
         }
     }
     out
+}
+
+// ---------------------------------------------------------------------------------------------
+// The properties with a document.
+
+/// Whether a plan writes a status with a true condition of this type.
+fn writes(plan: &Plan, ty: JobConditionType) -> bool {
+    plan.actions
+        .iter()
+        .any(|a| matches!(a, Action::UpdateStatus(st) if has(st, ty.clone())))
+}
+
+/// Snapshots whose Job always carries a document.
+fn arb_doc_snapshot(max_pods: usize) -> impl Strategy<Value = Snapshot> {
+    arb_snapshot_with(max_pods, 1.0)
+}
+
+proptest! {
+    #![proptest_config(cases(192))]
+
+    /// 1 and 2 with a document: no panic, every plan keeps the invariants and
+    /// the extended checks (FailPods only for stuck pods, avoid lists).
+    #[test]
+    fn document_plans_keep_the_invariants(s in arb_doc_snapshot(8)) {
+        let plan = decide(&s);
+        check_plan(&s, &plan)?;
+    }
+
+    /// 5 with a document: the same snapshot gives the same plan (jitter included).
+    #[test]
+    fn document_plans_are_deterministic(s in arb_doc_snapshot(8)) {
+        prop_assert_eq!(decide(&s), decide(&s));
+    }
+
+    /// Without a document the pods' failure details change nothing: the plan
+    /// is the plan of the same snapshot with the details taken away.
+    #[test]
+    fn without_a_document_details_change_nothing(s in arb_snapshot_with(8, 0.0)) {
+        let mut bare = s.clone();
+        for p in &mut bare.pods {
+            p.failure_details = None;
+        }
+        prop_assert_eq!(decide(&s), decide(&bare));
+    }
+
+    /// The backoff requeue never exceeds maxSeconds·(1 + jitter/100) (nor the
+    /// active deadline or the pending timeout, the other requeues).
+    #[test]
+    fn backoff_requeue_stays_under_the_cap(
+        s in arb_doc_snapshot(8).prop_filter("backoff settings", |s| {
+            s.job.extended_failure_policy.as_ref().is_some_and(|d| d.backoff.is_some())
+        })
+    ) {
+        let plan = decide(&s);
+        let bound = requeue_bound(&s.job).unwrap();
+        if let Some(after) = plan.requeue_after {
+            prop_assert!(after <= bound, "requeue {:?} above {:?}", after, bound);
+        }
+    }
+
+    /// Every delay of the schedule lies between the first delay (capped) and
+    /// the cap with its whole jitter; without jitter it never shrinks.
+    #[test]
+    fn backoff_delays_stay_within_the_settings(
+        raw in arb_doc().prop_filter("backoff settings", |d| d.backoff.is_some()),
+        failures in prop_oneof![1..12i32, Just(i32::MAX)],
+        index in prop::option::of(0..8i32),
+    ) {
+        let mut job = base_job();
+        job.extended_failure_policy = Some(Arc::new(build_doc(&raw, false, false)));
+        let b = job.extended_failure_policy.as_ref().unwrap().backoff.unwrap();
+        let schedule = BackoffSchedule::for_job(&job);
+        let delay = schedule.delay(failures, index);
+        let secs = |s: i64| Duration::from_secs(u64::try_from(s).unwrap());
+        let jitter = u32::try_from(b.jitter_percent).unwrap();
+        prop_assert!(delay >= secs(b.base_seconds.min(b.max_seconds)), "{:?}", delay);
+        prop_assert!(delay <= secs(b.max_seconds) * (100 + jitter) / 100, "{:?}", delay);
+        if jitter == 0 && failures < i32::MAX {
+            prop_assert!(schedule.delay(failures + 1, index) >= delay);
+        }
+    }
+
+    /// Per-rule limits: when every failed pod of a scope is visible, a pod
+    /// the sync counts now whose match of a limited rule is past maxRetries
+    /// is not handled with the rule's own action: the plan fails the Job (or
+    /// the index, for whenRetriesExhausted FailIndex).
+    #[test]
+    fn retry_limits_are_never_exceeded(s in arb_doc_snapshot(8)) {
+        let job = &s.job;
+        let judged = !job.status.is_finished()
+            && !job.being_deleted
+            && job.spec.managed_by.is_none()
+            && !job.spec.suspend
+            && !s.expectations.pod_changes_pending
+            && !has(&job.status, JobConditionType::SuccessCriteriaMet);
+        let exhausted = exhausted_now(&s);
+        if judged && !exhausted.is_empty() {
+            let plan = decide(&s);
+            let failing = has(&job.status, JobConditionType::FailureTarget)
+                || writes(&plan, JobConditionType::FailureTarget);
+            for (scope, limit, uid) in &exhausted {
+                let index_failed = scope.is_some_and(|ix| {
+                    failed_of(job, &job.status).contains(ix)
+                        || completed_of(job, &job.status).contains(ix)
+                        || plan.actions.iter().any(|a| {
+                            matches!(a, Action::UpdateStatus(st) if failed_of(job, st).contains(ix))
+                        })
+                });
+                let handled = match limit.then {
+                    ExtendedAction::FailIndex => failing || index_failed,
+                    _ => failing,
+                };
+                prop_assert!(
+                    handled,
+                    "pod {} is past maxRetries {} of its rule in scope {:?}, yet the plan neither fails the Job nor the index: {:?}",
+                    uid, limit.max_retries, scope, plan.actions
+                );
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(cases(96))]
+
+    /// 3 with a document: plans applied in full reach a steady state, never
+    /// lose or double-count a pod; pods failed for their pending timeout are
+    /// failed once and counted; created pods land off Required avoid lists.
+    #[test]
+    fn document_plans_converge(s in arb_doc_snapshot(6)) {
+        Sim::new(s).run_to_steady_state()?;
+    }
+
+    /// 4 with a document: every prefix of the first plan ends with the counts
+    /// of the uninterrupted run.
+    #[test]
+    fn document_plans_survive_every_prefix(s in arb_doc_snapshot(5)) {
+        every_prefix_keeps_the_counts(s)?;
+    }
 }
