@@ -834,8 +834,39 @@ proptest! {
     /// the sync counts now whose match of a limited rule is past maxRetries
     /// is not handled with the rule's own action: the plan fails the Job (or
     /// the index, for whenRetriesExhausted FailIndex).
+    ///
+    /// A limited rule that matches most failed pods (any container
+    /// termination reason) goes first, so that scopes often pass the limit.
     #[test]
-    fn retry_limits_are_never_exceeded(s in arb_doc_snapshot(8)) {
+    fn retry_limits_are_never_exceeded(
+        s in arb_doc_snapshot(8),
+        max_retries in 0..=2i32,
+        ignore in any::<bool>(),
+        fail_index in any::<bool>(),
+    ) {
+        let mut s = s;
+        let per_index = s.job.spec.uses_backoff_limit_per_index();
+        let mut doc = (**s.job.extended_failure_policy.as_ref().unwrap()).clone();
+        doc.rules.insert(0, ExtendedRule {
+            name: Some("limited".into()),
+            action: if ignore { ExtendedAction::Ignore } else { ExtendedAction::Count },
+            on_exit_codes: None,
+            on_pod_conditions: vec![],
+            on_pod_reasons: vec![],
+            on_container_reasons: Some(ContainerReasonMatcher {
+                container_name: None,
+                reasons: CONTAINER_REASONS.iter().map(|r| r.to_string()).collect(),
+            }),
+            on_message: None,
+            retry_limit: Some(RetryLimit {
+                max_retries,
+                then: if fail_index && per_index { ExtendedAction::FailIndex } else { ExtendedAction::FailJob },
+            }),
+        });
+        doc.rules.truncate(20);
+        s.job.extended_failure_policy = Some(Arc::new(doc));
+        s.job.spec.template.restart_policy = RestartPolicy::Never;
+        let s = s;
         let job = &s.job;
         let judged = !job.status.is_finished()
             && !job.being_deleted
