@@ -576,6 +576,70 @@ pub(super) fn check_extended_plan(s: &Snapshot, plan: &Plan) -> Result<(), TestC
     if doc.is_none() {
         prop_assert!(failed_uids.is_empty(), "FailPods without a document");
     }
+    check_every_stuck_pod_handled(s, plan, &failed_uids)
+}
+
+/// Of a Job that keeps running through this sync, every active pod stuck
+/// past its pending timeout is failed (unless the plan deletes it), and the
+/// plan asks to decide again by the time the next stuck pod times out.
+fn check_every_stuck_pod_handled(
+    s: &Snapshot,
+    plan: &Plan,
+    failed_uids: &BTreeSet<String>,
+) -> Result<(), TestCaseError> {
+    let job = &s.job;
+    let Some(settings) = job
+        .extended_failure_policy
+        .as_deref()
+        .and_then(|d| d.pending_timeout.as_ref())
+    else {
+        return Ok(());
+    };
+    let finishing = [JobConditionType::FailureTarget, JobConditionType::SuccessCriteriaMet]
+        .into_iter()
+        .any(|ty| has(&job.status, ty.clone()) || writes(plan, ty));
+    if finishing
+        || job.status.is_finished()
+        || job.spec.suspend
+        || job.being_deleted
+        || job.spec.managed_by.is_some()
+        || s.expectations.pod_changes_pending
+    {
+        return Ok(());
+    }
+    let deleted: BTreeSet<&str> = plan
+        .actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::DeletePods(d) => Some(d),
+            _ => None,
+        })
+        .flatten()
+        .map(|d| d.pod.uid.as_str())
+        .collect();
+    let active = claimed_active(s);
+    for p in s.pods.iter().filter(|p| active.contains(&p.uid)) {
+        let Some(stuck) = job_decider_core::extended::pending_timeout::stuck(settings, p) else {
+            continue;
+        };
+        let deadline = stuck.deadline(settings);
+        if deadline <= s.now {
+            prop_assert!(
+                failed_uids.contains(&p.uid) || deleted.contains(p.uid.as_str()),
+                "pod {} stuck past its pending timeout is not failed",
+                p.uid
+            );
+        } else {
+            let wait = deadline.saturating_since(s.now);
+            prop_assert!(
+                plan.requeue_after.is_some_and(|r| r <= wait.max(Duration::from_secs(1))),
+                "pod {} times out in {:?}; requeue {:?}",
+                p.uid,
+                wait,
+                plan.requeue_after
+            );
+        }
+    }
     Ok(())
 }
 
