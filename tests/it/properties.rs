@@ -581,6 +581,13 @@ fn build_pod(job: &Job, n: usize, raw: &RawPod) -> Pod {
         .details
         .as_ref()
         .map(|d| Box::new(extended::build_details(d, &pod)));
+    if raw.details.as_ref().is_some_and(|d| d.timed_out) && phase == PodPhase::Failed {
+        pod.conditions.push(PodCondition {
+            condition_type: job_decider_core::extended::PENDING_TIMEOUT_CONDITION.into(),
+            status: ConditionStatus::True,
+            last_transition_time: Some(ago(100)),
+        });
+    }
     pod
 }
 

@@ -376,6 +376,8 @@ pub(super) struct RawDetails {
     /// (RULE_NAMES index, count); counts may exceed any limit.
     carried: Vec<(u8, i32)>,
     failed_nodes: Vec<u8>,
+    /// A Failed pod carries the pending-timeout condition (we failed it earlier).
+    pub(super) timed_out: bool,
 }
 
 pub(super) fn arb_details() -> impl Strategy<Value = RawDetails> {
@@ -384,7 +386,8 @@ pub(super) fn arb_details() -> impl Strategy<Value = RawDetails> {
             prop_oneof![3 => Just(0u8), 1 => 1..4u8],
             prop_oneof![2 => Just(0u8), 1 => 1..5u8],
             prop::option::weighted(0.6, 0..5u8),
-            prop::collection::vec((prop::bool::weighted(0.2), 0..5u8), 0..2),
+            prop::collection::vec((prop::bool::weighted(0.2), 0..5u8), 0..3),
+            prop::bool::weighted(0.3),
         ),
         (
             [(0..4u8, 0..5u8), (0..4u8, 0..5u8)],
@@ -399,7 +402,7 @@ pub(super) fn arb_details() -> impl Strategy<Value = RawDetails> {
     )
         .prop_map(
             |(
-                (reason, message, node, waiting),
+                (reason, message, node, waiting, timed_out),
                 (terminations, scheduled, unschedulable, carried, failed_nodes),
             )| RawDetails {
                 reason,
@@ -411,6 +414,7 @@ pub(super) fn arb_details() -> impl Strategy<Value = RawDetails> {
                 unschedulable,
                 carried,
                 failed_nodes,
+                timed_out,
             },
         )
 }
@@ -836,9 +840,19 @@ fn writes(plan: &Plan, ty: JobConditionType) -> bool {
         .any(|a| matches!(a, Action::UpdateStatus(st) if has(st, ty.clone())))
 }
 
-/// Snapshots whose Job always carries a document.
+/// Snapshots whose Job always carries a document; half of them calmed down
+/// (no backoff limit to pass, not suspended, no condition yet) so that
+/// their pods' failures, timeouts and replacements are decided rather than
+/// cut short by the Job finishing.
 fn arb_doc_snapshot(max_pods: usize) -> impl Strategy<Value = Snapshot> {
-    arb_snapshot_with(max_pods, 1.0)
+    (arb_snapshot_with(max_pods, 1.0), any::<bool>()).prop_map(|(mut s, calm)| {
+        if calm {
+            s.job.spec.backoff_limit = i32::MAX;
+            s.job.spec.suspend = false;
+            s.job.status.conditions.clear();
+        }
+        s
+    })
 }
 
 proptest! {
@@ -994,4 +1008,88 @@ proptest! {
     fn document_plans_survive_every_prefix(s in arb_doc_snapshot(5)) {
         every_prefix_keeps_the_counts(s)?;
     }
+}
+
+/// The document generators reach every extended decision, so no property
+/// above holds only because its case never comes up: among 600 snapshots of
+/// Jobs with a document (a fixed seed) some plans fail stuck pods, create
+/// pods avoiding nodes in both modes and carrying the counts and the nodes,
+/// fail the Job by a named rule or the pending timeout, and scopes pass a
+/// retry limit.
+#[test]
+fn generators_reach_every_extended_feature() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::{RngAlgorithm, TestRng, TestRunner};
+
+    let mut runner = TestRunner::new_with_rng(
+        ProptestConfig::default(),
+        TestRng::from_seed(RngAlgorithm::ChaCha, &[11; 32]),
+    );
+    let strategy = arb_doc_snapshot(8);
+    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+    for _ in 0..600 {
+        let s = strategy
+            .new_tree(&mut runner)
+            .expect("a snapshot")
+            .current();
+        let plan = decide(&s);
+        let mut note =
+            |what: &'static str, yes: bool| *seen.entry(what).or_default() += usize::from(yes);
+        let any = |f: &dyn Fn(&Action) -> bool| plan.actions.iter().any(f);
+        let writes = |ty: JobConditionType, reason: &dyn Fn(&str) -> bool| {
+            plan.actions.iter().any(|a| match a {
+                Action::UpdateStatus(st) => st
+                    .conditions
+                    .iter()
+                    .any(|c| c.condition_type == ty && reason(&c.reason)),
+                _ => false,
+            })
+        };
+        note(
+            "fail pods (pending timeout)",
+            any(&|a| matches!(a, Action::FailPods(_))),
+        );
+        let created = |f: &dyn Fn(&PodCreation) -> bool| {
+            any(&|a| matches!(a, Action::CreatePods(c) if c.iter().any(f)))
+        };
+        for mode in [NodeAvoidanceMode::Required, NodeAvoidanceMode::Preferred] {
+            note(
+                mode.as_str(),
+                created(&|c| c.avoid_nodes.as_ref().is_some_and(|a| a.mode == mode)),
+            );
+        }
+        note(
+            "rule-match-counts carried",
+            created(&|c| c.annotations.contains_key(RULE_MATCH_COUNTS_ANNOTATION)),
+        );
+        note(
+            "FailureTarget by a named rule",
+            writes(JobConditionType::FailureTarget, &|r| {
+                r.starts_with("PodFailurePolicy_") && r != "PodFailurePolicy_PendingTimeout"
+            }),
+        );
+        note(
+            "FailureTarget by the pending timeout",
+            writes(JobConditionType::FailureTarget, &|r| {
+                r == "PodFailurePolicy_PendingTimeout"
+            }),
+        );
+        note("a retry limit passed", !exhausted_now(&s).is_empty());
+        note("backoff requeue", {
+            s.job
+                .extended_failure_policy
+                .as_ref()
+                .is_some_and(|d| d.backoff.is_some())
+                && plan.requeue_after.is_some()
+        });
+    }
+    let missing: Vec<_> = seen
+        .iter()
+        .filter(|(_, n)| **n == 0)
+        .map(|(k, _)| *k)
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "never generated: {missing:?}; counts {seen:?}"
+    );
 }
