@@ -138,9 +138,9 @@ struct RawJob {
     doc: Option<extended::RawDoc>,
 }
 
-/// Raw Jobs, 30% of them with a document.
+/// Raw Jobs without a document (the properties with one are in `extended`).
 fn arb_raw_job() -> impl Strategy<Value = RawJob> {
-    arb_raw_job_with(0.3)
+    arb_raw_job_with(0.0)
 }
 
 /// Raw Jobs with a document in `doc` of the cases.
@@ -391,7 +391,7 @@ fn build_success_rule(raw: &RawSuccessRule, completions: i32) -> Option<SuccessP
 
 /// Valid Jobs. The filter is a safety net: `generated_jobs_are_valid` checks it rejects nothing.
 fn arb_job() -> impl Strategy<Value = Job> {
-    arb_job_with(0.3)
+    arb_job_with(0.0)
 }
 
 /// Valid Jobs with a document in `doc` of the cases.
@@ -789,7 +789,7 @@ fn arb_state_and_expectations(
 
 /// Snapshots of a valid Job with 0 to `max_pods` generated pods, a matching status, state and expectations.
 fn arb_snapshot(max_pods: usize) -> impl Strategy<Value = Snapshot> {
-    arb_snapshot_with(max_pods, 0.3)
+    arb_snapshot_with(max_pods, 0.0)
 }
 
 /// [`arb_snapshot`] with a document in `doc` of the cases.
@@ -1706,8 +1706,10 @@ impl Sim {
             }
         }
         // A pod failed for its pending timeout is then counted like any
-        // failure: recorded, unless the timeout's action ignores it (or it
-        // had no tracking finalizer: upstream counts only pods with one).
+        // failure: recorded once its finalizer goes, unless the timeout's
+        // action ignores it (or it had no tracking finalizer: upstream counts
+        // only pods with one). A pod still holding it waits to be counted
+        // (with backoffLimitPerIndex, until its index's replacement exists).
         let timeout_ignored = job
             .extended_failure_policy
             .as_ref()
@@ -1719,15 +1721,12 @@ impl Sim {
             .filter(|(_, (_, tracked))| *tracked)
             .map(|(uid, _)| uid);
         for uid in tracked_timeouts {
-            let invalid_index = job.spec.is_indexed()
-                && self
-                    .snap
-                    .pods
-                    .iter()
-                    .find(|p| p.uid == *uid)
-                    .is_some_and(|p| valid_index(job, p).is_none());
+            let now = self.snap.pods.iter().find(|p| p.uid == *uid);
+            let invalid_index =
+                job.spec.is_indexed() && now.is_some_and(|p| valid_index(job, p).is_none());
+            let waiting = now.is_some_and(|p| p.has_tracking_finalizer);
             prop_assert!(
-                self.recorded.contains(uid) || timeout_ignored || invalid_index,
+                self.recorded.contains(uid) || timeout_ignored || invalid_index || waiting,
                 "pod {} failed for its pending timeout was never counted",
                 uid
             );

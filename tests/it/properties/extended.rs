@@ -167,7 +167,7 @@ pub(super) fn arb_doc() -> impl Strategy<Value = RawDoc> {
             ),
         ),
         prop::option::weighted(0.5, (1..=900i64, 0..64u8, 0..4u8)),
-        prop::option::weighted(0.5, (any::<bool>(), prop_oneof![1..=3i32, Just(50)])),
+        prop::option::weighted(0.6, (any::<bool>(), prop_oneof![1..=3i32, Just(50)])),
     )
         .prop_map(|(rules, backoff, pending, avoidance)| RawDoc {
             rules,
@@ -599,9 +599,12 @@ fn check_every_stuck_pod_handled(
     else {
         return Ok(());
     };
-    let finishing = [JobConditionType::FailureTarget, JobConditionType::SuccessCriteriaMet]
-        .into_iter()
-        .any(|ty| has(&job.status, ty.clone()) || writes(plan, ty));
+    let finishing = [
+        JobConditionType::FailureTarget,
+        JobConditionType::SuccessCriteriaMet,
+    ]
+    .into_iter()
+    .any(|ty| has(&job.status, ty.clone()) || writes(plan, ty));
     if finishing
         || job.status.is_finished()
         || job.spec.suspend
@@ -636,7 +639,8 @@ fn check_every_stuck_pod_handled(
         } else {
             let wait = deadline.saturating_since(s.now);
             prop_assert!(
-                plan.requeue_after.is_some_and(|r| r <= wait.max(Duration::from_secs(1))),
+                plan.requeue_after
+                    .is_some_and(|r| r <= wait.max(Duration::from_secs(1))),
                 "pod {} times out in {:?}; requeue {:?}",
                 p.uid,
                 wait,
@@ -738,7 +742,12 @@ fn check_creation(s: &Snapshot, c: &PodCreation) -> Result<(), TestCaseError> {
         .iter()
         .filter(|p| !job.spec.is_indexed() || p.completion_index == c.completion_index)
         .filter_map(|p| p.failure_details.as_deref())
-        .flat_map(|d| d.failed_nodes.iter().cloned().chain(Some(d.node_name.clone())))
+        .flat_map(|d| {
+            d.failed_nodes
+                .iter()
+                .cloned()
+                .chain(Some(d.node_name.clone()))
+        })
         .filter(|n| !n.is_empty())
         .collect();
     let all_fit = named.len() <= usize::try_from(settings.max_nodes).unwrap_or(0);
@@ -849,14 +858,57 @@ fn arb_doc_snapshot(max_pods: usize) -> impl Strategy<Value = Snapshot> {
         if calm {
             s.job.spec.backoff_limit = i32::MAX;
             s.job.spec.suspend = false;
+            s.job.spec.parallelism = s.job.spec.parallelism.max(4);
             s.job.status.conditions.clear();
+            s.state.backoff = BackoffRecord::default();
         }
         s
     })
 }
 
+/// The snapshot with a limited rule first in its document that matches most
+/// failed pods (any container termination reason), so that scopes often
+/// pass the limit: Count or Ignore, then FailJob or (with
+/// backoffLimitPerIndex) FailIndex.
+fn with_limited_rule(s: Snapshot, max_retries: i32, ignore: bool, fail_index: bool) -> Snapshot {
+    let mut s = s;
+    let per_index = s.job.spec.uses_backoff_limit_per_index();
+    let mut doc = (**s.job.extended_failure_policy.as_ref().unwrap()).clone();
+    doc.rules.insert(
+        0,
+        ExtendedRule {
+            name: Some("limited".into()),
+            action: if ignore {
+                ExtendedAction::Ignore
+            } else {
+                ExtendedAction::Count
+            },
+            on_exit_codes: None,
+            on_pod_conditions: vec![],
+            on_pod_reasons: vec![],
+            on_container_reasons: Some(ContainerReasonMatcher {
+                container_name: None,
+                reasons: CONTAINER_REASONS.iter().map(|r| r.to_string()).collect(),
+            }),
+            on_message: None,
+            retry_limit: Some(RetryLimit {
+                max_retries,
+                then: if fail_index && per_index {
+                    ExtendedAction::FailIndex
+                } else {
+                    ExtendedAction::FailJob
+                },
+            }),
+        },
+    );
+    doc.rules.truncate(20);
+    s.job.extended_failure_policy = Some(Arc::new(doc));
+    s.job.spec.template.restart_policy = RestartPolicy::Never;
+    s
+}
+
 proptest! {
-    #![proptest_config(cases(192))]
+    #![proptest_config(cases(96))]
 
     /// 1 and 2 with a document: no panic, every plan keeps the invariants and
     /// the extended checks (FailPods only for stuck pods, avoid lists).
@@ -934,29 +986,7 @@ proptest! {
         ignore in any::<bool>(),
         fail_index in any::<bool>(),
     ) {
-        let mut s = s;
-        let per_index = s.job.spec.uses_backoff_limit_per_index();
-        let mut doc = (**s.job.extended_failure_policy.as_ref().unwrap()).clone();
-        doc.rules.insert(0, ExtendedRule {
-            name: Some("limited".into()),
-            action: if ignore { ExtendedAction::Ignore } else { ExtendedAction::Count },
-            on_exit_codes: None,
-            on_pod_conditions: vec![],
-            on_pod_reasons: vec![],
-            on_container_reasons: Some(ContainerReasonMatcher {
-                container_name: None,
-                reasons: CONTAINER_REASONS.iter().map(|r| r.to_string()).collect(),
-            }),
-            on_message: None,
-            retry_limit: Some(RetryLimit {
-                max_retries,
-                then: if fail_index && per_index { ExtendedAction::FailIndex } else { ExtendedAction::FailJob },
-            }),
-        });
-        doc.rules.truncate(20);
-        s.job.extended_failure_policy = Some(Arc::new(doc));
-        s.job.spec.template.restart_policy = RestartPolicy::Never;
-        let s = s;
+        let s = with_limited_rule(s, max_retries, ignore, fail_index);
         let job = &s.job;
         let judged = !job.status.is_finished()
             && !job.being_deleted
@@ -992,7 +1022,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(cases(96))]
+    #![proptest_config(cases(64))]
 
     /// 3 with a document: plans applied in full reach a steady state, never
     /// lose or double-count a pod; pods failed for their pending timeout are
@@ -1011,7 +1041,7 @@ proptest! {
 }
 
 /// The document generators reach every extended decision, so no property
-/// above holds only because its case never comes up: among 600 snapshots of
+/// above holds only because its case never comes up: among 300 snapshots of
 /// Jobs with a document (a fixed seed) some plans fail stuck pods, create
 /// pods avoiding nodes in both modes and carrying the counts and the nodes,
 /// fail the Job by a named rule or the pending timeout, and scopes pass a
@@ -1027,7 +1057,7 @@ fn generators_reach_every_extended_feature() {
     );
     let strategy = arb_doc_snapshot(8);
     let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
-    for _ in 0..600 {
+    for _ in 0..300 {
         let s = strategy
             .new_tree(&mut runner)
             .expect("a snapshot")
@@ -1074,7 +1104,11 @@ fn generators_reach_every_extended_feature() {
                 r == "PodFailurePolicy_PendingTimeout"
             }),
         );
-        note("a retry limit passed", !exhausted_now(&s).is_empty());
+        note(
+            "a retry limit passed",
+            !exhausted_now(&with_limited_rule(s.clone(), 1, false, false)).is_empty(),
+        );
+        note("create", created(&|_| true));
         note("backoff requeue", {
             s.job
                 .extended_failure_policy
