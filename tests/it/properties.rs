@@ -1913,10 +1913,14 @@ fn every_prefix_keeps_the_counts(s: Snapshot) -> Result<(), TestCaseError> {
     let mut deleted_indexes =
         IndexSet::from_indexes(deleted.iter().filter_map(|p| valid_index(&s.job, p)));
     // With a pending timeout the world is no longer frozen: a plan that
-    // fails a stuck pod (FailPods) and creates pods may lead the next sync
-    // to fail the Job (or an index), which deletes and counts as failed the
-    // pods it created; cut before the creations, there are fewer of them.
-    // So the failures may differ by the pods such a plan creates.
+    // fails a stuck pod (FailPods) may lead the next sync to fail the Job
+    // (or an index), which deletes and counts as failed the active pods it
+    // finds. Cut before the plan's creations there are fewer of them; cut
+    // before its deletions (finalizer-first, uncounted) there are more; cut
+    // within the FailPods, a stuck pod not yet failed is deleted by the
+    // failing Job and counted as the spec's podFailurePolicy says (which may
+    // ignore it) instead of by the pending timeout's action. So the failures
+    // may differ by the pods such a plan creates, deletes or fails.
     let (may_count_created, created_indexes) = if plan
         .actions
         .iter()
@@ -1931,9 +1935,34 @@ fn every_prefix_keeps_the_counts(s: Snapshot) -> Result<(), TestCaseError> {
             })
             .flatten()
             .collect();
+        let deleted: Vec<&Pod> = plan
+            .actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::DeletePods(d) => Some(d),
+                _ => None,
+            })
+            .flatten()
+            .filter_map(|d| s.pods.iter().find(|p| p.uid == d.pod.uid))
+            .chain(
+                plan.actions
+                    .iter()
+                    .filter_map(|a| match a {
+                        Action::FailPods(f) => Some(f),
+                        _ => None,
+                    })
+                    .flatten()
+                    .filter_map(|f| s.pods.iter().find(|p| p.uid == f.pod.uid)),
+            )
+            .collect();
         (
-            created.len(),
-            IndexSet::from_indexes(created.iter().filter_map(|c| c.completion_index)),
+            created.len() + deleted.len(),
+            IndexSet::from_indexes(
+                created
+                    .iter()
+                    .filter_map(|c| c.completion_index)
+                    .chain(deleted.iter().filter_map(|p| valid_index(&s.job, p))),
+            ),
         )
     } else {
         (0, IndexSet::default())
