@@ -437,7 +437,14 @@ fn arb_container() -> impl Strategy<Value = RawContainer> {
         prop::option::weighted(
             0.7,
             (
-                prop_oneof![9 => 0..=5i32, 1 => prop_oneof![Just(137), Just(139), Just(143)]],
+                // Now and then a signal's code (SIGKILL, SIGSEGV, SIGTERM) for ranges and signals.
+                (0..=5i32, 0..10u8).prop_map(|(c, r)| {
+                    if r == 0 {
+                        [137, 139, 143][(c % 3) as usize]
+                    } else {
+                        c
+                    }
+                }),
                 prop::option::weighted(0.8, 0..600i64),
             ),
         ),
