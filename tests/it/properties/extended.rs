@@ -946,36 +946,6 @@ proptest! {
         prop_assert_eq!(decide(&s), decide(&bare));
     }
 
-    /// The backoff requeue never exceeds maxSeconds·(1 + jitter/100) (nor the
-    /// active deadline or the pending timeout, the other requeues).
-    #[test]
-    fn backoff_requeue_stays_under_the_cap(
-        s in arb_doc_snapshot(8),
-        settings in (1..=30i64, 0..900i64, 1..=10i32, 0..=100i32, any::<bool>()),
-    ) {
-        // Documents without backoff settings get these (no rejected cases).
-        let mut s = s;
-        let mut doc = (**s.job.extended_failure_policy.as_ref().unwrap()).clone();
-        let (base, extra, factor, jitter_percent, immediate) = settings;
-        doc.backoff.get_or_insert(BackoffSettings {
-            base_seconds: base,
-            max_seconds: base + extra,
-            factor,
-            jitter_percent,
-            after_ignored_failure: if immediate {
-                IgnoredFailureDelay::Immediate
-            } else {
-                IgnoredFailureDelay::Delay
-            },
-        });
-        s.job.extended_failure_policy = Some(Arc::new(doc));
-        let plan = decide(&s);
-        let bound = requeue_bound(&s.job).unwrap();
-        if let Some(after) = plan.requeue_after {
-            prop_assert!(after <= bound, "requeue {:?} above {:?}", after, bound);
-        }
-    }
-
     /// Every delay of the schedule lies between the first delay (capped) and
     /// the cap with its whole jitter; without jitter it never shrinks.
     #[test]
@@ -1043,6 +1013,58 @@ proptest! {
                     uid, limit.max_retries, scope, plan.actions
                 );
             }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(cases(128))]
+
+    /// The backoff requeue never exceeds maxSeconds·(1 + jitter/100) (nor the
+    /// active deadline or the pending timeout, the other requeues).
+    #[test]
+    fn backoff_requeue_stays_under_the_cap(
+        s in arb_doc_snapshot(8),
+        settings in (1..=30i64, 0..900i64, 1..=10i32, 0..=100i32, any::<bool>()),
+        recent in prop::option::of(1..=12i32),
+    ) {
+        // Documents without backoff settings get these (no rejected cases).
+        let mut s = s;
+        let mut doc = (**s.job.extended_failure_policy.as_ref().unwrap()).clone();
+        let (base, extra, factor, jitter_percent, immediate) = settings;
+        doc.backoff.get_or_insert(BackoffSettings {
+            base_seconds: base,
+            max_seconds: base + extra,
+            factor,
+            jitter_percent,
+            after_ignored_failure: if immediate {
+                IgnoredFailureDelay::Immediate
+            } else {
+                IgnoredFailureDelay::Delay
+            },
+        });
+        // Without the other requeues (deadline, pending timeout) the bound
+        // is the backoff's alone.
+        doc.pending_timeout = None;
+        s.job.spec.active_deadline_seconds = None;
+        s.job.extended_failure_policy = Some(Arc::new(doc));
+        // A failure just now, with no other failed pod to update the record
+        // and pods to create, makes the backoff wait its whole delay.
+        if let Some(failures) = recent {
+            s.state.backoff = BackoffRecord {
+                failures_after_last_success: failures,
+                last_failure_time: Some(s.now),
+            };
+            s.pods.retain(|p| p.phase != PodPhase::Failed);
+            s.job.spec.backoff_limit = i32::MAX;
+            s.job.spec.suspend = false;
+            s.job.spec.parallelism = s.job.spec.parallelism.max(4);
+            s.job.status.conditions.clear();
+        }
+        let plan = decide(&s);
+        let bound = requeue_bound(&s.job).unwrap();
+        if let Some(after) = plan.requeue_after {
+            prop_assert!(after <= bound, "requeue {:?} above {:?}", after, bound);
         }
     }
 }
