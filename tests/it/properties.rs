@@ -11,6 +11,14 @@
 //! 4. applying only a prefix of a plan and syncing on ends with the same counts;
 //! 5. `decide` is deterministic and, for NonIndexed Jobs, blind to pod order.
 //!
+//! Pods carry random failure details (what the wire conversion fills for a
+//! Job with an extended failure policy document); the Jobs here have no
+//! document, so the details must change nothing. The same properties with a
+//! document, and the features' own properties, are in `properties/extended.rs`;
+//! the simulator applies FailPods (phase Failed and the pending-timeout
+//! condition), gives created pods the annotations the plan put on them (as
+//! details) and a node off a Required avoid list.
+//!
 //! Case counts default low enough for a debug run well under a minute; set
 //! `PROPTEST_CASES` to raise (or lower) every property's count at once.
 
@@ -1591,15 +1599,23 @@ impl Sim {
         };
         // With a document the conversion fills the details: the carried
         // annotations and the node the scheduler picked, off a Required list.
-        let details = self.snap.job.extended_failure_policy.as_ref().map(|_| {
+        let mut details = None;
+        if let Some(doc) = &self.snap.job.extended_failure_policy {
             let node = extended::place(c, self.next_uid);
-            if let (Some(n), Some(a)) = (node, &c.avoid_nodes)
-                && a.mode == NodeAvoidanceMode::Required
-            {
-                assert!(!a.nodes.iter().any(|x| x == n), "placed on an avoided node");
+            if let Some(a) = &c.avoid_nodes {
+                let max = doc.node_avoidance.map_or(0, |n| n.max_nodes);
+                prop_assert!(
+                    a.nodes.len() <= usize::try_from(max).unwrap_or(0),
+                    "{} nodes avoided, maxNodes {}",
+                    a.nodes.len(),
+                    max
+                );
+                if let Some(n) = node.filter(|_| a.mode == NodeAvoidanceMode::Required) {
+                    prop_assert!(!a.nodes.iter().any(|x| x == n), "placed on avoided {}", n);
+                }
             }
-            Box::new(extended::created_details(c, node))
-        });
+            details = Some(Box::new(extended::created_details(c, node)));
+        }
         self.snap.pods.push(Pod {
             name: format!("{}sim{}", c.generate_name, self.next_uid),
             uid: format!("sim-{}", self.next_uid),
