@@ -929,6 +929,49 @@ proptest! {
         check_plan(&s, &plan)?;
     }
 
+    /// 1, fuzz-ish, with a document: wild pods (any times, counters,
+    /// indexes) with wild details (any scheduling time, huge carried counts)
+    /// never make `decide` panic.
+    #[test]
+    fn never_panics_on_wild_pods_with_a_document(
+        s in arb_wild_snapshot(),
+        raw in arb_doc(),
+        details in prop::collection::vec((arb_details(), prop::option::of(any::<i64>()), any::<i32>()), 8),
+        extreme in any::<bool>(),
+    ) {
+        let mut s = s;
+        let per_index = s.job.spec.uses_backoff_limit_per_index();
+        let init = !s.job.spec.template.init_containers.is_empty();
+        let mut doc = build_doc(&raw, per_index, init);
+        if extreme {
+            // The largest values validation allows.
+            doc.backoff = Some(BackoffSettings {
+                base_seconds: 86_400,
+                max_seconds: 86_400,
+                factor: 10,
+                jitter_percent: 100,
+                after_ignored_failure: IgnoredFailureDelay::Immediate,
+            });
+            if let Some(p) = doc.pending_timeout.as_mut() {
+                p.seconds = 604_800;
+            }
+            if let Some(n) = doc.node_avoidance.as_mut() {
+                n.max_nodes = 50;
+            }
+        }
+        s.job.extended_failure_policy = Some(Arc::new(doc));
+        if !s.job.extended_failure_policy.as_ref().unwrap().rules.is_empty() {
+            s.job.spec.template.restart_policy = RestartPolicy::Never;
+        }
+        for (p, (d, at, count)) in s.pods.iter_mut().zip(&details) {
+            let mut d = build_details(d, p);
+            d.scheduled_at = at.map(Time::from_unix_nanos);
+            d.rule_match_counts.push(("oom".into(), *count));
+            p.failure_details = Some(Box::new(d));
+        }
+        let _ = decide(&s);
+    }
+
     /// 5 with a document: the same snapshot gives the same plan (jitter included).
     #[test]
     fn document_plans_are_deterministic(s in arb_doc_snapshot(8)) {
