@@ -1061,7 +1061,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(cases(128))]
+    #![proptest_config(cases(96))]
 
     /// The backoff requeue never exceeds maxSeconds·(1 + jitter/100) (nor the
     /// active deadline or the pending timeout, the other requeues).
