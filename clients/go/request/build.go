@@ -31,10 +31,16 @@ func Build(job *batchv1.Job, pods []*corev1.Pod) (*pb.DecideJobRequest, error) {
 }
 
 // BuildFull is the request for job and its pods, the pods Kubernetes-shaped.
+// A pod's status reason and message go only with an extended failure policy
+// on the Job (nothing else reads them), so other requests stay as they were.
 func BuildFull(job *batchv1.Job, pods []*corev1.Pod) *pb.DecideJobRequest {
+	extended := JobRefOf(job).Extended
 	full := make([]*pb.Pod, len(pods))
 	for i, p := range pods {
 		full[i] = Pod(p)
+		if !extended && full[i] != nil {
+			full[i].Status.Reason, full[i].Status.Message = "", ""
+		}
 	}
 	return &pb.DecideJobRequest{Job: Job(job), Pods: full}
 }
@@ -42,9 +48,13 @@ func BuildFull(job *batchv1.Job, pods []*corev1.Pod) *pb.DecideJobRequest {
 // Lean is req with its pods moved to the lean encoding and trimmed to what
 // decisions read (ReadsOfProto), as Build sends them; req itself is unchanged
 // (the result shares its messages). A pod with no lean form is a
-// *NotLeanError naming its position.
+// *NotLeanError naming its position. A document in req.failure_policy
+// counts as the Job's annotation does.
 func Lean(req *pb.DecideJobRequest) (*pb.DecideJobRequest, error) {
 	ref, reads := JobRefOfProto(req.GetJob()), ReadsOfProto(req.GetJob())
+	if req.GetFailurePolicy() != "" {
+		ref.Extended, reads.AllConditions = true, true
+	}
 	lean := make([]*pb.LeanPod, len(req.GetPods()))
 	for i, p := range req.GetPods() {
 		l, err := LeanPodFromProto(p, ref)

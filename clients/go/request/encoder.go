@@ -23,6 +23,10 @@ type Reads struct {
 	LabelKeys []string
 	// ConditionTypes are Ready and the policy's condition types, sorted.
 	ConditionTypes []string
+	// AllConditions keeps every condition: a Job with an extended failure
+	// policy reads PodScheduled, its own PendingTimeout condition and the
+	// types its document names, which this package does not parse.
+	AllConditions bool
 }
 
 // ReadsOf is what decisions read of job's pods.
@@ -36,6 +40,7 @@ func ReadsOf(job *batchv1.Job) *Reads {
 			r.LabelKeys = append(r.LabelKeys, e.Key)
 		}
 	}
+	_, r.AllConditions = job.Annotations[FailurePolicyAnnotation]
 	if p := job.Spec.PodFailurePolicy; p != nil {
 		for _, rule := range p.Rules {
 			for _, c := range rule.OnPodConditions {
@@ -56,6 +61,7 @@ func ReadsOfProto(job *pb.Job) *Reads {
 	for _, e := range s.GetMatchExpressions() {
 		r.LabelKeys = append(r.LabelKeys, e.GetKey())
 	}
+	_, r.AllConditions = job.GetMetadata().GetAnnotations()[FailurePolicyAnnotation]
 	for _, rule := range job.GetSpec().GetPodFailurePolicy().GetRules() {
 		for _, c := range rule.GetOnPodConditions() {
 			r.ConditionTypes = append(r.ConditionTypes, c.GetType())
@@ -103,6 +109,9 @@ func (r *Reads) Trim(l *pb.LeanPod) *pb.LeanPod {
 }
 
 func (r *Reads) readsCondition(t string) bool {
+	if r.AllConditions {
+		return true
+	}
 	_, ok := slices.BinarySearch(r.ConditionTypes, t)
 	return ok
 }
@@ -221,6 +230,9 @@ func (e *encoder) leanPod(pod *corev1.Pod) (*pb.LeanPod, error) {
 			backing[j].Type = string(c.Type)
 			backing[j].Status = status
 			backing[j].LastTransitionTime = e.timestamp(c.LastTransitionTime)
+			if e.job.Extended {
+				backing[j].Reason = c.Reason
+			}
 			l.Conditions[j] = &backing[j]
 			j++
 		}
@@ -255,6 +267,13 @@ func (e *encoder) leanPod(pod *corev1.Pod) (*pb.LeanPod, error) {
 	l.Phase = phase
 	l.ContainerStatuses = e.containerStatuses(pod.Status.ContainerStatuses)
 	l.InitContainerStatuses = e.containerStatuses(pod.Status.InitContainerStatuses)
+	if e.job.Extended {
+		l.Reason = pod.Status.Reason
+		l.Message = boundedMessage(pod.Status.Message)
+		l.NodeName = pod.Spec.NodeName
+		l.RuleMatchCounts = e.annotation(m.Annotations, ruleMatchCountsKey)
+		l.FailedNodes = e.annotation(m.Annotations, failedNodesKey)
+	}
 	return l, nil
 }
 
@@ -292,7 +311,14 @@ func (e *encoder) containerStatuses(ss []corev1.ContainerStatus) []*pb.LeanConta
 			term := &take(&e.terminated, 1, e.chunk)[0]
 			term.ExitCode = t.ExitCode
 			term.FinishedAt = e.timestamp(t.FinishedAt)
+			if e.job.Extended {
+				term.Reason = t.Reason
+				term.Message = boundedMessage(t.Message)
+			}
 			backing[i].Terminated = term
+		}
+		if w := s.State.Waiting; w != nil && e.job.Extended {
+			backing[i].WaitingReason = w.Reason
 		}
 		out[i] = &backing[i]
 	}

@@ -3,6 +3,7 @@ package request
 import (
 	"fmt"
 	"slices"
+	"unicode/utf8"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -20,6 +21,22 @@ const (
 	jobKind                     = "Job"
 )
 
+// The extended failure policy's keys: the Job annotation that carries the
+// document, and the pod annotations the controller writes for it.
+const (
+	// FailurePolicyAnnotation is the Job annotation holding the extended
+	// failure policy document; with it, lean pods carry the details the
+	// policy reads (LeanPod fields 19-23 and the reasons and messages).
+	FailurePolicyAnnotation = "job-decider.dev/failure-policy"
+	ruleMatchCountsKey      = "job-decider.dev/rule-match-counts"
+	failedNodesKey          = "job-decider.dev/failed-nodes"
+)
+
+// MaxMessageBytes bounds each pod and termination message a lean pod
+// carries, as the server bounds what it reads of them; longer ones are cut
+// at a UTF-8 boundary.
+const MaxMessageBytes = 4096
+
 // JobRef names the Job a lean pod is encoded for: a pod's controller
 // reference to this Job is elided (LeanPod.controlled_by_job).
 type JobRef struct {
@@ -27,6 +44,11 @@ type JobRef struct {
 	Name string
 	// UID is the Job's uid; empty, no reference is elided.
 	UID string
+	// Extended is set when the Job has an extended failure policy (the
+	// annotation, or the request's failure_policy): only then do lean pods
+	// carry what that policy reads, so that requests for other Jobs stay
+	// exactly as they were.
+	Extended bool
 }
 
 // JobRefOf is the reference of a client-go Job.
@@ -34,13 +56,27 @@ func JobRefOf(job *batchv1.Job) JobRef {
 	if job == nil {
 		return JobRef{}
 	}
-	return JobRef{Name: job.Name, UID: string(job.UID)}
+	_, extended := job.Annotations[FailurePolicyAnnotation]
+	return JobRef{Name: job.Name, UID: string(job.UID), Extended: extended}
 }
 
 // JobRefOfProto is the reference of a contract Job (empty where it lacks them).
 func JobRefOfProto(job *pb.Job) JobRef {
 	m := job.GetMetadata()
-	return JobRef{Name: m.GetName(), UID: m.GetUid()}
+	_, extended := m.GetAnnotations()[FailurePolicyAnnotation]
+	return JobRef{Name: m.GetName(), UID: m.GetUid(), Extended: extended}
+}
+
+// boundedMessage is s cut to at most MaxMessageBytes, at a rune boundary.
+func boundedMessage(s string) string {
+	if len(s) <= MaxMessageBytes {
+		return s
+	}
+	end := MaxMessageBytes
+	for end > 0 && !utf8.RuneStart(s[end]) {
+		end--
+	}
+	return s[:end]
 }
 
 // owns reports whether an owner reference is this Job's controller reference.
@@ -136,7 +172,7 @@ func Pod(pod *corev1.Pod) *pb.Pod {
 		Kind:       pod.Kind,
 		Metadata:   objectMeta(&pod.ObjectMeta, true),
 		Spec:       &pb.PodSpecSummary{NodeName: pod.Spec.NodeName},
-		Status:     &pb.PodStatus{Phase: string(pod.Status.Phase)},
+		Status:     &pb.PodStatus{Phase: string(pod.Status.Phase), Reason: pod.Status.Reason, Message: pod.Status.Message},
 	}
 	if n := len(pod.Spec.InitContainers); n > 0 {
 		out.Spec.InitContainers = make([]*pb.InitContainerSummary, n)
@@ -249,19 +285,39 @@ func LeanPodFromProto(pod *pb.Pod, job JobRef) (*pb.LeanPod, error) {
 		if !ok {
 			return nil, &NotLeanError{Pod: -1, Field: fmt.Sprintf("status.conditions[%d].status", i), Value: c.GetStatus()}
 		}
-		out.Conditions = append(out.Conditions, &pb.LeanPodCondition{Type: c.GetType(), Status: s, LastTransitionTime: c.GetLastTransitionTime()})
+		lc := &pb.LeanPodCondition{Type: c.GetType(), Status: s, LastTransitionTime: c.GetLastTransitionTime()}
+		if job.Extended {
+			lc.Reason = c.GetReason()
+		}
+		out.Conditions = append(out.Conditions, lc)
 	}
-	out.ContainerStatuses = leanContainerStatusesFromProto(status.GetContainerStatuses())
-	out.InitContainerStatuses = leanContainerStatusesFromProto(status.GetInitContainerStatuses())
+	out.ContainerStatuses = leanContainerStatusesFromProto(status.GetContainerStatuses(), job.Extended)
+	out.InitContainerStatuses = leanContainerStatusesFromProto(status.GetInitContainerStatuses(), job.Extended)
+	if job.Extended {
+		out.Reason = status.GetReason()
+		out.Message = boundedMessage(status.GetMessage())
+		out.NodeName = spec.GetNodeName()
+		out.RuleMatchCounts = annotation(m.GetAnnotations(), ruleMatchCountsKey)
+		out.FailedNodes = annotation(m.GetAnnotations(), failedNodesKey)
+	}
 	return out, nil
 }
 
-func leanContainerStatusesFromProto(ss []*pb.ContainerStatus) []*pb.LeanContainerStatus {
+// leanContainerStatusesFromProto converts container statuses; the waiting
+// reason and the termination's reason and message only when extended.
+func leanContainerStatusesFromProto(ss []*pb.ContainerStatus, extended bool) []*pb.LeanContainerStatus {
 	var out []*pb.LeanContainerStatus
 	for _, s := range ss {
 		l := &pb.LeanContainerStatus{Name: s.GetName(), RestartCount: s.GetRestartCount()}
 		if t := s.GetState().GetTerminated(); t != nil {
 			l.Terminated = &pb.LeanTerminated{ExitCode: t.GetExitCode(), FinishedAt: t.GetFinishedAt()}
+			if extended {
+				l.Terminated.Reason = t.GetReason()
+				l.Terminated.Message = boundedMessage(t.GetMessage())
+			}
+		}
+		if w := s.GetState().GetWaiting(); w != nil && extended {
+			l.WaitingReason = w.GetReason()
 		}
 		out = append(out, l)
 	}
