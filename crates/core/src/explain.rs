@@ -766,7 +766,12 @@ fn action_reasons(facts: &ExplainFacts<'_>, plan: &Plan) -> Capped<ActionReason>
         match action {
             Action::FailPods(pods) => push(
                 "PendingTimeout",
-                "pods stuck in Pending past the extended policy's pendingTimeout: marked Failed, then deleted".into(),
+                crate::extended::pending_timeout::describe(
+                    job,
+                    facts.snapshot.now,
+                    &facts.snapshot.pods,
+                    pods,
+                ),
                 pods.len(),
             ),
             Action::AdoptPods(pods) => push(
@@ -780,7 +785,8 @@ fn action_reasons(facts: &ExplainFacts<'_>, plan: &Plan) -> Capped<ActionReason>
                 pods.len(),
             ),
             Action::CreatePods(pods) => {
-                let (reason, message) = creation_reason(facts, &why, pods);
+                let (reason, mut message) = creation_reason(facts, &why, pods);
+                message.push_str(&crate::extended::node_avoidance::describe(pods));
                 push(reason, message, pods.len());
             }
             Action::DeletePods(pods) => {
@@ -1025,6 +1031,11 @@ fn requeue_reason(facts: &ExplainFacts<'_>, explanation: &JobExplanation, plan: 
     };
     let now = facts.snapshot.now;
     let deadline_wait = facts.deadline.map(|d| d.saturating_since(now));
+    let job = &facts.snapshot.job;
+    if crate::extended::pending_timeout::next_timeout(job, &facts.snapshot.pods, now) == Some(after)
+    {
+        return "a pod stuck in Pending reaches the extended policy's pendingTimeout then".into();
+    }
     match (&explanation.backoff, deadline_wait) {
         (Some(b), deadline) if deadline.is_none_or(|d| b.until.saturating_since(now) <= d) => {
             let index = b
@@ -1032,9 +1043,10 @@ fn requeue_reason(facts: &ExplainFacts<'_>, explanation: &JobExplanation, plan: 
                 .map(|i| format!(" of index {i}"))
                 .unwrap_or_default();
             format!(
-                "the pod-failure backoff{index} ends then: {} after the {} failure",
+                "the pod-failure backoff{index} ends then: {} after the {} failure{}",
                 human_duration(b.delay),
-                ordinal(i64::from(b.failures))
+                ordinal(i64::from(b.failures)),
+                crate::extended::backoff_schedule::describe(job)
             )
         }
         (_, Some(d)) if d <= after => "the active deadline passes then".into(),
@@ -1091,9 +1103,10 @@ fn summary(facts: &ExplainFacts<'_>, explanation: &JobExplanation, plan: &Plan) 
     if let Some(b) = &explanation.backoff {
         let _ = write!(
             line,
-            "; pod creation waits for the backoff ({} after the {} failure)",
+            "; pod creation waits for the backoff ({} after the {} failure{})",
             human_duration(b.delay),
-            ordinal(i64::from(b.failures))
+            ordinal(i64::from(b.failures)),
+            crate::extended::backoff_schedule::describe(job)
         );
     }
     line.push('.');

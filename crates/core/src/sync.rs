@@ -13,6 +13,8 @@ use std::time::Duration;
 use crate::backoff::new_backoff_record;
 use crate::conditions::{ensure_condition, new_condition};
 use crate::explain::{self, ExplainFacts, JobExplanation};
+use crate::extended::backoff_schedule::failures_for_backoff;
+use crate::extended::pending_timeout;
 use crate::index_set::IndexSet;
 use crate::indexed::{self, pods_with_delayed_deletion, valid_index};
 use crate::manage::{ManageDecision, ManageFacts, manage_job_why, pod_deletions};
@@ -280,7 +282,11 @@ impl<'a> SyncFacts<'a> {
             None if !job.spec.suspend => Some(now),
             start_time => start_time,
         };
-        let new_backoff = new_backoff_record(snapshot.state.backoff, &new_succeeded, &new_failed);
+        let new_backoff = new_backoff_record(
+            snapshot.state.backoff,
+            &new_succeeded,
+            &failures_for_backoff(job, &new_failed),
+        );
 
         let (mut prev_succeeded_indexes, mut succeeded_indexes, mut active_indexes) =
             (IndexSet::new(), IndexSet::new(), IndexSet::new());
@@ -429,6 +435,14 @@ fn sync_job(snapshot: &Snapshot, explain: bool) -> (Plan, Option<JobExplanation>
     let (finishing, deadline_wait) = finishing_condition(&facts);
     if let Some(wait) = deadline_wait {
         plan.requeue_after(wait);
+    }
+    // Extended policy: stuck Pending pods fail right after adoption and release.
+    let stuck = pending_timeout::pending_timeouts(job, &facts.pods, now, finishing.is_some());
+    if let Some(wait) = stuck.requeue {
+        plan.requeue_after(wait);
+    }
+    if !stuck.failures.is_empty() {
+        plan.actions.push(Action::FailPods(stuck.failures));
     }
     // Only an explanation reads the condition after the match below takes it.
     let finishing_explained = if explain { finishing.clone() } else { None };

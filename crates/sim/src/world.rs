@@ -128,11 +128,28 @@ struct AttemptPlan {
     container: String,
     run_time: i64,
     start_delay: i64,
+    /// How the attempt ends when it does not run to its exit code.
+    ending: PlannedEnding,
+    /// The failing container's termination message, or the pod's status message.
+    message: String,
+}
+
+/// How an attempt goes other than running to its exit code.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum PlannedEnding {
+    /// It runs and exits with the plan's code.
+    Exits,
+    /// It never starts: its containers wait with this reason.
+    Stuck(String),
+    /// It fails as it would start, with this pod `status.reason` and no container run.
+    Rejected(String),
 }
 
 #[derive(Clone, Debug)]
 struct SimPod {
     pod: pb::Pod,
+    /// The node the scheduler placed it on, when the script models nodes.
+    node: Option<String>,
     ordinal: u32,
     index: Option<i32>,
     attempt: u32,
@@ -567,9 +584,15 @@ impl<'s> World<'s> {
         self.created += 1;
         let ordinal = self.created;
         let attempt = self.next_attempt(index);
-        let plan = self.plan_for(index, attempt);
+        let node = pod
+            .spec
+            .as_ref()
+            .map(|s| s.node_name.clone())
+            .filter(|n| !n.is_empty() && self.script.nodes.is_some());
+        let plan = self.plan_for(index, attempt, node.as_deref());
         SimPod {
             pod,
+            node,
             ordinal,
             index,
             attempt,
@@ -595,11 +618,13 @@ impl<'s> World<'s> {
         }
     }
 
-    fn plan_for(&self, index: Option<i32>, attempt: u32) -> AttemptPlan {
+    fn plan_for(&self, index: Option<i32>, attempt: u32, node: Option<&str>) -> AttemptPlan {
         let d = &self.script.defaults;
         let mut exit: Option<(i32, Option<String>, Option<String>)> = None;
+        let mut ending: Option<(PlannedEnding, Option<String>)> = None;
         let mut run_time = None;
         let mut start_delay = None;
+        let mut message: Option<String> = None;
         // The draw is keyed by index and attempt (Indexed) or the attempt alone, so
         // two policies that create pods in another order still draw alike.
         let key = match index {
@@ -616,7 +641,11 @@ impl<'s> World<'s> {
                 .attempt
                 .as_ref()
                 .is_none_or(|set| set.0.contains(&attempt));
-            if !index_ok || !attempt_ok {
+            let node_ok = rule
+                .node
+                .as_ref()
+                .is_none_or(|names| node.is_some_and(|n| names.contains(n)));
+            if !index_ok || !attempt_ok || !node_ok {
                 continue;
             }
             if let Some(p) = rule.percent
@@ -624,7 +653,17 @@ impl<'s> World<'s> {
             {
                 continue;
             }
-            if exit.is_none() {
+            if exit.is_none() && ending.is_none() {
+                if let Some(reason) = &rule.pending {
+                    ending = Some((PlannedEnding::Stuck(reason.clone()), None));
+                } else if let Some(reason) = &rule.pod_reason {
+                    ending = Some((
+                        PlannedEnding::Rejected(reason.clone()),
+                        rule.message.clone(),
+                    ));
+                }
+            }
+            if exit.is_none() && ending.is_none() {
                 let code = match (&rule.exit_code, &rule.exit_codes) {
                     (Some(c), _) => Some(*c),
                     (None, Some(codes)) if !codes.is_empty() => {
@@ -641,6 +680,7 @@ impl<'s> World<'s> {
                 };
                 if let Some(code) = code {
                     exit = Some((code, rule.reason.clone(), rule.container.clone()));
+                    message = rule.message.clone();
                 }
             }
             if run_time.is_none() {
@@ -651,7 +691,10 @@ impl<'s> World<'s> {
             }
         }
         let (exit_code, reason, container) = exit.unwrap_or((d.exit_code.unwrap_or(0), None, None));
+        let (ending, pod_message) = ending.unwrap_or((PlannedEnding::Exits, None));
         AttemptPlan {
+            ending,
+            message: pod_message.or(message).unwrap_or_default(),
             exit_code,
             reason: reason
                 .unwrap_or_else(|| if exit_code == 0 { "Completed" } else { "Error" }.to_string()),
@@ -1075,13 +1118,21 @@ impl<'s> World<'s> {
     }
 
     fn start_pod(&mut self, i: usize) {
+        match self.pods[i].plan.ending.clone() {
+            PlannedEnding::Exits => {}
+            PlannedEnding::Stuck(reason) => return self.stick(i, &reason),
+            PlannedEnding::Rejected(reason) => return self.reject(i, &reason),
+        }
         let now = self.now;
         let names = self.container_names.clone();
         let sp = &mut self.pods[i];
         sp.start_at = None;
         sp.started = Some(now);
         sp.outcome = "running".to_string();
-        let node = format!("node-{}", sp.ordinal);
+        let node = sp
+            .node
+            .clone()
+            .unwrap_or_else(|| format!("node-{}", sp.ordinal));
         sp.pod.spec.get_or_insert_with(Default::default).node_name = node.clone();
         let st = status(&mut sp.pod);
         st.phase = "Running".to_string();
@@ -1103,6 +1154,126 @@ impl<'s> World<'s> {
         self.push(EventKind::PodStarted, Some(i), format!("running on {node}"));
     }
 
+    /// The attempt cannot start: its containers wait with `reason` until the pod is
+    /// failed or deleted (the kubelet keeps retrying the image pull).
+    fn stick(&mut self, i: usize, reason: &str) {
+        let now = self.now;
+        let names = self.container_names.clone();
+        let sp = &mut self.pods[i];
+        sp.start_at = None;
+        // Containers wait on a node: without modelled nodes, the pod's own one.
+        if !scheduled(&sp.pod) {
+            let node = format!("node-{}", sp.ordinal);
+            sp.pod.spec.get_or_insert_with(Default::default).node_name = node;
+            status(&mut sp.pod).conditions.push(pb::PodCondition {
+                r#type: "PodScheduled".to_string(),
+                status: "True".to_string(),
+                last_transition_time: Some(whole(now)),
+                ..Default::default()
+            });
+        }
+        let st = status(&mut sp.pod);
+        st.container_statuses = names
+            .iter()
+            .map(|name| pb::ContainerStatus {
+                name: name.clone(),
+                state: Some(pb::ContainerState {
+                    waiting: Some(pb::ContainerStateWaiting {
+                        reason: reason.to_string(),
+                        message: format!("container {name} cannot start: {reason}"),
+                    }),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            })
+            .collect();
+        set_ready(st, false, now);
+        self.push(
+            EventKind::PodWaiting,
+            Some(i),
+            format!("its containers cannot start: {reason}"),
+        );
+    }
+
+    /// The kubelet rejects the pod as it would start: phase Failed with `reason`, no
+    /// container ran (as for `UnexpectedAdmissionError`).
+    fn reject(&mut self, i: usize, reason: &str) {
+        let now = self.now;
+        let sp = &mut self.pods[i];
+        sp.start_at = None;
+        let message = sp.plan.message.clone();
+        let st = status(&mut sp.pod);
+        st.phase = "Failed".to_string();
+        st.reason = reason.to_string();
+        st.message = message;
+        set_ready(st, false, now);
+        sp.ended = Some(now);
+        sp.outcome = "failed".to_string();
+        sp.why = format!("rejected by the kubelet: {reason}");
+        let policy = self.policy_of(i);
+        let detail = match &policy {
+            Some(p) => format!("{}; {p}", self.pods[i].why),
+            None => self.pods[i].why.clone(),
+        };
+        self.pods[i].policy = policy;
+        self.push(EventKind::PodFailed, Some(i), detail);
+        self.collect();
+    }
+
+    /// The controller fails a pod stuck in Pending (FailPods): phase Failed with its
+    /// condition, then a delete (at once: no container runs).
+    fn fail_stuck_pod(&mut self, i: usize, failure: &pb::PodFailure) {
+        let now = self.now;
+        {
+            let sp = &mut self.pods[i];
+            let st = status(&mut sp.pod);
+            st.phase = "Failed".to_string();
+            st.conditions.push(pb::PodCondition {
+                r#type: failure.condition_type.clone(),
+                status: "True".to_string(),
+                reason: failure.reason.clone(),
+                message: failure.message.clone(),
+                last_transition_time: Some(whole(now)),
+                ..Default::default()
+            });
+            sp.start_at = None;
+            sp.ended = Some(now);
+            sp.outcome = "failed".to_string();
+            sp.why = format!(
+                "stuck in Pending ({}); failed by the controller",
+                failure.reason
+            );
+        }
+        let policy = self.policy_of(i);
+        let detail = match &policy {
+            Some(p) => format!("{}; {p}", self.pods[i].why),
+            None => self.pods[i].why.clone(),
+        };
+        self.pods[i].policy = policy;
+        self.push(EventKind::PodFailedByController, Some(i), detail);
+        self.delete_pod(i);
+        self.collect();
+    }
+
+    /// The scheduler's choice for a new pod: the allowed node running the fewest
+    /// pods, in the script's order; `None` when every node is excluded.
+    fn place(&self, avoid: Option<&pb::AvoidNodes>) -> Option<String> {
+        let nodes = &self.script.nodes.as_ref()?.0;
+        let avoided = |n: &String| avoid.is_some_and(|a| a.nodes.contains(n));
+        let required = avoid.is_some_and(|a| a.mode != "Preferred");
+        let load = |n: &String| {
+            self.pods
+                .iter()
+                .filter(|p| !p.gone && !terminal(&p.pod) && p.node.as_ref() == Some(n))
+                .count()
+        };
+        nodes
+            .iter()
+            .filter(|n| !(required && avoided(n)))
+            .min_by_key(|n| (avoided(n), load(n)))
+            .cloned()
+    }
+
     /// Every container ends: `container` with `code`, the others with 0.
     fn finish_pod(&mut self, i: usize, container: &str, code: i32, reason: &str) {
         if self.on_failure && code != 0 {
@@ -1118,16 +1289,17 @@ impl<'s> World<'s> {
                 .as_ref()
                 .and_then(|s| s.running.as_ref())
                 .and_then(|r| r.started_at);
-            let (c, r) = if cs.name == container {
-                (code, reason.to_string())
+            let (c, r, message) = if cs.name == container {
+                (code, reason.to_string(), sp.plan.message.clone())
             } else {
-                (0, "Completed".to_string())
+                (0, "Completed".to_string(), String::new())
             };
             cs.ready = false;
             cs.state = Some(pb::ContainerState {
                 terminated: Some(pb::ContainerStateTerminated {
                     exit_code: c,
                     reason: r,
+                    message,
                     started_at: started,
                     finished_at: Some(whole(now)),
                     ..Default::default()
@@ -1222,7 +1394,8 @@ impl<'s> World<'s> {
         let now = self.now;
         let index = self.pods[i].index;
         let attempt = self.next_attempt(index);
-        let plan = self.plan_for(index, attempt);
+        let node = self.pods[i].node.clone();
+        let plan = self.plan_for(index, attempt, node.as_deref());
         let sp = &mut self.pods[i];
         sp.restart_at = None;
         sp.restarts += 1;
@@ -1461,11 +1634,22 @@ impl<'s> World<'s> {
                     }
                 }
                 Some(Kind::FailPods(f)) => {
-                    // No scripted pod is ever stuck in Pending, so no plan fails one.
-                    return Err(refused(format!(
-                        "the world models no pending pods, yet the plan fails {} of them",
-                        f.pods.len()
-                    )));
+                    for failure in &f.pods {
+                        let Some(pr) = failure.pod.as_ref() else {
+                            return Err(refused("failPods names no pod".to_string()));
+                        };
+                        let Some(i) = self.find(&pr.name) else {
+                            continue;
+                        };
+                        self.check_uid(i, &pr.uid).map_err(refused)?;
+                        if terminal(&self.pods[i].pod) {
+                            return Err(refused(format!(
+                                "failPods: {} has already ended",
+                                pr.name
+                            )));
+                        }
+                        self.fail_stuck_pod(i, failure);
+                    }
                 }
                 Some(Kind::RemoveFinalizers(r)) => {
                     for pr in &r.pods {
@@ -1610,6 +1794,24 @@ impl<'s> World<'s> {
         let created = self
             .now
             .saturating_add((i64::try_from(k).unwrap_or(0) + 1).saturating_mul(1_000_000));
+        let placed = self.place(pc.avoid_nodes.as_ref());
+        let mut pod_status = pb::PodStatus {
+            phase: "Pending".to_string(),
+            ..Default::default()
+        };
+        if self.script.nodes.is_some() {
+            let (status, reason) = match &placed {
+                Some(_) => ("True", ""),
+                None => ("False", "Unschedulable"),
+            };
+            pod_status.conditions.push(pb::PodCondition {
+                r#type: "PodScheduled".to_string(),
+                status: status.to_string(),
+                reason: reason.to_string(),
+                last_transition_time: Some(whole(created)),
+                ..Default::default()
+            });
+        }
         let pod = pb::Pod {
             metadata: Some(pb::ObjectMeta {
                 name: name.clone(),
@@ -1623,11 +1825,11 @@ impl<'s> World<'s> {
                 owner_references,
                 ..Default::default()
             }),
-            spec: Some(pb::PodSpecSummary::default()),
-            status: Some(pb::PodStatus {
-                phase: "Pending".to_string(),
+            spec: Some(pb::PodSpecSummary {
+                node_name: placed.clone().unwrap_or_default(),
                 ..Default::default()
             }),
+            status: Some(pod_status),
             ..Default::default()
         };
         let index = if self.indexed {
@@ -1635,8 +1837,27 @@ impl<'s> World<'s> {
         } else {
             None
         };
-        let sp = self.new_sim_pod(pod, index, created);
-        let detail = format!("attempt {}", sp.attempt);
+        let mut sp = self.new_sim_pod(pod, index, created);
+        let unschedulable = self.script.nodes.is_some() && placed.is_none();
+        if unschedulable {
+            // No node may take it: it waits, unscheduled, until failed or deleted.
+            sp.start_at = None;
+        }
+        let avoiding = pc
+            .avoid_nodes
+            .as_ref()
+            .filter(|a| !a.nodes.is_empty())
+            .map(|a| format!(", avoiding {} ({})", a.nodes.join(", "), a.mode))
+            .unwrap_or_default();
+        let detail = match &placed {
+            Some(node) if self.script.nodes.is_some() => {
+                format!("attempt {}, on {node}{avoiding}", sp.attempt)
+            }
+            _ if unschedulable => {
+                format!("attempt {}, unschedulable{avoiding}", sp.attempt)
+            }
+            _ => format!("attempt {}{avoiding}", sp.attempt),
+        };
         self.pods.push(sp);
         let i = self.pods.len() - 1;
         self.push(EventKind::PodCreated, Some(i), detail);
