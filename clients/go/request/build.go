@@ -17,8 +17,23 @@ import (
 // BuildFull then builds the request every pod fits (the contract takes one
 // encoding per request).
 func Build(job *batchv1.Job, pods []*corev1.Pod) (*pb.DecideJobRequest, error) {
+	return build(job, pods, "")
+}
+
+// BuildWithPolicy is Build for a caller that keeps the extended failure
+// policy document off the Job: it goes in the request's failure_policy, and
+// the pods carry what the policy reads, as with the annotation.
+func BuildWithPolicy(job *batchv1.Job, pods []*corev1.Pod, policy string) (*pb.DecideJobRequest, error) {
+	return build(job, pods, policy)
+}
+
+func build(job *batchv1.Job, pods []*corev1.Pod, policy string) (*pb.DecideJobRequest, error) {
+	ref, reads := JobRefOf(job), ReadsOf(job)
+	if policy != "" {
+		ref.Extended, reads.AllConditions = true, true
+	}
 	// Chunks of up to 1,024 messages; a small Job's no bigger than it needs.
-	e := encoder{job: JobRefOf(job), reads: ReadsOf(job), chunk: min(max(len(pods), 1), 1024)}
+	e := encoder{job: ref, reads: reads, chunk: min(max(len(pods), 1), 1024)}
 	lean := make([]*pb.LeanPod, len(pods))
 	for i, p := range pods {
 		l, err := e.leanPod(p)
@@ -27,14 +42,24 @@ func Build(job *batchv1.Job, pods []*corev1.Pod) (*pb.DecideJobRequest, error) {
 		}
 		lean[i] = l
 	}
-	return &pb.DecideJobRequest{Job: Job(job), LeanPods: lean}, nil
+	return &pb.DecideJobRequest{Job: Job(job), LeanPods: lean, FailurePolicy: policy}, nil
 }
 
 // BuildFull is the request for job and its pods, the pods Kubernetes-shaped.
 // A pod's status reason and message go only with an extended failure policy
 // on the Job (nothing else reads them), so other requests stay as they were.
 func BuildFull(job *batchv1.Job, pods []*corev1.Pod) *pb.DecideJobRequest {
-	extended := JobRefOf(job).Extended
+	return buildFull(job, pods, "")
+}
+
+// BuildFullWithPolicy is BuildFull with the document in the request's
+// failure_policy (see BuildWithPolicy).
+func BuildFullWithPolicy(job *batchv1.Job, pods []*corev1.Pod, policy string) *pb.DecideJobRequest {
+	return buildFull(job, pods, policy)
+}
+
+func buildFull(job *batchv1.Job, pods []*corev1.Pod, policy string) *pb.DecideJobRequest {
+	extended := JobRefOf(job).Extended || policy != ""
 	full := make([]*pb.Pod, len(pods))
 	for i, p := range pods {
 		full[i] = Pod(p)
@@ -42,7 +67,7 @@ func BuildFull(job *batchv1.Job, pods []*corev1.Pod) *pb.DecideJobRequest {
 			full[i].Status.Reason, full[i].Status.Message = "", ""
 		}
 	}
-	return &pb.DecideJobRequest{Job: Job(job), Pods: full}
+	return &pb.DecideJobRequest{Job: Job(job), Pods: full, FailurePolicy: policy}
 }
 
 // Lean is req with its pods moved to the lean encoding and trimmed to what

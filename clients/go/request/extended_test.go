@@ -225,3 +225,31 @@ func TestExtendedMessagesAreBounded(t *testing.T) {
 		t.Errorf("a short message changed: %q", got)
 	}
 }
+
+// A document in the request rather than on the Job: the pods carry the same
+// details, by both builders, and Lean of the full request agrees.
+func TestBuildWithPolicy(t *testing.T) {
+	pods := []*corev1.Pod{detailedPod()}
+	req, err := BuildWithPolicy(trimJob(), pods, policyDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withAnnotation, err := Build(extendedJob(), pods)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if req.GetFailurePolicy() != policyDoc || !proto.Equal(req.GetLeanPods()[0], withAnnotation.GetLeanPods()[0]) {
+		t.Errorf("BuildWithPolicy:\n%s", diffText(t, req.GetLeanPods()[0], withAnnotation.GetLeanPods()[0], "request field", "annotation"))
+	}
+	full := BuildFullWithPolicy(trimJob(), pods, policyDoc)
+	if full.GetFailurePolicy() != policyDoc || full.GetPods()[0].GetStatus().GetReason() != "UnexpectedAdmissionError" {
+		t.Errorf("BuildFullWithPolicy: %v", full.GetPods()[0].GetStatus())
+	}
+	lean, err := Lean(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !proto.Equal(lean, req) {
+		t.Errorf("Lean(BuildFullWithPolicy) differs from BuildWithPolicy:\n%s", diffText(t, lean, req, "Lean", "Build"))
+	}
+}
