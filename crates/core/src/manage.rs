@@ -203,6 +203,7 @@ pub(crate) fn manage_job_why(facts: &ManageFacts<'_>) -> (ManageDecision, Manage
         return (ManageDecision::Nothing, why);
     }
     node_avoidance::avoid_failed_nodes(job, facts.pods, &mut creations);
+    crate::extended::retry_limits::annotate_creations(job, facts.pods, &mut creations);
     (ManageDecision::Create(creations), why)
 }
 

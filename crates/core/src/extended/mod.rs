@@ -17,6 +17,8 @@ use std::sync::Arc;
 pub mod backoff_schedule;
 pub mod node_avoidance;
 pub mod pending_timeout;
+pub mod retry_limits;
+pub mod rules;
 
 use crate::model::{ConditionStatus, ExitCodeOperator};
 
