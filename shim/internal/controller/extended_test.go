@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -317,6 +318,36 @@ func TestAvoidNodesUnknownModeIsAnError(t *testing.T) {
 		_, err := podFromTemplate(testJob(), &jobdeciderv1.PodCreation{AvoidNodes: &jobdeciderv1.AvoidNodes{Nodes: []string{"n1"}, Mode: mode}})
 		if err == nil || !strings.Contains(err.Error(), "avoid_nodes") {
 			t.Errorf("mode %q: err = %v", mode, err)
+		}
+	}
+}
+
+// With the failure-policy annotation the shim's request carries what the
+// document reads of each pod (here the stuck pod's waiting reason, the
+// PodScheduled condition and its node); without it, none of that is sent.
+func TestSnapshotCarriesPodDetailsOnlyWithAPolicy(t *testing.T) {
+	pod := pendingPod("pi-a")
+	plain := snapshot{Job: testJob(), Pods: []*corev1.Pod{pod}, Now: time.Unix(100, 0)}
+	job := testJob()
+	job.Annotations = map[string]string{"job-decider.dev/failure-policy": "apiVersion: job-decider.dev/v1alpha1\nkind: FailurePolicy\n"}
+	extended := snapshot{Job: job, Pods: []*corev1.Pod{pod}, Now: time.Unix(100, 0)}
+	for name, c := range map[string]struct {
+		s    snapshot
+		want bool
+	}{"with": {extended, true}, "without": {plain, false}} {
+		req, notLean := c.s.request()
+		if notLean != nil {
+			t.Fatal(notLean)
+		}
+		l := req.GetLeanPods()[0]
+		var types []string
+		for _, cond := range l.GetConditions() {
+			types = append(types, cond.GetType())
+		}
+		got := l.GetContainerStatuses()[0].GetWaitingReason() == "ImagePullBackOff" && l.GetNodeName() == "node-1" && slices.Contains(types, "PodScheduled")
+		none := l.GetContainerStatuses()[0].GetWaitingReason() == "" && l.GetNodeName() == "" && !slices.Contains(types, "PodScheduled")
+		if (c.want && !got) || (!c.want && !none) {
+			t.Errorf("%s a policy: lean pod %v", name, l)
 		}
 	}
 }
