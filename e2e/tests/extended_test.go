@@ -389,3 +389,82 @@ nodeAvoidance:
 	j.waitCondition(batchv1.JobComplete)
 	j.expectCounts(0, 1, 2)
 }
+
+// Feature 7: a per-rule retry limit. The first OOM is counted and the
+// replacement carries the rule's count; the second uses up maxRetries 1 and
+// fails the Job under the rule's name.
+func TestExtendedRetryLimit(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	withKubelet(t, ns)
+	j := start(t, newJob(ns, "limited", func(job *batchv1.Job) { job.Spec.BackoffLimit = ptr.To[int32](6) }, withPolicy(`
+rules:
+- name: oom
+  action: Count
+  onContainerReasons:
+    values: [OOMKilled]
+  maxRetries: 1
+  whenRetriesExhausted: FailJob
+backoff:
+  baseSeconds: 1
+`)), 2*time.Minute)
+	oom := harness.PodOutcome{Phase: corev1.PodFailed, ExitCode: 137, TerminationReason: "OOMKilled"}
+	first := j.waitActive(1)[0]
+	j.finish([]corev1.Pod{first}, oom)
+	second := j.waitReplacement(first.Name)
+	if got := second.Annotations["job-decider.dev/rule-match-counts"]; got != "oom=1" {
+		t.Errorf("replacement's rule-match-counts %q, want oom=1", got)
+	}
+	if hasCondition(j.get(), batchv1.JobFailed) {
+		j.fatalf("the first match failed the Job")
+	}
+	j.finish([]corev1.Pod{second}, oom)
+	job := j.waitCondition(batchv1.JobFailed)
+	if got := conditionReason(job, batchv1.JobFailed); got != "PodFailurePolicy_oom" {
+		j.fatalf("Failed reason %q, want PodFailurePolicy_oom", got)
+	}
+	for _, c := range job.Status.Conditions {
+		if c.Type == batchv1.JobFailureTarget && !strings.Contains(c.Message, "used up") {
+			t.Errorf("FailureTarget message %q does not say the retries are used up", c.Message)
+		}
+	}
+	j.waitStatus("both pods counted", func(s *batchv1.JobStatus) bool { return s.Failed == 2 && s.Active == 0 })
+}
+
+// Feature 4: afterIgnoredFailure Immediate. Two Jobs ignore disruptions, one
+// by its document with Immediate, one by spec.podFailurePolicy (upstream's
+// way, whose ignored failures still grow the backoff: kubernetes#130881).
+// Disrupted at the same moment, the first is replaced before the second,
+// whose replacement waits upstream's 10 s.
+func TestExtendedIgnoreWithoutBackoff(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	withKubelet(t, ns)
+	immediate := start(t, newJob(ns, "immediate", func(job *batchv1.Job) { job.Spec.BackoffLimit = ptr.To[int32](0) }, withPolicy(`
+rules:
+- action: Ignore
+  onPodConditions:
+  - type: DisruptionTarget
+backoff:
+  afterIgnoredFailure: Immediate
+`)), 2*time.Minute)
+	upstream := start(t, newJob(ns, "upstream", func(job *batchv1.Job) {
+		job.Spec.BackoffLimit = ptr.To[int32](0)
+		job.Spec.PodFailurePolicy = &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{onDisruption(batchv1.PodFailurePolicyActionIgnore)}}
+	}), 2*time.Minute)
+	i1, u1 := immediate.waitActive(1)[0], upstream.waitActive(1)[0]
+	immediate.finish([]corev1.Pod{i1}, harness.Disrupted())
+	upstream.finish([]corev1.Pod{u1}, harness.Disrupted())
+	upstreamFail := upstream.finishedAt(u1.Name)
+	i2 := immediate.waitReplacement(i1.Name)
+	u2 := upstream.waitReplacement(u1.Name)
+	notBefore(t, "upstream replacement", u2, upstreamFail, 10*time.Second)
+	if !i2.CreationTimestamp.Before(&u2.CreationTimestamp) {
+		t.Errorf("replacement after Immediate created at %s, not before the upstream one (%s)", i2.CreationTimestamp.Format(time.TimeOnly), u2.CreationTimestamp.Format(time.TimeOnly))
+	}
+	for _, j := range []*jt{immediate, upstream} {
+		j.finish(harness.ActivePods(j.pods()), harness.Succeeded())
+		j.waitCondition(batchv1.JobComplete)
+		j.expectCounts(0, 1, 0)
+	}
+}
