@@ -51,6 +51,11 @@ impl Violations {
         self.0.append(&mut later.0);
     }
 
+    /// How many violations so far.
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
+
     /// The paths of the fields named so far (tests).
     #[cfg(test)]
     pub(crate) fn fields(&self) -> Vec<String> {
@@ -966,6 +971,8 @@ pub fn job_status_to_pb(status: &JobStatus) -> pb::JobStatus {
         ready: status.ready,
     }
 }
+
+pub mod failure_policy;
 
 #[cfg(test)]
 mod tests;
