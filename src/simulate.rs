@@ -60,6 +60,11 @@ pub struct SimulateArgs {
     /// with --from-cluster, now.
     #[arg(long)]
     pub start: Option<String>,
+    /// An extended failure policy document for the Job (YAML or JSON; `-`: stdin;
+    /// docs/failure-policy.md), played as the Job's job-decider.dev/failure-policy
+    /// annotation. Not for the --compare Job: compare a script with and without it.
+    #[arg(long, value_name = "FILE")]
+    pub failure_policy: Option<PathBuf>,
     /// Unknown fields in the Job and pods: errors unless `--lenient`.
     #[command(flatten)]
     pub strictness: Strictness,
@@ -182,6 +187,26 @@ fn check_flags(args: &SimulateArgs) -> Result<(), CliError> {
     Ok(())
 }
 
+/// Puts a `--failure-policy` document on the Job as its annotation (the
+/// simulation sends the Job with every decision); a different one already
+/// there is refused rather than silently replaced.
+fn with_failure_policy(job: &mut pb::Job, document: String) -> Result<(), CliError> {
+    if document.is_empty() {
+        return Ok(());
+    }
+    let annotations = &mut job.metadata.get_or_insert_default().annotations;
+    let key = job_decider_core::extended::FAILURE_POLICY_ANNOTATION;
+    match annotations.get(key) {
+        Some(existing) if *existing != document => Err(CliError::BadInput(format!(
+            "--failure-policy: the Job already has a different {key} annotation; use one of the two"
+        ))),
+        _ => {
+            annotations.insert(key.to_string(), document);
+            Ok(())
+        }
+    }
+}
+
 /// Plays the script and renders the timeline (or the comparison).
 pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
     check_flags(args)?;
@@ -190,7 +215,9 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
         ("--script", Some(&args.script)),
         ("--pods", args.pods.as_deref()),
         ("--compare", args.compare.as_deref()),
+        ("--failure-policy", args.failure_policy.as_deref()),
     ])?;
+    let failure_policy = cli::read_failure_policy(args.failure_policy.as_deref())?;
     let script = Script::from_yaml(&read(&args.script)?)
         .map_err(|e| CliError::BadInput(format!("{}: {e}", args.script.display())))?;
     let source = match (&args.job, &args.name) {
@@ -256,10 +283,11 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
     };
     let read_job =
         |path: &Path| cli::read_job(path, args.strictness, &created, args.pods.is_some());
-    let (left_job, left_path) = match source {
+    let (mut left_job, left_path) = match source {
         Source::File(path) => (read_job(path)?, path),
         Source::Cluster(live) => (live.job, Path::new("")),
     };
+    with_failure_policy(&mut left_job, failure_policy)?;
     let left = play(left_job, pods.clone())?;
     let failed = |e: &dyn std::fmt::Display| CliError::Failed(format!("cannot print: {e}"));
     let Some(other) = &args.compare else {
