@@ -780,3 +780,46 @@ fn both_sources() {
     assert!(p.is_none());
     assert_eq!(e, vec![A.to_string()]);
 }
+
+/// Every document in the reference (docs/failure-policy.md) is valid as written.
+#[test]
+fn the_reference_examples_are_valid() {
+    let reference = include_str!("../../../../../docs/failure-policy.md");
+    let mut checked = 0;
+    for block in reference.split("```yaml\n").skip(1) {
+        let Some((yaml, _)) = block.split_once("```") else {
+            continue;
+        };
+        // The Job manifest shows where the annotation goes; it is no document.
+        if yaml.contains("kind: Job") {
+            continue;
+        }
+        let text = if yaml.contains("apiVersion:") {
+            yaml.to_string()
+        } else {
+            format!("{HEAD}{yaml}")
+        };
+        let (policy, v) = run(&text, &per_index_job());
+        assert!(policy.is_some() && v.is_empty(), "{yaml}\n{v:?}");
+        checked += 1;
+    }
+    assert!(checked >= 9, "{checked} examples");
+}
+
+/// The violations the reference shows are the ones given.
+#[test]
+fn the_reference_error_example_is_what_validation_says() {
+    let text = format!(
+        "{HEAD}rules:\n- {{action: Count, onExitCode: {{}}, onPodReasons: [X]}}\n- {{action: Count, onPodReasons: [Y]}}\n\
+         - {{action: Count, onExitCodes: {{operator: In, ranges: [\"0-255\"]}}}}\nbackoff: {{factor: 11}}\n"
+    );
+    let (_, v) = run(&text, &per_index_job());
+    let reference = include_str!("../../../../../docs/failure-policy.md");
+    let lines: Vec<String> = v.iter().map(|v| v.description()).collect();
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    for line in &lines[1..] {
+        assert!(reference.contains(line.as_str()), "{line}");
+    }
+    let first = lines[0].split("known fields").next().unwrap_or_default();
+    assert!(reference.contains(first), "{first}");
+}
