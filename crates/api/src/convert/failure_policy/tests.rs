@@ -823,3 +823,29 @@ fn the_reference_error_example_is_what_validation_says() {
     let first = lines[0].split("known fields").next().unwrap_or_default();
     assert!(reference.contains(first), "{first}");
 }
+
+/// Hostile documents within the size limit: deep nesting and alias
+/// expansion ("billion laughs") are errors, not a crash or a blow-up.
+#[test]
+fn hostile_yaml_is_an_error_not_a_crash() {
+    let deep = format!(
+        "{HEAD}rules: {}{}\n",
+        "[".repeat(10_000),
+        "]".repeat(10_000)
+    );
+    let mut laughs = format!("{HEAD}a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+    for i in 1..10 {
+        let prev = format!("*a{}", i - 1);
+        laughs.push_str(&format!(
+            "a{i}: &a{i} [{}]\n",
+            vec![prev.as_str(); 10].join(", ")
+        ));
+    }
+    for text in [deep, laughs] {
+        assert!(text.len() <= MAX_DOCUMENT_BYTES, "{}", text.len());
+        let (policy, v) = run(&text, &job());
+        assert!(policy.is_none());
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert_eq!(v[0].field, A);
+    }
+}
