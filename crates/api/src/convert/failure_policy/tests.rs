@@ -838,7 +838,7 @@ fn hostile_yaml_is_an_error_not_a_crash() {
         let prev = format!("*a{}", i - 1);
         laughs.push_str(&format!(
             "a{i}: &a{i} [{}]\n",
-            vec![prev.as_str(); 10].join(", ")
+            [prev.as_str(); 10].join(", ")
         ));
     }
     for text in [deep, laughs] {
