@@ -269,6 +269,8 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
             Source::Cluster(_) => RunningPods::FromNow,
             Source::File(_) => RunningPods::FromTheirStart,
         },
+        // A Job's own annotation rides with it; a separate document is the CLI's to add.
+        failure_policy: String::new(),
     };
     let mut remote = match &args.decider_addr {
         Some(addr) => Some(Remote::connect(addr)?),

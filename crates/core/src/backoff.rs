@@ -4,6 +4,7 @@
 use std::ops::Deref;
 use std::time::Duration;
 
+use crate::extended::backoff_schedule::BackoffSchedule;
 use crate::model::{BackoffRecord, ConditionStatus, ContainerStatus, Pod};
 use crate::time::Time;
 
@@ -191,6 +192,38 @@ fn remaining_for_failures(
     base: Duration,
     max: Duration,
 ) -> Duration {
+    remaining_after(
+        failures,
+        last_failure,
+        now,
+        backoff_delay(failures, base, max),
+    )
+}
+
+/// How long the Job must still wait, on `schedule` (upstream's or the
+/// extended policy's): [`remaining_backoff`] with the schedule's delay.
+pub fn remaining_backoff_on(
+    record: &BackoffRecord,
+    now: Time,
+    schedule: &BackoffSchedule<'_>,
+) -> Duration {
+    let failures = record.failures_after_last_success;
+    remaining_after(
+        failures,
+        record.last_failure_time,
+        now,
+        schedule.delay(failures, None),
+    )
+}
+
+/// What is left of `backoff` (the whole delay after `failures` failures)
+/// since the last failure; zero without failures or without a time.
+pub(crate) fn remaining_after(
+    failures: i32,
+    last_failure: Option<Time>,
+    now: Time,
+    backoff: Duration,
+) -> Duration {
     if failures == 0 {
         return Duration::ZERO;
     }
@@ -199,7 +232,6 @@ fn remaining_for_failures(
     let Some(last_failure) = last_failure else {
         return Duration::ZERO;
     };
-    let backoff = backoff_delay(failures, base, max);
     // Go's `time.Since` saturates at the int64 range of nanoseconds.
     let elapsed = now
         .signed_nanos_since(last_failure)

@@ -12,6 +12,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt::Write as _;
 use std::time::Duration;
 
+use crate::extended::ExtendedFailurePolicy;
+use crate::extended::retry_limits;
+use crate::extended::rules::{self, DocumentMatch, DocumentRule};
 use crate::index_set::IndexSet;
 use crate::indexed::{index_failed, valid_index};
 use crate::jobset::Capped;
@@ -116,6 +119,10 @@ pub struct PodGroup {
     pub indexes: Option<IndexSummary>,
     /// The pod failure policy rule that matched, and its action.
     pub rule: Option<(usize, PodFailurePolicyAction)>,
+    /// The extended failure policy document's rule that handled the pods
+    /// (then `rule` is `None`): its name, `rules[i]` when unnamed, or
+    /// `PendingTimeout` for pods failed for their pending timeout.
+    pub extended_rule: Option<String>,
     /// What the rule matched, e.g. `exit code 42 of container "main" (In [42])`.
     pub matched: String,
     /// Why, in words, and where the pods stand in the status.
@@ -419,7 +426,7 @@ struct GroupBuilder {
 }
 
 /// What tells two groups apart.
-type GroupKey = (Verdict, Option<usize>, String, String, bool);
+type GroupKey = (Verdict, Option<usize>, Option<String>, String, String, bool);
 
 /// The pods grouped by what the sync concluded about them.
 fn pod_groups(facts: &ExplainFacts<'_>, plan: &Plan) -> Capped<PodGroup> {
@@ -441,7 +448,7 @@ fn pod_groups(facts: &ExplainFacts<'_>, plan: &Plan) -> Capped<PodGroup> {
         }
         let mut pods = Capped::new(MAX_PODS_PER_GROUP);
         pods.push_with(|| text(&pod.name));
-        let (verdict, rule_index, matched, detail, adopted) = key.clone();
+        let (verdict, rule_index, extended_rule, matched, detail, adopted) = key.clone();
         by_key.insert(key, builders.len());
         builders.push(GroupBuilder {
             group: PodGroup {
@@ -450,6 +457,7 @@ fn pod_groups(facts: &ExplainFacts<'_>, plan: &Plan) -> Capped<PodGroup> {
                 pods,
                 indexes: None,
                 rule: rule_index.zip(rule.cloned()),
+                extended_rule,
                 matched,
                 detail,
                 adopted,
@@ -461,11 +469,11 @@ fn pod_groups(facts: &ExplainFacts<'_>, plan: &Plan) -> Capped<PodGroup> {
     let mut claimed: HashSet<&str> = HashSet::with_capacity(facts.pods.len());
     for pod in facts.pods {
         claimed.insert(pod.uid.as_str());
-        let (verdict, rule, matched, detail) = pod_verdict(facts, pod);
+        let (verdict, rule, extended_rule, matched, detail) = pod_verdict(facts, pod);
         let rule_index = rule.as_ref().map(|(i, _)| *i);
         let adopted = pod.controller.is_none();
         add(
-            (verdict, rule_index, matched, detail, adopted),
+            (verdict, rule_index, extended_rule, matched, detail, adopted),
             rule.as_ref().map(|(_, a)| *a),
             pod,
         );
@@ -505,7 +513,7 @@ fn pod_groups(facts: &ExplainFacts<'_>, plan: &Plan) -> Capped<PodGroup> {
             )
         };
         add(
-            (verdict, None, String::new(), detail.into(), false),
+            (verdict, None, None, String::new(), detail.into(), false),
             None,
             pod,
         );
@@ -523,20 +531,23 @@ fn pod_groups(facts: &ExplainFacts<'_>, plan: &Plan) -> Capped<PodGroup> {
     groups
 }
 
-/// A claimed pod's verdict, the rule it matched, what the rule matched and why.
-fn pod_verdict<'a>(
-    facts: &ExplainFacts<'a>,
-    pod: &SyncPod<'a>,
-) -> (
+/// A pod's verdict, spec rule, document rule, what matched, and the detail.
+type VerdictParts<'a> = (
     Verdict,
     Option<(usize, &'a PodFailurePolicyAction)>,
+    Option<String>,
     String,
     String,
-) {
+);
+
+/// A claimed pod's verdict, the `spec.podFailurePolicy` rule it matched, the
+/// extended policy document's rule that handled it, what the rule matched and why.
+fn pod_verdict<'a>(facts: &ExplainFacts<'a>, pod: &SyncPod<'a>) -> VerdictParts<'a> {
     let job = &facts.snapshot.job;
     if pod.phase == PodPhase::Succeeded {
         return (
             Verdict::Succeeded,
+            None,
             None,
             String::new(),
             format!("counts towards completions; {}", tracking_note(facts, pod)),
@@ -546,6 +557,7 @@ fn pod_verdict<'a>(
         if pod.deletion.is_some() {
             return (
                 Verdict::Terminating,
+                None,
                 None,
                 String::new(),
                 "being deleted; with podReplacementPolicy Failed it is replaced only once it has failed".into(),
@@ -559,7 +571,13 @@ fn pod_verdict<'a>(
         if pod.is_ready() {
             detail.push("ready");
         }
-        return (Verdict::Running, None, String::new(), detail.join(", "));
+        return (
+            Verdict::Running,
+            None,
+            None,
+            String::new(),
+            detail.join(", "),
+        );
     }
     let per_index = job.spec.uses_backoff_limit_per_index();
     let per_index_limit = job.spec.backoff_limit_per_index.filter(|_| per_index);
@@ -572,17 +590,33 @@ fn pod_verdict<'a>(
     };
     // The rule the sync matched; what it matched on is read from the same matcher.
     let action = pod.policy_action(job);
-    let (rule, matched) = match (action, job.spec.pod_failure_policy.as_ref()) {
-        (Some(action), Some(policy)) => {
-            let decision = match_pod_failure_policy(Some(policy), &job.namespace, pod);
-            let matched = decision
-                .rule_index
-                .zip(decision.matched_on.as_ref())
-                .map(|(i, on)| describe_match(policy, i, on))
-                .unwrap_or_default();
-            (decision.rule_index.map(|i| (i, action)), matched)
+    let document = job
+        .extended_failure_policy
+        .as_deref()
+        .zip(pod.failed_document_match());
+    let (rule, extended_rule, matched, handled_by) = match (document, action) {
+        (Some((policy, m)), _) => {
+            let (name, matched, handled_by) = describe_document_match(job, policy, &m, pod);
+            (None, Some(name), matched, handled_by)
         }
-        _ => (None, String::new()),
+        (None, Some(action)) => match job.spec.pod_failure_policy.as_ref() {
+            Some(policy) => {
+                let decision = match_pod_failure_policy(Some(policy), &job.namespace, pod);
+                let matched = decision
+                    .rule_index
+                    .zip(decision.matched_on.as_ref())
+                    .map(|(i, on)| describe_match(policy, i, on))
+                    .unwrap_or_default();
+                (
+                    decision.rule_index.map(|i| (i, action)),
+                    None,
+                    matched,
+                    String::new(),
+                )
+            }
+            None => (None, None, String::new(), String::new()),
+        },
+        (None, None) => (None, None, String::new(), String::new()),
     };
     let deleted = if pod.phase == PodPhase::Failed {
         ""
@@ -603,6 +637,12 @@ fn pod_verdict<'a>(
                 per_index_limit.unwrap_or_default()
             ),
         ),
+        None if job.extended_failure_policy.is_some() => (
+            Verdict::FailedCounted,
+            format!(
+                "no rule of the failure policy document or spec.podFailurePolicy matched: counts towards {limit}"
+            ),
+        ),
         None if job.spec.pod_failure_policy.is_some() => (
             Verdict::FailedCounted,
             format!("no pod failure policy rule matched: counts towards {limit}"),
@@ -618,7 +658,64 @@ fn pod_verdict<'a>(
     } else {
         tracking_note(facts, pod).to_string()
     };
-    (verdict, rule, matched, format!("{deleted}{effect}; {note}"))
+    let detail = truncated(
+        &format!("{deleted}{handled_by}{effect}; {note}"),
+        MAX_MESSAGE_BYTES,
+    )
+    .into_owned();
+    (verdict, rule, extended_rule, matched, detail)
+}
+
+/// How the extended policy document handled a failed pod, for its group: the
+/// rule's short name (`oom`, `rules[2]`, `PendingTimeout`), what each of its
+/// matchers matched, and the start of the detail: which rule, its action and,
+/// for a limited rule, which match this is and whether the limit is used up.
+fn describe_document_match(
+    job: &crate::model::Job,
+    policy: &ExtendedFailurePolicy,
+    m: &DocumentMatch,
+    pod: &Pod,
+) -> (String, String, String) {
+    let name = match (rules::rule_name(policy, m.rule), m.rule.index()) {
+        (Some(name), _) => text(name),
+        (None, Some(i)) => format!("rules[{i}]"),
+        (None, None) => rules::PENDING_TIMEOUT_RULE.into(),
+    };
+    let on = rules::matched_on(policy, m.rule, pod);
+    let matched: Vec<String> = on
+        .iter()
+        .map(|o| rules::describe_matched_on(policy, m.rule, o))
+        .collect();
+    let matched = text(&matched.join(" and "));
+    let which = match m.rule {
+        DocumentRule::PendingTimeout => {
+            "the failure policy document's pendingTimeout (rule \"PendingTimeout\")".to_string()
+        }
+        DocumentRule::Rule(i) => match rules::rule_name(policy, m.rule) {
+            Some(_) => format!(
+                "failure policy document rule {}",
+                rules::rule_label(policy, m.rule)
+            ),
+            None => format!("rule at index {i} of the failure policy document"),
+        },
+    };
+    let own_action = rules::rule_action(policy, m.rule).as_str();
+    let limit = match retry_limits::max_retries(policy, m.rule) {
+        Some(max) if m.exhausted => format!(
+            ", for the {} time in {}: its maxRetries ({max}) are used up, so whenRetriesExhausted ({}) applies",
+            ordinal(i64::from(m.ordinal)),
+            rules::scope_text(job, pod),
+            m.action.as_str()
+        ),
+        Some(max) => format!(
+            ", match {} of maxRetries {max} in {}",
+            m.ordinal,
+            rules::scope_text(job, pod)
+        ),
+        None => String::new(),
+    };
+    let handled_by = format!("{which} ({own_action}) matched {matched}{limit}: ");
+    (name, matched, handled_by)
 }
 
 /// Where a finished pod stands in the status.
@@ -766,7 +863,12 @@ fn action_reasons(facts: &ExplainFacts<'_>, plan: &Plan) -> Capped<ActionReason>
         match action {
             Action::FailPods(pods) => push(
                 "PendingTimeout",
-                "pods stuck in Pending past the extended policy's pendingTimeout: marked Failed, then deleted".into(),
+                crate::extended::pending_timeout::describe(
+                    job,
+                    facts.snapshot.now,
+                    &facts.snapshot.pods,
+                    pods,
+                ),
                 pods.len(),
             ),
             Action::AdoptPods(pods) => push(
@@ -780,7 +882,8 @@ fn action_reasons(facts: &ExplainFacts<'_>, plan: &Plan) -> Capped<ActionReason>
                 pods.len(),
             ),
             Action::CreatePods(pods) => {
-                let (reason, message) = creation_reason(facts, &why, pods);
+                let (reason, mut message) = creation_reason(facts, &why, pods);
+                message.push_str(&crate::extended::node_avoidance::describe(pods));
                 push(reason, message, pods.len());
             }
             Action::DeletePods(pods) => {
@@ -1025,6 +1128,11 @@ fn requeue_reason(facts: &ExplainFacts<'_>, explanation: &JobExplanation, plan: 
     };
     let now = facts.snapshot.now;
     let deadline_wait = facts.deadline.map(|d| d.saturating_since(now));
+    let job = &facts.snapshot.job;
+    if crate::extended::pending_timeout::next_timeout(job, &facts.snapshot.pods, now) == Some(after)
+    {
+        return "a pod stuck in Pending reaches the extended policy's pendingTimeout then".into();
+    }
     match (&explanation.backoff, deadline_wait) {
         (Some(b), deadline) if deadline.is_none_or(|d| b.until.saturating_since(now) <= d) => {
             let index = b
@@ -1032,9 +1140,10 @@ fn requeue_reason(facts: &ExplainFacts<'_>, explanation: &JobExplanation, plan: 
                 .map(|i| format!(" of index {i}"))
                 .unwrap_or_default();
             format!(
-                "the pod-failure backoff{index} ends then: {} after the {} failure",
+                "the pod-failure backoff{index} ends then: {} after the {} failure{}",
                 human_duration(b.delay),
-                ordinal(i64::from(b.failures))
+                ordinal(i64::from(b.failures)),
+                crate::extended::backoff_schedule::describe(job)
             )
         }
         (_, Some(d)) if d <= after => "the active deadline passes then".into(),
@@ -1091,9 +1200,10 @@ fn summary(facts: &ExplainFacts<'_>, explanation: &JobExplanation, plan: &Plan) 
     if let Some(b) = &explanation.backoff {
         let _ = write!(
             line,
-            "; pod creation waits for the backoff ({} after the {} failure)",
+            "; pod creation waits for the backoff ({} after the {} failure{})",
             human_duration(b.delay),
-            ordinal(i64::from(b.failures))
+            ordinal(i64::from(b.failures)),
+            crate::extended::backoff_schedule::describe(job)
         );
     }
     line.push('.');

@@ -495,3 +495,182 @@ fn reaching_completions_is_the_coming_complete_condition() {
         reasons(&e)
     );
 }
+
+// The extended failure policy document: the pod verdict names the document's
+// rule and what it matched, and a used-up retry limit.
+
+use crate::extended::ExtendedAction;
+use crate::extended::rules::test_docs::*;
+
+/// A started NonIndexed Job (parallelism 3, completions 3) carrying `rules`.
+fn document_job(rules: Vec<crate::extended::ExtendedRule>) -> Job {
+    let mut job = with_document(job(), document(rules));
+    job.spec.parallelism = 3;
+    job.spec.completions = Some(3);
+    job.status.start_time = Some(t(0));
+    job
+}
+
+#[test]
+fn a_document_rule_verdict_names_the_rule_and_every_matcher() {
+    let job = document_job(vec![
+        rule(ExtendedAction::Count).exit_in(&[(1, 1)]),
+        rule(ExtendedAction::FailJob)
+            .named("oom")
+            .exit_in(&[(42, 42), (128, 255)])
+            .container_reasons(Some("main"), &["OOMKilled"]),
+    ]);
+    let pods = vec![
+        pod("oom")
+            .phase(PodPhase::Failed)
+            .exit("main", 137, t(5))
+            .termination("main", false, "OOMKilled", ""),
+        pod("counted").phase(PodPhase::Failed).exit("main", 1, t(4)),
+        pod("unmatched")
+            .phase(PodPhase::Failed)
+            .exit("main", 2, t(3)),
+    ];
+    let (_, e) = explained(&snapshot(job, pods, t(10)));
+    let g = group(&e, "oom");
+    assert_eq!(g.verdict, Verdict::FailsJob);
+    assert_eq!(g.rule, None, "rule indexes are spec.podFailurePolicy's");
+    assert_eq!(g.extended_rule.as_deref(), Some("oom"));
+    assert_eq!(
+        g.matched,
+        "exit code 137 of container \"main\" (In 42, 128-255) and termination reason \"OOMKilled\" of container \"main\""
+    );
+    assert!(
+        g.detail
+            .starts_with("failure policy document rule \"oom\" (FailJob) matched exit code 137"),
+        "{}",
+        g.detail
+    );
+    assert!(g.detail.contains("fails the Job"), "{}", g.detail);
+    let g = group(&e, "counted");
+    assert_eq!(g.verdict, Verdict::FailedCounted);
+    assert_eq!(g.extended_rule.as_deref(), Some("rules[0]"));
+    assert!(
+        g.detail.starts_with(
+            "rule at index 0 of the failure policy document (Count) matched exit code 1"
+        ),
+        "{}",
+        g.detail
+    );
+    let g = group(&e, "unmatched");
+    assert_eq!(g.extended_rule, None);
+    assert!(
+        g.detail
+            .contains("no rule of the failure policy document or spec.podFailurePolicy matched"),
+        "{}",
+        g.detail
+    );
+    let c = e.coming_condition.as_ref().expect("a coming condition");
+    assert_eq!(c.reason, "PodFailurePolicy_oom");
+    assert!(
+        c.message.contains("matching FailJob rule \"oom\""),
+        "{}",
+        c.message
+    );
+}
+
+#[test]
+fn a_used_up_retry_limit_is_explained() {
+    let job = document_job(vec![
+        rule(ExtendedAction::Count)
+            .named("oom")
+            .exit_in(&[(137, 137)])
+            .max_retries(2, ExtendedAction::FailJob),
+    ]);
+    let failed = |name: &str, at: i64| pod(name).phase(PodPhase::Failed).exit("main", 137, t(at));
+    let pods = vec![failed("first", 1), failed("second", 2), failed("third", 3)];
+    let (_, e) = explained(&snapshot(job, pods, t(10)));
+    let g = group(&e, "first");
+    assert_eq!(g.verdict, Verdict::FailedCounted);
+    assert!(
+        g.detail.contains("match 1 of maxRetries 2 in the Job"),
+        "{}",
+        g.detail
+    );
+    assert!(
+        group(&e, "second")
+            .detail
+            .contains("match 2 of maxRetries 2")
+    );
+    let g = group(&e, "third");
+    assert_eq!(g.verdict, Verdict::FailsJob);
+    assert_eq!(g.extended_rule.as_deref(), Some("oom"));
+    assert!(
+        g.detail.contains(
+            "for the 3rd time in the Job: its maxRetries (2) are used up, so whenRetriesExhausted (FailJob) applies"
+        ),
+        "{}",
+        g.detail
+    );
+    let c = e.coming_condition.as_ref().expect("a coming condition");
+    assert_eq!(c.reason, "PodFailurePolicy_oom");
+    assert!(
+        c.message.contains("its 2 retries are used up"),
+        "{}",
+        c.message
+    );
+}
+
+#[test]
+fn a_pod_failed_for_its_pending_timeout_is_explained() {
+    let mut job = document_job(vec![]);
+    let mut doc = (**job.extended_failure_policy.as_ref().expect("a document")).clone();
+    doc.pending_timeout = Some(crate::extended::PendingTimeout {
+        seconds: 300,
+        reasons: vec!["ImagePullBackOff".into()],
+        action: ExtendedAction::Ignore,
+    });
+    job.extended_failure_policy = Some(std::sync::Arc::new(doc));
+    let pods = vec![pod("stuck").phase(PodPhase::Failed).pending_timed_out()];
+    let (_, e) = explained(&snapshot(job, pods, t(400)));
+    let g = group(&e, "stuck");
+    assert_eq!(g.verdict, Verdict::FailedIgnored);
+    assert_eq!(g.extended_rule.as_deref(), Some("PendingTimeout"));
+    assert!(
+        g.matched
+            .starts_with("condition job-decider.dev/PendingTimeout=True"),
+        "{}",
+        g.matched
+    );
+    assert!(
+        g.detail.starts_with(
+            "the failure policy document's pendingTimeout (rule \"PendingTimeout\") (Ignore) matched"
+        ),
+        "{}",
+        g.detail
+    );
+}
+
+#[test]
+fn document_rule_explanations_stay_bounded() {
+    let huge = "R".repeat(100_000);
+    let job = document_job(vec![
+        rule(ExtendedAction::Count)
+            .named(&"n".repeat(63))
+            .pod_reasons(&[&huge])
+            .container_reasons(None, &[&huge])
+            .message(&"x?".repeat(400)),
+    ]);
+    let pods: Vec<Pod> = (0..300)
+        .map(|i| {
+            pod(&format!("p{i}-{}", "q".repeat(200)))
+                .phase(PodPhase::Failed)
+                .pod_reason(&huge)
+                .pod_message(&huge)
+                .termination(&"c".repeat(1000), false, &huge, &huge)
+        })
+        .collect();
+    let (_, e) = explained(&snapshot(job, pods, t(10)));
+    assert!(e.pods.len() <= MAX_EXPLANATION_ENTRIES);
+    for g in e.pods.iter() {
+        assert!(g.matched.len() <= MAX_TEXT_BYTES, "{}", g.matched.len());
+        assert!(g.detail.len() <= MAX_MESSAGE_BYTES, "{}", g.detail.len());
+        assert!(g.pods.len() <= MAX_PODS_PER_GROUP);
+    }
+    let g = group(&e, &format!("p0-{}", "q".repeat(200)));
+    assert_eq!(g.count, 300, "one group: the same rule and the same match");
+}

@@ -7,10 +7,9 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use crate::backoff::{
-    POD_FAILURE_BACKOFF_BASE, POD_FAILURE_BACKOFF_MAX, backoff_delay, finished_time,
-    index_backoff_failures, remaining_backoff, remaining_backoff_for_index,
-};
+use crate::backoff::remaining_backoff_on;
+use crate::extended::backoff_schedule::{BackoffSchedule, index_backoff};
+use crate::extended::node_avoidance;
 use crate::index_set::IndexSet;
 use crate::indexed::{
     in_completion_index_order, new_index_failure_counts, pod_generate_name_with_index,
@@ -155,18 +154,14 @@ pub(crate) fn manage_job_why(facts: &ManageFacts<'_>) -> (ManageDecision, Manage
         return (ManageDecision::Nothing, why);
     }
     if !job.spec.uses_backoff_limit_per_index() {
-        let remaining = remaining_backoff(
-            facts.backoff,
-            facts.now,
-            POD_FAILURE_BACKOFF_BASE,
-            POD_FAILURE_BACKOFF_MAX,
-        );
+        let schedule = BackoffSchedule::for_job(job);
+        let remaining = remaining_backoff_on(facts.backoff, facts.now, &schedule);
         if !remaining.is_zero() {
             let failures = facts.backoff.failures_after_last_success;
             why.backoff = Some(BackoffHold {
                 failures,
                 last_failure: facts.backoff.last_failure_time.unwrap_or(facts.now),
-                delay: backoff_delay(failures, POD_FAILURE_BACKOFF_BASE, POD_FAILURE_BACKOFF_MAX),
+                delay: schedule.delay(failures, None),
                 index: None,
             });
             return (ManageDecision::WaitForBackoff(remaining), why);
@@ -176,22 +171,18 @@ pub(crate) fn manage_job_why(facts: &ManageFacts<'_>) -> (ManageDecision, Manage
         .unwrap_or(0)
         .min(MAX_POD_CREATE_DELETE_PER_SYNC);
 
-    let creations: Vec<PodCreation> = if job.spec.is_indexed() {
+    let mut creations: Vec<PodCreation> = if job.spec.is_indexed() {
         let mut indexes = first_pending_indexes(facts, diff);
         if job.spec.uses_backoff_limit_per_index() {
             let (now_ready, wait, waiting) = indexes_ready_to_create(facts, &indexes);
             if now_ready.is_empty() && !wait.is_zero() {
                 why.backoff = waiting.and_then(|ix| {
                     let pod = facts.delayed.get(&ix)?;
-                    let failures = index_backoff_failures(pod);
+                    let b = index_backoff(job, Some(pod), ix, facts.now);
                     Some(BackoffHold {
-                        failures,
-                        last_failure: finished_time(pod),
-                        delay: backoff_delay(
-                            failures,
-                            POD_FAILURE_BACKOFF_BASE,
-                            POD_FAILURE_BACKOFF_MAX,
-                        ),
+                        failures: b.failures,
+                        last_failure: b.last_failure,
+                        delay: b.delay,
                         index: Some(ix),
                     })
                 });
@@ -211,6 +202,8 @@ pub(crate) fn manage_job_why(facts: &ManageFacts<'_>) -> (ManageDecision, Manage
     if creations.is_empty() {
         return (ManageDecision::Nothing, why);
     }
+    node_avoidance::avoid_failed_nodes(job, facts.pods, &mut creations);
+    crate::extended::retry_limits::annotate_creations(job, facts.pods, &mut creations);
     (ManageDecision::Create(creations), why)
 }
 
@@ -250,12 +243,7 @@ fn indexes_ready_to_create(
     let mut shortest: Option<Duration> = None;
     let mut waiting = None;
     for &ix in indexes {
-        let remaining = remaining_backoff_for_index(
-            facts.delayed.get(&ix).map(SyncPod::pod),
-            facts.now,
-            POD_FAILURE_BACKOFF_BASE,
-            POD_FAILURE_BACKOFF_MAX,
-        );
+        let remaining = index_backoff(facts.job, facts.delayed.get(&ix), ix, facts.now).remaining;
         if remaining.is_zero() {
             ready.push(ix);
         } else if shortest.is_none_or(|s| remaining < s) {

@@ -13,6 +13,9 @@ use std::time::Duration;
 use crate::backoff::new_backoff_record;
 use crate::conditions::{ensure_condition, new_condition};
 use crate::explain::{self, ExplainFacts, JobExplanation};
+use crate::extended::backoff_schedule::failures_for_backoff;
+use crate::extended::pending_timeout;
+use crate::extended::rules;
 use crate::index_set::IndexSet;
 use crate::indexed::{self, pods_with_delayed_deletion, valid_index};
 use crate::manage::{ManageDecision, ManageFacts, manage_job_why, pod_deletions};
@@ -280,7 +283,11 @@ impl<'a> SyncFacts<'a> {
             None if !job.spec.suspend => Some(now),
             start_time => start_time,
         };
-        let new_backoff = new_backoff_record(snapshot.state.backoff, &new_succeeded, &new_failed);
+        let new_backoff = new_backoff_record(
+            snapshot.state.backoff,
+            &new_succeeded,
+            &failures_for_backoff(job, &new_failed),
+        );
 
         let (mut prev_succeeded_indexes, mut succeeded_indexes, mut active_indexes) =
             (IndexSet::new(), IndexSet::new(), IndexSet::new());
@@ -421,6 +428,7 @@ fn sync_job(snapshot: &Snapshot, explain: bool) -> (Plan, Option<JobExplanation>
         actions,
     } = claim_pods(job, &snapshot.pods);
     pods.extend(adopted.iter().map(|p| SyncPod::new(job, p)));
+    crate::extended::retry_limits::apply_retry_limits(job, &mut pods);
     let facts = SyncFacts::gather(snapshot, pods);
     let mut plan = PlanSoFar {
         actions,
@@ -429,6 +437,14 @@ fn sync_job(snapshot: &Snapshot, explain: bool) -> (Plan, Option<JobExplanation>
     let (finishing, deadline_wait) = finishing_condition(&facts);
     if let Some(wait) = deadline_wait {
         plan.requeue_after(wait);
+    }
+    // Extended policy: stuck Pending pods fail right after adoption and release.
+    let stuck = pending_timeout::pending_timeouts(job, &facts.pods, now, finishing.is_some());
+    if let Some(wait) = stuck.requeue {
+        plan.requeue_after(wait);
+    }
+    if !stuck.failures.is_empty() {
+        plan.actions.push(Action::FailPods(stuck.failures));
     }
     // Only an explanation reads the condition after the match below takes it.
     let finishing_explained = if explain { finishing.clone() } else { None };
@@ -556,8 +572,8 @@ fn finishing_condition(facts: &SyncFacts<'_>) -> (Option<JobCondition>, Option<D
                 &target.message,
                 now,
             ));
-        } else if let Some(message) = fail_job_message(job, &facts.pods) {
-            condition = Some(failure_target("PodFailurePolicy", &message, now));
+        } else if let Some((reason, message)) = fail_job_reason_and_message(job, &facts.pods) {
+            condition = Some(failure_target(&reason, &message, now));
         }
     }
     if condition.is_none() {
@@ -718,14 +734,31 @@ fn new_finished_pods<'a>(
     (succeeded, failed)
 }
 
-/// The message of the first failed pod (in snapshot order, counted or not) that matches a FailJob rule.
-fn fail_job_message(job: &Job, pods: &[SyncPod<'_>]) -> Option<String> {
-    let policy = job.spec.pod_failure_policy.as_ref()?;
+/// The reason and message of the first failed pod (in snapshot order,
+/// counted or not) whose handling is FailJob: `PodFailurePolicy` and
+/// upstream's message for a `spec.podFailurePolicy` rule; for a rule of the
+/// extended policy document, the reason its name gives and a message naming it.
+fn fail_job_reason_and_message(job: &Job, pods: &[SyncPod<'_>]) -> Option<(String, String)> {
+    if job.spec.pod_failure_policy.is_none() && job.extended_failure_policy.is_none() {
+        return None;
+    }
     let pod = pods
         .iter()
         .find(|p| p.failed && p.policy_action(job) == Some(&PodFailurePolicyAction::FailJob))?;
     // Only the pod the message names needs the match's details.
-    match_pod_failure_policy(Some(policy), &job.namespace, pod).fail_job_message
+    if let (Some(m), Some(document)) = (
+        pod.failed_document_match(),
+        job.extended_failure_policy.as_deref(),
+    ) {
+        return Some((
+            rules::fail_job_reason(document, m.rule),
+            rules::fail_job_message(job, &m, pod),
+        ));
+    }
+    let message =
+        match_pod_failure_policy(job.spec.pod_failure_policy.as_ref(), &job.namespace, pod)
+            .fail_job_message?;
+    Some(("PodFailurePolicy".into(), message))
 }
 
 /// With restartPolicy OnFailure, container restarts of running and pending pods count against backoffLimit.

@@ -68,7 +68,54 @@ pub struct Script {
     /// Things that happen at given times.
     #[serde(default)]
     pub events: Vec<ScriptedEvent>,
+    /// The cluster's nodes, by count (`3`: node-1 to node-3) or by name. Given, the
+    /// scheduler places each new pod on the allowed node running the fewest pods (a
+    /// pod that avoids every node stays Pending, `Unschedulable`) and rules can select
+    /// attempts by `node`; not given, every pod runs on a node of its own.
+    #[serde(default)]
+    pub nodes: Option<NodeList>,
 }
+
+/// The cluster's nodes: a count or names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeList(pub Vec<String>);
+
+impl<'de> Deserialize<'de> for NodeList {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<NodeList, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = NodeList;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a number of nodes (1 to 1000) or a list of node names")
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<NodeList, E> {
+                if !(1..=MAX_NODES as u64).contains(&v) {
+                    return Err(E::custom(format!("{v}: give 1 to {MAX_NODES} nodes")));
+                }
+                Ok(NodeList((1..=v).map(|n| format!("node-{n}")).collect()))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<NodeList, E> {
+                u64::try_from(v)
+                    .map_err(|_| E::custom(format!("{v}: must not be negative")))
+                    .and_then(|v| self.visit_u64(v))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<NodeList, A::Error> {
+                let mut out: Vec<String> = Vec::new();
+                while let Some(n) = seq.next_element::<String>()? {
+                    if out.len() >= MAX_NODES {
+                        return Err(de::Error::custom(format!("more than {MAX_NODES} nodes")));
+                    }
+                    out.push(n);
+                }
+                Ok(NodeList(out))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The most nodes a script may name.
+pub const MAX_NODES: usize = 1000;
 
 /// What an attempt does when no rule says otherwise.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -131,6 +178,56 @@ pub struct AttemptRule {
     /// How long the pod waits before it runs.
     #[serde(default)]
     pub start_delay: Option<Span>,
+    /// The pod never starts: once scheduled, its containers wait with this reason
+    /// (`ImagePullBackOff`, `ErrImagePull`, `CreateContainerConfigError`, ...) until
+    /// something fails or deletes the pod.
+    #[serde(default)]
+    pub pending: Option<String>,
+    /// The pod fails when it would start, before any container runs, with this
+    /// `status.reason` (e.g. `UnexpectedAdmissionError`) and no container statuses.
+    #[serde(default)]
+    pub pod_reason: Option<String>,
+    /// The failing container's termination message (with `exitCode`), or the pod's
+    /// `status.message` (with `podReason`).
+    #[serde(default)]
+    pub message: Option<String>,
+    /// Only attempts placed on these nodes (needs `nodes`).
+    #[serde(default)]
+    pub node: Option<Names>,
+}
+
+/// One name or a list of names.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum Names {
+    /// No names.
+    #[default]
+    None,
+    /// One name.
+    One(String),
+    /// Several.
+    Many(Vec<String>),
+}
+
+impl Names {
+    /// Whether `name` is one of them.
+    pub fn contains(&self, name: &str) -> bool {
+        match self {
+            Names::None => false,
+            Names::One(n) => n == name,
+            Names::Many(ns) => ns.iter().any(|n| n == name),
+        }
+    }
+
+    /// The names, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        let slice: &[String] = match self {
+            Names::None => &[],
+            Names::One(n) => std::slice::from_ref(n),
+            Names::Many(ns) => ns,
+        };
+        slice.iter().map(String::as_str)
+    }
 }
 
 /// Which pods an event acts on: those of an index, or the pod of an attempt number.
@@ -277,6 +374,16 @@ fn parse_numbers(text: &str) -> Result<BTreeSet<u32>, String> {
     Ok(out)
 }
 
+/// The longest message a rule may give (the kubelet keeps 4 KiB of a termination message).
+pub const MAX_MESSAGE: usize = 4096;
+
+/// A Kubernetes reason: a CamelCase word (letters and digits, from a letter), at most 128 bytes.
+fn is_reason(s: &str) -> bool {
+    s.len() <= 128
+        && s.starts_with(|c: char| c.is_ascii_alphabetic())
+        && s.chars().all(|c| c.is_ascii_alphanumeric())
+}
+
 /// The default horizon: a day of virtual time.
 pub const DEFAULT_HORIZON: Span = Span::secs(24 * 3600);
 /// The default bound on syncs.
@@ -342,6 +449,54 @@ impl Script {
                     "a reason needs exitCode or exitCodes",
                 ));
             }
+            let endings = usize::from(rule.exit_code.is_some() || rule.exit_codes.is_some())
+                + usize::from(rule.pending.is_some())
+                + usize::from(rule.pod_reason.is_some());
+            if endings > 1 {
+                let field = if rule.pod_reason.is_some() {
+                    "podReason"
+                } else {
+                    "pending"
+                };
+                return Err(ScriptError::at(
+                    at(field),
+                    "give one ending: exitCode(s), pending or podReason",
+                ));
+            }
+            for (field, value) in [("pending", &rule.pending), ("podReason", &rule.pod_reason)] {
+                if value.as_ref().is_some_and(|v| !is_reason(v)) {
+                    return Err(ScriptError::at(
+                        at(field),
+                        "a reason is a CamelCase word such as ImagePullBackOff",
+                    ));
+                }
+            }
+            if rule.message.is_some() && endings == 0 {
+                return Err(ScriptError::at(
+                    at("message"),
+                    "a message needs exitCode(s) or podReason",
+                ));
+            }
+            if rule.message.as_ref().is_some_and(|m| m.len() > MAX_MESSAGE) {
+                return Err(ScriptError::at(
+                    at("message"),
+                    format!("longer than {MAX_MESSAGE} bytes"),
+                ));
+            }
+            if let Some(names) = &rule.node {
+                let Some(nodes) = &self.nodes else {
+                    return Err(ScriptError::at(
+                        at("node"),
+                        "selecting attempts by node needs the script's nodes",
+                    ));
+                };
+                if let Some(unknown) = names.iter().find(|n| !nodes.0.iter().any(|m| m == n)) {
+                    return Err(ScriptError::at(
+                        at("node"),
+                        format!("{unknown:?} is not one of the script's nodes"),
+                    ));
+                }
+            }
         }
         for (i, event) in self.events.iter().enumerate() {
             event.action(i)?;
@@ -382,6 +537,26 @@ impl Script {
                         self.events[i - 1].at
                     ),
                 ));
+            }
+        }
+        if let Some(nodes) = &self.nodes {
+            if nodes.0.is_empty() {
+                return Err(ScriptError::at("nodes", "name at least one node"));
+            }
+            let mut seen = BTreeSet::new();
+            for (i, n) in nodes.0.iter().enumerate() {
+                if n.is_empty() || n.len() > 253 {
+                    return Err(ScriptError::at(
+                        format!("nodes[{i}]"),
+                        "a node name has 1 to 253 characters",
+                    ));
+                }
+                if !seen.insert(n) {
+                    return Err(ScriptError::at(
+                        format!("nodes[{i}]"),
+                        format!("{n:?} twice"),
+                    ));
+                }
             }
         }
         if self.max_syncs == Some(0) {

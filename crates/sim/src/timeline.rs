@@ -74,6 +74,10 @@ pub enum EventKind {
     PodDeleted,
     /// The kubelet stopped a deleted pod: phase Failed.
     PodStopped,
+    /// The pod's containers cannot start (e.g. `ImagePullBackOff`) or no node may take it.
+    PodWaiting,
+    /// The controller failed a pod stuck in Pending (the extended policy's `pendingTimeout`).
+    PodFailedByController,
     /// restartPolicy OnFailure: a container exited non-zero and will be restarted in place.
     ContainerFailed,
     /// restartPolicy OnFailure: the kubelet started the container again (a new attempt).
@@ -103,6 +107,8 @@ impl EventKind {
             EventKind::PodDeletedByUser => "user-deleted",
             EventKind::PodDeleted => "deleted",
             EventKind::PodStopped => "stopped",
+            EventKind::PodWaiting => "waiting",
+            EventKind::PodFailedByController => "timed-out",
             EventKind::ContainerFailed => "crashed",
             EventKind::ContainerRestarted => "restarted",
             EventKind::PodRemoved => "removed",

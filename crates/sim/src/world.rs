@@ -6,6 +6,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use job_decider_api::pb;
+use job_decider_core::extended::retry_limits::{document_match_among, max_retries};
+use job_decider_core::extended::rules::{
+    DocumentMatch, describe_matched_on, matched_on, policy_action_of, rule_action, rule_label,
+};
+use job_decider_core::extended::{
+    ExtendedAction, ExtendedFailurePolicy, FAILURE_POLICY_ANNOTATION,
+};
 use job_decider_core::model::{JOB_TRACKING_FINALIZER, PodFailurePolicyAction, Snapshot};
 use job_decider_core::pod_failure_policy::{MatchedOn, match_pod_failure_policy};
 use pb::action::Kind;
@@ -103,6 +110,9 @@ pub struct Options {
     pub controller_name: String,
     /// How pods running at the start count the script's run time.
     pub running_pods: RunningPods,
+    /// The extended failure policy document each request carries
+    /// (`DecideJobRequest.failure_policy`); empty for none, or the Job's annotation.
+    pub failure_policy: String,
 }
 
 /// How a pod given at the start that is already running counts the script's run time.
@@ -128,11 +138,28 @@ struct AttemptPlan {
     container: String,
     run_time: i64,
     start_delay: i64,
+    /// How the attempt ends when it does not run to its exit code.
+    ending: PlannedEnding,
+    /// The failing container's termination message, or the pod's status message.
+    message: String,
+}
+
+/// How an attempt goes other than running to its exit code.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum PlannedEnding {
+    /// It runs and exits with the plan's code.
+    Exits,
+    /// It never starts: its containers wait with this reason.
+    Stuck(String),
+    /// It fails as it would start, with this pod `status.reason` and no container run.
+    Rejected(String),
 }
 
 #[derive(Clone, Debug)]
 struct SimPod {
     pod: pb::Pod,
+    /// The node the scheduler placed it on, when the script models nodes.
+    node: Option<String>,
     ordinal: u32,
     index: Option<i32>,
     attempt: u32,
@@ -202,6 +229,7 @@ struct World<'s> {
     start: i64,
     state: Option<pb::ControllerState>,
     controller_name: String,
+    failure_policy: String,
     script: &'s Script,
     actions: Vec<EventAction>,
     next_scripted: usize,
@@ -412,6 +440,7 @@ impl<'s> World<'s> {
             state: None,
             // The simulation plays the Job's own controller: a Job that names one in
             // spec.managedBy is decided as that controller, not left to it.
+            failure_policy: options.failure_policy.clone(),
             controller_name: if options.controller_name.is_empty() {
                 spec.managed_by.clone().unwrap_or_default()
             } else {
@@ -567,9 +596,15 @@ impl<'s> World<'s> {
         self.created += 1;
         let ordinal = self.created;
         let attempt = self.next_attempt(index);
-        let plan = self.plan_for(index, attempt);
+        let node = pod
+            .spec
+            .as_ref()
+            .map(|s| s.node_name.clone())
+            .filter(|n| !n.is_empty() && self.script.nodes.is_some());
+        let plan = self.plan_for(index, attempt, node.as_deref());
         SimPod {
             pod,
+            node,
             ordinal,
             index,
             attempt,
@@ -595,11 +630,13 @@ impl<'s> World<'s> {
         }
     }
 
-    fn plan_for(&self, index: Option<i32>, attempt: u32) -> AttemptPlan {
+    fn plan_for(&self, index: Option<i32>, attempt: u32, node: Option<&str>) -> AttemptPlan {
         let d = &self.script.defaults;
         let mut exit: Option<(i32, Option<String>, Option<String>)> = None;
+        let mut ending: Option<(PlannedEnding, Option<String>)> = None;
         let mut run_time = None;
         let mut start_delay = None;
+        let mut message: Option<String> = None;
         // The draw is keyed by index and attempt (Indexed) or the attempt alone, so
         // two policies that create pods in another order still draw alike.
         let key = match index {
@@ -616,7 +653,11 @@ impl<'s> World<'s> {
                 .attempt
                 .as_ref()
                 .is_none_or(|set| set.0.contains(&attempt));
-            if !index_ok || !attempt_ok {
+            let node_ok = rule
+                .node
+                .as_ref()
+                .is_none_or(|names| node.is_some_and(|n| names.contains(n)));
+            if !index_ok || !attempt_ok || !node_ok {
                 continue;
             }
             if let Some(p) = rule.percent
@@ -624,7 +665,17 @@ impl<'s> World<'s> {
             {
                 continue;
             }
-            if exit.is_none() {
+            if exit.is_none() && ending.is_none() {
+                if let Some(reason) = &rule.pending {
+                    ending = Some((PlannedEnding::Stuck(reason.clone()), None));
+                } else if let Some(reason) = &rule.pod_reason {
+                    ending = Some((
+                        PlannedEnding::Rejected(reason.clone()),
+                        rule.message.clone(),
+                    ));
+                }
+            }
+            if exit.is_none() && ending.is_none() {
                 let code = match (&rule.exit_code, &rule.exit_codes) {
                     (Some(c), _) => Some(*c),
                     (None, Some(codes)) if !codes.is_empty() => {
@@ -641,6 +692,7 @@ impl<'s> World<'s> {
                 };
                 if let Some(code) = code {
                     exit = Some((code, rule.reason.clone(), rule.container.clone()));
+                    message = rule.message.clone();
                 }
             }
             if run_time.is_none() {
@@ -651,7 +703,10 @@ impl<'s> World<'s> {
             }
         }
         let (exit_code, reason, container) = exit.unwrap_or((d.exit_code.unwrap_or(0), None, None));
+        let (ending, pod_message) = ending.unwrap_or((PlannedEnding::Exits, None));
         AttemptPlan {
+            ending,
+            message: pod_message.or(message).unwrap_or_default(),
             exit_code,
             reason: reason
                 .unwrap_or_else(|| if exit_code == 0 { "Completed" } else { "Error" }.to_string()),
@@ -1075,13 +1130,21 @@ impl<'s> World<'s> {
     }
 
     fn start_pod(&mut self, i: usize) {
+        match self.pods[i].plan.ending.clone() {
+            PlannedEnding::Exits => {}
+            PlannedEnding::Stuck(reason) => return self.stick(i, &reason),
+            PlannedEnding::Rejected(reason) => return self.reject(i, &reason),
+        }
         let now = self.now;
         let names = self.container_names.clone();
         let sp = &mut self.pods[i];
         sp.start_at = None;
         sp.started = Some(now);
         sp.outcome = "running".to_string();
-        let node = format!("node-{}", sp.ordinal);
+        let node = sp
+            .node
+            .clone()
+            .unwrap_or_else(|| format!("node-{}", sp.ordinal));
         sp.pod.spec.get_or_insert_with(Default::default).node_name = node.clone();
         let st = status(&mut sp.pod);
         st.phase = "Running".to_string();
@@ -1103,6 +1166,126 @@ impl<'s> World<'s> {
         self.push(EventKind::PodStarted, Some(i), format!("running on {node}"));
     }
 
+    /// The attempt cannot start: its containers wait with `reason` until the pod is
+    /// failed or deleted (the kubelet keeps retrying the image pull).
+    fn stick(&mut self, i: usize, reason: &str) {
+        let now = self.now;
+        let names = self.container_names.clone();
+        let sp = &mut self.pods[i];
+        sp.start_at = None;
+        // Containers wait on a node: without modelled nodes, the pod's own one.
+        if !scheduled(&sp.pod) {
+            let node = format!("node-{}", sp.ordinal);
+            sp.pod.spec.get_or_insert_with(Default::default).node_name = node;
+            status(&mut sp.pod).conditions.push(pb::PodCondition {
+                r#type: "PodScheduled".to_string(),
+                status: "True".to_string(),
+                last_transition_time: Some(whole(now)),
+                ..Default::default()
+            });
+        }
+        let st = status(&mut sp.pod);
+        st.container_statuses = names
+            .iter()
+            .map(|name| pb::ContainerStatus {
+                name: name.clone(),
+                state: Some(pb::ContainerState {
+                    waiting: Some(pb::ContainerStateWaiting {
+                        reason: reason.to_string(),
+                        message: format!("container {name} cannot start: {reason}"),
+                    }),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            })
+            .collect();
+        set_ready(st, false, now);
+        self.push(
+            EventKind::PodWaiting,
+            Some(i),
+            format!("its containers cannot start: {reason}"),
+        );
+    }
+
+    /// The kubelet rejects the pod as it would start: phase Failed with `reason`, no
+    /// container ran (as for `UnexpectedAdmissionError`).
+    fn reject(&mut self, i: usize, reason: &str) {
+        let now = self.now;
+        let sp = &mut self.pods[i];
+        sp.start_at = None;
+        let message = sp.plan.message.clone();
+        let st = status(&mut sp.pod);
+        st.phase = "Failed".to_string();
+        st.reason = reason.to_string();
+        st.message = message;
+        set_ready(st, false, now);
+        sp.ended = Some(now);
+        sp.outcome = "failed".to_string();
+        sp.why = format!("rejected by the kubelet: {reason}");
+        let policy = self.policy_of(i);
+        let detail = match &policy {
+            Some(p) => format!("{}; {p}", self.pods[i].why),
+            None => self.pods[i].why.clone(),
+        };
+        self.pods[i].policy = policy;
+        self.push(EventKind::PodFailed, Some(i), detail);
+        self.collect();
+    }
+
+    /// The controller fails a pod stuck in Pending (FailPods): phase Failed with its
+    /// condition, then a delete (at once: no container runs).
+    fn fail_stuck_pod(&mut self, i: usize, failure: &pb::PodFailure) {
+        let now = self.now;
+        {
+            let sp = &mut self.pods[i];
+            let st = status(&mut sp.pod);
+            st.phase = "Failed".to_string();
+            st.conditions.push(pb::PodCondition {
+                r#type: failure.condition_type.clone(),
+                status: "True".to_string(),
+                reason: failure.reason.clone(),
+                message: failure.message.clone(),
+                last_transition_time: Some(whole(now)),
+                ..Default::default()
+            });
+            sp.start_at = None;
+            sp.ended = Some(now);
+            sp.outcome = "failed".to_string();
+            sp.why = format!(
+                "stuck in Pending ({}); failed by the controller",
+                failure.reason
+            );
+        }
+        let policy = self.policy_of(i);
+        let detail = match &policy {
+            Some(p) => format!("{}; {p}", self.pods[i].why),
+            None => self.pods[i].why.clone(),
+        };
+        self.pods[i].policy = policy;
+        self.push(EventKind::PodFailedByController, Some(i), detail);
+        self.delete_pod(i);
+        self.collect();
+    }
+
+    /// The scheduler's choice for a new pod: the allowed node running the fewest
+    /// pods, in the script's order; `None` when every node is excluded.
+    fn place(&self, avoid: Option<&pb::AvoidNodes>) -> Option<String> {
+        let nodes = &self.script.nodes.as_ref()?.0;
+        let avoided = |n: &String| avoid.is_some_and(|a| a.nodes.contains(n));
+        let required = avoid.is_some_and(|a| a.mode != "Preferred");
+        let load = |n: &String| {
+            self.pods
+                .iter()
+                .filter(|p| !p.gone && !terminal(&p.pod) && p.node.as_ref() == Some(n))
+                .count()
+        };
+        nodes
+            .iter()
+            .filter(|n| !(required && avoided(n)))
+            .min_by_key(|n| (avoided(n), load(n)))
+            .cloned()
+    }
+
     /// Every container ends: `container` with `code`, the others with 0.
     fn finish_pod(&mut self, i: usize, container: &str, code: i32, reason: &str) {
         if self.on_failure && code != 0 {
@@ -1118,16 +1301,17 @@ impl<'s> World<'s> {
                 .as_ref()
                 .and_then(|s| s.running.as_ref())
                 .and_then(|r| r.started_at);
-            let (c, r) = if cs.name == container {
-                (code, reason.to_string())
+            let (c, r, message) = if cs.name == container {
+                (code, reason.to_string(), sp.plan.message.clone())
             } else {
-                (0, "Completed".to_string())
+                (0, "Completed".to_string(), String::new())
             };
             cs.ready = false;
             cs.state = Some(pb::ContainerState {
                 terminated: Some(pb::ContainerStateTerminated {
                     exit_code: c,
                     reason: r,
+                    message,
                     started_at: started,
                     finished_at: Some(whole(now)),
                     ..Default::default()
@@ -1222,7 +1406,8 @@ impl<'s> World<'s> {
         let now = self.now;
         let index = self.pods[i].index;
         let attempt = self.next_attempt(index);
-        let plan = self.plan_for(index, attempt);
+        let node = self.pods[i].node.clone();
+        let plan = self.plan_for(index, attempt, node.as_deref());
         let sp = &mut self.pods[i];
         sp.restart_at = None;
         sp.restarts += 1;
@@ -1313,21 +1498,55 @@ impl<'s> World<'s> {
             .spec
             .as_ref()
             .is_some_and(|s| s.pod_failure_policy.is_some());
+        let uid = self.pods[i]
+            .pod
+            .metadata
+            .as_ref()
+            .map(|m| m.uid.clone())
+            .unwrap_or_default();
+        // A document's retry limits count a failure among its scope's: every pod then.
+        let documented = !self.failure_policy.is_empty()
+            || self
+                .job
+                .metadata
+                .as_ref()
+                .is_some_and(|m| m.annotations.contains_key(FAILURE_POLICY_ANNOTATION));
+        let pods = if documented {
+            self.pods
+                .iter()
+                .filter(|p| !p.gone)
+                .map(|p| p.pod.clone())
+                .collect()
+        } else {
+            vec![self.pods[i].pod.clone()]
+        };
         let request = pb::DecideJobRequest {
             job: Some(self.job.clone()),
-            pods: vec![self.pods[i].pod.clone()],
+            pods,
             now: Some(ts(self.now)),
+            failure_policy: self.failure_policy.clone(),
             ..Default::default()
         };
         let snapshot = Snapshot::try_from(request).ok()?;
-        let pod = snapshot.pods.first()?;
+        let pod = snapshot.pods.iter().find(|p| p.uid == uid)?;
+        if let Some(doc) = snapshot.job.extended_failure_policy.as_deref()
+            && let Some(m) = document_match_among(&snapshot.job, &snapshot.pods, &uid)
+        {
+            return Some(self.narrate_document_match(i, doc, &m, pod));
+        }
         let decision = match_pod_failure_policy(
             snapshot.job.spec.pod_failure_policy.as_ref(),
             &snapshot.job.namespace,
             pod,
         );
         let Some(rule) = decision.rule_index else {
-            return has_policy.then(|| "no pod failure policy rule matches: counted".to_string());
+            let rules = snapshot
+                .job
+                .extended_failure_policy
+                .as_deref()
+                .is_some_and(|d| !d.rules.is_empty());
+            return (has_policy || rules)
+                .then(|| "no pod failure policy rule matches: counted".to_string());
         };
         let action = decision.action.clone()?;
         let on = match &decision.matched_on {
@@ -1364,6 +1583,54 @@ impl<'s> World<'s> {
             "podFailurePolicy rule {rule} ({}) matches {on}: {effect}{settled}",
             action.as_str()
         ))
+    }
+
+    /// The story of a failure the extended policy document handled, as `policy_of` tells it.
+    fn narrate_document_match(
+        &mut self,
+        i: usize,
+        doc: &ExtendedFailurePolicy,
+        m: &DocumentMatch,
+        pod: &job_decider_core::model::Pod,
+    ) -> String {
+        let on: Vec<String> = matched_on(doc, m.rule, pod)
+            .iter()
+            .map(|o| describe_matched_on(doc, m.rule, o))
+            .collect();
+        let effect = match m.action {
+            ExtendedAction::FailJob => "fails the Job",
+            ExtendedAction::FailIndex => "fails its index",
+            ExtendedAction::Ignore => "not counted",
+            ExtendedAction::Count => "counted",
+        };
+        let action = policy_action_of(m.action).clone();
+        self.pods[i].ignored = action == PodFailurePolicyAction::Ignore;
+        let is_settled = has_condition(
+            &self.job,
+            &["FailureTarget", "Failed", "SuccessCriteriaMet", "Complete"],
+        )
+        .is_some();
+        self.pods[i].settled = is_settled;
+        self.pods[i].rule = Some(action);
+        let settled = if is_settled {
+            " (the Job's outcome is already settled)"
+        } else {
+            ""
+        };
+        let rule = rule_label(doc, m.rule);
+        let limit = match max_retries(doc, m.rule) {
+            Some(max) if m.exhausted => format!(
+                "; match {} of a rule allowing {max} retries: used up, so whenRetriesExhausted",
+                m.ordinal
+            ),
+            Some(max) => format!("; match {} of {max} retries", m.ordinal),
+            None => String::new(),
+        };
+        format!(
+            "failure policy document rule {rule} ({}) matches {}{limit}: {effect}{settled}",
+            rule_action(doc, m.rule).as_str(),
+            on.join(" and ")
+        )
     }
 
     /// Removes deleted pods that nothing holds any more.
@@ -1416,6 +1683,7 @@ impl<'s> World<'s> {
             now: Some(ts(self.now)),
             state: self.state,
             controller_name: self.controller_name.clone(),
+            failure_policy: self.failure_policy.clone(),
             // The world's pod cache is never stale: every write is seen at once.
             expectations: Some(pb::Expectations::default()),
             ..Default::default()
@@ -1461,11 +1729,22 @@ impl<'s> World<'s> {
                     }
                 }
                 Some(Kind::FailPods(f)) => {
-                    // No scripted pod is ever stuck in Pending, so no plan fails one.
-                    return Err(refused(format!(
-                        "the world models no pending pods, yet the plan fails {} of them",
-                        f.pods.len()
-                    )));
+                    for failure in &f.pods {
+                        let Some(pr) = failure.pod.as_ref() else {
+                            return Err(refused("failPods names no pod".to_string()));
+                        };
+                        let Some(i) = self.find(&pr.name) else {
+                            continue;
+                        };
+                        self.check_uid(i, &pr.uid).map_err(refused)?;
+                        if terminal(&self.pods[i].pod) {
+                            return Err(refused(format!(
+                                "failPods: {} has already ended",
+                                pr.name
+                            )));
+                        }
+                        self.fail_stuck_pod(i, failure);
+                    }
                 }
                 Some(Kind::RemoveFinalizers(r)) => {
                     for pr in &r.pods {
@@ -1610,6 +1889,24 @@ impl<'s> World<'s> {
         let created = self
             .now
             .saturating_add((i64::try_from(k).unwrap_or(0) + 1).saturating_mul(1_000_000));
+        let placed = self.place(pc.avoid_nodes.as_ref());
+        let mut pod_status = pb::PodStatus {
+            phase: "Pending".to_string(),
+            ..Default::default()
+        };
+        if self.script.nodes.is_some() {
+            let (status, reason) = match &placed {
+                Some(_) => ("True", ""),
+                None => ("False", "Unschedulable"),
+            };
+            pod_status.conditions.push(pb::PodCondition {
+                r#type: "PodScheduled".to_string(),
+                status: status.to_string(),
+                reason: reason.to_string(),
+                last_transition_time: Some(whole(created)),
+                ..Default::default()
+            });
+        }
         let pod = pb::Pod {
             metadata: Some(pb::ObjectMeta {
                 name: name.clone(),
@@ -1623,11 +1920,11 @@ impl<'s> World<'s> {
                 owner_references,
                 ..Default::default()
             }),
-            spec: Some(pb::PodSpecSummary::default()),
-            status: Some(pb::PodStatus {
-                phase: "Pending".to_string(),
+            spec: Some(pb::PodSpecSummary {
+                node_name: placed.clone().unwrap_or_default(),
                 ..Default::default()
             }),
+            status: Some(pod_status),
             ..Default::default()
         };
         let index = if self.indexed {
@@ -1635,8 +1932,27 @@ impl<'s> World<'s> {
         } else {
             None
         };
-        let sp = self.new_sim_pod(pod, index, created);
-        let detail = format!("attempt {}", sp.attempt);
+        let mut sp = self.new_sim_pod(pod, index, created);
+        let unschedulable = self.script.nodes.is_some() && placed.is_none();
+        if unschedulable {
+            // No node may take it: it waits, unscheduled, until failed or deleted.
+            sp.start_at = None;
+        }
+        let avoiding = pc
+            .avoid_nodes
+            .as_ref()
+            .filter(|a| !a.nodes.is_empty())
+            .map(|a| format!(", avoiding {} ({})", a.nodes.join(", "), a.mode))
+            .unwrap_or_default();
+        let detail = match &placed {
+            Some(node) if self.script.nodes.is_some() => {
+                format!("attempt {}, on {node}{avoiding}", sp.attempt)
+            }
+            _ if unschedulable => {
+                format!("attempt {}, unschedulable{avoiding}", sp.attempt)
+            }
+            _ => format!("attempt {}{avoiding}", sp.attempt),
+        };
         self.pods.push(sp);
         let i = self.pods.len() - 1;
         self.push(EventKind::PodCreated, Some(i), detail);

@@ -776,3 +776,184 @@ fn per_index_backoff_waits_were_missing_from_the_summary() {
             .contains("per-index backoff: index 3 (1 failed attempt)")
     );
 }
+
+fn events_of(t: &Timeline, kind: EventKind) -> Vec<&crate::timeline::Event> {
+    t.events.iter().filter(|e| e.kind == kind).collect()
+}
+
+#[test]
+fn a_pending_attempt_waits_with_its_reason_and_nothing_upstream_fails_it() {
+    let job = job(serde_json::json!({"parallelism": 1, "completions": 1}));
+    let t = play(
+        job,
+        "horizon: 30m\nattempts:\n- {attempt: 1, pending: ImagePullBackOff}\n",
+    );
+    let waiting = events_of(&t, EventKind::PodWaiting);
+    assert_eq!(waiting.len(), 1);
+    assert!(waiting[0].detail.contains("ImagePullBackOff"));
+    assert_eq!(t.summary.result, "Unfinished");
+    assert_eq!(t.summary.pods_created, 1);
+    assert_eq!(t.attempts[0].ending, Ending::Pending);
+}
+
+#[test]
+fn a_pod_the_kubelet_rejects_fails_without_containers_and_counts() {
+    let job = job(serde_json::json!({"parallelism": 1, "completions": 1}));
+    let t = play(
+        job,
+        "attempts:\n- {attempt: 1, podReason: UnexpectedAdmissionError, message: \"Allocate failed: gpu\"}\n",
+    );
+    assert_eq!(t.summary.pods_failed, 1);
+    assert_eq!(t.summary.failures_counted, 1);
+    assert_eq!(t.summary.result, "Complete");
+    assert!(
+        t.attempts[0].why.contains("UnexpectedAdmissionError"),
+        "{}",
+        t.attempts[0].why
+    );
+    assert_eq!(t.attempts[0].started_ms, None);
+}
+
+#[test]
+fn nodes_take_pods_least_loaded_first_and_rules_select_attempts_by_node() {
+    let job = job(serde_json::json!({"parallelism": 2, "completions": 2, "backoffLimit": 0}));
+    let t = play(job, "nodes: 2\nattempts:\n- {node: node-2, exitCode: 1}\n");
+    let created: Vec<&str> = events_of(&t, EventKind::PodCreated)
+        .iter()
+        .map(|e| e.detail.as_str())
+        .collect();
+    assert_eq!(created, ["attempt 1, on node-1", "attempt 2, on node-2"]);
+    assert_eq!(t.summary.pods_failed, 1);
+    assert_eq!(t.summary.result, "Failed");
+}
+
+/// job-decider's plan, plus what an extended policy would add: every stuck pod
+/// failed, every new pod kept off node-1.
+fn with_extended_actions(
+    request: pb::DecideJobRequest,
+) -> Result<pb::DecideJobResponse, DecideError> {
+    let stuck: Vec<pb::PodFailure> = request
+        .pods
+        .iter()
+        .filter(|p| {
+            p.status.as_ref().is_some_and(|s| {
+                s.phase == "Pending"
+                    && s.container_statuses.iter().any(|c| {
+                        c.state
+                            .as_ref()
+                            .and_then(|st| st.waiting.as_ref())
+                            .is_some_and(|w| w.reason == "ImagePullBackOff")
+                    })
+            })
+        })
+        .map(|p| {
+            let m = p.metadata.clone().unwrap_or_default();
+            pb::PodFailure {
+                pod: Some(pb::PodReference {
+                    name: m.name,
+                    uid: m.uid,
+                }),
+                condition_type: "job-decider.dev/PendingTimeout".to_string(),
+                reason: "ImagePullBackOff".to_string(),
+                message: "stuck".to_string(),
+            }
+        })
+        .collect();
+    let mut response = decide(request)?;
+    for a in &mut response.actions {
+        if let Some(Kind::CreatePods(c)) = a.kind.as_mut() {
+            for p in &mut c.pods {
+                p.avoid_nodes = Some(pb::AvoidNodes {
+                    nodes: vec!["node-1".to_string()],
+                    mode: "Required".to_string(),
+                });
+            }
+        }
+    }
+    if !stuck.is_empty() {
+        response.actions.insert(
+            0,
+            pb::Action {
+                kind: Some(Kind::FailPods(pb::FailPods { pods: stuck })),
+            },
+        );
+    }
+    Ok(response)
+}
+
+#[test]
+fn the_world_fails_and_deletes_the_pods_a_plan_fails_and_keeps_new_pods_off_avoided_nodes() {
+    let job = job(serde_json::json!({"parallelism": 1, "completions": 1}));
+    let script = Script::from_yaml(
+        "nodes: [node-1, node-2]\nattempts:\n- {attempt: 1, pending: ImagePullBackOff}\n",
+    )
+    .expect("script");
+    let mut decider = with_extended_actions;
+    let t =
+        simulate(job, Vec::new(), &script, &Options::default(), &mut decider).expect("simulated");
+    let failed = events_of(&t, EventKind::PodFailedByController);
+    assert_eq!(failed.len(), 1, "{:#?}", t.events);
+    assert!(failed[0].detail.contains("ImagePullBackOff"));
+    assert_eq!(t.summary.pods_failed, 1);
+    assert_eq!(t.summary.failures_counted, 1);
+    assert_eq!(t.summary.result, "Complete");
+    let created: Vec<&str> = events_of(&t, EventKind::PodCreated)
+        .iter()
+        .map(|e| e.detail.as_str())
+        .collect();
+    assert_eq!(
+        created,
+        [
+            "attempt 1, on node-2, avoiding node-1 (Required)",
+            "attempt 2, on node-2, avoiding node-1 (Required)"
+        ]
+    );
+}
+
+#[test]
+fn a_pod_that_must_avoid_every_node_stays_unscheduled() {
+    let job = job(serde_json::json!({"parallelism": 1, "completions": 1}));
+    let script = Script::from_yaml("horizon: 10m\nnodes: [node-1]\n").expect("script");
+    let mut decider = with_extended_actions;
+    let t =
+        simulate(job, Vec::new(), &script, &Options::default(), &mut decider).expect("simulated");
+    let created = events_of(&t, EventKind::PodCreated);
+    assert_eq!(
+        created[0].detail,
+        "attempt 1, unschedulable, avoiding node-1 (Required)"
+    );
+    assert_eq!(t.summary.result, "Unfinished");
+    assert_eq!(t.attempts[0].started_ms, None);
+}
+
+#[test]
+fn script_errors_for_the_new_fields_name_the_field() {
+    for (text, path) in [
+        (
+            "attempts:\n- {exitCode: 1, pending: ImagePullBackOff}\n",
+            "attempts[0].pending",
+        ),
+        (
+            "attempts:\n- {pending: ImagePullBackOff, podReason: Evicted}\n",
+            "attempts[0].podReason",
+        ),
+        (
+            "attempts:\n- {pending: \"image pull\"}\n",
+            "attempts[0].pending",
+        ),
+        ("attempts:\n- {message: boom}\n", "attempts[0].message"),
+        (
+            "attempts:\n- {node: node-1, exitCode: 1}\n",
+            "attempts[0].node",
+        ),
+        (
+            "nodes: 2\nattempts:\n- {node: node-9, exitCode: 1}\n",
+            "attempts[0].node",
+        ),
+        ("nodes: 0\n", "nodes"),
+        ("nodes: [a, a]\n", "nodes[1]"),
+    ] {
+        let e = Script::from_yaml(text).expect_err(text);
+        assert_eq!(e.path, path, "{text}: {e}");
+    }
+}

@@ -14,6 +14,12 @@
 
 use std::sync::Arc;
 
+pub mod backoff_schedule;
+pub mod node_avoidance;
+pub mod pending_timeout;
+pub mod retry_limits;
+pub mod rules;
+
 use crate::model::{ConditionStatus, ExitCodeOperator};
 
 /// The annotation on a Job that carries its extended failure policy.
@@ -42,7 +48,7 @@ pub struct ExtendedFailurePolicy {
     /// Rules tried in order before the Job's own `spec.podFailurePolicy`;
     /// the first that matches a failed pod decides its handling.
     pub rules: Vec<ExtendedRule>,
-    /// Pod-failure backoff settings; `None` keeps upstream's (10 s doubling, 6 min cap).
+    /// Pod-failure backoff settings; `None` keeps upstream's (10 s doubling, 10 min cap).
     pub backoff: Option<BackoffSettings>,
     /// Failing pods stuck in Pending; `None` leaves them pending forever, as upstream does.
     pub pending_timeout: Option<PendingTimeout>,

@@ -1,0 +1,429 @@
+//! Keeping replacement pods off the nodes where their scope failed.
+//!
+//! A scope is a completion index (Indexed Jobs) or the whole Job
+//! (NonIndexed). Its failed nodes are, in order: the lists its pods carry in
+//! the [`FAILED_NODES_ANNOTATION`] (pods by creation time, then name), then
+//! the node of each of its failed pods (by finish time, then name); each node
+//! kept only at its latest occurrence, and only the last `maxNodes` of them.
+//! The carried lists remember nodes whose pods are gone (deleted once
+//! replaced), so the list survives from the snapshot alone.
+//!
+//! Every pod created in a scope with a non-empty list carries the annotation
+//! (comma-joined, oldest first) and [`PodCreation::avoid_nodes`].
+
+use std::collections::BTreeMap;
+
+use crate::backoff::finished_time;
+use crate::extended::{FAILED_NODES_ANNOTATION, NodeAvoidance};
+use crate::model::{Job, Pod};
+use crate::plan::{AvoidNodes, PodCreation};
+use crate::sync_pod::SyncPod;
+
+/// Adds the failed nodes of each creation's scope to it, when the Job's
+/// policy has `nodeAvoidance`; otherwise leaves the creations as they are.
+pub(crate) fn avoid_failed_nodes(job: &Job, pods: &[SyncPod<'_>], creations: &mut [PodCreation]) {
+    let Some(settings) = job
+        .extended_failure_policy
+        .as_deref()
+        .and_then(|p| p.node_avoidance)
+    else {
+        return;
+    };
+    let indexed = job.spec.is_indexed();
+    // One pass groups the pods by scope; only the scopes being created are read.
+    let mut scopes: BTreeMap<Option<i32>, Vec<&SyncPod<'_>>> = creations
+        .iter()
+        .map(|c| (scope_of(indexed, c.completion_index), Vec::new()))
+        .collect();
+    for pod in pods {
+        if let Some(members) = scopes.get_mut(&scope_of(indexed, pod.completion_index)) {
+            members.push(pod);
+        }
+    }
+    let lists: BTreeMap<Option<i32>, Vec<String>> = scopes
+        .into_iter()
+        .map(|(scope, members)| (scope, failed_nodes(&members, settings)))
+        .collect();
+    for creation in creations {
+        let Some(nodes) = lists.get(&scope_of(indexed, creation.completion_index)) else {
+            continue;
+        };
+        if nodes.is_empty() {
+            continue;
+        }
+        creation
+            .annotations
+            .insert(FAILED_NODES_ANNOTATION.into(), nodes.join(","));
+        creation.avoid_nodes = Some(AvoidNodes {
+            nodes: nodes.clone(),
+            mode: settings.mode,
+        });
+    }
+}
+
+/// The scope key: the index for Indexed Jobs, `None` (the Job) otherwise.
+fn scope_of(indexed: bool, index: Option<i32>) -> Option<i32> {
+    if indexed { index } else { None }
+}
+
+/// The failed nodes of one scope's pods, oldest first (see the module's doc).
+pub(crate) fn failed_nodes(scope: &[&SyncPod<'_>], settings: NodeAvoidance) -> Vec<String> {
+    let max = usize::try_from(settings.max_nodes).unwrap_or(0);
+    let mut carriers: Vec<&Pod> = scope
+        .iter()
+        .map(|p| p.pod())
+        .filter(|p| details_nodes(p).is_some_and(|n| !n.is_empty()))
+        .collect();
+    carriers.sort_by(|a, b| (a.creation_timestamp, &a.name).cmp(&(b.creation_timestamp, &b.name)));
+    let mut failed: Vec<(crate::time::Time, &str, &str)> = scope
+        .iter()
+        .filter(|p| p.failed)
+        .filter_map(|p| {
+            let node = p.failure_details.as_deref()?.node_name.as_str();
+            (!node.is_empty()).then(|| (finished_time(p), p.name.as_str(), node))
+        })
+        .collect();
+    failed.sort();
+    let sequence = carriers
+        .iter()
+        .flat_map(|p| details_nodes(p).unwrap_or_default())
+        .map(String::as_str)
+        .chain(failed.iter().map(|&(_, _, node)| node));
+    // Latest occurrence wins: walk backwards, keep the first sighting of each.
+    let all: Vec<&str> = sequence.collect();
+    let mut kept: Vec<&str> = Vec::new();
+    for node in all.iter().rev() {
+        if kept.len() >= max {
+            break;
+        }
+        if !node.is_empty() && !kept.contains(node) {
+            kept.push(node);
+        }
+    }
+    kept.reverse();
+    kept.into_iter().map(str::to_owned).collect()
+}
+
+/// The failed nodes a pod carries in its annotation.
+fn details_nodes(pod: &Pod) -> Option<&[String]> {
+    pod.failure_details
+        .as_deref()
+        .map(|d| d.failed_nodes.as_slice())
+}
+
+/// Most pods, and nodes per pod, an explanation names.
+const MAX_DESCRIBED: usize = 5;
+
+/// For explanations: the nodes the created pods keep off, when any does
+/// (the first few pods and nodes; the rest counted); empty otherwise.
+pub fn describe(creations: &[PodCreation]) -> String {
+    let avoiding: Vec<(&PodCreation, &AvoidNodes)> = creations
+        .iter()
+        .filter_map(|c| Some((c, c.avoid_nodes.as_ref()?)))
+        .collect();
+    let Some((_, first)) = avoiding.first() else {
+        return String::new();
+    };
+    let nodes = |a: &AvoidNodes| {
+        let shown: Vec<&str> = a
+            .nodes
+            .iter()
+            .take(MAX_DESCRIBED)
+            .map(String::as_str)
+            .collect();
+        let more = a.nodes.len().saturating_sub(MAX_DESCRIBED);
+        if more > 0 {
+            format!("{} and {more} more", shown.join(", "))
+        } else {
+            shown.join(", ")
+        }
+    };
+    let mode = first.mode.as_str();
+    if avoiding.iter().all(|(c, _)| c.completion_index.is_none()) {
+        return format!(
+            "; {} new pod(s) keep off ({mode}) the nodes where the Job's pods failed: {}",
+            avoiding.len(),
+            nodes(first)
+        );
+    }
+    let per_index: Vec<String> = avoiding
+        .iter()
+        .take(MAX_DESCRIBED)
+        .map(|(c, a)| {
+            format!(
+                "index {} avoids {}",
+                c.completion_index.unwrap_or_default(),
+                nodes(a)
+            )
+        })
+        .collect();
+    let more = avoiding.len().saturating_sub(MAX_DESCRIBED);
+    let more = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    format!(
+        "; new pods keep off ({mode}) the nodes where their index failed: {}{more}",
+        per_index.join("; ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::extended::{ExtendedFailurePolicy, NodeAvoidanceMode, PodFailureDetails};
+    use crate::fixtures::{PodExt, indexed_job, job, pod, snapshot, t};
+    use crate::model::PodPhase;
+    use crate::plan::Action;
+    use crate::sync::decide;
+    use std::sync::Arc;
+
+    fn settings(max_nodes: i32) -> NodeAvoidance {
+        NodeAvoidance {
+            mode: NodeAvoidanceMode::Required,
+            max_nodes,
+        }
+    }
+
+    /// A pod that failed on `node` at `at`, carrying `carried`.
+    fn failed_on(name: &str, node: &str, at: i64, carried: &[&str]) -> Pod {
+        let mut p = pod(name).phase(PodPhase::Failed).exit("main", 1, t(at));
+        p.failure_details = Some(Box::new(PodFailureDetails {
+            node_name: node.into(),
+            failed_nodes: carried.iter().map(|n| n.to_string()).collect(),
+            ..PodFailureDetails::default()
+        }));
+        p
+    }
+
+    /// A running pod created at `created` carrying `carried`.
+    fn carrying(name: &str, created: i64, carried: &[&str]) -> Pod {
+        let mut p = pod(name);
+        p.creation_timestamp = Some(t(created));
+        p.failure_details = Some(Box::new(PodFailureDetails {
+            node_name: "running-node".into(),
+            failed_nodes: carried.iter().map(|n| n.to_string()).collect(),
+            ..PodFailureDetails::default()
+        }));
+        p
+    }
+
+    fn nodes_of(pods: &[Pod], max: i32) -> Vec<String> {
+        let j = job();
+        let sync_pods: Vec<SyncPod<'_>> = pods.iter().map(|p| SyncPod::new(&j, p)).collect();
+        let refs: Vec<&SyncPod<'_>> = sync_pods.iter().collect();
+        failed_nodes(&refs, settings(max))
+    }
+
+    #[test]
+    fn failed_nodes_orders_dedups_and_keeps_the_last_max() {
+        // (name, pods, maxNodes, want)
+        let cases: Vec<(&str, Vec<Pod>, i32, Vec<&str>)> = vec![
+            ("nothing failed", vec![pod("r")], 5, vec![]),
+            (
+                "failures by finish time, not snapshot order",
+                vec![failed_on("x", "n2", 20, &[]), failed_on("y", "n1", 10, &[])],
+                5,
+                vec!["n1", "n2"],
+            ),
+            (
+                "same finish time: by name",
+                vec![failed_on("b", "n2", 10, &[]), failed_on("a", "n1", 10, &[])],
+                5,
+                vec!["n1", "n2"],
+            ),
+            (
+                "carried lists come first, oldest pod first",
+                vec![
+                    carrying("new", 50, &["c3"]),
+                    carrying("old", 5, &["c1", "c2"]),
+                    failed_on("f", "n1", 10, &[]),
+                ],
+                5,
+                vec!["c1", "c2", "c3", "n1"],
+            ),
+            (
+                "a repeated node keeps its latest place",
+                vec![
+                    carrying("old", 5, &["n1", "c2"]),
+                    failed_on("f1", "n1", 10, &[]),
+                    failed_on("f2", "c2", 5, &[]),
+                ],
+                5,
+                vec!["c2", "n1"],
+            ),
+            (
+                "only the last maxNodes",
+                vec![
+                    failed_on("a", "n1", 1, &[]),
+                    failed_on("b", "n2", 2, &[]),
+                    failed_on("c", "n3", 3, &[]),
+                    failed_on("d", "n4", 4, &[]),
+                ],
+                2,
+                vec!["n3", "n4"],
+            ),
+            (
+                "a failed pod's own carried list and node both count",
+                vec![failed_on("a", "n9", 1, &["n1", "n9"])],
+                5,
+                vec!["n1", "n9"],
+            ),
+            (
+                "a failure without a node adds nothing",
+                vec![failed_on("a", "", 1, &[])],
+                5,
+                vec![],
+            ),
+            (
+                "a running pod's node is not a failure",
+                vec![carrying("r", 1, &[])],
+                5,
+                vec![],
+            ),
+        ];
+        for (name, pods, max, want) in cases {
+            assert_eq!(nodes_of(&pods, max), want, "{name}");
+        }
+    }
+
+    fn with_policy(mut j: Job, s: NodeAvoidance) -> Job {
+        j.extended_failure_policy = Some(Arc::new(ExtendedFailurePolicy {
+            node_avoidance: Some(s),
+            ..ExtendedFailurePolicy::default()
+        }));
+        j
+    }
+
+    fn created(plan: &crate::plan::Plan) -> Vec<&PodCreation> {
+        plan.actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::CreatePods(c) => Some(c),
+                _ => None,
+            })
+            .flatten()
+            .collect()
+    }
+
+    #[test]
+    fn sync_nonindexed_every_new_pod_avoids_the_jobs_failed_nodes() {
+        let mut j = with_policy(
+            job(),
+            NodeAvoidance {
+                mode: NodeAvoidanceMode::Preferred,
+                max_nodes: 5,
+            },
+        );
+        j.spec.parallelism = 2;
+        j.spec.completions = Some(2);
+        let pods = vec![
+            failed_on("f1", "node-b", 20, &["node-a"]),
+            failed_on("f2", "node-c", 10, &[]),
+        ];
+        let plan = decide(&snapshot(j, pods, t(1000)));
+        let c = created(&plan);
+        assert_eq!(c.len(), 2);
+        for creation in c {
+            assert_eq!(
+                creation
+                    .annotations
+                    .get(FAILED_NODES_ANNOTATION)
+                    .map(String::as_str),
+                Some("node-a,node-c,node-b")
+            );
+            assert_eq!(
+                creation.avoid_nodes,
+                Some(AvoidNodes {
+                    nodes: vec!["node-a".into(), "node-c".into(), "node-b".into()],
+                    mode: NodeAvoidanceMode::Preferred,
+                })
+            );
+        }
+    }
+
+    #[test]
+    fn sync_indexed_each_index_avoids_its_own_failed_nodes() {
+        let mut j = with_policy(indexed_job(3, 3), settings(5));
+        j.spec.backoff_limit = 10;
+        let pods = vec![
+            failed_on("i0", "node-0", 10, &["node-old"]).index(0),
+            failed_on("i1", "node-1", 10, &[]).index(1),
+        ];
+        let plan = decide(&snapshot(j, pods, t(1000)));
+        let by_index: Vec<(Option<i32>, Option<Vec<String>>)> = created(&plan)
+            .iter()
+            .map(|c| {
+                (
+                    c.completion_index,
+                    c.avoid_nodes.as_ref().map(|a| a.nodes.clone()),
+                )
+            })
+            .collect();
+        let v = |n: &[&str]| Some(n.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert_eq!(
+            by_index,
+            vec![
+                (Some(0), v(&["node-old", "node-0"])),
+                (Some(1), v(&["node-1"])),
+                (Some(2), None),
+            ]
+        );
+        let c = created(&plan);
+        assert!(!c[2].annotations.contains_key(FAILED_NODES_ANNOTATION));
+        assert_eq!(c[0].annotations[FAILED_NODES_ANNOTATION], "node-old,node-0");
+    }
+
+    #[test]
+    fn sync_without_node_avoidance_leaves_creations_alone() {
+        let pods = vec![failed_on("f", "node-a", 10, &["node-z"])];
+        let mut bare = pods.clone();
+        bare[0].failure_details = None;
+        let with = decide(&snapshot(job(), pods, t(1000)));
+        let without = decide(&snapshot(job(), bare, t(1000)));
+        assert_eq!(with, without);
+        assert!(created(&with).iter().all(|c| c.avoid_nodes.is_none()));
+        assert_eq!(created(&with).len(), 1);
+    }
+
+    #[test]
+    fn explanation_mentions_each_indexs_avoided_nodes() {
+        let mut j = with_policy(indexed_job(8, 8), settings(5));
+        j.spec.backoff_limit = 100;
+        let pods: Vec<Pod> = (0..7)
+            .map(|i| failed_on(&format!("f{i}"), &format!("n{i}"), 1, &[]).index(i))
+            .collect();
+        let (_, e) = crate::sync::decide_explained(&snapshot(j, pods, t(1000)));
+        let message = e
+            .action_reasons
+            .iter()
+            .find(|r| r.reason == "PendingIndexes")
+            .map(|r| r.message.clone())
+            .unwrap_or_default();
+        assert!(
+            message.ends_with(
+                "; new pods keep off (Required) the nodes where their index failed: \
+                 index 0 avoids n0; index 1 avoids n1; index 2 avoids n2; index 3 avoids n3; \
+                 index 4 avoids n4 and 2 more"
+            ),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn describe_is_empty_without_avoidance_and_bounded_with() {
+        let mut j = with_policy(job(), settings(50));
+        j.spec.backoff_limit = 10;
+        let pods: Vec<Pod> = (0..8)
+            .map(|i| failed_on(&format!("f{i}"), &format!("n{i}"), i, &[]))
+            .collect();
+        let plan = decide(&snapshot(j, pods, t(1000)));
+        let c: Vec<PodCreation> = created(&plan).into_iter().cloned().collect();
+        assert_eq!(
+            describe(&c),
+            "; 1 new pod(s) keep off (Required) the nodes where the Job's pods failed: n0, n1, n2, n3, n4 and 3 more"
+        );
+        assert_eq!(describe(&[]), "");
+    }
+}

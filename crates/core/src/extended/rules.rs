@@ -1,0 +1,526 @@
+//! Matching a failed pod against the extended failure policy document.
+//!
+//! The order: a pod this controller failed for its pending timeout takes the
+//! document's `pendingTimeout.action` (an implicit first rule named
+//! `PendingTimeout`); then the document's rules in order, a rule holding only
+//! when every matcher it has holds (within a matcher, any one container,
+//! condition or reason suffices, as in upstream's rules). When none holds the
+//! sync falls through to the Job's own `spec.podFailurePolicy`, unchanged.
+//!
+//! Matching borrows from the pod and allocates nothing: the sync matches
+//! every failed pod. Only messages and explanations copy what matched.
+
+use std::cmp::Ordering;
+
+use super::{
+    ConditionMatcher, ContainerReasonMatcher, ContainerTermination, ExitCodeMatcher,
+    ExtendedAction, ExtendedFailurePolicy, ExtendedRule, NAMED_RULE_REASON_PREFIX,
+    PENDING_TIMEOUT_CONDITION,
+};
+use crate::model::{ConditionStatus, ExitCodeOperator, Job, Pod, PodFailurePolicyAction};
+use crate::violation::truncated;
+
+/// The name of the implicit rule that handles pods failed for their pending timeout.
+pub const PENDING_TIMEOUT_RULE: &str = "PendingTimeout";
+/// The Failed reason of a FailJob from an unnamed rule (upstream's).
+pub const UNNAMED_RULE_REASON: &str = "PodFailurePolicy";
+/// Longest text a message quotes from the pod (a reason, a container name), in bytes.
+pub const MAX_QUOTED_BYTES: usize = 128;
+/// Longest FailJob message, in bytes.
+pub const MAX_FAIL_JOB_MESSAGE_BYTES: usize = 1024;
+
+/// Which part of the document handled a failed pod.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DocumentRule {
+    /// The implicit first rule: the pod was failed for its pending timeout.
+    PendingTimeout,
+    /// `rules[i]` of the document.
+    Rule(u16),
+}
+
+impl DocumentRule {
+    /// The index in the document's `rules`, for an explicit rule.
+    pub fn index(self) -> Option<usize> {
+        match self {
+            DocumentRule::PendingTimeout => None,
+            DocumentRule::Rule(i) => Some(usize::from(i)),
+        }
+    }
+}
+
+/// How the document handles a failed pod: the rule, and the action it takes
+/// once the rule's retry limit (if any) is applied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DocumentMatch {
+    /// The rule that matched.
+    pub rule: DocumentRule,
+    /// The action the pod takes: the rule's, or its `whenRetriesExhausted`.
+    pub action: ExtendedAction,
+    /// For a rule with a retry limit, which match of the rule in the pod's
+    /// scope this is (1 for the first); 0 for a rule without one.
+    pub ordinal: u32,
+    /// The rule's retry limit was used up: `action` is `whenRetriesExhausted`.
+    pub exhausted: bool,
+}
+
+/// What one matcher of a document rule matched on, for messages and explanations.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DocumentMatchedOn {
+    /// The pod carries the pending-timeout condition this controller sets.
+    PendingTimeout,
+    /// A terminated container's exit code (`onExitCodes`).
+    ExitCode {
+        /// The container's name.
+        container: String,
+        /// Its exit code.
+        exit_code: i32,
+        /// Whether it is an init container.
+        init_container: bool,
+    },
+    /// A pod condition (`onPodConditions`).
+    Condition {
+        /// The condition's type.
+        condition_type: String,
+        /// Its status.
+        status: ConditionStatus,
+    },
+    /// The pod's `status.reason` (`onPodReasons`).
+    PodReason {
+        /// The reason, bounded.
+        reason: String,
+    },
+    /// A container's termination reason (`onContainerReasons`).
+    ContainerReason {
+        /// The container's name.
+        container: String,
+        /// The reason, bounded.
+        reason: String,
+        /// Whether it is an init container.
+        init_container: bool,
+    },
+    /// A message the pattern was found in (`onMessage`).
+    Message {
+        /// The terminated container whose message it is; `None` for the pod's own.
+        container: Option<String>,
+    },
+}
+
+/// What a matcher matched on, borrowed from the pod.
+#[derive(Clone, Copy)]
+enum Hit<'a> {
+    ExitCode(&'a str, i32, bool),
+    Condition(&'a str, &'a ConditionStatus),
+    PodReason(&'a str),
+    ContainerReason(&'a ContainerTermination),
+    Message(Option<&'a ContainerTermination>),
+}
+
+impl Hit<'_> {
+    /// The owned description, its pod-supplied texts bounded.
+    fn to_owned(self) -> DocumentMatchedOn {
+        let quoted = |s: &str| truncated(s, MAX_QUOTED_BYTES).into_owned();
+        match self {
+            Hit::ExitCode(container, exit_code, init_container) => DocumentMatchedOn::ExitCode {
+                container: quoted(container),
+                exit_code,
+                init_container,
+            },
+            Hit::Condition(condition_type, status) => DocumentMatchedOn::Condition {
+                condition_type: quoted(condition_type),
+                status: status.clone(),
+            },
+            Hit::PodReason(reason) => DocumentMatchedOn::PodReason {
+                reason: quoted(reason),
+            },
+            Hit::ContainerReason(t) => DocumentMatchedOn::ContainerReason {
+                container: quoted(&t.container),
+                reason: quoted(&t.reason),
+                init_container: t.init_container,
+            },
+            Hit::Message(t) => DocumentMatchedOn::Message {
+                container: t.map(|t| quoted(&t.container)),
+            },
+        }
+    }
+}
+
+/// The static upstream action equal to a document action, so the sync's steps
+/// read a document's decision exactly as they read a `spec.podFailurePolicy` one.
+pub fn policy_action_of(action: ExtendedAction) -> &'static PodFailurePolicyAction {
+    static FAIL_JOB: PodFailurePolicyAction = PodFailurePolicyAction::FailJob;
+    static FAIL_INDEX: PodFailurePolicyAction = PodFailurePolicyAction::FailIndex;
+    static IGNORE: PodFailurePolicyAction = PodFailurePolicyAction::Ignore;
+    static COUNT: PodFailurePolicyAction = PodFailurePolicyAction::Count;
+    match action {
+        ExtendedAction::FailJob => &FAIL_JOB,
+        ExtendedAction::FailIndex => &FAIL_INDEX,
+        ExtendedAction::Ignore => &IGNORE,
+        ExtendedAction::Count => &COUNT,
+    }
+}
+
+/// The first part of the document that handles the failed pod (steps 1 and 2),
+/// before any retry limit; `None` sends the pod on to `spec.podFailurePolicy`.
+pub fn first_document_rule(policy: &ExtendedFailurePolicy, pod: &Pod) -> Option<DocumentRule> {
+    if policy.pending_timeout.is_some() && has_pending_timeout_condition(pod) {
+        return Some(DocumentRule::PendingTimeout);
+    }
+    let index = policy.rules.iter().position(|rule| rule_holds(rule, pod))?;
+    // Validation allows 20 rules; an index past u16 cannot come from a valid document.
+    u16::try_from(index).ok().map(DocumentRule::Rule)
+}
+
+/// How the document handles the failed pod, its retry limit judged from what
+/// the pod itself carries (the sync raises the ordinal with the pod's rank
+/// among its scope's failures: `retry_limits::apply_retry_limits`).
+pub fn match_document(policy: &ExtendedFailurePolicy, pod: &Pod) -> Option<DocumentMatch> {
+    let rule = first_document_rule(policy, pod)?;
+    Some(super::retry_limits::judge(policy, rule, pod, 0))
+}
+
+/// The action of a part of the document, before any retry limit.
+pub fn rule_action(policy: &ExtendedFailurePolicy, rule: DocumentRule) -> ExtendedAction {
+    match rule {
+        DocumentRule::PendingTimeout => policy
+            .pending_timeout
+            .as_ref()
+            .map_or(ExtendedAction::Count, |p| p.action),
+        DocumentRule::Rule(i) => policy
+            .rules
+            .get(usize::from(i))
+            .map_or(ExtendedAction::Count, |r| r.action),
+    }
+}
+
+/// The rule's name: the implicit rule's, an explicit rule's own, or `None`.
+pub fn rule_name(policy: &ExtendedFailurePolicy, rule: DocumentRule) -> Option<&str> {
+    match rule {
+        DocumentRule::PendingTimeout => Some(PENDING_TIMEOUT_RULE),
+        DocumentRule::Rule(i) => policy.rules.get(usize::from(i))?.name.as_deref(),
+    }
+}
+
+/// The rule as messages name it: `"oom"`, or `at index 2 of the failure policy document`.
+pub fn rule_label(policy: &ExtendedFailurePolicy, rule: DocumentRule) -> String {
+    match (rule_name(policy, rule), rule) {
+        (Some(name), _) => format!("{:?}", truncated(name, MAX_QUOTED_BYTES)),
+        (None, DocumentRule::Rule(i)) => {
+            format!("at index {i} of the failure policy document")
+        }
+        (None, DocumentRule::PendingTimeout) => format!("{PENDING_TIMEOUT_RULE:?}"),
+    }
+}
+
+/// The FailureTarget/Failed reason of a FailJob the rule causes:
+/// `PodFailurePolicy_{name}` for a named rule (KEP-4443), `PodFailurePolicy` otherwise.
+pub fn fail_job_reason(policy: &ExtendedFailurePolicy, rule: DocumentRule) -> String {
+    match rule_name(policy, rule) {
+        Some(name) => format!("{NAMED_RULE_REASON_PREFIX}{name}"),
+        None => UNNAMED_RULE_REASON.into(),
+    }
+}
+
+/// What each matcher of the rule matched on the pod, in the document's matcher
+/// order (exit codes, conditions, pod reasons, container reasons, message);
+/// empty when the rule does not hold.
+pub fn matched_on(
+    policy: &ExtendedFailurePolicy,
+    rule: DocumentRule,
+    pod: &Pod,
+) -> Vec<DocumentMatchedOn> {
+    match rule {
+        DocumentRule::PendingTimeout => vec![DocumentMatchedOn::PendingTimeout],
+        DocumentRule::Rule(i) => policy
+            .rules
+            .get(usize::from(i))
+            .and_then(|r| rule_hits(r, pod))
+            .map(|hits| hits.into_iter().flatten().map(Hit::to_owned).collect())
+            .unwrap_or_default(),
+    }
+}
+
+/// The FailureTarget message of a FailJob the document decided, in upstream's
+/// words where upstream has them, naming the rule and, when a retry limit ran
+/// out, which match it was and in which scope. Bounded.
+pub fn fail_job_message(job: &Job, m: &DocumentMatch, pod: &Pod) -> String {
+    let Some(policy) = job.extended_failure_policy.as_deref() else {
+        return String::new();
+    };
+    let on = matched_on(policy, m.rule, pod);
+    let subject = subject(&on, &job.namespace, &pod.name);
+    let label = rule_label(policy, m.rule);
+    let message = if m.exhausted {
+        let max = super::retry_limits::max_retries(policy, m.rule).unwrap_or(0);
+        format!(
+            "{subject} matching rule {label} for the {} time in {}: its {max} retries are used up",
+            crate::explain::ordinal(i64::from(m.ordinal)),
+            scope_text(job, pod)
+        )
+    } else {
+        format!("{subject} matching FailJob rule {label}")
+    };
+    truncated(&message, MAX_FAIL_JOB_MESSAGE_BYTES).into_owned()
+}
+
+/// `index 3` for an Indexed Job's pod, `the Job` otherwise.
+pub fn scope_text(job: &Job, pod: &Pod) -> String {
+    match (job.spec.is_indexed(), pod.completion_index) {
+        (true, Some(ix)) => format!("index {ix}"),
+        (true, None) => "no valid index".into(),
+        (false, _) => "the Job".into(),
+    }
+}
+
+/// The start of a FailJob message: what failed, as the first matcher saw it.
+fn subject(on: &[DocumentMatchedOn], namespace: &str, pod: &str) -> String {
+    match on.first() {
+        Some(DocumentMatchedOn::ExitCode {
+            container,
+            exit_code,
+            ..
+        }) => format!(
+            "Container {container} for pod {namespace}/{pod} failed with exit code {exit_code}"
+        ),
+        Some(DocumentMatchedOn::Condition { condition_type, .. }) => {
+            format!("Pod {namespace}/{pod} has condition {condition_type}")
+        }
+        Some(DocumentMatchedOn::PendingTimeout) => {
+            format!("Pod {namespace}/{pod} has condition {PENDING_TIMEOUT_CONDITION}")
+        }
+        Some(DocumentMatchedOn::PodReason { reason }) => {
+            format!("Pod {namespace}/{pod} failed with reason {reason}")
+        }
+        Some(DocumentMatchedOn::ContainerReason {
+            container, reason, ..
+        }) => format!(
+            "Container {container} for pod {namespace}/{pod} terminated with reason {reason}"
+        ),
+        Some(DocumentMatchedOn::Message {
+            container: Some(container),
+        }) => format!("Container {container} for pod {namespace}/{pod} failed with a message"),
+        Some(DocumentMatchedOn::Message { container: None }) => {
+            format!("Pod {namespace}/{pod} failed with a message")
+        }
+        None => format!("Pod {namespace}/{pod} failed"),
+    }
+}
+
+/// A matcher as a rule's explanation shows it, with what it matched:
+/// e.g. `exit code 137 of container "main" (In 42, 128-255)`. Bounded.
+pub fn describe_matched_on(
+    policy: &ExtendedFailurePolicy,
+    rule: DocumentRule,
+    on: &DocumentMatchedOn,
+) -> String {
+    let r = rule.index().and_then(|i| policy.rules.get(i));
+    let described = match on {
+        DocumentMatchedOn::PendingTimeout => {
+            format!(
+                "condition {PENDING_TIMEOUT_CONDITION}=True (stuck in Pending past pendingTimeout)"
+            )
+        }
+        DocumentMatchedOn::ExitCode {
+            container,
+            exit_code,
+            init_container,
+        } => {
+            let requirement = r
+                .and_then(|r| r.on_exit_codes.as_ref())
+                .map(|m| format!(" ({} {})", m.operator.as_str(), codes_text(&m.codes)))
+                .unwrap_or_default();
+            format!(
+                "exit code {exit_code} of {} {container:?}{requirement}",
+                container_kind(*init_container)
+            )
+        }
+        DocumentMatchedOn::Condition {
+            condition_type,
+            status,
+        } => format!("condition {condition_type}={}", status.as_str()),
+        DocumentMatchedOn::PodReason { reason } => format!("pod reason {reason:?}"),
+        DocumentMatchedOn::ContainerReason {
+            container,
+            reason,
+            init_container,
+        } => format!(
+            "termination reason {reason:?} of {} {container:?}",
+            container_kind(*init_container)
+        ),
+        DocumentMatchedOn::Message { container } => {
+            let pattern = r
+                .and_then(|r| r.on_message.as_ref())
+                .map(|m| truncated(&m.source, MAX_QUOTED_BYTES).into_owned())
+                .unwrap_or_default();
+            match container {
+                Some(c) => format!("message of container {c:?} matching /{pattern}/"),
+                None => format!("the pod's message matching /{pattern}/"),
+            }
+        }
+    };
+    truncated(&described, crate::explain::MAX_TEXT_BYTES).into_owned()
+}
+
+/// `container` or `init container`.
+fn container_kind(init: bool) -> &'static str {
+    if init { "init container" } else { "container" }
+}
+
+/// Intervals as the document could write them: `42, 128-255`.
+pub fn codes_text(codes: &[(i32, i32)]) -> String {
+    let parts: Vec<String> = codes
+        .iter()
+        .map(|&(lo, hi)| {
+            if lo == hi {
+                lo.to_string()
+            } else {
+                format!("{lo}-{hi}")
+            }
+        })
+        .collect();
+    parts.join(", ")
+}
+
+/// Whether the pod carries this controller's pending-timeout condition with status True.
+pub fn has_pending_timeout_condition(pod: &Pod) -> bool {
+    pod.conditions.iter().any(|c| {
+        &*c.condition_type == PENDING_TIMEOUT_CONDITION && c.status == ConditionStatus::True
+    })
+}
+
+/// Whether every matcher the rule has holds; a rule without matchers holds for nothing.
+fn rule_holds(rule: &ExtendedRule, pod: &Pod) -> bool {
+    rule_hits(rule, pod).is_some()
+}
+
+/// Each matcher's first hit, in matcher order (`None` for a matcher the rule
+/// does not have), when the rule has at least one matcher and all of them hold.
+fn rule_hits<'a>(rule: &ExtendedRule, pod: &'a Pod) -> Option<[Option<Hit<'a>>; 5]> {
+    let mut hits = [None; 5];
+    let mut any = false;
+    if let Some(m) = &rule.on_exit_codes {
+        hits[0] = Some(exit_code_hit(m, pod)?);
+        any = true;
+    }
+    if !rule.on_pod_conditions.is_empty() {
+        hits[1] = Some(condition_hit(&rule.on_pod_conditions, pod)?);
+        any = true;
+    }
+    if !rule.on_pod_reasons.is_empty() {
+        let reason = pod.failure_details.as_ref().map(|d| d.reason.as_str())?;
+        if reason.is_empty() || !rule.on_pod_reasons.iter().any(|r| r == reason) {
+            return None;
+        }
+        hits[2] = Some(Hit::PodReason(reason));
+        any = true;
+    }
+    if let Some(m) = &rule.on_container_reasons {
+        hits[3] = Some(container_reason_hit(m, pod)?);
+        any = true;
+    }
+    if let Some(m) = &rule.on_message {
+        let details = pod.failure_details.as_ref()?;
+        let found = |text: &str| !text.is_empty() && m.regex.is_match(text);
+        let hit = if found(&details.message) {
+            Hit::Message(None)
+        } else {
+            let t = terminations_in_order(&details.terminations).find(|t| found(&t.message))?;
+            Hit::Message(Some(t))
+        };
+        hits[4] = Some(hit);
+        any = true;
+    }
+    any.then_some(hits)
+}
+
+/// Upstream's onExitCodes over the interval set: the first terminated
+/// container (regular ones before init ones) that the container name admits,
+/// whose exit code is not 0 and is In (or NotIn) the set.
+fn exit_code_hit<'a>(m: &ExitCodeMatcher, pod: &'a Pod) -> Option<Hit<'a>> {
+    let regular = pod.container_statuses.iter().map(|s| (s, false));
+    let init = pod.init_container_statuses.iter().map(|s| (s, true));
+    regular.chain(init).find_map(|(status, init_container)| {
+        let terminated = status.terminated.as_ref()?;
+        if m.container_name
+            .as_deref()
+            .is_some_and(|name| name != &*status.name)
+        {
+            return None;
+        }
+        // A successful container never explains a failure, whatever the operator.
+        if terminated.exit_code == 0 {
+            return None;
+        }
+        let listed = codes_contain(&m.codes, terminated.exit_code);
+        let holds = match m.operator {
+            ExitCodeOperator::In => listed,
+            ExitCodeOperator::NotIn => !listed,
+            ExitCodeOperator::Unknown(_) => false,
+        };
+        holds.then_some(Hit::ExitCode(
+            &status.name,
+            terminated.exit_code,
+            init_container,
+        ))
+    })
+}
+
+/// Whether the sorted, disjoint, inclusive intervals hold `code`.
+pub fn codes_contain(codes: &[(i32, i32)], code: i32) -> bool {
+    codes
+        .binary_search_by(|&(lo, hi)| {
+            if hi < code {
+                Ordering::Less
+            } else if lo > code {
+                Ordering::Greater
+            } else {
+                Ordering::Equal
+            }
+        })
+        .is_ok()
+}
+
+/// The first pod condition, in pod order, equal in type and status to any pattern.
+fn condition_hit<'a>(patterns: &[ConditionMatcher], pod: &'a Pod) -> Option<Hit<'a>> {
+    pod.conditions
+        .iter()
+        .find(|c| {
+            patterns
+                .iter()
+                .any(|p| *p.condition_type == *c.condition_type && p.status == c.status)
+        })
+        .map(|c| Hit::Condition(&c.condition_type, &c.status))
+}
+
+/// The first terminated container the name admits whose reason is listed.
+fn container_reason_hit<'a>(m: &ContainerReasonMatcher, pod: &'a Pod) -> Option<Hit<'a>> {
+    let details = pod.failure_details.as_ref()?;
+    terminations_in_order(&details.terminations)
+        .find(|t| {
+            m.container_name
+                .as_deref()
+                .is_none_or(|name| name == &*t.container)
+                && !t.reason.is_empty()
+                && m.reasons.contains(&t.reason)
+        })
+        .map(Hit::ContainerReason)
+}
+
+/// Terminated containers as exit codes are searched: regular ones, then init ones.
+fn terminations_in_order(
+    terminations: &[ContainerTermination],
+) -> impl Iterator<Item = &ContainerTermination> {
+    let regular = terminations.iter().filter(|t| !t.init_container);
+    regular.chain(terminations.iter().filter(|t| t.init_container))
+}
+
+#[cfg(test)]
+#[path = "rules_tests.rs"]
+mod tests;
+
+#[cfg(test)]
+#[path = "test_docs.rs"]
+pub(crate) mod test_docs;
+
+#[cfg(test)]
+#[path = "rules_sync_tests.rs"]
+mod sync_tests;
