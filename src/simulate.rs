@@ -61,8 +61,8 @@ pub struct SimulateArgs {
     #[arg(long)]
     pub start: Option<String>,
     /// An extended failure policy document for the Job (YAML or JSON; `-`: stdin;
-    /// docs/failure-policy.md), played as the Job's job-decider.dev/failure-policy
-    /// annotation. Not for the --compare Job: compare a script with and without it.
+    /// docs/failure-policy.md), sent as every decision's failurePolicy. Not for the
+    /// --compare Job: compare a script with and without it.
     #[arg(long, value_name = "FILE")]
     pub failure_policy: Option<PathBuf>,
     /// Unknown fields in the Job and pods: errors unless `--lenient`.
@@ -187,26 +187,6 @@ fn check_flags(args: &SimulateArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Puts a `--failure-policy` document on the Job as its annotation (the
-/// simulation sends the Job with every decision); a different one already
-/// there is refused rather than silently replaced.
-fn with_failure_policy(job: &mut pb::Job, document: String) -> Result<(), CliError> {
-    if document.is_empty() {
-        return Ok(());
-    }
-    let annotations = &mut job.metadata.get_or_insert_default().annotations;
-    let key = job_decider_core::extended::FAILURE_POLICY_ANNOTATION;
-    match annotations.get(key) {
-        Some(existing) if *existing != document => Err(CliError::BadInput(format!(
-            "--failure-policy: the Job already has a different {key} annotation; use one of the two"
-        ))),
-        _ => {
-            annotations.insert(key.to_string(), document);
-            Ok(())
-        }
-    }
-}
-
 /// Plays the script and renders the timeline (or the comparison).
 pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
     check_flags(args)?;
@@ -269,28 +249,33 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
             Source::Cluster(_) => RunningPods::FromNow,
             Source::File(_) => RunningPods::FromTheirStart,
         },
-        // A Job's own annotation rides with it; a separate document is the CLI's to add.
+        // A Job's own annotation rides with it; --failure-policy rides every request as its field.
+        failure_policy,
+    };
+    // The --compare Job is played without --failure-policy: the same script with and without it.
+    let compare_options = Options {
         failure_policy: String::new(),
+        ..options.clone()
     };
     let mut remote = match &args.decider_addr {
         Some(addr) => Some(Remote::connect(addr)?),
         None => None,
     };
-    let mut play = |job: pb::Job, pods: Vec<pb::Pod>| -> Result<Timeline, CliError> {
-        let result = match remote.as_mut() {
-            Some(r) => job_decider_sim::simulate(job, pods, &script, &options, r),
-            None => job_decider_sim::simulate(job, pods, &script, &options, &mut in_process),
+    let mut play =
+        |job: pb::Job, pods: Vec<pb::Pod>, options: &Options| -> Result<Timeline, CliError> {
+            let result = match remote.as_mut() {
+                Some(r) => job_decider_sim::simulate(job, pods, &script, options, r),
+                None => job_decider_sim::simulate(job, pods, &script, options, &mut in_process),
+            };
+            result.map_err(|e| sim_error(&args.script, e))
         };
-        result.map_err(|e| sim_error(&args.script, e))
-    };
     let read_job =
         |path: &Path| cli::read_job(path, args.strictness, &created, args.pods.is_some());
-    let (mut left_job, left_path) = match source {
+    let (left_job, left_path) = match source {
         Source::File(path) => (read_job(path)?, path),
         Source::Cluster(live) => (live.job, Path::new("")),
     };
-    with_failure_policy(&mut left_job, failure_policy)?;
-    let left = play(left_job, pods.clone())?;
+    let left = play(left_job, pods.clone(), &options)?;
     let failed = |e: &dyn std::fmt::Display| CliError::Failed(format!("cannot print: {e}"));
     let Some(other) = &args.compare else {
         crate::report::write_pictures(args.html.as_deref(), args.svg.as_deref(), &left, None)?;
@@ -301,7 +286,7 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
                 .map_err(|e| failed(&e)),
         };
     };
-    let right = play(read_job(other)?, pods)?;
+    let right = play(read_job(other)?, pods, &compare_options)?;
     // Columns are named by the Jobs (by the files when the Jobs share a name).
     let (left_name, right_name) = if left.job == right.job {
         (left_path.display().to_string(), other.display().to_string())

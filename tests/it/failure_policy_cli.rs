@@ -222,3 +222,80 @@ fn an_empty_document_decides_as_none() {
         String::from_utf8_lossy(&without.stdout)
     );
 }
+
+/// `simulate --failure-policy` plays the Job under the document; `--compare`
+/// plays the other Job without it, so one run shows the difference.
+#[test]
+fn simulate_plays_the_document_and_compares_without_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let base =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/simulate/what-if-oom-and-drain");
+    let job = base.join("job.yaml");
+    let script = base.join("script.yaml");
+    let (job, script) = (job.to_str().expect("path"), script.to_str().expect("path"));
+    let doc = write(
+        dir.path(),
+        "oom.yaml",
+        "apiVersion: job-decider.dev/v1alpha1\nkind: FailurePolicy\n\
+         rules:\n- name: oom\n  action: FailJob\n  onContainerReasons: {values: [OOMKilled]}\n",
+    );
+    let with = run(
+        &[
+            "simulate",
+            "--job",
+            job,
+            "--script",
+            script,
+            "--failure-policy",
+            &doc,
+        ],
+        None,
+    );
+    assert_eq!(with.status.code(), Some(0), "{}", stderr(&with));
+    let with = String::from_utf8_lossy(&with.stdout).into_owned();
+    assert!(with.contains("PodFailurePolicy_oom"), "{with}");
+    let without = run(&["simulate", "--job", job, "--script", script], None);
+    let without = String::from_utf8_lossy(&without.stdout).into_owned();
+    assert!(!without.contains("PodFailurePolicy_oom"), "{without}");
+    let compared = run(
+        &[
+            "simulate",
+            "--job",
+            job,
+            "--script",
+            script,
+            "--failure-policy",
+            &doc,
+            "--compare",
+            job,
+        ],
+        None,
+    );
+    assert_eq!(compared.status.code(), Some(0), "{}", stderr(&compared));
+    let compared = String::from_utf8_lossy(&compared.stdout).into_owned();
+    assert!(compared.contains("rule \"oom\" (FailJob)"), "{compared}");
+    assert!(
+        compared.contains("no pod failure policy rule matches"),
+        "{compared}"
+    );
+    // A bad document stops the simulation naming its field.
+    let bad = write(dir.path(), "bad.yaml", BAD);
+    let out = run(
+        &[
+            "simulate",
+            "--job",
+            job,
+            "--script",
+            script,
+            "--failure-policy",
+            &bad,
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("failurePolicy.rules[0].onExitCodes.ranges[0]"),
+        "{}",
+        stderr(&out)
+    );
+}
