@@ -45,9 +45,11 @@ func BuildFull(job *batchv1.Job, pods []*corev1.Pod) *pb.DecideJobRequest {
 // *NotLeanError naming its position.
 func Lean(req *pb.DecideJobRequest) (*pb.DecideJobRequest, error) {
 	ref, reads := JobRefOfProto(req.GetJob()), ReadsOfProto(req.GetJob())
+	// A document in the request's field needs the pods' details as the annotation does.
+	reads.Details = reads.Details || req.GetFailurePolicy() != ""
 	lean := make([]*pb.LeanPod, len(req.GetPods()))
 	for i, p := range req.GetPods() {
-		l, err := LeanPodFromProto(p, ref)
+		l, err := leanPodFromProto(p, ref, reads.Details)
 		if err != nil {
 			return nil, atPod(err, i)
 		}
