@@ -112,14 +112,16 @@ pub fn rule_match_counts(text: &str) -> Vec<(String, i32)> {
     out
 }
 
-/// Comma-separated node names read leniently: blanks dropped, order kept.
+/// Comma-separated node names read leniently: blanks dropped, order kept
+/// (oldest first), the most recent [`MAX_ANNOTATION_ENTRIES`] of them.
 pub fn failed_nodes(text: &str) -> Vec<String> {
-    text.split(',')
+    let names: Vec<&str> = text
+        .split(',')
         .map(str::trim)
         .filter(|n| !n.is_empty() && n.len() <= 253)
-        .take(MAX_ANNOTATION_ENTRIES)
-        .map(str::to_string)
-        .collect()
+        .collect();
+    let skip = names.len().saturating_sub(MAX_ANNOTATION_ENTRIES);
+    names[skip..].iter().map(|n| n.to_string()).collect()
 }
 
 #[cfg(test)]
@@ -144,11 +146,36 @@ mod tests {
         );
     }
 
+    /// The bounded reading here keeps what the core's own reading of the
+    /// annotation (`retry_limits::parse_rule_match_counts`) keeps, each name
+    /// once at its largest count.
+    #[test]
+    fn rule_match_counts_read_as_the_core_reads_them() {
+        use job_decider_core::extended::retry_limits::parse_rule_match_counts;
+        for text in [
+            "a=1,,=3,b,c=-1,d=x, e = 4 ,f=99999999999",
+            "b=2,a=1,b=5",
+            "",
+            "x",
+        ] {
+            let mut core = parse_rule_match_counts(text);
+            core.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+            core.dedup_by(|later, first| later.0 == first.0);
+            assert_eq!(rule_match_counts(text), core, "{text:?}");
+        }
+    }
+
     #[test]
     fn failed_nodes_are_read_leniently() {
         assert_eq!(failed_nodes("a, b,,c "), vec!["a", "b", "c"]);
         assert!(failed_nodes(" , ").is_empty());
         assert!(failed_nodes(&"n".repeat(300)).is_empty());
+        // Past the bound, the most recent (last) nodes are the ones kept.
+        let many: Vec<String> = (0..100).map(|i| format!("n{i}")).collect();
+        let kept = failed_nodes(&many.join(","));
+        assert_eq!(kept.len(), MAX_ANNOTATION_ENTRIES);
+        assert_eq!(kept.last().map(String::as_str), Some("n99"));
+        assert_eq!(kept.first().map(String::as_str), Some("n36"));
     }
 
     #[test]
