@@ -236,6 +236,11 @@ pub struct SnapshotArgs {
     /// The controller to decide for (a spec.managedBy value); empty means the built-in one.
     #[arg(long, default_value = "")]
     pub controller_name: String,
+    /// An extended failure policy document (YAML or JSON; `-`: stdin), sent as the request's
+    /// failurePolicy; docs/failure-policy.md. A Job's job-decider.dev/failure-policy
+    /// annotation needs no flag.
+    #[arg(long, value_name = "FILE")]
+    pub failure_policy: Option<PathBuf>,
     /// How fields the Kubernetes schema does not have are taken.
     #[command(flatten)]
     pub strictness: Strictness,
@@ -312,6 +317,10 @@ pub struct JobValidateArgs {
     /// The file, or the Job's name with --from-cluster.
     #[command(flatten)]
     pub file: ValidateArgs,
+    /// An extended failure policy document to check with the Job (YAML or JSON; `-`: stdin),
+    /// as DecideJob's failurePolicy; docs/failure-policy.md.
+    #[arg(long, value_name = "FILE")]
+    pub failure_policy: Option<PathBuf>,
     /// The cluster to read the Job from.
     #[command(flatten)]
     pub cluster: ClusterArgs,
@@ -388,7 +397,8 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Validate(args) if args.cluster.from_cluster => {
             validate_from_cluster(&args).map(|out| print!("{out}"))
         }
-        Command::Validate(args) => validate_file(&args.file).map(|out| print!("{out}")),
+        Command::Validate(args) => validate_file_with(&args.file, args.failure_policy.as_deref())
+            .map(|out| print!("{out}")),
         Command::Request(args) => request(&args).and_then(|bytes| write_stdout(&bytes)),
         Command::Jobset(JobSetCommand::Decide(args)) => {
             decide_jobset(&args).map(|out| print!("{out}"))
@@ -534,6 +544,7 @@ pub fn load_request(args: &SnapshotArgs) -> Result<pb::DecideJobRequest, CliErro
         ("--job", args.job.as_deref()),
         ("--pods", args.pods.as_deref()),
         ("--state", args.state.as_deref()),
+        ("--failure-policy", args.failure_policy.as_deref()),
     ])?;
     let now = match &args.now {
         Some(text) => documents::parse_time(text, "--now")?,
@@ -575,8 +586,27 @@ pub fn load_request(args: &SnapshotArgs) -> Result<pb::DecideJobRequest, CliErro
         expectations: None,
         lean_pods: Vec::new(),
         explain: false,
-        failure_policy: String::new(),
+        failure_policy: read_failure_policy(args.failure_policy.as_deref())?,
     })
+}
+
+/// The text of a `--failure-policy` file (`-`: stdin); empty without the flag.
+/// The document is judged by the service, with the rest of the request.
+pub fn read_failure_policy(path: Option<&Path>) -> Result<String, CliError> {
+    match path {
+        Some(path) => {
+            let text = read_file(path)?;
+            // An empty file would read as "no document": say so instead.
+            if text.trim().is_empty() {
+                return Err(CliError::BadInput(format!(
+                    "--failure-policy {}: the file is empty",
+                    file_name(path)
+                )));
+            }
+            Ok(text)
+        }
+        None => Ok(String::new()),
+    }
 }
 
 /// The request these files make, encoded as asked. It is not judged here:
@@ -704,11 +734,21 @@ pub fn validate(path: &Path) -> Result<String, CliError> {
 /// `validate`: the Job file (or stdin), strictly unless `--lenient`; a Job
 /// without a uid is validated as the API server would create it now.
 pub fn validate_file(args: &ValidateArgs) -> Result<String, CliError> {
+    validate_file_with(args, None)
+}
+
+/// `validate --failure-policy FILE`: the Job file with an extended failure
+/// policy document beside it (its violations are named under `failurePolicy`).
+pub fn validate_file_with(
+    args: &ValidateArgs,
+    failure_policy: Option<&Path>,
+) -> Result<String, CliError> {
     let path = &args.job;
+    one_stdin(&[("JOB", Some(path)), ("--failure-policy", failure_policy)])?;
     let job = read_job(path, args.strictness, &documents::now(), false)?;
     let response = api::validate(pb::ValidateJobRequest {
         job: Some(job),
-        failure_policy: String::new(),
+        failure_policy: read_failure_policy(failure_policy)?,
     })?;
     violations_report(path, &response.violations)
 }
@@ -719,7 +759,7 @@ pub fn validate_from_cluster(args: &JobValidateArgs) -> Result<String, CliError>
     let live = cluster::read(&args.cluster, &name, cluster::Read::JobOnly)?;
     let response = api::validate(pb::ValidateJobRequest {
         job: Some(live.job),
-        failure_policy: String::new(),
+        failure_policy: read_failure_policy(args.failure_policy.as_deref())?,
     })?;
     let what = format!("job {}/{name}", live.namespace);
     violations_report(Path::new(&what), &response.violations)

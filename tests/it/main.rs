@@ -15,6 +15,8 @@ mod cli;
 mod cluster;
 mod crate_edges;
 mod explain;
+mod failure_policy_cli;
+mod failure_policy_wire;
 mod hostile;
 mod jobset_vectors;
 mod k8s_openapi;

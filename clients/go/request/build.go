@@ -21,19 +21,17 @@ func Build(job *batchv1.Job, pods []*corev1.Pod) (*pb.DecideJobRequest, error) {
 }
 
 // BuildWithPolicy is Build for a caller that keeps the extended failure
-// policy document off the Job: it goes in the request's failure_policy, and
-// the pods carry what the policy reads, as with the annotation.
+// policy document off the Job: the document goes in the request's
+// failure_policy, and the pods carry what it reads, as with the annotation.
 func BuildWithPolicy(job *batchv1.Job, pods []*corev1.Pod, policy string) (*pb.DecideJobRequest, error) {
 	return build(job, pods, policy)
 }
 
 func build(job *batchv1.Job, pods []*corev1.Pod, policy string) (*pb.DecideJobRequest, error) {
-	ref, reads := JobRefOf(job), ReadsOf(job)
-	if policy != "" {
-		ref.Extended, reads.AllConditions = true, true
-	}
+	reads := ReadsOf(job)
+	reads.Details = reads.Details || policy != ""
 	// Chunks of up to 1,024 messages; a small Job's no bigger than it needs.
-	e := encoder{job: ref, reads: reads, chunk: min(max(len(pods), 1), 1024)}
+	e := encoder{job: JobRefOf(job), reads: reads, chunk: min(max(len(pods), 1), 1024)}
 	lean := make([]*pb.LeanPod, len(pods))
 	for i, p := range pods {
 		l, err := e.leanPod(p)
@@ -46,43 +44,33 @@ func build(job *batchv1.Job, pods []*corev1.Pod, policy string) (*pb.DecideJobRe
 }
 
 // BuildFull is the request for job and its pods, the pods Kubernetes-shaped.
-// A pod's status reason and message go only with an extended failure policy
-// on the Job (nothing else reads them), so other requests stay as they were.
 func BuildFull(job *batchv1.Job, pods []*corev1.Pod) *pb.DecideJobRequest {
-	return buildFull(job, pods, "")
+	full := make([]*pb.Pod, len(pods))
+	for i, p := range pods {
+		full[i] = Pod(p)
+	}
+	return &pb.DecideJobRequest{Job: Job(job), Pods: full}
 }
 
 // BuildFullWithPolicy is BuildFull with the document in the request's
 // failure_policy (see BuildWithPolicy).
 func BuildFullWithPolicy(job *batchv1.Job, pods []*corev1.Pod, policy string) *pb.DecideJobRequest {
-	return buildFull(job, pods, policy)
-}
-
-func buildFull(job *batchv1.Job, pods []*corev1.Pod, policy string) *pb.DecideJobRequest {
-	extended := JobRefOf(job).Extended || policy != ""
-	full := make([]*pb.Pod, len(pods))
-	for i, p := range pods {
-		full[i] = Pod(p)
-		if !extended && full[i] != nil {
-			full[i].Status.Reason, full[i].Status.Message = "", ""
-		}
-	}
-	return &pb.DecideJobRequest{Job: Job(job), Pods: full, FailurePolicy: policy}
+	req := BuildFull(job, pods)
+	req.FailurePolicy = policy
+	return req
 }
 
 // Lean is req with its pods moved to the lean encoding and trimmed to what
 // decisions read (ReadsOfProto), as Build sends them; req itself is unchanged
 // (the result shares its messages). A pod with no lean form is a
-// *NotLeanError naming its position. A document in req.failure_policy
-// counts as the Job's annotation does.
+// *NotLeanError naming its position.
 func Lean(req *pb.DecideJobRequest) (*pb.DecideJobRequest, error) {
 	ref, reads := JobRefOfProto(req.GetJob()), ReadsOfProto(req.GetJob())
-	if req.GetFailurePolicy() != "" {
-		ref.Extended, reads.AllConditions = true, true
-	}
+	// A document in the request's field needs the pods' details as the annotation does.
+	reads.Details = reads.Details || req.GetFailurePolicy() != ""
 	lean := make([]*pb.LeanPod, len(req.GetPods()))
 	for i, p := range req.GetPods() {
-		l, err := LeanPodFromProto(p, ref)
+		l, err := leanPodFromProto(p, ref, reads.Details)
 		if err != nil {
 			return nil, atPod(err, i)
 		}

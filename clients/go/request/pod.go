@@ -17,25 +17,37 @@ const (
 	indexFailureCountKey        = batchv1.JobIndexFailureCountAnnotation
 	indexIgnoredFailureCountKey = batchv1.JobIndexIgnoredFailureCountAnnotation
 	trackingFinalizer           = batchv1.JobTrackingFinalizer
-	jobAPIVersion               = "batch/v1"
-	jobKind                     = "Job"
-)
-
-// The extended failure policy's keys: the Job annotation that carries the
-// document, and the pod annotations the controller writes for it.
-const (
-	// FailurePolicyAnnotation is the Job annotation holding the extended
-	// failure policy document; with it, lean pods carry the details the
-	// policy reads (LeanPod fields 19-23 and the reasons and messages).
-	FailurePolicyAnnotation = "job-decider.dev/failure-policy"
+	// The extended failure policy's annotations (docs/failure-policy.md): the
+	// document on a Job, and what the controller writes on the pods it creates.
+	failurePolicyAnnotation = "job-decider.dev/failure-policy"
 	ruleMatchCountsKey      = "job-decider.dev/rule-match-counts"
 	failedNodesKey          = "job-decider.dev/failed-nodes"
+	jobAPIVersion           = "batch/v1"
+	jobKind                 = "Job"
 )
 
-// MaxMessageBytes bounds each pod and termination message a lean pod
-// carries, as the server bounds what it reads of them; longer ones are cut
-// at a UTF-8 boundary.
+// MaxMessageBytes is the most of a pod's or a container's termination
+// message the server keeps for the extended failure policy (its
+// MAX_MESSAGE_BYTES). A longer message is sent cut exactly as the server
+// cuts it (boundedMessage), so that both encodings decide alike and a
+// request does not carry kilobytes the server drops.
 const MaxMessageBytes = 4096
+
+// boundedMessage is s as the server keeps it: unchanged when it fits, else
+// cut on a UTF-8 boundary and ended by the server's mark saying how long it
+// was, MaxMessageBytes in all. The server leaves a text that fits alone, so
+// the result reads there as s itself would.
+func boundedMessage(s string) string {
+	if len(s) <= MaxMessageBytes {
+		return s
+	}
+	mark := fmt.Sprintf("…[truncated from %d bytes]", len(s))
+	keep := MaxMessageBytes - len(mark)
+	for keep > 0 && !utf8.RuneStart(s[keep]) {
+		keep--
+	}
+	return s[:keep] + mark
+}
 
 // JobRef names the Job a lean pod is encoded for: a pod's controller
 // reference to this Job is elided (LeanPod.controlled_by_job).
@@ -44,11 +56,6 @@ type JobRef struct {
 	Name string
 	// UID is the Job's uid; empty, no reference is elided.
 	UID string
-	// Extended is set when the Job has an extended failure policy (the
-	// annotation, or the request's failure_policy): only then do lean pods
-	// carry what that policy reads, so that requests for other Jobs stay
-	// exactly as they were.
-	Extended bool
 }
 
 // JobRefOf is the reference of a client-go Job.
@@ -56,27 +63,13 @@ func JobRefOf(job *batchv1.Job) JobRef {
 	if job == nil {
 		return JobRef{}
 	}
-	_, extended := job.Annotations[FailurePolicyAnnotation]
-	return JobRef{Name: job.Name, UID: string(job.UID), Extended: extended}
+	return JobRef{Name: job.Name, UID: string(job.UID)}
 }
 
 // JobRefOfProto is the reference of a contract Job (empty where it lacks them).
 func JobRefOfProto(job *pb.Job) JobRef {
 	m := job.GetMetadata()
-	_, extended := m.GetAnnotations()[FailurePolicyAnnotation]
-	return JobRef{Name: m.GetName(), UID: m.GetUid(), Extended: extended}
-}
-
-// boundedMessage is s cut to at most MaxMessageBytes, at a rune boundary.
-func boundedMessage(s string) string {
-	if len(s) <= MaxMessageBytes {
-		return s
-	}
-	end := MaxMessageBytes
-	for end > 0 && !utf8.RuneStart(s[end]) {
-		end--
-	}
-	return s[:end]
+	return JobRef{Name: m.GetName(), UID: m.GetUid()}
 }
 
 // owns reports whether an owner reference is this Job's controller reference.
@@ -172,7 +165,11 @@ func Pod(pod *corev1.Pod) *pb.Pod {
 		Kind:       pod.Kind,
 		Metadata:   objectMeta(&pod.ObjectMeta, true),
 		Spec:       &pb.PodSpecSummary{NodeName: pod.Spec.NodeName},
-		Status:     &pb.PodStatus{Phase: string(pod.Status.Phase), Reason: pod.Status.Reason, Message: pod.Status.Message},
+		Status: &pb.PodStatus{
+			Phase:   string(pod.Status.Phase),
+			Reason:  pod.Status.Reason,
+			Message: pod.Status.Message,
+		},
 	}
 	if n := len(pod.Spec.InitContainers); n > 0 {
 		out.Spec.InitContainers = make([]*pb.InitContainerSummary, n)
@@ -240,10 +237,16 @@ func containerStatuses(ss []corev1.ContainerStatus) []*pb.ContainerStatus {
 }
 
 // LeanPodFromProto is a contract Pod in the lean encoding for job, as the
-// server's reference conversion makes it: all labels (shared, not copied)
-// and conditions kept. A phase or condition status the API does not define
-// is a *NotLeanError (Pod -1).
+// server's reference conversion makes it: all labels (shared, not copied),
+// conditions and the fields only the extended failure policy reads kept. A
+// phase or condition status the API does not define is a *NotLeanError (Pod -1).
 func LeanPodFromProto(pod *pb.Pod, job JobRef) (*pb.LeanPod, error) {
+	return leanPodFromProto(pod, job, true)
+}
+
+// leanPodFromProto is LeanPodFromProto, with the extended failure policy's
+// fields only when details is set (the Job has a document).
+func leanPodFromProto(pod *pb.Pod, job JobRef, details bool) (*pb.LeanPod, error) {
 	m, spec, status := pod.GetMetadata(), pod.GetSpec(), pod.GetStatus()
 	phase, ok := leanPhase(status.GetPhase())
 	if !ok {
@@ -286,14 +289,14 @@ func LeanPodFromProto(pod *pb.Pod, job JobRef) (*pb.LeanPod, error) {
 			return nil, &NotLeanError{Pod: -1, Field: fmt.Sprintf("status.conditions[%d].status", i), Value: c.GetStatus()}
 		}
 		lc := &pb.LeanPodCondition{Type: c.GetType(), Status: s, LastTransitionTime: c.GetLastTransitionTime()}
-		if job.Extended {
+		if details {
 			lc.Reason = c.GetReason()
 		}
 		out.Conditions = append(out.Conditions, lc)
 	}
-	out.ContainerStatuses = leanContainerStatusesFromProto(status.GetContainerStatuses(), job.Extended)
-	out.InitContainerStatuses = leanContainerStatusesFromProto(status.GetInitContainerStatuses(), job.Extended)
-	if job.Extended {
+	out.ContainerStatuses = leanContainerStatusesFromProto(status.GetContainerStatuses(), details)
+	out.InitContainerStatuses = leanContainerStatusesFromProto(status.GetInitContainerStatuses(), details)
+	if details {
 		out.Reason = status.GetReason()
 		out.Message = boundedMessage(status.GetMessage())
 		out.NodeName = spec.GetNodeName()
@@ -303,21 +306,19 @@ func LeanPodFromProto(pod *pb.Pod, job JobRef) (*pb.LeanPod, error) {
 	return out, nil
 }
 
-// leanContainerStatusesFromProto converts container statuses; the waiting
-// reason and the termination's reason and message only when extended.
-func leanContainerStatusesFromProto(ss []*pb.ContainerStatus, extended bool) []*pb.LeanContainerStatus {
+func leanContainerStatusesFromProto(ss []*pb.ContainerStatus, details bool) []*pb.LeanContainerStatus {
 	var out []*pb.LeanContainerStatus
 	for _, s := range ss {
 		l := &pb.LeanContainerStatus{Name: s.GetName(), RestartCount: s.GetRestartCount()}
 		if t := s.GetState().GetTerminated(); t != nil {
 			l.Terminated = &pb.LeanTerminated{ExitCode: t.GetExitCode(), FinishedAt: t.GetFinishedAt()}
-			if extended {
+			if details {
 				l.Terminated.Reason = t.GetReason()
 				l.Terminated.Message = boundedMessage(t.GetMessage())
 			}
 		}
-		if w := s.GetState().GetWaiting(); w != nil && extended {
-			l.WaitingReason = w.GetReason()
+		if details {
+			l.WaitingReason = s.GetState().GetWaiting().GetReason()
 		}
 		out = append(out, l)
 	}
