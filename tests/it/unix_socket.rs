@@ -245,6 +245,104 @@ async fn a_regular_file_at_the_socket_path_is_refused() {
     );
 }
 
+#[tokio::test]
+async fn unix_socket_serves_mutual_tls_when_configured() {
+    let pki = crate::tls::pki();
+    let server = SocketServer::start(ServerConfig {
+        tls: Some(pki.server_tls(true)),
+        ..ServerConfig::default()
+    })
+    .await;
+    let dial = |identity: Option<tonic::transport::Identity>| {
+        let path = server.path.clone();
+        let mut tls = tonic::transport::ClientTlsConfig::new()
+            .ca_certificate(tonic::transport::Certificate::from_pem(&pki.ca));
+        if let Some(identity) = identity {
+            tls = tls.identity(identity);
+        }
+        async move {
+            let endpoint = tonic::transport::Endpoint::from_static("https://localhost")
+                .tls_config(tls)
+                .expect("tls config");
+            let channel = endpoint
+                .connect_with_connector(tower::service_fn(move |_: tonic::transport::Uri| {
+                    let path = path.clone();
+                    async move {
+                        tokio::net::UnixStream::connect(path)
+                            .await
+                            .map(hyper_util::rt::TokioIo::new)
+                    }
+                }))
+                .await?;
+            pb::job_decider_client::JobDeciderClient::new(channel)
+                .decide_job(small_request())
+                .await
+                .map_err(|status| Box::new(status) as Box<dyn std::error::Error + Send + Sync>)
+        }
+    };
+    let answer = dial(Some(pki.client.clone()))
+        .await
+        .expect("decided over mTLS");
+    assert!(!answer.into_inner().actions.is_empty());
+    // Plaintext, or TLS without a client certificate, gets nothing.
+    dial(None).await.expect_err("no client certificate");
+    pb::job_decider_client::JobDeciderClient::new(
+        address::connect(&address::unix_url(&server.path))
+            .await
+            .expect("the socket connects"),
+    )
+    .decide_job(small_request())
+    .await
+    .expect_err("plaintext to a TLS server");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn simulate_decides_over_a_unix_socket_as_in_process() {
+    let server = SocketServer::start(ServerConfig::default()).await;
+    let addr = address::unix_url(&server.path);
+    let dir = crate::common::examples().join("simulate/kep-3850-story2");
+    let (job, script) = (dir.join("job.yaml"), dir.join("script.yaml"));
+    let run = move |remote: Option<&str>| {
+        let mut command = Command::new(BIN);
+        command
+            .args(["simulate", "--job"])
+            .arg(&job)
+            .arg("--script")
+            .arg(&script)
+            .args(["-o", "json"]);
+        if let Some(addr) = remote {
+            command.args(["--decider-addr", addr]);
+        }
+        command.output().expect("run simulate")
+    };
+    let (local, remote) = tokio::task::spawn_blocking(move || (run(None), run(Some(&addr))))
+        .await
+        .expect("join");
+    let stderr = String::from_utf8_lossy(&remote.stderr);
+    assert!(remote.status.success(), "{stderr}");
+    assert!(!local.stdout.is_empty());
+    assert_eq!(local.stdout, remote.stdout);
+}
+
+#[test]
+fn simulate_names_the_flag_for_a_unix_address_with_a_host() {
+    let dir = crate::common::examples().join("simulate/kep-3850-story2");
+    let out = Command::new(BIN)
+        .args(["simulate", "--job"])
+        .arg(dir.join("job.yaml"))
+        .arg("--script")
+        .arg(dir.join("script.yaml"))
+        .args(["--decider-addr", "unix://host/d.sock"])
+        .output()
+        .expect("run simulate");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--decider-addr unix://host/d.sock"),
+        "{stderr}"
+    );
+}
+
 /// `serve` with these arguments (metrics on an ephemeral loopback port).
 fn serve(args: &[&str]) -> Command {
     let mut command = Command::new(BIN);
