@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::address::ListenAddr;
 use crate::cluster::{self, ClusterArgs, ClusterError};
 use crate::documents::{self, UnknownFields};
 use crate::explain;
@@ -83,9 +84,15 @@ pub struct JobSetDecideArgs {
 /// `serve` flags; each also reads `JOB_DECIDER_<FLAG>` from the environment.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// Address of the gRPC server.
+    /// Address of the gRPC server: HOST:PORT, or a Unix socket `unix:///PATH` (also
+    /// `unix:/PATH`, `unix:RELATIVE`): made with --socket-mode, a stale one (nobody
+    /// listening) replaced, anything else at the path refused, removed at shutdown.
     #[arg(long, env = "JOB_DECIDER_ADDR", default_value = "127.0.0.1:50051")]
-    pub addr: SocketAddr,
+    pub addr: ListenAddr,
+    /// File mode of the --addr Unix socket, in octal (default 0660: its owner and group
+    /// may connect, no one else).
+    #[arg(long, env = "JOB_DECIDER_SOCKET_MODE", value_parser = parse_mode)]
+    pub socket_mode: Option<u32>,
     /// Address of the Prometheus endpoint (`/metrics`).
     #[arg(
         long,
@@ -784,6 +791,14 @@ fn violations_report(path: &Path, violations: &[pb::FieldViolation]) -> Result<S
 
 fn serve(args: ServeArgs) -> Result<(), CliError> {
     server::init_tracing(args.log_format, &args.log_level).map_err(CliError::BadInput)?;
+    let socket_mode = match (&args.addr, args.socket_mode) {
+        (ListenAddr::Tcp(_), Some(_)) => {
+            return Err(CliError::BadInput(
+                "--socket-mode applies to a unix: --addr only".to_string(),
+            ));
+        }
+        (_, mode) => mode.unwrap_or(server::socket::DEFAULT_SOCKET_MODE),
+    };
     let config = ServerConfig {
         max_concurrent_requests: args.max_concurrent_requests,
         queue_timeout: args.queue_timeout,
@@ -815,6 +830,7 @@ fn serve(args: ServeArgs) -> Result<(), CliError> {
         },
         shutdown_delay: args.shutdown_delay,
         shutdown_grace: args.shutdown_grace,
+        socket_mode,
     };
     let mut runtime = tokio::runtime::Builder::new_multi_thread();
     runtime.enable_all();
@@ -824,9 +840,29 @@ fn serve(args: ServeArgs) -> Result<(), CliError> {
     let runtime = runtime
         .build()
         .map_err(|e| CliError::Failed(format!("cannot start the runtime: {e}")))?;
+    let addr = args.addr.clone();
     runtime
         .block_on(server::run(args.addr, args.metrics_addr, config))
-        .map_err(|e| CliError::Failed(e.to_string()))
+        .map_err(|e| match e {
+            // What is at a socket's path is the flag's fault; say which flag.
+            server::ServeError::Socket(e) if e.is_bad_input() => {
+                CliError::BadInput(format!("--addr {addr}: {e}"))
+            }
+            server::ServeError::Socket(e) => CliError::Failed(format!("--addr {addr}: {e}")),
+            e => CliError::Failed(e.to_string()),
+        })
+}
+
+/// Parses a file mode in octal: `0660`, `660`, `0o660`.
+pub fn parse_mode(text: &str) -> Result<u32, String> {
+    let digits = text.trim();
+    let digits = digits.strip_prefix("0o").unwrap_or(digits);
+    match u32::from_str_radix(digits, 8) {
+        Ok(mode) if mode <= 0o777 => Ok(mode),
+        _ => Err(format!(
+            "{text:?} is not a file mode: octal digits from 0 to 0777, like 0660"
+        )),
+    }
 }
 
 /// An HTTP/2 size setting: it must fit HTTP/2's 32 bits (the server checks the exact range).
@@ -908,6 +944,12 @@ mod tests {
         assert_eq!(parse_size("256MiB"), Ok(256 << 20));
         assert_eq!(parse_size("4194304"), Ok(4_194_304));
         assert!(parse_size("lots").is_err());
+        assert_eq!(parse_mode("0660"), Ok(0o660));
+        assert_eq!(parse_mode("600"), Ok(0o600));
+        assert_eq!(parse_mode("0o770"), Ok(0o770));
+        assert!(parse_mode("0680").is_err());
+        assert!(parse_mode("4770").is_err());
+        assert!(parse_mode("").is_err());
     }
 
     #[test]

@@ -52,7 +52,8 @@ pub struct SimulateArgs {
     /// Play the same script under this other Job too, and show both side by side.
     #[arg(long)]
     pub compare: Option<PathBuf>,
-    /// Ask this gRPC server (HOST:PORT, plaintext) for every decision instead of deciding in process.
+    /// Ask this gRPC server (HOST:PORT or unix:///PATH, plaintext) for every decision instead of
+    /// deciding in process.
     #[arg(long)]
     pub decider_addr: Option<String>,
     /// When the simulation starts (RFC 3339); default the Job's creationTimestamp, else
@@ -114,14 +115,15 @@ impl Remote {
             .enable_all()
             .build()
             .map_err(|e| CliError::Failed(format!("cannot start the runtime: {e}")))?;
-        let uri = if addr.contains("://") {
-            addr.to_string()
-        } else {
-            format!("http://{addr}")
-        };
-        let client = runtime
-            .block_on(pb::job_decider_client::JobDeciderClient::connect(uri))
-            .map_err(|e| CliError::Failed(format!("--decider-addr {addr}: {e}")))?
+        let channel = runtime
+            .block_on(crate::address::connect(addr))
+            .map_err(|e| match e {
+                crate::address::DialError::BadAddress(e) => {
+                    CliError::BadInput(format!("--decider-addr {addr}: {e}"))
+                }
+                e => CliError::Failed(format!("--decider-addr {addr}: {e}")),
+            })?;
+        let client = pb::job_decider_client::JobDeciderClient::new(channel)
             .max_decoding_message_size(api::DEFAULT_MAX_MESSAGE_SIZE)
             .max_encoding_message_size(api::DEFAULT_MAX_MESSAGE_SIZE);
         Ok(Remote { runtime, client })

@@ -29,4 +29,5 @@ mod simulate;
 mod simulate_render;
 mod strict;
 mod tls;
+mod unix_socket;
 mod vectors;

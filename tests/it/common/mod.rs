@@ -64,7 +64,7 @@ impl TestServer {
             .map(|l| l.local_addr().expect("health addr"));
         let (tx, rx) = oneshot::channel::<()>();
         let listeners = Listeners {
-            grpc,
+            grpc: grpc.into(),
             metrics: Some(metrics),
             health,
         };
