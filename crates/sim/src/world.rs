@@ -1222,13 +1222,8 @@ impl<'s> World<'s> {
         sp.ended = Some(now);
         sp.outcome = "failed".to_string();
         sp.why = format!("rejected by the kubelet: {reason}");
-        let policy = self.policy_of(i);
-        let detail = match &policy {
-            Some(p) => format!("{}; {p}", self.pods[i].why),
-            None => self.pods[i].why.clone(),
-        };
-        self.pods[i].policy = policy;
-        self.push(EventKind::PodFailed, Some(i), detail);
+        let why = self.pods[i].why.clone();
+        self.tell_failure(i, EventKind::PodFailed, &why);
         self.collect();
     }
 
@@ -1256,13 +1251,8 @@ impl<'s> World<'s> {
                 failure.reason
             );
         }
-        let policy = self.policy_of(i);
-        let detail = match &policy {
-            Some(p) => format!("{}; {p}", self.pods[i].why),
-            None => self.pods[i].why.clone(),
-        };
-        self.pods[i].policy = policy;
-        self.push(EventKind::PodFailedByController, Some(i), detail);
+        let why = self.pods[i].why.clone();
+        self.tell_failure(i, EventKind::PodFailedByController, &why);
         self.delete_pod(i);
         self.collect();
     }
@@ -1337,13 +1327,8 @@ impl<'s> World<'s> {
             } else {
                 format!("container {container} exited {code} ({reason})")
             };
-            let policy = self.policy_of(i);
-            let detail = match &policy {
-                Some(p) => format!("{}; {p}", self.pods[i].why),
-                None => self.pods[i].why.clone(),
-            };
-            self.pods[i].policy = policy;
-            self.push(EventKind::PodFailed, Some(i), detail);
+            let why = self.pods[i].why.clone();
+            self.tell_failure(i, EventKind::PodFailed, &why);
         } else {
             sp.outcome = "succeeded".to_string();
             sp.why = String::new();
@@ -1480,14 +1465,24 @@ impl<'s> World<'s> {
                 "deleted; the kubelet stopped it (exit 143)".to_string()
             };
         }
+        self.tell_failure(
+            i,
+            EventKind::PodStopped,
+            "stopped by the kubelet, exit 143, phase Failed",
+        );
+        self.collect();
+    }
+
+    /// Records the failure of pod `i` as an event of `kind`: `what` happened, then
+    /// the policy rule it matches, if any (kept on the pod for its attempt line).
+    fn tell_failure(&mut self, i: usize, kind: EventKind, what: &str) {
         let policy = self.policy_of(i);
         let detail = match &policy {
-            Some(p) => format!("stopped by the kubelet, exit 143, phase Failed; {p}"),
-            None => "stopped by the kubelet, exit 143, phase Failed".to_string(),
+            Some(p) => format!("{what}; {p}"),
+            None => what.to_string(),
         };
         self.pods[i].policy = policy;
-        self.push(EventKind::PodStopped, Some(i), detail);
-        self.collect();
+        self.push(kind, Some(i), detail);
     }
 
     /// Which pod failure policy rule the failed pod matches, as job-decider's
