@@ -96,21 +96,7 @@ fn is_socket(path: &Path) -> bool {
 #[tokio::test]
 async fn unix_socket_health_is_serving() {
     let server = SocketServer::start(ServerConfig::default()).await;
-    let mut health = tonic_health::pb::health_client::HealthClient::new(server.channel().await);
-    for service in ["", "jobdecider.v1.JobDecider"] {
-        let response = health
-            .check(tonic_health::pb::HealthCheckRequest {
-                service: service.into(),
-            })
-            .await
-            .expect("check")
-            .into_inner();
-        assert_eq!(
-            response.status(),
-            tonic_health::pb::health_check_response::ServingStatus::Serving,
-            "service {service:?}"
-        );
-    }
+    crate::common::assert_health_serving(server.channel().await).await;
 }
 
 #[tokio::test]

@@ -157,6 +157,25 @@ impl Drop for TestServer {
     }
 }
 
+/// Asserts that the server behind `channel` reports SERVING, overall and for the JobDecider service.
+pub async fn assert_health_serving(channel: Channel) {
+    let mut health = tonic_health::pb::health_client::HealthClient::new(channel);
+    for service in ["", "jobdecider.v1.JobDecider"] {
+        let response = health
+            .check(tonic_health::pb::HealthCheckRequest {
+                service: service.into(),
+            })
+            .await
+            .expect("check")
+            .into_inner();
+        assert_eq!(
+            response.status(),
+            tonic_health::pb::health_check_response::ServingStatus::Serving,
+            "service {service:?}"
+        );
+    }
+}
+
 /// The repository's `examples/` directory.
 pub fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("examples")
