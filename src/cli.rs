@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::address::ListenAddr;
 use crate::cluster::{self, ClusterArgs, ClusterError};
 use crate::documents::{self, UnknownFields};
 use crate::explain;
@@ -83,9 +84,15 @@ pub struct JobSetDecideArgs {
 /// `serve` flags; each also reads `JOB_DECIDER_<FLAG>` from the environment.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// Address of the gRPC server.
+    /// Address of the gRPC server: HOST:PORT, or a Unix socket `unix:///PATH` (also
+    /// `unix:/PATH`, `unix:RELATIVE`): made with --socket-mode, a stale one (nobody
+    /// listening) replaced, anything else at the path refused, removed at shutdown.
     #[arg(long, env = "JOB_DECIDER_ADDR", default_value = "127.0.0.1:50051")]
-    pub addr: SocketAddr,
+    pub addr: ListenAddr,
+    /// File mode of the --addr Unix socket, in octal (default 0660: its owner and group
+    /// may connect, no one else).
+    #[arg(long, env = "JOB_DECIDER_SOCKET_MODE", value_parser = parse_mode)]
+    pub socket_mode: Option<u32>,
     /// Address of the Prometheus endpoint (`/metrics`).
     #[arg(
         long,
@@ -236,6 +243,11 @@ pub struct SnapshotArgs {
     /// The controller to decide for (a spec.managedBy value); empty means the built-in one.
     #[arg(long, default_value = "")]
     pub controller_name: String,
+    /// An extended failure policy document (YAML or JSON; `-`: stdin), sent as the request's
+    /// failurePolicy; docs/failure-policy.md. A Job's job-decider.dev/failure-policy
+    /// annotation needs no flag.
+    #[arg(long, value_name = "FILE")]
+    pub failure_policy: Option<PathBuf>,
     /// How fields the Kubernetes schema does not have are taken.
     #[command(flatten)]
     pub strictness: Strictness,
@@ -312,6 +324,10 @@ pub struct JobValidateArgs {
     /// The file, or the Job's name with --from-cluster.
     #[command(flatten)]
     pub file: ValidateArgs,
+    /// An extended failure policy document to check with the Job (YAML or JSON; `-`: stdin),
+    /// as DecideJob's failurePolicy; docs/failure-policy.md.
+    #[arg(long, value_name = "FILE")]
+    pub failure_policy: Option<PathBuf>,
     /// The cluster to read the Job from.
     #[command(flatten)]
     pub cluster: ClusterArgs,
@@ -388,7 +404,8 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Validate(args) if args.cluster.from_cluster => {
             validate_from_cluster(&args).map(|out| print!("{out}"))
         }
-        Command::Validate(args) => validate_file(&args.file).map(|out| print!("{out}")),
+        Command::Validate(args) => validate_file_with(&args.file, args.failure_policy.as_deref())
+            .map(|out| print!("{out}")),
         Command::Request(args) => request(&args).and_then(|bytes| write_stdout(&bytes)),
         Command::Jobset(JobSetCommand::Decide(args)) => {
             decide_jobset(&args).map(|out| print!("{out}"))
@@ -534,6 +551,7 @@ pub fn load_request(args: &SnapshotArgs) -> Result<pb::DecideJobRequest, CliErro
         ("--job", args.job.as_deref()),
         ("--pods", args.pods.as_deref()),
         ("--state", args.state.as_deref()),
+        ("--failure-policy", args.failure_policy.as_deref()),
     ])?;
     let now = match &args.now {
         Some(text) => documents::parse_time(text, "--now")?,
@@ -575,8 +593,27 @@ pub fn load_request(args: &SnapshotArgs) -> Result<pb::DecideJobRequest, CliErro
         expectations: None,
         lean_pods: Vec::new(),
         explain: false,
-        failure_policy: String::new(),
+        failure_policy: read_failure_policy(args.failure_policy.as_deref())?,
     })
+}
+
+/// The text of a `--failure-policy` file (`-`: stdin); empty without the flag.
+/// The document is judged by the service, with the rest of the request.
+pub fn read_failure_policy(path: Option<&Path>) -> Result<String, CliError> {
+    match path {
+        Some(path) => {
+            let text = read_file(path)?;
+            // An empty file would read as "no document": say so instead.
+            if text.trim().is_empty() {
+                return Err(CliError::BadInput(format!(
+                    "--failure-policy {}: the file is empty",
+                    file_name(path)
+                )));
+            }
+            Ok(text)
+        }
+        None => Ok(String::new()),
+    }
 }
 
 /// The request these files make, encoded as asked. It is not judged here:
@@ -704,11 +741,21 @@ pub fn validate(path: &Path) -> Result<String, CliError> {
 /// `validate`: the Job file (or stdin), strictly unless `--lenient`; a Job
 /// without a uid is validated as the API server would create it now.
 pub fn validate_file(args: &ValidateArgs) -> Result<String, CliError> {
+    validate_file_with(args, None)
+}
+
+/// `validate --failure-policy FILE`: the Job file with an extended failure
+/// policy document beside it (its violations are named under `failurePolicy`).
+pub fn validate_file_with(
+    args: &ValidateArgs,
+    failure_policy: Option<&Path>,
+) -> Result<String, CliError> {
     let path = &args.job;
+    one_stdin(&[("JOB", Some(path)), ("--failure-policy", failure_policy)])?;
     let job = read_job(path, args.strictness, &documents::now(), false)?;
     let response = api::validate(pb::ValidateJobRequest {
         job: Some(job),
-        failure_policy: String::new(),
+        failure_policy: read_failure_policy(failure_policy)?,
     })?;
     violations_report(path, &response.violations)
 }
@@ -719,7 +766,7 @@ pub fn validate_from_cluster(args: &JobValidateArgs) -> Result<String, CliError>
     let live = cluster::read(&args.cluster, &name, cluster::Read::JobOnly)?;
     let response = api::validate(pb::ValidateJobRequest {
         job: Some(live.job),
-        failure_policy: String::new(),
+        failure_policy: read_failure_policy(args.failure_policy.as_deref())?,
     })?;
     let what = format!("job {}/{name}", live.namespace);
     violations_report(Path::new(&what), &response.violations)
@@ -744,6 +791,14 @@ fn violations_report(path: &Path, violations: &[pb::FieldViolation]) -> Result<S
 
 fn serve(args: ServeArgs) -> Result<(), CliError> {
     server::init_tracing(args.log_format, &args.log_level).map_err(CliError::BadInput)?;
+    let socket_mode = match (&args.addr, args.socket_mode) {
+        (ListenAddr::Tcp(_), Some(_)) => {
+            return Err(CliError::BadInput(
+                "--socket-mode applies to a unix: --addr only".to_string(),
+            ));
+        }
+        (_, mode) => mode.unwrap_or(server::socket::DEFAULT_SOCKET_MODE),
+    };
     let config = ServerConfig {
         max_concurrent_requests: args.max_concurrent_requests,
         queue_timeout: args.queue_timeout,
@@ -775,6 +830,7 @@ fn serve(args: ServeArgs) -> Result<(), CliError> {
         },
         shutdown_delay: args.shutdown_delay,
         shutdown_grace: args.shutdown_grace,
+        socket_mode,
     };
     let mut runtime = tokio::runtime::Builder::new_multi_thread();
     runtime.enable_all();
@@ -784,9 +840,29 @@ fn serve(args: ServeArgs) -> Result<(), CliError> {
     let runtime = runtime
         .build()
         .map_err(|e| CliError::Failed(format!("cannot start the runtime: {e}")))?;
+    let addr = args.addr.clone();
     runtime
         .block_on(server::run(args.addr, args.metrics_addr, config))
-        .map_err(|e| CliError::Failed(e.to_string()))
+        .map_err(|e| match e {
+            // What is at a socket's path is the flag's fault; say which flag.
+            server::ServeError::Socket(e) if e.is_bad_input() => {
+                CliError::BadInput(format!("--addr {addr}: {e}"))
+            }
+            server::ServeError::Socket(e) => CliError::Failed(format!("--addr {addr}: {e}")),
+            e => CliError::Failed(e.to_string()),
+        })
+}
+
+/// Parses a file mode in octal: `0660`, `660`, `0o660`.
+pub fn parse_mode(text: &str) -> Result<u32, String> {
+    let digits = text.trim();
+    let digits = digits.strip_prefix("0o").unwrap_or(digits);
+    match u32::from_str_radix(digits, 8) {
+        Ok(mode) if mode <= 0o777 => Ok(mode),
+        _ => Err(format!(
+            "{text:?} is not a file mode: octal digits from 0 to 0777, like 0660"
+        )),
+    }
 }
 
 /// An HTTP/2 size setting: it must fit HTTP/2's 32 bits (the server checks the exact range).
@@ -868,6 +944,12 @@ mod tests {
         assert_eq!(parse_size("256MiB"), Ok(256 << 20));
         assert_eq!(parse_size("4194304"), Ok(4_194_304));
         assert!(parse_size("lots").is_err());
+        assert_eq!(parse_mode("0660"), Ok(0o660));
+        assert_eq!(parse_mode("600"), Ok(0o600));
+        assert_eq!(parse_mode("0o770"), Ok(0o770));
+        assert!(parse_mode("0680").is_err());
+        assert!(parse_mode("4770").is_err());
+        assert!(parse_mode("").is_err());
     }
 
     #[test]

@@ -349,7 +349,7 @@ fn write_actions(out: &mut String, response: &pb::DecideJobResponse, e: &pb::Job
                     .iter()
                     .filter_map(|p| p.completion_index.map(|i| i.to_string()))
                     .collect();
-                if indexes.is_empty() {
+                let created = if indexes.is_empty() {
                     format!("create {} pod(s)", c.pods.len())
                 } else {
                     format!(
@@ -357,7 +357,8 @@ fn write_actions(out: &mut String, response: &pb::DecideJobResponse, e: &pb::Job
                         c.pods.len(),
                         indexes.join(", ")
                     )
-                }
+                };
+                format!("{created}{}", avoided_nodes(&c.pods))
             }
             Some(Kind::DeletePods(d)) => {
                 let list: Vec<String> = d
@@ -382,10 +383,15 @@ fn write_actions(out: &mut String, response: &pb::DecideJobResponse, e: &pb::Job
                     .iter()
                     .map(|p| {
                         let name = p.pod.as_ref().map_or("", |r| r.name.as_str());
-                        format!("{name} ({})", p.reason)
+                        if p.message.is_empty() {
+                            format!("{name} ({})", p.reason)
+                        } else {
+                            format!("{name} ({}: {})", p.reason, p.message)
+                        }
                     })
                     .collect();
-                format!("mark failed, then delete, {}", list.join(", "))
+                let condition = f.pods.first().map_or("", |p| p.condition_type.as_str());
+                format!("mark failed (condition {condition}) {}", list.join(", "))
             }
             Some(Kind::UpdateStatus(u)) => {
                 let s = u.status.clone().unwrap_or_default();
@@ -437,6 +443,22 @@ fn write_actions(out: &mut String, response: &pb::DecideJobResponse, e: &pb::Job
             let _ = writeln!(out, "     why{pods}: {} [{}]", r.message, r.reason);
         }
     }
+}
+
+/// The nodes created pods keep off (extended failure policy's nodeAvoidance),
+/// one clause per distinct list; empty when none avoids any.
+fn avoided_nodes(pods: &[pb::PodCreation]) -> String {
+    let mut lists: Vec<(&str, Vec<&str>)> = Vec::new();
+    for a in pods.iter().filter_map(|p| p.avoid_nodes.as_ref()) {
+        let nodes: Vec<&str> = a.nodes.iter().map(String::as_str).collect();
+        if !nodes.is_empty() && !lists.iter().any(|(m, n)| *m == a.mode && *n == nodes) {
+            lists.push((a.mode.as_str(), nodes));
+        }
+    }
+    lists
+        .iter()
+        .map(|(mode, nodes)| format!("; avoiding nodes {} ({mode})", nodes.join(", ")))
+        .collect()
 }
 
 /// The backoff wait: until when, and after which failure.
@@ -650,6 +672,69 @@ mod tests {
         assert_eq!(
             out,
             "Backoff: new pods wait until 10:00:27, in 27s (20s after the 2nd failure)\n"
+        );
+    }
+
+    #[test]
+    fn failed_pods_and_avoided_nodes_are_shown() {
+        let pod = |name: &str| pb::PodReference {
+            name: name.into(),
+            uid: format!("{name}-uid"),
+        };
+        let avoid = |nodes: &[&str]| {
+            Some(pb::AvoidNodes {
+                nodes: nodes.iter().map(|n| n.to_string()).collect(),
+                mode: "Required".into(),
+            })
+        };
+        let response = pb::DecideJobResponse {
+            actions: vec![
+                pb::Action {
+                    kind: Some(pb::action::Kind::FailPods(pb::FailPods {
+                        pods: vec![pb::PodFailure {
+                            pod: Some(pod("p-0")),
+                            condition_type: "job-decider.dev/PendingTimeout".into(),
+                            reason: "ImagePullBackOff".into(),
+                            message: "pending 5m0s, limit 5m0s".into(),
+                        }],
+                    })),
+                },
+                pb::Action {
+                    kind: Some(pb::action::Kind::CreatePods(pb::CreatePods {
+                        pods: vec![
+                            pb::PodCreation {
+                                completion_index: Some(0),
+                                avoid_nodes: avoid(&["n1", "n2"]),
+                                ..Default::default()
+                            },
+                            pb::PodCreation {
+                                completion_index: Some(1),
+                                avoid_nodes: avoid(&["n1", "n2"]),
+                                ..Default::default()
+                            },
+                            pb::PodCreation {
+                                completion_index: Some(2),
+                                ..Default::default()
+                            },
+                        ],
+                    })),
+                },
+            ],
+            ..Default::default()
+        };
+        let mut out = String::new();
+        write_actions(&mut out, &response, &pb::JobExplanation::default());
+        assert!(
+            out.contains(
+                "1. mark failed (condition job-decider.dev/PendingTimeout) p-0 (ImagePullBackOff: pending 5m0s, limit 5m0s)"
+            ),
+            "{out}"
+        );
+        assert!(
+            out.contains(
+                "2. create 3 pod(s) for indexes 0, 1, 2; avoiding nodes n1, n2 (Required)\n"
+            ),
+            "{out}"
         );
     }
 

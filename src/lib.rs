@@ -8,6 +8,7 @@
 //! pods through kubeconfig). ARCHITECTURE.md maps the crates and the invariants
 //! they keep.
 
+pub mod address;
 pub mod cli;
 pub mod cluster;
 pub mod documents;

@@ -52,7 +52,8 @@ pub struct SimulateArgs {
     /// Play the same script under this other Job too, and show both side by side.
     #[arg(long)]
     pub compare: Option<PathBuf>,
-    /// Ask this gRPC server (HOST:PORT, plaintext) for every decision instead of deciding in process.
+    /// Ask this gRPC server (HOST:PORT or unix:///PATH, plaintext) for every decision instead of
+    /// deciding in process.
     #[arg(long)]
     pub decider_addr: Option<String>,
     /// When the simulation starts (RFC 3339); default the Job's creationTimestamp, else
@@ -60,6 +61,11 @@ pub struct SimulateArgs {
     /// with --from-cluster, now.
     #[arg(long)]
     pub start: Option<String>,
+    /// An extended failure policy document for the Job (YAML or JSON; `-`: stdin;
+    /// docs/failure-policy.md), sent as every decision's failurePolicy. Not for the
+    /// --compare Job: compare a script with and without it.
+    #[arg(long, value_name = "FILE")]
+    pub failure_policy: Option<PathBuf>,
     /// Unknown fields in the Job and pods: errors unless `--lenient`.
     #[command(flatten)]
     pub strictness: Strictness,
@@ -109,14 +115,15 @@ impl Remote {
             .enable_all()
             .build()
             .map_err(|e| CliError::Failed(format!("cannot start the runtime: {e}")))?;
-        let uri = if addr.contains("://") {
-            addr.to_string()
-        } else {
-            format!("http://{addr}")
-        };
-        let client = runtime
-            .block_on(pb::job_decider_client::JobDeciderClient::connect(uri))
-            .map_err(|e| CliError::Failed(format!("--decider-addr {addr}: {e}")))?
+        let channel = runtime
+            .block_on(crate::address::connect(addr))
+            .map_err(|e| match e {
+                crate::address::DialError::BadAddress(e) => {
+                    CliError::BadInput(format!("--decider-addr {addr}: {e}"))
+                }
+                e => CliError::Failed(format!("--decider-addr {addr}: {e}")),
+            })?;
+        let client = pb::job_decider_client::JobDeciderClient::new(channel)
             .max_decoding_message_size(api::DEFAULT_MAX_MESSAGE_SIZE)
             .max_encoding_message_size(api::DEFAULT_MAX_MESSAGE_SIZE);
         Ok(Remote { runtime, client })
@@ -190,7 +197,9 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
         ("--script", Some(&args.script)),
         ("--pods", args.pods.as_deref()),
         ("--compare", args.compare.as_deref()),
+        ("--failure-policy", args.failure_policy.as_deref()),
     ])?;
+    let failure_policy = cli::read_failure_policy(args.failure_policy.as_deref())?;
     let script = Script::from_yaml(&read(&args.script)?)
         .map_err(|e| CliError::BadInput(format!("{}: {e}", args.script.display())))?;
     let source = match (&args.job, &args.name) {
@@ -242,25 +251,33 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
             Source::Cluster(_) => RunningPods::FromNow,
             Source::File(_) => RunningPods::FromTheirStart,
         },
+        // A Job's own annotation rides with it; --failure-policy rides every request as its field.
+        failure_policy,
+    };
+    // The --compare Job is played without --failure-policy: the same script with and without it.
+    let compare_options = Options {
+        failure_policy: String::new(),
+        ..options.clone()
     };
     let mut remote = match &args.decider_addr {
         Some(addr) => Some(Remote::connect(addr)?),
         None => None,
     };
-    let mut play = |job: pb::Job, pods: Vec<pb::Pod>| -> Result<Timeline, CliError> {
-        let result = match remote.as_mut() {
-            Some(r) => job_decider_sim::simulate(job, pods, &script, &options, r),
-            None => job_decider_sim::simulate(job, pods, &script, &options, &mut in_process),
+    let mut play =
+        |job: pb::Job, pods: Vec<pb::Pod>, options: &Options| -> Result<Timeline, CliError> {
+            let result = match remote.as_mut() {
+                Some(r) => job_decider_sim::simulate(job, pods, &script, options, r),
+                None => job_decider_sim::simulate(job, pods, &script, options, &mut in_process),
+            };
+            result.map_err(|e| sim_error(&args.script, e))
         };
-        result.map_err(|e| sim_error(&args.script, e))
-    };
     let read_job =
         |path: &Path| cli::read_job(path, args.strictness, &created, args.pods.is_some());
     let (left_job, left_path) = match source {
         Source::File(path) => (read_job(path)?, path),
         Source::Cluster(live) => (live.job, Path::new("")),
     };
-    let left = play(left_job, pods.clone())?;
+    let left = play(left_job, pods.clone(), &options)?;
     let failed = |e: &dyn std::fmt::Display| CliError::Failed(format!("cannot print: {e}"));
     let Some(other) = &args.compare else {
         crate::report::write_pictures(args.html.as_deref(), args.svg.as_deref(), &left, None)?;
@@ -271,7 +288,7 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
                 .map_err(|e| failed(&e)),
         };
     };
-    let right = play(read_job(other)?, pods)?;
+    let right = play(read_job(other)?, pods, &compare_options)?;
     // Columns are named by the Jobs (by the files when the Jobs share a name).
     let (left_name, right_name) = if left.job == right.job {
         (left_path.display().to_string(), other.display().to_string())

@@ -188,3 +188,89 @@ async fn a_call_past_the_timeout_is_deadline_exceeded_and_frees_its_slot() {
         assert_ne!(status.code(), Code::Unavailable, "still shed: {status:?}");
     }
 }
+
+/// Waits until `/metrics` at `addr` has a line `prefix<value>` with a value passing `check`.
+async fn wait_for_metric_at(addr: std::net::SocketAddr, prefix: &str, check: impl Fn(f64) -> bool) {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let text = reqwest::get(format!("http://{addr}/metrics"))
+            .await
+            .expect("scrape")
+            .text()
+            .await
+            .expect("metrics body");
+        let found = text
+            .lines()
+            .filter_map(|l| l.strip_prefix(prefix))
+            .filter_map(|v| v.trim().parse::<f64>().ok())
+            .any(&check);
+        if found {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "metrics never showed {prefix:?} as expected:\n{text}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn over_a_unix_socket_shutdown_finishes_the_call_in_flight_and_removes_the_socket() {
+    use job_decider::address;
+    use job_decider::server::socket::bind_unix;
+    use job_decider::server::{GrpcListener, Listeners, serve_on};
+
+    let _serial = ONE_AT_A_TIME.lock().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("decider.sock");
+    let (listener, file) = bind_unix(&path, 0o660).expect("bind the socket");
+    let metrics = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind metrics");
+    let metrics_addr = metrics.local_addr().expect("metrics addr");
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let mut task = tokio::spawn(serve_on(
+        Listeners {
+            grpc: GrpcListener::Unix(listener, Some(file)),
+            metrics: Some(metrics),
+            health: None,
+        },
+        ServerConfig {
+            shutdown_grace: Duration::from_secs(10),
+            ..ServerConfig::default()
+        },
+        async {
+            let _ = stopped.await;
+        },
+    ));
+    let url = address::unix_url(&path);
+
+    // In flight without a slot: its body is held back, its first bytes taken from the budget.
+    let channel = address::connect(&url).await.expect("connect");
+    let held = HeldCall::start(channel, &small_request()).await;
+    wait_for_metric_at(metrics_addr, "jobdecider_request_bytes_in_flight ", |v| {
+        v >= 8.0
+    })
+    .await;
+
+    let _ = stop.send(());
+    // The server stops accepting and the socket goes with the listener...
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while path.exists() {
+        assert!(tokio::time::Instant::now() < deadline, "socket still there");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(
+        address::connect(&url).await.is_err(),
+        "a new connection while draining"
+    );
+    // ...but the call in flight finishes with a real answer.
+    let response = held.finish().await.expect("in-flight call completes");
+    assert!(!response.actions.is_empty(), "{response:?}");
+    let ended = tokio::time::timeout(WAIT, &mut task)
+        .await
+        .expect("server stops within the deadline")
+        .expect("task");
+    assert!(ended.is_ok(), "{ended:?}");
+}

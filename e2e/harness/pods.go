@@ -26,6 +26,12 @@ type PodOutcome struct {
 	Conditions []corev1.PodCondition
 	// Ready sets the Ready condition of a running pod.
 	Ready bool
+	// WaitingReason is the containers' waiting reason in a pending pod
+	// (default ContainerCreating), e.g. ImagePullBackOff.
+	WaitingReason string
+	// TerminationReason is the first container's termination reason in a
+	// failed pod (default Error), e.g. OOMKilled.
+	TerminationReason string
 }
 
 // Running, Succeeded and Failed are the common outcomes.
@@ -36,6 +42,11 @@ func Succeeded() PodOutcome { return PodOutcome{Phase: corev1.PodSucceeded} }
 
 // Failed is a pod whose first container exited with code.
 func Failed(code int32) PodOutcome { return PodOutcome{Phase: corev1.PodFailed, ExitCode: code} }
+
+// Waiting is a pending pod whose containers wait for reason (e.g. ImagePullBackOff).
+func Waiting(reason string) PodOutcome {
+	return PodOutcome{Phase: corev1.PodPending, WaitingReason: reason}
+}
 
 // Disrupted is a failed pod with the DisruptionTarget condition (as after a preemption or eviction).
 func Disrupted() PodOutcome {
@@ -76,10 +87,17 @@ func applyOutcome(pod *corev1.Pod, o PodOutcome) {
 			reason := "Completed"
 			if o.Phase == corev1.PodFailed && i == 0 {
 				code, reason = o.ExitCode, "Error"
+				if o.TerminationReason != "" {
+					reason = o.TerminationReason
+				}
 			}
 			cs.State.Terminated = &corev1.ContainerStateTerminated{ExitCode: code, Reason: reason, StartedAt: now, FinishedAt: now}
 		default:
-			cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}
+			reason := "ContainerCreating"
+			if o.WaitingReason != "" {
+				reason = o.WaitingReason
+			}
+			cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: reason}
 		}
 		statuses = append(statuses, cs)
 	}

@@ -131,8 +131,12 @@ func TestCrashAndRestart(t *testing.T) {
 		kub.check(t, ctx, job)
 	}
 	notSent, landed := countFaults(t, filepath.Join(e.dir, "crash-shim.log"))
-	t.Logf("kills: %d SIGKILL at random moments, %d exits between the steps of a plan, %d starts; write faults: %d not sent, %d landed but reported failed; %d jobs, %d pods",
-		k.sigkills, k.stepExits, shim.Starts, notSent, landed, len(jobs), kub.podCount())
+	stuck := kub.stuckCount()
+	t.Logf("kills: %d SIGKILL at random moments, %d exits between the steps of a plan, %d starts; write faults: %d not sent, %d landed but reported failed; %d jobs, %d pods (%d left stuck Pending for the controller to fail)",
+		k.sigkills, k.stepExits, shim.Starts, notSent, landed, len(jobs), kub.podCount(), stuck)
+	if stuck == 0 {
+		t.Errorf("no pod was left stuck: the pending timeout went untested")
+	}
 	if notSent == 0 || landed == 0 {
 		t.Errorf("write faults: %d not sent, %d landed; want both kinds", notSent, landed)
 	}
@@ -173,6 +177,20 @@ func crashJobs(ns string, round int) []*batchv1.Job {
 			job.Spec.PodFailurePolicy = &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{
 				onDisruption(batchv1.PodFailurePolicyActionIgnore),
 			}}
+		}),
+		// Some pods stay stuck pulling their image: the shim fails them
+		// (FailPods: a status patch, then a delete) under the same kills
+		// and write faults, and each must be counted exactly once.
+		newJob(ns, name("pending"), forCrash, withPolicy(`
+pendingTimeout:
+  seconds: 1
+backoff:
+  baseSeconds: 1
+  maxSeconds: 2
+`), func(job *batchv1.Job) {
+			job.Spec.Parallelism = ptr.To[int32](4)
+			job.Spec.Completions = ptr.To[int32](12)
+			job.Spec.BackoffLimit = ptr.To[int32](1000)
 		}),
 	}
 }
@@ -260,6 +278,9 @@ type truth struct {
 	succeeded int
 	failed    int
 	ignored   int
+	// stuck pods were left Pending for the pending timeout; counted in
+	// failed, and gone at the end (the controller deletes them).
+	stuck     int
 	completed map[int]bool
 	failures  map[int]int
 }
@@ -304,6 +325,16 @@ func (c *crashKubelet) podCount() int {
 	return c.pods
 }
 
+func (c *crashKubelet) stuckCount() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, tr := range c.truth {
+		n += tr.stuck
+	}
+	return n
+}
+
 func (c *crashKubelet) run(ctx context.Context) {
 	for ctx.Err() == nil {
 		list, err := e.client.CoreV1().Pods(c.ns).List(ctx, metav1.ListOptions{})
@@ -340,12 +371,33 @@ func (c *crashKubelet) visit(ctx context.Context, pod corev1.Pod) {
 		c.mu.Unlock()
 		return
 	}
+	if c.seen["stuck/"+pod.UID] {
+		c.mu.Unlock()
+		return // the controller's to fail
+	}
 	if !c.seen[pod.UID] {
-		// First sight: running for a while, finished on a later visit.
+		// First sight: running for a while, finished on a later visit;
+		// or, for the pending Job, sometimes stuck for good.
 		c.seen[pod.UID] = true
 		c.pods++
+		stuck := strings.HasSuffix(jobName, "pending") && c.rng.IntN(4) == 0
 		c.mu.Unlock()
-		_ = harness.SetPodStatus(ctx, e.client, c.ns, pod.Name, harness.Running(c.rng.IntN(2) == 0))
+		if !stuck {
+			_ = harness.SetPodStatus(ctx, e.client, c.ns, pod.Name, harness.Running(c.rng.IntN(2) == 0))
+			return
+		}
+		if err := harness.SetPodStatus(ctx, e.client, c.ns, pod.Name, harness.Waiting("ImagePullBackOff")); err != nil {
+			c.mu.Lock()
+			delete(c.seen, pod.UID) // decide again on a later visit
+			c.pods--
+			c.mu.Unlock()
+			return
+		}
+		c.mu.Lock()
+		c.seen["stuck/"+pod.UID] = true
+		tr.failed++
+		tr.stuck++
+		c.mu.Unlock()
 		return
 	}
 	if c.rng.IntN(3) == 0 {
@@ -450,8 +502,17 @@ func (c *crashKubelet) check(t *testing.T, ctx context.Context, job *batchv1.Job
 		t.Errorf("job %s: %v", job.Name, err)
 		return
 	}
-	if want := tr.succeeded + tr.failed + tr.ignored; len(pods) != want {
-		problems = append(problems, fmt.Sprintf("%d pods exist, the test finished %d", len(pods), want))
+	// A stuck pod the controller failed is deleted, unless the delete was
+	// cut off (a kill, or a status patch that landed but was reported
+	// failed): then it stays, Failed, as other failed pods do.
+	stuckLeft := 0
+	for _, p := range pods {
+		if c := podCondition(&p, pendingTimeoutCondition); c != nil && c.Status == corev1.ConditionTrue && p.Status.Phase == corev1.PodFailed {
+			stuckLeft++
+		}
+	}
+	if want := tr.succeeded + tr.failed + tr.ignored - tr.stuck + stuckLeft; len(pods) != want || stuckLeft > tr.stuck {
+		problems = append(problems, fmt.Sprintf("%d pods exist, the test finished %d (%d of them left stuck, %d still there failed)", len(pods), tr.succeeded+tr.failed+tr.ignored, tr.stuck, stuckLeft))
 	}
 	for _, p := range pods {
 		if slices.Contains(p.Finalizers, trackingFinalizer) {

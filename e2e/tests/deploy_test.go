@@ -117,6 +117,47 @@ func TestShimRunsWithDeployRBAC(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	const name = "job-decider.dev/rbac-test"
+	shim := startShimWithDeployRBAC(t, ctx, name, "rbac")
+
+	ns := newNamespace(t)
+	j := start(t, newJob(ns, "rbac", func(job *batchv1.Job) {
+		job.Spec.ManagedBy = ptr.To(name)
+		job.Spec.Parallelism = ptr.To[int32](2)
+		job.Spec.Completions = ptr.To[int32](2)
+	}), time.Minute)
+	pods := j.waitActive(2)
+	j.finish(pods, harness.Succeeded())
+	j.waitCondition(batchv1.JobComplete)
+	j.expectCounts(0, 2, 0)
+	j.waitFinalizersGone()
+	// Events were recorded too.
+	err := harness.Poll(ctx, 100*time.Millisecond, 20*time.Second, func(ctx context.Context) (bool, error) {
+		evs, err := e.client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, ev := range evs.Items {
+			if ev.Reason == "SuccessfulCreate" && ev.Source.Component == "job-decider-shim" {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Errorf("no SuccessfulCreate event: %v", err)
+	}
+	if log := shim.Process().Tail(400); strings.Contains(log, "forbidden") {
+		t.Errorf("the shim was refused something:\n%s", log)
+	}
+}
+
+// startShimWithDeployRBAC applies the ServiceAccount and RBAC objects of
+// deploy/ and starts a shim (controller name, Lease lease) that talks to the
+// API server with nothing but a token of that ServiceAccount. Tests that run
+// it in parallel apply the same objects; server-side apply makes that safe.
+func startShimWithDeployRBAC(t *testing.T, ctx context.Context, name, lease string) *harness.Shim {
+	t.Helper()
 	if _, err := e.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "job-decider"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatalf("creating the namespace: %v", err)
 	}
@@ -148,7 +189,7 @@ func TestShimRunsWithDeployRBAC(t *testing.T) {
 	if err != nil {
 		t.Fatalf("requesting a token: %v", err)
 	}
-	kubeconfig := filepath.Join(e.dir, "rbac-shim.kubeconfig")
+	kubeconfig := filepath.Join(e.dir, lease+"-shim.kubeconfig")
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters["e2e"] = &clientcmdapi.Cluster{Server: e.cluster.URL, CertificateAuthorityData: e.cluster.Config.CAData}
 	cfg.AuthInfos["shim"] = &clientcmdapi.AuthInfo{Token: tok.Status.Token}
@@ -157,49 +198,17 @@ func TestShimRunsWithDeployRBAC(t *testing.T) {
 	if err := clientcmd.WriteToFile(*cfg, kubeconfig); err != nil {
 		t.Fatal(err)
 	}
-
-	const name = "job-decider.dev/rbac-test"
 	shim, err := harness.NewShim(harness.ShimOptions{
 		Kubeconfig:     kubeconfig,
 		DeciderAddr:    e.decider.Addr,
 		ControllerName: name,
-		LogPath:        filepath.Join(e.dir, "rbac-shim.log"),
-		Args:           append(fastShimArgs("rbac"), "--leader-elect-namespace=job-decider"),
+		LogPath:        filepath.Join(e.dir, lease+"-shim.log"),
+		Args:           append(fastShimArgs(lease), "--leader-elect-namespace=job-decider"),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	shim.RequireStarted(t)
-	defer shim.Stop()
-
-	ns := newNamespace(t)
-	j := start(t, newJob(ns, "rbac", func(job *batchv1.Job) {
-		job.Spec.ManagedBy = ptr.To(name)
-		job.Spec.Parallelism = ptr.To[int32](2)
-		job.Spec.Completions = ptr.To[int32](2)
-	}), time.Minute)
-	pods := j.waitActive(2)
-	j.finish(pods, harness.Succeeded())
-	j.waitCondition(batchv1.JobComplete)
-	j.expectCounts(0, 2, 0)
-	j.waitFinalizersGone()
-	// Events were recorded too.
-	err = harness.Poll(ctx, 100*time.Millisecond, 20*time.Second, func(ctx context.Context) (bool, error) {
-		evs, err := e.client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, err
-		}
-		for _, ev := range evs.Items {
-			if ev.Reason == "SuccessfulCreate" && ev.Source.Component == "job-decider-shim" {
-				return true, nil
-			}
-		}
-		return false, nil
-	})
-	if err != nil {
-		t.Errorf("no SuccessfulCreate event: %v", err)
-	}
-	if log := shim.Process().Tail(400); strings.Contains(log, "forbidden") {
-		t.Errorf("the shim was refused something:\n%s", log)
-	}
+	t.Cleanup(shim.Stop)
+	return shim
 }

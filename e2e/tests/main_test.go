@@ -79,7 +79,7 @@ func setup() (*env, error) {
 		return en, err
 	}
 	en.client = kubernetes.NewForConfigOrDie(en.cluster.Config)
-	if en.decider, err = harness.StartDecider(dir); err != nil {
+	if en.decider, err = startSharedDecider(dir); err != nil {
 		return en, err
 	}
 	en.shim, err = harness.NewShim(harness.ShimOptions{
@@ -98,6 +98,16 @@ func setup() (*env, error) {
 		return en, fmt.Errorf("starting the shim: %v\n%s", err, en.shim.Process().Tail(30))
 	}
 	return en, nil
+}
+
+// startSharedDecider starts the decider every test's shared shim uses: on a
+// loopback port, or with E2E_DECIDER_SOCKET=1 on a Unix socket in dir (the
+// whole suite then runs over the sidecar layout's transport).
+func startSharedDecider(dir string) (*harness.Decider, error) {
+	if os.Getenv("E2E_DECIDER_SOCKET") != "" {
+		return harness.StartDeciderOnSocket(dir, filepath.Join(dir, "decider.sock"))
+	}
+	return harness.StartDecider(dir)
 }
 
 // fastShimArgs are shim flags for tests: short batching and retry delays,

@@ -75,19 +75,37 @@ pub fn quantile(sorted: &[Duration], q: f64) -> Duration {
     sorted[i.min(sorted.len() - 1)]
 }
 
-/// Sends `body` to DecideJob at `addr` (host:port) `calls` times, one at a
-/// time, on one connection; any answer but OK stops the run with its status.
+/// Sends `body` to DecideJob at `addr` (host:port, or `unix:///path` for a
+/// server on a Unix socket) `calls` times, one at a time, on one connection;
+/// any answer but OK stops the run with its status.
 pub fn run(addr: &str, body: Bytes, calls: u64) -> Result<Latencies, Error> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| Error::tool("client", e.to_string()))?;
     rt.block_on(async {
-        let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
-            .map_err(|e| Error::tool("client", e.to_string()))?
-            .connect()
-            .await
-            .map_err(|e| Error::tool("client", format!("{addr}: {e}")))?;
+        let connected = match addr.strip_prefix("unix://") {
+            Some(path) => {
+                let path = path.to_string();
+                tonic::transport::Endpoint::from_static("http://localhost")
+                    .connect_with_connector(tower::service_fn(move |_: tonic::transport::Uri| {
+                        let path = path.clone();
+                        async move {
+                            tokio::net::UnixStream::connect(path)
+                                .await
+                                .map(hyper_util::rt::TokioIo::new)
+                        }
+                    }))
+                    .await
+            }
+            None => {
+                tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+                    .map_err(|e| Error::tool("client", e.to_string()))?
+                    .connect()
+                    .await
+            }
+        };
+        let channel = connected.map_err(|e| Error::tool("client", format!("{addr}: {e}")))?;
         let mut grpc = tonic::client::Grpc::new(channel).max_decoding_message_size(256 << 20);
         let path = http::uri::PathAndQuery::from_static(DECIDE_JOB);
         let mut took = Vec::new();

@@ -30,7 +30,7 @@ enum Command {
     Run(Box<run::Options>),
     /// Send a request file's bytes to DecideJob CALLS times, one at a time; print the latencies as JSON.
     Client {
-        /// The server, host:port.
+        /// The server, host:port or unix:///path.
         #[arg(long)]
         addr: String,
         /// A binary DecideJobRequest.

@@ -12,7 +12,7 @@
 //!   a connection closes as soon as it has no call in flight, and every
 //!   connection closes when the shutdown grace runs out.
 //!
-//! [`Tracked`] wraps each accepted socket (under TLS, so it counts the
+//! [`Tracked`] wraps each accepted socket, TCP or Unix (under TLS, so it counts the
 //! handshake too) and [`ActivityLayer`], outside every service, counts the
 //! calls in flight on the connection that carries them. Closing is an end of
 //! stream on the socket's read side: hyper then ends the connection. An idle
@@ -28,10 +28,10 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::TcpStream;
+use tokio::net::{TcpStream, UnixStream};
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
-use tonic::transport::server::{Connected, TcpConnectInfo, TlsConnectInfo};
+use tonic::transport::server::{Connected, TcpConnectInfo, TlsConnectInfo, UdsConnectInfo};
 
 use crate::server::layer::{Holding, HttpRequest, Next, ResponseFuture, Step};
 
@@ -104,24 +104,105 @@ impl Drop for CallOnConn {
 /// The connection info tonic puts in each request's extensions.
 #[derive(Clone, Debug)]
 pub struct ConnInfo {
-    /// The TCP addresses, as tonic reports them.
-    pub tcp: TcpConnectInfo,
+    /// The peer, as tonic reports it for the socket's kind.
+    pub peer: Peer,
     state: Arc<ConnState>,
+}
+
+/// Who is at the other end of a connection.
+#[derive(Clone, Debug)]
+pub enum Peer {
+    /// A TCP connection's addresses.
+    Tcp(TcpConnectInfo),
+    /// A Unix socket connection's peer (its credentials, when the OS gives them).
+    Unix(UdsConnectInfo),
+}
+
+/// An accepted socket of either kind; one type, so one server (and so one set
+/// of layers) serves both.
+#[derive(Debug)]
+pub enum Socket {
+    /// Accepted on a TCP listener.
+    Tcp(TcpStream),
+    /// Accepted on a Unix domain socket.
+    Unix(UnixStream),
+}
+
+impl From<TcpStream> for Socket {
+    fn from(stream: TcpStream) -> Self {
+        Socket::Tcp(stream)
+    }
+}
+
+impl From<UnixStream> for Socket {
+    fn from(stream: UnixStream) -> Self {
+        Socket::Unix(stream)
+    }
+}
+
+impl AsyncRead for Socket {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Socket::Tcp(s) => Pin::new(s).poll_read(cx, buf),
+            Socket::Unix(s) => Pin::new(s).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Socket {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Socket::Tcp(s) => Pin::new(s).poll_write(cx, buf),
+            Socket::Unix(s) => Pin::new(s).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Socket::Tcp(s) => Pin::new(s).poll_flush(cx),
+            Socket::Unix(s) => Pin::new(s).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Socket::Tcp(s) => Pin::new(s).poll_shutdown(cx),
+            Socket::Unix(s) => Pin::new(s).poll_shutdown(cx),
+        }
+    }
+}
+
+impl Socket {
+    fn peer(&self) -> Peer {
+        match self {
+            Socket::Tcp(s) => Peer::Tcp(s.connect_info()),
+            Socket::Unix(s) => Peer::Unix(s.connect_info()),
+        }
+    }
 }
 
 type Closer = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 /// An accepted socket that ends itself when [`ConnLimits`] or the [`Phase`] say so.
 pub struct Tracked {
-    io: TcpStream,
+    io: Socket,
     state: Arc<ConnState>,
     closer: Closer,
     closed: bool,
 }
 
 impl Tracked {
-    /// Wraps an accepted socket.
-    pub fn new(io: TcpStream, limits: ConnLimits, phase: watch::Receiver<Phase>) -> Self {
+    /// Wraps an accepted socket (a `TcpStream` or a `UnixStream`).
+    pub fn new(io: impl Into<Socket>, limits: ConnLimits, phase: watch::Receiver<Phase>) -> Self {
+        let io = io.into();
         let state = Arc::new(ConnState::new());
         let closer = Box::pin(close_when_due(state.clone(), limits, phase));
         Tracked {
@@ -224,7 +305,7 @@ impl Connected for Tracked {
 
     fn connect_info(&self) -> ConnInfo {
         ConnInfo {
-            tcp: self.io.connect_info(),
+            peer: self.io.peer(),
             state: self.state.clone(),
         }
     }

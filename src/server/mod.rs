@@ -2,7 +2,8 @@
 //! limits, TLS and graceful shutdown around the shared decision pipeline.
 //!
 //! [`serve_on`] runs a server on listeners the caller bound (tests use
-//! ephemeral ports); [`run`] binds the configured addresses and stops on
+//! ephemeral ports or a socket in a temporary directory); [`run`] binds the
+//! configured addresses (TCP, or a Unix socket: [`socket`]) and stops on
 //! SIGTERM or SIGINT. [`stack`] puts every JobDecider RPC through the same
 //! layers ([`layer`]); [`conn`] makes connections end.
 
@@ -10,6 +11,7 @@ pub mod conn;
 pub mod layer;
 pub mod metrics;
 pub mod service;
+pub mod socket;
 pub mod stack;
 
 use std::future::Future;
@@ -19,18 +21,21 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, UnixListener};
 use tokio::sync::watch;
+use tokio_stream::wrappers::UnixListenerStream;
 use tokio_stream::{Stream, StreamExt};
 use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Certificate, Identity, Server, ServerTlsConfig};
 use tonic_health::ServingStatus;
 use tracing::{info, warn};
 
+use crate::address::ListenAddr;
 use conn::{ActivityLayer, ConnLimits, Phase, Tracked};
 use job_decider_api::pb;
 use job_decider_api::pb::job_decider_server::JobDeciderServer;
 use service::DeciderService;
+use socket::{SocketError, SocketFile};
 use stack::StackLimits;
 
 /// HTTP/2 streams a connection may have reset for its own errors before it is
@@ -93,6 +98,8 @@ pub struct ServerConfig {
     pub shutdown_delay: Duration,
     /// After that, how long calls in flight may take before the server closes anyway.
     pub shutdown_grace: Duration,
+    /// File mode of the gRPC socket when it is a Unix socket ([`run`] binds it).
+    pub socket_mode: u32,
 }
 
 impl Default for ServerConfig {
@@ -121,6 +128,7 @@ impl Default for ServerConfig {
             tls: None,
             shutdown_delay: Duration::ZERO,
             shutdown_grace: Duration::from_secs(20),
+            socket_mode: socket::DEFAULT_SOCKET_MODE,
         }
     }
 }
@@ -152,11 +160,45 @@ pub struct TlsFiles {
     pub client_ca: Option<PathBuf>,
 }
 
+/// The gRPC listener: TCP, or a Unix domain socket.
+#[derive(Debug)]
+pub enum GrpcListener {
+    /// A TCP listener.
+    Tcp(TcpListener),
+    /// A Unix socket listener, with the file to remove once the server stops
+    /// accepting (none: the caller keeps the file).
+    Unix(UnixListener, Option<SocketFile>),
+}
+
+impl From<TcpListener> for GrpcListener {
+    fn from(listener: TcpListener) -> Self {
+        GrpcListener::Tcp(listener)
+    }
+}
+
+impl GrpcListener {
+    /// The address, for the log.
+    fn describe(&self) -> String {
+        match self {
+            GrpcListener::Tcp(listener) => listener
+                .local_addr()
+                .map(|a| a.to_string())
+                .unwrap_or_default(),
+            GrpcListener::Unix(_, Some(file)) => crate::address::unix_url(file.path()),
+            GrpcListener::Unix(listener, None) => listener
+                .local_addr()
+                .ok()
+                .and_then(|a| a.as_pathname().map(crate::address::unix_url))
+                .unwrap_or_default(),
+        }
+    }
+}
+
 /// The sockets a server serves on, bound by the caller.
 #[derive(Debug)]
 pub struct Listeners {
     /// The gRPC API (TLS when configured), with health and reflection.
-    pub grpc: TcpListener,
+    pub grpc: GrpcListener,
     /// `/metrics`.
     pub metrics: Option<TcpListener>,
     /// Plaintext gRPC health only.
@@ -175,6 +217,9 @@ pub enum ServeError {
         #[source]
         source: std::io::Error,
     },
+    /// The Unix socket could not be listened on.
+    #[error(transparent)]
+    Socket(#[from] SocketError),
     /// A TLS file could not be read or used.
     #[error("TLS: cannot read {path}: {source}")]
     TlsFile {
@@ -285,22 +330,35 @@ fn transport(config: &ServerConfig) -> Server {
     builder
 }
 
-/// Accepted sockets with TCP keepalive, each wrapped to end when its limits say.
+/// Accepted sockets (TCP ones with keepalive), each wrapped to end when its limits say.
+///
+/// A Unix socket's file goes with the stream: tonic drops the stream when it
+/// stops accepting, and the file is removed then.
 fn accepted(
-    listener: TcpListener,
+    listener: impl Into<GrpcListener>,
     config: &ServerConfig,
     phase: &watch::Receiver<Phase>,
-) -> impl Stream<Item = std::io::Result<Tracked>> + use<> {
+) -> std::pin::Pin<Box<dyn Stream<Item = std::io::Result<Tracked>> + Send>> {
     let limits = ConnLimits {
         max_idle: nonzero(config.max_connection_idle),
         max_lifetime: nonzero(config.max_connection_age)
             .map(|age| age.saturating_add(config.max_connection_age_grace)),
     };
     let phase = phase.clone();
-    TcpIncoming::from(listener)
-        .with_nodelay(Some(true))
-        .with_keepalive(nonzero(config.tcp_keepalive))
-        .map(move |socket| socket.map(|s| Tracked::new(s, limits, phase.clone())))
+    match listener.into() {
+        GrpcListener::Tcp(listener) => Box::pin(
+            TcpIncoming::from(listener)
+                .with_nodelay(Some(true))
+                .with_keepalive(nonzero(config.tcp_keepalive))
+                .map(move |socket| socket.map(|s| Tracked::new(s, limits, phase.clone()))),
+        ),
+        GrpcListener::Unix(listener, file) => {
+            Box::pin(UnixListenerStream::new(listener).map(move |socket| {
+                let _remove_when_dropped = &file;
+                socket.map(|s| Tracked::new(s, limits, phase.clone()))
+            }))
+        }
+    }
 }
 
 /// Completes once `stop` turns true (or its sender is gone).
@@ -312,13 +370,13 @@ async fn stopped(mut stop: watch::Receiver<bool>) {
 ///
 /// See [`serve_on`]; this is it without a health-only port.
 pub async fn serve_with(
-    grpc: TcpListener,
+    grpc: impl Into<GrpcListener>,
     metrics_listener: Option<TcpListener>,
     config: ServerConfig,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), ServeError> {
     let listeners = Listeners {
-        grpc,
+        grpc: grpc.into(),
         metrics: metrics_listener,
         health: None,
     };
@@ -411,7 +469,7 @@ pub async fn serve_on(
     if let Some(files) = &config.tls {
         builder = builder.tls_config(tls_config(files, config.tls_handshake_timeout)?)?;
     }
-    let local = listeners.grpc.local_addr().ok();
+    let local = listeners.grpc.describe();
     let main = builder
         .layer(layer::around(ActivityLayer))
         .add_service(health.clone())
@@ -450,7 +508,7 @@ pub async fn serve_on(
             stopped(metrics_stop_rx),
         ))
     });
-    info!(addr = ?local, tls = config.tls.is_some(), "serving");
+    info!(addr = %local, tls = config.tls.is_some(), "serving");
 
     let shutdown_requested = tokio::select! {
         result = &mut servers => { result?; false }
@@ -498,8 +556,11 @@ pub async fn serve_on(
 }
 
 /// Binds the configured addresses and serves until SIGTERM or SIGINT.
+///
+/// A Unix socket is made with `config.socket_mode` and removed at shutdown
+/// ([`socket::bind_unix`]).
 pub async fn run(
-    addr: SocketAddr,
+    addr: ListenAddr,
     metrics_addr: SocketAddr,
     config: ServerConfig,
 ) -> Result<(), ServeError> {
@@ -508,7 +569,13 @@ pub async fn run(
             .await
             .map_err(|source| ServeError::Bind { addr, source })
     };
-    let grpc = bind(addr).await?;
+    let grpc = match addr {
+        ListenAddr::Tcp(addr) => GrpcListener::Tcp(bind(addr).await?),
+        ListenAddr::Unix(path) => {
+            let (listener, file) = socket::bind_unix(&path, config.socket_mode)?;
+            GrpcListener::Unix(listener, Some(file))
+        }
+    };
     let metrics_listener = bind(metrics_addr).await?;
     let health = match config.health_addr {
         Some(addr) => Some(bind(addr).await?),

@@ -337,7 +337,7 @@ mod decide_files;
 fn edge_objects_decide_alike_from_k8s_openapi_objects() {
     // Shapes the vectors do not hold; both paths must agree, whether they decide or reject.
     type Change = fn(&mut Value, &mut Value);
-    let cases: [(&str, Change); 6] = [
+    let cases: [(&str, Change); 7] = [
         // Seconds -1 and half a second: the wire's nanos are never negative.
         ("a start time before 1970 with a fraction", |job, _| {
             job["status"]["startTime"] = Value::from("1969-12-31T23:59:59.5Z");
@@ -363,6 +363,27 @@ fn edge_objects_decide_alike_from_k8s_openapi_objects() {
         }),
         ("a pod whose controller is another Job", |_, pods| {
             pods["items"][2]["metadata"]["ownerReferences"][0]["uid"] = Value::from("other");
+        }),
+        // Everything the extended failure policy reads of a pod, copied by both paths.
+        ("a Job with a failure policy document", |job, pods| {
+            job["metadata"]["annotations"] = serde_json::json!({
+                "job-decider.dev/failure-policy": "apiVersion: job-decider.dev/v1alpha1\n\
+                    kind: FailurePolicy\nrules:\n- {action: Count, onContainerReasons: {values: [OOMKilled]}}\n\
+                    pendingTimeout: {seconds: 60}\n"
+            });
+            let pod = &mut pods["items"][1];
+            pod["metadata"]["annotations"]["job-decider.dev/failed-nodes"] = Value::from("n1,n2");
+            pod["spec"]["nodeName"] = Value::from("n3");
+            pod["status"]["reason"] = Value::from("UnexpectedAdmissionError");
+            pod["status"]["message"] = Value::from("admission failed");
+            pod["status"]["conditions"] = serde_json::json!([{
+                "type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                "lastTransitionTime": "2025-06-02T09:59:00Z"
+            }]);
+            pod["status"]["initContainerStatuses"] = serde_json::json!([{
+                "name": "setup", "image": "i", "imageID": "", "ready": false, "restartCount": 0,
+                "state": {"waiting": {"reason": "ImagePullBackOff", "message": "pull"}}
+            }]);
         }),
     ];
     for (what, change) in cases {

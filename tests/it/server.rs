@@ -31,21 +31,7 @@ fn failure(status: &tonic::Status) -> (Code, Vec<String>, String) {
 #[tokio::test]
 async fn health_serves_overall_and_the_service() {
     let server = server().await;
-    let mut health = tonic_health::pb::health_client::HealthClient::new(server.channel().await);
-    for service in ["", "jobdecider.v1.JobDecider"] {
-        let response = health
-            .check(tonic_health::pb::HealthCheckRequest {
-                service: service.into(),
-            })
-            .await
-            .expect("check")
-            .into_inner();
-        assert_eq!(
-            response.status(),
-            tonic_health::pb::health_check_response::ServingStatus::Serving,
-            "service {service:?}"
-        );
-    }
+    crate::common::assert_health_serving(server.channel().await).await;
 }
 
 #[tokio::test]

@@ -10,18 +10,18 @@ use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, 
 use tonic::transport::{Certificate, ClientTlsConfig, Endpoint, Identity};
 
 /// A CA, a server certificate for localhost and a client certificate, as PEM files.
-struct Pki {
+pub(crate) struct Pki {
     _dir: tempfile::TempDir,
-    ca: String,
+    pub(crate) ca: String,
     ca_path: PathBuf,
     server_cert: PathBuf,
     server_key: PathBuf,
-    client: Identity,
+    pub(crate) client: Identity,
 }
 
 impl Pki {
     /// The server's TLS files; with `mtls`, client certificates must chain to the CA.
-    fn server_tls(&self, mtls: bool) -> TlsFiles {
+    pub(crate) fn server_tls(&self, mtls: bool) -> TlsFiles {
         TlsFiles {
             cert: self.server_cert.clone(),
             key: self.server_key.clone(),
@@ -30,7 +30,7 @@ impl Pki {
     }
 }
 
-fn pki() -> Pki {
+pub(crate) fn pki() -> Pki {
     let mut ca_params = CertificateParams::new(Vec::<String>::new()).expect("ca params");
     ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
     ca_params

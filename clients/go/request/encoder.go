@@ -23,11 +23,17 @@ type Reads struct {
 	LabelKeys []string
 	// ConditionTypes are Ready and the policy's condition types, sorted.
 	ConditionTypes []string
+	// Details: the Job has an extended failure policy document (its
+	// job-decider.dev/failure-policy annotation, or the request's failurePolicy).
+	// Every condition is then kept, with the fields only that policy reads
+	// (reasons, messages, the node, its two pod annotations).
+	Details bool
 }
 
 // ReadsOf is what decisions read of job's pods.
 func ReadsOf(job *batchv1.Job) *Reads {
-	r := &Reads{ConditionTypes: []string{string(corev1.PodReady)}}
+	_, details := job.Annotations[failurePolicyAnnotation]
+	r := &Reads{ConditionTypes: []string{string(corev1.PodReady)}, Details: details}
 	if s := job.Spec.Selector; s != nil {
 		for k := range s.MatchLabels {
 			r.LabelKeys = append(r.LabelKeys, k)
@@ -48,7 +54,8 @@ func ReadsOf(job *batchv1.Job) *Reads {
 
 // ReadsOfProto is what decisions read of the pods of a contract Job.
 func ReadsOfProto(job *pb.Job) *Reads {
-	r := &Reads{ConditionTypes: []string{string(corev1.PodReady)}}
+	_, details := job.GetMetadata().GetAnnotations()[failurePolicyAnnotation]
+	r := &Reads{ConditionTypes: []string{string(corev1.PodReady)}, Details: details}
 	s := job.GetSpec().GetSelector()
 	for k := range s.GetMatchLabels() {
 		r.LabelKeys = append(r.LabelKeys, k)
@@ -103,8 +110,16 @@ func (r *Reads) Trim(l *pb.LeanPod) *pb.LeanPod {
 }
 
 func (r *Reads) readsCondition(t string) bool {
+	if r.Details {
+		return true
+	}
 	_, ok := slices.BinarySearch(r.ConditionTypes, t)
 	return ok
+}
+
+// details: whether the fields only the extended failure policy reads are sent.
+func (e *encoder) details() bool {
+	return e.reads == nil || e.reads.Details
 }
 
 // encoder converts the pods of one request. It carves its messages out of
@@ -221,6 +236,9 @@ func (e *encoder) leanPod(pod *corev1.Pod) (*pb.LeanPod, error) {
 			backing[j].Type = string(c.Type)
 			backing[j].Status = status
 			backing[j].LastTransitionTime = e.timestamp(c.LastTransitionTime)
+			if e.details() {
+				backing[j].Reason = c.Reason
+			}
 			l.Conditions[j] = &backing[j]
 			j++
 		}
@@ -255,6 +273,13 @@ func (e *encoder) leanPod(pod *corev1.Pod) (*pb.LeanPod, error) {
 	l.Phase = phase
 	l.ContainerStatuses = e.containerStatuses(pod.Status.ContainerStatuses)
 	l.InitContainerStatuses = e.containerStatuses(pod.Status.InitContainerStatuses)
+	if e.details() {
+		l.Reason = pod.Status.Reason
+		l.Message = boundedMessage(pod.Status.Message)
+		l.NodeName = pod.Spec.NodeName
+		l.RuleMatchCounts = e.annotation(m.Annotations, ruleMatchCountsKey)
+		l.FailedNodes = e.annotation(m.Annotations, failedNodesKey)
+	}
 	return l, nil
 }
 
@@ -292,7 +317,14 @@ func (e *encoder) containerStatuses(ss []corev1.ContainerStatus) []*pb.LeanConta
 			term := &take(&e.terminated, 1, e.chunk)[0]
 			term.ExitCode = t.ExitCode
 			term.FinishedAt = e.timestamp(t.FinishedAt)
+			if e.details() {
+				term.Reason = t.Reason
+				term.Message = boundedMessage(t.Message)
+			}
 			backing[i].Terminated = term
+		}
+		if w := s.State.Waiting; w != nil && e.details() {
+			backing[i].WaitingReason = w.Reason
 		}
 		out[i] = &backing[i]
 	}

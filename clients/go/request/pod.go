@@ -3,6 +3,7 @@ package request
 import (
 	"fmt"
 	"slices"
+	"unicode/utf8"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -16,9 +17,37 @@ const (
 	indexFailureCountKey        = batchv1.JobIndexFailureCountAnnotation
 	indexIgnoredFailureCountKey = batchv1.JobIndexIgnoredFailureCountAnnotation
 	trackingFinalizer           = batchv1.JobTrackingFinalizer
-	jobAPIVersion               = "batch/v1"
-	jobKind                     = "Job"
+	// The extended failure policy's annotations (docs/failure-policy.md): the
+	// document on a Job, and what the controller writes on the pods it creates.
+	failurePolicyAnnotation = "job-decider.dev/failure-policy"
+	ruleMatchCountsKey      = "job-decider.dev/rule-match-counts"
+	failedNodesKey          = "job-decider.dev/failed-nodes"
+	jobAPIVersion           = "batch/v1"
+	jobKind                 = "Job"
 )
+
+// MaxMessageBytes is the most of a pod's or a container's termination
+// message the server keeps for the extended failure policy (its
+// MAX_MESSAGE_BYTES). A longer message is sent cut exactly as the server
+// cuts it (boundedMessage), so that both encodings decide alike and a
+// request does not carry kilobytes the server drops.
+const MaxMessageBytes = 4096
+
+// boundedMessage is s as the server keeps it: unchanged when it fits, else
+// cut on a UTF-8 boundary and ended by the server's mark saying how long it
+// was, MaxMessageBytes in all. The server leaves a text that fits alone, so
+// the result reads there as s itself would.
+func boundedMessage(s string) string {
+	if len(s) <= MaxMessageBytes {
+		return s
+	}
+	mark := fmt.Sprintf("…[truncated from %d bytes]", len(s))
+	keep := MaxMessageBytes - len(mark)
+	for keep > 0 && !utf8.RuneStart(s[keep]) {
+		keep--
+	}
+	return s[:keep] + mark
+}
 
 // JobRef names the Job a lean pod is encoded for: a pod's controller
 // reference to this Job is elided (LeanPod.controlled_by_job).
@@ -136,7 +165,11 @@ func Pod(pod *corev1.Pod) *pb.Pod {
 		Kind:       pod.Kind,
 		Metadata:   objectMeta(&pod.ObjectMeta, true),
 		Spec:       &pb.PodSpecSummary{NodeName: pod.Spec.NodeName},
-		Status:     &pb.PodStatus{Phase: string(pod.Status.Phase)},
+		Status: &pb.PodStatus{
+			Phase:   string(pod.Status.Phase),
+			Reason:  pod.Status.Reason,
+			Message: pod.Status.Message,
+		},
 	}
 	if n := len(pod.Spec.InitContainers); n > 0 {
 		out.Spec.InitContainers = make([]*pb.InitContainerSummary, n)
@@ -204,10 +237,16 @@ func containerStatuses(ss []corev1.ContainerStatus) []*pb.ContainerStatus {
 }
 
 // LeanPodFromProto is a contract Pod in the lean encoding for job, as the
-// server's reference conversion makes it: all labels (shared, not copied)
-// and conditions kept. A phase or condition status the API does not define
-// is a *NotLeanError (Pod -1).
+// server's reference conversion makes it: all labels (shared, not copied),
+// conditions and the fields only the extended failure policy reads kept. A
+// phase or condition status the API does not define is a *NotLeanError (Pod -1).
 func LeanPodFromProto(pod *pb.Pod, job JobRef) (*pb.LeanPod, error) {
+	return leanPodFromProto(pod, job, true)
+}
+
+// leanPodFromProto is LeanPodFromProto, with the extended failure policy's
+// fields only when details is set (the Job has a document).
+func leanPodFromProto(pod *pb.Pod, job JobRef, details bool) (*pb.LeanPod, error) {
 	m, spec, status := pod.GetMetadata(), pod.GetSpec(), pod.GetStatus()
 	phase, ok := leanPhase(status.GetPhase())
 	if !ok {
@@ -249,19 +288,37 @@ func LeanPodFromProto(pod *pb.Pod, job JobRef) (*pb.LeanPod, error) {
 		if !ok {
 			return nil, &NotLeanError{Pod: -1, Field: fmt.Sprintf("status.conditions[%d].status", i), Value: c.GetStatus()}
 		}
-		out.Conditions = append(out.Conditions, &pb.LeanPodCondition{Type: c.GetType(), Status: s, LastTransitionTime: c.GetLastTransitionTime()})
+		lc := &pb.LeanPodCondition{Type: c.GetType(), Status: s, LastTransitionTime: c.GetLastTransitionTime()}
+		if details {
+			lc.Reason = c.GetReason()
+		}
+		out.Conditions = append(out.Conditions, lc)
 	}
-	out.ContainerStatuses = leanContainerStatusesFromProto(status.GetContainerStatuses())
-	out.InitContainerStatuses = leanContainerStatusesFromProto(status.GetInitContainerStatuses())
+	out.ContainerStatuses = leanContainerStatusesFromProto(status.GetContainerStatuses(), details)
+	out.InitContainerStatuses = leanContainerStatusesFromProto(status.GetInitContainerStatuses(), details)
+	if details {
+		out.Reason = status.GetReason()
+		out.Message = boundedMessage(status.GetMessage())
+		out.NodeName = spec.GetNodeName()
+		out.RuleMatchCounts = annotation(m.GetAnnotations(), ruleMatchCountsKey)
+		out.FailedNodes = annotation(m.GetAnnotations(), failedNodesKey)
+	}
 	return out, nil
 }
 
-func leanContainerStatusesFromProto(ss []*pb.ContainerStatus) []*pb.LeanContainerStatus {
+func leanContainerStatusesFromProto(ss []*pb.ContainerStatus, details bool) []*pb.LeanContainerStatus {
 	var out []*pb.LeanContainerStatus
 	for _, s := range ss {
 		l := &pb.LeanContainerStatus{Name: s.GetName(), RestartCount: s.GetRestartCount()}
 		if t := s.GetState().GetTerminated(); t != nil {
 			l.Terminated = &pb.LeanTerminated{ExitCode: t.GetExitCode(), FinishedAt: t.GetFinishedAt()}
+			if details {
+				l.Terminated.Reason = t.GetReason()
+				l.Terminated.Message = boundedMessage(t.GetMessage())
+			}
+		}
+		if details {
+			l.WaitingReason = s.GetState().GetWaiting().GetReason()
 		}
 		out = append(out, l)
 	}

@@ -79,14 +79,15 @@ func baseLean() *pb.LeanPod {
 		TrackingFinalizer:     true,
 		CreationTimestamp:     ts(t0),
 		Scheduled:             true,
+		NodeName:              "node-1",
 		SidecarInitContainers: []string{"proxy"},
 		Phase:                 pb.LeanPodPhase_LEAN_POD_PHASE_RUNNING,
 		Conditions: []*pb.LeanPodCondition{
-			{Type: "Ready", Status: pb.LeanConditionStatus_LEAN_CONDITION_STATUS_TRUE, LastTransitionTime: ts(t0.Add(time.Second))},
+			{Type: "Ready", Status: pb.LeanConditionStatus_LEAN_CONDITION_STATUS_TRUE, LastTransitionTime: ts(t0.Add(time.Second)), Reason: "r"},
 			{Type: "DisruptionTarget", Status: pb.LeanConditionStatus_LEAN_CONDITION_STATUS_FALSE},
 		},
 		ContainerStatuses: []*pb.LeanContainerStatus{
-			{Name: "main", RestartCount: 2, Terminated: &pb.LeanTerminated{ExitCode: 3, FinishedAt: ts(t0.Add(9 * time.Second))}},
+			{Name: "main", RestartCount: 2, Terminated: &pb.LeanTerminated{ExitCode: 3, FinishedAt: ts(t0.Add(9 * time.Second)), Reason: "Error"}},
 			{Name: "side"},
 		},
 		InitContainerStatuses: []*pb.LeanContainerStatus{{Name: "setup", RestartCount: 1}},
@@ -182,7 +183,9 @@ var leanCases = []struct {
 	{
 		name: "no tracking finalizer, unscheduled, no sidecars", job: job,
 		edit: func(p *corev1.Pod) { p.Finalizers = []string{"example.com/other"}; p.Spec = corev1.PodSpec{} },
-		want: func(l *pb.LeanPod) { l.TrackingFinalizer, l.Scheduled, l.SidecarInitContainers = false, false, nil },
+		want: func(l *pb.LeanPod) {
+			l.TrackingFinalizer, l.Scheduled, l.SidecarInitContainers, l.NodeName = false, false, nil, ""
+		},
 	},
 	{
 		name: "deletion and times at whole seconds", job: job,
@@ -201,6 +204,24 @@ var leanCases = []struct {
 		want: func(l *pb.LeanPod) {
 			l.Phase = pb.LeanPodPhase_LEAN_POD_PHASE_UNSPECIFIED
 			l.Conditions[1].Status = pb.LeanConditionStatus_LEAN_CONDITION_STATUS_UNSPECIFIED
+		},
+	},
+	{
+		name: "what only the extended failure policy reads", job: job,
+		edit: func(p *corev1.Pod) {
+			p.Annotations["job-decider.dev/rule-match-counts"] = "oom=1"
+			p.Annotations["job-decider.dev/failed-nodes"] = "n1,n2"
+			p.Status.Reason, p.Status.Message = "UnexpectedAdmissionError", "no GPU"
+			p.Status.ContainerStatuses[0].State.Terminated.Message = "killed"
+			p.Status.ContainerStatuses[1].State = corev1.ContainerState{
+				Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: "pull"},
+			}
+		},
+		want: func(l *pb.LeanPod) {
+			l.RuleMatchCounts, l.FailedNodes = str("oom=1"), str("n1,n2")
+			l.Reason, l.Message = "UnexpectedAdmissionError", "no GPU"
+			l.ContainerStatuses[0].Terminated.Message = "killed"
+			l.ContainerStatuses[1].WaitingReason = "ImagePullBackOff"
 		},
 	},
 	{
@@ -570,5 +591,55 @@ func TestBuildOfASmallJobIsSmall(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	if perRun := (after.TotalAlloc - before.TotalAlloc) / runs; perRun > 16<<10 {
 		t.Errorf("Build of one pod allocated %d bytes, want at most 16 KiB", perRun)
+	}
+}
+
+// TestBuildReadsDetailsOnlyWithADocument: a Job with an extended failure
+// policy document (annotation, or the request's field for Lean) gets every
+// condition and the fields only that policy reads; a Job without one gets
+// neither, as before.
+func TestBuildReadsDetailsOnlyWithADocument(t *testing.T) {
+	pod := basePod()
+	pod.Status.Reason = "UnexpectedAdmissionError"
+	pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{Type: "PodScheduled", Status: corev1.ConditionFalse, Reason: "Unschedulable"})
+	plain := trimJob()
+	documented := trimJob()
+	documented.Annotations = map[string]string{"job-decider.dev/failure-policy": "apiVersion: job-decider.dev/v1alpha1\nkind: FailurePolicy\n"}
+	for _, c := range []struct {
+		job     *batchv1.Job
+		details bool
+	}{{plain, false}, {documented, true}} {
+		req, err := Build(c.job, []*corev1.Pod{pod})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := req.GetLeanPods()[0]
+		if got := l.GetNodeName() != "" && l.GetReason() != "" && l.GetConditions()[0].GetReason() != ""; got != c.details {
+			t.Errorf("details %v, want %v: %v", got, c.details, l)
+		}
+		if c.details && len(l.GetConditions()) != len(pod.Status.Conditions) {
+			t.Errorf("with a document every condition is kept: %v", l.GetConditions())
+		}
+		if !c.details && (l.GetNodeName() != "" || l.GetReason() != "" || l.GetContainerStatuses()[0].GetTerminated().GetReason() != "") {
+			t.Errorf("without a document no detail is sent: %v", l)
+		}
+		// The harness's route agrees.
+		viaLean, err := Lean(BuildFull(c.job, []*corev1.Pod{pod}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !proto.Equal(viaLean.GetLeanPods()[0], l) {
+			t.Errorf("Lean differs from Build:\n%s", diffText(t, viaLean.GetLeanPods()[0], l, "Lean", "Build"))
+		}
+	}
+	// A document in the request's field reads as the annotation does.
+	full := BuildFull(plain, []*corev1.Pod{pod})
+	full.FailurePolicy = documented.Annotations["job-decider.dev/failure-policy"]
+	viaField, err := Lean(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if viaField.GetLeanPods()[0].GetReason() != "UnexpectedAdmissionError" {
+		t.Errorf("the request's document did not bring the details: %v", viaField.GetLeanPods()[0])
 	}
 }

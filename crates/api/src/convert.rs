@@ -26,6 +26,7 @@ use crate::pb;
 use crate::pod_decode;
 use crate::wire::WireError;
 use job_decider_core::defaults;
+use job_decider_core::extended::{FAILURE_POLICY_ANNOTATION, PENDING_TIMEOUT_CONDITION};
 use job_decider_core::model::{
     BackoffRecord, COMPLETION_INDEX_ENV, ConditionStatus, ControllerState, ExitCodeOperator,
     Expectations, JOB_API_VERSION, JOB_KIND, Job, JobCondition, JobConditionType, JobSpec,
@@ -49,6 +50,11 @@ impl Violations {
     /// Adds `later`'s violations after these.
     pub(crate) fn append(&mut self, mut later: Violations) {
         self.0.append(&mut later.0);
+    }
+
+    /// How many violations so far.
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
     }
 
     /// The paths of the fields named so far (tests).
@@ -194,6 +200,7 @@ impl TryFrom<LazyDecideJobRequest> for Snapshot {
             controller_name: req.controller_name,
             expectations: req.expectations,
             both_encodings: !req.pods.is_empty() && !req.lean_pods.is_empty(),
+            failure_policy: req.failure_policy,
         };
         // One pod decoded at a time; the body's bytes go when the last slice of them does.
         let count = req.pods.len() + req.lean_pods.len();
@@ -212,6 +219,8 @@ struct RequestParts {
     expectations: Option<pb::Expectations>,
     /// Both `pods` and `leanPods` hold pods: which order is the caller's is unknown.
     both_encodings: bool,
+    /// The request's extended failure policy document (empty: none).
+    failure_policy: String,
 }
 
 /// One pod of a request, in the encoding it came in.
@@ -285,7 +294,12 @@ where
         );
     }
     let job = match req.job {
-        Some(job) => Some(job_from_pb(job, "job", Purpose::Decide, &mut errs)),
+        Some(job) => Some(job_with_policy(
+            job,
+            Purpose::Decide,
+            &req.failure_policy,
+            &mut errs,
+        )),
         None => {
             errs.required("job", "a DecideJobRequest needs the Job to decide");
             None
@@ -325,19 +339,69 @@ where
     }
 }
 
-/// The Job of a ValidateJobRequest (no identity needed: a manifest not yet created has none).
+/// The Job of a ValidateJobRequest (no identity needed: a manifest not yet created has none),
+/// with its extended failure policy; a bad document's violations are among the errors.
 pub fn job_for_validation(req: pb::ValidateJobRequest) -> Result<Job, Vec<Violation>> {
-    let mut errs = Violations::default();
-    match req.job {
-        Some(job) => {
-            let job = job_from_pb(job, "job", Purpose::Validate, &mut errs);
-            errs.into_result(job)
-        }
-        None => {
-            errs.required("job", "a ValidateJobRequest needs the Job to validate");
-            Err(errs.0)
+    let (job, mut document) = job_and_document_for_validation(req);
+    match job {
+        Ok(job) if document.is_empty() => Ok(job),
+        Ok(_) => Err(document),
+        Err(mut errs) => {
+            errs.append(&mut document);
+            Err(errs)
         }
     }
+}
+
+/// The Job of a ValidateJobRequest, or its conversion's violations, and apart
+/// from them the violations of its extended failure policy document (the Job
+/// converts without the document when it is bad, so the rest can be checked).
+pub fn job_and_document_for_validation(
+    req: pb::ValidateJobRequest,
+) -> (Result<Job, Vec<Violation>>, Vec<Violation>) {
+    let mut errs = Violations::default();
+    let Some(mut job) = req.job else {
+        errs.required("job", "a ValidateJobRequest needs the Job to validate");
+        return (Err(errs.0), Vec::new());
+    };
+    let mut document = Violations::default();
+    let annotation = job
+        .metadata
+        .as_mut()
+        .and_then(|m| m.annotations.remove(FAILURE_POLICY_ANNOTATION));
+    let job = job_from_pb(job, "job", Purpose::Validate, &mut errs);
+    let policy = failure_policy::from_sources(
+        annotation.as_deref(),
+        &req.failure_policy,
+        &job,
+        &mut document,
+    );
+    let job = Job {
+        extended_failure_policy: policy.map(Arc::new),
+        ..job
+    };
+    (errs.into_result(job), document.0)
+}
+
+/// The Job with its extended failure policy (from its annotation or the
+/// request's field), the document's violations among the others.
+fn job_with_policy(
+    mut job: pb::Job,
+    purpose: Purpose,
+    request_field: &str,
+    errs: &mut Violations,
+) -> Job {
+    let annotation = job
+        .metadata
+        .as_mut()
+        .and_then(|m| m.annotations.remove(FAILURE_POLICY_ANNOTATION));
+    let mut job = job_from_pb(job, "job", purpose, errs);
+    // Without either source nothing is read: the Job converts as it always has.
+    if annotation.is_some() || !request_field.is_empty() {
+        let policy = failure_policy::from_sources(annotation.as_deref(), request_field, &job, errs);
+        job.extended_failure_policy = policy.map(Arc::new);
+    }
+    job
 }
 
 /// The violations of a validated Job, on the wire.
@@ -657,9 +721,20 @@ pub(crate) fn decode_for_tests(
     lean: bool,
     decoder: PodDecoder,
 ) -> Result<(Pod, Vec<String>), WireError> {
+    decode_for_tests_with(bytes, lean, decoder, "")
+}
+
+/// [`decode_for_tests`] for the realistic Job with this extended failure policy document (empty: none).
+#[cfg(test)]
+pub(crate) fn decode_for_tests_with(
+    bytes: &[u8],
+    lean: bool,
+    decoder: PodDecoder,
+    document: &str,
+) -> Result<(Pod, Vec<String>), WireError> {
     let Ok(job) = job_for_validation(pb::ValidateJobRequest {
         job: Some(crate::fixtures::realistic_job(10)),
-        ..Default::default()
+        failure_policy: document.to_string(),
     }) else {
         panic!("the realistic job is valid");
     };
@@ -749,6 +824,9 @@ pub(crate) struct ReadFields<'a> {
     pub(crate) conditions: BTreeSet<&'a str>,
     /// The label keys a decision reads.
     pub(crate) label_keys: BTreeSet<&'a str>,
+    /// Whether the Job has an extended failure policy, so pods' failure details are read
+    /// (`Pod::failure_details`); without one, none of it is kept.
+    pub(crate) details: bool,
 }
 
 impl<'a> ReadFields<'a> {
@@ -757,6 +835,16 @@ impl<'a> ReadFields<'a> {
         // Ready, and the conditions the policy matches on.
         let mut conditions: BTreeSet<&str> = BTreeSet::from([POD_READY]);
         if let Some(policy) = &job.spec.pod_failure_policy {
+            for rule in &policy.rules {
+                for pattern in &rule.on_pod_conditions {
+                    conditions.insert(pattern.condition_type.as_str());
+                }
+            }
+        }
+        // The extended policy's rules, and the condition its pending timeout sets.
+        let extended = job.extended_failure_policy.as_deref();
+        if let Some(policy) = extended {
+            conditions.insert(PENDING_TIMEOUT_CONDITION);
             for rule in &policy.rules {
                 for pattern in &rule.on_pod_conditions {
                     conditions.insert(pattern.condition_type.as_str());
@@ -774,6 +862,7 @@ impl<'a> ReadFields<'a> {
         ReadFields {
             conditions,
             label_keys,
+            details: extended.is_some(),
         }
     }
 }
@@ -966,6 +1055,9 @@ pub fn job_status_to_pb(status: &JobStatus) -> pb::JobStatus {
         ready: status.ready,
     }
 }
+
+pub mod failure_policy;
+pub mod pod_details;
 
 #[cfg(test)]
 mod tests;

@@ -45,6 +45,9 @@ pub struct LazyDecideJobRequest {
     /// Also return the explanation.
     #[prost(bool, tag = "8")]
     pub explain: bool,
+    /// The extended failure policy document; empty when the request has none.
+    #[prost(string, tag = "9")]
+    pub failure_policy: String,
 }
 
 impl From<pb::DecideJobRequest> for LazyDecideJobRequest {
@@ -68,6 +71,7 @@ impl From<pb::DecideJobRequest> for LazyDecideJobRequest {
                 .map(|p| p.encode_to_vec().into())
                 .collect(),
             explain: request.explain,
+            failure_policy: request.failure_policy,
         }
     }
 }

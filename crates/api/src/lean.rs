@@ -3,8 +3,10 @@
 //! server's decoding (the contract's `LeanPod`). Both forms of a pod decide
 //! alike; the vector tests run every vector through both to keep it so.
 
+use crate::convert::pod_details::POD_SCHEDULED;
 use crate::convert::{self, ReadFields};
 use crate::pb;
+use job_decider_core::extended::{FAILED_NODES_ANNOTATION, RULE_MATCH_COUNTS_ANNOTATION};
 use job_decider_core::model::{
     COMPLETION_INDEX_KEY, INDEX_FAILURE_COUNT_KEY, INDEX_IGNORED_FAILURE_COUNT_KEY,
     JOB_API_VERSION, JOB_KIND, JOB_TRACKING_FINALIZER,
@@ -58,7 +60,9 @@ pub enum NotLean {
 }
 
 /// A pod in the lean encoding. Everything any decision reads is kept: all
-/// labels (the caller may trim them to the selector's keys), all conditions.
+/// labels (the caller may trim them to the selector's keys), all conditions,
+/// and what the extended failure policy reads (`lean_request` drops that for
+/// a Job without a document).
 pub fn lean_pod(pod: &pb::Pod, job: JobIdentity<'_>) -> Result<pb::LeanPod, NotLean> {
     let meta = pod.metadata.clone().unwrap_or_default();
     let spec = pod.spec.as_ref();
@@ -90,7 +94,7 @@ pub fn lean_pod(pod: &pb::Pod, job: JobIdentity<'_>) -> Result<pb::LeanPod, NotL
                 status: lean_status as i32,
                 r#type: c.r#type,
                 last_transition_time: c.last_transition_time,
-                ..Default::default()
+                reason: c.reason,
             })
         })
         .collect::<Result<_, NotLean>>()?;
@@ -121,7 +125,11 @@ pub fn lean_pod(pod: &pb::Pod, job: JobIdentity<'_>) -> Result<pb::LeanPod, NotL
         conditions,
         container_statuses: lean_container_statuses(status.container_statuses),
         init_container_statuses: lean_container_statuses(status.init_container_statuses),
-        ..Default::default()
+        reason: status.reason,
+        message: status.message,
+        node_name: spec.map(|s| s.node_name.clone()).unwrap_or_default(),
+        rule_match_counts: annotation(RULE_MATCH_COUNTS_ANNOTATION),
+        failed_nodes: annotation(FAILED_NODES_ANNOTATION),
     })
 }
 
@@ -137,7 +145,7 @@ pub fn lean_request(
     let job = request.job.clone().and_then(|job| {
         convert::job_for_validation(pb::ValidateJobRequest {
             job: Some(job),
-            ..Default::default()
+            failure_policy: request.failure_policy.clone(),
         })
         .ok()
     });
@@ -150,13 +158,42 @@ pub fn lean_request(
             if let Some(read) = &read {
                 lean.labels
                     .retain(|key, _| read.label_keys.contains(key.as_str()));
-                lean.conditions
-                    .retain(|c| read.conditions.contains(c.r#type.as_str()));
+                // PodScheduled says when a pod started waiting, for the pending timeout.
+                lean.conditions.retain(|c| {
+                    read.conditions.contains(c.r#type.as_str())
+                        || (read.details && c.r#type == POD_SCHEDULED)
+                });
+                if !read.details {
+                    without_details(&mut lean);
+                }
             }
             Ok(lean)
         })
         .collect::<Result<_, _>>()?;
     Ok(request)
+}
+
+/// A lean pod without what only the extended failure policy reads.
+fn without_details(lean: &mut pb::LeanPod) {
+    lean.reason.clear();
+    lean.message.clear();
+    lean.node_name.clear();
+    lean.rule_match_counts = None;
+    lean.failed_nodes = None;
+    for c in &mut lean.conditions {
+        c.reason.clear();
+    }
+    for s in lean
+        .container_statuses
+        .iter_mut()
+        .chain(&mut lean.init_container_statuses)
+    {
+        s.waiting_reason.clear();
+        if let Some(t) = &mut s.terminated {
+            t.reason.clear();
+            t.message.clear();
+        }
+    }
 }
 
 fn lean_phase(phase: &str) -> Option<pb::LeanPodPhase> {
@@ -185,18 +222,19 @@ fn lean_condition_status(status: &str) -> Option<pb::LeanConditionStatus> {
 fn lean_container_statuses(statuses: Vec<pb::ContainerStatus>) -> Vec<pb::LeanContainerStatus> {
     statuses
         .into_iter()
-        .map(|s| pb::LeanContainerStatus {
-            name: s.name,
-            restart_count: s.restart_count,
-            terminated: s
-                .state
-                .and_then(|state| state.terminated)
-                .map(|t| pb::LeanTerminated {
+        .map(|s| {
+            let state = s.state.unwrap_or_default();
+            pb::LeanContainerStatus {
+                name: s.name,
+                restart_count: s.restart_count,
+                terminated: state.terminated.map(|t| pb::LeanTerminated {
                     exit_code: t.exit_code,
                     finished_at: t.finished_at,
-                    ..Default::default()
+                    reason: t.reason,
+                    message: t.message,
                 }),
-            ..Default::default()
+                waiting_reason: state.waiting.map(|w| w.reason).unwrap_or_default(),
+            }
         })
         .collect()
 }

@@ -18,6 +18,7 @@ use job_decider_core::model::{
 use pbjson_types::Timestamp;
 use prost::Message;
 
+use crate::convert::pod_details::{POD_SCHEDULED, WireDetails};
 use crate::convert::{PodAt, ReadFields, SharedNames, Violations, controller_ref};
 use crate::pb;
 use crate::wire::{Fields, WireError, checked, known, map_entry, merge_timestamp};
@@ -28,6 +29,7 @@ struct Condition<'a> {
     condition_type: &'a [u8],
     status: i32,
     last_transition_time: Option<Timestamp>,
+    reason: &'a str,
 }
 
 fn condition(bytes: &[u8]) -> Result<Condition<'_>, WireError> {
@@ -41,6 +43,7 @@ fn condition(bytes: &[u8]) -> Result<Condition<'_>, WireError> {
                 &mut c.last_transition_time,
                 value.bytes("LeanPodCondition.last_transition_time")?,
             )?,
+            4 => c.reason = value.str("LeanPodCondition.reason")?,
             _ => {}
         }
     }
@@ -49,14 +52,18 @@ fn condition(bytes: &[u8]) -> Result<Condition<'_>, WireError> {
 
 /// One container status as read off the wire.
 #[derive(Default)]
-struct Container {
+struct Container<'a> {
     name: Arc<str>,
     restart_count: i32,
     /// Set when `terminated` is present: exit code and finish time.
     terminated: Option<(i32, Option<Timestamp>)>,
+    /// The terminated state's reason and message.
+    terminated_text: (&'a str, &'a str),
+    /// `state.waiting.reason`.
+    waiting_reason: &'a str,
 }
 
-fn container(bytes: &[u8], names: &mut SharedNames) -> Result<Container, WireError> {
+fn container<'a>(bytes: &'a [u8], names: &mut SharedNames) -> Result<Container<'a>, WireError> {
     let mut c = Container::default();
     let mut fields = Fields::of(bytes);
     while let Some((tag, value)) = fields.next_field()? {
@@ -76,10 +83,13 @@ fn container(bytes: &[u8], names: &mut SharedNames) -> Result<Container, WireErr
                             finished_at,
                             value.bytes("LeanTerminated.finished_at")?,
                         )?,
+                        3 => c.terminated_text.0 = value.str("LeanTerminated.reason")?,
+                        4 => c.terminated_text.1 = value.str("LeanTerminated.message")?,
                         _ => {}
                     }
                 }
             }
+            4 => c.waiting_reason = value.str("LeanContainerStatus.waiting_reason")?,
             _ => {}
         }
     }
@@ -117,6 +127,8 @@ pub(crate) fn lean_pod(
     let mut condition_count = 0;
     let mut container_statuses: Vec<ContainerStatus> = Vec::new();
     let mut init_container_statuses: Vec<ContainerStatus> = Vec::new();
+    // Gathered always (borrowed, no allocation); built only for a Job with a document.
+    let mut details = WireDetails::default();
 
     let mut fields = Fields::of(bytes);
     while let Some((tag, value)) = fields.next_field()? {
@@ -172,6 +184,16 @@ pub(crate) fn lean_pod(
                 let c = condition_count;
                 condition_count += 1;
                 let condition = condition(value.bytes("LeanPod.conditions")?)?;
+                if read.details && condition.condition_type == POD_SCHEDULED.as_bytes() {
+                    let status = match condition.status {
+                        1 => "True",
+                        2 => "False",
+                        3 => "Unknown",
+                        _ => "",
+                    };
+                    details.scheduled =
+                        Some((status, condition.reason, condition.last_transition_time));
+                }
                 // Conditions decisions do not read are ignored, as the contract says.
                 let Some(condition_type) = known(&read.conditions, condition.condition_type) else {
                     checked(condition.condition_type, "LeanPodCondition.type")?;
@@ -188,6 +210,9 @@ pub(crate) fn lean_pod(
             17 => {
                 let c = container_statuses.len();
                 let status = container(value.bytes("LeanPod.container_statuses")?, names)?;
+                if read.details {
+                    keep_details(&mut details, &status, false);
+                }
                 container_statuses.push(container_status(
                     status,
                     at,
@@ -199,6 +224,9 @@ pub(crate) fn lean_pod(
             18 => {
                 let c = init_container_statuses.len();
                 let status = container(value.bytes("LeanPod.init_container_statuses")?, names)?;
+                if read.details {
+                    keep_details(&mut details, &status, true);
+                }
                 init_container_statuses.push(container_status(
                     status,
                     at,
@@ -207,6 +235,11 @@ pub(crate) fn lean_pod(
                     &mut lists,
                 ));
             }
+            19 => details.reason = value.str("LeanPod.reason")?,
+            20 => details.message = value.str("LeanPod.message")?,
+            21 => details.node_name = value.str("LeanPod.node_name")?,
+            22 => details.rule_match_counts = Some(value.str("LeanPod.rule_match_counts")?),
+            23 => details.failed_nodes = Some(value.str("LeanPod.failed_nodes")?),
             _ => {}
         }
     }
@@ -250,6 +283,7 @@ pub(crate) fn lean_pod(
         }
     };
     errs.append(lists);
+    let failure_details = read.details.then(|| details.build());
     Ok(Pod {
         name: name.to_string(),
         uid: uid.to_string(),
@@ -268,9 +302,23 @@ pub(crate) fn lean_pod(
         conditions,
         container_statuses,
         init_container_statuses,
-        // Filled by the conversion when the Job carries an extended failure policy.
-        failure_details: None,
+        failure_details,
     })
+}
+
+/// A container's waiting reason and termination, for the failure details.
+fn keep_details<'a>(details: &mut WireDetails<'a>, status: &Container<'a>, init: bool) {
+    if !status.waiting_reason.is_empty() {
+        details
+            .waiting
+            .push((Arc::clone(&status.name), status.waiting_reason));
+    }
+    if status.terminated.is_some() {
+        let (reason, message) = status.terminated_text;
+        details
+            .terminations
+            .push((Arc::clone(&status.name), init, reason, message));
+    }
 }
 
 /// A condition decisions read, judged: its status must be one of the three.
@@ -384,11 +432,22 @@ mod tests {
             scheduled: true,
             sidecar_init_containers: vec!["side".into()],
             phase: 9,
+            reason: "Evicted".into(),
+            message: "The node was low on memory.".into(),
+            node_name: "n7".into(),
+            rule_match_counts: Some("oom=1".into()),
+            failed_nodes: Some("n1,n2".into()),
             conditions: vec![
                 pb::LeanPodCondition {
                     r#type: "Ready".into(),
                     status: 1,
                     last_transition_time: ts(50),
+                    ..Default::default()
+                },
+                pb::LeanPodCondition {
+                    r#type: "PodScheduled".into(),
+                    status: 2,
+                    reason: "Unschedulable".into(),
                     ..Default::default()
                 },
                 pb::LeanPodCondition {
@@ -404,9 +463,10 @@ mod tests {
                 terminated: Some(pb::LeanTerminated {
                     exit_code: -137,
                     finished_at: ts(150),
-                    ..Default::default()
+                    reason: "OOMKilled".into(),
+                    message: "m".into(),
                 }),
-                ..Default::default()
+                waiting_reason: "CrashLoopBackOff".into(),
             }],
             init_container_statuses: vec![pb::LeanContainerStatus {
                 name: "side".into(),
@@ -414,7 +474,6 @@ mod tests {
                 terminated: Some(pb::LeanTerminated::default()),
                 ..Default::default()
             }],
-            ..Default::default()
         };
         vec![realistic, everything]
     }
@@ -422,6 +481,47 @@ mod tests {
     /// The pod and violations these bytes convert to, or the decoding error.
     fn convert(bytes: &[u8]) -> Result<(Pod, Vec<String>), WireError> {
         crate::convert::decode_for_tests(bytes, true, lean_pod)
+    }
+
+    /// The same for a Job with an extended failure policy (the pod decoder tests' document).
+    fn convert_with_document(bytes: &[u8]) -> Result<(Pod, Vec<String>), WireError> {
+        crate::convert::decode_for_tests_with(
+            bytes,
+            true,
+            lean_pod,
+            crate::pod_decode::tests::DOCUMENT,
+        )
+    }
+
+    fn identity() -> JobIdentity<'static> {
+        JobIdentity {
+            name: JOB_NAME,
+            uid: JOB_UID,
+        }
+    }
+
+    /// Both encodings of a pod give the same domain pod, details and all, with
+    /// a document and without.
+    #[test]
+    fn both_encodings_read_the_failure_details_alike() {
+        let full = crate::pod_decode::tests::failed_sample();
+        let lean = to_lean(&full, identity()).expect("has a lean form");
+        let full_bytes = full.encode_to_vec();
+        let lean_bytes = lean.encode_to_vec();
+        for document in ["", crate::pod_decode::tests::DOCUMENT] {
+            let from_full = crate::convert::decode_for_tests_with(
+                &full_bytes,
+                false,
+                crate::pod_decode::pod,
+                document,
+            )
+            .expect("decodes");
+            let from_lean =
+                crate::convert::decode_for_tests_with(&lean_bytes, true, lean_pod, document)
+                    .expect("decodes");
+            assert_eq!(from_full.0, from_lean.0, "document {document:?}");
+            assert_eq!(from_full.0.failure_details.is_some(), !document.is_empty());
+        }
     }
 
     #[test]
@@ -472,15 +572,15 @@ mod tests {
     #[test]
     fn every_field_in_every_wire_type_is_judged_as_prost_judges_it() {
         let paths: &[(&[u32], &[u32])] = &[
-            (&[], &(1..=18).collect::<Vec<_>>()),
+            (&[], &(1..=23).collect::<Vec<_>>()),
             (&[3], &[1, 2]),
             (&[8], &[1, 2, 3, 4, 5, 6]),
             (&[10], &[1, 2]),
             (&[11], &[1, 2]),
-            (&[16], &[1, 2, 3]),
+            (&[16], &[1, 2, 3, 4]),
             (&[16, 3], &[1, 2]),
-            (&[17], &[1, 2, 3]),
-            (&[17, 3], &[1, 2]),
+            (&[17], &[1, 2, 3, 4]),
+            (&[17, 3], &[1, 2, 3, 4]),
             (&[17, 3, 2], &[1, 2]),
             (&[18, 3, 2], &[1, 2]),
         ];
@@ -489,6 +589,11 @@ mod tests {
             let theirs = pb::LeanPod::decode(bytes.as_slice());
             assert_eq!(
                 convert(bytes).is_ok(),
+                theirs.is_ok(),
+                "{bytes:?}: prost says {theirs:?}"
+            );
+            assert_eq!(
+                convert_with_document(bytes).is_ok(),
                 theirs.is_ok(),
                 "{bytes:?}: prost says {theirs:?}"
             );
@@ -507,6 +612,10 @@ mod tests {
             let variants = crate::wire::craft::one_byte_changes(&bytes);
             for variant in variants {
                 crate::wire::craft::assert_reads_as_prost::<pb::LeanPod, _, _>(&variant, convert);
+                crate::wire::craft::assert_reads_as_prost::<pb::LeanPod, _, _>(
+                    &variant,
+                    convert_with_document,
+                );
                 checked += 1;
             }
         }

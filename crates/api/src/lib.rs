@@ -124,9 +124,18 @@ where
 /// Only a request without a Job is an error; a broken Job is the answer's content.
 pub fn validate(request: pb::ValidateJobRequest) -> Result<pb::ValidateJobResponse, ApiError> {
     let has_job = request.job.is_some();
-    match convert::job_for_validation(request) {
-        Ok(job) => Ok(convert::validation_response(&validate_job(&job))),
-        Err(violations) if has_job => Ok(convert::validation_response(&violations)),
+    // The document's violations follow the Job's, whichever way the Job converts.
+    let (job, document) = convert::job_and_document_for_validation(request);
+    match job {
+        Ok(job) => {
+            let mut violations = validate_job(&job);
+            violations.extend(document);
+            Ok(convert::validation_response(&violations))
+        }
+        Err(mut violations) if has_job => {
+            violations.extend(document);
+            Ok(convert::validation_response(&violations))
+        }
         Err(violations) => Err(ApiError::invalid_request(violations)),
     }
 }

@@ -11,6 +11,7 @@
 use std::sync::Arc;
 
 use job_decider_core::defaults;
+use job_decider_core::extended::{FAILED_NODES_ANNOTATION, RULE_MATCH_COUNTS_ANNOTATION};
 use job_decider_core::model::{
     COMPLETION_INDEX_KEY, ConditionStatus, ContainerStatus, Deletion, INDEX_FAILURE_COUNT_KEY,
     INDEX_IGNORED_FAILURE_COUNT_KEY, JOB_TRACKING_FINALIZER, OwnerRef, Pod, PodCondition,
@@ -18,6 +19,7 @@ use job_decider_core::model::{
 };
 use pbjson_types::Timestamp;
 
+use crate::convert::pod_details::{POD_SCHEDULED, WireDetails};
 use crate::convert::{PodAt, ReadFields, SharedNames, Violations, controller_ref};
 use crate::pb;
 use crate::wire::{
@@ -27,8 +29,6 @@ use crate::wire::{
 /// The phases the API defines, as the error names them.
 const PHASES: [&str; 5] = ["Pending", "Running", "Succeeded", "Failed", "Unknown"];
 
-/// `ContainerStateWaiting`: reason, message.
-const WAITING: &Schema = &[(1, Kind::Str), (2, Kind::Str)];
 /// `ContainerStateRunning`: startedAt.
 const RUNNING: &Schema = &[(1, Kind::Message(TIMESTAMP))];
 
@@ -94,6 +94,8 @@ struct Meta<'a> {
     owners: usize,
     owners_name_job: bool,
     tracking_finalizer: bool,
+    rule_match_counts: Option<&'a str>,
+    failed_nodes: Option<&'a str>,
 }
 
 fn metadata<'a>(
@@ -149,6 +151,12 @@ fn metadata<'a>(
                     k if k == INDEX_IGNORED_FAILURE_COUNT_KEY.as_bytes() => {
                         meta.index_ignored_failure_count = Some(value())
                     }
+                    k if k == RULE_MATCH_COUNTS_ANNOTATION.as_bytes() => {
+                        meta.rule_match_counts = Some(value())
+                    }
+                    k if k == FAILED_NODES_ANNOTATION.as_bytes() => {
+                        meta.failed_nodes = Some(value())
+                    }
                     _ => {}
                 }
             }
@@ -169,12 +177,16 @@ fn metadata<'a>(
     Ok(())
 }
 
-fn spec(bytes: &[u8], scheduled: &mut bool, sidecars: &mut Vec<String>) -> Result<(), WireError> {
+fn spec<'a>(
+    bytes: &'a [u8],
+    node_name: &mut &'a str,
+    sidecars: &mut Vec<String>,
+) -> Result<(), WireError> {
     const F: &str = "PodSpecSummary";
     let mut fields = Fields::of(bytes);
     while let Some((tag, v)) = fields.next_field()? {
         match tag {
-            1 => *scheduled = !v.checked_bytes(F)?.is_empty(),
+            1 => *node_name = v.str(F)?,
             2 => {
                 let (mut name, mut always) = ("", false);
                 let mut inner = Fields::of(v.bytes(F)?);
@@ -195,13 +207,20 @@ fn spec(bytes: &[u8], scheduled: &mut bool, sidecars: &mut Vec<String>) -> Resul
     Ok(())
 }
 
-/// A container status: name, restart count and the terminated state, the rest checked.
-fn container(
-    bytes: &[u8],
-    names: &mut SharedNames,
-) -> Result<(Arc<str>, i32, Option<WireTerminated>), WireError> {
+/// A container status as read off the wire: name, restart count, the
+/// terminated state and the waiting reason; the rest checked.
+struct WireContainer<'a> {
+    name: Arc<str>,
+    restart_count: i32,
+    terminated: Option<WireTerminated<'a>>,
+    /// `state.waiting.reason`, when the container waits.
+    waiting_reason: Option<&'a str>,
+}
+
+fn container<'a>(bytes: &'a [u8], names: &mut SharedNames) -> Result<WireContainer<'a>, WireError> {
     const F: &str = "ContainerStatus";
     let (mut name, mut restart_count, mut terminated) = (None, 0, None);
+    let mut waiting_reason = None;
     let mut fields = Fields::of(bytes);
     while let Some((tag, v)) = fields.next_field()? {
         match tag {
@@ -210,7 +229,20 @@ fn container(
                 let mut state = Fields::of(v.bytes(F)?);
                 while let Some((tag, v)) = state.next_field()? {
                     match tag {
-                        1 => check(v.bytes(F)?, WAITING, "ContainerStateWaiting")?,
+                        1 => {
+                            const W: &str = "ContainerStateWaiting";
+                            let reason: &mut &str = waiting_reason.get_or_insert_default();
+                            let mut inner = Fields::of(v.bytes(F)?);
+                            while let Some((tag, v)) = inner.next_field()? {
+                                match tag {
+                                    1 => *reason = v.str(W)?,
+                                    2 => {
+                                        v.checked_bytes(W)?;
+                                    }
+                                    _ => {}
+                                }
+                            }
+                        }
                         2 => check(v.bytes(F)?, RUNNING, "ContainerStateRunning")?,
                         3 => {
                             let t: &mut WireTerminated = terminated.get_or_insert_default();
@@ -222,9 +254,8 @@ fn container(
                                     2 => {
                                         v.int32(T)?;
                                     }
-                                    3 | 4 => {
-                                        v.checked_bytes(T)?;
-                                    }
+                                    3 => t.reason = v.str(T)?,
+                                    4 => t.message = v.str(T)?,
                                     5 => check(v.bytes(T)?, TIMESTAMP, T)?,
                                     6 => merge_timestamp(&mut t.finished_at, v.bytes(T)?)?,
                                     _ => {}
@@ -243,14 +274,21 @@ fn container(
         }
     }
     let name = name.unwrap_or_else(|| names.get(""));
-    Ok((name, restart_count, terminated))
+    Ok(WireContainer {
+        name,
+        restart_count,
+        terminated,
+        waiting_reason,
+    })
 }
 
 /// A terminated state as read off the wire, before its time is judged.
 #[derive(Default)]
-struct WireTerminated {
+struct WireTerminated<'a> {
     exit_code: i32,
     finished_at: Option<Timestamp>,
+    reason: &'a str,
+    message: &'a str,
 }
 
 /// Decodes and converts one encoded `Pod`, the `i`th of `pods`; bytes that are
@@ -265,9 +303,11 @@ pub(crate) fn pod(
 ) -> Result<Pod, WireError> {
     let mut lists = Violations::default();
     let mut meta = Meta::default();
-    let mut scheduled = false;
+    let mut node_name = "";
     let mut sidecars = Vec::new();
     let mut phase = "";
+    // Gathered always (borrowed, no allocation); built only for a Job with a document.
+    let mut details = WireDetails::default();
     let mut conditions: Vec<PodCondition> = Vec::new();
     let mut condition_count = 0;
     let mut container_statuses: Vec<ContainerStatus> = Vec::new();
@@ -280,7 +320,7 @@ pub(crate) fn pod(
                 v.checked_bytes("Pod")?;
             }
             3 => metadata(v.bytes("Pod.metadata")?, &mut meta, read, names, &own.uid)?,
-            4 => spec(v.bytes("Pod.spec")?, &mut scheduled, &mut sidecars)?,
+            4 => spec(v.bytes("Pod.spec")?, &mut node_name, &mut sidecars)?,
             5 => {
                 const F: &str = "PodStatus";
                 let mut status = Fields::of(v.bytes("Pod.status")?);
@@ -290,9 +330,15 @@ pub(crate) fn pod(
                         2 => {
                             let c = condition_count;
                             condition_count += 1;
-                            if let Some(kept) =
-                                condition(v.bytes(F)?, read, names, at, c, &mut lists)?
-                            {
+                            if let Some(kept) = condition(
+                                v.bytes(F)?,
+                                read,
+                                names,
+                                at,
+                                c,
+                                &mut lists,
+                                &mut details,
+                            )? {
                                 conditions.push(kept);
                             }
                         }
@@ -303,7 +349,25 @@ pub(crate) fn pod(
                                 ("initContainerStatuses", &mut init_container_statuses)
                             };
                             let c = statuses.len();
-                            let (name, restart_count, terminated) = container(v.bytes(F)?, names)?;
+                            let WireContainer {
+                                name,
+                                restart_count,
+                                terminated,
+                                waiting_reason,
+                            } = container(v.bytes(F)?, names)?;
+                            if read.details {
+                                if let Some(reason) = waiting_reason.filter(|r| !r.is_empty()) {
+                                    details.waiting.push((Arc::clone(&name), reason));
+                                }
+                                if let Some(t) = &terminated {
+                                    details.terminations.push((
+                                        Arc::clone(&name),
+                                        tag == 4,
+                                        t.reason,
+                                        t.message,
+                                    ));
+                                }
+                            }
                             lists.non_negative(restart_count, || {
                                 at.sub(format_args!("status.{list}[{c}].restartCount"))
                             });
@@ -321,6 +385,8 @@ pub(crate) fn pod(
                                 restart_count,
                             });
                         }
+                        5 => details.reason = v.str(F)?,
+                        6 => details.message = v.str(F)?,
                         _ => {}
                     }
                 }
@@ -368,6 +434,12 @@ pub(crate) fn pod(
         PodPhase::Pending
     });
     errs.append(lists);
+    let failure_details = read.details.then(|| {
+        details.node_name = node_name;
+        details.rule_match_counts = meta.rule_match_counts;
+        details.failed_nodes = meta.failed_nodes;
+        details.build()
+    });
     Ok(Pod {
         name: meta.name.to_string(),
         uid: meta.uid.to_string(),
@@ -380,29 +452,30 @@ pub(crate) fn pod(
         has_tracking_finalizer: meta.tracking_finalizer,
         creation_timestamp,
         deletion,
-        scheduled,
+        scheduled: !node_name.is_empty(),
         sidecar_init_containers: sidecars,
         phase,
         conditions,
         container_statuses,
         init_container_statuses,
-        // Filled by the conversion when the Job carries an extended failure policy.
-        failure_details: None,
+        failure_details,
     })
 }
 
 /// One condition: every condition's time is checked; the ones decisions read
-/// have their status checked and are kept.
-fn condition(
-    bytes: &[u8],
+/// have their status checked and are kept; PodScheduled goes to the details.
+fn condition<'a>(
+    bytes: &'a [u8],
     read: &ReadFields<'_>,
     names: &mut SharedNames,
     at: PodAt,
     c: usize,
     errs: &mut Violations,
+    details: &mut WireDetails<'a>,
 ) -> Result<Option<PodCondition>, WireError> {
     const F: &str = "PodCondition";
     let (mut condition_type, mut status): (&[u8], &str) = (b"", "");
+    let mut reason = "";
     let mut last_transition_time = None;
     let mut fields = Fields::of(bytes);
     while let Some((tag, v)) = fields.next_field()? {
@@ -411,11 +484,15 @@ fn condition(
             2 => status = v.str(F)?,
             3 => check(v.bytes(F)?, TIMESTAMP, F)?,
             4 => merge_timestamp(&mut last_transition_time, v.bytes(F)?)?,
-            5 | 6 => {
+            5 => reason = v.str(F)?,
+            6 => {
                 v.checked_bytes(F)?;
             }
             _ => {}
         }
+    }
+    if read.details && condition_type == POD_SCHEDULED.as_bytes() {
+        details.scheduled = Some((status, reason, last_transition_time));
     }
     let Some(condition_type) = known(&read.conditions, condition_type) else {
         checked(condition_type, F)?;
@@ -448,7 +525,7 @@ fn condition(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::fixtures::{JOB_UID, realistic_pod};
     use prost::Message;
@@ -518,6 +595,131 @@ mod tests {
         crate::convert::decode_for_tests(bytes, false, pod)
     }
 
+    /// A document whose rules name DisruptionTarget, with a pending timeout.
+    pub(crate) const DOCUMENT: &str = "apiVersion: job-decider.dev/v1alpha1\nkind: FailurePolicy\n\
+        rules:\n- {action: Count, onPodConditions: [{type: DisruptionTarget}]}\n\
+        pendingTimeout: {seconds: 60}\n";
+
+    fn convert_with_document(bytes: &[u8]) -> Result<(Pod, Vec<String>), WireError> {
+        crate::convert::decode_for_tests_with(bytes, false, pod, DOCUMENT)
+    }
+
+    /// A failed pod with everything the extended policy reads.
+    pub(crate) fn failed_sample() -> pb::Pod {
+        let ts = |seconds| Some(Timestamp { seconds, nanos: 5 });
+        let mut p = realistic_pod(5);
+        let meta = p.metadata.as_mut().expect("metadata");
+        meta.annotations
+            .insert(RULE_MATCH_COUNTS_ANNOTATION.into(), "oom=2,bad".into());
+        meta.annotations
+            .insert(FAILED_NODES_ANNOTATION.into(), "n1,n2".into());
+        let status = p.status.as_mut().expect("status");
+        status.phase = "Failed".into();
+        status.reason = "UnexpectedAdmissionError".into();
+        status.message = "x".repeat(5000);
+        status.conditions.push(pb::PodCondition {
+            r#type: "DisruptionTarget".into(),
+            status: "True".into(),
+            reason: "EvictionByEvictionAPI".into(),
+            ..Default::default()
+        });
+        status.conditions.push(pb::PodCondition {
+            r#type: "Unread".into(),
+            status: "True".into(),
+            ..Default::default()
+        });
+        status.container_statuses[0].state = Some(pb::ContainerState {
+            terminated: Some(pb::ContainerStateTerminated {
+                exit_code: 137,
+                reason: "OOMKilled".into(),
+                message: "killed".into(),
+                finished_at: ts(7),
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+        status.container_statuses[1].state = Some(pb::ContainerState {
+            waiting: Some(pb::ContainerStateWaiting {
+                reason: "ImagePullBackOff".into(),
+                message: "pull".into(),
+            }),
+            ..Default::default()
+        });
+        status.init_container_statuses = vec![pb::ContainerStatus {
+            name: "setup".into(),
+            state: Some(pb::ContainerState {
+                terminated: Some(pb::ContainerStateTerminated {
+                    exit_code: 1,
+                    reason: "Error".into(),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }];
+        p
+    }
+
+    #[test]
+    fn failure_details_are_read_only_for_a_job_with_a_document() {
+        let bytes = failed_sample().encode_to_vec();
+        let (plain, violations) = convert(&bytes).expect("decodes");
+        assert!(violations.is_empty(), "{violations:?}");
+        assert_eq!(plain.failure_details, None);
+        assert_eq!(plain.conditions.len(), 1, "only Ready");
+
+        let (pod, violations) = convert_with_document(&bytes).expect("decodes");
+        assert!(violations.is_empty(), "{violations:?}");
+        let kept: Vec<&str> = pod.conditions.iter().map(|c| &*c.condition_type).collect();
+        assert_eq!(kept, ["Ready", "DisruptionTarget"]);
+        let d = pod.failure_details.expect("details");
+        assert_eq!(d.reason, "UnexpectedAdmissionError");
+        assert!(d.message.len() <= 4096 && d.message.starts_with("xxx"));
+        assert_eq!(d.node_name, "gke-pool-1-node-0005");
+        assert_eq!(
+            d.waiting_reasons,
+            [("log-shipper".into(), "ImagePullBackOff".into())]
+        );
+        let terms: Vec<(&str, bool, &str, &str)> = d
+            .terminations
+            .iter()
+            .map(|t| (&*t.container, t.init_container, &*t.reason, &*t.message))
+            .collect();
+        assert_eq!(
+            terms,
+            [
+                ("trainer", false, "OOMKilled", "killed"),
+                ("setup", true, "Error", "")
+            ]
+        );
+        // The realistic pod's PodScheduled is True, 590 s before now.
+        assert_eq!(
+            d.scheduled_at,
+            Some(job_decider_core::time::Time::from_unix_nanos(
+                (crate::fixtures::NOW_SECONDS - 590) * 1_000_000_000
+            ))
+        );
+        assert!(!d.unschedulable);
+        assert_eq!(d.rule_match_counts, [("oom".to_string(), 2)]);
+        assert_eq!(d.failed_nodes, ["n1", "n2"]);
+    }
+
+    #[test]
+    fn an_unschedulable_pod_is_marked() {
+        let mut p = realistic_pod(1);
+        let status = p.status.as_mut().expect("status");
+        status.phase = "Pending".into();
+        for c in &mut status.conditions {
+            if c.r#type == "PodScheduled" {
+                c.status = "False".into();
+                c.reason = "Unschedulable".into();
+            }
+        }
+        let (pod, _) = convert_with_document(&p.encode_to_vec()).expect("decodes");
+        let d = pod.failure_details.expect("details");
+        assert!(d.unschedulable && d.scheduled_at.is_none());
+    }
+
     #[test]
     fn every_field_reads_as_convert_always_read_it() {
         let samples = samples();
@@ -565,7 +767,7 @@ mod tests {
             (&[3, 12], &[1, 2, 3, 4, 5, 6]),
             (&[4], &[1, 2]),
             (&[4, 2], &[1, 2]),
-            (&[5], &[1, 2, 3, 4]),
+            (&[5], &[1, 2, 3, 4, 5, 6]),
             (&[5, 2], &[1, 2, 3, 4, 5, 6]),
             (&[5, 2, 3], &[1, 2]),
             (&[5, 2, 4], &[1, 2]),
@@ -583,6 +785,12 @@ mod tests {
             let theirs = pb::Pod::decode(bytes.as_slice());
             assert_eq!(
                 convert(bytes).is_ok(),
+                theirs.is_ok(),
+                "{bytes:?}: prost says {theirs:?}"
+            );
+            // A Job with a document reads more of each pod: judged the same.
+            assert_eq!(
+                convert_with_document(bytes).is_ok(),
                 theirs.is_ok(),
                 "{bytes:?}: prost says {theirs:?}"
             );
@@ -605,5 +813,18 @@ mod tests {
             }
         }
         assert!(checked > 10_000, "{checked} variants");
+        // The fields only a Job with a document reads, under every change too
+        // (the long message shortened: every byte of it would add nothing).
+        let mut sample = failed_sample();
+        if let Some(status) = sample.status.as_mut() {
+            status.message = "msg".into();
+        }
+        let bytes = sample.encode_to_vec();
+        for variant in crate::wire::craft::one_byte_changes(&bytes) {
+            crate::wire::craft::assert_reads_as_prost::<pb::Pod, _, _>(
+                &variant,
+                convert_with_document,
+            );
+        }
     }
 }

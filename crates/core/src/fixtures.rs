@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::model::*;
+use crate::plan::{Action, Plan, PodCreation, PodDeletion};
 use crate::time::Time;
 
 /// `secs` seconds after the epoch.
@@ -224,4 +225,48 @@ pub fn exit_rule(action: PodFailurePolicyAction, values: Vec<i32>) -> PodFailure
         }),
         on_pod_conditions: vec![],
     }
+}
+
+/// The pods a plan creates, in order.
+pub fn creations(plan: &Plan) -> Vec<&PodCreation> {
+    plan.actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::CreatePods(c) => Some(c),
+            _ => None,
+        })
+        .flatten()
+        .collect()
+}
+
+/// The pods a plan deletes, in order.
+pub fn deletions(plan: &Plan) -> Vec<&PodDeletion> {
+    plan.actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::DeletePods(d) => Some(d),
+            _ => None,
+        })
+        .flatten()
+        .collect()
+}
+
+/// Every status a plan writes, in order.
+pub fn statuses(plan: &Plan) -> Vec<&JobStatus> {
+    plan.actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::UpdateStatus(s) => Some(s.as_ref()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The last status a plan writes; a test that reads it expects one.
+#[allow(clippy::expect_used)] // a test builder: no status is the test's failure
+pub fn last_status(plan: &Plan) -> &JobStatus {
+    statuses(plan)
+        .last()
+        .copied()
+        .expect("the plan writes a status")
 }

@@ -3,30 +3,7 @@
 use super::*;
 use crate::fixtures::*;
 use crate::model::*;
-use crate::plan::{PodCreation, PodDeletion};
 use std::sync::Arc;
-
-fn creations(plan: &Plan) -> Vec<&PodCreation> {
-    plan.actions
-        .iter()
-        .filter_map(|a| match a {
-            Action::CreatePods(c) => Some(c),
-            _ => None,
-        })
-        .flatten()
-        .collect()
-}
-
-fn deletions(plan: &Plan) -> Vec<&PodDeletion> {
-    plan.actions
-        .iter()
-        .filter_map(|a| match a {
-            Action::DeletePods(d) => Some(d),
-            _ => None,
-        })
-        .flatten()
-        .collect()
-}
 
 fn finalizer_removals(plan: &Plan) -> Vec<&str> {
     plan.actions
@@ -38,23 +15,6 @@ fn finalizer_removals(plan: &Plan) -> Vec<&str> {
         .flatten()
         .map(|r| r.name.as_str())
         .collect()
-}
-
-fn statuses(plan: &Plan) -> Vec<&JobStatus> {
-    plan.actions
-        .iter()
-        .filter_map(|a| match a {
-            Action::UpdateStatus(s) => Some(s.as_ref()),
-            _ => None,
-        })
-        .collect()
-}
-
-fn last_status(plan: &Plan) -> &JobStatus {
-    statuses(plan)
-        .last()
-        .copied()
-        .expect("the plan writes a status")
 }
 
 fn condition_types(status: &JobStatus) -> Vec<(JobConditionType, String)> {

@@ -6,6 +6,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use job_decider_api::pb;
+use job_decider_core::extended::retry_limits::{document_match_among, max_retries};
+use job_decider_core::extended::rules::{
+    DocumentMatch, describe_matched_on, matched_on, policy_action_of, rule_action, rule_label,
+};
+use job_decider_core::extended::{
+    ExtendedAction, ExtendedFailurePolicy, FAILURE_POLICY_ANNOTATION,
+};
 use job_decider_core::model::{JOB_TRACKING_FINALIZER, PodFailurePolicyAction, Snapshot};
 use job_decider_core::pod_failure_policy::{MatchedOn, match_pod_failure_policy};
 use pb::action::Kind;
@@ -103,6 +110,9 @@ pub struct Options {
     pub controller_name: String,
     /// How pods running at the start count the script's run time.
     pub running_pods: RunningPods,
+    /// The extended failure policy document each request carries
+    /// (`DecideJobRequest.failure_policy`); empty for none, or the Job's annotation.
+    pub failure_policy: String,
 }
 
 /// How a pod given at the start that is already running counts the script's run time.
@@ -219,6 +229,7 @@ struct World<'s> {
     start: i64,
     state: Option<pb::ControllerState>,
     controller_name: String,
+    failure_policy: String,
     script: &'s Script,
     actions: Vec<EventAction>,
     next_scripted: usize,
@@ -429,6 +440,7 @@ impl<'s> World<'s> {
             state: None,
             // The simulation plays the Job's own controller: a Job that names one in
             // spec.managedBy is decided as that controller, not left to it.
+            failure_policy: options.failure_policy.clone(),
             controller_name: if options.controller_name.is_empty() {
                 spec.managed_by.clone().unwrap_or_default()
             } else {
@@ -1210,13 +1222,8 @@ impl<'s> World<'s> {
         sp.ended = Some(now);
         sp.outcome = "failed".to_string();
         sp.why = format!("rejected by the kubelet: {reason}");
-        let policy = self.policy_of(i);
-        let detail = match &policy {
-            Some(p) => format!("{}; {p}", self.pods[i].why),
-            None => self.pods[i].why.clone(),
-        };
-        self.pods[i].policy = policy;
-        self.push(EventKind::PodFailed, Some(i), detail);
+        let why = self.pods[i].why.clone();
+        self.tell_failure(i, EventKind::PodFailed, &why);
         self.collect();
     }
 
@@ -1244,13 +1251,8 @@ impl<'s> World<'s> {
                 failure.reason
             );
         }
-        let policy = self.policy_of(i);
-        let detail = match &policy {
-            Some(p) => format!("{}; {p}", self.pods[i].why),
-            None => self.pods[i].why.clone(),
-        };
-        self.pods[i].policy = policy;
-        self.push(EventKind::PodFailedByController, Some(i), detail);
+        let why = self.pods[i].why.clone();
+        self.tell_failure(i, EventKind::PodFailedByController, &why);
         self.delete_pod(i);
         self.collect();
     }
@@ -1325,13 +1327,8 @@ impl<'s> World<'s> {
             } else {
                 format!("container {container} exited {code} ({reason})")
             };
-            let policy = self.policy_of(i);
-            let detail = match &policy {
-                Some(p) => format!("{}; {p}", self.pods[i].why),
-                None => self.pods[i].why.clone(),
-            };
-            self.pods[i].policy = policy;
-            self.push(EventKind::PodFailed, Some(i), detail);
+            let why = self.pods[i].why.clone();
+            self.tell_failure(i, EventKind::PodFailed, &why);
         } else {
             sp.outcome = "succeeded".to_string();
             sp.why = String::new();
@@ -1468,14 +1465,24 @@ impl<'s> World<'s> {
                 "deleted; the kubelet stopped it (exit 143)".to_string()
             };
         }
+        self.tell_failure(
+            i,
+            EventKind::PodStopped,
+            "stopped by the kubelet, exit 143, phase Failed",
+        );
+        self.collect();
+    }
+
+    /// Records the failure of pod `i` as an event of `kind`: `what` happened, then
+    /// the policy rule it matches, if any (kept on the pod for its attempt line).
+    fn tell_failure(&mut self, i: usize, kind: EventKind, what: &str) {
         let policy = self.policy_of(i);
         let detail = match &policy {
-            Some(p) => format!("stopped by the kubelet, exit 143, phase Failed; {p}"),
-            None => "stopped by the kubelet, exit 143, phase Failed".to_string(),
+            Some(p) => format!("{what}; {p}"),
+            None => what.to_string(),
         };
         self.pods[i].policy = policy;
-        self.push(EventKind::PodStopped, Some(i), detail);
-        self.collect();
+        self.push(kind, Some(i), detail);
     }
 
     /// Which pod failure policy rule the failed pod matches, as job-decider's
@@ -1486,21 +1493,55 @@ impl<'s> World<'s> {
             .spec
             .as_ref()
             .is_some_and(|s| s.pod_failure_policy.is_some());
+        let uid = self.pods[i]
+            .pod
+            .metadata
+            .as_ref()
+            .map(|m| m.uid.clone())
+            .unwrap_or_default();
+        // A document's retry limits count a failure among its scope's: every pod then.
+        let documented = !self.failure_policy.is_empty()
+            || self
+                .job
+                .metadata
+                .as_ref()
+                .is_some_and(|m| m.annotations.contains_key(FAILURE_POLICY_ANNOTATION));
+        let pods = if documented {
+            self.pods
+                .iter()
+                .filter(|p| !p.gone)
+                .map(|p| p.pod.clone())
+                .collect()
+        } else {
+            vec![self.pods[i].pod.clone()]
+        };
         let request = pb::DecideJobRequest {
             job: Some(self.job.clone()),
-            pods: vec![self.pods[i].pod.clone()],
+            pods,
             now: Some(ts(self.now)),
+            failure_policy: self.failure_policy.clone(),
             ..Default::default()
         };
         let snapshot = Snapshot::try_from(request).ok()?;
-        let pod = snapshot.pods.first()?;
+        let pod = snapshot.pods.iter().find(|p| p.uid == uid)?;
+        if let Some(doc) = snapshot.job.extended_failure_policy.as_deref()
+            && let Some(m) = document_match_among(&snapshot.job, &snapshot.pods, &uid)
+        {
+            return Some(self.narrate_document_match(i, doc, &m, pod));
+        }
         let decision = match_pod_failure_policy(
             snapshot.job.spec.pod_failure_policy.as_ref(),
             &snapshot.job.namespace,
             pod,
         );
         let Some(rule) = decision.rule_index else {
-            return has_policy.then(|| "no pod failure policy rule matches: counted".to_string());
+            let rules = snapshot
+                .job
+                .extended_failure_policy
+                .as_deref()
+                .is_some_and(|d| !d.rules.is_empty());
+            return (has_policy || rules)
+                .then(|| "no pod failure policy rule matches: counted".to_string());
         };
         let action = decision.action.clone()?;
         let on = match &decision.matched_on {
@@ -1537,6 +1578,54 @@ impl<'s> World<'s> {
             "podFailurePolicy rule {rule} ({}) matches {on}: {effect}{settled}",
             action.as_str()
         ))
+    }
+
+    /// The story of a failure the extended policy document handled, as `policy_of` tells it.
+    fn narrate_document_match(
+        &mut self,
+        i: usize,
+        doc: &ExtendedFailurePolicy,
+        m: &DocumentMatch,
+        pod: &job_decider_core::model::Pod,
+    ) -> String {
+        let on: Vec<String> = matched_on(doc, m.rule, pod)
+            .iter()
+            .map(|o| describe_matched_on(doc, m.rule, o))
+            .collect();
+        let effect = match m.action {
+            ExtendedAction::FailJob => "fails the Job",
+            ExtendedAction::FailIndex => "fails its index",
+            ExtendedAction::Ignore => "not counted",
+            ExtendedAction::Count => "counted",
+        };
+        let action = policy_action_of(m.action).clone();
+        self.pods[i].ignored = action == PodFailurePolicyAction::Ignore;
+        let is_settled = has_condition(
+            &self.job,
+            &["FailureTarget", "Failed", "SuccessCriteriaMet", "Complete"],
+        )
+        .is_some();
+        self.pods[i].settled = is_settled;
+        self.pods[i].rule = Some(action);
+        let settled = if is_settled {
+            " (the Job's outcome is already settled)"
+        } else {
+            ""
+        };
+        let rule = rule_label(doc, m.rule);
+        let limit = match max_retries(doc, m.rule) {
+            Some(max) if m.exhausted => format!(
+                "; match {} of a rule allowing {max} retries: used up, so whenRetriesExhausted",
+                m.ordinal
+            ),
+            Some(max) => format!("; match {} of {max} retries", m.ordinal),
+            None => String::new(),
+        };
+        format!(
+            "failure policy document rule {rule} ({}) matches {}{limit}: {effect}{settled}",
+            rule_action(doc, m.rule).as_str(),
+            on.join(" and ")
+        )
     }
 
     /// Removes deleted pods that nothing holds any more.
@@ -1589,6 +1678,7 @@ impl<'s> World<'s> {
             now: Some(ts(self.now)),
             state: self.state,
             controller_name: self.controller_name.clone(),
+            failure_policy: self.failure_policy.clone(),
             // The world's pod cache is never stale: every write is seen at once.
             expectations: Some(pb::Expectations::default()),
             ..Default::default()

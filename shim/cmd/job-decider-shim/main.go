@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -89,7 +90,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.DurationVar(&o.retryBase, "retry-base-delay", time.Second, "First delay before retrying a failed sync; doubles on each failure.")
 	fs.DurationVar(&o.retryMax, "retry-max-delay", time.Minute, "Longest delay before retrying a failed sync.")
 	fs.StringVar(&o.namespace, "namespace", "", "Watch only this namespace; all namespaces when empty.")
-	fs.StringVar(&o.deciderAddr, "decider-addr", "127.0.0.1:50051", "Address of the job-decider gRPC service (host:port, or any gRPC target).")
+	fs.StringVar(&o.deciderAddr, "decider-addr", "127.0.0.1:50051", "Address of the job-decider gRPC service: host:port, a Unix socket (unix:///path, as in the sidecar layout), or any gRPC target.")
 	fs.BoolVar(&o.deciderTLS, "decider-tls", false, "Use TLS to the service (implied by --decider-ca and --decider-cert).")
 	fs.StringVar(&o.deciderCA, "decider-ca", "", "PEM CA bundle that signs the service's certificate; system roots when empty.")
 	fs.StringVar(&o.deciderCert, "decider-cert", "", "PEM client certificate for mTLS (with --decider-key).")
@@ -122,6 +123,9 @@ func parseFlags(args []string) (*options, error) {
 	}
 	if (o.deciderCert == "") != (o.deciderKey == "") {
 		return nil, errors.New("--decider-cert and --decider-key go together")
+	}
+	if err := checkDeciderAddr(o.deciderAddr); err != nil {
+		return nil, err
 	}
 	return o, nil
 }
@@ -165,7 +169,28 @@ func kubeConfig(o *options) (*rest.Config, error) {
 	return cfg, nil
 }
 
-// dialDecider opens the (lazy) connection to the service: plaintext, TLS, or mTLS.
+// checkDeciderAddr refuses, at startup and naming the flag, a unix: target
+// grpc-go would only refuse at the first call: one with a host or no path.
+func checkDeciderAddr(addr string) error {
+	rest, ok := strings.CutPrefix(addr, "unix:")
+	if !ok {
+		return nil
+	}
+	if after, ok := strings.CutPrefix(rest, "//"); ok {
+		rest = after
+		if rest != "" && !strings.HasPrefix(rest, "/") {
+			return fmt.Errorf("--decider-addr %s: a Unix socket has no host; write unix:///absolute/path or unix:relative/path", addr)
+		}
+	}
+	if rest == "" {
+		return fmt.Errorf("--decider-addr %s: no socket path after unix:", addr)
+	}
+	return nil
+}
+
+// dialDecider opens the (lazy) connection to the service: plaintext, TLS, or mTLS;
+// over TCP or a Unix socket (grpc-go dials unix: targets itself, with the
+// authority "localhost", the name TLS verifies unless --decider-server-name says).
 func dialDecider(o *options) (*grpc.ClientConn, error) {
 	creds := insecure.NewCredentials()
 	if o.deciderTLS || o.deciderCA != "" || o.deciderCert != "" {

@@ -70,6 +70,8 @@ func (r *planRun) applyOne(ctx context.Context, action *jobdeciderv1.Action) (st
 		return "adopt_pods", r.adoptPods(ctx, kind.AdoptPods.GetPods())
 	case *jobdeciderv1.Action_ReleasePods:
 		return "release_pods", r.releasePods(ctx, kind.ReleasePods.GetPods())
+	case *jobdeciderv1.Action_FailPods:
+		return "fail_pods", r.failPods(ctx, kind.FailPods.GetPods())
 	default:
 		// An action this shim does not know: applying the rest of the
 		// plan without it could break the plan's ordering guarantees.
@@ -173,6 +175,9 @@ func podFromTemplate(job *batchv1.Job, pc *jobdeciderv1.PodCreation) (*corev1.Po
 		}
 		appendMissingEnv(pod.Spec.InitContainers, env)
 		appendMissingEnv(pod.Spec.Containers, env)
+	}
+	if err := avoidNodes(&pod.Spec, pc.GetAvoidNodes()); err != nil {
+		return nil, err
 	}
 	if ref := pc.GetOwnerReference(); ref != nil {
 		var owner metav1.OwnerReference

@@ -22,6 +22,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	jobdeciderv1 "job-decider.dev/clients/go/jobdecider/v1"
 	"job-decider.dev/clients/go/protodiff"
@@ -33,6 +34,12 @@ const minVectors = 120
 
 // vectorsDir is tests/vectors, from this package's directory (shim/internal/controller).
 var vectorsDir = filepath.Join("..", "..", "..", "tests", "vectors")
+
+// extendedVectorsDir holds the vectors of Jobs with an extended failure
+// policy (tests/vectors-extended); minExtendedVectors is fewer than it holds.
+var extendedVectorsDir = filepath.Join("..", "..", "..", "tests", "vectors-extended")
+
+const minExtendedVectors = 12
 
 // fromVector parses the vectors' proto3 JSON as the Rust tests do (pbjson with
 // ignore_unknown_fields): the objects carry apiVersion and kind, which the
@@ -59,12 +66,17 @@ func (v *vector) requestJSON(t *testing.T) []byte {
 
 func vectorFiles(t *testing.T) []string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(vectorsDir, "*.yaml"))
+	return vectorFilesIn(t, vectorsDir)
+}
+
+func vectorFilesIn(t *testing.T, dir string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(files) == 0 {
-		t.Fatalf("no vectors in %s", vectorsDir)
+		t.Fatalf("no vectors in %s", dir)
 	}
 	sort.Strings(files)
 	return files
@@ -161,8 +173,13 @@ func yamlToJSON(n *yaml.Node) (any, error) {
 
 func loadVectors(t *testing.T) []*vector {
 	t.Helper()
+	return loadVectorsIn(t, vectorsDir)
+}
+
+func loadVectorsIn(t *testing.T, dir string) []*vector {
+	t.Helper()
 	var vs []*vector
-	for _, path := range vectorFiles(t) {
+	for _, path := range vectorFilesIn(t, dir) {
 		v, err := loadVector(path)
 		if err != nil {
 			t.Errorf("%s: %v", filepath.Base(path), err)
@@ -308,12 +325,34 @@ func TestVectorSnapshotsMatchContract(t *testing.T) {
 	if len(vs) < minVectors {
 		t.Fatalf("loaded %d vectors, want at least %d", len(vs), minVectors)
 	}
-	pods, leanPods, fullOnly := 0, 0, 0
+	checkVectorSnapshots(t, vs)
+}
+
+// TestExtendedVectorSnapshotsMatchContract is the same for the vectors of
+// Jobs with an extended failure policy: the shim's lean pods carry what the
+// document reads, as the harness's route gives them. A vector whose document
+// is in the request's field rather than on the Job is left out: the shim
+// reads the annotation only.
+func TestExtendedVectorSnapshotsMatchContract(t *testing.T) {
+	vs := loadVectorsIn(t, extendedVectorsDir)
+	if len(vs) < minExtendedVectors {
+		t.Fatalf("loaded %d vectors, want at least %d", len(vs), minExtendedVectors)
+	}
+	checkVectorSnapshots(t, vs)
+}
+
+func checkVectorSnapshots(t *testing.T, vs []*vector) {
+	t.Helper()
+	pods, leanPods, fullOnly, fieldOnly := 0, 0, 0, 0
 	for _, v := range vs {
 		t.Run(v.name, func(t *testing.T) {
 			want := &jobdeciderv1.DecideJobRequest{}
 			if err := fromVector.Unmarshal(v.requestJSON(t), want); err != nil {
 				t.Fatalf("request as a DecideJobRequest: %v", err)
+			}
+			if want.GetFailurePolicy() != "" {
+				fieldOnly++
+				return
 			}
 			job, kubePods, err := vectorObjects(v)
 			if err != nil {
@@ -358,7 +397,8 @@ func TestVectorSnapshotsMatchContract(t *testing.T) {
 	if leanPods == 0 {
 		t.Fatalf("no vector's pods went lean")
 	}
-	t.Logf("%d vectors, %d pods converted, %d of them lean; %d vectors have a pod with no lean form", len(vs), pods, leanPods, fullOnly)
+	t.Logf("%d vectors, %d pods converted, %d of them lean; %d vectors have a pod with no lean form; %d left out (document in the request's field)",
+		len(vs), pods, leanPods, fullOnly, fieldOnly)
 }
 
 func equalPods(a, b []*jobdeciderv1.Pod) bool {
@@ -384,6 +424,26 @@ func TestVectorPlansApply(t *testing.T) {
 	if len(vs) < minVectors {
 		t.Fatalf("loaded %d vectors, want at least %d", len(vs), minVectors)
 	}
+	applyVectorPlans(t, vs)
+}
+
+// TestExtendedVectorPlansApply is the same for the extended vectors: pods
+// that avoid nodes, and pods the plan fails (each failure's status patch).
+func TestExtendedVectorPlansApply(t *testing.T) {
+	vs := loadVectorsIn(t, extendedVectorsDir)
+	if len(vs) < minExtendedVectors {
+		t.Fatalf("loaded %d vectors, want at least %d", len(vs), minExtendedVectors)
+	}
+	avoiding, failures := applyVectorPlans(t, vs)
+	if avoiding == 0 || failures == 0 {
+		t.Errorf("%d pods avoiding nodes, %d pod failures planned: the extended vectors should have both", avoiding, failures)
+	}
+}
+
+// applyVectorPlans builds every planned pod and every planned pod failure;
+// it returns how many pods avoided nodes and how many failures there were.
+func applyVectorPlans(t *testing.T, vs []*vector) (avoiding, failures int) {
+	t.Helper()
 	withCreations, creations := 0, 0
 	for _, v := range vs {
 		t.Run(v.name, func(t *testing.T) {
@@ -397,6 +457,15 @@ func TestVectorPlansApply(t *testing.T) {
 					t.Errorf("an action of no kind known to the shim: %v", a)
 				}
 				entries = append(entries, a.GetCreatePods().GetPods()...)
+				for _, f := range a.GetFailPods().GetPods() {
+					failures++
+					checkPlannedFailure(t, f)
+				}
+			}
+			for _, pc := range entries {
+				if len(pc.GetAvoidNodes().GetNodes()) > 0 {
+					avoiding++
+				}
 			}
 			if len(entries) == 0 {
 				return
@@ -429,7 +498,31 @@ func TestVectorPlansApply(t *testing.T) {
 	if withCreations == 0 {
 		t.Fatal("no vector plans a pod creation")
 	}
-	t.Logf("%d vectors, %d of them create pods, %d pods built", len(vs), withCreations, creations)
+	t.Logf("%d vectors, %d of them create pods, %d pods built (%d avoiding nodes); %d pod failures", len(vs), withCreations, creations, avoiding, failures)
+	return avoiding, failures
+}
+
+// checkPlannedFailure checks the status patch the shim sends for one planned
+// failure: the pod's uid, phase Failed, and the plan's condition, True.
+func checkPlannedFailure(t *testing.T, f *jobdeciderv1.PodFailure) {
+	t.Helper()
+	patch, err := failurePatch(f, metav1.Now())
+	if err != nil {
+		t.Errorf("failing %s: %v", f.GetPod().GetName(), err)
+		return
+	}
+	var body struct {
+		Metadata struct{ UID string }
+		Status   corev1.PodStatus
+	}
+	if err := json.Unmarshal(patch, &body); err != nil {
+		t.Fatal(err)
+	}
+	c := body.Status.Conditions
+	if body.Metadata.UID != f.GetPod().GetUid() || body.Status.Phase != corev1.PodFailed || len(c) != 1 ||
+		string(c[0].Type) != f.GetConditionType() || c[0].Status != corev1.ConditionTrue || c[0].Reason != f.GetReason() || c[0].Message != f.GetMessage() {
+		t.Errorf("failing %s: patch %s for %v", f.GetPod().GetName(), patch, f)
+	}
 }
 
 // withTemplateExtras is the Job with more in its pod template.
@@ -513,6 +606,9 @@ func checkPlannedPod(t *testing.T, what string, job *batchv1.Job, pc *jobdecider
 			}
 		}
 	}
+	if an := pc.GetAvoidNodes(); len(an.GetNodes()) > 0 {
+		avoidNodesJSON(t, what, spec, an)
+	}
 	want := map[string]any{"metadata": meta, "spec": spec, "status": map[string]any{}}
 	got := jsonValue(t, mustJSON(t, pod))
 	if diffs := protodiff.Values("", got, want); len(diffs) > 0 {
@@ -542,6 +638,53 @@ func checkPlannedPod(t *testing.T, what string, job *batchv1.Job, pc *jobdecider
 		} else if !proto.Equal(back, ref) {
 			t.Errorf("%s: owner reference %v, planned %v", what, back, ref)
 		}
+	}
+}
+
+// avoidNodesJSON adds the plan's node exclusion to a pod spec in JSON form,
+// as the contract describes it: one "metadata.name NotIn [node]" field
+// requirement per node, in every required term (one term if none), or in
+// one preferred term of weight 100.
+func avoidNodesJSON(t *testing.T, what string, spec map[string]any, an *jobdeciderv1.AvoidNodes) {
+	t.Helper()
+	var reqs []any
+	for _, n := range an.GetNodes() {
+		reqs = append(reqs, map[string]any{"key": "metadata.name", "operator": "NotIn", "values": []any{n}})
+	}
+	aff, _ := spec["affinity"].(map[string]any)
+	if aff == nil {
+		aff = map[string]any{}
+		spec["affinity"] = aff
+	}
+	na, _ := aff["nodeAffinity"].(map[string]any)
+	if na == nil {
+		na = map[string]any{}
+		aff["nodeAffinity"] = na
+	}
+	switch an.GetMode() {
+	case "Required":
+		sel, _ := na["requiredDuringSchedulingIgnoredDuringExecution"].(map[string]any)
+		if sel == nil {
+			sel = map[string]any{}
+			na["requiredDuringSchedulingIgnoredDuringExecution"] = sel
+		}
+		terms, _ := sel["nodeSelectorTerms"].([]any)
+		if len(terms) == 0 {
+			terms = []any{map[string]any{}}
+		}
+		for _, term := range terms {
+			term := term.(map[string]any)
+			have, _ := term["matchFields"].([]any)
+			term["matchFields"] = append(slices.Clone(have), reqs...)
+		}
+		sel["nodeSelectorTerms"] = terms
+	case "Preferred":
+		prefs, _ := na["preferredDuringSchedulingIgnoredDuringExecution"].([]any)
+		na["preferredDuringSchedulingIgnoredDuringExecution"] = append(prefs, map[string]any{
+			"weight": float64(100), "preference": map[string]any{"matchFields": reqs},
+		})
+	default:
+		t.Errorf("%s: avoid_nodes mode %q", what, an.GetMode())
 	}
 }
 

@@ -64,7 +64,7 @@ impl TestServer {
             .map(|l| l.local_addr().expect("health addr"));
         let (tx, rx) = oneshot::channel::<()>();
         let listeners = Listeners {
-            grpc,
+            grpc: grpc.into(),
             metrics: Some(metrics),
             health,
         };
@@ -154,6 +154,25 @@ impl TestServer {
 impl Drop for TestServer {
     fn drop(&mut self) {
         self.begin_shutdown();
+    }
+}
+
+/// Asserts that the server behind `channel` reports SERVING, overall and for the JobDecider service.
+pub async fn assert_health_serving(channel: Channel) {
+    let mut health = tonic_health::pb::health_client::HealthClient::new(channel);
+    for service in ["", "jobdecider.v1.JobDecider"] {
+        let response = health
+            .check(tonic_health::pb::HealthCheckRequest {
+                service: service.into(),
+            })
+            .await
+            .expect("check")
+            .into_inner();
+        assert_eq!(
+            response.status(),
+            tonic_health::pb::health_check_response::ServingStatus::Serving,
+            "service {service:?}"
+        );
     }
 }
 

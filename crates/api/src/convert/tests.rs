@@ -625,3 +625,188 @@ fn pods_keep_only_the_conditions_decisions_read_but_all_are_checked() {
         ["pods[0].status.conditions[2].lastTransitionTime"]
     );
 }
+
+const DOC: &str = "apiVersion: job-decider.dev/v1alpha1\nkind: FailurePolicy\n\
+    rules:\n- {name: oom, action: FailJob, onContainerReasons: {values: [OOMKilled]}}\n\
+    pendingTimeout: {seconds: 60}\n";
+
+/// The test Job with a template whose restartPolicy is Never (rules need it).
+fn never_job() -> pb::Job {
+    let mut job = job();
+    if let Some(spec) = job.spec.as_mut() {
+        spec.template = Some(pb::PodTemplateSpec {
+            metadata: None,
+            spec: Some(pb::PodSpec {
+                restart_policy: "Never".into(),
+                ..Default::default()
+            }),
+        });
+    }
+    job
+}
+
+fn never_request() -> pb::DecideJobRequest {
+    pb::DecideJobRequest {
+        job: Some(never_job()),
+        ..request()
+    }
+}
+
+fn annotated(doc: &str) -> pb::DecideJobRequest {
+    let mut req = never_request();
+    if let Some(meta) = req.job.as_mut().and_then(|j| j.metadata.as_mut()) {
+        meta.annotations
+            .insert(FAILURE_POLICY_ANNOTATION.into(), doc.into());
+    }
+    req
+}
+
+#[test]
+fn a_job_without_a_document_converts_as_before() {
+    let snapshot = Snapshot::try_from(request()).expect("valid");
+    assert_eq!(snapshot.job.extended_failure_policy, None);
+    assert!(snapshot.pods.iter().all(|p| p.failure_details.is_none()));
+    // An unrelated annotation changes nothing either.
+    let mut req = request();
+    if let Some(meta) = req.job.as_mut().and_then(|j| j.metadata.as_mut()) {
+        meta.annotations.insert("other".into(), "x".into());
+    }
+    assert_eq!(Snapshot::try_from(req), Ok(snapshot));
+}
+
+#[test]
+fn the_annotation_or_the_request_field_gives_the_job_its_document() {
+    let from_annotation = Snapshot::try_from(annotated(DOC)).expect("valid");
+    let policy = from_annotation
+        .job
+        .extended_failure_policy
+        .clone()
+        .expect("a document");
+    assert_eq!(policy.rules[0].name.as_deref(), Some("oom"));
+    assert!(policy.pending_timeout.is_some());
+    // Pods of a Job with a document carry their details.
+    assert!(
+        from_annotation
+            .pods
+            .iter()
+            .all(|p| p.failure_details.is_some())
+    );
+
+    let from_field = Snapshot::try_from(pb::DecideJobRequest {
+        failure_policy: DOC.into(),
+        ..never_request()
+    })
+    .expect("valid");
+    assert_eq!(from_field, from_annotation);
+    // Both, the same document: fine.
+    let both = Snapshot::try_from(pb::DecideJobRequest {
+        failure_policy: DOC.into(),
+        ..annotated(DOC)
+    })
+    .expect("valid");
+    assert_eq!(both, from_annotation);
+}
+
+#[test]
+fn a_bad_document_is_rejected_with_its_field_path() {
+    let bad = DOC.replace("OOMKilled", "OOMKilled, OOMKilled");
+    assert_eq!(
+        fields(Snapshot::try_from(annotated(&bad))),
+        [
+            "metadata.annotations[job-decider.dev/failure-policy].rules[0].onContainerReasons.values[1]"
+        ]
+    );
+    assert_eq!(
+        fields(Snapshot::try_from(pb::DecideJobRequest {
+            failure_policy: bad,
+            ..never_request()
+        })),
+        ["failurePolicy.rules[0].onContainerReasons.values[1]"]
+    );
+    // Both set and different.
+    assert_eq!(
+        fields(Snapshot::try_from(pb::DecideJobRequest {
+            failure_policy: DOC.replace("60", "61"),
+            ..annotated(DOC)
+        })),
+        ["failurePolicy"]
+    );
+}
+
+#[test]
+fn validate_job_reports_the_documents_violations_after_the_jobs() {
+    let mut job = crate::fixtures::realistic_job(2);
+    if let Some(meta) = job.metadata.as_mut() {
+        meta.annotations.insert(
+            FAILURE_POLICY_ANNOTATION.into(),
+            "kind: FailurePolicy\n".into(),
+        );
+    }
+    if let Some(spec) = job.spec.as_mut() {
+        spec.parallelism = Some(-1);
+    }
+    let response = crate::validate(pb::ValidateJobRequest {
+        job: Some(job.clone()),
+        failure_policy: String::new(),
+    })
+    .expect("answered");
+    let fields: Vec<&str> = response
+        .violations
+        .iter()
+        .map(|v| v.field.as_str())
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            "spec.parallelism",
+            "metadata.annotations[job-decider.dev/failure-policy].apiVersion"
+        ]
+    );
+    // job_for_validation rejects the Job for its document alone.
+    if let Some(spec) = job.spec.as_mut() {
+        spec.parallelism = Some(2);
+    }
+    let errs = job_for_validation(pb::ValidateJobRequest {
+        job: Some(job),
+        failure_policy: String::new(),
+    })
+    .err()
+    .unwrap_or_default();
+    assert_eq!(errs.len(), 1);
+    // The request field is checked too.
+    let response = crate::validate(pb::ValidateJobRequest {
+        job: Some(crate::fixtures::realistic_job(2)),
+        failure_policy: "apiVersion: x\n".into(),
+    })
+    .expect("answered");
+    let fields: Vec<&str> = response
+        .violations
+        .iter()
+        .map(|v| v.field.as_str())
+        .collect();
+    assert_eq!(fields, ["failurePolicy.apiVersion", "failurePolicy.kind"]);
+}
+
+#[test]
+fn read_fields_add_the_documents_conditions_only_with_a_document() {
+    let plain = job_for_validation(pb::ValidateJobRequest {
+        job: Some(job()),
+        failure_policy: String::new(),
+    })
+    .expect("valid");
+    let read = ReadFields::of(&plain);
+    assert!(!read.details);
+    assert!(!read.conditions.contains(PENDING_TIMEOUT_CONDITION));
+    let with = job_for_validation(pb::ValidateJobRequest {
+        job: Some(never_job()),
+        failure_policy: DOC.replace(
+            "onContainerReasons: {values: [OOMKilled]}",
+            "onPodConditions: [{type: Custom}]",
+        ),
+    })
+    .expect("valid");
+    let read = ReadFields::of(&with);
+    assert!(read.details);
+    assert!(read.conditions.contains(PENDING_TIMEOUT_CONDITION));
+    assert!(read.conditions.contains("Custom"));
+}

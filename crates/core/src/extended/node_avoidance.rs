@@ -173,9 +173,8 @@ pub fn describe(creations: &[PodCreation]) -> String {
 mod tests {
     use super::*;
     use crate::extended::{ExtendedFailurePolicy, NodeAvoidanceMode, PodFailureDetails};
-    use crate::fixtures::{PodExt, indexed_job, job, pod, snapshot, t};
+    use crate::fixtures::{PodExt, creations, indexed_job, job, pod, snapshot, t};
     use crate::model::PodPhase;
-    use crate::plan::Action;
     use crate::sync::decide;
     use std::sync::Arc;
 
@@ -296,17 +295,6 @@ mod tests {
         j
     }
 
-    fn created(plan: &crate::plan::Plan) -> Vec<&PodCreation> {
-        plan.actions
-            .iter()
-            .filter_map(|a| match a {
-                Action::CreatePods(c) => Some(c),
-                _ => None,
-            })
-            .flatten()
-            .collect()
-    }
-
     #[test]
     fn sync_nonindexed_every_new_pod_avoids_the_jobs_failed_nodes() {
         let mut j = with_policy(
@@ -323,7 +311,7 @@ mod tests {
             failed_on("f2", "node-c", 10, &[]),
         ];
         let plan = decide(&snapshot(j, pods, t(1000)));
-        let c = created(&plan);
+        let c = creations(&plan);
         assert_eq!(c.len(), 2);
         for creation in c {
             assert_eq!(
@@ -352,7 +340,7 @@ mod tests {
             failed_on("i1", "node-1", 10, &[]).index(1),
         ];
         let plan = decide(&snapshot(j, pods, t(1000)));
-        let by_index: Vec<(Option<i32>, Option<Vec<String>>)> = created(&plan)
+        let by_index: Vec<(Option<i32>, Option<Vec<String>>)> = creations(&plan)
             .iter()
             .map(|c| {
                 (
@@ -370,7 +358,7 @@ mod tests {
                 (Some(2), None),
             ]
         );
-        let c = created(&plan);
+        let c = creations(&plan);
         assert!(!c[2].annotations.contains_key(FAILED_NODES_ANNOTATION));
         assert_eq!(c[0].annotations[FAILED_NODES_ANNOTATION], "node-old,node-0");
     }
@@ -383,8 +371,8 @@ mod tests {
         let with = decide(&snapshot(job(), pods, t(1000)));
         let without = decide(&snapshot(job(), bare, t(1000)));
         assert_eq!(with, without);
-        assert!(created(&with).iter().all(|c| c.avoid_nodes.is_none()));
-        assert_eq!(created(&with).len(), 1);
+        assert!(creations(&with).iter().all(|c| c.avoid_nodes.is_none()));
+        assert_eq!(creations(&with).len(), 1);
     }
 
     #[test]
@@ -419,7 +407,7 @@ mod tests {
             .map(|i| failed_on(&format!("f{i}"), &format!("n{i}"), i, &[]))
             .collect();
         let plan = decide(&snapshot(j, pods, t(1000)));
-        let c: Vec<PodCreation> = created(&plan).into_iter().cloned().collect();
+        let c: Vec<PodCreation> = creations(&plan).into_iter().cloned().collect();
         assert_eq!(
             describe(&c),
             "; 1 new pod(s) keep off (Required) the nodes where the Job's pods failed: n0, n1, n2, n3, n4 and 3 more"

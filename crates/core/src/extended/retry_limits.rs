@@ -149,6 +149,19 @@ pub(crate) fn apply_retry_limits(job: &Job, pods: &mut [SyncPod<'_>]) {
     }
 }
 
+/// How the document handles the failed pod named `uid` among `pods` (the Job's
+/// pods, as a sync would claim them), its retry limit judged with its rank among
+/// its scope's failures exactly as the sync judges it; `None` when the document
+/// does not handle it. For callers that narrate one pod's failure (the simulator).
+pub fn document_match_among(job: &Job, pods: &[Pod], uid: &str) -> Option<DocumentMatch> {
+    let mut sync_pods: Vec<SyncPod<'_>> = pods.iter().map(|p| SyncPod::new(job, p)).collect();
+    apply_retry_limits(job, &mut sync_pods);
+    sync_pods
+        .iter()
+        .find(|p| p.uid == uid)
+        .and_then(SyncPod::failed_document_match)
+}
+
 /// `count_R(S)` for each named limited rule R over the pods of one scope S,
 /// sorted by name, only counts above 0.
 pub(crate) fn scope_counts<'p>(

@@ -11,41 +11,14 @@ use crate::extended::ExtendedAction::{Count, FailIndex, FailJob, Ignore};
 use crate::extended::{ExtendedFailurePolicy, PendingTimeout, RULE_MATCH_COUNTS_ANNOTATION};
 use crate::fixtures::*;
 use crate::model::*;
-use crate::plan::{Action, FailurePolicyActionCounts, Plan, PodCreation};
+use crate::plan::{FailurePolicyActionCounts, Plan};
 use crate::sync::decide;
 
-fn creations(plan: &Plan) -> Vec<&PodCreation> {
-    plan.actions
-        .iter()
-        .filter_map(|a| match a {
-            Action::CreatePods(c) => Some(c),
-            _ => None,
-        })
-        .flatten()
-        .collect()
-}
-
 fn deleted(plan: &Plan) -> Vec<&str> {
-    plan.actions
+    deletions(plan)
         .iter()
-        .filter_map(|a| match a {
-            Action::DeletePods(d) => Some(d),
-            _ => None,
-        })
-        .flatten()
         .map(|d| d.pod.name.as_str())
         .collect()
-}
-
-fn last_status(plan: &Plan) -> &JobStatus {
-    plan.actions
-        .iter()
-        .rev()
-        .find_map(|a| match a {
-            Action::UpdateStatus(s) => Some(s.as_ref()),
-            _ => None,
-        })
-        .expect("the plan writes a status")
 }
 
 /// The True condition of this type in the plan's last status, as (reason, message).

@@ -1,0 +1,123 @@
+//! The extended failure policy document through the real server: read from
+//! the request's field or the Job's annotation, its violations named, and the
+//! pods' failure details read alike from both pod encodings.
+
+use crate::common::TestServer;
+use job_decider::server::ServerConfig;
+use job_decider_api::lean::lean_request;
+use job_decider_api::{fixtures, pb};
+use tonic::Code;
+use tonic_types::StatusExt;
+
+const DOC: &str = "apiVersion: job-decider.dev/v1alpha1\nkind: FailurePolicy\n\
+    rules:\n- name: oom\n  action: Count\n  onContainerReasons: {values: [OOMKilled]}\n\
+    pendingTimeout: {seconds: 60}\nnodeAvoidance: {}\n";
+
+fn fields(status: &tonic::Status) -> Vec<String> {
+    status
+        .get_error_details()
+        .bad_request()
+        .map(|b| b.field_violations.iter().map(|v| v.field.clone()).collect())
+        .unwrap_or_default()
+}
+
+/// The realistic request with its first pods failed (OOMKilled, on their nodes) and one stuck.
+fn request_with_failures(document: &str) -> pb::DecideJobRequest {
+    let mut request = fixtures::realistic_request(20);
+    request.failure_policy = document.to_string();
+    for (i, pod) in request.pods.iter_mut().enumerate().take(3) {
+        let status = pod.status.get_or_insert_default();
+        status.phase = "Failed".into();
+        status.reason = "Error".into();
+        status.message = format!("pod {i} failed");
+        status.container_statuses[0].state = Some(pb::ContainerState {
+            terminated: Some(pb::ContainerStateTerminated {
+                exit_code: 137,
+                reason: "OOMKilled".into(),
+                message: "out of memory".into(),
+                finished_at: Some(pbjson_types::Timestamp {
+                    seconds: fixtures::NOW_SECONDS - 10,
+                    nanos: 0,
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+    }
+    if let Some(status) = request.pods[3].status.as_mut() {
+        status.phase = "Pending".into();
+        status.container_statuses[0].state = Some(pb::ContainerState {
+            waiting: Some(pb::ContainerStateWaiting {
+                reason: "ImagePullBackOff".into(),
+                message: "back-off pulling".into(),
+            }),
+            ..Default::default()
+        });
+    }
+    request
+}
+
+#[tokio::test]
+async fn both_encodings_get_the_same_answer_with_a_document() {
+    let server = TestServer::start(ServerConfig::default()).await;
+    let mut client = server.client().await;
+    for document in ["", DOC] {
+        let request = request_with_failures(document);
+        let lean = lean_request(request.clone()).expect("every pod has a lean form");
+        // The lean pods carry the details exactly when the Job has a document.
+        assert_eq!(
+            lean.lean_pods[0].node_name.is_empty(),
+            document.is_empty(),
+            "document {document:?}"
+        );
+        assert_eq!(
+            lean.lean_pods[3].container_statuses[0]
+                .waiting_reason
+                .is_empty(),
+            document.is_empty()
+        );
+        let full = client.decide_job(request).await.expect("full").into_inner();
+        let lean = client.decide_job(lean).await.expect("lean").into_inner();
+        assert!(!full.actions.is_empty());
+        assert_eq!(full, lean, "document {document:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_bad_document_is_invalid_argument_naming_its_field() {
+    let server = TestServer::start(ServerConfig::default()).await;
+    let mut client = server.client().await;
+    let bad = DOC.replace("seconds: 60", "seconds: 0");
+    let status = client
+        .decide_job(request_with_failures(&bad))
+        .await
+        .expect_err("rejected");
+    assert_eq!(status.code(), Code::InvalidArgument);
+    assert_eq!(fields(&status), ["failurePolicy.pendingTimeout.seconds"]);
+
+    // The same document in the Job's annotation is named there, by DecideJob and ValidateJob.
+    let mut request = request_with_failures("");
+    let mut job = request.job.take().expect("job");
+    job.metadata
+        .get_or_insert_default()
+        .annotations
+        .insert("job-decider.dev/failure-policy".into(), bad);
+    request.job = Some(job.clone());
+    let status = client.decide_job(request).await.expect_err("rejected");
+    let path = "metadata.annotations[job-decider.dev/failure-policy].pendingTimeout.seconds";
+    assert_eq!(fields(&status), [path]);
+    let response = client
+        .validate_job(pb::ValidateJobRequest {
+            job: Some(job),
+            failure_policy: String::new(),
+        })
+        .await
+        .expect("answered")
+        .into_inner();
+    let named: Vec<&str> = response
+        .violations
+        .iter()
+        .map(|v| v.field.as_str())
+        .collect();
+    assert_eq!(named, [path]);
+}

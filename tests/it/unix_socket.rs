@@ -1,0 +1,435 @@
+//! The gRPC server on a Unix domain socket in a temporary directory, as the
+//! sidecar layout runs it: health, decisions equal to TCP's, the layers, the
+//! socket file's mode and life (stale one replaced, anything else refused,
+//! removed at shutdown), in process and through the binary.
+
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use crate::common::{TestServer, WAIT, example_request, small_request};
+use job_decider::address;
+use job_decider::server::socket::{SocketError, bind_unix};
+use job_decider::server::{GrpcListener, Listeners, ServeError, ServerConfig, serve_on};
+use job_decider_api::pb;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use tonic::Code;
+use tonic::transport::Channel;
+
+const BIN: &str = env!("CARGO_BIN_EXE_job-decider");
+
+/// A server on a socket in a temporary directory, bound as `serve` binds it.
+struct SocketServer {
+    dir: tempfile::TempDir,
+    path: PathBuf,
+    shutdown: Option<oneshot::Sender<()>>,
+    task: JoinHandle<Result<(), ServeError>>,
+}
+
+impl SocketServer {
+    async fn start(config: ServerConfig) -> SocketServer {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("decider.sock");
+        Self::start_at(dir, path, config).await
+    }
+
+    async fn start_at(dir: tempfile::TempDir, path: PathBuf, config: ServerConfig) -> SocketServer {
+        let (listener, file) = bind_unix(&path, config.socket_mode).expect("bind the socket");
+        let listeners = Listeners {
+            grpc: GrpcListener::Unix(listener, Some(file)),
+            metrics: None,
+            health: None,
+        };
+        let (tx, rx) = oneshot::channel::<()>();
+        let task = tokio::spawn(serve_on(listeners, config, async {
+            let _ = rx.await;
+        }));
+        SocketServer {
+            dir,
+            path,
+            shutdown: Some(tx),
+            task,
+        }
+    }
+
+    async fn channel(&self) -> Channel {
+        let url = address::unix_url(&self.path);
+        tokio::time::timeout(WAIT, address::connect(&url))
+            .await
+            .expect("connect in time")
+            .expect("connect")
+    }
+
+    async fn client(&self) -> pb::job_decider_client::JobDeciderClient<Channel> {
+        pb::job_decider_client::JobDeciderClient::new(self.channel().await)
+            .max_decoding_message_size(usize::MAX)
+    }
+
+    /// Starts a graceful shutdown and waits for the server to end.
+    async fn stop(mut self) -> (tempfile::TempDir, PathBuf) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        tokio::time::timeout(WAIT, &mut self.task)
+            .await
+            .expect("stopped in time")
+            .expect("task")
+            .expect("served");
+        (self.dir, self.path)
+    }
+}
+
+fn mode_of(path: &Path) -> u32 {
+    std::fs::metadata(path)
+        .expect("socket")
+        .permissions()
+        .mode()
+        & 0o777
+}
+
+fn is_socket(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_socket())
+}
+
+#[tokio::test]
+async fn unix_socket_health_is_serving() {
+    let server = SocketServer::start(ServerConfig::default()).await;
+    crate::common::assert_health_serving(server.channel().await).await;
+}
+
+#[tokio::test]
+async fn unix_socket_decision_equals_the_tcp_one() {
+    let unix = SocketServer::start(ServerConfig::default()).await;
+    let tcp = TestServer::start(ServerConfig::default()).await;
+    for example in ["indexed-job-mid-run", "kep-3329-failjob-exit-code-42"] {
+        let request = example_request(example);
+        let over_socket = unix
+            .client()
+            .await
+            .decide_job(request.clone())
+            .await
+            .expect("decided over the socket")
+            .into_inner();
+        let over_tcp = tcp
+            .client()
+            .await
+            .decide_job(request)
+            .await
+            .expect("decided over TCP")
+            .into_inner();
+        assert_ne!(over_socket, pb::DecideJobResponse::default(), "{example}");
+        assert_eq!(over_socket, over_tcp, "{example}");
+    }
+}
+
+#[tokio::test]
+async fn unix_socket_applies_the_size_limit() {
+    let server = SocketServer::start(ServerConfig {
+        max_message_size: 1024,
+        ..ServerConfig::default()
+    })
+    .await;
+    let mut client = server.client().await;
+    let status = client
+        .decide_job(example_request("indexed-job-mid-run"))
+        .await
+        .expect_err("over 1 KiB");
+    assert_eq!(status.code(), Code::ResourceExhausted, "{status:?}");
+    client
+        .decide_job(small_request())
+        .await
+        .expect("a small request fits");
+}
+
+#[tokio::test]
+async fn unix_socket_mode_is_0660_unless_told() {
+    let server = SocketServer::start(ServerConfig::default()).await;
+    assert_eq!(mode_of(&server.path), 0o660);
+    server.stop().await;
+
+    let server = SocketServer::start(ServerConfig {
+        socket_mode: 0o600,
+        ..ServerConfig::default()
+    })
+    .await;
+    assert_eq!(mode_of(&server.path), 0o600);
+    // The temporary name it was bound under is gone.
+    let left: Vec<_> = std::fs::read_dir(server.dir.path())
+        .expect("read dir")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert_eq!(left, vec![std::ffi::OsString::from("decider.sock")]);
+}
+
+#[tokio::test]
+async fn graceful_shutdown_closes_idle_connections_and_removes_the_socket() {
+    // A grace longer than the wait: the server must end on its own, closing
+    // the idle connection (the connection tracking works on a socket), not be
+    // cut off at the grace.
+    let server = SocketServer::start(ServerConfig {
+        shutdown_grace: Duration::from_secs(120),
+        ..ServerConfig::default()
+    })
+    .await;
+    let mut idle = server.client().await;
+    idle.decide_job(small_request()).await.expect("decided");
+    let url = address::unix_url(&server.path);
+    assert!(is_socket(&server.path));
+    let (_dir, path) = server.stop().await;
+    assert!(!path.exists(), "the socket is removed");
+    let refused = address::connect(&url).await.expect_err("nobody listens");
+    assert!(
+        matches!(refused, address::DialError::Transport(_)),
+        "{refused}"
+    );
+}
+
+#[tokio::test]
+async fn a_stale_socket_is_replaced() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("decider.sock");
+    // A socket nobody listens on, as a killed server leaves it.
+    drop(std::os::unix::net::UnixListener::bind(&path).expect("bind"));
+    assert!(is_socket(&path));
+    let server = SocketServer::start_at(dir, path, ServerConfig::default()).await;
+    server
+        .client()
+        .await
+        .decide_job(small_request())
+        .await
+        .expect("served on the replaced socket");
+    assert_eq!(mode_of(&server.path), 0o660);
+}
+
+#[tokio::test]
+async fn a_socket_a_server_listens_on_is_not_taken() {
+    let server = SocketServer::start(ServerConfig::default()).await;
+    let err = bind_unix(&server.path, 0o660).expect_err("in use");
+    assert!(matches!(err, SocketError::InUse { .. }), "{err}");
+    // The first server is untouched.
+    server
+        .client()
+        .await
+        .decide_job(small_request())
+        .await
+        .expect("still serving");
+}
+
+#[tokio::test]
+async fn a_regular_file_at_the_socket_path_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("decider.sock");
+    std::fs::write(&path, "not a socket").expect("write");
+    let err = bind_unix(&path, 0o660).expect_err("a regular file");
+    assert!(matches!(err, SocketError::NotASocket { .. }), "{err}");
+    assert!(err.is_bad_input());
+    assert_eq!(
+        std::fs::read_to_string(&path).expect("still there"),
+        "not a socket"
+    );
+}
+
+#[tokio::test]
+async fn unix_socket_serves_mutual_tls_when_configured() {
+    let pki = crate::tls::pki();
+    let server = SocketServer::start(ServerConfig {
+        tls: Some(pki.server_tls(true)),
+        ..ServerConfig::default()
+    })
+    .await;
+    let dial = |identity: Option<tonic::transport::Identity>| {
+        let path = server.path.clone();
+        let mut tls = tonic::transport::ClientTlsConfig::new()
+            .ca_certificate(tonic::transport::Certificate::from_pem(&pki.ca));
+        if let Some(identity) = identity {
+            tls = tls.identity(identity);
+        }
+        async move {
+            let endpoint = tonic::transport::Endpoint::from_static("https://localhost")
+                .tls_config(tls)
+                .expect("tls config");
+            let channel = endpoint
+                .connect_with_connector(tower::service_fn(move |_: tonic::transport::Uri| {
+                    let path = path.clone();
+                    async move {
+                        tokio::net::UnixStream::connect(path)
+                            .await
+                            .map(hyper_util::rt::TokioIo::new)
+                    }
+                }))
+                .await?;
+            pb::job_decider_client::JobDeciderClient::new(channel)
+                .decide_job(small_request())
+                .await
+                .map_err(|status| Box::new(status) as Box<dyn std::error::Error + Send + Sync>)
+        }
+    };
+    let answer = dial(Some(pki.client.clone()))
+        .await
+        .expect("decided over mTLS");
+    assert!(!answer.into_inner().actions.is_empty());
+    // Plaintext, or TLS without a client certificate, gets nothing.
+    dial(None).await.expect_err("no client certificate");
+    pb::job_decider_client::JobDeciderClient::new(
+        address::connect(&address::unix_url(&server.path))
+            .await
+            .expect("the socket connects"),
+    )
+    .decide_job(small_request())
+    .await
+    .expect_err("plaintext to a TLS server");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn simulate_decides_over_a_unix_socket_as_in_process() {
+    let server = SocketServer::start(ServerConfig::default()).await;
+    let addr = address::unix_url(&server.path);
+    let dir = crate::common::examples().join("simulate/kep-3850-story2");
+    let (job, script) = (dir.join("job.yaml"), dir.join("script.yaml"));
+    let run = move |remote: Option<&str>| {
+        let mut command = Command::new(BIN);
+        command
+            .args(["simulate", "--job"])
+            .arg(&job)
+            .arg("--script")
+            .arg(&script)
+            .args(["-o", "json"]);
+        if let Some(addr) = remote {
+            command.args(["--decider-addr", addr]);
+        }
+        command.output().expect("run simulate")
+    };
+    let (local, remote) = tokio::task::spawn_blocking(move || (run(None), run(Some(&addr))))
+        .await
+        .expect("join");
+    let stderr = String::from_utf8_lossy(&remote.stderr);
+    assert!(remote.status.success(), "{stderr}");
+    assert!(!local.stdout.is_empty());
+    assert_eq!(local.stdout, remote.stdout);
+}
+
+#[test]
+fn simulate_names_the_flag_for_a_unix_address_with_a_host() {
+    let dir = crate::common::examples().join("simulate/kep-3850-story2");
+    let out = Command::new(BIN)
+        .args(["simulate", "--job"])
+        .arg(dir.join("job.yaml"))
+        .arg("--script")
+        .arg(dir.join("script.yaml"))
+        .args(["--decider-addr", "unix://host/d.sock"])
+        .output()
+        .expect("run simulate");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--decider-addr unix://host/d.sock"),
+        "{stderr}"
+    );
+}
+
+/// `serve` with these arguments (metrics on an ephemeral loopback port).
+fn serve(args: &[&str]) -> Command {
+    let mut command = Command::new(BIN);
+    command
+        .arg("serve")
+        .args(["--metrics-addr", "127.0.0.1:0", "--log-level", "info"])
+        .args(args);
+    command
+}
+
+#[test]
+fn serve_refuses_a_regular_file_at_the_socket_path_naming_the_flag() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("decider.sock");
+    std::fs::write(&path, "keep me").expect("write");
+    let addr = format!("unix://{}", path.display());
+    let out = serve(&["--addr", &addr]).output().expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--addr"), "{stderr}");
+    assert!(
+        stderr.contains("is a regular file, not a socket"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_to_string(&path).expect("kept"), "keep me");
+}
+
+#[test]
+fn serve_refuses_bad_socket_flags_with_exit_2() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let missing = format!("unix://{}/no/such/dir/d.sock", dir.path().display());
+    let cases: [(&[&str], &str); 4] = [
+        (&["--addr", "unix://host/d.sock"], "--addr"),
+        (&["--addr", &missing], "--addr"),
+        (
+            &["--addr", "127.0.0.1:0", "--socket-mode", "0600"],
+            "--socket-mode",
+        ),
+        (
+            &["--addr", "unix:d.sock", "--socket-mode", "0681"],
+            "--socket-mode",
+        ),
+    ];
+    for (args, flag) in cases {
+        let out = serve(args).output().expect("run");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(flag), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn serve_on_a_socket_answers_and_removes_it_on_sigterm() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("decider.sock");
+    let addr = format!("unix://{}", path.display());
+    let mut child = serve(&["--addr", &addr, "--socket-mode", "0600"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start serve");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let deadline = std::time::Instant::now() + WAIT;
+    let response = loop {
+        let answer = runtime.block_on(async {
+            let channel = address::connect(&addr).await.ok()?;
+            pb::job_decider_client::JobDeciderClient::new(channel)
+                .decide_job(small_request())
+                .await
+                .ok()
+        });
+        if let Some(answer) = answer {
+            break answer.into_inner();
+        }
+        if std::time::Instant::now() > deadline || child.try_wait().expect("wait").is_some() {
+            let _ = child.kill();
+            panic!("serve never answered on {addr}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(!response.actions.is_empty(), "{response:?}");
+    assert_eq!(mode_of(&path), 0o600);
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    let deadline = std::time::Instant::now() + WAIT;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("serve did not stop on SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status}");
+    assert!(!path.exists(), "the socket is removed at shutdown");
+}
