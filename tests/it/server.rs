@@ -479,7 +479,7 @@ async fn metrics_scrape_holds_the_named_metrics() {
     for needle in [
         "job_decider_grpc_requests_total{method=\"DecideJob\",code=\"OK\"}",
         "job_decider_grpc_requests_total{method=\"DecideJob\",code=\"INVALID_ARGUMENT\"}",
-        "job_decider_decision_duration_seconds_bucket{le=\"0.001\"}",
+        "job_decider_decision_duration_seconds_bucket{pods=\"",
         "job_decider_pods_per_request_bucket{le=\"10\"}",
         "job_decider_pod_failure_policy_actions_total{action=\"FailJob\"}",
         "job_decider_pod_failure_policy_actions_total{action=\"Ignore\"}",
