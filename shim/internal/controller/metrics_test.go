@@ -17,20 +17,22 @@ import (
 )
 
 // listedShimFamilies reads deploy/grafana/metrics-shim.txt, the list the
-// dashboard's test checks panel queries against.
-func listedShimFamilies(t *testing.T) map[string]bool {
+// dashboard's test checks panel queries against: each family and its labels.
+func listedShimFamilies(t *testing.T) map[string][]string {
 	t.Helper()
 	f, err := os.Open(filepath.Join("..", "..", "..", "deploy", "grafana", "metrics-shim.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	names := map[string]bool{}
+	names := map[string][]string{}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line != "" && !strings.HasPrefix(line, "#") {
-			names[line] = true
+		fields := strings.Fields(sc.Text())
+		if len(fields) > 0 && !strings.HasPrefix(fields[0], "#") {
+			labels := fields[1:]
+			sort.Strings(labels)
+			names[fields[0]] = labels
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -106,13 +108,24 @@ func TestShimRegistryServesTheListedFamiliesAndTheyMove(t *testing.T) {
 	listed := listedShimFamilies(t)
 	var missing, unlisted []string
 	for name := range listed {
-		if fams[name] == nil {
+		if _, ok := fams[name]; !ok {
 			missing = append(missing, name)
 		}
 	}
-	for name := range fams {
-		if strings.HasPrefix(name, "job_decider_") && !listed[name] {
+	for name, fam := range fams {
+		labels, ok := listed[name]
+		if strings.HasPrefix(name, "job_decider_") && !ok {
 			unlisted = append(unlisted, name)
+		}
+		if ok && strings.HasPrefix(name, metricPrefix) {
+			var served []string
+			for _, l := range fam.GetMetric()[0].GetLabel() {
+				served = append(served, l.GetName())
+			}
+			sort.Strings(served)
+			if strings.Join(served, ",") != strings.Join(labels, ",") {
+				t.Errorf("%s: labels %v served, %v listed", name, served, labels)
+			}
 		}
 		if strings.HasPrefix(name, "job_decider_") && !strings.HasPrefix(name, metricPrefix) {
 			t.Errorf("%s: the shim's names start with %s", name, metricPrefix)
