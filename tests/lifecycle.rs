@@ -40,12 +40,12 @@ async fn overload_is_shed_fast_and_health_still_answers() {
     })
     .await;
     server
-        .wait_for_metric_line("jobdecider_requests_in_flight 0")
+        .wait_for_metric_line("job_decider_requests_in_flight 0")
         .await;
     let mut slow_client = server.client().await;
     let slow = tokio::spawn(async move { slow_client.decide_job(slow_request()).await });
     server
-        .wait_for_metric_line("jobdecider_requests_in_flight 1")
+        .wait_for_metric_line("job_decider_requests_in_flight 1")
         .await;
 
     let mut client = server.client().await;
@@ -86,7 +86,7 @@ async fn overload_is_shed_fast_and_health_still_answers() {
         .expect("task")
         .expect("slow call decided");
     server
-        .wait_for_metric_line("jobdecider_requests_in_flight 0")
+        .wait_for_metric_line("job_decider_requests_in_flight 0")
         .await;
     client
         .decide_job(small_request())
@@ -117,7 +117,7 @@ async fn graceful_shutdown_flips_health_and_finishes_calls_in_flight() {
     // In flight without a slot: its body is held back, its first bytes taken from the budget.
     let held = HeldCall::start(server.channel().await, &small_request()).await;
     server
-        .wait_for_metric_prefix("jobdecider_request_bytes_in_flight ", |v| v >= 8.0)
+        .wait_for_metric_prefix("job_decider_request_bytes_in_flight ", |v| v >= 8.0)
         .await;
 
     server.begin_shutdown();
@@ -180,7 +180,7 @@ async fn a_call_past_the_timeout_is_deadline_exceeded_and_frees_its_slot() {
     assert!(started.elapsed() < WAIT);
     // The slot is freed when the decision's work ends, not before.
     server
-        .wait_for_metric_line("jobdecider_requests_in_flight 0")
+        .wait_for_metric_line("job_decider_requests_in_flight 0")
         .await;
     // A slot again: not shed. (Under a 50 ms timeout on a loaded machine the
     // small call itself may time out; that is not what this test is about.)
@@ -249,7 +249,7 @@ async fn over_a_unix_socket_shutdown_finishes_the_call_in_flight_and_removes_the
     // In flight without a slot: its body is held back, its first bytes taken from the budget.
     let channel = address::connect(&url).await.expect("connect");
     let held = HeldCall::start(channel, &small_request()).await;
-    wait_for_metric_at(metrics_addr, "jobdecider_request_bytes_in_flight ", |v| {
+    wait_for_metric_at(metrics_addr, "job_decider_request_bytes_in_flight ", |v| {
         v >= 8.0
     })
     .await;

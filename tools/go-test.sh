@@ -31,6 +31,10 @@ echo "== go test: clients/go"
 (cd clients/go && go test -count=1 ./...)
 echo "== go test: shim"
 (cd shim && go test -count=1 ./...)
+# The Grafana dashboard: its JSON's shape, every query parsed as PromQL, every
+# metric and label it reads one the server or the shim serves (the lists beside it).
+echo "== go test: deploy/grafana"
+(cd deploy/grafana && go test -count=1 ./...)
 # The end-to-end suite: a real kube-apiserver and etcd built from Go modules
 # (cached after the first build), the server and the shim. JOB_DECIDER_E2E=0
 # skips it for a quick local loop; CI always runs it.

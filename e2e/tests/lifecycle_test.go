@@ -62,7 +62,7 @@ func TestShimHealthMetricsAndGracefulShutdown(t *testing.T) {
 	}
 	// Labelled series appear once observed; these are there from the start.
 	_, metrics := get("/metrics")
-	for _, name := range []string{"job_decider_shim_sync_duration_seconds_bucket", "go_goroutines", "process_cpu_seconds_total"} {
+	for _, name := range []string{"job_decider_shim_sync_duration_seconds_bucket", "job_decider_shim_workqueue_depth{name=\"job\"}", "job_decider_shim_build_info{", "go_goroutines", "process_cpu_seconds_total"} {
 		if !strings.Contains(metrics, name) {
 			t.Errorf("/metrics has no %s", name)
 		}

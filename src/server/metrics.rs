@@ -1,6 +1,12 @@
 //! Prometheus metrics: names, buckets, what a decision records, and the
 //! `/metrics` endpoint on its own port.
 //!
+//! Every metric of the project is named `job_decider_*` (the shim's
+//! `job_decider_shim_*`); beside them, each JobDecider call is counted under
+//! the names gRPC server dashboards read (`grpc_server_*`, as
+//! go-grpc-prometheus names them), and [`crate::server::process`] adds the
+//! standard `process_*` figures.
+//!
 //! Every number comes from something that happened: a request and its code,
 //! a decision's duration, the actions a plan holds, the pods a request sent,
 //! the pod failure policy outcome of each failure a plan records, and the
@@ -23,29 +29,88 @@ use job_decider_core::model::{ConditionStatus, JobConditionType, Snapshot};
 use job_decider_core::plan::{Action, Plan};
 
 /// gRPC requests handled, by `method` and `code` (e.g. `DecideJob`, `INVALID_ARGUMENT`).
-pub const REQUESTS_TOTAL: &str = "jobdecider_grpc_requests_total";
+pub const REQUESTS_TOTAL: &str = "job_decider_grpc_requests_total";
 /// Time from request headers to response headers, by `method`.
-pub const REQUEST_SECONDS: &str = "jobdecider_grpc_request_duration_seconds";
+pub const REQUEST_SECONDS: &str = "job_decider_grpc_request_duration_seconds";
 /// Requests currently holding a decision slot.
-pub const IN_FLIGHT: &str = "jobdecider_requests_in_flight";
+pub const IN_FLIGHT: &str = "job_decider_requests_in_flight";
 /// JobDecider calls in progress, from their headers to their last response frame.
-pub const CALLS_IN_FLIGHT: &str = "jobdecider_grpc_calls_in_flight";
+pub const CALLS_IN_FLIGHT: &str = "job_decider_grpc_calls_in_flight";
 /// Request bytes currently taken from the budget (`--max-request-bytes-in-flight`).
-pub const REQUEST_BYTES_IN_FLIGHT: &str = "jobdecider_request_bytes_in_flight";
+pub const REQUEST_BYTES_IN_FLIGHT: &str = "job_decider_request_bytes_in_flight";
 /// Time to convert, validate and decide one JobSet reconcile.
-pub const JOBSET_DECISION_SECONDS: &str = "jobdecider_jobset_decision_duration_seconds";
+pub const JOBSET_DECISION_SECONDS: &str = "job_decider_jobset_decision_duration_seconds";
 /// Child Jobs per DecideJobSet request.
-pub const JOBS_PER_JOBSET_REQUEST: &str = "jobdecider_jobs_per_jobset_request";
+pub const JOBS_PER_JOBSET_REQUEST: &str = "job_decider_jobs_per_jobset_request";
 /// Time to convert, validate and decide one snapshot.
-pub const DECISION_SECONDS: &str = "jobdecider_decision_duration_seconds";
+pub const DECISION_SECONDS: &str = "job_decider_decision_duration_seconds";
 /// Actions emitted, by `kind` (`createPods`, `deletePods`, ...).
-pub const ACTIONS_TOTAL: &str = "jobdecider_actions_total";
+pub const ACTIONS_TOTAL: &str = "job_decider_actions_total";
 /// Pods per DecideJob request.
-pub const PODS_PER_REQUEST: &str = "jobdecider_pods_per_request";
+pub const PODS_PER_REQUEST: &str = "job_decider_pods_per_request";
 /// Pod failures a plan records, by the pod failure policy `action` that decided them.
-pub const POD_FAILURE_POLICY_TOTAL: &str = "jobdecider_pod_failure_policy_actions_total";
+pub const POD_FAILURE_POLICY_TOTAL: &str = "job_decider_pod_failure_policy_actions_total";
 /// Jobs a plan finishes, by `condition` (Complete/Failed) and `reason`.
-pub const JOBS_FINISHED_TOTAL: &str = "jobdecider_jobs_finished_total";
+pub const JOBS_FINISHED_TOTAL: &str = "job_decider_jobs_finished_total";
+/// 1, labelled with the `version`, git `revision` and `rustc` of the build.
+pub const BUILD_INFO: &str = "job_decider_build_info";
+/// JobDecider calls begun, by `grpc_type`, `grpc_service` and `grpc_method`.
+pub const GRPC_STARTED_TOTAL: &str = "grpc_server_started_total";
+/// JobDecider calls finished, by `grpc_type`, `grpc_service`, `grpc_method` and `grpc_code`.
+pub const GRPC_HANDLED_TOTAL: &str = "grpc_server_handled_total";
+/// Time to answer a JobDecider call, by `grpc_type`, `grpc_service` and `grpc_method`.
+pub const GRPC_HANDLING_SECONDS: &str = "grpc_server_handling_seconds";
+
+/// Every family the recorder renders (the process figures are in
+/// [`crate::server::process::NAMES`]); tests and the dashboard's check read it.
+pub const NAMES: [&str; 16] = [
+    REQUESTS_TOTAL,
+    REQUEST_SECONDS,
+    IN_FLIGHT,
+    CALLS_IN_FLIGHT,
+    REQUEST_BYTES_IN_FLIGHT,
+    JOBSET_DECISION_SECONDS,
+    JOBS_PER_JOBSET_REQUEST,
+    DECISION_SECONDS,
+    ACTIONS_TOTAL,
+    PODS_PER_REQUEST,
+    POD_FAILURE_POLICY_TOTAL,
+    JOBS_FINISHED_TOTAL,
+    BUILD_INFO,
+    GRPC_STARTED_TOTAL,
+    GRPC_HANDLED_TOTAL,
+    GRPC_HANDLING_SECONDS,
+];
+
+/// The service the `grpc_server_*` metrics name (the only one they count).
+const GRPC_SERVICE: &str = job_decider_api::pb::job_decider_server::SERVICE_NAME;
+/// Every JobDecider RPC is unary.
+const GRPC_TYPE: &str = "unary";
+
+/// The `pods` label of [`DECISION_SECONDS`]: the pod count's decade, so a
+/// dashboard can show latency by request size with seven series at most.
+pub const POD_RANGES: [&str; 7] = [
+    "0",
+    "1-10",
+    "11-100",
+    "101-1000",
+    "1001-10000",
+    "10001-100000",
+    "100001+",
+];
+
+/// The index in [`POD_RANGES`] of a request with `pods` pods.
+pub fn pod_range(pods: usize) -> usize {
+    match pods {
+        0 => 0,
+        1..=10 => 1,
+        11..=100 => 2,
+        101..=1_000 => 3,
+        1_001..=10_000 => 4,
+        10_001..=100_000 => 5,
+        _ => 6,
+    }
+}
 
 const LATENCY_BUCKETS: &[f64] = &[
     0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
@@ -119,7 +184,14 @@ struct Handles {
     /// By method (as [`method_index`]) and code (its number).
     requests: [[OnceLock<Counter>; CODES.len()]; METHODS],
     request_seconds: [OnceLock<Histogram>; METHODS],
-    decision_seconds: OnceLock<Histogram>,
+    /// `grpc_server_started_total`, by method.
+    grpc_started: [Counter; METHODS],
+    /// `grpc_server_handled_total`, by method and code.
+    grpc_handled: [[OnceLock<Counter>; CODES.len()]; METHODS],
+    /// `grpc_server_handling_seconds`, by method.
+    grpc_handling: [OnceLock<Histogram>; METHODS],
+    /// By [`pod_range`].
+    decision_seconds: [OnceLock<Histogram>; POD_RANGES.len()],
     pods_per_request: OnceLock<Histogram>,
     actions: [Counter; ACTION_KINDS.len()],
 }
@@ -148,7 +220,10 @@ impl Handles {
             request_bytes_in_flight: gauge!(REQUEST_BYTES_IN_FLIGHT),
             requests: std::array::from_fn(|_| std::array::from_fn(|_| OnceLock::new())),
             request_seconds: std::array::from_fn(|_| OnceLock::new()),
-            decision_seconds: OnceLock::new(),
+            grpc_started: std::array::from_fn(|m| grpc_counter(GRPC_STARTED_TOTAL, method_name(m))),
+            grpc_handled: std::array::from_fn(|_| std::array::from_fn(|_| OnceLock::new())),
+            grpc_handling: std::array::from_fn(|_| OnceLock::new()),
+            decision_seconds: std::array::from_fn(|_| OnceLock::new()),
             pods_per_request: OnceLock::new(),
             actions: std::array::from_fn(|k| counter!(ACTIONS_TOTAL, "kind" => ACTION_KINDS[k])),
         }
@@ -159,11 +234,43 @@ fn handles() -> Option<&'static Handles> {
     HANDLES.get()
 }
 
-/// A call has begun (it is in progress until [`call_ended`]).
-pub fn call_began() {
+/// A `grpc_server_*` counter of one method, without a code.
+fn grpc_counter(name: &'static str, method: &'static str) -> Counter {
+    counter!(name, "grpc_type" => GRPC_TYPE, "grpc_service" => GRPC_SERVICE, "grpc_method" => method)
+}
+
+/// `grpc_server_handled_total` of one method and code.
+fn grpc_handled(method: &'static str, code: tonic::Code) -> Counter {
+    counter!(
+        GRPC_HANDLED_TOTAL,
+        "grpc_type" => GRPC_TYPE,
+        "grpc_service" => GRPC_SERVICE,
+        "grpc_method" => method,
+        "grpc_code" => code_name(code)
+    )
+}
+
+/// `grpc_server_handling_seconds` of one method.
+fn grpc_handling(method: &'static str) -> Histogram {
+    histogram!(
+        GRPC_HANDLING_SECONDS,
+        "grpc_type" => GRPC_TYPE,
+        "grpc_service" => GRPC_SERVICE,
+        "grpc_method" => method
+    )
+}
+
+/// A call of `method` has begun (it is in progress until [`call_ended`]).
+pub fn call_began(method: &'static str) {
     match handles() {
-        Some(h) => h.calls_in_flight.increment(1.0),
-        None => gauge!(CALLS_IN_FLIGHT).increment(1.0),
+        Some(h) => {
+            h.calls_in_flight.increment(1.0);
+            h.grpc_started[method_index(method)].increment(1);
+        }
+        None => {
+            gauge!(CALLS_IN_FLIGHT).increment(1.0);
+            grpc_counter(GRPC_STARTED_TOTAL, method).increment(1);
+        }
     }
 }
 
@@ -210,6 +317,12 @@ pub fn install() -> Result<PrometheusHandle, MetricsError> {
                     b.set_buckets_for_metric(Matcher::Full(REQUEST_SECONDS.into()), LATENCY_BUCKETS)
                 })
                 .and_then(|b| {
+                    b.set_buckets_for_metric(
+                        Matcher::Full(GRPC_HANDLING_SECONDS.into()),
+                        LATENCY_BUCKETS,
+                    )
+                })
+                .and_then(|b| {
                     b.set_buckets_for_metric(Matcher::Full(PODS_PER_REQUEST.into()), POD_BUCKETS)
                 })
                 .and_then(|b| {
@@ -236,6 +349,30 @@ pub fn install() -> Result<PrometheusHandle, MetricsError> {
 }
 
 fn describe() {
+    describe_gauge!(
+        BUILD_INFO,
+        "1, labelled with the version, git revision and rustc version of the build"
+    );
+    gauge!(
+        BUILD_INFO,
+        "version" => env!("CARGO_PKG_VERSION"),
+        "revision" => env!("JOB_DECIDER_REVISION"),
+        "rustc" => env!("JOB_DECIDER_RUSTC")
+    )
+    .set(1.0);
+    describe_counter!(
+        GRPC_STARTED_TOTAL,
+        "JobDecider calls begun, by gRPC type, service and method"
+    );
+    describe_counter!(
+        GRPC_HANDLED_TOTAL,
+        "JobDecider calls finished, by gRPC type, service, method and code"
+    );
+    describe_histogram!(
+        GRPC_HANDLING_SECONDS,
+        Unit::Seconds,
+        "time to answer a JobDecider call, by gRPC type, service and method"
+    );
     describe_counter!(REQUESTS_TOTAL, "gRPC requests handled, by method and code");
     describe_histogram!(REQUEST_SECONDS, Unit::Seconds, "gRPC request duration");
     describe_gauge!(IN_FLIGHT, "requests holding a decision slot");
@@ -291,6 +428,8 @@ pub fn record_request(method: &'static str, code: tonic::Code, elapsed: Duration
     let Some(h) = handles() else {
         counter!(REQUESTS_TOTAL, "method" => method, "code" => code_name(code)).increment(1);
         histogram!(REQUEST_SECONDS, "method" => method).record(elapsed.as_secs_f64());
+        grpc_handled(method, code).increment(1);
+        grpc_handling(method).record(elapsed.as_secs_f64());
         return;
     };
     let m = method_index(method);
@@ -306,8 +445,17 @@ pub fn record_request(method: &'static str, code: tonic::Code, elapsed: Duration
             counter!(REQUESTS_TOTAL, "method" => method, "code" => code_name(code)).increment(1)
         }
     }
+    match h.grpc_handled[m].get(c) {
+        Some(counter) => counter
+            .get_or_init(|| grpc_handled(method_name(m), CODES[c]))
+            .increment(1),
+        None => grpc_handled(method, code).increment(1),
+    }
     h.request_seconds[m]
         .get_or_init(|| histogram!(REQUEST_SECONDS, "method" => method_name(m)))
+        .record(elapsed.as_secs_f64());
+    h.grpc_handling[m]
+        .get_or_init(|| grpc_handling(method_name(m)))
         .record(elapsed.as_secs_f64());
 }
 
@@ -321,12 +469,13 @@ pub fn record_jobset_decision(jobs: usize, elapsed: Duration) {
 
 /// Records what one decision decided.
 pub fn record_decision(decision: &Decision, elapsed: Duration) {
+    let range = pod_range(decision.snapshot.pods.len());
     // Precision loss only above 2^52 pods.
     #[allow(clippy::cast_precision_loss)]
     let pods = decision.snapshot.pods.len() as f64;
     if let Some(h) = handles() {
-        h.decision_seconds
-            .get_or_init(|| histogram!(DECISION_SECONDS))
+        h.decision_seconds[range]
+            .get_or_init(|| histogram!(DECISION_SECONDS, "pods" => POD_RANGES[range]))
             .record(elapsed.as_secs_f64());
         h.pods_per_request
             .get_or_init(|| histogram!(PODS_PER_REQUEST))
@@ -335,7 +484,7 @@ pub fn record_decision(decision: &Decision, elapsed: Duration) {
             h.actions[action_index(action)].increment(1);
         }
     } else {
-        histogram!(DECISION_SECONDS).record(elapsed.as_secs_f64());
+        histogram!(DECISION_SECONDS, "pods" => POD_RANGES[range]).record(elapsed.as_secs_f64());
         histogram!(PODS_PER_REQUEST).record(pods);
         for action in &decision.plan.actions {
             counter!(ACTIONS_TOTAL, "kind" => action_kind(action)).increment(1);
@@ -491,7 +640,11 @@ fn respond<B>(handle: &PrometheusHandle, request: &http::Request<B>) -> http::Re
         (&http::Method::GET, "/metrics") => {
             // Upkeep drains histogram buffers; doing it per scrape needs no timer task.
             handle.run_upkeep();
-            (http::StatusCode::OK, handle.render())
+            let mut text = handle.render();
+            text.push_str(&crate::server::process::render(
+                &crate::server::process::sample(),
+            ));
+            (http::StatusCode::OK, text)
         }
         (_, "/metrics") => (http::StatusCode::METHOD_NOT_ALLOWED, String::new()),
         _ => (http::StatusCode::NOT_FOUND, String::new()),
@@ -611,6 +764,23 @@ mod tests {
                 "updateStatus"
             ]
         );
+    }
+
+    #[test]
+    fn pod_ranges_are_decades() {
+        for (pods, range) in [
+            (0, "0"),
+            (1, "1-10"),
+            (10, "1-10"),
+            (11, "11-100"),
+            (1_000, "101-1000"),
+            (1_001, "1001-10000"),
+            (100_000, "10001-100000"),
+            (100_001, "100001+"),
+            (usize::MAX, "100001+"),
+        ] {
+            assert_eq!(POD_RANGES[pod_range(pods)], range, "{pods}");
+        }
     }
 
     #[test]

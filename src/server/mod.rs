@@ -10,6 +10,7 @@
 pub mod conn;
 pub mod layer;
 pub mod metrics;
+pub mod process;
 pub mod service;
 pub mod socket;
 pub mod stack;
@@ -481,7 +482,7 @@ pub async fn serve_on(
             stopped(stop_rx.clone()),
         );
     let health_only = listeners.health.map(|listener| {
-        info!(addr = ?listener.local_addr().ok(), "plaintext health listening");
+        info!(addr = %local_addr(&listener), "plaintext health listening");
         transport(&config)
             .layer(layer::around(ActivityLayer))
             .add_service(health)
@@ -500,7 +501,7 @@ pub async fn serve_on(
 
     let (metrics_stop_tx, metrics_stop_rx) = watch::channel(false);
     let metrics_task = listeners.metrics.map(|listener| {
-        info!(addr = ?listener.local_addr().ok(), "metrics listening");
+        info!(addr = %local_addr(&listener), "metrics listening");
         tokio::spawn(metrics::serve(
             listener,
             handle,
@@ -533,7 +534,7 @@ pub async fn serve_on(
                     Ok(result) => result?,
                     Err(_) => {
                         warn!(
-                            grace = ?config.shutdown_grace,
+                            grace_seconds = config.shutdown_grace.as_secs_f64(),
                             "calls still in flight at the shutdown deadline; closing"
                         );
                         let _ = phase_tx.send(Phase::Closing);
@@ -553,6 +554,13 @@ pub async fn serve_on(
     }
     info!("stopped");
     Ok(())
+}
+
+/// A listener's address for a log line: `127.0.0.1:9090`, or "unknown" (never `Some(…)`).
+fn local_addr(listener: &TcpListener) -> String {
+    listener
+        .local_addr()
+        .map_or_else(|_| "unknown".to_string(), |addr| addr.to_string())
 }
 
 /// Binds the configured addresses and serves until SIGTERM or SIGINT.
@@ -625,14 +633,27 @@ pub enum LogFormat {
     Json,
 }
 
+/// Whether text logs are coloured: only on a terminal, and never with
+/// `NO_COLOR` set (no-color.org), so files and log collectors get plain text.
+pub fn log_colour(stderr_is_terminal: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
+    stderr_is_terminal && no_color.is_none_or(|v| v.is_empty())
+}
+
 /// Installs the tracing subscriber (once per process; later calls are no-ops).
 ///
 /// `filter` is an `EnvFilter` directive such as `info` or `job_decider=debug`.
+/// Logs go to stderr, coloured only when [`log_colour`] says so.
 pub fn init_tracing(format: LogFormat, filter: &str) -> Result<(), String> {
+    use std::io::IsTerminal;
     let filter = tracing_subscriber::EnvFilter::try_new(filter)
         .map_err(|e| format!("invalid log filter {filter:?}: {e}"))?;
+    let colour = log_colour(
+        std::io::stderr().is_terminal(),
+        std::env::var_os("NO_COLOR").as_deref(),
+    );
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(colour)
         .with_writer(std::io::stderr);
     // An already installed subscriber (tests) is fine.
     let _ = match format {
@@ -650,6 +671,15 @@ pub fn init_tracing(format: LogFormat, filter: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn logs_are_coloured_only_on_a_terminal_without_no_color() {
+        use std::ffi::OsStr;
+        assert!(log_colour(true, None));
+        assert!(log_colour(true, Some(OsStr::new(""))));
+        assert!(!log_colour(true, Some(OsStr::new("1"))));
+        assert!(!log_colour(false, None));
+    }
 
     fn refused(config: ServerConfig) -> String {
         match check(&config) {

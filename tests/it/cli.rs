@@ -283,7 +283,7 @@ async fn serve_reads_env_logs_json_and_stops_on_sigterm() {
         .await
         .expect("text");
     assert!(
-        metrics.contains("jobdecider_grpc_requests_total"),
+        metrics.contains("job_decider_grpc_requests_total"),
         "{metrics}"
     );
 

@@ -99,7 +99,7 @@ async fn stalled_uploads_on_every_slot_do_not_block_a_complete_call() {
     // At least a slot's worth of stalled calls has reached the server before
     // the complete calls start (with slots taken at the headers, they would hold them all).
     server
-        .wait_for_metric_prefix("jobdecider_grpc_calls_in_flight ", |v| v >= SLOTS as f64)
+        .wait_for_metric_prefix("job_decider_grpc_calls_in_flight ", |v| v >= SLOTS as f64)
         .await;
     let mut client = server.client().await;
     let mut decided = 0;
@@ -172,7 +172,7 @@ async fn the_byte_budget_sheds_at_once_with_resource_exhausted() {
     )
     .await;
     server
-        .wait_for_metric_prefix("jobdecider_request_bytes_in_flight ", |v| {
+        .wait_for_metric_prefix("job_decider_request_bytes_in_flight ", |v| {
             v >= (big.len() - 1) as f64
         })
         .await;
@@ -322,7 +322,7 @@ async fn garbage_bytes_answer_invalid_argument_not_internal() {
         server
             .wait_for_metric_prefix(
                 &format!(
-                    "jobdecider_grpc_requests_total{{method=\"{method}\",code=\"INVALID_ARGUMENT\"}} "
+                    "job_decider_grpc_requests_total{{method=\"{method}\",code=\"INVALID_ARGUMENT\"}} "
                 ),
                 |v| v >= 3.0,
             )
@@ -373,7 +373,7 @@ async fn decide_job_set_holds_a_slot_while_it_decides() {
     })
     .await;
     server
-        .wait_for_metric_line("jobdecider_requests_in_flight 0")
+        .wait_for_metric_line("job_decider_requests_in_flight 0")
         .await;
     let mut client = server.client().await;
     let timed_out = client
@@ -389,7 +389,7 @@ async fn decide_job_set_holds_a_slot_while_it_decides() {
     assert_eq!(shed.code(), Code::Unavailable, "{shed:?}");
     assert_eq!(reason(&shed), "OVERLOADED");
     server
-        .wait_for_metric_line("jobdecider_requests_in_flight 0")
+        .wait_for_metric_line("job_decider_requests_in_flight 0")
         .await;
     // A slot again: not shed. (Under a 50 ms timeout on a loaded machine the
     // small call itself may time out; that is not what this test is about.)
@@ -467,7 +467,7 @@ async fn small_calls_decided_inline_take_and_give_back_their_slot() {
         assert!(!response.actions.is_empty(), "{response:?}");
     }
     server
-        .wait_for_metric_line("jobdecider_requests_in_flight 0")
+        .wait_for_metric_line("job_decider_requests_in_flight 0")
         .await;
 }
 
@@ -502,7 +502,7 @@ async fn a_large_snapshot_freed_after_its_answer_gives_its_bytes_back() {
         assert!(!response.actions.is_empty(), "{response:?}");
         // The next call may start only once this one's snapshot is freed.
         server
-            .wait_for_metric_line("jobdecider_request_bytes_in_flight 0")
+            .wait_for_metric_line("job_decider_request_bytes_in_flight 0")
             .await;
     }
 }

@@ -22,6 +22,7 @@ mod jobset_vectors;
 mod k8s_openapi;
 mod kubectl;
 mod lean;
+mod observability;
 mod properties;
 mod regressions;
 mod server;

@@ -463,16 +463,16 @@ async fn metrics_scrape_holds_the_named_metrics() {
 
     let text = server.scrape().await;
     for needle in [
-        "jobdecider_grpc_requests_total{method=\"DecideJob\",code=\"OK\"}",
-        "jobdecider_grpc_requests_total{method=\"DecideJob\",code=\"INVALID_ARGUMENT\"}",
-        "jobdecider_decision_duration_seconds_bucket{le=\"0.001\"}",
-        "jobdecider_pods_per_request_bucket{le=\"10\"}",
-        "jobdecider_pod_failure_policy_actions_total{action=\"FailJob\"}",
-        "jobdecider_pod_failure_policy_actions_total{action=\"Ignore\"}",
-        "jobdecider_jobs_finished_total{condition=\"Failed\",reason=\"BackoffLimitExceeded\"}",
-        "jobdecider_requests_in_flight",
-        "jobdecider_request_bytes_in_flight",
-        "jobdecider_actions_total{kind=\"createPods\"}",
+        "job_decider_grpc_requests_total{method=\"DecideJob\",code=\"OK\"}",
+        "job_decider_grpc_requests_total{method=\"DecideJob\",code=\"INVALID_ARGUMENT\"}",
+        "job_decider_decision_duration_seconds_bucket{pods=\"",
+        "job_decider_pods_per_request_bucket{le=\"10\"}",
+        "job_decider_pod_failure_policy_actions_total{action=\"FailJob\"}",
+        "job_decider_pod_failure_policy_actions_total{action=\"Ignore\"}",
+        "job_decider_jobs_finished_total{condition=\"Failed\",reason=\"BackoffLimitExceeded\"}",
+        "job_decider_requests_in_flight",
+        "job_decider_request_bytes_in_flight",
+        "job_decider_actions_total{kind=\"createPods\"}",
     ] {
         assert!(text.contains(needle), "missing {needle} in:\n{text}");
     }

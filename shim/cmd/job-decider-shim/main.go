@@ -21,7 +21,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -37,6 +36,7 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
 	jobdeciderv1 "job-decider.dev/clients/go/jobdecider/v1"
@@ -240,9 +240,9 @@ func run(ctx context.Context, o *options) error {
 	}
 	defer conn.Close()
 
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	metrics := controller.NewMetrics(reg)
+	reg, metrics, queueMetrics := controller.NewRegistry()
+	// Before the controller makes its queues: the provider applies to queues made after it.
+	workqueue.SetProvider(queueMetrics)
 
 	// Events, informers and the controller outlive the signal: they stop in
 	// order once the workers have drained.

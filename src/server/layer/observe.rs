@@ -1,7 +1,9 @@
 //! The outermost layer: every call gets one span (`rpc`, with the method; the
 //! handlers record the Job's identity and what was decided into it), one log
-//! line when its code is known — DEBUG when OK, WARN otherwise with the status
-//! message cut to [`LOGGED_MESSAGE_BYTES`] — the request counter (by
+//! line when its code is known — DEBUG, with the status message of a failure
+//! cut to [`LOGGED_MESSAGE_BYTES`], except WARN for the codes that mean a
+//! fault of the server ([`server_fault`]); the metrics count every call, so
+//! INFO stays free of per-call lines — the request counter (by
 //! method and code), the latency histogram, and the gauge of calls in
 //! progress (from headers to the last response frame, slot or not).
 //!
@@ -41,6 +43,16 @@ fn call_span(rpc: Rpc) -> Span {
     )
 }
 
+/// Codes that say the server itself failed (a bug, a broken invariant), which
+/// an operator must see at the default level; the others are the caller's
+/// input, its deadline, or load shed on purpose, and the metrics count them.
+pub fn server_fault(code: tonic::Code) -> bool {
+    matches!(
+        code,
+        tonic::Code::Internal | tonic::Code::Unknown | tonic::Code::DataLoss
+    )
+}
+
 /// Records and logs a call's outcome exactly once.
 struct Outcome {
     rpc: Rpc,
@@ -59,15 +71,23 @@ impl Outcome {
         let elapsed = self.started.elapsed();
         metrics::record_request(self.rpc.method, code, elapsed);
         let elapsed_us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
+        let fault = server_fault(code);
         let code = metrics::code_name(code);
         let _entered = self.span.enter();
         if code == "OK" {
             debug!(code, elapsed_us, "call finished");
-        } else {
+        } else if fault {
             warn!(
                 code,
                 elapsed_us,
-                message = truncated(message, LOGGED_MESSAGE_BYTES),
+                status_message = truncated(message, LOGGED_MESSAGE_BYTES),
+                "call failed"
+            );
+        } else {
+            debug!(
+                code,
+                elapsed_us,
+                status_message = truncated(message, LOGGED_MESSAGE_BYTES),
                 "call failed"
             );
         }
@@ -89,7 +109,7 @@ impl Step for ObserveLayer {
         let rpc = Rpc::of_path(request.uri().path());
         request.extensions_mut().insert(rpc);
         let span = call_span(rpc);
-        metrics::call_began();
+        metrics::call_began(rpc.method);
         let mut outcome = Outcome {
             rpc,
             started: Instant::now(),
