@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
@@ -176,4 +177,29 @@ func IgnoreAlreadyExists(err error) error {
 		return nil
 	}
 	return err
+}
+
+// StartDeciderWithArgs starts the job-decider server with exactly args (as a
+// manifest gives them, addresses rewritten for the test) and waits until the
+// Unix socket at socketPath accepts connections.
+func StartDeciderWithArgs(dir, socketPath string, args []string) (*Decider, error) {
+	bin, err := DeciderBinary()
+	if err != nil {
+		return nil, err
+	}
+	d := &Decider{Addr: "unix://" + socketPath}
+	d.Process, err = StartProcess("job-decider", filepath.Join(dir, "job-decider.log"), bin, args...)
+	if err != nil {
+		return nil, err
+	}
+	if err := waitUnix(socketPath, d.Process, 30*time.Second); err != nil {
+		d.Kill()
+		return nil, fmt.Errorf("job-decider did not start: %v\n%s", err, d.Tail(30))
+	}
+	return d, nil
+}
+
+// WaitTCP waits until addr accepts connections while p runs.
+func WaitTCP(addr string, p *Process, timeout time.Duration) error {
+	return waitTCP(addr, p, timeout)
 }

@@ -2,12 +2,17 @@ package tests
 
 import (
 	"context"
+	"net/http"
+	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -17,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -26,6 +32,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
 
+	"job-decider.dev/e2e/cluster"
 	"job-decider.dev/e2e/harness"
 )
 
@@ -193,7 +200,8 @@ func TestShimRunsWithDeployRBAC(t *testing.T) {
 		}
 		for _, line := range strings.Split(shim.Process().Tail(400), "\n") {
 			if strings.Contains(line, "forbidden") {
-				t.Log(line)
+				t.Logf("the shim was refused (first of its refusals): %s", line)
+				return
 			}
 		}
 	})
@@ -297,4 +305,123 @@ func startShimWithDeployRBAC(t *testing.T, ctx context.Context, name, lease stri
 	shim.RequireStarted(t)
 	t.Cleanup(shim.Stop)
 	return shim
+}
+
+// The sidecar layout run as far as a cluster without a kubelet allows, from
+// the manifest itself: the decider and the shim started with exactly the
+// args of deploy/overlays/sidecar's containers (the emptyDir's mount point
+// rewritten to a temporary directory, the ports to free loopback ones, the
+// controller name to this test's), sharing the socket. The decider serves
+// its health and metrics ports, the socket is 0660, and a Job completes.
+func TestSidecarManifestRunsAJob(t *testing.T) {
+	t.Parallel()
+	objs, err := harness.RenderKustomize(harness.DeployDir("overlays", "sidecar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pod *corev1.PodSpec
+	for _, o := range objs {
+		if o.GetKind() == "Deployment" && o.GetName() == "job-decider-shim" {
+			var d appsv1.Deployment
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &d); err != nil {
+				t.Fatal(err)
+			}
+			pod = &d.Spec.Template.Spec
+		}
+	}
+	if pod == nil || len(pod.InitContainers) != 1 || len(pod.Containers) != 1 {
+		t.Fatalf("the sidecar overlay has no shim Deployment with the decider beside it")
+	}
+	const mount = "/run/job-decider"
+	dir := t.TempDir()
+	ports := map[string]string{}
+	for _, p := range []string{"0.0.0.0:8081", "0.0.0.0:9090"} {
+		port, err := cluster.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ports[p] = "127.0.0.1:" + strconv.Itoa(port)
+	}
+	rewrite := func(a string) string {
+		a = strings.ReplaceAll(a, mount, dir)
+		for from, to := range ports {
+			a = strings.ReplaceAll(a, from, to)
+		}
+		return a
+	}
+	var deciderArgs []string
+	for _, a := range pod.InitContainers[0].Args {
+		deciderArgs = append(deciderArgs, rewrite(a))
+	}
+	socket := filepath.Join(dir, "decider.sock")
+	if !slices.Contains(deciderArgs, "--addr=unix://"+socket) {
+		t.Fatalf("the decider's args %v do not serve %s", pod.InitContainers[0].Args, mount+"/decider.sock")
+	}
+	logDir := filepath.Join(e.dir, "sidecar-manifest")
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	decider, err := harness.StartDeciderWithArgs(logDir, socket, deciderArgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer decider.Stop(10 * time.Second)
+	for _, addr := range ports {
+		if err := harness.WaitTCP(addr, decider.Process, 10*time.Second); err != nil {
+			t.Errorf("the decider's port %s (probes, metrics): %v", addr, err)
+		}
+	}
+	if info, err := os.Stat(socket); err != nil || info.Mode().Perm() != 0o660 {
+		t.Errorf("socket: %v, %v; want mode 0660", info, err)
+	}
+	resp, err := http.Get("http://" + ports["0.0.0.0:9090"] + "/metrics")
+	if err != nil {
+		t.Errorf("metrics: %v", err)
+	} else {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("metrics: %s", resp.Status)
+		}
+	}
+
+	// The shim's own args, but those the harness sets for the test.
+	const name = "job-decider.dev/sidecar-manifest-test"
+	var shimArgs []string
+	deciderAddr := ""
+	for _, a := range pod.Containers[0].Args {
+		a = rewrite(a)
+		switch {
+		case strings.HasPrefix(a, "--decider-addr="):
+			deciderAddr = strings.TrimPrefix(a, "--decider-addr=")
+		case strings.HasPrefix(a, "--controller-name="), strings.HasPrefix(a, "--http-addr="):
+		default:
+			shimArgs = append(shimArgs, a)
+		}
+	}
+	if deciderAddr != decider.Addr {
+		t.Fatalf("the shim dials %q, the decider serves %q", deciderAddr, decider.Addr)
+	}
+	shim, err := harness.NewShim(harness.ShimOptions{
+		Kubeconfig:     e.cluster.Kubeconfig,
+		DeciderAddr:    deciderAddr,
+		ControllerName: name,
+		LogPath:        filepath.Join(logDir, "shim.log"),
+		Args:           append(shimArgs, "--leader-elect-namespace=default", "--leader-elect-name=shim-sidecar-manifest", "--pod-event-batch-period=50ms"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shim.RequireStarted(t)
+	defer shim.Stop()
+
+	ns := newNamespace(t)
+	j := start(t, newJob(ns, "sidecar-manifest", func(job *batchv1.Job) {
+		job.Spec.ManagedBy = ptr.To(name)
+		job.Spec.Parallelism = ptr.To[int32](2)
+		job.Spec.Completions = ptr.To[int32](2)
+	}), time.Minute)
+	pods := j.waitActive(2)
+	j.finish(pods, harness.Succeeded())
+	j.waitCondition(batchv1.JobComplete)
+	j.expectCounts(0, 2, 0)
 }
