@@ -150,6 +150,10 @@ func Start(opts Options) (_ *Cluster, err error) {
 		// No controller manager creates the "default" ServiceAccount, so
 		// the ServiceAccount admission plugin would reject every pod.
 		"--disable-admission-plugins=ServiceAccount",
+		// As OpenShift runs it: setting blockOwnerDeletion on an owner
+		// reference needs update on the owner's finalizers subresource, so a
+		// shim whose role lacks jobs/finalizers cannot create or adopt pods.
+		"--enable-admission-plugins=OwnerReferencesPermissionEnforcement",
 		// Tests create hundreds of objects quickly; fairness queuing only
 		// slows them down on one loopback client.
 		"--enable-priority-and-fairness=false",

@@ -1,0 +1,467 @@
+package deploycheck
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"job-decider.dev/e2e/harness"
+)
+
+// kustomize renders one kustomization under deploy/.
+func kustomize(t *testing.T, dir string) []*unstructured.Unstructured {
+	t.Helper()
+	objs, err := harness.RenderKustomize(harness.DeployDir(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
+
+// helm renders the chart as release job-decider in namespace job-decider.
+func helm(t *testing.T, values map[string]any) []*unstructured.Unstructured {
+	t.Helper()
+	objs, err := harness.RenderChart(harness.DeployDir("helm", "job-decider"), "job-decider", "job-decider", values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
+
+// withMonitor is the chart's values for a layout, ServiceMonitors on (the
+// overlays ship them).
+func withMonitor(layout string, tls bool) map[string]any {
+	return map[string]any{
+		"layout":  layout,
+		"tls":     map[string]any{"enabled": tls},
+		"metrics": map[string]any{"serviceMonitor": map[string]any{"enabled": true}},
+	}
+}
+
+// pairs are the chart's renders and the kustomize overlay each must match.
+var pairs = []struct {
+	name    string
+	overlay string
+	layout  string
+	tls     bool
+}{
+	{"sidecar", "overlays/sidecar", "sidecar", false},
+	{"service", "overlays/service", "service", false},
+	{"tls", "overlays/tls", "service", true},
+}
+
+// allInstalls renders every install: the base, each overlay, the chart in each
+// layout.
+func allInstalls(t *testing.T) map[string][]*unstructured.Unstructured {
+	t.Helper()
+	out := map[string][]*unstructured.Unstructured{"base": kustomize(t, "base")}
+	for _, p := range pairs {
+		out[p.overlay] = kustomize(t, p.overlay)
+		out["helm "+p.name] = helm(t, withMonitor(p.layout, p.tls))
+	}
+	out["helm defaults"] = helm(t, nil)
+	return out
+}
+
+func convert[T any](t *testing.T, o *unstructured.Unstructured) *T {
+	t.Helper()
+	var v T
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(o.Object, &v, true); err != nil {
+		t.Fatalf("%s %s: %v", o.GetKind(), o.GetName(), err)
+	}
+	return &v
+}
+
+func ids(objs []*unstructured.Unstructured) []string {
+	var out []string
+	for _, o := range objs {
+		if o.GetKind() == "Namespace" { // helm install --create-namespace makes it
+			continue
+		}
+		out = append(out, o.GetKind()+"/"+o.GetNamespace()+"/"+o.GetName())
+	}
+	sort.Strings(out)
+	return out
+}
+
+func deployments(t *testing.T, objs []*unstructured.Unstructured) map[string]*appsv1.Deployment {
+	t.Helper()
+	out := map[string]*appsv1.Deployment{}
+	for _, o := range objs {
+		if o.GetKind() == "Deployment" {
+			out[o.GetName()] = convert[appsv1.Deployment](t, o)
+		}
+	}
+	return out
+}
+
+// containerSummary is what must agree between the chart and an overlay for a
+// container: image, args (as a set), env names, ports, probes, resources,
+// mounts, security context, restart policy.
+func containerSummary(c corev1.Container) string {
+	args := append([]string(nil), c.Args...)
+	sort.Strings(args)
+	var env []string
+	for _, e := range c.Env {
+		env = append(env, e.Name+"="+e.Value)
+	}
+	sort.Strings(env)
+	c.Args, c.Env = args, nil
+	c.ImagePullPolicy = ""
+	b, _ := sigsyaml.Marshal(struct {
+		C   corev1.Container
+		Env []string
+	}{c, env})
+	return string(b)
+}
+
+// The Helm chart renders the same objects as the kustomize overlay of the
+// same layout: the same kinds and names, and in each Deployment the same
+// containers (image, args, probes, resources, security context, mounts)
+// and volumes. Labels may differ (Helm's own), nothing else that runs.
+func TestHelmChartRendersTheOverlaysObjects(t *testing.T) {
+	for _, p := range pairs {
+		t.Run(p.name, func(t *testing.T) {
+			k, h := kustomize(t, p.overlay), helm(t, withMonitor(p.layout, p.tls))
+			if a, b := strings.Join(ids(k), "\n"), strings.Join(ids(h), "\n"); a != b {
+				t.Errorf("objects differ:\n%s:\n%s\nhelm:\n%s", p.overlay, a, b)
+			}
+			kd, hd := deployments(t, k), deployments(t, h)
+			for name, kdep := range kd {
+				hdep, ok := hd[name]
+				if !ok {
+					continue // reported above
+				}
+				ks, hs := kdep.Spec.Template.Spec, hdep.Spec.Template.Spec
+				for _, list := range []struct {
+					what string
+					k, h []corev1.Container
+				}{{"containers", ks.Containers, hs.Containers}, {"initContainers", ks.InitContainers, hs.InitContainers}} {
+					if len(list.k) != len(list.h) {
+						t.Errorf("%s: %d %s in %s, %d in the chart", name, len(list.k), list.what, p.overlay, len(list.h))
+						continue
+					}
+					for i := range list.k {
+						if a, b := containerSummary(list.k[i]), containerSummary(list.h[i]); a != b {
+							t.Errorf("%s: %s[%d] differs:\n%s:\n%s\nhelm:\n%s", name, list.what, i, p.overlay, a, b)
+						}
+					}
+				}
+				if a, b := mustYAML(ks.Volumes), mustYAML(hs.Volumes); a != b {
+					t.Errorf("%s: volumes differ:\n%s:\n%s\nhelm:\n%s", name, p.overlay, a, b)
+				}
+				if a, b := mustYAML(ks.SecurityContext), mustYAML(hs.SecurityContext); a != b {
+					t.Errorf("%s: pod securityContext differs:\n%s:\n%s\nhelm:\n%s", name, p.overlay, a, b)
+				}
+				if a, b := ks.ServiceAccountName, hs.ServiceAccountName; a != b {
+					t.Errorf("%s: serviceAccountName %q, helm %q", name, a, b)
+				}
+			}
+		})
+	}
+}
+
+func mustYAML(v any) string {
+	b, err := sigsyaml.Marshal(v)
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
+}
+
+// The values schema refuses what the chart cannot render sensibly, with an
+// error naming the value.
+func TestHelmValuesSchemaRefusesBadValues(t *testing.T) {
+	chart := harness.DeployDir("helm", "job-decider")
+	for _, c := range []struct {
+		name   string
+		values map[string]any
+		want   string
+	}{
+		{"unknown layout", map[string]any{"layout": "daemonset"}, "layout"},
+		{"tls in the sidecar layout", map[string]any{"layout": "sidecar", "tls": map[string]any{"enabled": true}}, "enabled"},
+		{"tls without cert-manager or Secrets", map[string]any{"layout": "service", "tls": map[string]any{"enabled": true, "certManager": map[string]any{"enabled": false}}}, "SecretName"},
+		{"latest tag", map[string]any{"images": map[string]any{"decider": map[string]any{"tag": "latest"}}}, "tag"},
+		{"unknown value", map[string]any{"decider": map[string]any{"maxConcurrentRequest": 4}}, "maxConcurrentRequest"},
+		{"budget not a quantity", map[string]any{"decider": map[string]any{"maxRequestBytesInFlight": "lots"}}, "maxRequestBytesInFlight"},
+		{"no workers", map[string]any{"shim": map[string]any{"workers": 0}}, "workers"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := harness.RenderChart(chart, "job-decider", "job-decider", c.values)
+			if err == nil {
+				t.Fatalf("values %v rendered", c.values)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error does not name %q: %v", c.want, err)
+			}
+		})
+	}
+	// And the values it documents render.
+	if _, err := harness.RenderChart(chart, "x", "y", map[string]any{"layout": "service", "tls": map[string]any{"enabled": true, "certManager": map[string]any{"enabled": false}, "deciderSecretName": "a", "shimSecretName": "b"}}); err != nil {
+		t.Errorf("TLS with own Secrets: %v", err)
+	}
+}
+
+var sizeFlag = regexp.MustCompile(`^--(max-request-bytes-in-flight|max-message-size)=(\d+)(KiB|MiB|GiB)$`)
+
+// parseSize reads the server's byte flags as the manifests write them.
+func parseSize(s string) (int64, error) {
+	m := regexp.MustCompile(`^(\d+)(KiB|MiB|GiB)$`).FindStringSubmatch(s)
+	if m == nil {
+		return 0, fmt.Errorf("%q: want N followed by KiB, MiB or GiB", s)
+	}
+	var n int64
+	fmt.Sscan(m[1], &n)
+	return n << map[string]int{"KiB": 10, "MiB": 20, "GiB": 30}[m[2]], nil
+}
+
+// Every install keeps the rules deploy/README.md states: images tagged with a
+// version from a real registry name (no :latest, no placeholder of GitHub's);
+// every container non-root, read-only, no privilege escalation, all
+// capabilities dropped, with a memory limit; the decider's limit at least
+// 3 x its request-bytes budget + 10 MiB (the memory arithmetic) with the
+// message size within the budget; the shim's role with jobs/finalizers; a
+// scraper admitted to 9090 wherever a NetworkPolicy covers the decider.
+func TestEveryInstallKeepsTheRules(t *testing.T) {
+	for name, objs := range allInstalls(t) {
+		t.Run(strings.ReplaceAll(name, "/", "_"), func(t *testing.T) {
+			finalizers := false
+			for _, o := range objs {
+				switch o.GetKind() {
+				case "ClusterRole":
+					for _, r := range convert[rbacv1.ClusterRole](t, o).Rules {
+						for _, res := range r.Resources {
+							if res == "jobs/finalizers" && strings.Contains(strings.Join(r.Verbs, ","), "update") {
+								finalizers = true
+							}
+						}
+					}
+				case "Deployment":
+					checkDeployment(t, convert[appsv1.Deployment](t, o))
+				}
+			}
+			if !finalizers {
+				t.Errorf("the shim's ClusterRole lacks jobs/finalizers: update")
+			}
+		})
+	}
+}
+
+func checkDeployment(t *testing.T, d *appsv1.Deployment) {
+	t.Helper()
+	ps := d.Spec.Template.Spec
+	if sc := ps.SecurityContext; sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot || sc.SeccompProfile == nil {
+		t.Errorf("%s: pod securityContext not restricted: %+v", d.Name, sc)
+	}
+	all := append(append([]corev1.Container(nil), ps.InitContainers...), ps.Containers...)
+	for _, c := range all {
+		where := d.Name + "/" + c.Name
+		img := c.Image
+		if strings.HasSuffix(img, ":latest") || !regexp.MustCompile(`^[a-z0-9.-]+\.[a-z]+(:\d+)?/[a-z0-9./-]+:v\d+\.\d+\.\d+$`).MatchString(img) {
+			t.Errorf("%s: image %q is not registry/name:vX.Y.Z", where, img)
+		}
+		if strings.Contains(img, "ghcr.io/example") {
+			t.Errorf("%s: image %q is the old placeholder", where, img)
+		}
+		sc := c.SecurityContext
+		if sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem ||
+			sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation ||
+			sc.Capabilities == nil || len(sc.Capabilities.Drop) != 1 || sc.Capabilities.Drop[0] != "ALL" {
+			t.Errorf("%s: container securityContext not restricted: %+v", where, sc)
+		}
+		limit, ok := c.Resources.Limits[corev1.ResourceMemory]
+		if !ok {
+			t.Errorf("%s: no memory limit", where)
+			continue
+		}
+		if _, ok := c.Resources.Requests[corev1.ResourceMemory]; !ok {
+			t.Errorf("%s: no memory request", where)
+		}
+		if c.LivenessProbe == nil || c.ReadinessProbe == nil {
+			t.Errorf("%s: probes missing", where)
+		}
+		if len(c.Args) == 0 || c.Args[0] != "serve" {
+			continue
+		}
+		// The decider: the memory arithmetic.
+		var budget, message int64
+		for _, a := range c.Args {
+			if m := sizeFlag.FindStringSubmatch(a); m != nil {
+				n, err := parseSize(m[2] + m[3])
+				if err != nil {
+					t.Fatal(err)
+				}
+				if m[1] == "max-request-bytes-in-flight" {
+					budget = n
+				} else {
+					message = n
+				}
+			}
+		}
+		if budget == 0 || message == 0 {
+			t.Errorf("%s: --max-request-bytes-in-flight and --max-message-size must be set (the limit is sized from them): %v", where, c.Args)
+			continue
+		}
+		if message > budget {
+			t.Errorf("%s: --max-message-size %d over the budget %d", where, message, budget)
+		}
+		need := resource.NewQuantity(3*budget+10<<20, resource.BinarySI)
+		if limit.Cmp(*need) < 0 {
+			t.Errorf("%s: memory limit %s under 3 x budget + 10 MiB = %s", where, limit.String(), need.String())
+		}
+		// One 100,000-pod call sent Kubernetes-shaped (77.2 MB, charged
+		// 110 MiB with its pods' models) twice must fit the budget.
+		if budget < 2*110<<20 {
+			t.Errorf("%s: budget %d holds fewer than two 100,000-pod calls", where, budget)
+		}
+	}
+}
+
+// The sidecar layout, as the overlay and the chart render it: the decider is
+// a native sidecar of the shim's pod, on a Unix socket in an emptyDir both
+// mount, with the pod's fsGroup so the 0660 socket admits both, its probes on
+// the plaintext health port; the shim dials the socket; nothing of the
+// shared service is left.
+func TestSidecarLayout(t *testing.T) {
+	for name, objs := range map[string][]*unstructured.Unstructured{
+		"overlays/sidecar": kustomize(t, "overlays/sidecar"),
+		"helm sidecar":     helm(t, withMonitor("sidecar", false)),
+		"helm defaults":    helm(t, nil),
+	} {
+		t.Run(strings.ReplaceAll(name, "/", "_"), func(t *testing.T) {
+			deps := deployments(t, objs)
+			if len(deps) != 1 || deps["job-decider-shim"] == nil {
+				t.Fatalf("want one Deployment, the shim's; got %v", ids(objs))
+			}
+			for _, o := range objs {
+				if o.GetKind() == "HorizontalPodAutoscaler" || o.GetKind() == "PodDisruptionBudget" ||
+					(o.GetKind() == "Service" && (o.GetName() == "job-decider" || o.GetName() == "job-decider-headless")) {
+					t.Errorf("%s %s belongs to the service layout", o.GetKind(), o.GetName())
+				}
+			}
+			ps := deps["job-decider-shim"].Spec.Template.Spec
+			if ps.SecurityContext == nil || ps.SecurityContext.FSGroup == nil {
+				t.Errorf("no pod fsGroup: the socket (0660) would admit only the decider's UID")
+			}
+			if len(ps.InitContainers) != 1 {
+				t.Fatalf("want the decider as the one init container, got %d", len(ps.InitContainers))
+			}
+			dec, shim := ps.InitContainers[0], ps.Containers[0]
+			if dec.RestartPolicy == nil || *dec.RestartPolicy != corev1.ContainerRestartPolicyAlways {
+				t.Errorf("the decider is not a native sidecar (restartPolicy Always)")
+			}
+			const sock = "unix:///run/job-decider/decider.sock"
+			if !contains(dec.Args, "--addr="+sock) || !contains(dec.Args, "--health-addr=0.0.0.0:8081") || !contains(dec.Args, "--metrics-addr=0.0.0.0:9090") {
+				t.Errorf("decider args %v", dec.Args)
+			}
+			if !contains(shim.Args, "--decider-addr="+sock) {
+				t.Errorf("shim args %v do not dial the socket", shim.Args)
+			}
+			for _, p := range []*corev1.Probe{dec.StartupProbe, dec.LivenessProbe, dec.ReadinessProbe} {
+				if p == nil || p.GRPC == nil || p.GRPC.Port != 8081 {
+					t.Errorf("decider probe not gRPC on 8081: %+v", p)
+				}
+			}
+			vol := ""
+			for _, v := range ps.Volumes {
+				if v.EmptyDir != nil {
+					vol = v.Name
+				}
+			}
+			for _, c := range []corev1.Container{dec, shim} {
+				ok := false
+				for _, m := range c.VolumeMounts {
+					ok = ok || (m.Name == vol && m.MountPath == "/run/job-decider")
+				}
+				if vol == "" || !ok {
+					t.Errorf("%s does not mount the emptyDir at /run/job-decider", c.Name)
+				}
+			}
+		})
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Where a NetworkPolicy covers a pod that serves metrics, it admits the
+// scraper to them, and each overlay has a ServiceMonitor whose endpoint ports
+// a Service of the same install names.
+func TestScrapingIsAdmitted(t *testing.T) {
+	for name, objs := range allInstalls(t) {
+		t.Run(strings.ReplaceAll(name, "/", "_"), func(t *testing.T) {
+			ports := map[string]bool{}
+			monitors := 0
+			for _, o := range objs {
+				switch o.GetKind() {
+				case "NetworkPolicy":
+					found := false
+					spec, _, _ := unstructured.NestedSlice(o.Object, "spec", "ingress")
+					for _, rule := range spec {
+						ps, _, _ := unstructured.NestedSlice(rule.(map[string]any), "ports")
+						for _, p := range ps {
+							if fmt.Sprint(p.(map[string]any)["port"]) == "9090" {
+								found = true
+							}
+						}
+					}
+					if !found {
+						t.Errorf("NetworkPolicy %s admits nobody to 9090", o.GetName())
+					}
+				case "Service":
+					ps, _, _ := unstructured.NestedSlice(o.Object, "spec", "ports")
+					for _, p := range ps {
+						ports[fmt.Sprint(p.(map[string]any)["name"])] = true
+					}
+				case "ServiceMonitor":
+					monitors++
+				}
+			}
+			for _, o := range objs {
+				if o.GetKind() != "ServiceMonitor" {
+					continue
+				}
+				eps, _, _ := unstructured.NestedSlice(o.Object, "spec", "endpoints")
+				for _, ep := range eps {
+					if p := fmt.Sprint(ep.(map[string]any)["port"]); !ports[p] {
+						t.Errorf("ServiceMonitor %s scrapes port %q that no Service names", o.GetName(), p)
+					}
+				}
+			}
+			if strings.HasPrefix(name, "overlays/") && monitors == 0 {
+				t.Errorf("no ServiceMonitor")
+			}
+		})
+	}
+}
+
+// The README's one-command installs name directories that exist.
+func TestOneCommandInstallsExist(t *testing.T) {
+	b, err := os.ReadFile(harness.DeployDir("README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range regexp.MustCompile(`kubectl apply -k (deploy/[\w/.-]+)`).FindAllStringSubmatch(string(b), -1) {
+		dir := strings.TrimPrefix(m[1], "deploy/")
+		if _, err := harness.RenderKustomize(harness.DeployDir(dir)); err != nil {
+			t.Errorf("deploy/README.md: %s: %v", m[0], err)
+		}
+	}
+}
