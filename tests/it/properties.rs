@@ -28,6 +28,7 @@ use std::time::Duration;
 
 use crate::generators::{JOB_UID, base_job, job_owner, t, template_labels};
 use job_decider_core::extended::{ExtendedAction, NodeAvoidanceMode};
+use job_decider_core::fixtures::{creations, deletions};
 use job_decider_core::index_set::IndexSet;
 use job_decider_core::indexed::is_index_failed;
 use job_decider_core::model::*;
@@ -1919,14 +1920,8 @@ fn every_prefix_keeps_the_counts(s: Snapshot) -> Result<(), TestCaseError> {
     // short (or not) may change the failures by up to one per deleted pod
     // of a succeeding Job, and the failed indexes by the deleted pods'
     // indexes. See `regressions::cut_finishing_plan_counts_deleted_pods_as_failed`.
-    let deleted: Vec<&Pod> = plan
-        .actions
-        .iter()
-        .filter_map(|a| match a {
-            Action::DeletePods(d) => Some(d),
-            _ => None,
-        })
-        .flatten()
+    let deleted: Vec<&Pod> = deletions(&plan)
+        .into_iter()
         .filter(|d| !s.job.spec.only_replace_failed_pods() && !d.remove_finalizer_first)
         .filter_map(|d| s.pods.iter().find(|p| p.uid == d.pod.uid))
         .collect();
@@ -1949,23 +1944,9 @@ fn every_prefix_keeps_the_counts(s: Snapshot) -> Result<(), TestCaseError> {
         .iter()
         .any(|a| matches!(a, Action::FailPods(_)))
     {
-        let created: Vec<&PodCreation> = plan
-            .actions
-            .iter()
-            .filter_map(|a| match a {
-                Action::CreatePods(c) => Some(c),
-                _ => None,
-            })
-            .flatten()
-            .collect();
-        let deleted: Vec<&Pod> = plan
-            .actions
-            .iter()
-            .filter_map(|a| match a {
-                Action::DeletePods(d) => Some(d),
-                _ => None,
-            })
-            .flatten()
+        let created: Vec<&PodCreation> = creations(&plan).into_iter().collect();
+        let deleted: Vec<&Pod> = deletions(&plan)
+            .into_iter()
             .filter_map(|d| s.pods.iter().find(|p| p.uid == d.pod.uid))
             .chain(
                 plan.actions

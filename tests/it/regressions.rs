@@ -6,6 +6,7 @@
 //! to a concrete case. None of the first kind is open at the moment.
 
 use crate::generators::{base_job, running_pod, snapshot, t};
+use job_decider_core::fixtures::deletions;
 use job_decider_core::model::*;
 use job_decider_core::plan::{Action, Plan};
 use job_decider_core::sync::decide;
@@ -162,14 +163,8 @@ fn stuck_pod_deleted_by_the_same_plan_is_not_failed_for_its_pending_timeout() {
         let s = snapshot(job, others, t(NOW));
 
         let plan = decide(&s);
-        let deleted: Vec<&str> = plan
-            .actions
-            .iter()
-            .filter_map(|a| match a {
-                Action::DeletePods(d) => Some(d),
-                _ => None,
-            })
-            .flatten()
+        let deleted: Vec<&str> = deletions(&plan)
+            .into_iter()
             .map(|d| d.pod.uid.as_str())
             .collect();
         let failed: Vec<&str> = plan

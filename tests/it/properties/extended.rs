@@ -21,6 +21,7 @@ use job_decider_core::extended::{
     PENDING_TIMEOUT_CONDITION, PendingTimeout, PodFailureDetails, RULE_MATCH_COUNTS_ANNOTATION,
     RetryLimit,
 };
+use job_decider_core::fixtures::deletions;
 
 /// The nodes of the simulated cluster; pods' details name them.
 pub(super) const NODES: [&str; 5] = ["node-a", "node-b", "node-c", "node-d", "node-e"];
@@ -625,14 +626,8 @@ fn check_every_stuck_pod_handled(
     {
         return Ok(());
     }
-    let deleted: BTreeSet<&str> = plan
-        .actions
-        .iter()
-        .filter_map(|a| match a {
-            Action::DeletePods(d) => Some(d),
-            _ => None,
-        })
-        .flatten()
+    let deleted: BTreeSet<&str> = deletions(plan)
+        .into_iter()
         .map(|d| d.pod.uid.as_str())
         .collect();
     let active = claimed_active(s);
