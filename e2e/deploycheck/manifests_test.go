@@ -298,6 +298,8 @@ func TestHelmValuesSchemaRefusesBadValues(t *testing.T) {
 		{"unknown value", map[string]any{"decider": map[string]any{"maxConcurrentRequest": 4}}, "maxConcurrentRequest"},
 		{"budget not a quantity", map[string]any{"decider": map[string]any{"maxRequestBytesInFlight": "lots"}}, "maxRequestBytesInFlight"},
 		{"no workers", map[string]any{"shim": map[string]any{"workers": 0}}, "workers"},
+		{"misspelt rule toggle", map[string]any{"metrics": map[string]any{"prometheusRule": map[string]any{"enable": true}}}, "enable"},
+		{"dashboard namespace not a name", map[string]any{"metrics": map[string]any{"grafanaDashboard": map[string]any{"namespace": "Monitoring"}}}, "namespace"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := harness.RenderChart(chart, "job-decider", "job-decider", c.values)
