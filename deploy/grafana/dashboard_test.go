@@ -184,6 +184,18 @@ func checkExpr(expr string, lists map[string]family) ([]string, error) {
 					problems = append(problems, fmt.Sprintf("grouping by %q, which no metric under it has", l))
 				}
 			}
+		case *parser.BinaryExpr:
+			// on (...) matches series by labels both sides must have.
+			if vm := n.VectorMatching; vm != nil && vm.On {
+				for _, side := range []parser.Node{n.LHS, n.RHS} {
+					have := labelsUnder(side)
+					for _, l := range vm.MatchingLabels {
+						if !scrapeLabels[l] && !have[l] {
+							problems = append(problems, fmt.Sprintf("matching on %q, which a side (%s) lacks", l, side))
+						}
+					}
+				}
+			}
 		}
 		return nil
 	})

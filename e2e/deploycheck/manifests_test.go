@@ -39,13 +39,16 @@ func helm(t *testing.T, values map[string]any) []*unstructured.Unstructured {
 	return objs
 }
 
-// withMonitor is the chart's values for a layout, ServiceMonitors on (the
-// overlays ship them).
+// withMonitor is the chart's values for a layout, ServiceMonitors and the
+// PrometheusRule on (the overlays ship them).
 func withMonitor(layout string, tls bool) map[string]any {
 	return map[string]any{
-		"layout":  layout,
-		"tls":     map[string]any{"enabled": tls},
-		"metrics": map[string]any{"serviceMonitor": map[string]any{"enabled": true}},
+		"layout": layout,
+		"tls":    map[string]any{"enabled": tls},
+		"metrics": map[string]any{
+			"serviceMonitor": map[string]any{"enabled": true},
+			"prometheusRule": map[string]any{"enabled": true},
+		},
 	}
 }
 
@@ -127,15 +130,34 @@ func containerSummary(c corev1.Container) string {
 }
 
 // The Helm chart renders the same objects as the kustomize overlay of the
-// same layout: the same kinds and names, and in each Deployment the same
+// same layout: the same kinds and names, in each Deployment the same
 // containers (image, args, probes, resources, security context, mounts)
-// and volumes. Labels may differ (Helm's own), nothing else that runs.
+// and volumes, the same alerting rules and the same dashboard. Labels may
+// differ (Helm's own), nothing else that runs.
 func TestHelmChartRendersTheOverlaysObjects(t *testing.T) {
 	for _, p := range pairs {
 		t.Run(p.name, func(t *testing.T) {
 			k, h := kustomize(t, p.overlay), helm(t, withMonitor(p.layout, p.tls))
 			if a, b := strings.Join(ids(k), "\n"), strings.Join(ids(h), "\n"); a != b {
 				t.Errorf("objects differ:\n%s:\n%s\nhelm:\n%s", p.overlay, a, b)
+			}
+			for _, kind := range []string{"PrometheusRule", "ConfigMap"} {
+				ko, ho := byName(k, kind), byName(h, kind)
+				for name, kobj := range ko {
+					hobj, ok := ho[name]
+					if !ok {
+						continue // reported above
+					}
+					if a, b := mustYAML(kobj.Object["spec"]), mustYAML(hobj.Object["spec"]); a != b {
+						t.Errorf("%s %s: spec differs:\n%s:\n%s\nhelm:\n%s", kind, name, p.overlay, a, b)
+					}
+					if a, b := mustYAML(kobj.Object["data"]), mustYAML(hobj.Object["data"]); a != b {
+						t.Errorf("%s %s: data differs between %s and the chart", kind, name, p.overlay)
+					}
+					if a, b := kobj.GetLabels()["grafana_dashboard"], hobj.GetLabels()["grafana_dashboard"]; a != b {
+						t.Errorf("%s %s: grafana_dashboard label %q, helm %q", kind, name, a, b)
+					}
+				}
 			}
 			kd, hd := deployments(t, k), deployments(t, h)
 			for name, kdep := range kd {
@@ -172,6 +194,86 @@ func TestHelmChartRendersTheOverlaysObjects(t *testing.T) {
 	}
 }
 
+// byName is the objects of one kind, by name.
+func byName(objs []*unstructured.Unstructured, kind string) map[string]*unstructured.Unstructured {
+	out := map[string]*unstructured.Unstructured{}
+	for _, o := range objs {
+		if o.GetKind() == kind {
+			out[o.GetName()] = o
+		}
+	}
+	return out
+}
+
+// Every overlay and the chart (by default too) ship the dashboard as a
+// ConfigMap Grafana's sidecar loads, holding deploy/grafana/job-decider.json
+// byte for byte, and the alerts as a PrometheusRule; the chart's rules find
+// the targets of its own Services when it is installed under another name.
+func TestAlertsAndDashboardShipWithEveryInstall(t *testing.T) {
+	want, err := os.ReadFile(harness.DeployDir("grafana", "job-decider.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, objs := range allInstalls(t) {
+		if name == "base" {
+			continue // the base has no monitoring: the overlays add it
+		}
+		t.Run(strings.ReplaceAll(name, "/", "_"), func(t *testing.T) {
+			dashboards := 0
+			for _, o := range objs {
+				if o.GetKind() != "ConfigMap" || o.GetLabels()["grafana_dashboard"] != "1" {
+					continue
+				}
+				dashboards++
+				got, _, _ := unstructured.NestedString(o.Object, "data", "job-decider.json")
+				if got != string(want) {
+					t.Errorf("ConfigMap %s: data[job-decider.json] (%d bytes) is not deploy/grafana/job-decider.json (%d bytes)", o.GetName(), len(got), len(want))
+				}
+			}
+			if dashboards != 1 {
+				t.Errorf("%d dashboard ConfigMaps labelled grafana_dashboard: \"1\", want 1", dashboards)
+			}
+			rules := byName(objs, "PrometheusRule")
+			if name == "helm defaults" {
+				if len(rules) != 0 {
+					t.Errorf("the chart's defaults render a PrometheusRule: it needs the Prometheus Operator's CRDs, off by default like the ServiceMonitor")
+				}
+				return
+			}
+			if len(rules) != 1 {
+				t.Fatalf("%d PrometheusRules, want 1", len(rules))
+			}
+			for _, r := range rules {
+				groups, _, _ := unstructured.NestedSlice(r.Object, "spec", "groups")
+				alerts := 0
+				for _, g := range groups {
+					rs, _, _ := unstructured.NestedSlice(g.(map[string]any), "rules")
+					alerts += len(rs)
+				}
+				if alerts == 0 {
+					t.Errorf("PrometheusRule %s has no rules", r.GetName())
+				}
+			}
+		})
+	}
+	values := withMonitor("service", false)
+	values["name"] = "jd"
+	objs := helm(t, values)
+	rule := byName(objs, "PrometheusRule")["jd"]
+	if rule == nil {
+		t.Fatalf("name=jd: no PrometheusRule jd among %v", ids(objs))
+	}
+	text := mustYAML(rule.Object["spec"])
+	if !strings.Contains(text, "jd-metrics") || !strings.Contains(text, "jd-shim-metrics") || strings.Contains(text, "job-decider-metrics") || strings.Contains(text, "job-decider-shim-metrics") {
+		t.Errorf("name=jd: the rules do not select the jobs jd-metrics and jd-shim-metrics:\n%s", text)
+	}
+	for _, svc := range []string{"jd-metrics", "jd-shim-metrics"} {
+		if byName(objs, "Service")[svc] == nil {
+			t.Errorf("name=jd: no Service %s, the job the rules select", svc)
+		}
+	}
+}
+
 func mustYAML(v any) string {
 	b, err := sigsyaml.Marshal(v)
 	if err != nil {
@@ -196,6 +298,8 @@ func TestHelmValuesSchemaRefusesBadValues(t *testing.T) {
 		{"unknown value", map[string]any{"decider": map[string]any{"maxConcurrentRequest": 4}}, "maxConcurrentRequest"},
 		{"budget not a quantity", map[string]any{"decider": map[string]any{"maxRequestBytesInFlight": "lots"}}, "maxRequestBytesInFlight"},
 		{"no workers", map[string]any{"shim": map[string]any{"workers": 0}}, "workers"},
+		{"misspelt rule toggle", map[string]any{"metrics": map[string]any{"prometheusRule": map[string]any{"enable": true}}}, "enable"},
+		{"dashboard namespace not a name", map[string]any{"metrics": map[string]any{"grafanaDashboard": map[string]any{"namespace": "Monitoring"}}}, "namespace"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := harness.RenderChart(chart, "job-decider", "job-decider", c.values)

@@ -117,8 +117,9 @@ func RenderChart(chartDir, release, namespace string, values map[string]any) ([]
 
 // CRDFiles downloads (through the Go module proxy, with `go mod download` in
 // e2e/crds, whose go.mod and go.sum pin them) the modules that ship the CRDs
-// the deploy manifests use, and returns the CRD files: ServiceMonitor from
-// the Prometheus Operator, Certificate and Issuer from cert-manager.
+// the deploy manifests use, and returns the CRD files: ServiceMonitor and
+// PrometheusRule from the Prometheus Operator, Certificate and Issuer from
+// cert-manager.
 func CRDFiles(ctx context.Context) ([]string, error) {
 	cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json",
 		"github.com/cert-manager/cert-manager", "github.com/prometheus-operator/prometheus-operator")
@@ -149,6 +150,7 @@ func CRDFiles(ctx context.Context) ([]string, error) {
 	}
 	return []string{
 		filepath.Join(po, "example", "prometheus-operator-crd", "monitoring.coreos.com_servicemonitors.yaml"),
+		filepath.Join(po, "example", "prometheus-operator-crd", "monitoring.coreos.com_prometheusrules.yaml"),
 		filepath.Join(cm, "deploy", "crds", "cert-manager.io_certificates.yaml"),
 		filepath.Join(cm, "deploy", "crds", "cert-manager.io_issuers.yaml"),
 	}, nil

@@ -61,10 +61,17 @@ func installs(t *testing.T) map[string][]*unstructured.Unstructured {
 		out["kustomize "+o] = objs
 	}
 	chart := harness.DeployDir("helm", "job-decider")
+	// ServiceMonitors and the PrometheusRule on, as the overlays ship them.
+	monitoring := func() map[string]any {
+		return map[string]any{
+			"serviceMonitor": map[string]any{"enabled": true},
+			"prometheusRule": map[string]any{"enabled": true},
+		}
+	}
 	for name, values := range map[string]map[string]any{
-		"sidecar":     {"layout": "sidecar", "metrics": map[string]any{"serviceMonitor": map[string]any{"enabled": true}}},
-		"service":     {"layout": "service", "metrics": map[string]any{"serviceMonitor": map[string]any{"enabled": true}}},
-		"service+tls": {"layout": "service", "tls": map[string]any{"enabled": true}, "metrics": map[string]any{"serviceMonitor": map[string]any{"enabled": true}}},
+		"sidecar":     {"layout": "sidecar", "metrics": monitoring()},
+		"service":     {"layout": "service", "metrics": monitoring()},
+		"service+tls": {"layout": "service", "tls": map[string]any{"enabled": true}, "metrics": monitoring()},
 	} {
 		objs, err := harness.RenderChart(chart, "job-decider", "job-decider", values)
 		if err != nil {
@@ -75,9 +82,9 @@ func installs(t *testing.T) map[string][]*unstructured.Unstructured {
 	return out
 }
 
-// installCRDs creates the CRDs the manifests use (ServiceMonitor, cert-manager's
-// Certificate and Issuer), from the modules e2e/crds pins, and waits until
-// the API server serves them.
+// installCRDs creates the CRDs the manifests use (ServiceMonitor and
+// PrometheusRule, cert-manager's Certificate and Issuer), from the modules
+// e2e/crds pins, and waits until the API server serves them.
 func installCRDs(t *testing.T, ctx context.Context) {
 	t.Helper()
 	files, err := harness.CRDFiles(ctx)
@@ -133,6 +140,20 @@ func TestDeployManifestsDryRun(t *testing.T) {
 	}
 	if kinds["Deployment"] != 2 {
 		t.Errorf("%d Deployments, want 2 (service and shim)", kinds["Deployment"])
+	}
+	// Every overlay and the chart ship the alerts and the dashboard, so the
+	// dry run below puts them before the API server too.
+	for name, objs := range all {
+		if name == "kustomize base" {
+			continue
+		}
+		has := map[string]bool{}
+		for _, o := range objs {
+			has[o.GetKind()] = has[o.GetKind()] || o.GetKind() != "ConfigMap" || o.GetLabels()["grafana_dashboard"] == "1"
+		}
+		if !has["PrometheusRule"] || !has["ConfigMap"] {
+			t.Errorf("%s: no PrometheusRule or no dashboard ConfigMap", name)
+		}
 	}
 
 	installCRDs(t, ctx)
