@@ -121,3 +121,47 @@ async fn a_bad_document_is_invalid_argument_naming_its_field() {
         .collect();
     assert_eq!(named, [path]);
 }
+
+#[tokio::test]
+async fn the_explanation_names_the_document_rule_that_handled_the_pods() {
+    let server = TestServer::start(ServerConfig::default()).await;
+    let mut client = server.client().await;
+    let mut request = request_with_failures(DOC);
+    request.explain = true;
+    let response = client
+        .decide_job(request)
+        .await
+        .expect("decided")
+        .into_inner();
+    let explanation = response.explanation.expect("asked for");
+    let handled: Vec<(&str, &str, i32)> = explanation
+        .pods
+        .iter()
+        .filter(|g| !g.extended_rule.is_empty())
+        .map(|g| (g.extended_rule.as_str(), g.verdict.as_str(), g.count))
+        .collect();
+    // The three OOM-killed pods, by the document's rule named oom (Count); no upstream rule index.
+    assert_eq!(
+        handled,
+        [("oom", "FailedCounted", 3)],
+        "{:#?}",
+        explanation.pods
+    );
+    assert!(
+        explanation
+            .pods
+            .iter()
+            .filter(|g| !g.extended_rule.is_empty())
+            .all(|g| g.rule_index.is_none())
+    );
+    // Without a document the same pods name no extended rule.
+    let mut plain = request_with_failures("");
+    plain.explain = true;
+    let response = client
+        .decide_job(plain)
+        .await
+        .expect("decided")
+        .into_inner();
+    let explanation = response.explanation.expect("asked for");
+    assert!(explanation.pods.iter().all(|g| g.extended_rule.is_empty()));
+}

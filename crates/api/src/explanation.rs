@@ -46,6 +46,7 @@ fn pod_group(g: &PodGroup) -> pb::PodVerdict {
         matched: g.matched.clone(),
         detail: g.detail.clone(),
         adopted: g.adopted,
+        extended_rule: g.extended_rule.clone().unwrap_or_default(),
     }
 }
 

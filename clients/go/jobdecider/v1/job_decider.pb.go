@@ -557,7 +557,11 @@ type PodVerdict struct {
 	// Why, in words, and where the pods stand in the status (recorded, counted, finalizer).
 	Detail string `protobuf:"bytes,9,opt,name=detail,proto3" json:"detail,omitempty"`
 	// True for orphans the Job adopts in this plan.
-	Adopted       bool `protobuf:"varint,10,opt,name=adopted,proto3" json:"adopted,omitempty"`
+	Adopted bool `protobuf:"varint,10,opt,name=adopted,proto3" json:"adopted,omitempty"`
+	// The extended failure policy document's rule that handled the pods (rule_index is then
+	// unset): its name, "rules[i]" when unnamed, or "PendingTimeout" for pods failed for their
+	// pending timeout. Empty otherwise.
+	ExtendedRule  string `protobuf:"bytes,11,opt,name=extended_rule,json=extendedRule,proto3" json:"extended_rule,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -660,6 +664,13 @@ func (x *PodVerdict) GetAdopted() bool {
 		return x.Adopted
 	}
 	return false
+}
+
+func (x *PodVerdict) GetExtendedRule() string {
+	if x != nil {
+		return x.ExtendedRule
+	}
+	return ""
 }
 
 // IndexList is a set of completion indexes, as the status writes them ("0-2,5").
@@ -3076,7 +3087,7 @@ const file_jobdecider_v1_job_decider_proto_rawDesc = "" +
 	"\vnot_managed\x18\n" +
 	" \x01(\v2\x19.jobdecider.v1.NotManagedR\n" +
 	"notManaged\x12%\n" +
-	"\x0erequeue_reason\x18\v \x01(\tR\rrequeueReason\"\xc7\x02\n" +
+	"\x0erequeue_reason\x18\v \x01(\tR\rrequeueReason\"\xec\x02\n" +
 	"\n" +
 	"PodVerdict\x12\x18\n" +
 	"\averdict\x18\x01 \x01(\tR\averdict\x12\x14\n" +
@@ -3091,7 +3102,8 @@ const file_jobdecider_v1_job_decider_proto_rawDesc = "" +
 	"\amatched\x18\b \x01(\tR\amatched\x12\x16\n" +
 	"\x06detail\x18\t \x01(\tR\x06detail\x12\x18\n" +
 	"\aadopted\x18\n" +
-	" \x01(\bR\aadoptedB\r\n" +
+	" \x01(\bR\aadopted\x12#\n" +
+	"\rextended_rule\x18\v \x01(\tR\fextendedRuleB\r\n" +
 	"\v_rule_index\"h\n" +
 	"\tIndexList\x12\x18\n" +
 	"\aindexes\x18\x01 \x01(\tR\aindexes\x12\x14\n" +

@@ -337,6 +337,7 @@ class PodVerdict(_message.Message):
     MATCHED_FIELD_NUMBER: _builtins.int
     DETAIL_FIELD_NUMBER: _builtins.int
     ADOPTED_FIELD_NUMBER: _builtins.int
+    EXTENDED_RULE_FIELD_NUMBER: _builtins.int
     verdict: _builtins.str
     """"Succeeded", "FailedCounted" (counts towards backoffLimit or its index's
     backoffLimitPerIndex), "FailedIgnored" (an Ignore rule), "FailsJob" (a FailJob rule),
@@ -361,6 +362,11 @@ class PodVerdict(_message.Message):
     """Why, in words, and where the pods stand in the status (recorded, counted, finalizer)."""
     adopted: _builtins.bool
     """True for orphans the Job adopts in this plan."""
+    extended_rule: _builtins.str
+    """The extended failure policy document's rule that handled the pods (rule_index is then
+    unset): its name, "rules[i]" when unnamed, or "PendingTimeout" for pods failed for their
+    pending timeout. Empty otherwise.
+    """
     @_builtins.property
     def pods(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The first 10 of them, by name, in request order."""
@@ -382,10 +388,11 @@ class PodVerdict(_message.Message):
         matched: _builtins.str = ...,
         detail: _builtins.str = ...,
         adopted: _builtins.bool = ...,
+        extended_rule: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_rule_index", b"_rule_index", "indexes", b"indexes", "rule_index", b"rule_index"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_rule_index", b"_rule_index", "adopted", b"adopted", "count", b"count", "detail", b"detail", "indexes", b"indexes", "matched", b"matched", "pods", b"pods", "pods_omitted", b"pods_omitted", "rule_action", b"rule_action", "rule_index", b"rule_index", "verdict", b"verdict"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_rule_index", b"_rule_index", "adopted", b"adopted", "count", b"count", "detail", b"detail", "extended_rule", b"extended_rule", "indexes", b"indexes", "matched", b"matched", "pods", b"pods", "pods_omitted", b"pods_omitted", "rule_action", b"rule_action", "rule_index", b"rule_index", "verdict", b"verdict"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__rule_index: _TypeAlias = _typing.Literal["rule_index"]  # noqa: Y015
     _WhichOneofArgType__rule_index: _TypeAlias = _typing.Literal["_rule_index", b"_rule_index"]  # noqa: Y015
