@@ -10,9 +10,7 @@ use job_decider_core::extended::retry_limits::{document_match_among, max_retries
 use job_decider_core::extended::rules::{
     DocumentMatch, describe_matched_on, matched_on, policy_action_of, rule_action, rule_label,
 };
-use job_decider_core::extended::{
-    ExtendedAction, ExtendedFailurePolicy, FAILURE_POLICY_ANNOTATION,
-};
+use job_decider_core::extended::{ExtendedFailurePolicy, FAILURE_POLICY_ANNOTATION};
 use job_decider_core::model::{JOB_TRACKING_FINALIZER, PodFailurePolicyAction, Snapshot};
 use job_decider_core::pod_failure_policy::{MatchedOn, match_pod_failure_policy};
 use pb::action::Kind;
@@ -1553,6 +1551,17 @@ impl<'s> World<'s> {
             Some(MatchedOn::Condition { condition_type }) => format!("condition {condition_type}"),
             None => String::new(),
         };
+        let name = action.as_str().to_string();
+        let effect = self.handled_by(i, action);
+        Some(format!(
+            "podFailurePolicy rule {rule} ({name}) matches {on}: {effect}"
+        ))
+    }
+
+    /// Records on pod `i` the action its failure was handled by, and says what
+    /// that did: `counted`, `fails the Job`… and whether the Job's outcome was
+    /// already settled (a pod that ends after it changes nothing).
+    fn handled_by(&mut self, i: usize, action: PodFailurePolicyAction) -> String {
         let effect = match action {
             PodFailurePolicyAction::FailJob => "fails the Job",
             PodFailurePolicyAction::FailIndex => "fails its index",
@@ -1560,24 +1569,20 @@ impl<'s> World<'s> {
             PodFailurePolicyAction::Count => "counted",
             PodFailurePolicyAction::Unknown(_) => "skipped",
         };
-        self.pods[i].ignored = action == PodFailurePolicyAction::Ignore;
-        // A pod that ends after the Job's outcome is settled changes nothing.
-        let is_settled = has_condition(
+        let settled = has_condition(
             &self.job,
             &["FailureTarget", "Failed", "SuccessCriteriaMet", "Complete"],
         )
         .is_some();
-        self.pods[i].settled = is_settled;
-        self.pods[i].rule = Some(action.clone());
-        let settled = if is_settled {
-            " (the Job's outcome is already settled)"
+        let sp = &mut self.pods[i];
+        sp.ignored = action == PodFailurePolicyAction::Ignore;
+        sp.settled = settled;
+        sp.rule = Some(action);
+        if settled {
+            format!("{effect} (the Job's outcome is already settled)")
         } else {
-            ""
-        };
-        Some(format!(
-            "podFailurePolicy rule {rule} ({}) matches {on}: {effect}{settled}",
-            action.as_str()
-        ))
+            effect.to_string()
+        }
     }
 
     /// The story of a failure the extended policy document handled, as `policy_of` tells it.
@@ -1592,26 +1597,7 @@ impl<'s> World<'s> {
             .iter()
             .map(|o| describe_matched_on(doc, m.rule, o))
             .collect();
-        let effect = match m.action {
-            ExtendedAction::FailJob => "fails the Job",
-            ExtendedAction::FailIndex => "fails its index",
-            ExtendedAction::Ignore => "not counted",
-            ExtendedAction::Count => "counted",
-        };
-        let action = policy_action_of(m.action).clone();
-        self.pods[i].ignored = action == PodFailurePolicyAction::Ignore;
-        let is_settled = has_condition(
-            &self.job,
-            &["FailureTarget", "Failed", "SuccessCriteriaMet", "Complete"],
-        )
-        .is_some();
-        self.pods[i].settled = is_settled;
-        self.pods[i].rule = Some(action);
-        let settled = if is_settled {
-            " (the Job's outcome is already settled)"
-        } else {
-            ""
-        };
+        let effect = self.handled_by(i, policy_action_of(m.action).clone());
         let rule = rule_label(doc, m.rule);
         let limit = match max_retries(doc, m.rule) {
             Some(max) if m.exhausted => format!(
@@ -1622,7 +1608,7 @@ impl<'s> World<'s> {
             None => String::new(),
         };
         format!(
-            "failure policy document rule {rule} ({}) matches {}{limit}: {effect}{settled}",
+            "failure policy document rule {rule} ({}) matches {}{limit}: {effect}",
             rule_action(doc, m.rule).as_str(),
             on.join(" and ")
         )
