@@ -250,17 +250,7 @@ async fn serve_reads_env_logs_json_and_stops_on_sigterm() {
         .expect("spawn serve");
 
     let deadline = Instant::now() + Duration::from_secs(20);
-    let channel = loop {
-        let endpoint =
-            tonic::transport::Endpoint::from_shared(format!("http://{addr}")).expect("endpoint");
-        match endpoint.connect().await {
-            Ok(channel) => break channel,
-            Err(err) => {
-                assert!(Instant::now() < deadline, "server never came up: {err}");
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-        }
-    };
+    let channel = crate::common::connect_when_up(addr).await;
     let mut client = pb::job_decider_client::JobDeciderClient::new(channel);
     let job: pb::Job = job_decider::documents::parse_job(
         &std::fs::read_to_string(example("indexed-job-mid-run", "job")).expect("read"),

@@ -216,17 +216,7 @@ async fn decision_latency_is_labelled_by_pod_count_range() {
     let server = TestServer::start(ServerConfig::default()).await;
     let mut client = server.client().await;
     let mut request = example_request("indexed-job-mid-run");
-    let pod = request.pods[0].clone();
-    request.pods = (0..12)
-        .map(|i| {
-            let mut pod = pod.clone();
-            if let Some(m) = pod.metadata.as_mut() {
-                m.uid = format!("uid-{i}");
-                m.name = format!("pod-{i}");
-            }
-            pod
-        })
-        .collect();
+    request.pods = crate::common::copies_of(&request.pods[0], 12);
     let before = server.scrape().await;
     let series = "job_decider_decision_duration_seconds_count{pods=\"11-100\"}";
     let was = value(&before, series).unwrap_or(0.0);
@@ -285,17 +275,7 @@ async fn serve_and_log(format: &str, level: &str) -> String {
         .spawn()
         .expect("spawn serve");
     let deadline = Instant::now() + Duration::from_secs(20);
-    let channel = loop {
-        let endpoint =
-            tonic::transport::Endpoint::from_shared(format!("http://{addr}")).expect("endpoint");
-        match endpoint.connect().await {
-            Ok(channel) => break channel,
-            Err(err) => {
-                assert!(Instant::now() < deadline, "server never came up: {err}");
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-        }
-    };
+    let channel = crate::common::connect_when_up(addr).await;
     let mut client = pb::job_decider_client::JobDeciderClient::new(channel);
     client.decide_job(small_request()).await.expect("decided");
     let mut bad = small_request();

@@ -483,18 +483,8 @@ async fn a_large_snapshot_is_decoded_off_the_reactor_and_decided() {
     let server = TestServer::start(ServerConfig::default()).await;
     let mut client = server.client().await;
     let mut request = example_request("indexed-job-mid-run");
-    let pod = request.pods[2].clone();
     // Several thousand pods: past the codec's 1 MiB threshold for decoding in block_in_place.
-    request.pods = (0..6000)
-        .map(|i| {
-            let mut pod = pod.clone();
-            if let Some(m) = pod.metadata.as_mut() {
-                m.uid = format!("uid-{i}");
-                m.name = format!("pod-{i}");
-            }
-            pod
-        })
-        .collect();
+    request.pods = crate::common::copies_of(&request.pods[2], 6000);
     assert!(
         prost::Message::encoded_len(&request) > job_decider_api::codec::OFF_REACTOR_DECODE_BYTES
     );

@@ -342,6 +342,39 @@ pub async fn raw_call(channel: Channel, path: &str, body: Bytes) -> Result<Bytes
         .await
 }
 
+/// `n` copies of `pod`, each its own pod (uid `uid-{i}`, name `pod-{i}`).
+pub fn copies_of(pod: &pb::Pod, n: usize) -> Vec<pb::Pod> {
+    (0..n)
+        .map(|i| {
+            let mut pod = pod.clone();
+            if let Some(m) = pod.metadata.as_mut() {
+                m.uid = format!("uid-{i}");
+                m.name = format!("pod-{i}");
+            }
+            pod
+        })
+        .collect()
+}
+
+/// A channel to a server started as a process at `addr`, once it accepts
+/// connections (it fails the test after 20 s).
+pub async fn connect_when_up(addr: SocketAddr) -> Channel {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let endpoint = Endpoint::from_shared(format!("http://{addr}")).expect("endpoint");
+        match endpoint.connect().await {
+            Ok(channel) => return channel,
+            Err(err) => {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "server never came up: {err}"
+                );
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    }
+}
+
 /// A DecideJob request of at least `bytes` encoded bytes (pods of a bundled example, repeated).
 pub fn request_of_size(bytes: usize) -> pb::DecideJobRequest {
     let mut request = example_request("indexed-job-mid-run");
