@@ -427,6 +427,31 @@ fn timeline(out: &Output) -> Value {
     serde_json::from_str(&stdout(out)).unwrap()
 }
 
+/// The example Job's timeline under `script` from files, with `pods` in a List
+/// written to `dir`, starting at [`NOW`].
+fn simulate_from_files(dir: &Path, pods: &[Value], script: &str) -> Value {
+    let pods_file = dir.join("pods.json");
+    std::fs::write(
+        &pods_file,
+        json!({"apiVersion": "v1", "kind": "List", "items": pods}).to_string(),
+    )
+    .unwrap();
+    let job_file = format!("{}/{EXAMPLE}/job.json", env!("CARGO_MANIFEST_DIR"));
+    timeline(&run(&[
+        "simulate",
+        "--job",
+        &job_file,
+        "--pods",
+        pods_file.to_str().unwrap(),
+        "--script",
+        script,
+        "--start",
+        NOW,
+        "-o",
+        "json",
+    ]))
+}
+
 #[test]
 fn simulate_from_cluster_plays_the_future_from_the_jobs_current_state() {
     let (job, pages, expected) = example_cluster();
@@ -441,26 +466,7 @@ fn simulate_from_cluster_plays_the_future_from_the_jobs_current_state() {
     let script = script.to_str().unwrap();
 
     // The same timeline as from files holding the same objects, at the same start.
-    let pods_file = dir.path().join("pods.json");
-    std::fs::write(
-        &pods_file,
-        json!({"apiVersion": "v1", "kind": "List", "items": expected}).to_string(),
-    )
-    .unwrap();
-    let job_file = format!("{}/{EXAMPLE}/job.json", env!("CARGO_MANIFEST_DIR"));
-    let from_files = timeline(&run(&[
-        "simulate",
-        "--job",
-        &job_file,
-        "--pods",
-        pods_file.to_str().unwrap(),
-        "--script",
-        script,
-        "--start",
-        NOW,
-        "-o",
-        "json",
-    ]));
+    let from_files = simulate_from_files(dir.path(), &expected, script);
     let live = timeline(&run(&[
         "simulate",
         "--from-cluster",
@@ -550,26 +556,7 @@ fn simulate_from_cluster_runs_live_pods_for_the_scripts_run_time_from_now() {
     }
     // From a file, a snapshot keeps its start times: the same pods are overdue and end
     // about at once.
-    let pods_file = dir.path().join("pods.json");
-    std::fs::write(
-        &pods_file,
-        json!({"apiVersion": "v1", "kind": "List", "items": running}).to_string(),
-    )
-    .unwrap();
-    let job_file = format!("{}/{EXAMPLE}/job.json", env!("CARGO_MANIFEST_DIR"));
-    let from_files = timeline(&run(&[
-        "simulate",
-        "--job",
-        &job_file,
-        "--pods",
-        pods_file.to_str().unwrap(),
-        "--script",
-        script,
-        "--start",
-        NOW,
-        "-o",
-        "json",
-    ]));
+    let from_files = simulate_from_files(dir.path(), &running, script);
     let ended = from_files["attempts"][0]["endedMs"].as_i64().unwrap();
     assert!(ended < 120_000, "{ended}");
 }
