@@ -58,6 +58,18 @@ fn check_expected(file: &Path, got: &str) {
     );
 }
 
+/// `simulate -o json` of the example in `dir` (its job.yaml and script.yaml),
+/// with `extra` arguments; the run must succeed.
+fn example_json(dir: &Path, extra: &[&str]) -> serde_json::Value {
+    let (job, script) = (dir.join("job.yaml"), dir.join("script.yaml"));
+    let mut args = vec!["simulate", "--job", path(&job), "--script", path(&script)];
+    args.extend_from_slice(extra);
+    args.extend(["-o", "json"]);
+    let out = run(&args);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("json")
+}
+
 #[test]
 fn every_example_timeline_is_its_expected_file() {
     let dirs = example_dirs();
@@ -144,19 +156,7 @@ fn json_is_the_timeline_and_the_same_every_time() {
 #[test]
 fn compare_json_names_where_the_policies_part() {
     let dir = examples().join("kep-3329-story1");
-    let out = run(&[
-        "simulate",
-        "--job",
-        path(&dir.join("job.yaml")),
-        "--script",
-        path(&dir.join("script.yaml")),
-        "--compare",
-        path(&dir.join("compare.yaml")),
-        "-o",
-        "json",
-    ]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let v = example_json(&dir, &["--compare", path(&dir.join("compare.yaml"))]);
     assert_eq!(v["left"]["summary"]["reason"], "PodFailurePolicy");
     assert_ne!(v["right"]["summary"]["reason"], "PodFailurePolicy");
     assert!(v["divergence"]["commonEvents"].as_u64().expect("count") > 0);
@@ -295,17 +295,7 @@ fn a_job_the_decider_refuses_exits_2_and_says_why() {
 #[test]
 fn on_failure_containers_restart_in_place_and_the_summary_counts_them() {
     let dir = examples().join("restart-on-failure");
-    let out = run(&[
-        "simulate",
-        "--job",
-        path(&dir.join("job.yaml")),
-        "--script",
-        path(&dir.join("script.yaml")),
-        "-o",
-        "json",
-    ]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let v = example_json(&dir, &[]);
     assert_eq!(v["summary"]["reason"], "BackoffLimitExceeded");
     assert_eq!(v["summary"]["podsCreated"], 2);
     assert_eq!(v["summary"]["restarts"], 4);
