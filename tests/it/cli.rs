@@ -392,30 +392,6 @@ fn request(dir: &str, extra: &[&str]) -> Output {
     run(&args)
 }
 
-/// `job-decider` with `stdin` as its standard input.
-fn run_with_stdin(args: &[&str], stdin: &[u8]) -> Output {
-    use std::io::Write;
-    use std::process::Stdio;
-    let mut child = Command::new(BIN)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn job-decider");
-    let written = child.stdin.take().expect("stdin").write_all(stdin);
-    // A command that refuses its arguments exits without reading stdin: a broken pipe then
-    // is the child's choice, not a failure of the test.
-    if let Err(err) = written {
-        assert_eq!(
-            err.kind(),
-            std::io::ErrorKind::BrokenPipe,
-            "write stdin: {err}"
-        );
-    }
-    child.wait_with_output().expect("wait")
-}
-
 /// The request `request` prints is the one `decide` decides: the same plan, byte for
 /// byte; it holds only the contract's fields (kubectl's others are dropped), so
 /// grpcurl reads it without `-allow-unknown-fields`; binary is the same message.
@@ -498,14 +474,14 @@ fn request_reads_stdin_and_arrays() {
     )
     .expect("array");
     for stdin in [&pod_list, &items] {
-        let out = run_with_stdin(
+        let out = crate::common::run_with_stdin(
             &["request", "--job", job, "--pods", "-", "--now", NOW],
             stdin,
         );
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
         assert_eq!(stdout(&out), stdout(&from_file));
     }
-    let out = run_with_stdin(
+    let out = crate::common::run_with_stdin(
         &["request", "--job", "-", "--pods", "-", "--now", NOW],
         &pod_list,
     );

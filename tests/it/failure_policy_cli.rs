@@ -3,9 +3,8 @@
 //! `--failure-policy FILE` (or `-`), and name a bad one's fields.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-const BIN: &str = env!("CARGO_BIN_EXE_job-decider");
 const NOW: &str = "2025-06-02T10:00:00Z";
 const ANNOTATION: &str = "job-decider.dev/failure-policy";
 
@@ -21,24 +20,7 @@ fn example(stem: &str) -> PathBuf {
 }
 
 fn run(args: &[&str], stdin: Option<&str>) -> Output {
-    use std::io::Write;
-    use std::process::Stdio;
-    let mut child = Command::new(BIN)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn job-decider");
-    let mut pipe = child.stdin.take().expect("stdin");
-    if let Some(text) = stdin {
-        let written = pipe.write_all(text.as_bytes());
-        if let Err(err) = written {
-            assert_eq!(err.kind(), std::io::ErrorKind::BrokenPipe, "{err}");
-        }
-    }
-    drop(pipe);
-    child.wait_with_output().expect("wait")
+    crate::common::run_with_stdin(args, stdin.unwrap_or_default().as_bytes())
 }
 
 fn stderr(out: &Output) -> String {

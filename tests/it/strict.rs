@@ -109,11 +109,10 @@ fn every_example_is_strictly_valid() {
 // ---------------------------------------------------------------------------------------------
 // The CLI: strict input, --lenient, manifests as written, stdin.
 
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use job_decider_api::{self as api, pb};
 
-const BIN: &str = env!("CARGO_BIN_EXE_job-decider");
 const NOW: &str = "2025-06-02T10:00:00Z";
 
 fn example(dir: &str, file: &str) -> String {
@@ -127,19 +126,7 @@ fn example(dir: &str, file: &str) -> String {
 
 /// `job-decider` with `stdin` (empty when none) as its standard input.
 fn run(args: &[&str], stdin: &[u8]) -> Output {
-    use std::io::Write;
-    let mut child = Command::new(BIN)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn job-decider");
-    let mut pipe = child.stdin.take().expect("stdin");
-    // A command that fails before reading closes the pipe: that is its answer, not ours.
-    let _ = pipe.write_all(stdin);
-    drop(pipe);
-    child.wait_with_output().expect("wait")
+    crate::common::run_with_stdin(args, stdin)
 }
 
 fn stderr(out: &Output) -> String {

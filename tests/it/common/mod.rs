@@ -342,6 +342,30 @@ pub async fn raw_call(channel: Channel, path: &str, body: Bytes) -> Result<Bytes
         .await
 }
 
+/// `job-decider` with `stdin` as its standard input.
+pub fn run_with_stdin(args: &[&str], stdin: &[u8]) -> std::process::Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_job-decider"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn job-decider");
+    let written = child.stdin.take().expect("stdin").write_all(stdin);
+    // A command that refuses its arguments exits without reading stdin: a broken pipe then
+    // is the child's choice, not a failure of the test.
+    if let Err(err) = written {
+        assert_eq!(
+            err.kind(),
+            std::io::ErrorKind::BrokenPipe,
+            "write stdin: {err}"
+        );
+    }
+    child.wait_with_output().expect("wait")
+}
+
 /// `n` copies of `pod`, each its own pod (uid `uid-{i}`, name `pod-{i}`).
 pub fn copies_of(pod: &pb::Pod, n: usize) -> Vec<pb::Pod> {
     (0..n)
