@@ -156,8 +156,6 @@ enum PlannedEnding {
 #[derive(Clone, Debug)]
 struct SimPod {
     pod: pb::Pod,
-    /// The node the scheduler placed it on, when the script models nodes.
-    node: Option<String>,
     ordinal: u32,
     index: Option<i32>,
     attempt: u32,
@@ -594,15 +592,9 @@ impl<'s> World<'s> {
         self.created += 1;
         let ordinal = self.created;
         let attempt = self.next_attempt(index);
-        let node = pod
-            .spec
-            .as_ref()
-            .map(|s| s.node_name.clone())
-            .filter(|n| !n.is_empty() && self.script.nodes.is_some());
-        let plan = self.plan_for(index, attempt, node.as_deref());
+        let plan = self.plan_for(index, attempt, self.placed_on(&pod));
         SimPod {
             pod,
-            node,
             ordinal,
             index,
             attempt,
@@ -1135,14 +1127,14 @@ impl<'s> World<'s> {
         }
         let now = self.now;
         let names = self.container_names.clone();
+        // Without modelled nodes, every pod runs on a node of its own.
+        let node = self
+            .placed_on(&self.pods[i].pod)
+            .map_or_else(|| format!("node-{}", self.pods[i].ordinal), str::to_string);
         let sp = &mut self.pods[i];
         sp.start_at = None;
         sp.started = Some(now);
         sp.outcome = "running".to_string();
-        let node = sp
-            .node
-            .clone()
-            .unwrap_or_else(|| format!("node-{}", sp.ordinal));
         sp.pod.spec.get_or_insert_with(Default::default).node_name = node.clone();
         let st = status(&mut sp.pod);
         st.phase = "Running".to_string();
@@ -1255,6 +1247,13 @@ impl<'s> World<'s> {
         self.collect();
     }
 
+    /// The node a pod is on when the script models nodes (its `spec.nodeName`);
+    /// `None` without modelled nodes, or while it is unscheduled.
+    fn placed_on<'p>(&self, pod: &'p pb::Pod) -> Option<&'p str> {
+        let node = pod.spec.as_ref().map(|s| s.node_name.as_str());
+        node.filter(|n| !n.is_empty() && self.script.nodes.is_some())
+    }
+
     /// The scheduler's choice for a new pod: the allowed node running the fewest
     /// pods, in the script's order; `None` when every node is excluded.
     fn place(&self, avoid: Option<&pb::AvoidNodes>) -> Option<String> {
@@ -1264,7 +1263,7 @@ impl<'s> World<'s> {
         let load = |n: &String| {
             self.pods
                 .iter()
-                .filter(|p| !p.gone && !terminal(&p.pod) && p.node.as_ref() == Some(n))
+                .filter(|p| !p.gone && !terminal(&p.pod) && self.placed_on(&p.pod) == Some(n))
                 .count()
         };
         nodes
@@ -1389,8 +1388,7 @@ impl<'s> World<'s> {
         let now = self.now;
         let index = self.pods[i].index;
         let attempt = self.next_attempt(index);
-        let node = self.pods[i].node.clone();
-        let plan = self.plan_for(index, attempt, node.as_deref());
+        let plan = self.plan_for(index, attempt, self.placed_on(&self.pods[i].pod));
         let sp = &mut self.pods[i];
         sp.restart_at = None;
         sp.restarts += 1;
