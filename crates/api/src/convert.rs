@@ -324,6 +324,9 @@ where
         Some(job) => pods_from_wire(count, pods, job, &mut errs),
         None => Vec::new(),
     };
+    if let Some(job) = &job {
+        failure_policy::check_match_budget(job, &pods, &req.failure_policy, &mut errs);
+    }
     // Empty means upstream's own controller; the core reads it so (`sync::decide`).
     let controller_name = req.controller_name;
     match (job, now) {

@@ -12,6 +12,14 @@
 //! Before deciding, empty rule names are defaulted to `failurePolicyRule<index>` as JobSet's
 //! webhook does on create. An invalid message pattern does not stop a decision: as upstream,
 //! it never matches. `ValidateJobSet` rejects it.
+//!
+//! Message patterns are bounded (`job_decider_core::message_pattern`): at most
+//! [`MAX_FAILURE_POLICY_RULES`] rules, [`MAX_PATTERNS_PER_RULE`] patterns in a rule and
+//! [`MAX_MESSAGE_PATTERNS`] in all, child Job condition messages of at most
+//! [`MAX_CONDITION_MESSAGE_BYTES`], and at most [`MAX_MESSAGE_SCAN_BYTES`] searched per
+//! decision. A pattern RE2 accepts but this service's limits refuse (its DFA too large) fails
+//! the decision at its field, unlike an invalid one: deciding as if it never matched would be a
+//! guess where upstream could match.
 
 use std::collections::{HashMap, HashSet};
 
@@ -42,6 +50,20 @@ pub const MAX_OBJECT_NAME_BYTES: usize = 253;
 /// Longest failure-policy rule name a decision accepts, in bytes (the webhook's limit): it
 /// becomes a condition reason.
 pub const MAX_RULE_NAME_BYTES: usize = 128;
+
+/// Most failure-policy rules a JobSet may have here (JobSet's API sets no limit).
+pub const MAX_FAILURE_POLICY_RULES: usize = 32;
+/// Most `onJobFailureMessagePatterns` in one rule.
+pub const MAX_PATTERNS_PER_RULE: usize = 16;
+/// Most message patterns in all of a JobSet's rules: each is compiled to a DFA per call, a
+/// few milliseconds at worst, so this bounds a call's compiling.
+pub const MAX_MESSAGE_PATTERNS: usize = 32;
+/// Longest child Job condition message a decision reads, in bytes (the Job controller's own
+/// messages are a few hundred bytes).
+pub const MAX_CONDITION_MESSAGE_BYTES: usize = 32 * 1024;
+/// Most message bytes one decision's patterns may search (Failed condition message bytes ×
+/// patterns): about a second of matching at ~2 ns a byte.
+pub const MAX_MESSAGE_SCAN_BYTES: u64 = 512 * 1024 * 1024;
 
 const ACTIONS: &str = "\"FailJobSet\", \"RestartJobSet\", \"RestartJobSetAndIgnoreMaxRestarts\", \
                        \"RestartJob\", \"RestartJobAndIgnoreMaxRestarts\"";
@@ -123,6 +145,21 @@ pub fn snapshot_from_pb(req: pb::DecideJobSetRequest) -> Result<JobSetSnapshot, 
         Some(js) => children_from_pb(req.jobs, js, &mut errs),
         None => Vec::new(),
     };
+    if let Some(policy) = js.as_ref().and_then(|js| js.spec.failure_policy.as_ref()) {
+        let cost = policy.message_scan_bound(&jobs);
+        if cost > MAX_MESSAGE_SCAN_BYTES {
+            errs.push(
+                "jobSet.spec.failurePolicy",
+                ViolationKind::TooMany,
+                None,
+                format!(
+                    "the onJobFailureMessagePatterns would search {cost} bytes of Failed \
+                     condition messages (message bytes × patterns); one decision may search at \
+                     most {MAX_MESSAGE_SCAN_BYTES}"
+                ),
+            );
+        }
+    }
     match (js, now) {
         (Some(job_set), Some(now)) if errs.0.is_empty() => {
             Ok(JobSetSnapshot { job_set, jobs, now })
@@ -410,7 +447,7 @@ fn spec_from_pb(
     }
     let failure_policy = spec.failure_policy.map(|p| {
         let path = format!("{prefix}spec.failurePolicy");
-        let mut policy = policy_from_pb(p, &path, errs);
+        let mut policy = policy_from_pb(p, &path, purpose, errs);
         if purpose == Purpose::Decide {
             for (i, rule) in policy.rules.iter().enumerate() {
                 too_long(
@@ -432,7 +469,58 @@ fn spec_from_pb(
     }
 }
 
-fn policy_from_pb(p: pb::JobSetFailurePolicy, path: &str, errs: &mut Errs) -> FailurePolicy {
+/// The pattern counts past a cap, as violations; `true` when every count is within its cap
+/// (only then are the patterns compiled, so an oversized list costs nothing to refuse).
+fn pattern_counts_fit(p: &pb::JobSetFailurePolicy, path: &str, errs: &mut Errs) -> bool {
+    let before = errs.0.len();
+    if p.rules.len() > MAX_FAILURE_POLICY_RULES {
+        errs.push(
+            format!("{path}.rules"),
+            ViolationKind::TooMany,
+            None,
+            format!(
+                "{} rules; this service decides JobSets of at most {MAX_FAILURE_POLICY_RULES}",
+                p.rules.len()
+            ),
+        );
+    }
+    for (i, r) in p.rules.iter().enumerate() {
+        let n = r.on_job_failure_message_patterns.len();
+        if n > MAX_PATTERNS_PER_RULE {
+            errs.push(
+                format!("{path}.rules[{i}].onJobFailureMessagePatterns"),
+                ViolationKind::TooMany,
+                None,
+                format!("{n} patterns; a rule may have at most {MAX_PATTERNS_PER_RULE}"),
+            );
+        }
+    }
+    let total: usize = p
+        .rules
+        .iter()
+        .map(|r| r.on_job_failure_message_patterns.len())
+        .sum();
+    if total > MAX_MESSAGE_PATTERNS {
+        errs.push(
+            format!("{path}.rules"),
+            ViolationKind::TooMany,
+            None,
+            format!(
+                "{total} onJobFailureMessagePatterns in all; a JobSet may have at most \
+                 {MAX_MESSAGE_PATTERNS}"
+            ),
+        );
+    }
+    errs.0.len() == before
+}
+
+fn policy_from_pb(
+    p: pb::JobSetFailurePolicy,
+    path: &str,
+    purpose: Purpose,
+    errs: &mut Errs,
+) -> FailurePolicy {
+    let compile = pattern_counts_fit(&p, path, errs);
     let restart_strategy = RestartStrategy::parse(&p.restart_strategy).unwrap_or_else(|| {
         errs.push(
             format!("{path}.restartStrategy"),
@@ -462,15 +550,32 @@ fn policy_from_pb(p: pb::JobSetFailurePolicy, path: &str, errs: &mut Errs) -> Fa
                     FailurePolicyAction::default()
                 })
             };
+            let patterns: Vec<MessagePattern> = if compile {
+                r.on_job_failure_message_patterns
+                    .iter()
+                    .map(|s| MessagePattern::new(s))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            for (j, pattern) in patterns.iter().enumerate() {
+                // Validation reports it among the webhook's violations instead.
+                if purpose == Purpose::Decide
+                    && let Some(err) = pattern.error().filter(|_| pattern.refused_by_limits())
+                {
+                    errs.push(
+                        format!("{rpath}.onJobFailureMessagePatterns[{j}]"),
+                        ViolationKind::Invalid,
+                        quote(&truncated(pattern.source(), 128)),
+                        format!("valid RE2, but refused by this service's pattern limits: {err}"),
+                    );
+                }
+            }
             FailurePolicyRule {
                 name: r.name,
                 action,
                 on_job_failure_reasons: r.on_job_failure_reasons,
-                on_job_failure_message_patterns: r
-                    .on_job_failure_message_patterns
-                    .iter()
-                    .map(|s| MessagePattern::new(s))
-                    .collect(),
+                on_job_failure_message_patterns: patterns,
                 target_replicated_jobs: r.target_replicated_jobs,
             }
         })
@@ -688,7 +793,16 @@ fn children_from_pb(jobs: Vec<pb::Job>, js: &JobSet, errs: &mut Errs) -> Vec<Chi
                 condition_type: c.r#type,
                 status: c.status,
                 reason: c.reason,
-                message: c.message,
+                message: {
+                    too_long(
+                        &c.message,
+                        MAX_CONDITION_MESSAGE_BYTES,
+                        format!("{path}.status.conditions[{k}].message"),
+                        "the patterns search it; the Job controller's messages are far shorter",
+                        errs,
+                    );
+                    c.message
+                },
             })
             .collect();
         // JobSet counts a Job ready once ready + succeeded Pods reach min(parallelism, completions).

@@ -3,9 +3,11 @@
 //!
 //! Upstream returns plain errors without field paths; here each carries the path of the field
 //! it is about and upstream's message as its detail. Differences, on purpose:
-//! - `onJobFailureMessagePatterns` entries must compile (RE2 syntax, via the regex crate).
-//!   Upstream admits any string and only logs an invalid pattern at reconcile time, where it
-//!   never matches; rejecting it here catches the mistake before a failure does.
+//! - `onJobFailureMessagePatterns` entries must compile (RE2 syntax, counted repetition at
+//!   most 1000, via [`crate::message_pattern`]). Upstream admits any string and only logs an
+//!   invalid pattern at reconcile time, where it never matches; rejecting it here catches the
+//!   mistake before a failure does. A valid RE2 pattern past this service's own limits (1 KiB
+//!   of source, a 32 KiB DFA) is rejected too, saying so.
 //! - The uniqueness errors come in order of the first rule carrying the name (upstream ranges
 //!   over a Go map, in random order).
 //! - The feature gate `RestartJob` is on, so `RestartJob*` actions are allowed (subject to the
@@ -153,7 +155,11 @@ pub fn validate_jobset(js: &JobSet) -> Vec<Violation> {
                     field: format!("{path}.onJobFailureMessagePatterns[{j}]"),
                     kind: ViolationKind::Invalid,
                     value: Some(go_quote(pattern.source())),
-                    detail: format!("must be a valid RE2 regular expression: {err}"),
+                    detail: if err.invalid_in_re2() {
+                        format!("must be a valid RE2 regular expression: {err}")
+                    } else {
+                        format!("valid RE2, but refused by this service's pattern limits: {err}")
+                    },
                 });
             }
         }
@@ -370,6 +376,37 @@ mod tests {
         assert_eq!(
             v[0].detail,
             "must be a valid RE2 regular expression: unclosed group"
+        );
+    }
+
+    #[test]
+    fn repetition_past_re2s_limit_is_rejected_and_never_matches() {
+        let mut r = named("r");
+        let pattern = MessagePattern::new("x{1001}");
+        assert!(!pattern.is_match(&"x".repeat(2000)));
+        assert!(!pattern.refused_by_limits());
+        r.on_job_failure_message_patterns = vec![pattern];
+        let v = validate_jobset(&js(vec![r]));
+        assert_eq!(v.len(), 1);
+        assert!(
+            v[0].detail
+                .starts_with("must be a valid RE2 regular expression: invalid repeat count 1001")
+        );
+    }
+
+    #[test]
+    fn a_pattern_past_the_dfa_limits_says_it_is_valid_re2() {
+        let mut r = named("r");
+        let pattern = MessagePattern::new("a(?s:.){200}b");
+        assert!(pattern.refused_by_limits());
+        r.on_job_failure_message_patterns = vec![pattern];
+        let v = validate_jobset(&js(vec![r]));
+        assert_eq!(v.len(), 1);
+        assert!(
+            v[0].detail
+                .starts_with("valid RE2, but refused by this service's pattern limits"),
+            "{}",
+            v[0].detail
         );
     }
 

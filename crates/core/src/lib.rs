@@ -18,6 +18,7 @@ pub mod jobset;
 pub mod jobset_validate;
 pub(crate) mod k8s_names;
 pub mod manage;
+pub mod message_pattern;
 pub mod model;
 pub mod plan;
 pub mod pod_failure_policy;

@@ -279,10 +279,7 @@ fn build_ext_rule(
         }),
         on_message: raw.message.map(|p| {
             let source = PATTERNS[usize::from(p)];
-            MessagePattern {
-                source: source.into(),
-                regex: Arc::new(regex::Regex::new(source).expect("a fixed pattern compiles")),
-            }
+            MessagePattern::new(source).expect("a fixed pattern compiles")
         }),
         retry_limit: None,
     };

@@ -123,20 +123,9 @@ pub struct ContainerReasonMatcher {
     pub reasons: Vec<String>,
 }
 
-/// A compiled regular expression with the text it was written as.
-#[derive(Clone, Debug)]
-pub struct MessagePattern {
-    /// The pattern as written.
-    pub source: String,
-    /// The compiled pattern (size-limited at compile time).
-    pub regex: Arc<regex::Regex>,
-}
-
-impl PartialEq for MessagePattern {
-    fn eq(&self, other: &Self) -> bool {
-        self.source == other.source
-    }
-}
+/// An `onMessage` pattern: the one bounded matcher (a dense DFA, one step per byte), with
+/// the text it was written as; JobSet's message patterns use the same.
+pub use crate::message_pattern::BoundedPattern as MessagePattern;
 
 /// A per-rule retry budget.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

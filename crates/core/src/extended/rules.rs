@@ -349,7 +349,7 @@ pub fn describe_matched_on(
         DocumentMatchedOn::Message { container } => {
             let pattern = r
                 .and_then(|r| r.on_message.as_ref())
-                .map(|m| truncated(&m.source, MAX_QUOTED_BYTES).into_owned())
+                .map(|m| truncated(m.source(), MAX_QUOTED_BYTES).into_owned())
                 .unwrap_or_default();
             match container {
                 Some(c) => format!("message of container {c:?} matching /{pattern}/"),
@@ -378,6 +378,34 @@ pub fn codes_text(codes: &[(i32, i32)]) -> String {
         })
         .collect();
     parts.join(", ")
+}
+
+/// The most message bytes one sync's `onMessage` patterns can search: each pod's own message
+/// and its containers' termination messages, once per rule with a pattern. A sync matches a
+/// pod against the document once (`SyncPod`), and re-reads what matched only for the one pod
+/// a FailJob message or an explanation names, so this bounds its matching up to a small
+/// constant; the wire crate refuses a call above its budget before deciding.
+pub fn message_scan_bound(policy: &ExtendedFailurePolicy, pods: &[Pod]) -> u64 {
+    let patterns = policy
+        .rules
+        .iter()
+        .filter(|r| r.on_message.is_some())
+        .count();
+    if patterns == 0 {
+        return 0;
+    }
+    let bytes = pods
+        .iter()
+        .filter_map(|p| p.failure_details.as_ref())
+        .map(|d| {
+            let own = d.message.len();
+            let containers = d.terminations.iter().map(|t| t.message.len());
+            containers.fold(own, usize::saturating_add)
+        })
+        .fold(0u64, |sum, b| {
+            sum.saturating_add(u64::try_from(b).unwrap_or(u64::MAX))
+        });
+    bytes.saturating_mul(u64::try_from(patterns).unwrap_or(u64::MAX))
 }
 
 /// Whether the pod carries this controller's pending-timeout condition with status True.
@@ -419,7 +447,7 @@ fn rule_hits<'a>(rule: &ExtendedRule, pod: &'a Pod) -> Option<[Option<Hit<'a>>; 
     }
     if let Some(m) = &rule.on_message {
         let details = pod.failure_details.as_ref()?;
-        let found = |text: &str| !text.is_empty() && m.regex.is_match(text);
+        let found = |text: &str| !text.is_empty() && m.is_match(text);
         let hit = if found(&details.message) {
             Hit::Message(None)
         } else {

@@ -104,10 +104,7 @@ impl RuleExt for ExtendedRule {
         self
     }
     fn message(mut self, pattern: &str) -> Self {
-        self.on_message = Some(MessagePattern {
-            source: pattern.into(),
-            regex: Arc::new(regex::Regex::new(pattern).expect("a test pattern compiles")),
-        });
+        self.on_message = Some(MessagePattern::new(pattern).expect("a test pattern compiles"));
         self
     }
     fn max_retries(mut self, max: i32, then: ExtendedAction) -> Self {

@@ -2,8 +2,7 @@
 
 use std::fmt;
 
-use regex::{Regex, RegexBuilder};
-
+use crate::message_pattern::{BoundedPattern, PatternError};
 use crate::plan::Event;
 use crate::time::Time;
 
@@ -77,9 +76,6 @@ pub const KNOWN_JOB_FAILURE_REASONS: [&str; 5] = [
     "PodFailurePolicy",
 ];
 
-/// Largest compiled size of one message pattern; bigger patterns count as invalid.
-pub(super) const PATTERN_SIZE_LIMIT: usize = 1 << 20;
-
 /// Most child Jobs one plan creates, and most it deletes. 500 is the cap upstream's Job
 /// controller puts on Pods created or deleted per sync: a plan stays a few hundred KiB however
 /// many replicas a JobSet asks for, and the caller decides again for the rest.
@@ -135,6 +131,29 @@ pub struct FailurePolicy {
     pub restart_strategy: RestartStrategy,
     /// Rules in order; the first rule matching any failed Job wins.
     pub rules: Vec<FailurePolicyRule>,
+}
+
+impl FailurePolicy {
+    /// The most message bytes one decision's `onJobFailureMessagePatterns` can search: each
+    /// child Job's Failed condition message once per pattern (a decision tries each rule's
+    /// patterns once on each failed Job, `first_matching_rule_and_job`).
+    pub fn message_scan_bound(&self, jobs: &[ChildJob]) -> u64 {
+        let patterns: usize = self
+            .rules
+            .iter()
+            .map(|r| r.on_job_failure_message_patterns.len())
+            .sum();
+        if patterns == 0 {
+            return 0;
+        }
+        let bytes = jobs
+            .iter()
+            .filter_map(ChildJob::failure_condition)
+            .fold(0u64, |sum, c| {
+                sum.saturating_add(u64::try_from(c.message.len()).unwrap_or(u64::MAX))
+            });
+        bytes.saturating_mul(u64::try_from(patterns).unwrap_or(u64::MAX))
+    }
 }
 
 /// `spec.failurePolicy.restartStrategy`.
@@ -238,24 +257,21 @@ impl fmt::Display for FailurePolicyAction {
     }
 }
 
-/// One `onJobFailureMessagePatterns` entry: its source and, when it compiles, its regex.
+/// One `onJobFailureMessagePatterns` entry: its source and, when it compiles, its matcher (the
+/// one bounded matcher of [`crate::message_pattern`], shared with the extended failure policy).
 #[derive(Clone, Debug)]
 pub struct MessagePattern {
     source: String,
-    compiled: Result<Regex, String>,
+    compiled: Result<BoundedPattern, PatternError>,
 }
 
 impl MessagePattern {
     /// Compiles `source` as an RE2-style regex; an invalid one is kept and never matches,
     /// as upstream logs it and treats it as a non-match.
     pub fn new(source: &str) -> Self {
-        let compiled = RegexBuilder::new(source)
-            .size_limit(PATTERN_SIZE_LIMIT)
-            .build()
-            .map_err(|e| regex_error_summary(&e));
         MessagePattern {
             source: source.to_string(),
-            compiled,
+            compiled: BoundedPattern::new(source),
         }
     }
 
@@ -265,8 +281,8 @@ impl MessagePattern {
     }
 
     /// Why the pattern does not compile, or `None` when it does.
-    pub fn error(&self) -> Option<&str> {
-        self.compiled.as_ref().err().map(String::as_str)
+    pub fn error(&self) -> Option<&PatternError> {
+        self.compiled.as_ref().err()
     }
 
     /// Whether the pattern compiled.
@@ -274,26 +290,16 @@ impl MessagePattern {
         self.compiled.is_ok()
     }
 
+    /// Whether the pattern is valid RE2 that this service refuses for its own limits (too
+    /// long, or its automaton too large): a decision cannot treat it as upstream does, so it
+    /// refuses the request instead of guessing.
+    pub fn refused_by_limits(&self) -> bool {
+        self.error().is_some_and(|e| !e.invalid_in_re2())
+    }
+
     /// Whether the pattern occurs anywhere in `message` (an unanchored search).
     pub fn is_match(&self, message: &str) -> bool {
-        self.compiled.as_ref().is_ok_and(|r| r.is_match(message))
-    }
-}
-
-/// The one-line cause of a regex error (the crate's message spans several lines).
-pub(super) fn regex_error_summary(e: &regex::Error) -> String {
-    match e {
-        regex::Error::CompiledTooBig(limit) => {
-            format!("compiled pattern exceeds the size limit of {limit} bytes")
-        }
-        other => {
-            let text = other.to_string();
-            text.lines()
-                .rev()
-                .find_map(|l| l.trim().strip_prefix("error: "))
-                .unwrap_or(text.trim())
-                .to_string()
-        }
+        self.compiled.as_ref().is_ok_and(|p| p.is_match(message))
     }
 }
 

@@ -161,8 +161,8 @@ nodeAvoidance:
     assert_eq!(reasons.container_name.as_deref(), Some("setup"));
     assert_eq!(reasons.reasons, vec!["OOMKilled", "Error"]);
     let msg = r.on_message.clone().unwrap_or_else(|| panic!());
-    assert!(msg.regex.is_match("got a CUDA error here"));
-    assert_eq!(msg.source, "CUDA error");
+    assert!(msg.is_match("got a CUDA error here"));
+    assert_eq!(msg.source(), "CUDA error");
     assert_eq!(
         r.retry_limit,
         Some(RetryLimit {
