@@ -4,6 +4,9 @@
 //! reads a clock, touches a socket or a file, or depends on tokio, tonic or
 //! prost. Every input arrives in a [`model::Snapshot`]; every output leaves in a
 //! [`plan::Plan`]. On a valid snapshot the core cannot fail.
+//!
+//! Regular expressions from requests (`onMessage`, JobSet's message patterns) go through one
+//! matcher, [`message_pattern`], whose search costs one DFA step per byte.
 
 pub mod api_names;
 pub mod backoff;
