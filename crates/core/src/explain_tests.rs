@@ -653,7 +653,7 @@ fn document_rule_explanations_stay_bounded() {
             .named(&"n".repeat(63))
             .pod_reasons(&[&huge])
             .container_reasons(None, &[&huge])
-            .message(&"x?".repeat(400)),
+            .message(&"x?".repeat(100)),
     ]);
     let pods: Vec<Pod> = (0..300)
         .map(|i| {
