@@ -1271,6 +1271,65 @@ mod tests {
     }
 
     #[test]
+    fn keys_given_twice_and_numbers_not_finite_are_refused_by_path() {
+        let cases = [
+            (
+                "metadata: {name: a, name: b}\n",
+                "job.yaml: metadata: the key \"name\" is given twice",
+            ),
+            (
+                "{\"spec\": {\"parallelism\": 1, \"parallelism\": 2}}",
+                "job.yaml: spec: the key \"parallelism\" is given twice",
+            ),
+            (
+                "kind: Job\nkind: Job\n",
+                "job.yaml: the key \"kind\" is given twice",
+            ),
+            (
+                "spec: {template: {spec: {containers: [{name: c}, {name: d, name: e}]}}}\n",
+                "job.yaml: spec.template.spec.containers[1]: the key \"name\"",
+            ),
+            (
+                "spec: {completions: .nan}\n",
+                "job.yaml: spec.completions: NaN is not a number",
+            ),
+            (
+                "spec: {parallelism: -.inf}\n",
+                "job.yaml: spec.parallelism: -inf is not a number",
+            ),
+        ];
+        for (text, want) in cases {
+            let err = parse_job(text, "job.yaml").expect_err(text);
+            assert!(err.to_string().starts_with(want), "{text}: {err}");
+        }
+        let err = parse_pods(
+            "kind: Pod\n---\nkind: Pod\nmetadata: {labels: {a: '1', a: '2'}}\n",
+            "p",
+        )
+        .expect_err("twice");
+        assert!(
+            err.to_string()
+                .contains("p: [document 1].metadata.labels: the key \"a\""),
+            "{err}"
+        );
+        // Streamed item by item, the same words as read whole.
+        let list = r#"{"kind":"PodList","items":[{},{"metadata":{"name":"a","name":"b"}}]}"#;
+        let err = parse_pods(list, "pods.json").expect_err("twice");
+        assert!(
+            err.to_string()
+                .starts_with("pods.json: items[1].metadata: the key \"name\""),
+            "{err}"
+        );
+        let list = r#"{"kind":"PodList","metadata":{},"metadata":{},"items":[]}"#;
+        let err = parse_pods(list, "pods.json").expect_err("twice");
+        assert!(
+            err.to_string()
+                .starts_with("pods.json: the key \"metadata\""),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn times_and_state() {
         let t = parse_time("2024-05-01T10:00:00.5Z", "--now").expect("time");
         assert_eq!((t.seconds, t.nanos), (1_714_557_600, 500_000_000));

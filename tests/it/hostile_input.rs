@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use crate::common::TestServer;
 use job_decider::server::ServerConfig;
 use job_decider_api::fixtures;
+use job_decider_api::yaml_bounds::MAX_WHOLE_FILE_BYTES;
 use tonic::Code;
 use tonic_types::StatusExt;
 
@@ -121,13 +122,17 @@ fn a_yaml_file_over_the_whole_read_cap_is_refused_naming_file_cap_and_json() {
     let dir = scratch("cap");
     // Comments: cheap to parse, so only the cap can refuse it.
     let line = format!("# {}\n", "x".repeat(1021));
-    let big = line.repeat(64 * 1024 + 1);
+    let big = line.repeat(MAX_WHOLE_FILE_BYTES / 1024 + 1);
     let pods = write(&dir, "big-pods.yaml", &big);
     let job = example("kep-3329-ignore-disruption/job.yaml");
     let out = run(&["decide", "--job", &job, "--pods", &pods, "--now", NOW]);
     assert_bad_input(
         &out,
-        &["big-pods.yaml", "at most 67108864 are read", "JSON PodList"],
+        &[
+            "big-pods.yaml",
+            &format!("at most {MAX_WHOLE_FILE_BYTES} are read"),
+            "JSON PodList",
+        ],
     );
 }
 
