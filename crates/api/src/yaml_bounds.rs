@@ -706,4 +706,49 @@ mod tests {
         }
         assert!(parsed > 1_000, "{parsed}");
     }
+
+    /// No prefix hides nesting the parser goes on to read: whenever serde_yaml
+    /// gets deep enough to give up (its limit is 128), the pass refused first.
+    #[test]
+    fn no_prefix_hides_nesting_from_the_pass() {
+        let alphabet: &[&str] = &[
+            "[", "]", "{", "}", ",", ":", ": ", "- ", "? ", "\n", "\n  ", "\n    ", " ", "a", "\"",
+            "'", "#", "|\n", ">-\n", "\\", "&x ", "!t ", "\t", "---\n", "\u{85}", "\r",
+        ];
+        let payloads = [
+            "[".repeat(140),
+            "{a: ".repeat(140),
+            format!("\n{}x\n", "- ".repeat(140)),
+            format!("k: {}", "[".repeat(140)),
+        ];
+        let mut seed: u64 = 0x0123_4567_89AB_CDEF;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut deep = 0;
+        for _ in 0..15_000 {
+            let len = (next() % 16) as usize;
+            let prefix: String = (0..len)
+                .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+                .collect();
+            let text = format!("{prefix}{}", payloads[(next() % 4) as usize]);
+            let result = serde_yaml::Deserializer::from_str(&text)
+                .map(serde::Deserialize::deserialize)
+                .collect::<Result<Vec<serde_yaml::Value>, _>>();
+            if let Err(err) = result
+                && err.to_string().contains("recursion limit exceeded")
+            {
+                deep += 1;
+                assert!(
+                    check(&text, usize::MAX).is_err(),
+                    "{text:?}: the parser nests past 128, the pass counts {}",
+                    max_depth(&text)
+                );
+            }
+        }
+        assert!(deep > 300, "{deep}");
+    }
 }
