@@ -18,7 +18,7 @@ const NOW: &str = "2025-06-02T10:00:00Z";
 /// A hang guard, not a timing assertion: on the unbounded reader these ran past a minute.
 const HANG: Duration = Duration::from_secs(45);
 
-fn example(rel: &str) -> String {
+fn example_path(rel: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("examples")
         .join(rel)
@@ -78,10 +78,10 @@ fn deeply_nested_yaml_files_are_refused_quickly_naming_file_and_limit() {
     let dir = scratch("deep");
     let deep = format!("metadata:\n  name: {}\n", "[".repeat(200_000));
     let bad = write(&dir, "deep.yaml", &deep);
-    let job = example("kep-3329-ignore-disruption/job.yaml");
-    let pods = example("kep-3329-ignore-disruption/pods.yaml");
-    let sim_job = example("simulate/extended-backoff/job.yaml");
-    let jobset = example("jobset-restart-within-budget/jobset.yaml");
+    let job = example_path("kep-3329-ignore-disruption/job.yaml");
+    let pods = example_path("kep-3329-ignore-disruption/pods.yaml");
+    let sim_job = example_path("simulate/extended-backoff/job.yaml");
+    let jobset = example_path("jobset-restart-within-budget/jobset.yaml");
     let cases: Vec<Vec<&str>> = vec![
         vec!["validate", &bad],
         vec!["decide", "--job", &bad, "--now", NOW],
@@ -124,7 +124,7 @@ fn a_yaml_file_over_the_whole_read_cap_is_refused_naming_file_cap_and_json() {
     let line = format!("# {}\n", "x".repeat(1021));
     let big = line.repeat(MAX_WHOLE_FILE_BYTES / 1024 + 1);
     let pods = write(&dir, "big-pods.yaml", &big);
-    let job = example("kep-3329-ignore-disruption/job.yaml");
+    let job = example_path("kep-3329-ignore-disruption/job.yaml");
     let out = run(&["decide", "--job", &job, "--pods", &pods, "--now", NOW]);
     assert_bad_input(
         &out,
@@ -154,7 +154,7 @@ fn a_key_given_twice_is_refused_naming_its_path_and_key() {
         "pods.json",
         r#"{"kind":"PodList","items":[{"metadata":{"name":"a"}},{"metadata":{"name":"a","labels":{"x":"1","x":"2"}}}]}"#,
     );
-    let job = example("kep-3329-ignore-disruption/job.yaml");
+    let job = example_path("kep-3329-ignore-disruption/job.yaml");
     let out = run(&["decide", "--job", &job, "--pods", &json, "--now", NOW]);
     assert_bad_input(
         &out,
@@ -187,23 +187,46 @@ fn numbers_that_are_not_finite_are_refused_naming_the_field() {
 fn escape_sequences_from_the_input_are_printed_escaped() {
     let dir = scratch("esc");
     // An unknown field's name is quoted in the error.
-    let job = write(
+    let bad_job = write(
         &dir,
         "job.yaml",
         "apiVersion: batch/v1\nkind: Job\nmetadata: {name: a, namespace: default}\nspec:\n  \"x\\e]0;owned\\a\\e[2J\": 1\n",
     );
-    let out = run(&["validate", &job]);
+    let out = run(&["validate", &bad_job]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(!err.contains('\x1b') && !err.contains('\x07'), "{err:?}");
     assert!(err.contains("x\\u{1b}]0;owned\\u{7}\\u{1b}[2J"), "{err}");
+    // A pod's name is printed by `decide -o text`.
+    let example = std::fs::read_to_string(example_path("kep-3329-ignore-disruption/pods.yaml"))
+        .expect("pods");
+    let pods = write(
+        &dir,
+        "pods.yaml",
+        &example.replacen(
+            "name: job-pod-failure-policy-ignore-7bdxm",
+            "name: \"job-pod\\e[31m\\u202E-7bdxm\"",
+            1,
+        ),
+    );
+    let job = example_path("kep-3329-ignore-disruption/job.yaml");
+    let out = run(&[
+        "decide", "--job", &job, "--pods", &pods, "--now", NOW, "-o", "text",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        !text.contains('\x1b') && !text.contains('\u{202e}'),
+        "{text:?}"
+    );
+    assert!(text.contains("job-pod\\u{1b}[31m\\u{202e}-7bdxm"), "{text}");
     // The script's description is printed by `simulate -o text`.
     let script = write(
         &dir,
         "script.yaml",
         "description: \"red \\e[31m and \\u202E reversed\"\nattempts:\n- {attempt: 1, exitCode: 1, runTime: 5s}\n",
     );
-    let sim_job = example("simulate/extended-backoff/job.yaml");
+    let sim_job = example_path("simulate/extended-backoff/job.yaml");
     let out = run(&["simulate", "--job", &sim_job, "--script", &script]);
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -226,7 +249,7 @@ fn a_bidi_override_in_the_html_report_is_escaped() {
         "description: \"invoice \\u202Efdp.exe\"\nattempts:\n- {attempt: 1, exitCode: 1, runTime: 5s}\n",
     );
     let html = dir.join("report.html");
-    let sim_job = example("simulate/extended-backoff/job.yaml");
+    let sim_job = example_path("simulate/extended-backoff/job.yaml");
     let out = run(&[
         "simulate",
         "--job",
