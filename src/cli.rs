@@ -22,6 +22,7 @@ use crate::documents::{self, UnknownFields};
 use crate::explain;
 use crate::manifest;
 use crate::server::{self, LogFormat, ServerConfig, TlsFiles};
+use job_decider_api::safe_text::escaped;
 use job_decider_api::{self as api, ApiError, pb};
 
 /// The Kubernetes Job controller's decisions, as a service and offline.
@@ -402,23 +403,24 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Serve(args) => serve(*args),
         Command::Decide(args) => decide(&args).map(|out| print!("{out}")),
         Command::Validate(args) if args.cluster.from_cluster => {
-            validate_from_cluster(&args).map(|out| print!("{out}"))
+            validate_from_cluster(&args).map(|out| print!("{}", escaped(&out)))
         }
         Command::Validate(args) => validate_file_with(&args.file, args.failure_policy.as_deref())
-            .map(|out| print!("{out}")),
+            .map(|out| print!("{}", escaped(&out))),
         Command::Request(args) => request(&args).and_then(|bytes| write_stdout(&bytes)),
         Command::Jobset(JobSetCommand::Decide(args)) => {
             decide_jobset(&args).map(|out| print!("{out}"))
         }
         Command::Jobset(JobSetCommand::Validate(args)) => {
-            validate_jobset_file(&args).map(|out| print!("{out}"))
+            validate_jobset_file(&args).map(|out| print!("{}", escaped(&out)))
         }
         Command::Simulate(args) => crate::simulate::simulate(&args).map(|out| print!("{out}")),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("error: {err}");
+            // Error messages quote the input (names, paths, values): escaped for the terminal.
+            eprintln!("error: {}", escaped(&err.to_string()));
             err.exit_code()
         }
     }
@@ -473,7 +475,7 @@ pub fn one_stdin(files: &[(&str, Option<&Path>)]) -> Result<(), CliError> {
 /// Prints a reader's warnings on stderr, where they do not mix with the output.
 fn warn(warnings: &[String]) {
     for warning in warnings {
-        eprintln!("warning: {warning}");
+        eprintln!("warning: {}", escaped(warning));
     }
 }
 
@@ -533,7 +535,7 @@ fn as_created(job: &mut pb::Job, now: &pbjson_types::Timestamp, name: &str, pods
             manifest::CONTROLLER_UID_LABEL
         ));
     }
-    eprintln!("{note}");
+    eprintln!("{}", escaped(&note));
 }
 
 /// Builds the DecideJobRequest the server would get for these files (or, with
@@ -663,7 +665,7 @@ pub fn decide(args: &DecideArgs) -> Result<String, CliError> {
             .map(|s| s + "\n")
             .map_err(|e| failed(&e)),
         Output::Yaml => documents::to_yaml(&decision.response()).map_err(|e| failed(&e)),
-        Output::Text => Ok(ended(explain::explain(&decision))),
+        Output::Text => Ok(ended(escaped(&explain::explain(&decision)).into_owned())),
     }
 }
 
@@ -703,7 +705,9 @@ pub fn decide_jobset(args: &JobSetDecideArgs) -> Result<String, CliError> {
             .map(|s| s + "\n")
             .map_err(|e| failed(&e)),
         Output::Yaml => documents::to_yaml(&response).map_err(|e| failed(&e)),
-        Output::Text => Ok(ended(explain::explain_jobset(&response))),
+        Output::Text => Ok(ended(
+            escaped(&explain::explain_jobset(&response)).into_owned(),
+        )),
     }
 }
 

@@ -14,11 +14,11 @@
 //! what it expects); when given, they must be the schema's.
 
 use serde::Deserialize;
-use serde::de::DeserializeOwned;
+use serde::de::{DeserializeOwned, DeserializeSeed};
 use serde_json::Value;
 
 use crate::schema::{self, MAX_LISTED_UNKNOWN_FIELDS, Schema};
-use job_decider_api::pb;
+use job_decider_api::{pb, yaml_bounds};
 
 /// Why a document could not be read; every variant names where.
 #[derive(Debug, thiserror::Error)]
@@ -58,6 +58,14 @@ pub enum DocumentError {
         fields: Vec<String>,
         /// How many unknown fields in all (more than listed for a large file).
         total: usize,
+    },
+    /// Too large or too deeply nested to parse (checked before any parser runs).
+    #[error("{what}: {detail}")]
+    Limit {
+        /// Which document.
+        what: String,
+        /// The limit and how it was passed.
+        detail: String,
     },
     /// The embedded schema is unreadable: a defect of the build, not of the input.
     #[error(transparent)]
@@ -102,25 +110,189 @@ pub struct Parsed<T> {
     pub warnings: Vec<String>,
 }
 
-/// Every non-empty document of a YAML stream (or the one value of a JSON text).
+/// Every non-empty document of a YAML stream (or the one value of a JSON text),
+/// bounded before parsing ([`yaml_bounds`]) and read strictly ([`Strict`]).
 fn documents(text: &str, what: &str) -> Result<Vec<Value>, DocumentError> {
-    let syntax = |detail: String| DocumentError::Syntax {
-        what: what.to_string(),
-        detail,
-    };
+    yaml_bounds::check(text, yaml_bounds::MAX_WHOLE_FILE_BYTES).map_err(|e| {
+        let hint = match e {
+            yaml_bounds::BoundsError::TooLarge { .. } => {
+                " (YAML, and JSON that is not a list, is read whole; write a large pods file as a JSON PodList or array, which is read item by item)"
+            }
+            yaml_bounds::BoundsError::TooDeep { .. } => "",
+        };
+        DocumentError::Limit {
+            what: what.to_string(),
+            detail: format!("{e}{hint}"),
+        }
+    })?;
+    let mut tracker = Tracker::default();
     // JSON is read by the JSON parser: exact numbers and JSON's own error positions.
     if text.trim_start().starts_with('{') || text.trim_start().starts_with('[') {
-        let value: Value = serde_json::from_str(text).map_err(|e| syntax(e.to_string()))?;
+        let mut de = serde_json::Deserializer::from_str(text);
+        let value = Strict(&mut tracker)
+            .deserialize(&mut de)
+            .and_then(|v| de.end().map(|()| v))
+            .map_err(|e| tracker.error(what, e))?;
         return Ok(vec![value]);
     }
     let mut values = Vec::new();
-    for document in serde_yaml::Deserializer::from_str(text) {
-        let value = Value::deserialize(document).map_err(|e| syntax(e.to_string()))?;
+    for (d, document) in serde_yaml::Deserializer::from_str(text).enumerate() {
+        tracker.prefix = if d == 0 {
+            String::new()
+        } else {
+            format!("[document {d}]")
+        };
+        let value = Strict(&mut tracker)
+            .deserialize(document)
+            .map_err(|e| tracker.error(what, e))?;
         if !value.is_null() {
             values.push(value);
         }
     }
     Ok(values)
+}
+
+/// One step of a path: a field or a list index.
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+/// Where a strict read is, and what it found wrong: the problem is kept
+/// beside the parser's error, so it can be reported as a field error by path.
+#[derive(Default)]
+struct Tracker {
+    /// The path of the value being read within the file (`items[3]`), or empty.
+    prefix: String,
+    steps: Vec<Step>,
+    /// The first problem: its path and what is wrong.
+    problem: Option<(String, String)>,
+}
+
+impl Tracker {
+    fn path(&self) -> String {
+        let mut path = self.prefix.clone();
+        for step in &self.steps {
+            match step {
+                Step::Key(key) if path.is_empty() => path.push_str(key),
+                Step::Key(key) => {
+                    path.push('.');
+                    path.push_str(key);
+                }
+                Step::Index(i) => path.push_str(&format!("[{i}]")),
+            }
+        }
+        path
+    }
+
+    /// Records a problem at the current path and returns the parser's error for it.
+    fn fail<E: serde::de::Error>(&mut self, detail: String) -> E {
+        let err = E::custom(&detail);
+        self.problem.get_or_insert((self.path(), detail));
+        err
+    }
+
+    /// The read's error: the problem by its path, or the parser's syntax error.
+    fn error(&mut self, what: &str, err: impl std::fmt::Display) -> DocumentError {
+        match self.problem.take() {
+            Some((field, detail)) if field.is_empty() => DocumentError::Shape {
+                what: what.to_string(),
+                detail,
+            },
+            Some((field, detail)) => DocumentError::Field {
+                what: what.to_string(),
+                field,
+                detail,
+            },
+            None => DocumentError::Syntax {
+                what: what.to_string(),
+                detail: err.to_string(),
+            },
+        }
+    }
+}
+
+/// Reads a JSON value strictly, as the README promises: a key given twice is an
+/// error (serde_json and a YAML mapping read into JSON keep the last), and so
+/// is a number that is not finite (YAML's `.nan`, `.inf`, `1e400`), which a
+/// JSON value cannot hold and would otherwise drop, leaving the field unset.
+struct Strict<'t>(&'t mut Tracker);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Strict<'_> {
+    type Value = Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Strict<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Value, E> {
+        match serde_json::Number::from_f64(v) {
+            Some(n) => Ok(Value::Number(n)),
+            None => Err(self.0.fail(format!(
+                "{v} is not a number a field can hold (a finite number is required)"
+            ))),
+        }
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        serde::de::DeserializeSeed::deserialize(self, d)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        loop {
+            self.0.steps.push(Step::Index(items.len()));
+            let item = seq.next_element_seed(Strict(&mut *self.0));
+            self.0.steps.pop();
+            match item? {
+                Some(item) => items.push(item),
+                None => return Ok(Value::Array(items)),
+            }
+        }
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut fields = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if fields.contains_key(&key) {
+                return Err(self.0.fail(format!(
+                    "the key {:?} is given twice (a later one would silently win)",
+                    job_decider_core::violation::truncated(&key, 200)
+                )));
+            }
+            self.0.steps.push(Step::Key(key));
+            let value = map.next_value_seed(Strict(&mut *self.0));
+            if let Some(Step::Key(key)) = self.0.steps.pop() {
+                fields.insert(key, value?);
+            }
+        }
+        Ok(Value::Object(fields))
+    }
 }
 
 /// Reads one message from a JSON value, naming the failing field's path.
@@ -509,22 +681,30 @@ impl<'de> serde::de::Visitor<'de> for ShapeVisitor {
     }
 }
 
-/// A JSON object's fields other than `items`, and how often `items` came and in what shape.
+/// A JSON object's fields other than `items`, and how often `items` came and
+/// in what shape; `repeated` when a field other than `items` came twice.
 struct Envelope {
     fields: serde_json::Map<String, Value>,
     items: Vec<ItemsShape>,
+    repeated: bool,
 }
 
-impl<'de> Deserialize<'de> for Envelope {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_map(EnvelopeVisitor)
+impl<'de> DeserializeSeed<'de> for EnvelopeVisitor<'_> {
+    type Value = Envelope;
+
+    fn deserialize<D: serde::Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> Result<Envelope, D::Error> {
+        deserializer.deserialize_map(self)
     }
 }
 
-/// Keeps every field of the top object but `items`, whose content it skips.
-struct EnvelopeVisitor;
+/// Keeps every field of the top object but `items`, whose content it skips;
+/// the fields are read strictly ([`Strict`]).
+struct EnvelopeVisitor<'t>(&'t mut Tracker);
 
-impl<'de> serde::de::Visitor<'de> for EnvelopeVisitor {
+impl<'de> serde::de::Visitor<'de> for EnvelopeVisitor<'_> {
     type Value = Envelope;
 
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
@@ -534,13 +714,15 @@ impl<'de> serde::de::Visitor<'de> for EnvelopeVisitor {
         let mut envelope = Envelope {
             fields: serde_json::Map::new(),
             items: Vec::new(),
+            repeated: false,
         };
         while let Some(key) = map.next_key::<String>()? {
             if key == "items" {
                 envelope.items.push(map.next_value()?);
             } else {
-                let value: Value = map.next_value()?;
-                envelope.fields.insert(key, value);
+                self.0.steps = vec![Step::Key(key.clone())];
+                let value = map.next_value_seed(Strict(&mut *self.0))?;
+                envelope.repeated |= envelope.fields.insert(key, value).is_some();
             }
         }
         Ok(envelope)
@@ -560,6 +742,8 @@ struct ItemReader<'c, 'a, T> {
     first_error: Option<DocumentError>,
     /// A kind or apiVersion error: it ends the read, reported as it is.
     fatal: Option<DocumentError>,
+    /// Each item is read strictly ([`Strict`]), its problems named by path.
+    tracker: Tracker,
 }
 
 impl<T: DeserializeOwned> ItemReader<'_, '_, T> {
@@ -606,17 +790,21 @@ impl<'de, T: DeserializeOwned> serde::de::Visitor<'de> for Items<'_, '_, '_, T> 
     }
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         let mut index = 0;
-        while let Some(item) = seq.next_element::<Value>()? {
-            if !self.0.item(index, item) {
-                // The rest is still read as values, dropped: a number the
-                // value reader rejects (which the first pass skipped) is a
-                // syntax error, and that comes first, as in the whole read.
-                while seq.next_element::<Value>()?.is_some() {}
+        let mut reading = true;
+        loop {
+            self.0.tracker.prefix = format!("{}[{index}]", self.0.items_path);
+            self.0.tracker.steps.clear();
+            let Some(item) = seq.next_element_seed(Strict(&mut self.0.tracker))? else {
                 return Ok(());
+            };
+            // After a fatal error the rest is still read as values, dropped: a
+            // number the value reader rejects (which the first pass skipped)
+            // is a syntax error, and that comes first, as in the whole read.
+            if reading && !self.0.item(index, item) {
+                reading = false;
             }
             index += 1;
         }
-        Ok(())
     }
 }
 
@@ -673,7 +861,12 @@ fn stream_json_list<T: DeserializeOwned>(
         serde_json::from_str::<serde::de::IgnoredAny>(text).map_err(syntax)?;
         String::new()
     } else if start.starts_with('{') {
-        let envelope: Envelope = serde_json::from_str(text).map_err(syntax)?;
+        let mut tracker = Tracker::default();
+        let mut de = serde_json::Deserializer::from_str(text);
+        let envelope = EnvelopeVisitor(&mut tracker)
+            .deserialize(&mut de)
+            .and_then(|envelope| de.end().map(|()| envelope))
+            .map_err(|e| tracker.error(what, e))?;
         let list_kind = format!("{kind}List");
         let doc = Value::Object(envelope.fields);
         let list = match kind_of(&doc) {
@@ -681,7 +874,8 @@ fn stream_json_list<T: DeserializeOwned>(
             // A single object, or a field given twice (the last one counts): read whole.
             _ => return Ok(None),
         };
-        if envelope.items.len() > 1 {
+        if envelope.items.len() > 1 || envelope.repeated {
+            // Read whole, which names the key given twice.
             return Ok(None);
         }
         checker.object(&doc, &list, "", &["items"])?;
@@ -712,6 +906,7 @@ fn stream_json_list<T: DeserializeOwned>(
         objects: Vec::new(),
         first_error: None,
         fatal: None,
+        tracker: Tracker::default(),
     };
     let mut deserializer = serde_json::Deserializer::from_str(text);
     if items_path.is_empty() {
@@ -719,7 +914,7 @@ fn stream_json_list<T: DeserializeOwned>(
     } else {
         serde::de::DeserializeSeed::deserialize(ItemsField(&mut reader), &mut deserializer)
     }
-    .map_err(syntax)?;
+    .map_err(|e| reader.tracker.error(what, e))?;
     let ItemReader {
         objects,
         first_error,
@@ -1073,6 +1268,65 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn keys_given_twice_and_numbers_not_finite_are_refused_by_path() {
+        let cases = [
+            (
+                "metadata: {name: a, name: b}\n",
+                "job.yaml: metadata: the key \"name\" is given twice",
+            ),
+            (
+                "{\"spec\": {\"parallelism\": 1, \"parallelism\": 2}}",
+                "job.yaml: spec: the key \"parallelism\" is given twice",
+            ),
+            (
+                "kind: Job\nkind: Job\n",
+                "job.yaml: the key \"kind\" is given twice",
+            ),
+            (
+                "spec: {template: {spec: {containers: [{name: c}, {name: d, name: e}]}}}\n",
+                "job.yaml: spec.template.spec.containers[1]: the key \"name\"",
+            ),
+            (
+                "spec: {completions: .nan}\n",
+                "job.yaml: spec.completions: NaN is not a number",
+            ),
+            (
+                "spec: {parallelism: -.inf}\n",
+                "job.yaml: spec.parallelism: -inf is not a number",
+            ),
+        ];
+        for (text, want) in cases {
+            let err = parse_job(text, "job.yaml").expect_err(text);
+            assert!(err.to_string().starts_with(want), "{text}: {err}");
+        }
+        let err = parse_pods(
+            "kind: Pod\n---\nkind: Pod\nmetadata: {labels: {a: '1', a: '2'}}\n",
+            "p",
+        )
+        .expect_err("twice");
+        assert!(
+            err.to_string()
+                .contains("p: [document 1].metadata.labels: the key \"a\""),
+            "{err}"
+        );
+        // Streamed item by item, the same words as read whole.
+        let list = r#"{"kind":"PodList","items":[{},{"metadata":{"name":"a","name":"b"}}]}"#;
+        let err = parse_pods(list, "pods.json").expect_err("twice");
+        assert!(
+            err.to_string()
+                .starts_with("pods.json: items[1].metadata: the key \"name\""),
+            "{err}"
+        );
+        let list = r#"{"kind":"PodList","metadata":{},"metadata":{},"items":[]}"#;
+        let err = parse_pods(list, "pods.json").expect_err("twice");
+        assert!(
+            err.to_string()
+                .starts_with("pods.json: the key \"metadata\""),
+            "{err}"
+        );
     }
 
     #[test]

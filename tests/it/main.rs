@@ -19,6 +19,7 @@ mod failure_policy_cli;
 mod failure_policy_wire;
 mod hostile;
 mod hostile_patterns;
+mod hostile_input;
 mod jobset_vectors;
 mod k8s_openapi;
 mod kubectl;

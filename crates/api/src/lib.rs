@@ -15,8 +15,10 @@ pub mod lazy;
 pub mod lean;
 mod lean_decode;
 mod pod_decode;
+pub mod safe_text;
 pub mod status;
 pub mod wire;
+pub mod yaml_bounds;
 
 use job_decider_core::explain::JobExplanation;
 use job_decider_core::jobset::decide_jobset as decide_jobset_core;

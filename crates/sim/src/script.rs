@@ -399,6 +399,8 @@ impl Script {
         if text.trim().is_empty() {
             return Ok(Script::default());
         }
+        use job_decider_api::yaml_bounds::{MAX_WHOLE_FILE_BYTES, check};
+        check(text, MAX_WHOLE_FILE_BYTES).map_err(|e| ScriptError::at("", e.to_string()))?;
         let de = serde_yaml::Deserializer::from_str(text);
         let script: Script = serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use job_decider_api::safe_text::escaped;
 use serde::Serialize;
 
 use crate::duration::{clock, human, rfc3339};
@@ -346,7 +347,8 @@ impl Timeline {
         }
         out.push('\n');
         out.push_str(&self.summary.text());
-        out
+        // Names, messages and the description come from the input: escaped for a terminal.
+        escaped(&out).into_owned()
     }
 }
 
@@ -533,7 +535,7 @@ pub fn compare_text(
     out.push('\n');
     out.push_str(&parting(left_name, left, right_name, right, "  "));
     out.push('\n');
-    out
+    escaped(&out).into_owned()
 }
 
 /// Where the two stories part, for people (the text and the HTML report say the same):

@@ -201,6 +201,16 @@ pub(crate) fn parse(
         );
         return None;
     }
+    if let Err(e) = crate::yaml_bounds::check(text, MAX_DOCUMENT_BYTES) {
+        // Bounded before libyaml, whose cost grows with nesting times length.
+        errs.push(
+            path.to_string(),
+            ViolationKind::Invalid,
+            None,
+            &format!("the document: {e}"),
+        );
+        return None;
+    }
     let value: Value = match serde_yaml::from_str(text) {
         Ok(value) => value,
         Err(err) => {

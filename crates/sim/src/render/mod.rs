@@ -29,12 +29,19 @@ pub const MIN_BARS_PER_ROW: usize = 4;
 /// At most this many events are listed in the HTML report's table.
 pub const MAX_EVENT_ROWS: usize = 2000;
 
-/// Text for XML and HTML: `& < > " '` as entities, and the characters XML 1.0
-/// cannot carry at all (C0 controls other than tab and newlines) as U+FFFD.
+/// Text for XML and HTML: `& < > " '` as entities, the characters XML 1.0
+/// cannot carry at all (C0 controls other than tab and newlines) as U+FFFD,
+/// and DEL, C1 controls and bidi overrides written visibly as `\u{..}`
+/// (`safe_text`): a character reference would still reorder the text.
 pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
+            c if u32::from(c) >= 0x7f && job_decider_api::safe_text::is_unsafe(c) => {
+                out.push_str(&job_decider_api::safe_text::escaped(
+                    c.encode_utf8(&mut [0; 4]),
+                ));
+            }
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),

@@ -254,6 +254,17 @@ fn escape_covers_markup_quotes_and_control_characters() {
     assert_eq!(escape("plain pod-1"), "plain pod-1");
 }
 
+#[test]
+fn escape_writes_bidi_overrides_and_c1_controls_visibly() {
+    // A character reference (`&#x202e;`) would still reorder the page: written as text.
+    assert_eq!(escape("inv\u{202e}fdp.exe"), "inv\\u{202e}fdp.exe");
+    assert_eq!(
+        escape("\u{2066}x\u{2069}\u{200f}\u{85}\u{7f}<"),
+        "\\u{2066}x\\u{2069}\\u{200f}\\u{85}\\u{7f}&lt;"
+    );
+    assert_eq!(escape("é 日本"), "é 日本");
+}
+
 /// A Job of `n` pods: NonIndexed (one row per pod) or Indexed (one per index),
 /// each pod with a long name, a failure every tenth pod and its events.
 fn huge(n: usize, indexed: bool) -> Timeline {
