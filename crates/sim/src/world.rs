@@ -134,10 +134,12 @@ pub struct Limits {
 const MAX_EVENTS: usize = 100_000;
 /// What the details of [`MAX_EVENTS`] events of a few hundred bytes come to.
 const MAX_EVENT_BYTES: usize = 32 * 1024 * 1024;
-/// Ten times the most pods a Job may run at once ([`MAX_JOB_PODS`]).
-const MAX_PODS: usize = 100_000;
-/// A few tens of seconds of deciding for the release build (about 10 µs per pod per sync).
-const MAX_POD_SYNCS: u64 = 5_000_000;
+/// Twice the most pods a Job may run at once ([`MAX_JOB_PODS`]): finding the next
+/// happening looks at every pod, so a run's time grows with their square.
+const MAX_PODS: usize = 20_000;
+/// Seconds of deciding for the release build, minutes for a debug one (about 100 µs
+/// per pod per sync measured there).
+const MAX_POD_SYNCS: u64 = 2_000_000;
 
 impl Default for Limits {
     fn default() -> Limits {
