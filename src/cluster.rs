@@ -13,11 +13,17 @@
 //! selector matches (candidates for adoption). A pod another owner controls
 //! is left out, as the controller's claim leaves it (the service rejects one).
 //!
+//! The API server is not trusted for size or length: one read has a
+//! deadline for all of it (`--request-timeout`, not per socket read), each
+//! answer and all answers together a byte bound, the pod list a page bound,
+//! and a continue token seen before ends the list as an error.
+//!
 //! Built without the `cluster` feature, the flags still parse and every read
 //! fails with [`ClusterError::NotBuilt`].
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use clap::{Args, CommandFactory, FromArgMatches};
 
@@ -44,6 +50,37 @@ pub struct ClusterArgs {
     /// The kubeconfig file [default: $KUBECONFIG, else ~/.kube/config, else the pod's service account].
     #[arg(long, requires = "from_cluster")]
     pub kubeconfig: Option<PathBuf>,
+    /// How long the whole read from the cluster may take, every call and page
+    /// together (90s, 5m) [default: 2m].
+    #[arg(long, value_name = "DURATION", requires = "from_cluster", value_parser = parse_timeout)]
+    pub request_timeout: Option<Duration>,
+}
+
+/// The whole read's deadline when `--request-timeout` is not given.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The most bytes one answer of the API server may have: a page of
+/// [`PAGE_SIZE`] pods is a few megabytes, a Job far less.
+pub const MAX_ANSWER_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The most bytes all the answers of one read may have together.
+pub const MAX_READ_BYTES: u64 = 1024 * 1024 * 1024;
+
+/// Pods asked for per page: a namespace of 100,000 pods is listed in
+/// bounded pieces, and only the Job's are kept.
+pub const PAGE_SIZE: u32 = 500;
+
+/// The most pages of pods one read follows (half a million pods).
+pub const MAX_PAGES: usize = 1000;
+
+/// `--request-timeout`: a duration such as `90s` or `5m`, more than zero.
+fn parse_timeout(text: &str) -> Result<Duration, String> {
+    let span = job_decider_sim::duration::parse_span(text)?;
+    let nanos = u64::try_from(span.nanos()).unwrap_or(0);
+    if nanos == 0 {
+        return Err(format!("{text:?}: give a duration above zero, such as 90s"));
+    }
+    Ok(Duration::from_nanos(nanos))
 }
 
 /// Why a Job could not be read from a cluster.
@@ -66,6 +103,10 @@ pub enum ClusterError {
     /// The API server could not be reached, or failed to answer.
     #[error("{0}")]
     Unreachable(String),
+    /// The API server's answers went past a bound: too many bytes or pages,
+    /// a continue token repeated, or the whole read past its deadline.
+    #[error("{0}")]
+    Unbounded(String),
     /// This binary was built without the `cluster` feature.
     #[error(
         "this job-decider was built without the `cluster` feature: --from-cluster is not available"
@@ -174,8 +215,16 @@ pub fn parse_command_line() -> Cli {
 /// The kube-rs half, present with the `cluster` feature.
 #[cfg(feature = "cluster")]
 mod live {
-    use std::collections::BTreeMap;
+    use std::collections::{BTreeMap, BTreeSet};
+    use std::pin::Pin;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::{Arc, Mutex};
+    use std::task::{Context, Poll};
     use std::time::Duration;
+
+    use bytes::Bytes;
+    use http_body::{Body, Frame, SizeHint};
+    use kube::client::{ClientBuilder, DynBody};
 
     use job_decider_api::pb;
     use job_decider_core::model::{LabelSelector, SelectorOperator, SelectorRequirement};
@@ -187,17 +236,93 @@ mod live {
     use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError};
     use kube::{Client, Config};
 
-    use super::{ClusterArgs, ClusterError, LiveJob, Read};
-
-    /// Pods asked for per page: a namespace of 100,000 pods is listed in
-    /// bounded pieces, and only the Job's are kept.
-    const PAGE: u32 = 500;
+    use super::{
+        ClusterArgs, ClusterError, DEFAULT_REQUEST_TIMEOUT, LiveJob, MAX_ANSWER_BYTES, MAX_PAGES,
+        MAX_READ_BYTES, PAGE_SIZE, Read,
+    };
 
     /// How long to wait for a connection; an unreachable server fails in this time.
     const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
-    /// How long one answer may take.
+    /// How long one socket read may wait (the whole read has its own deadline).
     const READ_TIMEOUT: Duration = Duration::from_secs(60);
+
+    /// The bytes the answers of one read have brought, and the first bound
+    /// they went past (the client's own error then says little).
+    #[derive(Debug, Default)]
+    struct Budget {
+        read: AtomicU64,
+        exceeded: Mutex<Option<String>>,
+    }
+
+    impl Budget {
+        /// Notes a bound gone past; the first one is what the read says.
+        fn exceed(&self, why: String) {
+            if let Ok(mut slot) = self.exceeded.lock()
+                && slot.is_none()
+            {
+                *slot = Some(why);
+            }
+        }
+
+        fn exceeded(&self) -> Option<String> {
+            self.exceeded.lock().ok().and_then(|slot| slot.clone())
+        }
+    }
+
+    /// An answer's body that fails once it, or the read's answers together,
+    /// have more bytes than their bound.
+    struct Capped {
+        inner: Box<DynBody>,
+        read: u64,
+        budget: Arc<Budget>,
+    }
+
+    impl Body for Capped {
+        type Data = Bytes;
+        type Error = tower::BoxError;
+
+        fn poll_frame(
+            mut self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+        ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+            let this = &mut *self;
+            let polled = Pin::new(&mut this.inner).poll_frame(cx);
+            if let Poll::Ready(Some(Ok(frame))) = &polled
+                && let Some(data) = frame.data_ref()
+            {
+                let n = data.len() as u64;
+                this.read = this.read.saturating_add(n);
+                let total = this
+                    .budget
+                    .read
+                    .fetch_add(n, Ordering::Relaxed)
+                    .saturating_add(n);
+                let why = if this.read > MAX_ANSWER_BYTES {
+                    Some(format!("an answer of more than {MAX_ANSWER_BYTES} bytes"))
+                } else if total > MAX_READ_BYTES {
+                    Some(format!(
+                        "answers of more than {MAX_READ_BYTES} bytes in all"
+                    ))
+                } else {
+                    None
+                };
+                if let Some(why) = why {
+                    this.budget.exceed(why.clone());
+                    return Poll::Ready(Some(Err(why.into())));
+                }
+            }
+            polled
+        }
+
+        fn is_end_stream(&self) -> bool {
+            self.inner.is_end_stream()
+        }
+
+        fn size_hint(&self) -> SizeHint {
+            self.inner.size_hint()
+        }
+    }
 
     pub(super) fn read(
         args: &ClusterArgs,
@@ -208,13 +333,41 @@ mod live {
             .enable_all()
             .build()
             .map_err(|e| ClusterError::Unreachable(format!("cannot start the runtime: {e}")))?;
-        runtime.block_on(read_async(args, name, what))
+        let deadline = args.request_timeout.unwrap_or(DEFAULT_REQUEST_TIMEOUT);
+        let budget = Arc::new(Budget::default());
+        let answer = runtime.block_on(async {
+            tokio::time::timeout(deadline, read_async(args, name, what, Arc::clone(&budget))).await
+        });
+        match answer {
+            Ok(Ok(live)) => Ok(live),
+            // The body's own error says less than the bound it went past.
+            Ok(Err(err)) => match budget.exceeded() {
+                Some(why) => Err(ClusterError::Unbounded(format!(
+                    "the API server sent {why}; refusing to read further"
+                ))),
+                None => Err(err),
+            },
+            Err(_) => Err(ClusterError::Unbounded(format!(
+                "the API server did not answer in {} (--request-timeout, for the whole read)",
+                humantime(deadline)
+            ))),
+        }
+    }
+
+    /// A deadline for people: whole seconds, or milliseconds below one.
+    fn humantime(d: Duration) -> String {
+        if d.as_secs() > 0 && d.subsec_millis() == 0 {
+            format!("{}s", d.as_secs())
+        } else {
+            format!("{}ms", d.as_millis())
+        }
     }
 
     async fn read_async(
         args: &ClusterArgs,
         name: &str,
         what: Read,
+        budget: Arc<Budget>,
     ) -> Result<LiveJob, ClusterError> {
         let mut config = config(args).await?;
         config.connect_timeout = Some(CONNECT_TIMEOUT);
@@ -224,9 +377,19 @@ mod live {
             .namespace
             .clone()
             .unwrap_or_else(|| config.default_namespace.clone());
-        let client = Client::try_from(config).map_err(|e| {
+        let builder = ClientBuilder::try_from(config).map_err(|e| {
             ClusterError::Config(format!("cannot use the kubeconfig: {}", chain(&e)))
         })?;
+        let capped =
+            tower::util::MapResponseLayer::new(move |response: http::Response<Box<DynBody>>| {
+                let budget = Arc::clone(&budget);
+                response.map(|inner| Capped {
+                    inner,
+                    read: 0,
+                    budget,
+                })
+            });
+        let client: Client = builder.with_layer(&capped).build();
         let jobs: Api<Job> = Api::namespaced(client.clone(), &namespace);
         let job = jobs.get(name).await.map_err(|e| match status_code(&e) {
             Some(404) => ClusterError::NotFound {
@@ -239,9 +402,10 @@ mod live {
             Read::JobOnly => Vec::new(),
             Read::JobAndPods => {
                 let pods: Api<Pod> = Api::namespaced(client, &namespace);
-                controller_pods(&pods, &job)
-                    .await
-                    .map_err(|e| api_error(&e, &server))?
+                controller_pods(&pods, &job).await.map_err(|e| match e {
+                    Listing::Api(e) => api_error(&e, &server),
+                    Listing::Unbounded(why) => ClusterError::Unbounded(why),
+                })?
             }
         };
         Ok(LiveJob {
@@ -310,7 +474,7 @@ mod live {
     /// The pods the Job controller would consider: those the Job controls and
     /// the orphans its selector matches, page by page, each kept in the
     /// contract's form only (a page's objects are dropped with the page).
-    async fn controller_pods(api: &Api<Pod>, job: &Job) -> Result<Vec<pb::Pod>, kube::Error> {
+    async fn controller_pods(api: &Api<Pod>, job: &Job) -> Result<Vec<pb::Pod>, Listing> {
         let uid = job.metadata.uid.as_deref().unwrap_or_default();
         let selector = job
             .spec
@@ -319,9 +483,17 @@ mod live {
             .map(domain_selector);
         let no_labels = BTreeMap::new();
         let mut kept = Vec::new();
-        let mut params = ListParams::default().limit(PAGE);
+        let mut params = ListParams::default().limit(PAGE_SIZE);
+        let mut tokens = BTreeSet::new();
+        let mut pages = 0usize;
         loop {
-            let page = api.list(&params).await?;
+            pages += 1;
+            if pages > MAX_PAGES {
+                return Err(Listing::Unbounded(format!(
+                    "the API server listed more than {MAX_PAGES} pages of {PAGE_SIZE} pods; refusing to read further"
+                )));
+            }
+            let page = api.list(&params).await.map_err(Listing::Api)?;
             for pod in page.items {
                 let controller = pod
                     .metadata
@@ -341,10 +513,25 @@ mod live {
                 }
             }
             match page.metadata.continue_.filter(|token| !token.is_empty()) {
-                Some(token) => params = params.continue_token(&token),
+                Some(token) => {
+                    if !tokens.insert(token.clone()) {
+                        return Err(Listing::Unbounded(format!(
+                            "the API server sent the continue token {token:?} a second time (page {pages}): the list would never end"
+                        )));
+                    }
+                    params = params.continue_token(&token);
+                }
                 None => return Ok(kept),
             }
         }
+    }
+
+    /// Why listing the pods stopped.
+    enum Listing {
+        /// A call failed.
+        Api(kube::Error),
+        /// The list went past a bound.
+        Unbounded(String),
     }
 
     /// The Job's selector as the core matches it (the same function its claim uses).

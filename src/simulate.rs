@@ -11,7 +11,9 @@ use crate::cli::{self, CliError, Strictness};
 use crate::cluster::{self, ClusterArgs};
 use crate::documents;
 use job_decider_api::{self as api, ApiError, pb};
-use job_decider_sim::{DecideError, Decider, Options, RunningPods, Script, SimError, Timeline};
+use job_decider_sim::{
+    DecideError, Decider, Limits, Options, RunningPods, Script, SimError, Timeline,
+};
 
 /// Output formats of `simulate`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -253,6 +255,7 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
         },
         // A Job's own annotation rides with it; --failure-policy rides every request as its field.
         failure_policy,
+        limits: Limits::default(),
     };
     // The --compare Job is played without --failure-policy: the same script with and without it.
     let compare_options = Options {

@@ -560,3 +560,140 @@ fn simulate_from_cluster_runs_live_pods_for_the_scripts_run_time_from_now() {
     let ended = from_files["attempts"][0]["endedMs"].as_i64().unwrap();
     assert!(ended < 120_000, "{ended}");
 }
+
+// Issue 22, item 9: the API server is not trusted for size or length.
+
+/// How a hostile API server answers the pod list (the Job itself it answers
+/// well, unless `job_too` says otherwise).
+#[derive(Clone, Copy)]
+enum Hostile {
+    /// Every page says "continue from `again`".
+    RepeatedToken,
+    /// An answer that never ends, sent as fast as the client reads.
+    EndlessBody,
+    /// One byte every second, for ever (the Job's answer too).
+    Dribble,
+}
+
+/// A fake API server that answers the pod list (and, when dribbling, the Job) as `how` says.
+fn hostile_api_server(how: Hostile) -> String {
+    let job = read_json(&format!("{EXAMPLE}/job.json"));
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let job = job.clone();
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut request_line = String::new();
+                if reader.read_line(&mut request_line).is_err() {
+                    return;
+                }
+                let mut line = String::new();
+                while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                    line.clear();
+                }
+                let pods = request_line.contains("/pods");
+                let head =
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n";
+                match how {
+                    Hostile::RepeatedToken if pods => {
+                        let body = json!({"kind": "PodList", "apiVersion": "v1",
+                            "metadata": {"resourceVersion": "7", "continue": "again"}, "items": []})
+                        .to_string();
+                        let _ =
+                            write!(stream, "{head}Content-Length: {}\r\n\r\n{body}", body.len());
+                    }
+                    Hostile::EndlessBody if pods => {
+                        let _ = write!(stream, "{head}\r\n{{\"kind\": \"PodList\", \"items\": [");
+                        let spaces = vec![b' '; 64 * 1024];
+                        while stream.write_all(&spaces).is_ok() {}
+                    }
+                    Hostile::Dribble => {
+                        let _ = write!(stream, "{head}\r\n");
+                        while stream.write_all(b" ").and_then(|()| stream.flush()).is_ok() {
+                            std::thread::sleep(std::time::Duration::from_secs(1));
+                        }
+                    }
+                    _ => {
+                        let body = job.to_string();
+                        let _ =
+                            write!(stream, "{head}Content-Length: {}\r\n\r\n{body}", body.len());
+                    }
+                }
+            });
+        }
+    });
+    url
+}
+
+/// Runs the binary, killing it (and failing) if it still runs after `limit`.
+fn run_within(args: &[&str], limit: std::time::Duration) -> Output {
+    let mut cmd = Command::new(BIN);
+    cmd.args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    for key in ["KUBERNETES_SERVICE_HOST", "HTTPS_PROXY", "https_proxy"] {
+        cmd.env_remove(key);
+    }
+    let mut child = cmd.spawn().expect("run job-decider");
+    let started = std::time::Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{args:?} still ran after {limit:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.wait_with_output().expect("output")
+}
+
+/// `decide --from-cluster` against a hostile server, within `limit`.
+fn decide_against(how: Hostile, extra: &[&str], limit: std::time::Duration) -> Output {
+    let url = hostile_api_server(how);
+    let dir = tempfile::tempdir().unwrap();
+    let config = kubeconfig(dir.path(), &url);
+    let mut args = vec![
+        "decide",
+        "--from-cluster",
+        "--kubeconfig",
+        config.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    args.push("job-pod-failure-policy-example");
+    run_within(&args, limit)
+}
+
+#[test]
+fn a_repeated_continue_token_ends_the_pod_list_with_an_error() {
+    let out = decide_against(
+        Hostile::RepeatedToken,
+        &[],
+        std::time::Duration::from_secs(20),
+    );
+    expect_error(&out, 1, &["continue token \"again\" a second time"]);
+}
+
+#[test]
+fn an_endless_answer_is_cut_at_its_byte_bound() {
+    let out = decide_against(
+        Hostile::EndlessBody,
+        &[],
+        std::time::Duration::from_secs(30),
+    );
+    expect_error(&out, 1, &["an answer of more than 67108864 bytes"]);
+}
+
+#[test]
+fn a_dribbling_api_server_meets_one_deadline_for_the_whole_read() {
+    let started = std::time::Instant::now();
+    let out = decide_against(
+        Hostile::Dribble,
+        &["--request-timeout", "3s"],
+        std::time::Duration::from_secs(20),
+    );
+    expect_error(&out, 1, &["did not answer in 3s", "--request-timeout"]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+}

@@ -20,6 +20,7 @@ mod failure_policy_wire;
 mod hostile;
 mod hostile_patterns;
 mod hostile_input;
+mod hostile_sim;
 mod jobset_vectors;
 mod k8s_openapi;
 mod kubectl;

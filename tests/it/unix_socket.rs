@@ -433,3 +433,161 @@ fn serve_on_a_socket_answers_and_removes_it_on_sigterm() {
     assert!(status.success(), "{status}");
     assert!(!path.exists(), "the socket is removed at shutdown");
 }
+
+// Issue 22, items 8 and 10: the socket is bound where no other user can reach
+// it, and any path a client can connect to is accepted.
+
+/// `base/ddd…/s`, with the directory made and the whole path `len` bytes long.
+fn path_of_length(base: &Path, len: usize) -> PathBuf {
+    let pad = len - base.as_os_str().len() - "/".len() - "/s".len();
+    let dir = base.join("d".repeat(pad));
+    std::fs::create_dir(&dir).expect("mkdir");
+    let path = dir.join("s");
+    assert_eq!(path.as_os_str().len(), len);
+    path
+}
+
+#[tokio::test]
+async fn a_socket_path_of_107_bytes_is_served() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // A short name in a long directory: a temporary name beside it would be longer.
+    let path = path_of_length(dir.path(), 107);
+    let server = SocketServer::start_at(dir, path.clone(), ServerConfig::default()).await;
+    crate::common::assert_health_serving(server.channel().await).await;
+    assert_eq!(mode_of(&path), 0o660);
+    let (_dir, path) = server.stop().await;
+    assert!(!path.exists(), "removed at shutdown");
+}
+
+#[tokio::test]
+async fn a_socket_path_of_108_bytes_is_refused_naming_the_limit() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = path_of_length(dir.path(), 108);
+    let err = bind_unix(&path, 0o660).expect_err("one byte too long");
+    assert!(
+        matches!(err, SocketError::TooLong { len: 108, .. }),
+        "{err}"
+    );
+    assert!(err.is_bad_input());
+    assert!(
+        err.to_string().contains("at most 107 bytes"),
+        "names the limit: {err}"
+    );
+    assert_eq!(
+        std::fs::read_dir(path.parent().expect("parent"))
+            .expect("list")
+            .count(),
+        0,
+        "nothing left behind"
+    );
+}
+
+#[tokio::test]
+async fn a_link_planted_at_a_guessable_temporary_name_is_never_followed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "secret").expect("write");
+    std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    // The name the socket used to be bound under, known to anyone who knows the pid.
+    let guess = dir.path().join(format!(".jd-{}.sock", std::process::id()));
+    std::os::unix::fs::symlink(&victim, &guess).expect("symlink");
+    let path = dir.path().join("decider.sock");
+    let server = SocketServer::start_at(dir, path.clone(), ServerConfig::default()).await;
+    crate::common::assert_health_serving(server.channel().await).await;
+    assert_eq!(
+        mode_of(&victim),
+        0o600,
+        "the planted link's target kept its mode"
+    );
+    assert!(
+        std::fs::symlink_metadata(&guess).is_ok_and(|m| m.file_type().is_symlink()),
+        "the planted link is left alone"
+    );
+    let entries: Vec<String> = std::fs::read_dir(server.dir.path())
+        .expect("list")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|n| {
+            n.starts_with(".jd-")
+                && n != guess
+                    .file_name()
+                    .and_then(|f| f.to_str())
+                    .unwrap_or_default()
+        })
+        .collect();
+    assert!(
+        entries.is_empty(),
+        "the private directory is removed: {entries:?}"
+    );
+    server.stop().await;
+}
+
+/// Whether this process runs as root (a file it makes is root's).
+fn running_as_root() -> bool {
+    let file = tempfile::NamedTempFile::new().expect("temp file");
+    std::os::unix::fs::MetadataExt::uid(&file.as_file().metadata().expect("stat")) == 0
+}
+
+/// Another user (nobody, through `setpriv`), in a directory anyone may write to
+/// without the sticky bit, keeps replacing whatever the server makes there with
+/// links to a root-owned 0600 file; the file's mode never changes.
+#[tokio::test]
+async fn another_user_racing_in_an_open_directory_cannot_redirect_the_mode() {
+    let setpriv = Path::new("/usr/bin/setpriv");
+    if !running_as_root() || !setpriv.exists() {
+        eprintln!("skipped: playing another user needs root and setpriv");
+        return;
+    }
+    let open = tempfile::tempdir().expect("tempdir");
+    std::fs::set_permissions(open.path(), std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    let private = tempfile::tempdir().expect("tempdir");
+    let victim = private.path().join("victim");
+    std::fs::write(&victim, "secret").expect("write");
+    std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    let guess = open.path().join(format!(".jd-{}.sock", std::process::id()));
+    // Plants a link at the guessable name; swaps any directory that appears for its own
+    // with a link inside; replaces any socket with a link.
+    let attack = r#"d=$1; v=$2; g=$3
+        while :; do
+          rm -f "$g"; ln -s "$v" "$g" 2>/dev/null
+          for e in "$d"/.jd-*; do
+            [ "$e" = "$g" ] && continue
+            if [ -d "$e" ] && [ ! -L "$e" ]; then
+              mv "$e" "$d/taken.$$.$RANDOM" 2>/dev/null && mkdir -m 777 "$e" 2>/dev/null && ln -s "$v" "$e/s" 2>/dev/null
+            elif [ -S "$e" ]; then
+              rm -f "$e"; ln -s "$v" "$e" 2>/dev/null
+            fi
+          done
+        done"#;
+    let mut attacker = Command::new(setpriv)
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "sh",
+            "-c",
+            attack,
+            "sh",
+        ])
+        .arg(open.path())
+        .arg(&victim)
+        .arg(&guess)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the attacker");
+    std::thread::sleep(Duration::from_millis(200));
+    let path = open.path().join("decider.sock");
+    let mut served = 0;
+    for _ in 0..100 {
+        if let Ok((listener, file)) = bind_unix(&path, 0o660) {
+            served += 1;
+            drop(listener);
+            drop(file);
+        }
+        let _ = std::fs::remove_file(&path);
+    }
+    attacker.kill().expect("stop the attacker");
+    let _ = attacker.wait();
+    assert_eq!(mode_of(&victim), 0o600, "the root-owned file kept its mode");
+    assert!(served > 0, "the server could still listen");
+}

@@ -25,4 +25,4 @@ pub mod world;
 
 pub use script::{Script, ScriptError};
 pub use timeline::{Timeline, compare_text, diverge};
-pub use world::{DecideError, Decider, Options, RunningPods, SimError, simulate};
+pub use world::{DecideError, Decider, Limits, Options, RunningPods, SimError, simulate};

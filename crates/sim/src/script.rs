@@ -16,6 +16,7 @@
 //!   - {at: 25m, resume: true}
 //! ```
 
+use std::cell::Cell;
 use std::collections::BTreeSet;
 use std::fmt;
 
@@ -56,7 +57,8 @@ pub struct Script {
     /// The seed of `percent` rules' draws (default 0): the same seed, the same attempts fail.
     #[serde(default)]
     pub seed: u64,
-    /// The most syncs played (default 10,000): a bound so that no script runs forever.
+    /// The most syncs played (default 10,000, at most [`MAX_SYNCS`]): a bound so that no
+    /// script runs forever.
     #[serde(default)]
     pub max_syncs: Option<u32>,
     /// What every attempt does unless a rule says otherwise.
@@ -324,9 +326,9 @@ impl<'de> Deserialize<'de> for Numbers {
                 f.write_str("a number, a list of numbers, or ranges such as \"1-3,7\"")
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<Numbers, E> {
-                u32::try_from(v)
-                    .map(|n| Numbers(BTreeSet::from([n])))
-                    .map_err(|_| E::custom(format!("{v} is too large")))
+                let n = u32::try_from(v).map_err(|_| E::custom(format!("{v} is too large")))?;
+                spend_numbers(1).map_err(E::custom)?;
+                Ok(Numbers(BTreeSet::from([n])))
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<Numbers, E> {
                 u64::try_from(v)
@@ -339,6 +341,7 @@ impl<'de> Deserialize<'de> for Numbers {
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Numbers, A::Error> {
                 let mut out = BTreeSet::new();
                 while let Some(n) = seq.next_element::<u32>()? {
+                    spend_numbers(1).map_err(de::Error::custom)?;
                     out.insert(n);
                 }
                 Ok(Numbers(out))
@@ -369,9 +372,52 @@ fn parse_numbers(text: &str) -> Result<BTreeSet<u32>, String> {
         if u64::from(hi - lo) + out.len() as u64 > MOST {
             return Err(format!("{text:?}: more than {MOST} numbers"));
         }
+        // Charged before the set grows: an alias repeats the text, not the set.
+        spend_numbers(u64::from(hi - lo) + 1)?;
         out.extend(lo..=hi);
     }
     Ok(out)
+}
+
+/// The most numbers a whole script may name, every field and every alias
+/// together: each is kept as one entry of a set, and YAML aliases repeat a field
+/// without repeating its text.
+pub const MAX_SCRIPT_NUMBERS: u64 = 1_000_000;
+
+thread_local! {
+    /// Numbers the script being read may still name; `None` outside
+    /// [`Script::from_yaml`] (each field then has only its own bound).
+    static NUMBERS_LEFT: Cell<Option<u64>> = const { Cell::new(None) };
+}
+
+/// Charges `count` numbers to the script being read.
+fn spend_numbers(count: u64) -> Result<(), String> {
+    NUMBERS_LEFT.with(|left| match left.get() {
+        None => Ok(()),
+        Some(have) if count <= have => {
+            left.set(Some(have - count));
+            Ok(())
+        }
+        Some(_) => Err(format!(
+            "the script names more than {MAX_SCRIPT_NUMBERS} numbers in all (aliases count each time they are used)"
+        )),
+    })
+}
+
+/// Holds a fresh number budget while a script is read, and ends it however the reading ends.
+struct NumberBudget;
+
+impl NumberBudget {
+    fn start() -> NumberBudget {
+        NUMBERS_LEFT.with(|left| left.set(Some(MAX_SCRIPT_NUMBERS)));
+        NumberBudget
+    }
+}
+
+impl Drop for NumberBudget {
+    fn drop(&mut self) {
+        NUMBERS_LEFT.with(|left| left.set(None));
+    }
 }
 
 /// The longest message a rule may give (the kubelet keeps 4 KiB of a termination message).
@@ -388,6 +434,14 @@ fn is_reason(s: &str) -> bool {
 pub const DEFAULT_HORIZON: Span = Span::secs(24 * 3600);
 /// The default bound on syncs.
 pub const DEFAULT_MAX_SYNCS: u32 = 10_000;
+/// The most syncs a script may ask for: a small Job's sync costs tens of
+/// microseconds, so a million is about a minute of work, and the timeline's
+/// own bounds ([`crate::world::Limits`]) hold its memory meanwhile.
+pub const MAX_SYNCS: u32 = 1_000_000;
+/// The most pods a Job may run at once or complete in a simulation
+/// (`spec.parallelism`, `spec.completions`, a `parallelism` event, the pods
+/// given): every sync carries every pod, so the work grows with their square.
+pub const MAX_JOB_PODS: i64 = 10_000;
 /// The default run time of an attempt.
 pub const DEFAULT_RUN_TIME: Span = Span::secs(60);
 /// The default time a deleted pod takes to stop.
@@ -401,6 +455,7 @@ impl Script {
         }
         use job_decider_api::yaml_bounds::{MAX_WHOLE_FILE_BYTES, check};
         check(text, MAX_WHOLE_FILE_BYTES).map_err(|e| ScriptError::at("", e.to_string()))?;
+        let _budget = NumberBudget::start();
         let de = serde_yaml::Deserializer::from_str(text);
         let script: Script = serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();
@@ -530,6 +585,14 @@ impl Script {
                     "must not be negative",
                 ));
             }
+            if let Some(p) = event.parallelism
+                && i64::from(p) > MAX_JOB_PODS
+            {
+                return Err(ScriptError::at(
+                    format!("events[{i}].parallelism"),
+                    format!("{p} is more than the {MAX_JOB_PODS} pods a simulation runs at once"),
+                ));
+            }
             if i > 0 && event.at < self.events[i - 1].at {
                 return Err(ScriptError::at(
                     format!("events[{i}].at"),
@@ -563,6 +626,14 @@ impl Script {
         }
         if self.max_syncs == Some(0) {
             return Err(ScriptError::at("maxSyncs", "must be at least 1"));
+        }
+        if let Some(n) = self.max_syncs
+            && n > MAX_SYNCS
+        {
+            return Err(ScriptError::at(
+                "maxSyncs",
+                format!("{n} is more than the {MAX_SYNCS} syncs a simulation plays"),
+            ));
         }
         Ok(())
     }

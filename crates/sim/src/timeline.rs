@@ -236,9 +236,14 @@ pub struct Summary {
     /// The finishing condition's message, if any.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub message: String,
-    /// Why the simulation stopped: `finished`, `horizon`, `idle` (nothing left to happen)
-    /// or `syncLimit` (the script's `maxSyncs`, or 1000 syncs in a row at one instant).
+    /// Why the simulation stopped: `finished`, `horizon`, `idle` (nothing left to happen),
+    /// `syncLimit` (the script's `maxSyncs`, or 1000 syncs in a row at one instant), or
+    /// a bound of the simulator's own (`eventLimit`, `podLimit`, `workLimit`: see
+    /// [`crate::world::Limits`]).
     pub stopped: String,
+    /// For a bound of the simulator's own, the bound in a sentence.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub stop_reason: String,
     /// From the start to the finishing condition (or to the stop), ms.
     pub wall_time_ms: i64,
     /// The same, for people.
@@ -381,7 +386,14 @@ impl Summary {
         }
         let mut lines = vec![
             ("Result:", result),
-            ("Stopped:", self.stopped.clone()),
+            (
+                "Stopped:",
+                if self.stop_reason.is_empty() {
+                    self.stopped.clone()
+                } else {
+                    format!("{} ({})", self.stopped, self.stop_reason)
+                },
+            ),
             ("Wall time:", self.wall_time.clone()),
             ("Pods created:", self.pods_created.to_string()),
             ("Pods failed:", self.pods_failed.to_string()),

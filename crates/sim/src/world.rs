@@ -19,8 +19,8 @@ use pbjson_types::Timestamp;
 use crate::canon::canonical;
 use crate::duration::{SECOND, clock, human, rfc3339};
 use crate::script::{
-    DEFAULT_MAX_SYNCS, DEFAULT_RUN_TIME, DEFAULT_STOP_TIME, EventAction, Script, ScriptError,
-    TargetSet,
+    DEFAULT_MAX_SYNCS, DEFAULT_RUN_TIME, DEFAULT_STOP_TIME, EventAction, MAX_JOB_PODS, Script,
+    ScriptError, TargetSet,
 };
 use crate::timeline::{
     Attempt, BackoffWait, Ending, Event, EventKind, Summary, Timeline, index_set,
@@ -111,6 +111,52 @@ pub struct Options {
     /// The extended failure policy document each request carries
     /// (`DecideJobRequest.failure_policy`); empty for none, or the Job's annotation.
     pub failure_policy: String,
+    /// How far a simulation may grow before it stops (the defaults unless a test says).
+    pub limits: Limits,
+}
+
+/// How far one simulation may grow: reaching a bound stops it, and the
+/// timeline says which (`stopped` and `stopReason`), as the horizon does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Timeline events (each a line of the text, an entry of the JSON).
+    pub events: usize,
+    /// Bytes of the events' details together (a detail may quote a 4 KiB message).
+    pub event_bytes: usize,
+    /// Pods in the world, those given at the start included (gone ones stay in the timeline).
+    pub pods: usize,
+    /// Pods carried by all syncs together: each sync sends every pod still
+    /// there, so this is the work a simulation does.
+    pub pod_syncs: u64,
+}
+
+/// About 25 MB of timeline at the most.
+const MAX_EVENTS: usize = 100_000;
+/// What the details of [`MAX_EVENTS`] events of a few hundred bytes come to.
+const MAX_EVENT_BYTES: usize = 32 * 1024 * 1024;
+/// Twice the most pods a Job may run at once ([`MAX_JOB_PODS`]): finding the next
+/// happening looks at every pod, so a run's time grows with their square.
+const MAX_PODS: usize = 20_000;
+/// Seconds of deciding for the release build, minutes for a debug one (about 100 µs
+/// per pod per sync measured there).
+const MAX_POD_SYNCS: u64 = 2_000_000;
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            events: MAX_EVENTS,
+            event_bytes: MAX_EVENT_BYTES,
+            pods: MAX_PODS,
+            pod_syncs: MAX_POD_SYNCS,
+        }
+    }
+}
+
+/// A bound reached: the `stopped` token and the sentence for people.
+#[derive(Clone, Debug)]
+struct Reached {
+    token: &'static str,
+    reason: String,
 }
 
 /// How a pod given at the start that is already running counts the script's run time.
@@ -247,6 +293,16 @@ struct World<'s> {
     runs: u32,
     /// When a FailureTarget or Failed condition first turned True: the Job's verdict.
     verdict_at: Option<i64>,
+    /// How far the simulation may grow.
+    limits: Limits,
+    /// Pods carried by the syncs so far.
+    pod_syncs: u64,
+    /// Bytes of the events' details so far.
+    event_bytes: usize,
+    /// The first bound reached; the run stops at the next turn of its loop.
+    reached: Option<Reached>,
+    /// Why the run stopped, for people, when a bound stopped it.
+    stop_reason: String,
 }
 
 fn ts(nanos: i64) -> Timestamp {
@@ -385,6 +441,24 @@ impl<'s> World<'s> {
             .map(|c| c.name.clone())
             .collect();
         let indexed = spec.completion_mode.as_deref() == Some("Indexed");
+        for (field, value) in [
+            ("spec.completions", spec.completions),
+            ("spec.parallelism", spec.parallelism),
+        ] {
+            if let Some(n) = value
+                && i64::from(n) > MAX_JOB_PODS
+            {
+                return Err(SimError::Start(format!(
+                    "{field}: {n} is more than the {MAX_JOB_PODS} pods a simulation plays"
+                )));
+            }
+        }
+        if pods.len() as u64 > MAX_JOB_PODS as u64 {
+            return Err(SimError::Start(format!(
+                "{} pods given: more than the {MAX_JOB_PODS} pods a simulation plays",
+                pods.len()
+            )));
+        }
         for (i, rule) in script.attempts.iter().enumerate() {
             if rule.index.is_some() && !indexed {
                 return Err(ScriptError::at(
@@ -458,6 +532,11 @@ impl<'s> World<'s> {
             verdict_at: None,
             on_failure,
             runs: 0,
+            limits: options.limits,
+            pod_syncs: 0,
+            event_bytes: 0,
+            reached: None,
+            stop_reason: String::new(),
         };
         for pod in pods {
             world.adopt_existing(pod, running_pods);
@@ -713,6 +792,23 @@ impl<'s> World<'s> {
     }
 
     fn push(&mut self, kind: EventKind, pod: Option<usize>, detail: String) {
+        if self.events.len() >= self.limits.events {
+            let events = self.limits.events;
+            self.reach(
+                "eventLimit",
+                format!("the timeline reached {events} events, the simulator's bound"),
+            );
+            return;
+        }
+        if self.event_bytes.saturating_add(detail.len()) > self.limits.event_bytes {
+            let most = self.limits.event_bytes;
+            self.reach(
+                "eventLimit",
+                format!("the timeline's events reached {most} bytes, the simulator's bound"),
+            );
+            return;
+        }
+        self.event_bytes += detail.len();
         let (name, index) = match pod {
             Some(i) => (
                 Some(
@@ -735,6 +831,20 @@ impl<'s> World<'s> {
             index,
             detail,
         });
+    }
+
+    /// Notes a bound reached; the first one is the reason the run stops.
+    fn reach(&mut self, token: &'static str, reason: String) {
+        if self.reached.is_none() {
+            self.reached = Some(Reached { token, reason });
+        }
+    }
+
+    /// Stops the run at a bound reached: the `stopped` token, the reason kept.
+    fn stop_at_bound(&mut self) -> Option<String> {
+        let reached = self.reached.take()?;
+        self.stop_reason = reached.reason;
+        Some(reached.token.to_string())
     }
 
     /// The next happening and its time.
@@ -794,6 +904,9 @@ impl<'s> World<'s> {
         let mut same_instant = 0u32;
         let mut last_sync_at = i64::MIN;
         loop {
+            if let Some(stopped) = self.stop_at_bound() {
+                return Ok(stopped);
+            }
             let sync_at = match (next_sync, requeues.first().copied()) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
@@ -830,6 +943,15 @@ impl<'s> World<'s> {
             if self.syncs >= max_syncs {
                 return Ok("syncLimit".to_string());
             }
+            let carried = self.pods.iter().filter(|p| !p.gone).count() as u64;
+            if self.pod_syncs.saturating_add(carried) > self.limits.pod_syncs {
+                let most = self.limits.pod_syncs;
+                self.stop_reason = format!(
+                    "the syncs would carry more than {most} pods in all, the simulator's bound"
+                );
+                return Ok("workLimit".to_string());
+            }
+            self.pod_syncs += carried;
             self.now = at;
             while requeues.first().is_some_and(|&r| r <= at) {
                 requeues.pop_first();
@@ -1853,6 +1975,15 @@ impl<'s> World<'s> {
         if self.find(&name).is_some() {
             return Err(format!("create {name}: already exists"));
         }
+        if self.pods.len() >= self.limits.pods {
+            // The API server would take it; the simulation stops here instead.
+            let most = self.limits.pods;
+            self.reach(
+                "podLimit",
+                format!("the Job reached {most} pods, the simulator's bound"),
+            );
+            return Ok(());
+        }
         let mut labels = template_meta.labels.clone();
         labels.extend(pc.labels.clone());
         let mut annotations = template_meta.annotations.clone();
@@ -2131,6 +2262,7 @@ impl<'s> World<'s> {
                 reason,
                 message,
                 stopped,
+                stop_reason: self.stop_reason.clone(),
                 wall_time_ms: ms(end),
                 wall_time: human(end.saturating_sub(self.start)),
                 syncs: self.syncs,

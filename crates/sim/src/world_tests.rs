@@ -957,3 +957,162 @@ fn script_errors_for_the_new_fields_name_the_field() {
         assert_eq!(e.path, path, "{text}: {e}");
     }
 }
+
+// Bounds (issue 22, item 7): no script, however written, holds the simulator for long
+// or grows it without end; each bound is an error naming the field or a stated stop.
+
+/// `count` attempt rules, each an alias of one naming a million attempt numbers.
+fn aliased_numbers(count: usize) -> String {
+    let mut text = String::from("attempts:\n- &a {attempt: \"1-1000000\", exitCode: 1}\n");
+    for _ in 1..count {
+        text.push_str("- *a\n");
+    }
+    text
+}
+
+#[test]
+fn script_numbers_are_bounded_across_fields_and_aliases() {
+    let err = Script::from_yaml(&aliased_numbers(4)).expect_err("four million numbers");
+    assert_eq!(err.path, "attempts[1].attempt", "{err}");
+    assert!(
+        err.message.contains("1000000 numbers in all"),
+        "names the limit: {err}"
+    );
+    Script::from_yaml(&aliased_numbers(1)).expect("a million numbers is the bound itself");
+    // The budget is per script: the next one starts afresh.
+    Script::from_yaml(&aliased_numbers(1)).expect("again");
+}
+
+#[test]
+fn max_syncs_above_a_million_is_refused() {
+    let err = Script::from_yaml("maxSyncs: 4294967295\n").expect_err("2^32-1 syncs");
+    assert_eq!(err.path, "maxSyncs");
+    assert!(err.message.contains("1000000"), "names the limit: {err}");
+    Script::from_yaml("maxSyncs: 1000000\n").expect("the bound itself");
+}
+
+#[test]
+fn parallelism_events_past_what_the_world_holds_are_refused() {
+    let err = Script::from_yaml("events:\n- {at: 1m, parallelism: 1000000}\n")
+        .expect_err("a million pods at once");
+    assert_eq!(err.path, "events[0].parallelism");
+    assert!(err.message.contains("10000"), "names the limit: {err}");
+}
+
+#[test]
+fn completions_and_parallelism_past_what_the_world_holds_are_refused() {
+    for (field, spec) in [
+        (
+            "spec.parallelism",
+            serde_json::json!({"completions": 4, "parallelism": 1_000_000}),
+        ),
+        (
+            "spec.completions",
+            serde_json::json!({"completions": 1_000_000, "parallelism": 2}),
+        ),
+    ] {
+        let script = Script::default();
+        let err = simulate(
+            job(spec),
+            Vec::new(),
+            &script,
+            &Options::default(),
+            &mut decide,
+        )
+        .expect_err(field);
+        assert!(matches!(err, SimError::Start(_)), "{field}: {err}");
+        let text = err.to_string();
+        assert!(text.contains(field) && text.contains("10000"), "{text}");
+    }
+}
+
+/// Plays the default Job (4 completions, 2 at a time) under `limits`.
+fn play_bounded(script: &str, limits: Limits) -> Timeline {
+    let script = Script::from_yaml(script).expect("script");
+    let options = Options {
+        limits,
+        ..Options::default()
+    };
+    simulate(
+        job(serde_json::json!({})),
+        Vec::new(),
+        &script,
+        &options,
+        &mut decide,
+    )
+    .expect("simulated")
+}
+
+#[test]
+fn a_timeline_at_its_event_bound_stops_and_says_so() {
+    let t = play_bounded(
+        "",
+        Limits {
+            events: 10,
+            ..Limits::default()
+        },
+    );
+    assert_eq!(t.summary.stopped, "eventLimit");
+    assert!(t.events.len() <= 10, "{} events", t.events.len());
+    assert!(
+        t.summary.stop_reason.contains("10 events"),
+        "{}",
+        t.summary.stop_reason
+    );
+    assert!(t.text().contains("10 events"), "the text says why");
+}
+
+#[test]
+fn pods_created_past_their_bound_stop_the_simulation() {
+    // Every attempt fails: the controller keeps creating pods until the bound.
+    let t = play_bounded(
+        "attempts:\n- {exitCode: 1}\n",
+        Limits {
+            pods: 3,
+            ..Limits::default()
+        },
+    );
+    assert_eq!(t.summary.stopped, "podLimit");
+    assert!(t.attempts.len() <= 3, "{} pods", t.attempts.len());
+    assert!(
+        t.summary.stop_reason.contains("3 pods"),
+        "{}",
+        t.summary.stop_reason
+    );
+}
+
+#[test]
+fn the_pods_carried_by_all_syncs_are_bounded() {
+    let t = play_bounded(
+        "",
+        Limits {
+            pod_syncs: 5,
+            ..Limits::default()
+        },
+    );
+    assert_eq!(t.summary.stopped, "workLimit");
+    assert!(
+        t.summary.stop_reason.contains("5 pods"),
+        "{}",
+        t.summary.stop_reason
+    );
+}
+
+#[test]
+fn the_bytes_of_a_timeline_are_bounded() {
+    let t = play_bounded(
+        "",
+        Limits {
+            event_bytes: 200,
+            ..Limits::default()
+        },
+    );
+    assert_eq!(t.summary.stopped, "eventLimit");
+    let bytes: usize = t.events.iter().map(|e| e.detail.len()).sum();
+    assert!(bytes <= 200, "{bytes} bytes");
+    assert!(
+        t.summary.stop_reason.contains("200 bytes"),
+        "{}",
+        t.summary.stop_reason
+    );
+}
