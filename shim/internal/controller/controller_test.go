@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -527,4 +528,90 @@ func TestOrphanPodOfLiveJobIsLeftAlone(t *testing.T) {
 	if len(f.actions("patch", "pods")) != 0 {
 		t.Error("patched a pod whose Job exists")
 	}
+}
+
+// An action this shim does not know (a newer decider's, parsed here as an
+// Action with no kind) must stop the plan before its first write: applied
+// up to it, every retry would write the same prefix again.
+func TestRegressionUnknownActionWritesNothing(t *testing.T) {
+	pod := testPod("pi-a", corev1.PodFailed)
+	f := newFixture(t, testJob(), pod)
+	plan := func() *jobdeciderv1.DecideJobResponse {
+		return &jobdeciderv1.DecideJobResponse{
+			Actions: []*jobdeciderv1.Action{
+				{Kind: &jobdeciderv1.Action_CreatePods{CreatePods: &jobdeciderv1.CreatePods{Pods: []*jobdeciderv1.PodCreation{{GenerateName: "pi-"}}}}},
+				{Kind: &jobdeciderv1.Action_RemoveFinalizers{RemoveFinalizers: &jobdeciderv1.RemoveFinalizers{Pods: []*jobdeciderv1.PodReference{{Name: "pi-a", Uid: "uid-pi-a"}}}}},
+				{Kind: &jobdeciderv1.Action_UpdateStatus{UpdateStatus: &jobdeciderv1.UpdateStatus{Status: &jobdeciderv1.JobStatus{Failed: 1}}}},
+				{}, // a kind from a newer contract
+			},
+			State: &jobdeciderv1.ControllerState{Backoff: &jobdeciderv1.BackoffRecord{FailuresAfterLastSuccess: 9}},
+		}
+	}
+	f.decider.plans = []*jobdeciderv1.DecideJobResponse{plan(), plan()}
+	before := len(f.kube.Actions())
+	for attempt := range 2 {
+		_, err := f.ctrl.syncJob(context.Background(), "ns/pi")
+		if err == nil || !strings.Contains(err.Error(), "action 4 of 4") {
+			t.Fatalf("attempt %d: err = %v, want the plan refused at action 4", attempt, err)
+		}
+	}
+	for _, a := range f.kube.Actions()[before:] {
+		if v := a.GetVerb(); v != "get" && v != "list" && v != "watch" {
+			t.Errorf("a refused plan wrote: %s %s/%s", v, a.GetResource().Resource, a.GetSubresource())
+		}
+	}
+	if f.ctrl.exp.podChangesPending("ns/pi") || len(f.ctrl.exp.pendingFinalizerRemovals("ns/pi")) != 0 {
+		t.Error("a refused plan left expectations")
+	}
+	if s := f.ctrl.state("ns/pi", "job-uid"); s != nil {
+		t.Errorf("state %v kept from a refused plan", s)
+	}
+	var warnings int
+	for len(f.events.Events) > 0 {
+		ev := <-f.events.Events
+		if !strings.HasPrefix(ev, "Warning "+reasonUnsupportedPlan+" ") {
+			t.Errorf("event %q", ev)
+		}
+		warnings++
+	}
+	if warnings != 2 {
+		t.Errorf("%d warning events, want one per refused plan", warnings)
+	}
+	if got := counterValue(t, f.ctrl.metrics.plansRefused.WithLabelValues("unknown_action")); got != 2 {
+		t.Errorf("plans_refused_total{reason=unknown_action} = %v, want 2", got)
+	}
+	if got := counterValue(t, f.ctrl.metrics.applyErrors.WithLabelValues("unknown")); got != 2 {
+		t.Errorf("apply_errors_total{action=unknown} = %v, want 2", got)
+	}
+}
+
+// A plan whose pod creation cannot be built (an avoid_nodes mode this shim
+// does not know) is refused whole too, before the finalizer patch ahead of it.
+func TestRegressionUnbuildablePodCreationWritesNothing(t *testing.T) {
+	f := newFixture(t, testJob(), testPod("pi-a", corev1.PodFailed))
+	f.decider.plans = []*jobdeciderv1.DecideJobResponse{{Actions: []*jobdeciderv1.Action{
+		{Kind: &jobdeciderv1.Action_RemoveFinalizers{RemoveFinalizers: &jobdeciderv1.RemoveFinalizers{Pods: []*jobdeciderv1.PodReference{{Name: "pi-a", Uid: "uid-pi-a"}}}}},
+		{Kind: &jobdeciderv1.Action_CreatePods{CreatePods: &jobdeciderv1.CreatePods{Pods: []*jobdeciderv1.PodCreation{
+			{GenerateName: "pi-", AvoidNodes: &jobdeciderv1.AvoidNodes{Mode: "Sometimes", Nodes: []string{"n1"}}},
+		}}}},
+	}}}
+	before := len(f.kube.Actions())
+	if _, err := f.ctrl.syncJob(context.Background(), "ns/pi"); err == nil || !strings.Contains(err.Error(), "Sometimes") {
+		t.Fatalf("err = %v, want the bad mode named", err)
+	}
+	if n := len(f.kube.Actions()) - before; n != 0 {
+		t.Errorf("%d API calls for a refused plan: %v", n, f.kube.Actions()[before:])
+	}
+	if got := counterValue(t, f.ctrl.metrics.plansRefused.WithLabelValues("invalid_action")); got != 1 {
+		t.Errorf("plans_refused_total{reason=invalid_action} = %v, want 1", got)
+	}
+}
+
+func counterValue(t *testing.T, c interface{ Write(*dto.Metric) error }) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetCounter().GetValue()
 }
