@@ -402,13 +402,18 @@ func (r *planRun) adoptPods(ctx context.Context, pods []*jobdeciderv1.PodReferen
 	})
 }
 
-// releasePods removes the Job's owner reference from pods it no longer selects.
+// releasePods removes the Job's owner reference and the tracking finalizer,
+// in one patch, from pods it no longer selects: a released pod kept with the
+// finalizer would wait on an orphan cleanup that a Job being deleted, or
+// another controller's stale cache, can defer or race (upstream's release
+// removes both at once too).
 func (r *planRun) releasePods(ctx context.Context, pods []*jobdeciderv1.PodReference) error {
 	return forEachPod(pods, func(p *jobdeciderv1.PodReference) error {
 		patch, err := json.Marshal(map[string]any{
 			"metadata": map[string]any{
-				"ownerReferences": []map[string]any{{"$patch": "delete", "uid": string(r.job.UID)}},
-				"uid":             p.GetUid(),
+				"ownerReferences":                     []map[string]any{{"$patch": "delete", "uid": string(r.job.UID)}},
+				"$deleteFromPrimitiveList/finalizers": []string{JobTrackingFinalizer},
+				"uid":                                 p.GetUid(),
 			},
 		})
 		if err != nil {

@@ -615,3 +615,30 @@ func counterValue(t *testing.T, c interface{ Write(*dto.Metric) error }) float64
 	}
 	return m.GetCounter().GetValue()
 }
+
+// Releasing a pod hands it back as an orphan: as upstream's release, the
+// same patch that drops the owner reference takes the tracking finalizer off,
+// so the pod is never left without a controller yet still held by one.
+func TestRegressionReleasedPodLosesItsTrackingFinalizer(t *testing.T) {
+	pod := testPod("pi-a", corev1.PodSucceeded)
+	f := newFixture(t, testJob(), pod)
+	f.decider.plans = []*jobdeciderv1.DecideJobResponse{{Actions: []*jobdeciderv1.Action{
+		{Kind: &jobdeciderv1.Action_ReleasePods{ReleasePods: &jobdeciderv1.ReleasePods{Pods: []*jobdeciderv1.PodReference{{Name: "pi-a", Uid: "uid-pi-a"}}}}},
+	}}}
+	if _, err := f.ctrl.syncJob(context.Background(), "ns/pi"); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(f.actions("patch", "pods")); n != 1 {
+		t.Fatalf("%d pod patches, want the release alone", n)
+	}
+	got, err := f.kube.CoreV1().Pods("ns").Get(context.Background(), "pi-a", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.OwnerReferences) != 0 {
+		t.Errorf("owner references %v after the release", got.OwnerReferences)
+	}
+	if len(got.Finalizers) != 0 {
+		t.Errorf("finalizers %v after the release, want the tracking finalizer gone", got.Finalizers)
+	}
+}
