@@ -176,6 +176,15 @@ func dropManagedFields(obj any) (any, error) {
 	return obj, nil
 }
 
+// orphanIndexKey is the podControllerUIDIndex key of a namespace's pods that
+// have no controller; the prefix cannot begin a UID, so the keys never meet.
+func orphanIndexKey(namespace string) string {
+	return "orphan/" + namespace
+}
+
+// indexByControllerUID indexes a pod under its controller's UID, or, without
+// one, under its namespace's orphan key: a Job's pods and the orphans it may
+// adopt are then two index reads, not a scan of the namespace.
 func indexByControllerUID(obj any) ([]string, error) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {
@@ -184,7 +193,7 @@ func indexByControllerUID(obj any) ([]string, error) {
 	if ref := controllerOf(pod); ref != nil {
 		return []string{string(ref.UID)}, nil
 	}
-	return nil, nil
+	return []string{orphanIndexKey(pod.Namespace)}, nil
 }
 
 // Synced reports whether the caches have been filled once.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -640,5 +641,62 @@ func TestRegressionReleasedPodLosesItsTrackingFinalizer(t *testing.T) {
 	}
 	if len(got.Finalizers) != 0 {
 		t.Errorf("finalizers %v after the release, want the tracking finalizer gone", got.Finalizers)
+	}
+}
+
+// A pod the garbage collector orphaned while its Job is being deleted (orphan
+// propagation) has no controller and keeps the finalizer; the Job can no
+// longer adopt it, so it must not shield the pod from the orphan cleanup.
+func TestRegressionOrphanSelectedOnlyByAJobBeingDeletedLosesItsFinalizer(t *testing.T) {
+	job := testJob()
+	job.DeletionTimestamp = ptr.To(metav1.Now())
+	job.Finalizers = []string{metav1.FinalizerOrphanDependents}
+	pod := testPod("pi-a", corev1.PodSucceeded)
+	pod.OwnerReferences = nil
+	f := newFixture(t, job, pod)
+	if err := f.ctrl.syncOrphanPod(context.Background(), "ns/pi-a"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.kube.CoreV1().Pods("ns").Get(context.Background(), "pi-a", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Finalizers) != 0 {
+		t.Errorf("finalizers %v: a Job being deleted kept the orphan's finalizer on", got.Finalizers)
+	}
+}
+
+// When a Job goes, the pods its selector matches that no controller owns
+// (already orphaned by the garbage collector) and that carry the finalizer
+// are queued for cleanup, not only those still naming the Job.
+func TestRegressionDeletedJobQueuesTheOrphansItsSelectorMatches(t *testing.T) {
+	job := testJob()
+	owned := testPod("pi-a", corev1.PodSucceeded)
+	orphan := testPod("pi-b", corev1.PodSucceeded)
+	orphan.OwnerReferences = nil
+	unrelated := testPod("other", corev1.PodSucceeded)
+	unrelated.OwnerReferences = nil
+	unrelated.Labels = map[string]string{"app": "other"}
+	f := newFixture(t, job, owned, orphan, unrelated)
+	// The unrelated pod is queued when first seen (no Job selects it); the
+	// others go to the Job's queue. Start from an empty orphan queue.
+	deadline := time.Now().Add(5 * time.Second)
+	for f.ctrl.orphanQueue.Len() < 1 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	for f.ctrl.orphanQueue.Len() > 0 {
+		key, _ := f.ctrl.orphanQueue.Get()
+		f.ctrl.orphanQueue.Done(key)
+	}
+	f.ctrl.deleteJob(cache.DeletedFinalStateUnknown{Key: "ns/pi", Obj: job})
+	var queued []string
+	for f.ctrl.orphanQueue.Len() > 0 {
+		key, _ := f.ctrl.orphanQueue.Get()
+		queued = append(queued, key)
+		f.ctrl.orphanQueue.Done(key)
+	}
+	slices.Sort(queued)
+	if strings.Join(queued, ",") != "ns/pi-a,ns/pi-b" {
+		t.Errorf("orphan queue %v, want the owned pod and the orphan the selector matches", queued)
 	}
 }
