@@ -384,34 +384,37 @@ func (c *Controller) decide(ctx context.Context, req *jobdeciderv1.DecideJobRequ
 // podsForJob returns the pods the Job controls, then the orphans its selector
 // matches. A matching pod that another owner controls is not the Job's to claim
 // (upstream's pod claim skips it), and the decider rejects a snapshot holding one.
-// One pass over the namespace's pods: each is read once, so no pod can be
-// listed twice, and no set of the pods seen is needed (at 100,000 pods that
-// set cost more than the listing).
+// Two index reads, as upstream's listing: the pods under the Job's UID and the
+// namespace's pods without a controller, so a sync costs the Job's pods, not
+// every pod of a namespace shared by many Jobs. A pod sits under one key only,
+// so none can be listed twice.
 func (c *Controller) podsForJob(job *batchv1.Job) ([]*corev1.Pod, error) {
-	inNamespace, err := c.podIndexer.ByIndex(cache.NamespaceIndex, job.Namespace)
+	owned, err := c.podIndexer.ByIndex(podControllerUIDIndex, string(job.UID))
+	if err != nil {
+		return nil, err
+	}
+	orphans, err := c.podIndexer.ByIndex(podControllerUIDIndex, orphanIndexKey(job.Namespace))
 	if err != nil {
 		return nil, err
 	}
 	// An unparseable selector selects no orphan; the decider reports it.
 	selector, selectorErr := jobSelector(job)
-	owned := make([]*corev1.Pod, 0, len(inNamespace))
-	var orphans []*corev1.Pod
-	for _, obj := range inNamespace {
-		pod, ok := obj.(*corev1.Pod)
-		if !ok {
-			continue
-		}
-		ref := controllerOf(pod)
-		switch {
-		case ref != nil:
-			if ref.UID == job.UID {
-				owned = append(owned, pod)
-			}
-		case selectorErr == nil && selector.Matches(labels.Set(pod.Labels)):
-			orphans = append(orphans, pod)
+	pods := make([]*corev1.Pod, 0, len(owned))
+	for _, obj := range owned {
+		// A UID is unique across namespaces; the check costs nothing.
+		if pod, ok := obj.(*corev1.Pod); ok && pod.Namespace == job.Namespace {
+			pods = append(pods, pod)
 		}
 	}
-	return append(owned, orphans...), nil
+	if selectorErr != nil {
+		return pods, nil
+	}
+	for _, obj := range orphans {
+		if pod, ok := obj.(*corev1.Pod); ok && selector.Matches(labels.Set(pod.Labels)) {
+			pods = append(pods, pod)
+		}
+	}
+	return pods, nil
 }
 
 func (c *Controller) state(key string, uid types.UID) *jobdeciderv1.ControllerState {
