@@ -25,6 +25,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/keepalive"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
@@ -96,7 +97,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.deciderCert, "decider-cert", "", "PEM client certificate for mTLS (with --decider-key).")
 	fs.StringVar(&o.deciderKey, "decider-key", "", "PEM private key of --decider-cert.")
 	fs.StringVar(&o.deciderServerName, "decider-server-name", "", "Name to verify in the service's certificate; the address's host when empty.")
-	fs.DurationVar(&o.decideTimeout, "decide-timeout", 30*time.Second, "Deadline of one DecideJob call.")
+	fs.DurationVar(&o.decideTimeout, "decide-timeout", controller.DefaultDecideTimeout, "Deadline of one DecideJob call.")
 	fs.StringVar(&o.httpAddr, "http-addr", "127.0.0.1:8080", "Address of /metrics, /healthz and /readyz.")
 	fs.DurationVar(&o.shutdownGrace, "shutdown-grace", 30*time.Second, "After SIGTERM, how long running syncs may take to finish.")
 	fs.BoolVar(&o.leaderElect, "leader-elect", true, "Run only while holding the leader Lease (required with more than one replica).")
@@ -221,8 +222,19 @@ func dialDecider(o *options) (*grpc.ClientConn, error) {
 		// With a dns:/// target naming a headless Service, spread calls
 		// over every replica rather than pinning them to the first.
 		grpc.WithDefaultServiceConfig(`{"loadBalancingConfig":[{"round_robin":{}}]}`),
+		// A connection to a replica that stopped answering (a dead node,
+		// a half-open TCP connection) is dropped after deciderKeepalive
+		// plus its timeout, not after TCP gives up minutes later.
+		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: deciderKeepalive, Timeout: deciderKeepaliveTimeout}),
 	)
 }
+
+// The keepalive pings on the decider connection, sent only while calls are
+// in flight (servers refuse idle pings more often than every 5 minutes).
+const (
+	deciderKeepalive        = 20 * time.Second
+	deciderKeepaliveTimeout = 5 * time.Second
+)
 
 func run(ctx context.Context, o *options) error {
 	logger := klog.FromContext(ctx)

@@ -35,6 +35,11 @@ import (
 // DefaultControllerName is the spec.managedBy value the shim answers to by default.
 const DefaultControllerName = "job-decider.dev/shim"
 
+// DefaultDecideTimeout bounds one DecideJob call unless configured: far above
+// a decision's cost (well under a second at 100,000 pods), and short enough
+// that calls a hung decider never answers free their workers for other Jobs.
+const DefaultDecideTimeout = 5 * time.Second
+
 // JobTrackingFinalizer is the finalizer through which Jobs track their pods.
 const JobTrackingFinalizer = "batch.kubernetes.io/job-tracking"
 
@@ -68,7 +73,7 @@ func (c *Config) defaults() {
 		c.Workers = 5
 	}
 	if c.DecideTimeout <= 0 {
-		c.DecideTimeout = 30 * time.Second
+		c.DecideTimeout = DefaultDecideTimeout
 	}
 	if c.RetryBaseDelay <= 0 {
 		c.RetryBaseDelay = time.Second

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -698,5 +699,72 @@ func TestRegressionDeletedJobQueuesTheOrphansItsSelectorMatches(t *testing.T) {
 	slices.Sort(queued)
 	if strings.Join(queued, ",") != "ns/pi-a,ns/pi-b" {
 		t.Errorf("orphan queue %v, want the owned pod and the orphan the selector matches", queued)
+	}
+}
+
+// hangingDecider never answers for the Jobs hang names (a decider replica
+// that accepts calls and never replies); it answers the others at once.
+type hangingDecider struct {
+	jobdeciderv1.JobDeciderClient
+	hang     func(name string) bool
+	inFlight chan string
+	answered chan string
+}
+
+func (h *hangingDecider) DecideJob(ctx context.Context, req *jobdeciderv1.DecideJobRequest, _ ...grpc.CallOption) (*jobdeciderv1.DecideJobResponse, error) {
+	name := req.GetJob().GetMetadata().GetName()
+	if h.hang(name) {
+		h.inFlight <- name
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	h.answered <- name
+	return &jobdeciderv1.DecideJobResponse{}, nil
+}
+
+// With every worker held by a call the decider never answers, another Job
+// must still be synced soon: at the default decide timeout each hung call
+// ends in time for the worker to move on (it was 30 s, with 5 workers).
+func TestRegressionHungDeciderDoesNotStallOtherJobs(t *testing.T) {
+	const hung = 5 // the default worker count
+	var objs []runtime.Object
+	for i := range hung {
+		job := testJob()
+		job.Name, job.UID = fmt.Sprint("hung-", i), types.UID(fmt.Sprint("hung-uid-", i))
+		objs = append(objs, job)
+	}
+	kube := fake.NewClientset(objs...)
+	factory := informers.NewSharedInformerFactory(kube, 0)
+	d := &hangingDecider{
+		hang:     func(name string) bool { return strings.HasPrefix(name, "hung-") },
+		inFlight: make(chan string, 100), answered: make(chan string, 100),
+	}
+	ctrl, err := New(Config{}, kube, factory, d, record.NewFakeRecorder(1000), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	factory.Start(ctx.Done())
+	go func() { _ = ctrl.Run(ctx) }()
+	for range hung {
+		select {
+		case <-d.inFlight:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the hung Jobs were not all being decided")
+		}
+	}
+	fine := testJob()
+	fine.Name = "fine"
+	start := time.Now()
+	if _, err := kube.BatchV1().Jobs("ns").Create(ctx, fine, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	const bound = 12 * time.Second
+	select {
+	case <-d.answered:
+		t.Logf("the other Job was decided %s after it was created", time.Since(start).Round(time.Millisecond))
+	case <-time.After(bound):
+		t.Fatalf("no other Job decided within %s while the decider hung on %d calls", bound, hung)
 	}
 }
