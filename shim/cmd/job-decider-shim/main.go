@@ -27,7 +27,6 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/keepalive"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -334,10 +333,14 @@ func run(ctx context.Context, o *options) error {
 		return waitShutdown(ctx, stopRun, runDone, o.shutdownGrace)
 	}
 
-	lock := &resourcelock.LeaseLock{
-		LeaseMeta:  metaFor(o.leNamespace, o.leName),
-		Client:     kube.CoordinationV1(),
-		LockConfig: resourcelock.ResourceLockConfig{Identity: o.leIdentity, EventRecorder: recorder},
+	// The Lease gets a client of its own: its own rate limiter, so that a
+	// backlog of pod writes never delays a renewal past the deadline, and a
+	// request timeout of half the deadline, so that one hung request cannot
+	// cost the Lease (as kube-controller-manager builds its lock).
+	lock, err := resourcelock.NewFromKubeconfig(resourcelock.LeasesResourceLock, o.leNamespace, o.leName,
+		resourcelock.ResourceLockConfig{Identity: o.leIdentity, EventRecorder: recorder}, cfg, o.renewDeadline)
+	if err != nil {
+		return fmt.Errorf("leader election client: %w", err)
 	}
 	leCtx, stopLE := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopLE()
@@ -423,8 +426,4 @@ func serveHTTP(addr string, reg *prometheus.Registry, ready func() error, health
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(l) }()
 	return srv, l.Addr().String(), nil
-}
-
-func metaFor(namespace, name string) metav1.ObjectMeta {
-	return metav1.ObjectMeta{Namespace: namespace, Name: name}
 }
