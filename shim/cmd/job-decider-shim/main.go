@@ -270,6 +270,7 @@ func run(ctx context.Context, o *options) error {
 		DecideTimeout:       o.decideTimeout,
 		RetryBaseDelay:      o.retryBase,
 		RetryMaxDelay:       o.retryMax,
+		ShutdownGrace:       o.shutdownGrace,
 	}
 	if p := o.exitBetweenSteps; p > 0 {
 		ccfg.BeforeStep = func(key string) {
@@ -397,10 +398,12 @@ func waitShutdown(ctx context.Context, stopRun func(), runDone <-chan error, gra
 	case <-ctx.Done():
 	}
 	stopRun()
+	// The controller cancels its syncs at grace; a little more lets it
+	// return on its own.
 	select {
 	case err := <-runDone:
 		return err
-	case <-time.After(grace):
+	case <-time.After(grace + 5*time.Second):
 		return fmt.Errorf("syncs still running %s after shutdown began", grace)
 	}
 }

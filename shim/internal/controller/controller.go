@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -60,6 +61,9 @@ type Config struct {
 	// RetryBaseDelay and RetryMaxDelay bound the per-job exponential
 	// backoff after a failed sync.
 	RetryBaseDelay, RetryMaxDelay time.Duration
+	// ShutdownGrace is how long, once Run's context is done, the syncs in
+	// flight may take to finish; then their calls are cancelled.
+	ShutdownGrace time.Duration
 	// BeforeStep, when set, is called before each step of a plan after its
 	// first, with the job key; tests use it to crash between steps.
 	BeforeStep func(jobKey string)
@@ -80,6 +84,9 @@ func (c *Config) defaults() {
 	}
 	if c.RetryMaxDelay <= 0 {
 		c.RetryMaxDelay = time.Minute
+	}
+	if c.ShutdownGrace <= 0 {
+		c.ShutdownGrace = 30 * time.Second
 	}
 }
 
@@ -104,6 +111,9 @@ type Controller struct {
 
 	// writes holds the shim's own writes per Job until the caches show them.
 	writes *ownWrites
+
+	// draining is set once Run's context is done: no new sync starts.
+	draining atomic.Bool
 
 	statesMu sync.Mutex
 	states   map[string]jobState
@@ -211,8 +221,10 @@ func (c *Controller) Synced() bool {
 	return true
 }
 
-// Run waits for the caches, then runs the workers until ctx is done. It
-// returns once the workers have finished the items they hold.
+// Run waits for the caches, then runs the workers until ctx is done. Then it
+// drains: no new sync starts, and the syncs in flight finish on a context
+// that outlives ctx by ShutdownGrace (cancelled only then), so a plan being
+// applied is not cut between its writes. It returns once the workers are done.
 func (c *Controller) Run(ctx context.Context) error {
 	defer utilruntime.HandleCrash()
 	logger := klog.FromContext(ctx)
@@ -226,21 +238,30 @@ func (c *Controller) Run(ctx context.Context) error {
 		}
 		return errors.New("caches did not sync")
 	}
+	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelWork()
 	var wg sync.WaitGroup
 	for range c.cfg.Workers {
-		wg.Go(func() { wait.UntilWithContext(ctx, c.jobWorker, time.Second) })
+		wg.Go(func() { wait.UntilWithContext(ctx, func(context.Context) { c.jobWorker(ctx, workCtx) }, time.Second) })
 	}
-	wg.Go(func() { wait.UntilWithContext(ctx, c.orphanWorker, time.Second) })
+	wg.Go(func() {
+		wait.UntilWithContext(ctx, func(context.Context) { c.orphanWorker(ctx, workCtx) }, time.Second)
+	})
 	<-ctx.Done()
-	logger.Info("Shutting down job-decider shim")
+	logger.Info("Shutting down job-decider shim: finishing the syncs in flight", "grace", c.cfg.ShutdownGrace)
+	c.draining.Store(true)
+	grace := time.AfterFunc(c.cfg.ShutdownGrace, cancelWork)
+	defer grace.Stop()
 	c.queue.ShutDownWithDrain()
 	c.orphanQueue.ShutDownWithDrain()
 	wg.Wait()
 	return nil
 }
 
-func (c *Controller) jobWorker(ctx context.Context) {
-	for c.processNextJob(ctx) {
+// jobWorker syncs Jobs until stop is done; each sync runs on work, which
+// outlives stop by the shutdown grace.
+func (c *Controller) jobWorker(stop, work context.Context) {
+	for stop.Err() == nil && c.processNextJob(work) {
 	}
 }
 
@@ -250,6 +271,11 @@ func (c *Controller) processNextJob(ctx context.Context) bool {
 		return false
 	}
 	defer c.queue.Done(key)
+	if c.draining.Load() {
+		// After a shutdown, Get still hands out the queued keys; a
+		// draining controller starts none of them.
+		return false
+	}
 	requeueAfter, err := c.syncJob(ctx, key)
 	switch {
 	case err != nil:
@@ -264,8 +290,8 @@ func (c *Controller) processNextJob(ctx context.Context) bool {
 	return true
 }
 
-func (c *Controller) orphanWorker(ctx context.Context) {
-	for c.processNextOrphan(ctx) {
+func (c *Controller) orphanWorker(stop, work context.Context) {
+	for stop.Err() == nil && c.processNextOrphan(work) {
 	}
 }
 
@@ -275,6 +301,9 @@ func (c *Controller) processNextOrphan(ctx context.Context) bool {
 		return false
 	}
 	defer c.orphanQueue.Done(key)
+	if c.draining.Load() {
+		return false
+	}
 	if err := c.syncOrphanPod(ctx, key); err != nil {
 		utilruntime.HandleErrorWithContext(ctx, err, "Removing the finalizer of an orphan pod", "pod", key)
 		c.orphanQueue.AddRateLimited(key)

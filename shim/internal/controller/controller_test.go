@@ -768,3 +768,67 @@ func TestRegressionHungDeciderDoesNotStallOtherJobs(t *testing.T) {
 		t.Fatalf("no other Job decided within %s while the decider hung on %d calls", bound, hung)
 	}
 }
+
+// gatedDecider holds each call until release is closed (or the call's
+// context ends), then answers with plan.
+type gatedDecider struct {
+	jobdeciderv1.JobDeciderClient
+	inFlight chan struct{}
+	release  chan struct{}
+	plan     *jobdeciderv1.DecideJobResponse
+}
+
+func (g *gatedDecider) DecideJob(ctx context.Context, _ *jobdeciderv1.DecideJobRequest, _ ...grpc.CallOption) (*jobdeciderv1.DecideJobResponse, error) {
+	g.inFlight <- struct{}{}
+	select {
+	case <-g.release:
+		return g.plan, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Stopping the controller (SIGTERM) lets the sync in flight finish its plan
+// within the grace period instead of aborting its calls.
+func TestRegressionShutdownFinishesTheSyncInFlight(t *testing.T) {
+	kube := fake.NewClientset(testJob())
+	factory := informers.NewSharedInformerFactory(kube, 0)
+	d := &gatedDecider{inFlight: make(chan struct{}, 10), release: make(chan struct{}), plan: &jobdeciderv1.DecideJobResponse{
+		Actions: []*jobdeciderv1.Action{{Kind: &jobdeciderv1.Action_UpdateStatus{UpdateStatus: &jobdeciderv1.UpdateStatus{Status: &jobdeciderv1.JobStatus{Active: 2}}}}},
+	}}
+	ctrl, err := New(Config{ShutdownGrace: 10 * time.Second}, kube, factory, d, record.NewFakeRecorder(100), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	informerCtx, stopInformers := context.WithCancel(context.Background())
+	defer stopInformers()
+	factory.Start(informerCtx.Done())
+	runCtx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ctrl.Run(runCtx) }()
+	select {
+	case <-d.inFlight:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the Job was never decided")
+	}
+	stop()
+	time.Sleep(100 * time.Millisecond) // the stop has reached the worker
+	close(d.release)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("Run did not return after the sync in flight finished")
+	}
+	var statusWrites int
+	for _, a := range kube.Actions() {
+		if a.GetVerb() == "update" && a.GetResource().Resource == "jobs" && a.GetSubresource() == "status" {
+			statusWrites++
+		}
+	}
+	if statusWrites != 1 {
+		t.Errorf("%d status writes, want the plan in flight applied once", statusWrites)
+	}
+}
