@@ -12,9 +12,7 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"job-decider.dev/e2e/harness"
@@ -247,70 +245,4 @@ func TestRegressionLeaseHeldAtDefaultQPSUnderLoad(t *testing.T) {
 	if log := readFile(shim.Process().LogPath); strings.Contains(log, "Lost the leader Lease") || strings.Contains(log, "failed to renew lease") {
 		t.Errorf("the shim lost or failed to renew its Lease:\n%s", shim.Process().Tail(30))
 	}
-}
-
-// A Job really removed with orphan propagation: the garbage collector (played
-// here: no controller manager runs) strips the pods' owner references while
-// the Job is being deleted, then removes the Job. The shim, which sees the
-// released pods while the Job still exists, must still take every tracking
-// finalizer off (issue 23 hole 3: it deferred to the Job being deleted, then
-// looked the gone Job's pods up by owner only).
-func TestRegressionFinalizersGoWhenTheGarbageCollectorRemovesTheJob(t *testing.T) {
-	t.Parallel()
-	const name = "job-decider.dev/gc-test"
-	shim, err := harness.NewShim(harness.ShimOptions{
-		Kubeconfig:     e.cluster.Kubeconfig,
-		DeciderAddr:    e.decider.Addr,
-		ControllerName: name,
-		LogPath:        filepath.Join(e.dir, "gc-shim.log"),
-		Args:           fastShimArgs("gc"),
-		Identity:       "gc",
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	shim.RequireStarted(t)
-	t.Cleanup(shim.Kill)
-	ns := newNamespace(t)
-	j := start(t, newJob(ns, "gc-job", func(job *batchv1.Job) {
-		job.Spec.ManagedBy = ptr.To(name)
-		job.Spec.Parallelism = ptr.To[int32](3)
-		job.Spec.Completions = ptr.To[int32](3)
-	}), 2*time.Minute)
-	pods := j.waitActive(3)
-	j.finish(pods[:1], harness.Succeeded())
-	j.waitStatus("one succeeded", func(s *batchv1.JobStatus) bool { return s.Succeeded == 1 })
-
-	// The garbage collector's work happens while the shim is down, so that
-	// the shim meets the released pods and the Job being deleted together.
-	shim.Kill()
-	if err := e.client.BatchV1().Jobs(ns).Delete(j.ctx, j.job.Name, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationOrphan)}); err != nil {
-		t.Fatalf("deleting the job: %v", err)
-	}
-	for _, p := range j.pods() {
-		patch := []byte(`{"metadata":{"ownerReferences":null}}`)
-		if _, err := e.client.CoreV1().Pods(ns).Patch(j.ctx, p.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-			t.Fatalf("releasing pod %s: %v", p.Name, err)
-		}
-	}
-	shim.RequireStarted(t)
-	// Give the restarted shim its Lease and its caches before the Job goes.
-	if err := harness.Poll(j.ctx, 100*time.Millisecond, 30*time.Second, func(context.Context) (bool, error) {
-		return strings.Count(readFile(shim.Process().LogPath), "Starting job-decider shim") >= 2, nil
-	}); err != nil {
-		t.Fatalf("the shim did not start again: %v", err)
-	}
-	time.Sleep(2 * time.Second)
-	// The garbage collector removes its orphan finalizer: the Job is gone.
-	patch := []byte(`{"metadata":{"finalizers":null}}`)
-	if _, err := e.client.BatchV1().Jobs(ns).Patch(j.ctx, j.job.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-		t.Fatalf("removing the Job's orphan finalizer: %v", err)
-	}
-	if err := harness.Poll(j.ctx, 50*time.Millisecond, 10*time.Second, func(ctx context.Context) (bool, error) {
-		_, err := e.client.BatchV1().Jobs(ns).Get(ctx, j.job.Name, metav1.GetOptions{})
-		return apierrors.IsNotFound(err), nil
-	}); err != nil {
-		t.Fatalf("the Job was not removed: %v", err)
-	}
-	j.waitFinalizersGone()
 }
