@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -162,4 +163,86 @@ func TestFinalizersOfADeletedJobAreRemoved(t *testing.T) {
 func readFile(path string) string {
 	data, _ := os.ReadFile(path)
 	return string(data)
+}
+
+// At the shim's default client QPS and burst (50/100) and default workers,
+// with every worker creating pods, the Lease stays held: its renewals do not
+// queue behind the pod writes (issue 23 hole 1; the shared shim runs at
+// 500 QPS, which hid this).
+func TestRegressionLeaseHeldAtDefaultQPSUnderLoad(t *testing.T) {
+	t.Parallel()
+	const name = "job-decider.dev/default-qps-test"
+	shim, err := harness.NewShim(harness.ShimOptions{
+		Kubeconfig:     e.cluster.Kubeconfig,
+		DeciderAddr:    e.decider.Addr,
+		ControllerName: name,
+		LogPath:        filepath.Join(e.dir, "default-qps-shim.log"),
+		// The defaults but for the Lease's name: QPS, burst, workers, the
+		// Lease's durations and the decide timeout are the shim's own.
+		Args:     []string{"--leader-elect-name=shim-default-qps", "--v=2"},
+		Identity: "default-qps",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shim.RequireStarted(t)
+	defer shim.Kill()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	holder := func(ctx context.Context) string {
+		lease, err := e.client.CoordinationV1().Leases("default").Get(ctx, "shim-default-qps", metav1.GetOptions{})
+		if err != nil {
+			return ""
+		}
+		return ptr.Deref(lease.Spec.HolderIdentity, "")
+	}
+	if err := harness.Poll(ctx, 100*time.Millisecond, 30*time.Second, func(ctx context.Context) (bool, error) { return holder(ctx) == "default-qps", nil }); err != nil {
+		t.Fatalf("the shim did not lead: %v\n%s", err, shim.Process().Tail(20))
+	}
+	// Five Jobs of 500 pods: each worker's plan is 500 creations in
+	// slow-start batches, about 2,500 writes queued behind a 50 QPS limiter.
+	const jobs, perJob = 5, 500
+	ns := newNamespace(t)
+	for i := range jobs {
+		job := newJob(ns, fmt.Sprint("load-", i), func(job *batchv1.Job) {
+			job.Spec.ManagedBy = ptr.To(name)
+			job.Spec.Parallelism = ptr.To[int32](perJob)
+			job.Spec.Completions = ptr.To[int32](perJob)
+		})
+		if _, err := e.client.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Until every pod exists, the Lease must stay with the one process,
+	// renewed within its duration.
+	var lastRenew time.Time
+	err = harness.Poll(ctx, 500*time.Millisecond, 3*time.Minute, func(ctx context.Context) (bool, error) {
+		if p := shim.Process(); p.Exited() {
+			return false, fmt.Errorf("the shim exited: %v\n%s", p.Err(), p.Tail(30))
+		}
+		lease, err := e.client.CoordinationV1().Leases("default").Get(ctx, "shim-default-qps", metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		if h := ptr.Deref(lease.Spec.HolderIdentity, ""); h != "default-qps" {
+			return false, fmt.Errorf("the Lease is held by %q", h)
+		}
+		if lease.Spec.RenewTime != nil {
+			lastRenew = lease.Spec.RenewTime.Time
+		}
+		if age := time.Since(lastRenew); !lastRenew.IsZero() && age > 15*time.Second {
+			return false, fmt.Errorf("the Lease was last renewed %s ago, past its 15s duration", age.Round(time.Second))
+		}
+		pods, err := e.client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		return len(pods.Items) == jobs*perJob, nil
+	})
+	if err != nil {
+		t.Fatalf("under load at the default QPS: %v\n%s", err, shim.Process().Tail(20))
+	}
+	if log := readFile(shim.Process().LogPath); strings.Contains(log, "Lost the leader Lease") || strings.Contains(log, "failed to renew lease") {
+		t.Errorf("the shim lost or failed to renew its Lease:\n%s", shim.Process().Tail(30))
+	}
 }

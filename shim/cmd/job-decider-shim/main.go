@@ -25,8 +25,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/keepalive"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -96,7 +96,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.deciderCert, "decider-cert", "", "PEM client certificate for mTLS (with --decider-key).")
 	fs.StringVar(&o.deciderKey, "decider-key", "", "PEM private key of --decider-cert.")
 	fs.StringVar(&o.deciderServerName, "decider-server-name", "", "Name to verify in the service's certificate; the address's host when empty.")
-	fs.DurationVar(&o.decideTimeout, "decide-timeout", 30*time.Second, "Deadline of one DecideJob call.")
+	fs.DurationVar(&o.decideTimeout, "decide-timeout", controller.DefaultDecideTimeout, "Deadline of one DecideJob call.")
 	fs.StringVar(&o.httpAddr, "http-addr", "127.0.0.1:8080", "Address of /metrics, /healthz and /readyz.")
 	fs.DurationVar(&o.shutdownGrace, "shutdown-grace", 30*time.Second, "After SIGTERM, how long running syncs may take to finish.")
 	fs.BoolVar(&o.leaderElect, "leader-elect", true, "Run only while holding the leader Lease (required with more than one replica).")
@@ -221,8 +221,19 @@ func dialDecider(o *options) (*grpc.ClientConn, error) {
 		// With a dns:/// target naming a headless Service, spread calls
 		// over every replica rather than pinning them to the first.
 		grpc.WithDefaultServiceConfig(`{"loadBalancingConfig":[{"round_robin":{}}]}`),
+		// A connection to a replica that stopped answering (a dead node,
+		// a half-open TCP connection) is dropped after deciderKeepalive
+		// plus its timeout, not after TCP gives up minutes later.
+		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: deciderKeepalive, Timeout: deciderKeepaliveTimeout}),
 	)
 }
+
+// The keepalive pings on the decider connection, sent only while calls are
+// in flight (servers refuse idle pings more often than every 5 minutes).
+const (
+	deciderKeepalive        = 20 * time.Second
+	deciderKeepaliveTimeout = 5 * time.Second
+)
 
 func run(ctx context.Context, o *options) error {
 	logger := klog.FromContext(ctx)
@@ -259,6 +270,7 @@ func run(ctx context.Context, o *options) error {
 		DecideTimeout:       o.decideTimeout,
 		RetryBaseDelay:      o.retryBase,
 		RetryMaxDelay:       o.retryMax,
+		ShutdownGrace:       o.shutdownGrace,
 	}
 	if p := o.exitBetweenSteps; p > 0 {
 		ccfg.BeforeStep = func(key string) {
@@ -322,10 +334,14 @@ func run(ctx context.Context, o *options) error {
 		return waitShutdown(ctx, stopRun, runDone, o.shutdownGrace)
 	}
 
-	lock := &resourcelock.LeaseLock{
-		LeaseMeta:  metaFor(o.leNamespace, o.leName),
-		Client:     kube.CoordinationV1(),
-		LockConfig: resourcelock.ResourceLockConfig{Identity: o.leIdentity, EventRecorder: recorder},
+	// The Lease gets a client of its own: its own rate limiter, so that a
+	// backlog of pod writes never delays a renewal past the deadline, and a
+	// request timeout of half the deadline, so that one hung request cannot
+	// cost the Lease (as kube-controller-manager builds its lock).
+	lock, err := resourcelock.NewFromKubeconfig(resourcelock.LeasesResourceLock, o.leNamespace, o.leName,
+		resourcelock.ResourceLockConfig{Identity: o.leIdentity, EventRecorder: recorder}, cfg, o.renewDeadline)
+	if err != nil {
+		return fmt.Errorf("leader election client: %w", err)
 	}
 	leCtx, stopLE := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopLE()
@@ -382,10 +398,12 @@ func waitShutdown(ctx context.Context, stopRun func(), runDone <-chan error, gra
 	case <-ctx.Done():
 	}
 	stopRun()
+	// The controller cancels its syncs at grace; a little more lets it
+	// return on its own.
 	select {
 	case err := <-runDone:
 		return err
-	case <-time.After(grace):
+	case <-time.After(grace + 5*time.Second):
 		return fmt.Errorf("syncs still running %s after shutdown began", grace)
 	}
 }
@@ -411,8 +429,4 @@ func serveHTTP(addr string, reg *prometheus.Registry, ready func() error, health
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(l) }()
 	return srv, l.Addr().String(), nil
-}
-
-func metaFor(namespace, name string) metav1.ObjectMeta {
-	return metav1.ObjectMeta{Namespace: namespace, Name: name}
 }

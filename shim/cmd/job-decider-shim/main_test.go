@@ -16,6 +16,10 @@ func TestParseFlagsDefaults(t *testing.T) {
 	if o.podBatch != time.Second || o.retryBase != time.Second || o.retryMax != time.Minute {
 		t.Errorf("delays %+v", o)
 	}
+	// A hung decider holds a worker this long per call (issue 23 hole 7).
+	if o.decideTimeout != 5*time.Second {
+		t.Errorf("decide timeout %s, want 5s", o.decideTimeout)
+	}
 }
 
 func TestParseFlagsRejectsHalfAClientCertificate(t *testing.T) {

@@ -23,6 +23,8 @@ const (
 	reasonFailedCreate     = "FailedCreate"
 	reasonSuccessfulDelete = "SuccessfulDelete"
 	reasonFailedDelete     = "FailedDelete"
+	// reasonUnsupportedPlan: a plan refused whole before its first write.
+	reasonUnsupportedPlan = "UnsupportedPlan"
 )
 
 // planRun applies one plan to one Job.
@@ -37,8 +39,23 @@ type planRun struct {
 	statusWritten bool
 }
 
-// apply runs the actions in order and stops at the first that fails.
+// errUnknownAction marks an action of a kind this shim does not know.
+var errUnknownAction = errors.New("unknown action")
+
+// apply runs the actions in order and stops at the first that fails. The
+// plan is checked whole first: a plan refused part-way would leave its
+// prefix written, and each retry would write that prefix again.
 func (r *planRun) apply(ctx context.Context, actions []*jobdeciderv1.Action) error {
+	if err := r.validate(actions); err != nil {
+		reason := "invalid_action"
+		if errors.Is(err, errUnknownAction) {
+			reason = "unknown_action"
+			r.c.metrics.applyError("unknown")
+		}
+		r.c.metrics.planRefused(reason)
+		r.c.recorder.Eventf(r.job, corev1.EventTypeWarning, reasonUnsupportedPlan, "Plan refused, nothing applied: %v", err)
+		return err
+	}
 	for i, action := range actions {
 		if i > 0 && r.c.cfg.BeforeStep != nil {
 			r.c.cfg.BeforeStep(r.key)
@@ -73,10 +90,49 @@ func (r *planRun) applyOne(ctx context.Context, action *jobdeciderv1.Action) (st
 	case *jobdeciderv1.Action_FailPods:
 		return "fail_pods", r.failPods(ctx, kind.FailPods.GetPods())
 	default:
-		// An action this shim does not know: applying the rest of the
-		// plan without it could break the plan's ordering guarantees.
-		return "unknown", fmt.Errorf("unknown action %T", kind)
+		// validate refuses such a plan before its first write.
+		return "unknown", fmt.Errorf("%w %T", errUnknownAction, kind)
 	}
+}
+
+// validate checks, without writing, that every action of the plan is one this
+// shim knows and can apply: pod creations build from the template, the status
+// converts, each pod failure names its condition.
+func (r *planRun) validate(actions []*jobdeciderv1.Action) error {
+	for i, action := range actions {
+		if err := r.validateOne(action); err != nil {
+			return fmt.Errorf("action %d of %d: %w", i+1, len(actions), err)
+		}
+	}
+	return nil
+}
+
+func (r *planRun) validateOne(action *jobdeciderv1.Action) error {
+	switch kind := action.GetKind().(type) {
+	case *jobdeciderv1.Action_CreatePods:
+		for _, pc := range kind.CreatePods.GetPods() {
+			if _, err := podFromTemplate(r.job, pc); err != nil {
+				return fmt.Errorf("create_pods: %w", err)
+			}
+		}
+	case *jobdeciderv1.Action_UpdateStatus:
+		var status batchv1.JobStatus
+		if err := protoToKube(kind.UpdateStatus.GetStatus(), &status); err != nil {
+			return fmt.Errorf("update_status: converting the status: %w", err)
+		}
+	case *jobdeciderv1.Action_FailPods:
+		for _, p := range kind.FailPods.GetPods() {
+			if _, err := failurePatch(p, metav1.Time{}); err != nil {
+				return err
+			}
+		}
+	case *jobdeciderv1.Action_DeletePods, *jobdeciderv1.Action_RemoveFinalizers, *jobdeciderv1.Action_RecordEvent,
+		*jobdeciderv1.Action_AdoptPods, *jobdeciderv1.Action_ReleasePods:
+	default:
+		// A newer decider's kind arrives here with no kind set.
+		return fmt.Errorf("%w %T: this shim is older than the decider", errUnknownAction, kind)
+	}
+	return nil
 }
 
 // createPods creates the pods in slow-start batches of 1, 2, 4, ...,
@@ -346,13 +402,18 @@ func (r *planRun) adoptPods(ctx context.Context, pods []*jobdeciderv1.PodReferen
 	})
 }
 
-// releasePods removes the Job's owner reference from pods it no longer selects.
+// releasePods removes the Job's owner reference and the tracking finalizer,
+// in one patch, from pods it no longer selects: a released pod kept with the
+// finalizer would wait on an orphan cleanup that a Job being deleted, or
+// another controller's stale cache, can defer or race (upstream's release
+// removes both at once too).
 func (r *planRun) releasePods(ctx context.Context, pods []*jobdeciderv1.PodReference) error {
 	return forEachPod(pods, func(p *jobdeciderv1.PodReference) error {
 		patch, err := json.Marshal(map[string]any{
 			"metadata": map[string]any{
-				"ownerReferences": []map[string]any{{"$patch": "delete", "uid": string(r.job.UID)}},
-				"uid":             p.GetUid(),
+				"ownerReferences":                     []map[string]any{{"$patch": "delete", "uid": string(r.job.UID)}},
+				"$deleteFromPrimitiveList/finalizers": []string{JobTrackingFinalizer},
+				"uid":                                 p.GetUid(),
 			},
 		})
 		if err != nil {

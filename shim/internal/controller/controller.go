@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -35,6 +36,11 @@ import (
 // DefaultControllerName is the spec.managedBy value the shim answers to by default.
 const DefaultControllerName = "job-decider.dev/shim"
 
+// DefaultDecideTimeout bounds one DecideJob call unless configured: far above
+// a decision's cost (well under a second at 100,000 pods), and short enough
+// that calls a hung decider never answers free their workers for other Jobs.
+const DefaultDecideTimeout = 5 * time.Second
+
 // JobTrackingFinalizer is the finalizer through which Jobs track their pods.
 const JobTrackingFinalizer = "batch.kubernetes.io/job-tracking"
 
@@ -55,6 +61,9 @@ type Config struct {
 	// RetryBaseDelay and RetryMaxDelay bound the per-job exponential
 	// backoff after a failed sync.
 	RetryBaseDelay, RetryMaxDelay time.Duration
+	// ShutdownGrace is how long, once Run's context is done, the syncs in
+	// flight may take to finish; then their calls are cancelled.
+	ShutdownGrace time.Duration
 	// BeforeStep, when set, is called before each step of a plan after its
 	// first, with the job key; tests use it to crash between steps.
 	BeforeStep func(jobKey string)
@@ -68,13 +77,16 @@ func (c *Config) defaults() {
 		c.Workers = 5
 	}
 	if c.DecideTimeout <= 0 {
-		c.DecideTimeout = 30 * time.Second
+		c.DecideTimeout = DefaultDecideTimeout
 	}
 	if c.RetryBaseDelay <= 0 {
 		c.RetryBaseDelay = time.Second
 	}
 	if c.RetryMaxDelay <= 0 {
 		c.RetryMaxDelay = time.Minute
+	}
+	if c.ShutdownGrace <= 0 {
+		c.ShutdownGrace = 30 * time.Second
 	}
 }
 
@@ -99,6 +111,9 @@ type Controller struct {
 
 	// writes holds the shim's own writes per Job until the caches show them.
 	writes *ownWrites
+
+	// draining is set once Run's context is done: no new sync starts.
+	draining atomic.Bool
 
 	statesMu sync.Mutex
 	states   map[string]jobState
@@ -176,6 +191,15 @@ func dropManagedFields(obj any) (any, error) {
 	return obj, nil
 }
 
+// orphanIndexKey is the podControllerUIDIndex key of a namespace's pods that
+// have no controller; the prefix cannot begin a UID, so the keys never meet.
+func orphanIndexKey(namespace string) string {
+	return "orphan/" + namespace
+}
+
+// indexByControllerUID indexes a pod under its controller's UID, or, without
+// one, under its namespace's orphan key: a Job's pods and the orphans it may
+// adopt are then two index reads, not a scan of the namespace.
 func indexByControllerUID(obj any) ([]string, error) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {
@@ -184,7 +208,7 @@ func indexByControllerUID(obj any) ([]string, error) {
 	if ref := controllerOf(pod); ref != nil {
 		return []string{string(ref.UID)}, nil
 	}
-	return nil, nil
+	return []string{orphanIndexKey(pod.Namespace)}, nil
 }
 
 // Synced reports whether the caches have been filled once.
@@ -197,8 +221,10 @@ func (c *Controller) Synced() bool {
 	return true
 }
 
-// Run waits for the caches, then runs the workers until ctx is done. It
-// returns once the workers have finished the items they hold.
+// Run waits for the caches, then runs the workers until ctx is done. Then it
+// drains: no new sync starts, and the syncs in flight finish on a context
+// that outlives ctx by ShutdownGrace (cancelled only then), so a plan being
+// applied is not cut between its writes. It returns once the workers are done.
 func (c *Controller) Run(ctx context.Context) error {
 	defer utilruntime.HandleCrash()
 	logger := klog.FromContext(ctx)
@@ -212,21 +238,30 @@ func (c *Controller) Run(ctx context.Context) error {
 		}
 		return errors.New("caches did not sync")
 	}
+	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelWork()
 	var wg sync.WaitGroup
 	for range c.cfg.Workers {
-		wg.Go(func() { wait.UntilWithContext(ctx, c.jobWorker, time.Second) })
+		wg.Go(func() { wait.UntilWithContext(ctx, func(context.Context) { c.jobWorker(ctx, workCtx) }, time.Second) })
 	}
-	wg.Go(func() { wait.UntilWithContext(ctx, c.orphanWorker, time.Second) })
+	wg.Go(func() {
+		wait.UntilWithContext(ctx, func(context.Context) { c.orphanWorker(ctx, workCtx) }, time.Second)
+	})
 	<-ctx.Done()
-	logger.Info("Shutting down job-decider shim")
+	logger.Info("Shutting down job-decider shim: finishing the syncs in flight", "grace", c.cfg.ShutdownGrace)
+	c.draining.Store(true)
+	grace := time.AfterFunc(c.cfg.ShutdownGrace, cancelWork)
+	defer grace.Stop()
 	c.queue.ShutDownWithDrain()
 	c.orphanQueue.ShutDownWithDrain()
 	wg.Wait()
 	return nil
 }
 
-func (c *Controller) jobWorker(ctx context.Context) {
-	for c.processNextJob(ctx) {
+// jobWorker syncs Jobs until stop is done; each sync runs on work, which
+// outlives stop by the shutdown grace.
+func (c *Controller) jobWorker(stop, work context.Context) {
+	for stop.Err() == nil && c.processNextJob(work) {
 	}
 }
 
@@ -236,6 +271,11 @@ func (c *Controller) processNextJob(ctx context.Context) bool {
 		return false
 	}
 	defer c.queue.Done(key)
+	if c.draining.Load() {
+		// After a shutdown, Get still hands out the queued keys; a
+		// draining controller starts none of them.
+		return false
+	}
 	requeueAfter, err := c.syncJob(ctx, key)
 	switch {
 	case err != nil:
@@ -250,8 +290,8 @@ func (c *Controller) processNextJob(ctx context.Context) bool {
 	return true
 }
 
-func (c *Controller) orphanWorker(ctx context.Context) {
-	for c.processNextOrphan(ctx) {
+func (c *Controller) orphanWorker(stop, work context.Context) {
+	for stop.Err() == nil && c.processNextOrphan(work) {
 	}
 }
 
@@ -261,6 +301,9 @@ func (c *Controller) processNextOrphan(ctx context.Context) bool {
 		return false
 	}
 	defer c.orphanQueue.Done(key)
+	if c.draining.Load() {
+		return false
+	}
 	if err := c.syncOrphanPod(ctx, key); err != nil {
 		utilruntime.HandleErrorWithContext(ctx, err, "Removing the finalizer of an orphan pod", "pod", key)
 		c.orphanQueue.AddRateLimited(key)
@@ -375,34 +418,37 @@ func (c *Controller) decide(ctx context.Context, req *jobdeciderv1.DecideJobRequ
 // podsForJob returns the pods the Job controls, then the orphans its selector
 // matches. A matching pod that another owner controls is not the Job's to claim
 // (upstream's pod claim skips it), and the decider rejects a snapshot holding one.
-// One pass over the namespace's pods: each is read once, so no pod can be
-// listed twice, and no set of the pods seen is needed (at 100,000 pods that
-// set cost more than the listing).
+// Two index reads, as upstream's listing: the pods under the Job's UID and the
+// namespace's pods without a controller, so a sync costs the Job's pods, not
+// every pod of a namespace shared by many Jobs. A pod sits under one key only,
+// so none can be listed twice.
 func (c *Controller) podsForJob(job *batchv1.Job) ([]*corev1.Pod, error) {
-	inNamespace, err := c.podIndexer.ByIndex(cache.NamespaceIndex, job.Namespace)
+	owned, err := c.podIndexer.ByIndex(podControllerUIDIndex, string(job.UID))
+	if err != nil {
+		return nil, err
+	}
+	orphans, err := c.podIndexer.ByIndex(podControllerUIDIndex, orphanIndexKey(job.Namespace))
 	if err != nil {
 		return nil, err
 	}
 	// An unparseable selector selects no orphan; the decider reports it.
 	selector, selectorErr := jobSelector(job)
-	owned := make([]*corev1.Pod, 0, len(inNamespace))
-	var orphans []*corev1.Pod
-	for _, obj := range inNamespace {
-		pod, ok := obj.(*corev1.Pod)
-		if !ok {
-			continue
-		}
-		ref := controllerOf(pod)
-		switch {
-		case ref != nil:
-			if ref.UID == job.UID {
-				owned = append(owned, pod)
-			}
-		case selectorErr == nil && selector.Matches(labels.Set(pod.Labels)):
-			orphans = append(orphans, pod)
+	pods := make([]*corev1.Pod, 0, len(owned))
+	for _, obj := range owned {
+		// A UID is unique across namespaces; the check costs nothing.
+		if pod, ok := obj.(*corev1.Pod); ok && pod.Namespace == job.Namespace {
+			pods = append(pods, pod)
 		}
 	}
-	return append(owned, orphans...), nil
+	if selectorErr != nil {
+		return pods, nil
+	}
+	for _, obj := range orphans {
+		if pod, ok := obj.(*corev1.Pod); ok && selector.Matches(labels.Set(pod.Labels)) {
+			pods = append(pods, pod)
+		}
+	}
+	return pods, nil
 }
 
 func (c *Controller) state(key string, uid types.UID) *jobdeciderv1.ControllerState {

@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -526,5 +529,306 @@ func TestOrphanPodOfLiveJobIsLeftAlone(t *testing.T) {
 	}
 	if len(f.actions("patch", "pods")) != 0 {
 		t.Error("patched a pod whose Job exists")
+	}
+}
+
+// An action this shim does not know (a newer decider's, parsed here as an
+// Action with no kind) must stop the plan before its first write: applied
+// up to it, every retry would write the same prefix again.
+func TestRegressionUnknownActionWritesNothing(t *testing.T) {
+	pod := testPod("pi-a", corev1.PodFailed)
+	f := newFixture(t, testJob(), pod)
+	plan := func() *jobdeciderv1.DecideJobResponse {
+		return &jobdeciderv1.DecideJobResponse{
+			Actions: []*jobdeciderv1.Action{
+				{Kind: &jobdeciderv1.Action_CreatePods{CreatePods: &jobdeciderv1.CreatePods{Pods: []*jobdeciderv1.PodCreation{{GenerateName: "pi-"}}}}},
+				{Kind: &jobdeciderv1.Action_RemoveFinalizers{RemoveFinalizers: &jobdeciderv1.RemoveFinalizers{Pods: []*jobdeciderv1.PodReference{{Name: "pi-a", Uid: "uid-pi-a"}}}}},
+				{Kind: &jobdeciderv1.Action_UpdateStatus{UpdateStatus: &jobdeciderv1.UpdateStatus{Status: &jobdeciderv1.JobStatus{Failed: 1}}}},
+				{}, // a kind from a newer contract
+			},
+			State: &jobdeciderv1.ControllerState{Backoff: &jobdeciderv1.BackoffRecord{FailuresAfterLastSuccess: 9}},
+		}
+	}
+	f.decider.plans = []*jobdeciderv1.DecideJobResponse{plan(), plan()}
+	before := len(f.kube.Actions())
+	for attempt := range 2 {
+		_, err := f.ctrl.syncJob(context.Background(), "ns/pi")
+		if err == nil || !strings.Contains(err.Error(), "action 4 of 4") {
+			t.Fatalf("attempt %d: err = %v, want the plan refused at action 4", attempt, err)
+		}
+	}
+	for _, a := range f.kube.Actions()[before:] {
+		if v := a.GetVerb(); v != "get" && v != "list" && v != "watch" {
+			t.Errorf("a refused plan wrote: %s %s/%s", v, a.GetResource().Resource, a.GetSubresource())
+		}
+	}
+	if f.ctrl.exp.podChangesPending("ns/pi") || len(f.ctrl.exp.pendingFinalizerRemovals("ns/pi")) != 0 {
+		t.Error("a refused plan left expectations")
+	}
+	if s := f.ctrl.state("ns/pi", "job-uid"); s != nil {
+		t.Errorf("state %v kept from a refused plan", s)
+	}
+	var warnings int
+	for len(f.events.Events) > 0 {
+		ev := <-f.events.Events
+		if !strings.HasPrefix(ev, "Warning "+reasonUnsupportedPlan+" ") {
+			t.Errorf("event %q", ev)
+		}
+		warnings++
+	}
+	if warnings != 2 {
+		t.Errorf("%d warning events, want one per refused plan", warnings)
+	}
+	if got := counterValue(t, f.ctrl.metrics.plansRefused.WithLabelValues("unknown_action")); got != 2 {
+		t.Errorf("plans_refused_total{reason=unknown_action} = %v, want 2", got)
+	}
+	if got := counterValue(t, f.ctrl.metrics.applyErrors.WithLabelValues("unknown")); got != 2 {
+		t.Errorf("apply_errors_total{action=unknown} = %v, want 2", got)
+	}
+}
+
+// A plan whose pod creation cannot be built (an avoid_nodes mode this shim
+// does not know) is refused whole too, before the finalizer patch ahead of it.
+func TestRegressionUnbuildablePodCreationWritesNothing(t *testing.T) {
+	f := newFixture(t, testJob(), testPod("pi-a", corev1.PodFailed))
+	f.decider.plans = []*jobdeciderv1.DecideJobResponse{{Actions: []*jobdeciderv1.Action{
+		{Kind: &jobdeciderv1.Action_RemoveFinalizers{RemoveFinalizers: &jobdeciderv1.RemoveFinalizers{Pods: []*jobdeciderv1.PodReference{{Name: "pi-a", Uid: "uid-pi-a"}}}}},
+		{Kind: &jobdeciderv1.Action_CreatePods{CreatePods: &jobdeciderv1.CreatePods{Pods: []*jobdeciderv1.PodCreation{
+			{GenerateName: "pi-", AvoidNodes: &jobdeciderv1.AvoidNodes{Mode: "Sometimes", Nodes: []string{"n1"}}},
+		}}}},
+	}}}
+	before := len(f.kube.Actions())
+	if _, err := f.ctrl.syncJob(context.Background(), "ns/pi"); err == nil || !strings.Contains(err.Error(), "Sometimes") {
+		t.Fatalf("err = %v, want the bad mode named", err)
+	}
+	if n := len(f.kube.Actions()) - before; n != 0 {
+		t.Errorf("%d API calls for a refused plan: %v", n, f.kube.Actions()[before:])
+	}
+	if got := counterValue(t, f.ctrl.metrics.plansRefused.WithLabelValues("invalid_action")); got != 1 {
+		t.Errorf("plans_refused_total{reason=invalid_action} = %v, want 1", got)
+	}
+}
+
+func counterValue(t *testing.T, c interface{ Write(*dto.Metric) error }) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetCounter().GetValue()
+}
+
+// Releasing a pod hands it back as an orphan: as upstream's release, the
+// same patch that drops the owner reference takes the tracking finalizer off,
+// so the pod is never left without a controller yet still held by one.
+func TestRegressionReleasedPodLosesItsTrackingFinalizer(t *testing.T) {
+	pod := testPod("pi-a", corev1.PodSucceeded)
+	f := newFixture(t, testJob(), pod)
+	f.decider.plans = []*jobdeciderv1.DecideJobResponse{{Actions: []*jobdeciderv1.Action{
+		{Kind: &jobdeciderv1.Action_ReleasePods{ReleasePods: &jobdeciderv1.ReleasePods{Pods: []*jobdeciderv1.PodReference{{Name: "pi-a", Uid: "uid-pi-a"}}}}},
+	}}}
+	if _, err := f.ctrl.syncJob(context.Background(), "ns/pi"); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(f.actions("patch", "pods")); n != 1 {
+		t.Fatalf("%d pod patches, want the release alone", n)
+	}
+	got, err := f.kube.CoreV1().Pods("ns").Get(context.Background(), "pi-a", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.OwnerReferences) != 0 {
+		t.Errorf("owner references %v after the release", got.OwnerReferences)
+	}
+	if len(got.Finalizers) != 0 {
+		t.Errorf("finalizers %v after the release, want the tracking finalizer gone", got.Finalizers)
+	}
+}
+
+// A pod the garbage collector orphaned while its Job is being deleted (orphan
+// propagation) has no controller and keeps the finalizer; the Job can no
+// longer adopt it, so it must not shield the pod from the orphan cleanup.
+func TestRegressionOrphanSelectedOnlyByAJobBeingDeletedLosesItsFinalizer(t *testing.T) {
+	job := testJob()
+	job.DeletionTimestamp = ptr.To(metav1.Now())
+	job.Finalizers = []string{metav1.FinalizerOrphanDependents}
+	pod := testPod("pi-a", corev1.PodSucceeded)
+	pod.OwnerReferences = nil
+	f := newFixture(t, job, pod)
+	if err := f.ctrl.syncOrphanPod(context.Background(), "ns/pi-a"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.kube.CoreV1().Pods("ns").Get(context.Background(), "pi-a", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Finalizers) != 0 {
+		t.Errorf("finalizers %v: a Job being deleted kept the orphan's finalizer on", got.Finalizers)
+	}
+}
+
+// When a Job goes, the pods its selector matches that no controller owns
+// (already orphaned by the garbage collector) and that carry the finalizer
+// are queued for cleanup, not only those still naming the Job.
+func TestRegressionDeletedJobQueuesTheOrphansItsSelectorMatches(t *testing.T) {
+	job := testJob()
+	owned := testPod("pi-a", corev1.PodSucceeded)
+	orphan := testPod("pi-b", corev1.PodSucceeded)
+	orphan.OwnerReferences = nil
+	unrelated := testPod("other", corev1.PodSucceeded)
+	unrelated.OwnerReferences = nil
+	unrelated.Labels = map[string]string{"app": "other"}
+	f := newFixture(t, job, owned, orphan, unrelated)
+	// The unrelated pod is queued when first seen (no Job selects it); the
+	// others go to the Job's queue. Start from an empty orphan queue.
+	deadline := time.Now().Add(5 * time.Second)
+	for f.ctrl.orphanQueue.Len() < 1 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	for f.ctrl.orphanQueue.Len() > 0 {
+		key, _ := f.ctrl.orphanQueue.Get()
+		f.ctrl.orphanQueue.Done(key)
+	}
+	f.ctrl.deleteJob(cache.DeletedFinalStateUnknown{Key: "ns/pi", Obj: job})
+	var queued []string
+	for f.ctrl.orphanQueue.Len() > 0 {
+		key, _ := f.ctrl.orphanQueue.Get()
+		queued = append(queued, key)
+		f.ctrl.orphanQueue.Done(key)
+	}
+	slices.Sort(queued)
+	if strings.Join(queued, ",") != "ns/pi-a,ns/pi-b" {
+		t.Errorf("orphan queue %v, want the owned pod and the orphan the selector matches", queued)
+	}
+}
+
+// hangingDecider never answers for the Jobs hang names (a decider replica
+// that accepts calls and never replies); it answers the others at once.
+type hangingDecider struct {
+	jobdeciderv1.JobDeciderClient
+	hang     func(name string) bool
+	inFlight chan string
+	answered chan string
+}
+
+func (h *hangingDecider) DecideJob(ctx context.Context, req *jobdeciderv1.DecideJobRequest, _ ...grpc.CallOption) (*jobdeciderv1.DecideJobResponse, error) {
+	name := req.GetJob().GetMetadata().GetName()
+	if h.hang(name) {
+		h.inFlight <- name
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	h.answered <- name
+	return &jobdeciderv1.DecideJobResponse{}, nil
+}
+
+// With every worker held by a call the decider never answers, another Job
+// must still be synced soon: at the default decide timeout each hung call
+// ends in time for the worker to move on (it was 30 s, with 5 workers).
+func TestRegressionHungDeciderDoesNotStallOtherJobs(t *testing.T) {
+	const hung = 5 // the default worker count
+	var objs []runtime.Object
+	for i := range hung {
+		job := testJob()
+		job.Name, job.UID = fmt.Sprint("hung-", i), types.UID(fmt.Sprint("hung-uid-", i))
+		objs = append(objs, job)
+	}
+	kube := fake.NewClientset(objs...)
+	factory := informers.NewSharedInformerFactory(kube, 0)
+	d := &hangingDecider{
+		hang:     func(name string) bool { return strings.HasPrefix(name, "hung-") },
+		inFlight: make(chan string, 100), answered: make(chan string, 100),
+	}
+	ctrl, err := New(Config{}, kube, factory, d, record.NewFakeRecorder(1000), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	factory.Start(ctx.Done())
+	go func() { _ = ctrl.Run(ctx) }()
+	for range hung {
+		select {
+		case <-d.inFlight:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the hung Jobs were not all being decided")
+		}
+	}
+	fine := testJob()
+	fine.Name = "fine"
+	start := time.Now()
+	if _, err := kube.BatchV1().Jobs("ns").Create(ctx, fine, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	const bound = 12 * time.Second
+	select {
+	case <-d.answered:
+		t.Logf("the other Job was decided %s after it was created", time.Since(start).Round(time.Millisecond))
+	case <-time.After(bound):
+		t.Fatalf("no other Job decided within %s while the decider hung on %d calls", bound, hung)
+	}
+}
+
+// gatedDecider holds each call until release is closed (or the call's
+// context ends), then answers with plan.
+type gatedDecider struct {
+	jobdeciderv1.JobDeciderClient
+	inFlight chan struct{}
+	release  chan struct{}
+	plan     *jobdeciderv1.DecideJobResponse
+}
+
+func (g *gatedDecider) DecideJob(ctx context.Context, _ *jobdeciderv1.DecideJobRequest, _ ...grpc.CallOption) (*jobdeciderv1.DecideJobResponse, error) {
+	g.inFlight <- struct{}{}
+	select {
+	case <-g.release:
+		return g.plan, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Stopping the controller (SIGTERM) lets the sync in flight finish its plan
+// within the grace period instead of aborting its calls.
+func TestRegressionShutdownFinishesTheSyncInFlight(t *testing.T) {
+	kube := fake.NewClientset(testJob())
+	factory := informers.NewSharedInformerFactory(kube, 0)
+	d := &gatedDecider{inFlight: make(chan struct{}, 10), release: make(chan struct{}), plan: &jobdeciderv1.DecideJobResponse{
+		Actions: []*jobdeciderv1.Action{{Kind: &jobdeciderv1.Action_UpdateStatus{UpdateStatus: &jobdeciderv1.UpdateStatus{Status: &jobdeciderv1.JobStatus{Active: 2}}}}},
+	}}
+	ctrl, err := New(Config{ShutdownGrace: 10 * time.Second}, kube, factory, d, record.NewFakeRecorder(100), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	informerCtx, stopInformers := context.WithCancel(context.Background())
+	defer stopInformers()
+	factory.Start(informerCtx.Done())
+	runCtx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ctrl.Run(runCtx) }()
+	select {
+	case <-d.inFlight:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the Job was never decided")
+	}
+	stop()
+	time.Sleep(100 * time.Millisecond) // the stop has reached the worker
+	close(d.release)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("Run did not return after the sync in flight finished")
+	}
+	var statusWrites int
+	for _, a := range kube.Actions() {
+		if a.GetVerb() == "update" && a.GetResource().Resource == "jobs" && a.GetSubresource() == "status" {
+			statusWrites++
+		}
+	}
+	if statusWrites != 1 {
+		t.Errorf("%d status writes, want the plan in flight applied once", statusWrites)
 	}
 }

@@ -44,13 +44,28 @@ func (c *Controller) deleteJob(obj any) {
 		return
 	}
 	c.enqueueJob(job, 0)
-	// Its pods that still carry the finalizer are orphans now.
-	pods, err := c.podIndexer.ByIndex(podControllerUIDIndex, string(job.UID))
+	// Its pods that still carry the finalizer are orphans now, and so are
+	// those its selector matches that the garbage collector already
+	// released (orphan propagation): nothing else would look at them again.
+	owned, err := c.podIndexer.ByIndex(podControllerUIDIndex, string(job.UID))
 	if err != nil {
 		return
 	}
-	for _, obj := range pods {
-		if pod := obj.(*corev1.Pod); hasTrackingFinalizer(pod) {
+	for _, obj := range owned {
+		if pod, ok := obj.(*corev1.Pod); ok && hasTrackingFinalizer(pod) {
+			c.enqueueOrphan(pod)
+		}
+	}
+	selector, err := jobSelector(job)
+	if err != nil || selector.Empty() {
+		return
+	}
+	orphans, err := c.podIndexer.ByIndex(podControllerUIDIndex, orphanIndexKey(job.Namespace))
+	if err != nil {
+		return
+	}
+	for _, obj := range orphans {
+		if pod, ok := obj.(*corev1.Pod); ok && hasTrackingFinalizer(pod) && selector.Matches(labels.Set(pod.Labels)) {
 			c.enqueueOrphan(pod)
 		}
 	}
@@ -183,9 +198,15 @@ func (c *Controller) orphanChanged(pod *corev1.Pod) {
 	for _, job := range jobs {
 		c.enqueueJob(job, c.cfg.PodEventBatchPeriod)
 	}
-	if len(jobs) == 0 && hasTrackingFinalizer(pod) {
+	if !slices.ContainsFunc(jobs, canAdopt) && hasTrackingFinalizer(pod) {
 		c.enqueueOrphan(pod)
 	}
+}
+
+// canAdopt reports whether a Job may still adopt pods: one being deleted
+// never will, so it must not keep an orphan's finalizer on.
+func canAdopt(job *batchv1.Job) bool {
+	return job.DeletionTimestamp == nil
 }
 
 // jobsSelecting lists the Jobs of ours in the pod's namespace whose selector matches it.
@@ -240,7 +261,7 @@ func (c *Controller) resolveControllerRef(namespace string, ref *metav1.OwnerRef
 }
 
 // syncOrphanPod removes the tracking finalizer from a pod whose Job is gone,
-// or that no Job of ours selects. A pod of a Job that still exists is left to
+// or that no Job of ours that may still adopt it selects. A pod of a Job that still exists is left to
 // that Job's controller (for a finished Job of ours, the decider plans it).
 func (c *Controller) syncOrphanPod(ctx context.Context, key string) error {
 	ns, name, err := cache.SplitMetaNamespaceKey(key)
@@ -272,7 +293,7 @@ func (c *Controller) syncOrphanPod(ctx context.Context, key string) error {
 		case err != nil && !apierrors.IsNotFound(err):
 			return err
 		}
-	} else if len(c.jobsSelecting(pod)) > 0 {
+	} else if slices.ContainsFunc(c.jobsSelecting(pod), canAdopt) {
 		return nil
 	}
 	// Guarded by the resourceVersion the decision was made on: an adoption

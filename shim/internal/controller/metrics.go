@@ -28,6 +28,7 @@ type Metrics struct {
 	syncs        *prometheus.CounterVec
 	syncDuration prometheus.Histogram
 	applyErrors  *prometheus.CounterVec
+	plansRefused *prometheus.CounterVec
 	decide       *prometheus.HistogramVec
 }
 
@@ -47,6 +48,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: metricPrefix + "apply_errors_total",
 			Help: "Plan actions that failed to apply, by action.",
 		}, []string{"action"}),
+		plansRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: metricPrefix + "plans_refused_total",
+			Help: "Plans refused whole before their first write, by reason (unknown_action: a kind from a newer decider; invalid_action: one this shim cannot apply).",
+		}, []string{"reason"}),
 		decide: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    metricPrefix + "decide_duration_seconds",
 			Help:    "Latency of DecideJob calls, by gRPC status code.",
@@ -54,7 +59,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"code"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.syncs, m.syncDuration, m.applyErrors, m.decide)
+		reg.MustRegister(m.syncs, m.syncDuration, m.applyErrors, m.plansRefused, m.decide)
 	}
 	return m
 }
@@ -185,6 +190,10 @@ func (m *Metrics) observeSync(result string, d time.Duration) {
 
 func (m *Metrics) applyError(action string) {
 	m.applyErrors.WithLabelValues(action).Inc()
+}
+
+func (m *Metrics) planRefused(reason string) {
+	m.plansRefused.WithLabelValues(reason).Inc()
 }
 
 func (m *Metrics) observeDecide(err error, d time.Duration) {

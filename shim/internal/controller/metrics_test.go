@@ -103,6 +103,7 @@ func TestShimRegistryServesTheListedFamiliesAndTheyMove(t *testing.T) {
 	m.observeDecide(nil, time.Millisecond)
 	m.observeDecide(status.Error(codes.ResourceExhausted, "shed"), time.Millisecond)
 	m.applyError("createPods")
+	m.planRefused("unknown_action")
 
 	fams := gathered(t, reg.Gather)
 	listed := listedShimFamilies(t)
@@ -151,6 +152,7 @@ func TestShimRegistryServesTheListedFamiliesAndTheyMove(t *testing.T) {
 		{"job_decider_shim_sync_duration_seconds", nil, 2},
 		{"job_decider_shim_decide_duration_seconds", map[string]string{"code": "ResourceExhausted"}, 1},
 		{"job_decider_shim_apply_errors_total", map[string]string{"action": "createPods"}, 1},
+		{"job_decider_shim_plans_refused_total", map[string]string{"reason": "unknown_action"}, 1},
 		{"job_decider_shim_build_info", map[string]string{"goversion": runtime.Version()}, 1},
 	} {
 		got, ok := value(fams, c.name, c.labels)

@@ -31,6 +31,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
@@ -392,5 +393,125 @@ func TestOnePassListingIsTheTwoPassOne(t *testing.T) {
 	slices.Sort(wantNames)
 	if !slices.Equal(gotNames, wantNames) {
 		t.Errorf("one pass %v\ntwo passes %v", gotNames, wantNames)
+	}
+}
+
+// sharedNamespace is a pod cache of jobs Jobs of perJob pods each, all in one
+// namespace, plus orphans pods no controller owns; Job 0 is benchJob's. It
+// returns benchJob(perJob) and the cache's indexer.
+func sharedNamespace(tb testing.TB, jobs, perJob, orphans int) (*batchv1.Job, cache.Indexer) {
+	tb.Helper()
+	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{
+		cache.NamespaceIndex:  cache.MetaNamespaceIndexFunc,
+		podControllerUIDIndex: indexByControllerUID,
+	})
+	template := benchPod(0)
+	for j := range jobs {
+		uid := types.UID(benchJobUID)
+		if j > 0 {
+			uid = types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012d", j))
+		}
+		for i := range perJob {
+			p := template.DeepCopy()
+			p.Name, p.UID = fmt.Sprintf("job-%d-pod-%d", j, i), types.UID(fmt.Sprintf("%s-%d", uid, i))
+			p.Labels = map[string]string{"batch.kubernetes.io/controller-uid": string(uid), "batch.kubernetes.io/job-name": fmt.Sprint("job-", j)}
+			p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: fmt.Sprint("job-", j), UID: uid, Controller: ptr.To(true)}}
+			if err := indexer.Add(p); err != nil {
+				tb.Fatal(err)
+			}
+		}
+	}
+	for i := range orphans {
+		p := template.DeepCopy()
+		p.Name, p.UID, p.OwnerReferences = fmt.Sprintf("orphan-%d", i), types.UID(fmt.Sprintf("orphan-uid-%d", i)), nil
+		p.Labels = map[string]string{"app": "unrelated"}
+		if err := indexer.Add(p); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return benchJob(perJob), indexer
+}
+
+// countingIndexer counts the cached objects index reads hand back: what a
+// listing walks.
+type countingIndexer struct {
+	cache.Indexer
+	read int
+}
+
+func (c *countingIndexer) ByIndex(name, value string) ([]any, error) {
+	objs, err := c.Indexer.ByIndex(name, value)
+	c.read += len(objs)
+	return objs, err
+}
+
+// A Job's sync lists its own pods and its namespace's orphans, not every pod
+// of the namespace: with 100 Jobs of 10 pods and 5 orphans in one namespace,
+// it reads 15 cached pods, not 1,005.
+func TestRegressionPodsForJobReadsOnlyItsPodsAndOrphans(t *testing.T) {
+	job, indexer := sharedNamespace(t, 100, 10, 5)
+	counting := &countingIndexer{Indexer: indexer}
+	c := &Controller{podLister: corelisters.NewPodLister(indexer), podIndexer: counting}
+	pods, err := c.podsForJob(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pods) != 10 {
+		t.Errorf("listed %d pods, want the Job's 10 (the orphans do not match its selector)", len(pods))
+	}
+	if counting.read != 15 {
+		t.Errorf("read %d cached pods, want 15 (its 10 and the namespace's 5 orphans)", counting.read)
+	}
+}
+
+// listNamespaceScan is how podsForJob listed before it read the owner and
+// orphan index keys: one pass over every cached pod of the namespace.
+func listNamespaceScan(c *Controller, job *batchv1.Job) ([]*corev1.Pod, error) {
+	inNamespace, err := c.podIndexer.ByIndex(cache.NamespaceIndex, job.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	selector, selectorErr := jobSelector(job)
+	owned := make([]*corev1.Pod, 0, len(inNamespace))
+	var orphans []*corev1.Pod
+	for _, obj := range inNamespace {
+		pod := obj.(*corev1.Pod)
+		ref := controllerOf(pod)
+		switch {
+		case ref != nil:
+			if ref.UID == job.UID {
+				owned = append(owned, pod)
+			}
+		case selectorErr == nil && selector.Matches(labels.Set(pod.Labels)):
+			orphans = append(orphans, pod)
+		}
+	}
+	return append(owned, orphans...), nil
+}
+
+// BenchmarkPodsForJobSharedNamespace lists one Job's 100 pods in a namespace
+// of 100,000 (1,000 Jobs of 100 pods, plus 1,000 unrelated orphans): the
+// cost issue 23 hole 5 is about, by the namespace scan ("scan", before) and
+// by the owner and orphan index keys ("index", today).
+//
+//	cd shim && go test -run '^$' -bench BenchmarkPodsForJobSharedNamespace -benchmem -benchtime 50x ./internal/controller
+func BenchmarkPodsForJobSharedNamespace(b *testing.B) {
+	job, indexer := sharedNamespace(b, 1000, 100, 1000)
+	c := &Controller{podLister: corelisters.NewPodLister(indexer), podIndexer: indexer}
+	for _, r := range []struct {
+		name string
+		list func(*Controller, *batchv1.Job) ([]*corev1.Pod, error)
+	}{{"scan", listNamespaceScan}, {"index", (*Controller).podsForJob}} {
+		b.Run(r.name, func(b *testing.B) {
+			runtime.GC()
+			cpu0 := cpuTime(b)
+			for b.Loop() {
+				pods, err := r.list(c, job)
+				if err != nil || len(pods) != 100 {
+					b.Fatalf("listed %d pods (%v), want 100", len(pods), err)
+				}
+			}
+			b.ReportMetric(float64((cpuTime(b)-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
+		})
 	}
 }
