@@ -18,6 +18,7 @@ mod explain;
 mod failure_policy_cli;
 mod failure_policy_wire;
 mod hostile;
+mod hostile_server;
 mod jobset_vectors;
 mod k8s_openapi;
 mod kubectl;
