@@ -301,3 +301,115 @@ fn over_grpc_100k_pods_owned_elsewhere_answer_invalid_argument_with_bounded_deta
         );
     });
 }
+
+/// Every response is at most this many times its request...
+const RESPONSE_PER_REQUEST_BYTE: usize = 4;
+/// ...plus this much (500 pod creations or Job changes, a capped list of violations).
+const RESPONSE_ALLOWANCE_BYTES: usize = 512 * 1024;
+
+fn assert_bounded(rpc: &str, request: usize, response: usize) {
+    assert!(
+        response <= RESPONSE_PER_REQUEST_BYTE * request + RESPONSE_ALLOWANCE_BYTES,
+        "{rpc}: a {request}-byte request answered {response} bytes"
+    );
+}
+
+/// A ValidateJob of `n` containers that all have one name: n - 1 duplicates.
+fn containers_with_one_name(n: usize) -> pb::ValidateJobRequest {
+    let job = job_request().job.unwrap_or_default();
+    let mut job = serde_json::to_value(job).unwrap_or_else(|e| panic!("{e}"));
+    job["spec"]["template"]["spec"]["containers"] =
+        serde_json::Value::Array(vec![serde_json::json!({"name": "c", "image": "i"}); n]);
+    pb::ValidateJobRequest {
+        job: Some(serde_json::from_value(job).unwrap_or_else(|e| panic!("{e}"))),
+        ..Default::default()
+    }
+}
+
+/// Issue 22, item 4: each RPC's response is bounded by its request, including
+/// ValidateJob's list of violations (3 million containers with one name once
+/// answered 395.6 MiB; here 100,000).
+#[test]
+fn every_rpc_response_is_bounded_by_its_request_even_100k_duplicate_containers() {
+    with_runtime(async {
+        let server = common::TestServer::start(job_decider::server::ServerConfig::default()).await;
+        let mut client = server.client().await;
+
+        let validate = containers_with_one_name(100_000);
+        let response = client
+            .validate_job(validate.clone())
+            .await
+            .unwrap_or_else(|s| panic!("{s}"))
+            .into_inner();
+        assert_eq!(response.violations.len(), 101, "100 listed, then the count");
+        let last = response.violations.last().cloned().unwrap_or_default();
+        assert_eq!(last.reason, "FieldValueTooMany", "{last:?}");
+        assert!(last.description.contains("99899 more"), "{last:?}");
+        assert_bounded(
+            "ValidateJob",
+            validate.encoded_len(),
+            response.encoded_len(),
+        );
+
+        let mut decide = common::request_of_size(1 << 20);
+        let response = client
+            .decide_job(decide.clone())
+            .await
+            .unwrap_or_else(|s| panic!("{s}"))
+            .into_inner();
+        assert_bounded("DecideJob", decide.encoded_len(), response.encoded_len());
+        // A small request that creates as many pods as a plan may.
+        decide = job_request();
+        if let Some(spec) = decide.job.as_mut().and_then(|j| j.spec.as_mut()) {
+            spec.parallelism = Some(1_000_000);
+            spec.completions = Some(1_000_000);
+        }
+        let response = client
+            .decide_job(decide.clone())
+            .await
+            .unwrap_or_else(|s| panic!("{s}"))
+            .into_inner();
+        assert_bounded("DecideJob", decide.encoded_len(), response.encoded_len());
+
+        let jobset: pb::DecideJobSetRequest = serde_json::from_value(serde_json::json!({
+            "now": "2024-01-01T00:00:00Z",
+            "jobSet": {"metadata": {"name": "js", "uid": "u"},
+                       "spec": {"replicatedJobs": [{"name": "rj", "replicas": 1_000_000}]}}
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
+        let response = client
+            .decide_job_set(jobset.clone())
+            .await
+            .unwrap_or_else(|s| panic!("{s}"))
+            .into_inner();
+        assert_bounded("DecideJobSet", jobset.encoded_len(), response.encoded_len());
+
+        // Every rule breaks a webhook rule: one violation each.
+        let rules = vec![
+            serde_json::json!({"action": "FailJobSet", "targetReplicatedJobs": ["nope"]});
+            20_000
+        ];
+        let validate_set = pb::ValidateJobSetRequest {
+            job_set: serde_json::from_value(serde_json::json!({
+                "spec": {"replicatedJobs": [{"name": "workers"}],
+                         "failurePolicy": {"rules": rules}}
+            }))
+            .ok(),
+        };
+        let response = client
+            .validate_job_set(validate_set.clone())
+            .await
+            .unwrap_or_else(|s| panic!("{s}"))
+            .into_inner();
+        assert!(
+            response.violations.len() <= 101,
+            "{}",
+            response.violations.len()
+        );
+        assert_bounded(
+            "ValidateJobSet",
+            validate_set.encoded_len(),
+            response.encoded_len(),
+        );
+    });
+}

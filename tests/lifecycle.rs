@@ -274,3 +274,104 @@ async fn over_a_unix_socket_shutdown_finishes_the_call_in_flight_and_removes_the
         .expect("task");
     assert!(ended.is_ok(), "{ended:?}");
 }
+
+/// A request whose conversion and decision take 10+ s in a debug build (~30 MB of pods).
+fn very_slow_request() -> job_decider_api::pb::DecideJobRequest {
+    request_of_size(30 << 20)
+}
+
+/// The slots held and the request bytes in flight, from one scrape.
+async fn slots_and_bytes(server: &TestServer) -> (f64, f64) {
+    let text = server.scrape().await;
+    let value = |name: &str| {
+        text.lines()
+            .filter_map(|l| l.strip_prefix(name))
+            .filter_map(|v| v.trim().parse::<f64>().ok())
+            .next()
+            .unwrap_or_else(|| panic!("no {name} in:\n{text}"))
+    };
+    (
+        value("job_decider_requests_in_flight "),
+        value("job_decider_request_bytes_in_flight "),
+    )
+}
+
+/// Watches the gauges until the slot is free: the bytes must stay held as long
+/// as the slot is (the work still holds its request), and the slot must come
+/// back within `within`. Returns how long the slot stayed held.
+async fn watch_work_stop(server: &TestServer, within: Duration) -> Duration {
+    let since = Instant::now();
+    loop {
+        let (slots, bytes) = slots_and_bytes(server).await;
+        if slots == 0.0 {
+            return since.elapsed();
+        }
+        assert!(
+            bytes > 0.0,
+            "the byte budget was given back while the work still holds its slot \
+             ({:?} after the call ended)",
+            since.elapsed()
+        );
+        assert!(
+            since.elapsed() < within,
+            "the work still holds its slot {:?} after its call ended",
+            since.elapsed()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Issue 22, item 1: after DEADLINE_EXCEEDED the work stops soon (it asks
+/// between pods) and gives back the slot and the bytes together, only then.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn timed_out_call_keeps_its_slot_and_bytes_until_its_work_stops_and_stops_soon() {
+    let _serial = ONE_AT_A_TIME.lock().await;
+    let server = TestServer::start(ServerConfig {
+        request_timeout: Duration::from_millis(500),
+        max_concurrent_requests: 1,
+        ..ServerConfig::default()
+    })
+    .await;
+    server
+        .wait_for_metric_line("job_decider_request_bytes_in_flight 0")
+        .await;
+    let mut client = server.client().await;
+    let status = client
+        .decide_job(very_slow_request())
+        .await
+        .expect_err("the decision outlasts the timeout");
+    assert_eq!(status.code(), Code::DeadlineExceeded, "{status:?}");
+    let held = watch_work_stop(&server, Duration::from_secs(2)).await;
+    eprintln!("slot held {held:?} after DEADLINE_EXCEEDED");
+    server
+        .wait_for_metric_line("job_decider_request_bytes_in_flight 0")
+        .await;
+}
+
+/// Issue 22, item 1: a client that goes away ends its call's work too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn abandoned_call_stops_its_work_and_frees_its_slot() {
+    let _serial = ONE_AT_A_TIME.lock().await;
+    let server = TestServer::start(ServerConfig {
+        request_timeout: Duration::from_secs(120),
+        max_concurrent_requests: 1,
+        ..ServerConfig::default()
+    })
+    .await;
+    server
+        .wait_for_metric_line("job_decider_requests_in_flight 0")
+        .await;
+    let mut client = server.client().await;
+    let call = tokio::spawn(async move { client.decide_job(very_slow_request()).await });
+    server
+        .wait_for_metric_line("job_decider_requests_in_flight 1")
+        .await;
+    // The client gives up: its call is reset, the server's handler dropped.
+    call.abort();
+    let _ = call.await;
+    let held = watch_work_stop(&server, Duration::from_secs(2)).await;
+    eprintln!("slot held {held:?} after the client left");
+    server
+        .wait_for_metric_line("job_decider_request_bytes_in_flight 0")
+        .await;
+}

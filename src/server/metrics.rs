@@ -25,6 +25,7 @@ use tokio::net::TcpListener;
 
 use crate::server::layer::RPCS;
 use job_decider_api::Decision;
+use job_decider_core::extended::NAMED_RULE_REASON_PREFIX;
 use job_decider_core::model::{ConditionStatus, JobConditionType, Snapshot};
 use job_decider_core::plan::{Action, Plan};
 
@@ -147,6 +148,28 @@ const FINISH_REASONS: [(&str, &str); 7] = [
     ("Failed", "FailedIndexes"),
     ("Failed", "MaxFailedIndexesExceeded"),
 ];
+
+/// The `reason` label of every FailJob rule of an extended policy document
+/// (`PodFailurePolicy_{name}`): the rule names are the caller's, so one bucket.
+pub const NAMED_RULE_REASON_LABEL: &str = "PodFailurePolicy_*";
+
+/// The `reason` label of a reason the service never writes itself (one a
+/// request's own FailureTarget or SuccessCriteriaMet condition carried).
+pub const OTHER_REASON_LABEL: &str = "other";
+
+/// A condition's reason as a `reason` label: one of a fixed set, whatever the
+/// request said, so no request adds a series (issue 22: 10,000 reasons took
+/// `/metrics` to 157 MiB).
+pub fn finish_reason_label(reason: &str) -> &'static str {
+    if let Some((_, known)) = FINISH_REASONS.iter().find(|(_, r)| *r == reason) {
+        return known;
+    }
+    if reason.starts_with(NAMED_RULE_REASON_PREFIX) {
+        NAMED_RULE_REASON_LABEL
+    } else {
+        OTHER_REASON_LABEL
+    }
+}
 
 /// gRPC codes, in the order of their numbers (0 to 16).
 const CODES: [tonic::Code; 17] = [
@@ -421,6 +444,12 @@ fn describe() {
     for (condition, reason) in FINISH_REASONS {
         counter!(JOBS_FINISHED_TOTAL, "condition" => condition, "reason" => reason).absolute(0);
     }
+    counter!(JOBS_FINISHED_TOTAL, "condition" => "Failed", "reason" => NAMED_RULE_REASON_LABEL)
+        .absolute(0);
+    for condition in ["Complete", "Failed"] {
+        counter!(JOBS_FINISHED_TOTAL, "condition" => condition, "reason" => OTHER_REASON_LABEL)
+            .absolute(0);
+    }
 }
 
 /// Records a finished request.
@@ -527,7 +556,8 @@ fn action_index(action: &Action) -> usize {
 }
 
 /// The terminal conditions (type, reason) that this plan's status updates add.
-pub fn finished_jobs(snapshot: &Snapshot, plan: &Plan) -> Vec<(&'static str, String)> {
+/// Each reason is its label ([`finish_reason_label`]), never the request's own text.
+pub fn finished_jobs(snapshot: &Snapshot, plan: &Plan) -> Vec<(&'static str, &'static str)> {
     let before = &snapshot.job.status;
     let mut finished = Vec::new();
     for action in &plan.actions {
@@ -546,7 +576,7 @@ pub fn finished_jobs(snapshot: &Snapshot, plan: &Plan) -> Vec<(&'static str, Str
                 && !before.has_true_condition(&condition_type)
                 && !finished.iter().any(|(n, _)| *n == name)
             {
-                finished.push((name, condition.reason.clone()));
+                finished.push((name, finish_reason_label(&condition.reason)));
             }
         }
     }
@@ -709,13 +739,29 @@ mod tests {
         };
         assert_eq!(
             finished_jobs(&snapshot, &plan),
-            [("Failed", "BackoffLimitExceeded".to_string())]
+            [("Failed", "BackoffLimitExceeded")]
         );
         // Already Failed before the plan: nothing newly finished.
         let mut done = snapshot.clone();
         done.job.status = status;
         assert!(finished_jobs(&done, &plan).is_empty());
         assert!(finished_jobs(&snapshot, &Plan::default()).is_empty());
+    }
+
+    /// A reason is a label from a fixed set, whatever the request's condition
+    /// said (issue 22, item 6).
+    #[test]
+    fn finish_reason_from_the_request_is_a_label_from_a_fixed_set() {
+        for (_, reason) in FINISH_REASONS {
+            assert_eq!(finish_reason_label(reason), reason);
+        }
+        assert_eq!(
+            finish_reason_label("PodFailurePolicy_oom-killed"),
+            NAMED_RULE_REASON_LABEL
+        );
+        assert_eq!(finish_reason_label("x".repeat(10_000).as_str()), "other");
+        assert_eq!(finish_reason_label(""), "other");
+        assert_eq!(finish_reason_label("backofflimitexceeded"), "other");
     }
 
     /// The cached handles are indexed by code number: the table must list

@@ -21,6 +21,7 @@ mod hostile;
 mod hostile_patterns;
 mod hostile_input;
 mod hostile_sim;
+mod hostile_server;
 mod jobset_vectors;
 mod k8s_openapi;
 mod kubectl;

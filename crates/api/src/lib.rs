@@ -20,6 +20,7 @@ pub mod status;
 pub mod wire;
 pub mod yaml_bounds;
 
+use job_decider_core::cancel::{Interrupt, Never};
 use job_decider_core::explain::JobExplanation;
 use job_decider_core::jobset::decide_jobset as decide_jobset_core;
 use job_decider_core::jobset_validate::validate_jobset;
@@ -101,6 +102,34 @@ where
 {
     let explain = request.explain();
     let snapshot = Snapshot::try_from(request).map_err(ApiError::invalid_snapshot)?;
+    decide_snapshot(snapshot, explain, &Never)
+}
+
+/// [`decide`] for the server's request, asking `interrupt` between pods while
+/// it converts and while it decides: once the call's deadline has passed or
+/// its client has left, it stops with [`ApiError::Cancelled`] and frees what
+/// it built instead of finishing a plan nobody will read.
+pub fn decide_until(
+    request: LazyDecideJobRequest,
+    interrupt: &dyn Interrupt,
+) -> Result<Decision, ApiError> {
+    let explain = request.explain;
+    let snapshot = match convert::snapshot_until(request, interrupt) {
+        Ok(snapshot) => snapshot,
+        Err(convert::Unconverted::Invalid(violations)) => {
+            return Err(ApiError::invalid_snapshot(violations));
+        }
+        Err(convert::Unconverted::Cancelled) => return Err(ApiError::Cancelled),
+    };
+    decide_snapshot(snapshot, explain, interrupt)
+}
+
+/// Validates and decides a converted snapshot (explained when asked).
+fn decide_snapshot(
+    snapshot: Snapshot,
+    explain: bool,
+    interrupt: &dyn Interrupt,
+) -> Result<Decision, ApiError> {
     let mut violations = validate_job(&snapshot.job);
     // Each rule marks what upstream's sync tolerates (version skew); the rest rejects.
     violations.retain(|v| v.severity == Severity::Rejected);
@@ -109,10 +138,10 @@ where
     }
     // Only a caller who asks pays for the explanation.
     let (plan, explanation) = if explain {
-        let (plan, explanation) = sync::decide_explained(&snapshot);
+        let (plan, explanation) = sync::decide_explained_until(&snapshot, interrupt)?;
         (plan, Some(explanation))
     } else {
-        (sync::decide(&snapshot), None)
+        (sync::decide_until(&snapshot, interrupt)?, None)
     };
     Ok(Decision {
         snapshot,
@@ -163,7 +192,13 @@ pub fn decide_jobset(
 pub fn validate_jobset_request(
     request: pb::ValidateJobSetRequest,
 ) -> Result<pb::ValidateJobSetResponse, ApiError> {
-    convert_jobset::validate_jobset_request(request).map_err(ApiError::invalid_request)
+    let mut response =
+        convert_jobset::validate_jobset_request(request).map_err(ApiError::invalid_request)?;
+    // Bounded like ValidateJob's: a policy of many bad rules lists 100 and counts the rest.
+    let total = response.violations.len();
+    response.violations =
+        convert::with_count_of_the_rest(std::mem::take(&mut response.violations), total);
+    Ok(response)
 }
 
 /// A DecideJob request in either form, as far as logs need it.

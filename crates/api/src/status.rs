@@ -74,6 +74,16 @@ pub enum ApiError {
         /// The budget, in bytes.
         budget: usize,
     },
+    /// The work stopped before it decided anything: its deadline passed or its
+    /// client went away (the server stops work nobody waits for any more).
+    #[error("the decision was stopped before it finished: its deadline passed or its caller left")]
+    Cancelled,
+}
+
+impl From<job_decider_core::cancel::Cancelled> for ApiError {
+    fn from(_: job_decider_core::cancel::Cancelled) -> Self {
+        ApiError::Cancelled
+    }
 }
 
 impl ApiError {
@@ -117,6 +127,7 @@ impl ApiError {
             ApiError::BodyTimeout(_) => Code::DeadlineExceeded,
             ApiError::BodyFailed(_) => Code::Cancelled,
             ApiError::ByteBudgetExhausted { .. } => Code::ResourceExhausted,
+            ApiError::Cancelled => Code::Cancelled,
         }
     }
 
@@ -133,6 +144,7 @@ impl ApiError {
             ApiError::BodyTimeout(_) => "REQUEST_BODY_TIMEOUT",
             ApiError::BodyFailed(_) => "REQUEST_BODY_FAILED",
             ApiError::ByteBudgetExhausted { .. } => "REQUEST_BYTES_BUDGET",
+            ApiError::Cancelled => "DECISION_CANCELLED",
         }
     }
 

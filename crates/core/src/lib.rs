@@ -10,6 +10,7 @@
 
 pub mod api_names;
 pub mod backoff;
+pub mod cancel;
 pub mod conditions;
 pub mod defaults;
 pub mod explain;

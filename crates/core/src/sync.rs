@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use crate::backoff::new_backoff_record;
+use crate::cancel::{Cancelled, Interrupt, Never, check};
 use crate::conditions::{ensure_condition, new_condition};
 use crate::explain::{self, ExplainFacts, JobExplanation};
 use crate::extended::backoff_schedule::failures_for_backoff;
@@ -37,17 +38,38 @@ pub const MIN_REQUEUE: Duration = Duration::from_secs(1);
 
 /// Decides one sync of the snapshot's Job: the plan upstream's controller would carry out.
 pub fn decide(snapshot: &Snapshot) -> Plan {
-    decide_with(snapshot, false).0
+    // `Never` never interrupts, so the default is never what is returned.
+    decide_with(snapshot, false, &Never)
+        .map(|(plan, _)| plan)
+        .unwrap_or_default()
 }
 
 /// [`decide`], with the explanation of the plan, built from the same sync.
 pub fn decide_explained(snapshot: &Snapshot) -> (Plan, JobExplanation) {
-    let (plan, explanation) = decide_with(snapshot, true);
-    (plan, explanation.unwrap_or_default())
+    decide_explained_until(snapshot, &Never).unwrap_or_default()
+}
+
+/// [`decide`], stopping with [`Cancelled`] as soon as `interrupt` is set
+/// (asked between pods): for a caller whose answer may stop being wanted.
+pub fn decide_until(snapshot: &Snapshot, interrupt: &dyn Interrupt) -> Result<Plan, Cancelled> {
+    decide_with(snapshot, false, interrupt).map(|(plan, _)| plan)
+}
+
+/// [`decide_explained`], stopping with [`Cancelled`] as soon as `interrupt` is set.
+pub fn decide_explained_until(
+    snapshot: &Snapshot,
+    interrupt: &dyn Interrupt,
+) -> Result<(Plan, JobExplanation), Cancelled> {
+    let (plan, explanation) = decide_with(snapshot, true, interrupt)?;
+    Ok((plan, explanation.unwrap_or_default()))
 }
 
 /// Decides one sync; explains it only when `explain` is set (nothing is spent on it otherwise).
-fn decide_with(snapshot: &Snapshot, explain: bool) -> (Plan, Option<JobExplanation>) {
+fn decide_with(
+    snapshot: &Snapshot,
+    explain: bool,
+    interrupt: &dyn Interrupt,
+) -> Result<(Plan, Option<JobExplanation>), Cancelled> {
     let job = &snapshot.job;
     let managed_by = job
         .spec
@@ -64,15 +86,15 @@ fn decide_with(snapshot: &Snapshot, explain: bool) -> (Plan, Option<JobExplanati
             state: snapshot.state.clone(),
             ..Plan::default()
         };
-        return (
+        return Ok((
             plan,
             explain.then(|| explain::not_managed(managed_by, deciding_for)),
-        );
+        ));
     }
     if job.status.is_finished() {
         let plan = finished_job_cleanup(snapshot);
         let explanation = explain.then(|| explain::finished(snapshot, &plan));
-        return (plan, explanation);
+        return Ok((plan, explanation));
     }
     if let CompletionMode::Unknown(_) = job.spec.completion_mode {
         let plan = Plan {
@@ -85,9 +107,9 @@ fn decide_with(snapshot: &Snapshot, explain: bool) -> (Plan, Option<JobExplanati
             ..Plan::default()
         };
         let explanation = explain.then(|| explain::unknown_mode(&plan));
-        return (plan, explanation);
+        return Ok((plan, explanation));
     }
-    sync_job(snapshot, explain)
+    sync_job(snapshot, explain, interrupt)
 }
 
 /// A finished Job is never modified; what is left is the orphan worker's job:
@@ -144,11 +166,17 @@ fn is_batch_v1_job(owner: &OwnerRef) -> bool {
 /// finished one without the finalizer waits for the next sync to be counted.
 /// Returns the owned pods and the adopted orphans, each in snapshot order
 /// (the Job's pods are the owned ones, then the adopted), and the claim actions.
-fn claim_pods<'a>(job: &'a Job, pods: &'a [Pod]) -> Claim<'a> {
+fn claim_pods<'a>(
+    job: &'a Job,
+    pods: &'a [Pod],
+    interrupt: &dyn Interrupt,
+) -> Result<Claim<'a>, Cancelled> {
     let mut claimed = Vec::with_capacity(pods.len());
     let mut adopted = Vec::new();
     let (mut adopt, mut release) = (Vec::new(), Vec::new());
     for pod in pods {
+        // A pod's selector match and policy match are the sync's per-pod cost.
+        check(interrupt)?;
         // Only the Job's own pods and orphans are matched against its selector.
         let matches = || selector::matches(&job.spec.selector, &pod.labels);
         match &pod.controller {
@@ -186,11 +214,11 @@ fn claim_pods<'a>(job: &'a Job, pods: &'a [Pod]) -> Claim<'a> {
         release.sort();
         actions.push(Action::ReleasePods(release));
     }
-    Claim {
+    Ok(Claim {
         owned: claimed,
         adopted,
         actions,
-    }
+    })
 }
 
 /// What claiming decided: the pods the Job owns, the orphans it adopts (a copy
@@ -419,17 +447,25 @@ impl PlanSoFar {
 
 /// Claims the pods, gathers the facts, decides whether the Job is finishing,
 /// then deletes its active pods or manages them, and tracks the status.
-fn sync_job(snapshot: &Snapshot, explain: bool) -> (Plan, Option<JobExplanation>) {
+fn sync_job(
+    snapshot: &Snapshot,
+    explain: bool,
+    interrupt: &dyn Interrupt,
+) -> Result<(Plan, Option<JobExplanation>), Cancelled> {
     let job = &snapshot.job;
     let now = snapshot.now;
     let Claim {
         owned: mut pods,
         adopted,
         actions,
-    } = claim_pods(job, &snapshot.pods);
-    pods.extend(adopted.iter().map(|p| SyncPod::new(job, p)));
+    } = claim_pods(job, &snapshot.pods, interrupt)?;
+    for pod in &adopted {
+        check(interrupt)?;
+        pods.push(SyncPod::new(job, pod));
+    }
     crate::extended::retry_limits::apply_retry_limits(job, &mut pods);
     let facts = SyncFacts::gather(snapshot, pods);
+    check(interrupt)?;
     let mut plan = PlanSoFar {
         actions,
         requeue: None,
@@ -550,7 +586,7 @@ fn sync_job(snapshot: &Snapshot, explain: bool) -> (Plan, Option<JobExplanation>
             &plan,
         )
     });
-    (plan, explanation)
+    Ok((plan, explanation))
 }
 
 /// Takes the pods the plan deletes out of its FailPods action (only a Job

@@ -675,7 +675,7 @@ fn claim_pods_follows_upstreams_get_pods_for_job() {
         let mut job = job();
         job.being_deleted = case.job_being_deleted;
         let pods = [case.pod];
-        let claim = claim_pods(&job, &pods);
+        let claim = claim_pods(&job, &pods, &Never).expect("never interrupted");
         let actions = claim.actions;
         let got_claimed: Vec<(&str, bool)> = claim
             .owned

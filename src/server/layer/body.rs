@@ -10,8 +10,9 @@
 //!   that would pass the budget is answered RESOURCE_EXHAUSTED
 //!   (REQUEST_BYTES_BUDGET) at once; it never waits for bytes to free up.
 //! - The bytes stay taken until the call's response body is finished or
-//!   dropped: the decoded request, the domain model and the plan built from
-//!   them are what the budget stands for.
+//!   dropped AND the call's work has stopped ([`CallCharge`]): the decoded
+//!   request, the domain model and the plan built from them are what the
+//!   budget stands for, and a call answered DEADLINE_EXCEEDED may still hold them.
 //! - A body longer than `--max-message-size` (plus gRPC's 5-byte prefix) is
 //!   RESOURCE_EXHAUSTED (MESSAGE_TOO_LARGE) as soon as it is seen to be.
 //! - What a handler leaves to be freed after the response
@@ -43,29 +44,44 @@ const GRPC_PREFIX_BYTES: usize = 5;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RequestBodyBytes(pub usize);
 
-/// More of the byte budget for the call (a request extension): what a handler
-/// learns only once the request is decoded — the memory its pods will take,
-/// which a lean request's bytes do not cover — is taken from the same budget,
-/// without waiting, and held as long as the call's own bytes.
+/// The call's byte charge (a request extension): the body's bytes, and what
+/// a handler adds once the request is decoded — the memory its pods will
+/// take, which a lean request's bytes do not cover — taken from the same
+/// budget without waiting. Every clone shares one charge, given back when the
+/// last clone goes: the body layer holds one until the response is over, and
+/// the handler moves one into the call's work, which may outlive the
+/// response (a call answered DEADLINE_EXCEEDED while its work winds down).
 #[derive(Clone, Debug)]
-pub struct MoreBytes {
+pub struct CallCharge(Arc<Charge>);
+
+#[derive(Debug)]
+struct Charge {
     budget: Arc<Semaphore>,
     budget_bytes: usize,
-    held: Arc<Mutex<HeldBytes>>,
+    held: Mutex<HeldBytes>,
 }
 
-impl MoreBytes {
+impl CallCharge {
+    fn new(budget: &Arc<Semaphore>, budget_bytes: usize, held: HeldBytes) -> Self {
+        CallCharge(Arc::new(Charge {
+            budget: Arc::clone(budget),
+            budget_bytes,
+            held: Mutex::new(held),
+        }))
+    }
+
     /// Takes `bytes` more for this call; the error when the budget cannot give them now.
     pub fn take(&self, bytes: usize) -> Result<(), ApiError> {
-        let mut held = match self.held.lock() {
+        let charge = &self.0;
+        let mut held = match charge.held.lock() {
             Ok(held) => held,
             Err(poisoned) => poisoned.into_inner(),
         };
-        if held.take(&self.budget, bytes) {
+        if held.take(&charge.budget, bytes) {
             Ok(())
         } else {
             Err(ApiError::ByteBudgetExhausted {
-                budget: self.budget_bytes,
+                budget: charge.budget_bytes,
             })
         }
     }
@@ -97,13 +113,11 @@ impl std::fmt::Debug for FreeAfterResponse {
     }
 }
 
-/// What a call holds until its response is over: its budget bytes, and what
-/// the handler left to free. Dropped, it frees that on the blocking pool and
-/// gives the bytes back only then.
+/// What the body layer holds until the call's response is over: its share of
+/// the call's charge, and what the handler left to free. Dropped, it frees
+/// that on the blocking pool and lets go of the charge only then.
 struct Release {
-    held: HeldBytes,
-    /// What the handler took beside them ([`MoreBytes`]).
-    more: Arc<Mutex<HeldBytes>>,
+    charge: CallCharge,
     later: Option<Box<dyn Send>>,
 }
 
@@ -112,12 +126,10 @@ impl Drop for Release {
         let Some(later) = self.later.take() else {
             return;
         };
-        let held = std::mem::take(&mut self.held);
-        let more = Arc::clone(&self.more);
+        let charge = self.charge.clone();
         let free = move || {
             drop(later);
-            drop(held);
-            drop(more);
+            drop(charge);
         };
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => drop(runtime.spawn_blocking(free)),
@@ -277,18 +289,14 @@ impl Step for BodyLayer {
         Box::pin(async move {
             match limits.buffer(request).await {
                 Ok((mut request, held)) => {
-                    let more = Arc::new(Mutex::new(HeldBytes::default()));
-                    request.extensions_mut().insert(MoreBytes {
-                        budget: Arc::clone(&limits.budget),
-                        budget_bytes: limits.budget_bytes,
-                        held: Arc::clone(&more),
-                    });
+                    let charge = CallCharge::new(&limits.budget, limits.budget_bytes, held);
+                    request.extensions_mut().insert(charge.clone());
                     let mut response = inner.call(request).await?;
                     let later = response
                         .extensions_mut()
                         .remove::<FreeAfterResponse>()
                         .and_then(|free| free.take());
-                    Ok(Holding::response(response, Release { held, more, later }))
+                    Ok(Holding::response(response, Release { charge, later }))
                 }
                 Err(err) => Ok(error_response(err)),
             }
@@ -400,8 +408,7 @@ mod tests {
             seen,
         });
         drop(Release {
-            held,
-            more: Arc::default(),
+            charge: CallCharge::new(&budget, 10, held),
             later: Some(later),
         });
         let Ok((thread, free_then)) = witnessed.recv_timeout(Duration::from_secs(20)) else {
@@ -431,20 +438,38 @@ mod tests {
         let budget = Arc::new(Semaphore::new(10));
         let mut held = HeldBytes::default();
         assert!(held.take(&budget, 4));
-        let more = Arc::new(Mutex::new(HeldBytes::default()));
-        let handler = MoreBytes {
-            budget: budget.clone(),
-            budget_bytes: 10,
-            held: more.clone(),
-        };
+        let charge = CallCharge::new(&budget, 10, held);
+        let handler = charge.clone();
         assert!(handler.take(5).is_ok(), "what is left is taken");
         assert!(handler.take(2).is_err(), "past the budget");
         drop(handler);
         drop(Release {
-            held,
-            more,
+            charge,
             later: None,
         });
+        assert_eq!(budget.available_permits(), 10);
+    }
+
+    /// The call's work holds a share of the charge: the response ending (a
+    /// DEADLINE_EXCEEDED sent while the work still runs) gives nothing back.
+    #[test]
+    fn timed_out_call_keeps_its_bytes_while_its_work_holds_the_charge() {
+        let budget = Arc::new(Semaphore::new(10));
+        let mut held = HeldBytes::default();
+        assert!(held.take(&budget, 4));
+        let charge = CallCharge::new(&budget, 10, held);
+        let work = charge.clone();
+        assert!(work.take(3).is_ok());
+        drop(Release {
+            charge,
+            later: None,
+        });
+        assert_eq!(
+            budget.available_permits(),
+            3,
+            "given back while the work runs"
+        );
+        drop(work);
         assert_eq!(budget.available_permits(), 10);
     }
 

@@ -9,12 +9,20 @@
 //! A small decision runs on the reactor thread within one poll, where no timer
 //! can interrupt it; an answer that comes later than the timeout is therefore
 //! replaced by DEADLINE_EXCEEDED too, wherever the work ran.
+//!
+//! The deadline goes to the handler ([`CallDeadline`]): its work asks the
+//! clock between pods and stops once the deadline has passed, wherever it
+//! runs, so a timed-out call's slot and bytes come back soon after its answer.
 
 use std::time::{Duration, Instant};
 
 use super::body::FreeAfterResponse;
 use super::{HttpRequest, Next, ResponseFuture, Step, error_response};
 use job_decider_api::ApiError;
+
+/// When the call's decision must be done (a request extension): the work stops there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CallDeadline(pub Instant);
 
 /// See the module documentation.
 #[derive(Clone, Copy, Debug)]
@@ -30,9 +38,13 @@ impl TimeoutLayer {
 }
 
 impl Step for TimeoutLayer {
-    fn call<N: Next>(&self, next: N, request: HttpRequest) -> ResponseFuture {
+    fn call<N: Next>(&self, next: N, mut request: HttpRequest) -> ResponseFuture {
         let mut next = next;
         let started = Instant::now();
+        // A timeout too large for the clock has no deadline to pass.
+        if let Some(deadline) = started.checked_add(self.timeout) {
+            request.extensions_mut().insert(CallDeadline(deadline));
+        }
         let call = next.call(request);
         let timeout = self.timeout;
         Box::pin(async move {

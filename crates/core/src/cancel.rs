@@ -1,0 +1,120 @@
+//! Cancellation of a decision that nobody waits for any more.
+//!
+//! The core reads no clock and knows no runtime, so it cannot tell by itself
+//! that a call's deadline passed or that its client went away; the caller
+//! hands it an [`Interrupt`] and the long loops (one step per pod) ask it
+//! between steps. A decision asked to stop returns [`Cancelled`] instead of a
+//! plan: half a plan would be wrong, and nobody reads it anyway.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Whether the work should stop now. Asked between pods, so it must be cheap.
+pub trait Interrupt {
+    /// True once the work's result is no longer wanted.
+    fn interrupted(&self) -> bool;
+}
+
+/// Set by whoever gives up on the work (another thread: an atomic).
+impl Interrupt for AtomicBool {
+    fn interrupted(&self) -> bool {
+        // Relaxed: the flag guards no other data, only whether to go on.
+        self.load(Ordering::Relaxed)
+    }
+}
+
+impl<T: Interrupt + ?Sized> Interrupt for &T {
+    fn interrupted(&self) -> bool {
+        (**self).interrupted()
+    }
+}
+
+impl<T: Interrupt + ?Sized> Interrupt for std::sync::Arc<T> {
+    fn interrupted(&self) -> bool {
+        (**self).interrupted()
+    }
+}
+
+/// Never interrupts: the work of callers that always want the answer (the CLI, tests).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Never;
+
+impl Interrupt for Never {
+    fn interrupted(&self) -> bool {
+        false
+    }
+}
+
+/// The work stopped because its [`Interrupt`] asked it to; it decided nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the decision was stopped before it finished: its result was no longer wanted")]
+pub struct Cancelled;
+
+/// `Err(Cancelled)` once `interrupt` is set: for `?` between steps of a loop.
+pub fn check(interrupt: &dyn Interrupt) -> Result<(), Cancelled> {
+    if interrupt.interrupted() {
+        Err(Cancelled)
+    } else {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flag_interrupts_once_set_and_never_does_not() {
+        let flag = AtomicBool::new(false);
+        assert_eq!(check(&flag), Ok(()));
+        flag.store(true, Ordering::Relaxed);
+        assert_eq!(check(&flag), Err(Cancelled));
+        assert_eq!(check(&std::sync::Arc::new(flag)), Err(Cancelled));
+        assert_eq!(check(&Never), Ok(()));
+    }
+
+    /// Says "stop" from its `after`-th question on, counting the questions.
+    struct AfterAsks {
+        asked: std::cell::Cell<usize>,
+        after: usize,
+    }
+
+    impl Interrupt for AfterAsks {
+        fn interrupted(&self) -> bool {
+            self.asked.set(self.asked.get() + 1);
+            self.asked.get() > self.after
+        }
+    }
+
+    fn many_pods(n: usize) -> crate::model::Snapshot {
+        use crate::fixtures::{job, running_pod, snapshot, t};
+        let pods = (0..n)
+            .map(|i| running_pod(&format!("p{i}"), &format!("u{i}"), t(0)))
+            .collect();
+        snapshot(job(), pods, t(10))
+    }
+
+    #[test]
+    fn a_decision_asks_between_pods_and_stops_when_told() {
+        let snapshot = many_pods(1_000);
+        let never = AfterAsks {
+            asked: std::cell::Cell::new(0),
+            after: usize::MAX,
+        };
+        let plan = crate::sync::decide_until(&snapshot, &never);
+        assert_eq!(plan, Ok(crate::sync::decide(&snapshot)));
+        assert!(
+            never.asked.get() >= 1_000,
+            "asked {} times for 1,000 pods",
+            never.asked.get()
+        );
+        // Told to stop half-way through the pods: no plan, and no further questions.
+        let half = AfterAsks {
+            asked: std::cell::Cell::new(0),
+            after: 500,
+        };
+        assert_eq!(crate::sync::decide_until(&snapshot, &half), Err(Cancelled));
+        assert_eq!(half.asked.get(), 501);
+        let explained = crate::sync::decide_explained_until(&snapshot, &AtomicBool::new(true));
+        assert_eq!(explained.map(|_| ()), Err(Cancelled));
+    }
+}
