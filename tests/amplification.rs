@@ -384,11 +384,12 @@ fn every_rpc_response_is_bounded_by_its_request_even_100k_duplicate_containers()
             .into_inner();
         assert_bounded("DecideJobSet", jobset.encoded_len(), response.encoded_len());
 
-        // Every rule breaks a webhook rule: one violation each.
-        let rules = vec![
-            serde_json::json!({"action": "FailJobSet", "targetReplicatedJobs": ["nope"]});
-            20_000
-        ];
+        // Every target names no replicated Job: one violation each (the service takes at
+        // most 32 rules, so the many violations come from one rule's targets).
+        let rules = vec![serde_json::json!({
+            "action": "FailJobSet",
+            "targetReplicatedJobs": vec!["nope"; 20_000],
+        })];
         let validate_set = pb::ValidateJobSetRequest {
             job_set: serde_json::from_value(serde_json::json!({
                 "spec": {"replicatedJobs": [{"name": "workers"}],

@@ -63,7 +63,7 @@ pub const MAX_MESSAGE_PATTERNS: usize = 32;
 pub const MAX_CONDITION_MESSAGE_BYTES: usize = 32 * 1024;
 /// Most message bytes one decision's patterns may search (Failed condition message bytes ×
 /// patterns): about a second of matching at ~2 ns a byte.
-pub const MAX_MESSAGE_SCAN_BYTES: u64 = 512 * 1024 * 1024;
+pub const MAX_MESSAGE_SCAN_BYTES: u64 = job_decider_core::message_pattern::MAX_SCAN_BYTES;
 
 const ACTIONS: &str = "\"FailJobSet\", \"RestartJobSet\", \"RestartJobSetAndIgnoreMaxRestarts\", \
                        \"RestartJob\", \"RestartJobAndIgnoreMaxRestarts\"";

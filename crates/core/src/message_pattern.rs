@@ -43,6 +43,10 @@ pub const MAX_DETERMINIZE_BYTES: usize = 64 * 1024;
 /// (`(?i)(out of memory|oom|cuda error \d+|nccl timeout)`: 12 KiB).
 pub const MAX_DFA_BYTES: usize = 32 * 1024;
 
+/// Most message bytes one decision's patterns may search (message bytes × patterns tried),
+/// for the Job document and JobSet alike: about a second of matching at ~2 ns a byte.
+pub const MAX_SCAN_BYTES: u64 = 512 * 1024 * 1024;
+
 /// The size limits a pattern is built under.
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug)]

@@ -35,7 +35,7 @@ pub const MAX_PATTERN_BYTES: usize = job_decider_core::message_pattern::MAX_SOUR
 /// Most pod-message bytes one DecideJob's `onMessage` patterns may search (message bytes ×
 /// rules with a pattern, [`message_scan_bound`]): about a second of matching at ~2 ns a
 /// byte. 100,000 failed pods with 300-byte messages and three pattern rules need 90 MB.
-pub const MAX_MESSAGE_SCAN_BYTES: u64 = 512 * 1024 * 1024;
+pub const MAX_MESSAGE_SCAN_BYTES: u64 = job_decider_core::message_pattern::MAX_SCAN_BYTES;
 /// Largest `maxRetries`.
 pub const MAX_RETRIES: i64 = 1000;
 /// Longest rule name (a Kubernetes label value's length).
