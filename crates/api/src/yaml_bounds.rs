@@ -668,6 +668,16 @@ mod tests {
         );
     }
 
+    /// A seeded xorshift64 generator: random texts that are the same on every run.
+    fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+        move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        }
+    }
+
     /// The pass never counts less than libyaml nests (less one: a flow
     /// collection used as a key opens its mapping after it closes), on
     /// random texts of YAML's structural characters.
@@ -677,13 +687,7 @@ mod tests {
             "[", "]", "{", "}", ",", ":", ": ", "- ", "? ", "\n", "\n  ", "\n    ", " ", "a", "b",
             "\"", "'", "#", "|\n", ">\n", "\\", "&x ", "*x", "!t ", "\t", "---\n", "\u{2028}",
         ];
-        let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
         let mut parsed = 0;
         for _ in 0..60_000 {
             let len = (next() % 40) as usize;
@@ -721,13 +725,7 @@ mod tests {
             format!("\n{}x\n", "- ".repeat(140)),
             format!("k: {}", "[".repeat(140)),
         ];
-        let mut seed: u64 = 0x0123_4567_89AB_CDEF;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = xorshift(0x0123_4567_89AB_CDEF);
         let mut deep = 0;
         for _ in 0..15_000 {
             let len = (next() % 16) as usize;
