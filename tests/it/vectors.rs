@@ -171,3 +171,30 @@ fn check_vectors(files: &[std::path::PathBuf], excused: &[String]) -> Vec<String
     }
     failures
 }
+
+/// tests/vectors/README.md names what each file-name prefix covers; a vector whose
+/// prefix has no row there would leave a newcomer guessing what it exercises.
+#[test]
+fn every_vector_prefix_is_explained_in_the_vectors_readme() {
+    let readme_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vectors/README.md");
+    let readme = std::fs::read_to_string(&readme_path).expect("tests/vectors/README.md");
+    // The prefixes the table names: every `code` span in a table row's first cell.
+    let explained: Vec<&str> = readme
+        .lines()
+        .filter_map(|line| line.strip_prefix("| "))
+        .filter_map(|row| row.split(" |").next())
+        .flat_map(|cell| cell.split('`').skip(1).step_by(2))
+        .collect();
+    let mut unexplained = Vec::new();
+    for file in crate::vector_files::yaml_files("vectors") {
+        let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
+        let prefix = stem.split('-').next().unwrap_or_default();
+        if !explained.contains(&prefix) {
+            unexplained.push(stem.to_string());
+        }
+    }
+    assert!(
+        unexplained.is_empty(),
+        "vectors whose prefix has no row in tests/vectors/README.md: {unexplained:?}"
+    );
+}
