@@ -8,22 +8,26 @@
 //! that does not exist), 1 when the program itself fails (with
 //! `--from-cluster`, an API server that cannot be reached or refuses).
 
-use std::io::{IsTerminal, Read, Write};
+use std::ffi::OsString;
+use std::io::{IsTerminal, Write};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use crate::address::ListenAddr;
-use crate::cluster::{self, ClusterArgs, ClusterError};
-use crate::documents::{self, UnknownFields};
+use crate::cluster::{self, ClusterArgs};
+use crate::documents;
 use crate::explain;
-use crate::manifest;
+use crate::input::{
+    CliError, Strictness, file_name, one_stdin, read_failure_policy, read_file, read_job,
+    read_pods, warn,
+};
 use crate::server::{self, LogFormat, ServerConfig, TlsFiles};
 use job_decider_api::safe_text::escaped;
-use job_decider_api::{self as api, ApiError, pb};
+use job_decider_api::{self as api, pb};
 
 /// The Kubernetes Job controller's decisions, as a service and offline.
 #[derive(Debug, Parser)]
@@ -254,27 +258,6 @@ pub struct SnapshotArgs {
     pub strictness: Strictness,
 }
 
-/// Strict input, as `kubectl --validate=strict`: a field that is not in the
-/// Kubernetes schema of its kind is an error naming its path, unless `--lenient`.
-#[derive(Clone, Copy, Debug, Default, Args)]
-pub struct Strictness {
-    /// Warn about fields the Kubernetes schema does not have (typos, fields of
-    /// another version), instead of rejecting the file.
-    #[arg(long)]
-    pub lenient: bool,
-}
-
-impl Strictness {
-    /// What the document readers do with unknown fields.
-    pub fn unknown_fields(self) -> UnknownFields {
-        if self.lenient {
-            UnknownFields::Warn
-        } else {
-            UnknownFields::Reject
-        }
-    }
-}
-
 /// `decide` flags.
 #[derive(Debug, Args)]
 pub struct DecideArgs {
@@ -344,57 +327,20 @@ pub struct ValidateArgs {
     pub strictness: Strictness,
 }
 
-/// A failure of a subcommand, with the exit status it maps to.
-#[derive(Debug, thiserror::Error)]
-pub enum CliError {
-    /// The input is unusable (exit 2).
-    #[error("{0}")]
-    BadInput(String),
-    /// The program failed (exit 1).
-    #[error("{0}")]
-    Failed(String),
-}
-
-impl CliError {
-    fn exit_code(&self) -> ExitCode {
-        match self {
-            CliError::BadInput(_) => ExitCode::from(2),
-            CliError::Failed(_) => ExitCode::from(1),
-        }
+/// Parses the process's command line, as the plugin when run under
+/// [`cluster::PLUGIN_NAME`] (usage then reads `kubectl job-decider …`). Usage errors
+/// exit 2, as clap's do.
+pub fn parse_command_line() -> Cli {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    let plugin = args
+        .first()
+        .is_some_and(|a| cluster::is_plugin(Path::new(a)));
+    let mut command = Cli::command();
+    if plugin {
+        command = command.bin_name("kubectl job-decider");
     }
-}
-
-impl From<documents::DocumentError> for CliError {
-    fn from(err: documents::DocumentError) -> Self {
-        match err {
-            documents::DocumentError::Schema(_) => CliError::Failed(err.to_string()),
-            _ => CliError::BadInput(err.to_string()),
-        }
-    }
-}
-
-impl From<ClusterError> for CliError {
-    fn from(err: ClusterError) -> Self {
-        if err.is_bad_input() {
-            CliError::BadInput(err.to_string())
-        } else {
-            CliError::Failed(err.to_string())
-        }
-    }
-}
-
-impl From<ApiError> for CliError {
-    fn from(err: ApiError) -> Self {
-        match err {
-            ApiError::BadRequest {
-                what, violations, ..
-            } => {
-                let lines: Vec<String> = violations.iter().map(|v| format!("  {v}")).collect();
-                CliError::BadInput(format!("{what}:\n{}", lines.join("\n")))
-            }
-            other => CliError::Failed(other.to_string()),
-        }
-    }
+    let matches = command.get_matches_from(cluster::plugin_args(args));
+    Cli::from_arg_matches(&matches).unwrap_or_else(|err| err.exit())
 }
 
 /// Runs the parsed command line and returns the process's exit status.
@@ -424,118 +370,6 @@ pub fn run(cli: Cli) -> ExitCode {
             err.exit_code()
         }
     }
-}
-
-fn read_file(path: &Path) -> Result<String, CliError> {
-    if is_stdin(path) {
-        let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .map_err(|e| CliError::BadInput(format!("stdin: {e}")))?;
-        return Ok(text);
-    }
-    std::fs::read_to_string(path)
-        .map_err(|e| CliError::BadInput(format!("{}: {e}", path.display())))
-}
-
-/// `-` names stdin, as kubectl and curl spell it.
-fn is_stdin(path: &Path) -> bool {
-    path.as_os_str() == "-"
-}
-
-/// What error messages call a file (`stdin` for `-`).
-fn file_name(path: &Path) -> String {
-    if is_stdin(path) {
-        "stdin".to_string()
-    } else {
-        path.display().to_string()
-    }
-}
-
-/// At most one of a command's files can be `-`: stdin can be read once. The
-/// error names the second flag (`--pods: ...`).
-pub fn one_stdin(files: &[(&str, Option<&Path>)]) -> Result<(), CliError> {
-    let mut first: Option<&str> = None;
-    for (flag, path) in files {
-        if !path.is_some_and(is_stdin) {
-            continue;
-        }
-        match first {
-            None => first = Some(flag),
-            Some(earlier) => {
-                return Err(CliError::BadInput(format!(
-                    "{flag}: - (stdin) is already {earlier}'s; only one of the files can be - (stdin)"
-                )));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Prints a reader's warnings on stderr, where they do not mix with the output.
-fn warn(warnings: &[String]) {
-    for warning in warnings {
-        eprintln!("warning: {}", escaped(warning));
-    }
-}
-
-/// Reads a Job file (`-`: stdin) as every command does: strictly unless
-/// `--lenient` (warnings on stderr), and, written without a uid, taken as the
-/// API server would create it at `now` with a note on stderr (`manifest`);
-/// `with_pods` adds to the note which pods are such a Job's.
-pub fn read_job(
-    path: &Path,
-    strictness: Strictness,
-    now: &pbjson_types::Timestamp,
-    with_pods: bool,
-) -> Result<pb::Job, CliError> {
-    let read = documents::parse_job_with(
-        &read_file(path)?,
-        &file_name(path),
-        strictness.unknown_fields(),
-    )?;
-    warn(&read.warnings);
-    let mut job = read.value;
-    as_created(&mut job, now, &file_name(path), with_pods);
-    Ok(job)
-}
-
-/// Reads a pods file (`-`: stdin), strictly unless `--lenient` (warnings on stderr).
-pub fn read_pods(path: &Path, strictness: Strictness) -> Result<Vec<pb::Pod>, CliError> {
-    let read = documents::parse_pods_with(
-        &read_file(path)?,
-        &file_name(path),
-        strictness.unknown_fields(),
-    )?;
-    warn(&read.warnings);
-    Ok(read.value)
-}
-
-/// A Job written without a uid, taken as the API server would create it at
-/// `now`, with a note on stderr saying what was filled in (`manifest`).
-fn as_created(job: &mut pb::Job, now: &pbjson_types::Timestamp, name: &str, pods: bool) {
-    let Some(filled) = manifest::as_created(job, now) else {
-        return;
-    };
-    let mut note = format!(
-        "note: {name} has no metadata.uid, so it is taken as the API server would create it:"
-    );
-    for line in &filled {
-        note.push_str("\n  ");
-        note.push_str(line);
-    }
-    let uid = job
-        .metadata
-        .as_ref()
-        .map(|m| m.uid.as_str())
-        .unwrap_or_default();
-    if pods && !uid.is_empty() {
-        note.push_str(&format!(
-            "\n  pods are this Job's only with an ownerReference to uid {uid}, or (orphans) the label {}={uid}; others are not its pods",
-            manifest::CONTROLLER_UID_LABEL
-        ));
-    }
-    eprintln!("{}", escaped(&note));
 }
 
 /// Builds the DecideJobRequest the server would get for these files (or, with
@@ -597,25 +431,6 @@ pub fn load_request(args: &SnapshotArgs) -> Result<pb::DecideJobRequest, CliErro
         explain: false,
         failure_policy: read_failure_policy(args.failure_policy.as_deref())?,
     })
-}
-
-/// The text of a `--failure-policy` file (`-`: stdin); empty without the flag.
-/// The document is judged by the service, with the rest of the request.
-pub fn read_failure_policy(path: Option<&Path>) -> Result<String, CliError> {
-    match path {
-        Some(path) => {
-            let text = read_file(path)?;
-            // An empty file would read as "no document": say so instead.
-            if text.trim().is_empty() {
-                return Err(CliError::BadInput(format!(
-                    "--failure-policy {}: the file is empty",
-                    file_name(path)
-                )));
-            }
-            Ok(text)
-        }
-        None => Ok(String::new()),
-    }
 }
 
 /// The request these files make, encoded as asked. It is not judged here:

@@ -25,9 +25,8 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use clap::{Args, CommandFactory, FromArgMatches};
+use clap::Args;
 
-use crate::cli::Cli;
 use job_decider_api::pb;
 
 /// The name kubectl runs for `kubectl job-decider …`: kubectl looks up
@@ -196,20 +195,6 @@ pub fn plugin_args(args: Vec<OsString>) -> Vec<OsString> {
     let mut out = args;
     out.insert(2, OsString::from("--from-cluster"));
     out
-}
-
-/// Parses the process's command line, as the plugin when run under
-/// [`PLUGIN_NAME`] (usage then reads `kubectl job-decider …`). Usage errors
-/// exit 2, as clap's do.
-pub fn parse_command_line() -> Cli {
-    let args: Vec<OsString> = std::env::args_os().collect();
-    let plugin = args.first().is_some_and(|a| is_plugin(Path::new(a)));
-    let mut command = Cli::command();
-    if plugin {
-        command = command.bin_name("kubectl job-decider");
-    }
-    let matches = command.get_matches_from(plugin_args(args));
-    Cli::from_arg_matches(&matches).unwrap_or_else(|err| err.exit())
 }
 
 /// The kube-rs half, present with the `cluster` feature.

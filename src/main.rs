@@ -27,5 +27,5 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> std::process::ExitCode {
     // As `kubectl-job_decider` the binary is a kubectl plugin (src/cluster.rs).
-    job_decider::cli::run(job_decider::cluster::parse_command_line())
+    job_decider::cli::run(job_decider::cli::parse_command_line())
 }

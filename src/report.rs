@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::cli::CliError;
+use crate::input::CliError;
 use job_decider_sim::{Timeline, render};
 
 /// Writes the HTML report and/or the SVG chart of `left` (or of `left` and the

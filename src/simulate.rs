@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 
-use crate::cli::{self, CliError, Strictness};
 use crate::cluster::{self, ClusterArgs};
 use crate::documents;
+use crate::input::{self, CliError, Strictness};
 use job_decider_api::{self as api, ApiError, pb};
 use job_decider_sim::{
     DecideError, Decider, Limits, Options, RunningPods, Script, SimError, Timeline,
@@ -82,18 +82,6 @@ pub struct SimulateArgs {
 /// The start when neither `--start` nor the Job says: fixed, so that a timeline
 /// never depends on the day it was played.
 const DEFAULT_START: &str = "2025-01-01T00:00:00Z";
-
-/// The script's text; `-` is stdin.
-fn read(path: &Path) -> Result<String, CliError> {
-    if path.as_os_str() == "-" {
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
-            .map_err(|e| CliError::BadInput(format!("stdin: {e}")))?;
-        return Ok(text);
-    }
-    std::fs::read_to_string(path)
-        .map_err(|e| CliError::BadInput(format!("{}: {e}", path.display())))
-}
 
 /// job-decider's own decision, as a [`Decider`].
 fn in_process(request: pb::DecideJobRequest) -> Result<pb::DecideJobResponse, DecideError> {
@@ -194,15 +182,15 @@ fn check_flags(args: &SimulateArgs) -> Result<(), CliError> {
 /// Plays the script and renders the timeline (or the comparison).
 pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
     check_flags(args)?;
-    cli::one_stdin(&[
+    input::one_stdin(&[
         ("--job", args.job.as_deref()),
         ("--script", Some(&args.script)),
         ("--pods", args.pods.as_deref()),
         ("--compare", args.compare.as_deref()),
         ("--failure-policy", args.failure_policy.as_deref()),
     ])?;
-    let failure_policy = cli::read_failure_policy(args.failure_policy.as_deref())?;
-    let script = Script::from_yaml(&read(&args.script)?)
+    let failure_policy = input::read_failure_policy(args.failure_policy.as_deref())?;
+    let script = Script::from_yaml(&input::read_file(&args.script)?)
         .map_err(|e| CliError::BadInput(format!("{}: {e}", args.script.display())))?;
     let source = match (&args.job, &args.name) {
         (Some(path), _) => Source::File(path),
@@ -227,7 +215,7 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
             });
             pods
         }
-        (Source::File(_), Some(path)) => cli::read_pods(path, args.strictness)?,
+        (Source::File(_), Some(path)) => input::read_pods(path, args.strictness)?,
         (Source::File(_), None) => Vec::new(),
     };
     let start = match (&args.start, &source) {
@@ -275,7 +263,7 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
             result.map_err(|e| sim_error(&args.script, e))
         };
     let read_job =
-        |path: &Path| cli::read_job(path, args.strictness, &created, args.pods.is_some());
+        |path: &Path| input::read_job(path, args.strictness, &created, args.pods.is_some());
     let (left_job, left_path) = match source {
         Source::File(path) => (read_job(path)?, path),
         Source::Cluster(live) => (live.job, Path::new("")),

@@ -187,7 +187,10 @@ fn every_vector_prefix_is_explained_in_the_vectors_readme() {
         .collect();
     let mut unexplained = Vec::new();
     for file in crate::vector_files::yaml_files("vectors") {
-        let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
+        let stem = file
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or_default();
         let prefix = stem.split('-').next().unwrap_or_default();
         if !explained.contains(&prefix) {
             unexplained.push(stem.to_string());
