@@ -27,11 +27,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::generators::{JOB_UID, base_job, job_owner, t, template_labels};
-use job_decider_core::extended::{ExtendedAction, NodeAvoidanceMode};
 use job_decider_core::fixtures::{creations, deletions};
 use job_decider_core::index_set::IndexSet;
 use job_decider_core::indexed::is_index_failed;
 use job_decider_core::model::*;
+use job_decider_core::model::{ExtendedAction, NodeAvoidanceMode};
 use job_decider_core::plan::{Action, Plan, PodCreation};
 use job_decider_core::pod_failure_policy::match_pod_failure_policy;
 use job_decider_core::sync::decide;

@@ -131,8 +131,9 @@ fn cut_before_failure_target_forgets_restarts_of_deleted_pods() {
 /// our condition and never counted. A pod the plan deletes is not also failed.
 #[test]
 fn stuck_pod_deleted_by_the_same_plan_is_not_failed_for_its_pending_timeout() {
-    use job_decider_core::extended::{ExtendedAction, ExtendedFailurePolicy, PendingTimeout};
-    use job_decider_core::extended::{PENDING_TIMEOUT_CONDITION, PodFailureDetails};
+    use job_decider_core::extended::PENDING_TIMEOUT_CONDITION;
+    use job_decider_core::model::PodFailureDetails;
+    use job_decider_core::model::{ExtendedAction, ExtendedFailurePolicy, PendingTimeout};
     use std::sync::Arc;
 
     for (completions, parallelism) in [(0, 0), (1, 0), (3, 1)] {

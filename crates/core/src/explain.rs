@@ -12,13 +12,13 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use crate::extended::ExtendedFailurePolicy;
 use crate::extended::retry_limits;
 use crate::extended::rules::{self, DocumentMatch, DocumentRule};
 use crate::index_set::IndexSet;
 use crate::indexed::{index_failed, valid_index};
 use crate::jobset::Capped;
 use crate::manage::{BackoffHold, MAX_POD_CREATE_DELETE_PER_SYNC, ManageWhy};
+use crate::model::ExtendedFailurePolicy;
 use crate::model::{
     ConditionStatus, JobCondition, JobConditionType, JobStatus, Pod, PodFailurePolicy,
     PodFailurePolicyAction, PodPhase, Snapshot,

@@ -499,11 +499,11 @@ fn reaching_completions_is_the_coming_complete_condition() {
 // The extended failure policy document: the pod verdict names the document's
 // rule and what it matched, and a used-up retry limit.
 
-use crate::extended::ExtendedAction;
 use crate::extended::rules::test_docs::*;
+use crate::model::ExtendedAction;
 
 /// A started NonIndexed Job (parallelism 3, completions 3) carrying `rules`.
-fn document_job(rules: Vec<crate::extended::ExtendedRule>) -> Job {
+fn document_job(rules: Vec<crate::model::ExtendedRule>) -> Job {
     let mut job = with_document(job(), document(rules));
     job.spec.parallelism = 3;
     job.spec.completions = Some(3);
@@ -619,7 +619,7 @@ fn a_used_up_retry_limit_is_explained() {
 fn a_pod_failed_for_its_pending_timeout_is_explained() {
     let mut job = document_job(vec![]);
     let mut doc = (**job.extended_failure_policy.as_ref().expect("a document")).clone();
-    doc.pending_timeout = Some(crate::extended::PendingTimeout {
+    doc.pending_timeout = Some(crate::model::PendingTimeout {
         seconds: 300,
         reasons: vec!["ImagePullBackOff".into()],
         action: ExtendedAction::Ignore,

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use crate::extended::NodeAvoidanceMode;
+use crate::model::NodeAvoidanceMode;
 use crate::model::{ControllerState, JobStatus, OwnerRef, Pod};
 
 /// The output of one decision.

@@ -179,9 +179,9 @@ mod tests {
     /// none of them holds for; a pod that did not fail is matched when asked.
     #[test]
     fn a_document_decides_first_and_falls_through_to_the_spec() {
-        use crate::extended::ExtendedAction;
         use crate::extended::rules::DocumentRule;
         use crate::extended::rules::test_docs::*;
+        use crate::model::ExtendedAction;
         let mut job = with_document(
             job(),
             document(vec![

@@ -6,11 +6,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use job_decider_api::pb;
+use job_decider_core::extended::FAILURE_POLICY_ANNOTATION;
 use job_decider_core::extended::retry_limits::{document_match_among, max_retries};
 use job_decider_core::extended::rules::{
     DocumentMatch, describe_matched_on, matched_on, policy_action_of, rule_action, rule_label,
 };
-use job_decider_core::extended::{ExtendedFailurePolicy, FAILURE_POLICY_ANNOTATION};
+use job_decider_core::model::ExtendedFailurePolicy;
 use job_decider_core::model::{JOB_TRACKING_FINALIZER, PodFailurePolicyAction, Snapshot};
 use job_decider_core::pod_failure_policy::{MatchedOn, match_pod_failure_policy};
 use pb::action::Kind;

@@ -15,13 +15,15 @@ use job_decider_core::extended::backoff_schedule::BackoffSchedule;
 use job_decider_core::extended::retry_limits::{carried, parse_rule_match_counts};
 use job_decider_core::extended::rules::{DocumentRule, first_document_rule, rule_action};
 use job_decider_core::extended::{
-    BackoffSettings, ConditionMatcher, ContainerReasonMatcher, ContainerTermination,
-    ExitCodeMatcher, ExtendedAction, ExtendedFailurePolicy, ExtendedRule, FAILED_NODES_ANNOTATION,
-    IgnoredFailureDelay, MessagePattern, NodeAvoidance, NodeAvoidanceMode,
-    PENDING_TIMEOUT_CONDITION, PendingTimeout, PodFailureDetails, RULE_MATCH_COUNTS_ANNOTATION,
-    RetryLimit,
+    FAILED_NODES_ANNOTATION, PENDING_TIMEOUT_CONDITION, RULE_MATCH_COUNTS_ANNOTATION,
 };
 use job_decider_core::fixtures::deletions;
+use job_decider_core::model::{
+    BackoffSettings, ConditionMatcher, ContainerReasonMatcher, ContainerTermination,
+    ExitCodeMatcher, ExtendedAction, ExtendedFailurePolicy, ExtendedRule, IgnoredFailureDelay,
+    MessagePattern, NodeAvoidance, NodeAvoidanceMode, PendingTimeout, PodFailureDetails,
+    RetryLimit,
+};
 
 /// The nodes of the simulated cluster; pods' details name them.
 pub(super) const NODES: [&str; 5] = ["node-a", "node-b", "node-c", "node-d", "node-e"];

@@ -10,10 +10,12 @@ use serde_yaml::{Mapping, Value};
 
 use job_decider_core::extended::rules::message_scan_bound;
 use job_decider_core::extended::{
+    FAILURE_POLICY_ANNOTATION, FAILURE_POLICY_API_VERSION, FAILURE_POLICY_KIND,
+};
+use job_decider_core::model::{
     BackoffSettings, ConditionMatcher, ContainerReasonMatcher, ExitCodeMatcher, ExtendedAction,
-    ExtendedFailurePolicy, ExtendedRule, FAILURE_POLICY_ANNOTATION, FAILURE_POLICY_API_VERSION,
-    FAILURE_POLICY_KIND, IgnoredFailureDelay, MessagePattern, NodeAvoidance, NodeAvoidanceMode,
-    PendingTimeout, RetryLimit,
+    ExtendedFailurePolicy, ExtendedRule, IgnoredFailureDelay, MessagePattern, NodeAvoidance,
+    NodeAvoidanceMode, PendingTimeout, RetryLimit,
 };
 use job_decider_core::model::{ConditionStatus, ExitCodeOperator, Job, Pod, RestartPolicy};
 use job_decider_core::validate::ViolationKind;

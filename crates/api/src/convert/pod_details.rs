@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use pbjson_types::Timestamp;
 
-use job_decider_core::extended::{ContainerTermination, PodFailureDetails};
+use job_decider_core::model::{ContainerTermination, PodFailureDetails};
 use job_decider_core::violation::truncated;
 
 use super::time_from_pb;

@@ -25,8 +25,8 @@ use crate::backoff::{
     index_backoff_failures, remaining_after,
 };
 use crate::explain::human_duration;
-use crate::extended::{BackoffSettings, IgnoredFailureDelay};
 use crate::model::Job;
+use crate::model::{BackoffSettings, IgnoredFailureDelay};
 use crate::pod_failure_policy::counts_failure;
 use crate::sync_pod::SyncPod;
 use crate::time::Time;
@@ -279,8 +279,8 @@ pub fn describe(job: &Job) -> String {
 mod tests {
     use super::*;
     use crate::backoff::backoff_delay;
-    use crate::extended::ExtendedFailurePolicy;
     use crate::fixtures::{PodExt, exit_rule, indexed_job, job, pod, snapshot, t};
+    use crate::model::ExtendedFailurePolicy;
     use crate::model::{BackoffRecord, PodFailurePolicy, PodFailurePolicyAction, PodPhase};
     use crate::plan::Action;
     use crate::sync::decide;

@@ -14,7 +14,8 @@
 use std::collections::BTreeMap;
 
 use crate::backoff::finished_time;
-use crate::extended::{FAILED_NODES_ANNOTATION, NodeAvoidance};
+use crate::extended::FAILED_NODES_ANNOTATION;
+use crate::model::NodeAvoidance;
 use crate::model::{Job, Pod};
 use crate::plan::{AvoidNodes, PodCreation};
 use crate::sync_pod::SyncPod;
@@ -172,9 +173,9 @@ pub fn describe(creations: &[PodCreation]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::extended::{ExtendedFailurePolicy, NodeAvoidanceMode, PodFailureDetails};
     use crate::fixtures::{PodExt, creations, indexed_job, job, pod, snapshot, t};
     use crate::model::PodPhase;
+    use crate::model::{ExtendedFailurePolicy, NodeAvoidanceMode, PodFailureDetails};
     use crate::sync::decide;
     use std::sync::Arc;
 

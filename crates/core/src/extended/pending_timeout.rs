@@ -15,7 +15,8 @@
 use std::time::Duration;
 
 use crate::explain::human_duration;
-use crate::extended::{PENDING_TIMEOUT_CONDITION, PendingTimeout};
+use crate::extended::PENDING_TIMEOUT_CONDITION;
+use crate::model::PendingTimeout;
 use crate::model::{Job, Pod, PodPhase};
 use crate::plan::{PodFailure, PodRef};
 use crate::sync_pod::SyncPod;
@@ -204,9 +205,9 @@ pub fn next_timeout(job: &Job, pods: &[Pod], now: Time) -> Option<Duration> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::extended::{ExtendedAction, ExtendedFailurePolicy, PodFailureDetails};
     use crate::fixtures::{PodExt, job, pod, snapshot, t};
     use crate::model::{ConditionStatus, JobCondition, JobConditionType};
+    use crate::model::{ExtendedAction, ExtendedFailurePolicy, PodFailureDetails};
     use crate::plan::Action;
     use crate::sync::decide;
     use std::sync::Arc;

@@ -24,10 +24,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::RULE_MATCH_COUNTS_ANNOTATION;
 use super::rules::{DocumentMatch, DocumentRule, rule_action};
-use super::{ExtendedFailurePolicy, RULE_MATCH_COUNTS_ANNOTATION, RetryLimit};
 use crate::backoff::finished_time;
 use crate::indexed::valid_index;
+use crate::model::{ExtendedFailurePolicy, RetryLimit};
 use crate::model::{Job, Pod};
 use crate::plan::PodCreation;
 use crate::sync_pod::SyncPod;

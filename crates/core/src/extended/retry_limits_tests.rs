@@ -2,10 +2,10 @@
 //! counts, exhaustion at maxRetries + 1 per scope, and the counts annotation.
 
 use super::*;
-use crate::extended::ExtendedAction::{self, Count, FailIndex, FailJob, Ignore};
 use crate::extended::rules::test_docs::*;
 use crate::extended::rules::{DocumentRule, match_document};
 use crate::fixtures::{PodExt, indexed_job, job, pod, t};
+use crate::model::ExtendedAction::{self, Count, FailIndex, FailJob, Ignore};
 use crate::model::{PodFailurePolicyAction, PodPhase};
 
 const OOM: (i32, i32) = (137, 137);

@@ -12,10 +12,10 @@
 
 use std::cmp::Ordering;
 
-use super::{
+use super::{NAMED_RULE_REASON_PREFIX, PENDING_TIMEOUT_CONDITION};
+use crate::model::{
     ConditionMatcher, ContainerReasonMatcher, ContainerTermination, ExitCodeMatcher,
-    ExtendedAction, ExtendedFailurePolicy, ExtendedRule, NAMED_RULE_REASON_PREFIX,
-    PENDING_TIMEOUT_CONDITION,
+    ExtendedAction, ExtendedFailurePolicy, ExtendedRule,
 };
 use crate::model::{ConditionStatus, ExitCodeOperator, Job, Pod, PodFailurePolicyAction};
 use crate::violation::truncated;

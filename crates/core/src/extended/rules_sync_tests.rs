@@ -7,10 +7,11 @@
 use std::sync::Arc;
 
 use super::test_docs::*;
-use crate::extended::ExtendedAction::{Count, FailIndex, FailJob, Ignore};
-use crate::extended::{ExtendedFailurePolicy, PendingTimeout, RULE_MATCH_COUNTS_ANNOTATION};
+use crate::extended::RULE_MATCH_COUNTS_ANNOTATION;
 use crate::fixtures::*;
+use crate::model::ExtendedAction::{Count, FailIndex, FailJob, Ignore};
 use crate::model::*;
+use crate::model::{ExtendedFailurePolicy, PendingTimeout};
 use crate::plan::{FailurePolicyActionCounts, Plan};
 use crate::sync::decide;
 
@@ -178,7 +179,7 @@ fn a_document_fail_index_fails_the_index_and_ignore_is_not_counted() {
 }
 
 /// "oom": Count on 137, at most 2 retries, then `then`.
-fn oom_doc(then: crate::extended::ExtendedAction) -> Arc<ExtendedFailurePolicy> {
+fn oom_doc(then: crate::model::ExtendedAction) -> Arc<ExtendedFailurePolicy> {
     document(vec![
         rule(Count)
             .named("oom")
@@ -426,7 +427,7 @@ fn a_document_whose_rules_never_hold_decides_as_no_document() {
 
 #[test]
 fn a_document_ignore_is_an_ignored_failure_for_after_ignored_failure() {
-    use crate::extended::{BackoffSettings, IgnoredFailureDelay};
+    use crate::model::{BackoffSettings, IgnoredFailureDelay};
     for (after, creates) in [
         (IgnoredFailureDelay::Delay, false),
         (IgnoredFailureDelay::Immediate, true),
@@ -450,7 +451,8 @@ fn a_document_ignore_is_an_ignored_failure_for_after_ignored_failure() {
 
 #[test]
 fn a_replacement_carries_both_the_rule_counts_and_the_failed_nodes() {
-    use crate::extended::{FAILED_NODES_ANNOTATION, NodeAvoidance, NodeAvoidanceMode};
+    use crate::extended::FAILED_NODES_ANNOTATION;
+    use crate::model::{NodeAvoidance, NodeAvoidanceMode};
     let mut doc = (*oom_doc(FailJob)).clone();
     doc.node_avoidance = Some(NodeAvoidance {
         mode: NodeAvoidanceMode::Required,

@@ -5,8 +5,9 @@
 
 use super::test_docs::*;
 use super::*;
-use crate::extended::{PendingTimeout, RULE_MATCH_COUNTS_ANNOTATION};
+use crate::extended::RULE_MATCH_COUNTS_ANNOTATION;
 use crate::fixtures::{PodExt, job, pod, t};
+use crate::model::PendingTimeout;
 use crate::model::{ConditionStatus, ContainerStatus, PodPhase};
 
 use ExtendedAction::{Count, FailIndex, FailJob, Ignore};

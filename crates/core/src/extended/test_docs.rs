@@ -6,6 +6,10 @@ use std::sync::Arc;
 
 use crate::extended::*;
 use crate::fixtures::{PodExt, pod, t};
+use crate::model::{
+    ConditionMatcher, ContainerReasonMatcher, ContainerTermination, ExitCodeMatcher,
+    ExtendedAction, ExtendedFailurePolicy, ExtendedRule, MessagePattern, RetryLimit,
+};
 use crate::model::{ConditionStatus, ExitCodeOperator, Job, Pod, PodCondition, PodPhase};
 
 /// A rule with this action and no matchers yet.
