@@ -96,7 +96,7 @@ fn now_note(decision: &Decision, now: &pbjson_types::Timestamp) -> Option<String
     } else {
         "its first pod's creation"
     };
-    let reference = job_decider_api::convert::time_to_pb(reference);
+    let reference = job_decider_api::wire_time::time_to_pb(reference);
     let (now_n, ref_n) = (nanos(now), nanos(&reference));
     let shown = |t: &pbjson_types::Timestamp| {
         chrono::DateTime::from_timestamp(t.seconds, 0).map_or_else(
@@ -159,7 +159,7 @@ pub fn explain(decision: &Decision) -> String {
     let job = &snapshot.job;
     let spec = &job.spec;
     let response = decision.response();
-    let now = job_decider_api::convert::time_to_pb(snapshot.now);
+    let now = job_decider_api::wire_time::time_to_pb(snapshot.now);
     let mut out = String::new();
     // Writing to a String cannot fail; the results are ignored on purpose.
     let _ = writeln!(out, "Job {}/{} (uid {})", job.namespace, job.name, job.uid);

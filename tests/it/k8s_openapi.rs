@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use job_decider::documents;
-use job_decider_api::convert::time_from_pb;
+use job_decider_api::wire_time::time_from_pb;
 use job_decider_api::{self as api, pb};
 use job_decider_core::model::{BackoffRecord, ControllerState, Expectations};
 use job_decider_core::validate::Violation;

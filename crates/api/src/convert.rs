@@ -10,13 +10,11 @@
 //!
 //! Domain → wire turns a [`Plan`] into a `DecideJobResponse`.
 
-use std::collections::BTreeSet;
 use std::collections::hash_map::{Entry, HashMap, RandomState};
 use std::hash::BuildHasher;
 use std::sync::Arc;
-use std::time::Duration;
 
-use pbjson_types::{Duration as PbDuration, Timestamp};
+use pbjson_types::Timestamp;
 
 use bytes::Bytes;
 
@@ -24,11 +22,13 @@ use crate::lazy::LazyDecideJobRequest;
 use crate::lean_decode;
 use crate::pb;
 use crate::pod_decode;
+use crate::pod_fields::{PodAt, ReadFields, SharedNames};
 use crate::status::{MAX_DETAIL_DESCRIPTION_BYTES, MAX_DETAIL_VIOLATIONS};
-use crate::wire::WireError;
+use crate::violations::Violations;
+use crate::wire_time::{duration_to_pb, time_to_pb};
 use job_decider_core::cancel::{Interrupt, Never};
 use job_decider_core::defaults;
-use job_decider_core::extended::{FAILURE_POLICY_ANNOTATION, PENDING_TIMEOUT_CONDITION};
+use job_decider_core::extended::FAILURE_POLICY_ANNOTATION;
 use job_decider_core::model::{
     BackoffRecord, COMPLETION_INDEX_ENV, ConditionStatus, ControllerState, ExitCodeOperator,
     Expectations, JOB_API_VERSION, JOB_KIND, Job, JobCondition, JobConditionType, JobSpec,
@@ -37,144 +37,7 @@ use job_decider_core::model::{
     SelectorRequirement, Snapshot, SuccessPolicy, SuccessPolicyRule, UncountedTerminatedPods,
 };
 use job_decider_core::plan::{Action, Event, Plan, PodCreation, PodDeletion, PodRef};
-use job_decider_core::time::Time;
-use job_decider_core::validate::{
-    MAX_VIOLATION_VALUE_BYTES, Severity, Violation, ViolationKind, truncated,
-};
-
-/// The pod condition every decision reads (ready counts).
-const POD_READY: &str = "Ready";
-const NANOS_PER_SEC: i64 = 1_000_000_000;
-
-/// Collects violations; paths are built only when something is wrong.
-#[derive(Default)]
-pub(crate) struct Violations(Vec<Violation>);
-
-impl Violations {
-    /// Adds `later`'s violations after these.
-    pub(crate) fn append(&mut self, mut later: Violations) {
-        self.0.append(&mut later.0);
-    }
-
-    /// How many violations so far.
-    pub(crate) fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    /// The paths of the fields named so far (tests).
-    #[cfg(test)]
-    pub(crate) fn fields(&self) -> Vec<String> {
-        self.0.iter().map(|v| v.field.clone()).collect()
-    }
-
-    pub(crate) fn push(
-        &mut self,
-        field: String,
-        kind: ViolationKind,
-        value: Option<String>,
-        detail: &str,
-    ) {
-        self.0.push(Violation {
-            severity: Severity::Rejected,
-            field,
-            kind,
-            value,
-            detail: detail.to_string(),
-        });
-    }
-
-    pub(crate) fn required(&mut self, field: impl Into<String>, detail: &str) {
-        self.push(field.into(), ViolationKind::Required, None, detail);
-    }
-
-    pub(crate) fn invalid(&mut self, field: impl Into<String>, value: impl ToString, detail: &str) {
-        self.push(
-            field.into(),
-            ViolationKind::Invalid,
-            Some(value.to_string()),
-            detail,
-        );
-    }
-
-    pub(crate) fn not_supported(
-        &mut self,
-        field: impl Into<String>,
-        value: &str,
-        supported: &[&str],
-    ) {
-        let listed: Vec<String> = supported.iter().map(|s| format!("\"{s}\"")).collect();
-        self.push(
-            field.into(),
-            ViolationKind::NotSupported,
-            Some(format!("\"{value}\"")),
-            &format!("supported values: {}", listed.join(", ")),
-        );
-    }
-
-    /// A count that must not be negative.
-    pub(crate) fn non_negative(&mut self, value: i32, field: impl FnOnce() -> String) {
-        if value < 0 {
-            self.invalid(field(), value, "must be greater than or equal to 0");
-        }
-    }
-
-    /// A timestamp the domain can hold, or a violation.
-    pub(crate) fn time(
-        &mut self,
-        ts: Option<&Timestamp>,
-        field: impl FnOnce() -> String,
-    ) -> Option<Time> {
-        let ts = ts?;
-        let converted = time_from_pb(ts);
-        if converted.is_none() {
-            self.invalid(
-                field(),
-                format!("{{seconds: {}, nanos: {}}}", ts.seconds, ts.nanos),
-                "must be a time between the years 1678 and 2262",
-            );
-        }
-        converted
-    }
-
-    fn into_result<T>(self, value: T) -> Result<T, Vec<Violation>> {
-        if self.0.is_empty() {
-            Ok(value)
-        } else {
-            Err(self.0)
-        }
-    }
-}
-
-/// A wire timestamp as a domain time; `None` when out of the domain's range or malformed.
-pub fn time_from_pb(ts: &Timestamp) -> Option<Time> {
-    if !(0..1_000_000_000).contains(&ts.nanos) {
-        return None;
-    }
-    let nanos = ts
-        .seconds
-        .checked_mul(NANOS_PER_SEC)?
-        .checked_add(i64::from(ts.nanos))?;
-    Some(Time::from_unix_nanos(nanos))
-}
-
-/// A domain time as a wire timestamp.
-pub fn time_to_pb(t: Time) -> Timestamp {
-    let nanos = t.unix_nanos();
-    Timestamp {
-        seconds: nanos.div_euclid(NANOS_PER_SEC),
-        // rem_euclid of 1e9 always fits an i32.
-        nanos: i32::try_from(nanos.rem_euclid(NANOS_PER_SEC)).unwrap_or(0),
-    }
-}
-
-/// A domain duration as a wire duration (saturating at i64::MAX seconds).
-pub fn duration_to_pb(d: Duration) -> PbDuration {
-    PbDuration {
-        seconds: i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
-        // subsec_nanos is below 1e9.
-        nanos: i32::try_from(d.subsec_nanos()).unwrap_or(0),
-    }
-}
+use job_decider_core::validate::{MAX_VIOLATION_VALUE_BYTES, Violation, ViolationKind, truncated};
 
 /// Whether the job is being converted for a decision (identity required) or for validation only.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -267,51 +130,6 @@ enum WirePod {
     Lean(Bytes),
 }
 
-/// A pod's position: its list and its index there.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct PodAt {
-    lean: bool,
-    i: usize,
-}
-
-impl PodAt {
-    /// The JSON path of a field of this pod, given as its path in a `Pod` and in a `LeanPod`.
-    fn field(self, full: &str, lean: &str) -> String {
-        if self.lean {
-            format!("leanPods[{}].{lean}", self.i)
-        } else {
-            format!("pods[{}].{full}", self.i)
-        }
-    }
-
-    /// Numbers each list's pods from 0, the full ones first.
-    fn number<T>(
-        full: impl Iterator<Item = T>,
-        lean: impl Iterator<Item = T>,
-    ) -> impl Iterator<Item = (PodAt, T)> {
-        let full = full.enumerate().map(|(i, p)| (PodAt { lean: false, i }, p));
-        let lean = lean.enumerate().map(|(i, p)| (PodAt { lean: true, i }, p));
-        full.chain(lean)
-    }
-
-    /// The JSON path of the pod itself.
-    fn path(self) -> String {
-        let list = if self.lean { "leanPods" } else { "pods" };
-        format!("{list}[{}]", self.i)
-    }
-
-    /// The JSON path of a field of this pod, in the form it was sent.
-    pub(crate) fn sub(self, path: impl std::fmt::Display) -> String {
-        format!("{}.{path}", self.path())
-    }
-
-    /// The first pod of a list (tests).
-    #[cfg(test)]
-    pub(crate) fn first(lean: bool) -> Self {
-        PodAt { lean, i: 0 }
-    }
-}
-
 /// The snapshot of a request whose pods arrive one at a time (decoded, or failing to decode).
 fn snapshot_from_parts<I>(
     req: RequestParts,
@@ -366,7 +184,7 @@ where
     // Empty means upstream's own controller; the core reads it so (`sync::decide`).
     let controller_name = req.controller_name;
     match (job, now) {
-        (Some(job), Some(now)) if errs.0.is_empty() => Ok(Snapshot {
+        (Some(job), Some(now)) if errs.is_empty() => Ok(Snapshot {
             job,
             pods,
             now,
@@ -374,7 +192,7 @@ where
             controller_name,
             expectations,
         }),
-        _ => Err(errs.0),
+        _ => Err(errs.into_vec()),
     }
 }
 
@@ -401,7 +219,7 @@ pub fn job_and_document_for_validation(
     let mut errs = Violations::default();
     let Some(mut job) = req.job else {
         errs.required("job", "a ValidateJobRequest needs the Job to validate");
-        return (Err(errs.0), Vec::new());
+        return (Err(errs.into_vec()), Vec::new());
     };
     let mut document = Violations::default();
     let annotation = job
@@ -419,7 +237,7 @@ pub fn job_and_document_for_validation(
         extended_failure_policy: policy.map(Arc::new),
         ..job
     };
-    (errs.into_result(job), document.0)
+    (errs.into_result(job), document.into_vec())
 }
 
 /// The Job with its extended failure policy (from its annotation or the
@@ -769,11 +587,9 @@ where
     converted
 }
 
-/// What of a pod's labels and conditions any decision reads; the rest is checked, then dropped.
-///
-/// Selector matching reads only the selector's keys, and the rules read only the
-/// Ready condition and the types the pod failure policy names: keeping the rest
-/// would more than double the memory a large snapshot's pods take.
+#[cfg(test)]
+use crate::wire::WireError;
+
 /// A decoder of one encoded pod into the domain (`pod_decode::pod`, `lean_decode::lean_pod`).
 #[cfg(test)]
 pub(crate) type PodDecoder = fn(
@@ -827,145 +643,6 @@ pub(crate) fn decode_for_tests_with(
         &mut errs,
     )?;
     Ok((pod, errs.fields()))
-}
-
-/// Strings most pods of a Job repeat (container names, condition types, the
-/// selector's labels), held once per snapshot: each pod shares the copy
-/// instead of allocating its own.
-#[derive(Default)]
-pub(crate) struct SharedNames {
-    names: Vec<Arc<str>>,
-    label_values: Vec<Arc<str>>,
-}
-
-impl SharedNames {
-    /// Distinct strings kept in each table; past this (hostile input), strings
-    /// are no longer shared, so a lookup never costs more than this many comparisons.
-    const MAX: usize = 64;
-
-    fn shared(table: &mut Vec<Arc<str>>, s: &str) -> Arc<str> {
-        if let Some(shared) = table.iter().find(|n| ***n == *s) {
-            return Arc::clone(shared);
-        }
-        let shared: Arc<str> = s.into();
-        if table.len() < Self::MAX {
-            table.push(Arc::clone(&shared));
-        }
-        shared
-    }
-
-    fn shared_bytes(
-        table: &mut Vec<Arc<str>>,
-        bytes: &[u8],
-        field: &'static str,
-    ) -> Result<Arc<str>, WireError> {
-        // A string seen before is known to be UTF-8: only new ones are checked.
-        if let Some(shared) = table.iter().find(|n| n.as_bytes() == bytes) {
-            return Ok(Arc::clone(shared));
-        }
-        let s = std::str::from_utf8(bytes).map_err(|_| WireError::Utf8 { field })?;
-        Ok(Self::shared(table, s))
-    }
-
-    /// The shared copy of a name read off the wire, or the error for bytes that are not UTF-8.
-    pub(crate) fn name_from(
-        &mut self,
-        bytes: &[u8],
-        field: &'static str,
-    ) -> Result<Arc<str>, WireError> {
-        Self::shared_bytes(&mut self.names, bytes, field)
-    }
-
-    /// The shared copy of a label value read off the wire (kept apart: values vary more than names).
-    pub(crate) fn label_value_from(
-        &mut self,
-        bytes: &[u8],
-        field: &'static str,
-    ) -> Result<Arc<str>, WireError> {
-        Self::shared_bytes(&mut self.label_values, bytes, field)
-    }
-
-    /// The shared copy of a name: a container's, a condition type, a label key.
-    pub(crate) fn get(&mut self, name: &str) -> Arc<str> {
-        Self::shared(&mut self.names, name)
-    }
-}
-
-pub(crate) struct ReadFields<'a> {
-    /// The pod conditions whose status a decision reads.
-    pub(crate) conditions: BTreeSet<&'a str>,
-    /// The label keys a decision reads.
-    pub(crate) label_keys: BTreeSet<&'a str>,
-    /// Whether the Job has an extended failure policy, so pods' failure details are read
-    /// (`Pod::failure_details`); without one, none of it is kept.
-    pub(crate) details: bool,
-}
-
-impl<'a> ReadFields<'a> {
-    /// What decisions on `job` read of its pods.
-    pub(crate) fn of(job: &'a Job) -> Self {
-        // Ready, and the conditions the policy matches on.
-        let mut conditions: BTreeSet<&str> = BTreeSet::from([POD_READY]);
-        if let Some(policy) = &job.spec.pod_failure_policy {
-            for rule in &policy.rules {
-                for pattern in &rule.on_pod_conditions {
-                    conditions.insert(pattern.condition_type.as_str());
-                }
-            }
-        }
-        // The extended policy's rules, and the condition its pending timeout sets.
-        let extended = job.extended_failure_policy.as_deref();
-        if let Some(policy) = extended {
-            conditions.insert(PENDING_TIMEOUT_CONDITION);
-            for rule in &policy.rules {
-                for pattern in &rule.on_pod_conditions {
-                    conditions.insert(pattern.condition_type.as_str());
-                }
-            }
-        }
-        // The keys the Job's selector names (adoption and release).
-        let selector = &job.spec.selector;
-        let label_keys = selector
-            .match_labels
-            .keys()
-            .chain(selector.match_expressions.iter().map(|req| &req.key))
-            .map(String::as_str)
-            .collect();
-        ReadFields {
-            conditions,
-            label_keys,
-            details: extended.is_some(),
-        }
-    }
-}
-
-/// A pod's controller reference (the shared `own` when it is the Job's own);
-/// one naming another owner is rejected: the request holds the Job's pods and orphans only.
-pub(crate) fn controller_ref(
-    owner: pb::OwnerReference,
-    own: &Arc<OwnerRef>,
-    errs: &mut Violations,
-    uid_field: impl FnOnce() -> String,
-) -> Arc<OwnerRef> {
-    // Without a job uid there is nothing to compare with; that is reported once.
-    if !own.uid.is_empty() && owner.uid != own.uid {
-        errs.invalid(
-            uid_field(),
-            format!("\"{}\"", owner.uid),
-            "the pod's controller is not this Job; send only the Job's pods and orphans",
-        );
-    }
-    let owner = OwnerRef {
-        api_version: owner.api_version,
-        kind: owner.kind,
-        name: owner.name,
-        uid: owner.uid,
-    };
-    if owner == **own {
-        Arc::clone(own)
-    } else {
-        Arc::new(owner)
-    }
 }
 
 /// The plan on the wire (without an explanation).

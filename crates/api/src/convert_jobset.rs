@@ -25,8 +25,8 @@ use std::collections::{HashMap, HashSet};
 
 use pbjson_types::Timestamp;
 
-use crate::convert::{time_from_pb, time_to_pb};
 use crate::pb;
+use crate::wire_time::{time_from_pb, time_to_pb};
 use job_decider_core::jobset::{
     ChildJob, ChildJobCondition, Condition, FailurePolicy, FailurePolicyAction, FailurePolicyRule,
     JOB_INDEX_KEY, JOB_RESTART_ATTEMPT_KEY, JobSet, JobSetAction, JobSetExplanation, JobSetPlan,

@@ -5,8 +5,8 @@ use job_decider_core::explain::{
     ActionReason, BackoffWait, ComingCondition, IndexSummary, JobExplanation, NotManaged, PodGroup,
 };
 
-use crate::convert::{duration_to_pb, time_to_pb};
 use crate::pb;
+use crate::wire_time::{duration_to_pb, time_to_pb};
 
 /// A count as the wire's `int32`.
 fn int(n: usize) -> i32 {

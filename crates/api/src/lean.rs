@@ -3,9 +3,10 @@
 //! server's decoding (the contract's `LeanPod`). Both forms of a pod decide
 //! alike; the vector tests run every vector through both to keep it so.
 
+use crate::convert;
 use crate::convert::pod_details::POD_SCHEDULED;
-use crate::convert::{self, ReadFields};
 use crate::pb;
+use crate::pod_fields::ReadFields;
 use job_decider_core::extended::{FAILED_NODES_ANNOTATION, RULE_MATCH_COUNTS_ANNOTATION};
 use job_decider_core::model::{
     COMPLETION_INDEX_KEY, INDEX_FAILURE_COUNT_KEY, INDEX_IGNORED_FAILURE_COUNT_KEY,

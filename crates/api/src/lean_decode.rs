@@ -19,8 +19,9 @@ use pbjson_types::Timestamp;
 use prost::Message;
 
 use crate::convert::pod_details::{POD_SCHEDULED, WireDetails};
-use crate::convert::{PodAt, ReadFields, SharedNames, Violations, controller_ref};
 use crate::pb;
+use crate::pod_fields::{PodAt, ReadFields, SharedNames, controller_ref};
+use crate::violations::Violations;
 use crate::wire::{Fields, WireError, checked, known, map_entry, merge_timestamp};
 
 /// One condition as read off the wire, before it is judged.

@@ -15,9 +15,12 @@ pub mod lazy;
 pub mod lean;
 mod lean_decode;
 mod pod_decode;
+mod pod_fields;
 pub mod safe_text;
 pub mod status;
+mod violations;
 pub mod wire;
+pub mod wire_time;
 pub mod yaml_bounds;
 
 use job_decider_core::cancel::{Interrupt, Never};

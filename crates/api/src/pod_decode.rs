@@ -20,8 +20,9 @@ use job_decider_core::model::{
 use pbjson_types::Timestamp;
 
 use crate::convert::pod_details::{POD_SCHEDULED, WireDetails};
-use crate::convert::{PodAt, ReadFields, SharedNames, Violations, controller_ref};
 use crate::pb;
+use crate::pod_fields::{PodAt, ReadFields, SharedNames, controller_ref};
+use crate::violations::Violations;
 use crate::wire::{
     Fields, Kind, Schema, TIMESTAMP, WireError, check, checked, known, map_entry, merge_timestamp,
 };

@@ -37,7 +37,8 @@ use k8s_openapi::api::batch::v1 as batch;
 use k8s_openapi::api::core::v1 as core_v1;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
 
-use job_decider_api::convert::{state_to_pb, time_to_pb};
+use job_decider_api::convert::state_to_pb;
+use job_decider_api::wire_time::time_to_pb;
 use job_decider_api::{ApiError, pb};
 use job_decider_core::model::{ControllerState, Expectations, Snapshot};
 use job_decider_core::time::Time;

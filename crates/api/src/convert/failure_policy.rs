@@ -21,7 +21,7 @@ use job_decider_core::model::{ConditionStatus, ExitCodeOperator, Job, Pod, Resta
 use job_decider_core::validate::ViolationKind;
 use job_decider_core::violation::{MAX_VIOLATION_VALUE_BYTES, truncated};
 
-use super::Violations;
+use crate::violations::Violations;
 
 /// Largest document read, in bytes (an annotation may hold 256 KiB; a policy needs far less).
 pub const MAX_DOCUMENT_BYTES: usize = 32 * 1024;

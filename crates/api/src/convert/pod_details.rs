@@ -10,7 +10,7 @@ use pbjson_types::Timestamp;
 use job_decider_core::model::{ContainerTermination, PodFailureDetails};
 use job_decider_core::violation::truncated;
 
-use super::time_from_pb;
+use crate::wire_time::time_from_pb;
 
 /// Longest message kept (a pod's or a container's), in bytes: termination
 /// messages may be 4 KiB by default and 12 KiB in all; the rules need no more.

@@ -1,9 +1,15 @@
 use super::*;
+
+use crate::wire_time::{NANOS_PER_SEC, time_from_pb};
+use job_decider_core::extended::PENDING_TIMEOUT_CONDITION;
 use job_decider_core::model::{
     CompletionMode, JOB_TRACKING_FINALIZER, PodPhase, PodReplacementPolicy,
 };
 use job_decider_core::plan::{EnvVarFromField, EventType};
+use job_decider_core::time::Time;
+use pbjson_types::Duration as PbDuration;
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 fn ts(seconds: i64) -> Timestamp {
     Timestamp { seconds, nanos: 0 }
@@ -332,7 +338,7 @@ fn state_round_trips() {
     };
     let mut errs = Violations::default();
     let back = state_from_pb(Some(state_to_pb(&state)), &mut errs);
-    assert!(errs.0.is_empty());
+    assert!(errs.is_empty());
     assert_eq!(back, state);
 }
 
@@ -429,7 +435,7 @@ fn plan_converts_keeping_the_cores_order_of_creations() {
     // The wire status reads back as the same domain status.
     let mut errs = Violations::default();
     let back = job_status_from_pb(wire_status.clone(), "job", &mut errs);
-    assert!(errs.0.is_empty());
+    assert!(errs.is_empty());
     assert_eq!(Action::UpdateStatus(Box::new(back)), plan.actions[1]);
 }
 

@@ -20,7 +20,7 @@ fn per_index_job() -> Job {
 fn run(text: &str, job: &Job) -> (Option<ExtendedFailurePolicy>, Vec<Violation>) {
     let mut errs = Violations::default();
     let policy = parse(text, A, job, &mut errs);
-    (policy, errs.0)
+    (policy, errs.into_vec())
 }
 
 fn ok(body: &str) -> ExtendedFailurePolicy {

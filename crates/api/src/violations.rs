@@ -1,0 +1,118 @@
+//! The one way the wire crate collects field violations while it converts a
+//! request: each names its JSON path, built only when something is wrong.
+
+use pbjson_types::Timestamp;
+
+use crate::wire_time::time_from_pb;
+use job_decider_core::time::Time;
+use job_decider_core::validate::{Severity, Violation, ViolationKind};
+
+/// Collects violations; paths are built only when something is wrong.
+#[derive(Default)]
+pub(crate) struct Violations(Vec<Violation>);
+
+impl Violations {
+    /// Adds `later`'s violations after these.
+    pub(crate) fn append(&mut self, mut later: Violations) {
+        self.0.append(&mut later.0);
+    }
+
+    /// Whether nothing is wrong so far.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The violations collected, in order.
+    pub(crate) fn into_vec(self) -> Vec<Violation> {
+        self.0
+    }
+
+    /// How many violations so far.
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// The paths of the fields named so far (tests).
+    #[cfg(test)]
+    pub(crate) fn fields(&self) -> Vec<String> {
+        self.0.iter().map(|v| v.field.clone()).collect()
+    }
+
+    pub(crate) fn push(
+        &mut self,
+        field: String,
+        kind: ViolationKind,
+        value: Option<String>,
+        detail: &str,
+    ) {
+        self.0.push(Violation {
+            severity: Severity::Rejected,
+            field,
+            kind,
+            value,
+            detail: detail.to_string(),
+        });
+    }
+
+    pub(crate) fn required(&mut self, field: impl Into<String>, detail: &str) {
+        self.push(field.into(), ViolationKind::Required, None, detail);
+    }
+
+    pub(crate) fn invalid(&mut self, field: impl Into<String>, value: impl ToString, detail: &str) {
+        self.push(
+            field.into(),
+            ViolationKind::Invalid,
+            Some(value.to_string()),
+            detail,
+        );
+    }
+
+    pub(crate) fn not_supported(
+        &mut self,
+        field: impl Into<String>,
+        value: &str,
+        supported: &[&str],
+    ) {
+        let listed: Vec<String> = supported.iter().map(|s| format!("\"{s}\"")).collect();
+        self.push(
+            field.into(),
+            ViolationKind::NotSupported,
+            Some(format!("\"{value}\"")),
+            &format!("supported values: {}", listed.join(", ")),
+        );
+    }
+
+    /// A count that must not be negative.
+    pub(crate) fn non_negative(&mut self, value: i32, field: impl FnOnce() -> String) {
+        if value < 0 {
+            self.invalid(field(), value, "must be greater than or equal to 0");
+        }
+    }
+
+    /// A timestamp the domain can hold, or a violation.
+    pub(crate) fn time(
+        &mut self,
+        ts: Option<&Timestamp>,
+        field: impl FnOnce() -> String,
+    ) -> Option<Time> {
+        let ts = ts?;
+        let converted = time_from_pb(ts);
+        if converted.is_none() {
+            self.invalid(
+                field(),
+                format!("{{seconds: {}, nanos: {}}}", ts.seconds, ts.nanos),
+                "must be a time between the years 1678 and 2262",
+            );
+        }
+        converted
+    }
+
+    /// The value, or every violation collected.
+    pub(crate) fn into_result<T>(self, value: T) -> Result<T, Vec<Violation>> {
+        if self.0.is_empty() {
+            Ok(value)
+        } else {
+            Err(self.0)
+        }
+    }
+}
