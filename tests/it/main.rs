@@ -26,6 +26,7 @@ mod jobset_vectors;
 mod k8s_openapi;
 mod kubectl;
 mod lean;
+mod module_edges;
 mod observability;
 mod properties;
 mod regressions;

@@ -806,7 +806,6 @@ pub fn job_status_to_pb(status: &JobStatus) -> pb::JobStatus {
 }
 
 pub mod failure_policy;
-pub mod pod_details;
 
 #[cfg(test)]
 mod tests;

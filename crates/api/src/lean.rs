@@ -4,8 +4,8 @@
 //! alike; the vector tests run every vector through both to keep it so.
 
 use crate::convert;
-use crate::convert::pod_details::POD_SCHEDULED;
 use crate::pb;
+use crate::pod_details::POD_SCHEDULED;
 use crate::pod_fields::ReadFields;
 use job_decider_core::extended::{FAILED_NODES_ANNOTATION, RULE_MATCH_COUNTS_ANNOTATION};
 use job_decider_core::model::{

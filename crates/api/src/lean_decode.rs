@@ -18,8 +18,8 @@ use job_decider_core::model::{
 use pbjson_types::Timestamp;
 use prost::Message;
 
-use crate::convert::pod_details::{POD_SCHEDULED, WireDetails};
 use crate::pb;
+use crate::pod_details::{POD_SCHEDULED, WireDetails};
 use crate::pod_fields::{PodAt, ReadFields, SharedNames, controller_ref};
 use crate::violations::Violations;
 use crate::wire::{Fields, WireError, checked, known, map_entry, merge_timestamp};

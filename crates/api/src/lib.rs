@@ -15,6 +15,7 @@ pub mod lazy;
 pub mod lean;
 mod lean_decode;
 mod pod_decode;
+pub mod pod_details;
 mod pod_fields;
 pub mod safe_text;
 pub mod status;

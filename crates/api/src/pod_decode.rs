@@ -19,8 +19,8 @@ use job_decider_core::model::{
 };
 use pbjson_types::Timestamp;
 
-use crate::convert::pod_details::{POD_SCHEDULED, WireDetails};
 use crate::pb;
+use crate::pod_details::{POD_SCHEDULED, WireDetails};
 use crate::pod_fields::{PodAt, ReadFields, SharedNames, controller_ref};
 use crate::violations::Violations;
 use crate::wire::{

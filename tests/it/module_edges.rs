@@ -1,0 +1,289 @@
+//! Inside a crate, modules form layers too: these tests read each source file's
+//! `crate::…` paths (outside its test code) and fail on an import circle, or on an
+//! edge ARCHITECTURE.md says must not exist. `crate_edges.rs` does the same for crates.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// A crate's modules (by path, `a::b`) and the modules each names outside its tests.
+struct ModuleGraph {
+    edges: BTreeMap<String, BTreeSet<String>>,
+}
+
+/// The source files under `dir`, at any depth.
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|x| x == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// `a/b.rs` and `a/b/mod.rs` are module `a::b`; `lib.rs` and `main.rs` the root (``).
+fn module_of(src: &Path, file: &Path) -> String {
+    let relative = file.strip_prefix(src).unwrap_or(file).with_extension("");
+    let mut parts: Vec<String> = relative
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if parts
+        .last()
+        .is_some_and(|p| p == "mod" || p == "lib" || p == "main")
+    {
+        parts.pop();
+    }
+    parts.join("::")
+}
+
+/// The file's text without its test code: a file named `*_tests.rs` or `tests.rs`
+/// is all test code, and a `#[cfg(test)]` item ends the production part of the
+/// file only when it is the `mod tests` block (the last item, by convention here).
+fn production_text(file: &Path, text: &str) -> String {
+    let name = file
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    if name.ends_with("_tests.rs") || name == "tests.rs" || name == "test_docs.rs" {
+        return String::new();
+    }
+    let mut out = String::new();
+    let mut lines = text.lines().peekable();
+    while let Some(line) = lines.next() {
+        let trimmed = line.trim();
+        // A single test-only item (`#[cfg(test)] use …;`, `#[cfg(test)] fn …`): skip
+        // it up to the end of its statement or block.
+        if trimmed == "#[cfg(test)]" {
+            let Some(next) = lines.next() else { break };
+            if next.trim_start().starts_with("mod tests") && next.trim_end().ends_with('{') {
+                break;
+            }
+            let mut depth = next.matches('{').count() as i64 - next.matches('}').count() as i64;
+            let mut ended = depth == 0 && (next.trim_end().ends_with(';') || next.contains('}'));
+            while !ended {
+                let Some(more) = lines.next() else { break };
+                depth += more.matches('{').count() as i64 - more.matches('}').count() as i64;
+                ended = depth <= 0 && (more.trim_end().ends_with(';') || more.contains('}'));
+            }
+            continue;
+        }
+        // Comments name modules without importing them.
+        if trimmed.starts_with("//") {
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+impl ModuleGraph {
+    /// Reads every file under `src` (a crate's source root).
+    fn of(src: &Path) -> ModuleGraph {
+        let mut files = Vec::new();
+        rust_files(src, &mut files);
+        let modules: BTreeSet<String> = files.iter().map(|f| module_of(src, f)).collect();
+        let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for file in &files {
+            let from = module_of(src, file);
+            let text = std::fs::read_to_string(file).unwrap_or_default();
+            let text = production_text(file, &text);
+            let mut named = BTreeSet::new();
+            for (at, _) in text.match_indices("crate::") {
+                // Not `job_decider_core::…` etc.: only this crate's own paths.
+                let before = text[..at].chars().last();
+                if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+                    continue;
+                }
+                let path: String = text[at + "crate::".len()..]
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+                    .collect();
+                // The longest prefix of the path that is a module of this crate.
+                let segments: Vec<&str> = path.split("::").filter(|s| !s.is_empty()).collect();
+                let target = (1..=segments.len())
+                    .rev()
+                    .map(|n| segments[..n].join("::"))
+                    .find(|m| modules.contains(m));
+                if let Some(target) = target
+                    && target != from
+                    && !from.starts_with(&format!("{target}::"))
+                {
+                    named.insert(target);
+                }
+            }
+            edges.insert(from, named);
+        }
+        ModuleGraph { edges }
+    }
+
+    /// Every circle of imports, each as the modules on it.
+    fn circles(&self) -> Vec<Vec<String>> {
+        // Tarjan's strongly connected components, iteratively small enough to recurse.
+        struct State<'a> {
+            graph: &'a ModuleGraph,
+            index: BTreeMap<&'a str, usize>,
+            low: BTreeMap<&'a str, usize>,
+            stack: Vec<&'a str>,
+            on_stack: BTreeSet<&'a str>,
+            next: usize,
+            found: Vec<Vec<String>>,
+        }
+        fn visit<'a>(s: &mut State<'a>, v: &'a str) {
+            s.index.insert(v, s.next);
+            s.low.insert(v, s.next);
+            s.next += 1;
+            s.stack.push(v);
+            s.on_stack.insert(v);
+            let graph = s.graph;
+            for w in graph.edges.get(v).into_iter().flatten() {
+                let w = w.as_str();
+                if !s.index.contains_key(w) {
+                    visit(s, w);
+                    let lw = s.low[w];
+                    let lv = s.low[v];
+                    s.low.insert(v, lv.min(lw));
+                } else if s.on_stack.contains(w) {
+                    let iw = s.index[w];
+                    let lv = s.low[v];
+                    s.low.insert(v, lv.min(iw));
+                }
+            }
+            if s.low[v] == s.index[v] {
+                let mut component = Vec::new();
+                while let Some(w) = s.stack.pop() {
+                    s.on_stack.remove(w);
+                    component.push(w.to_string());
+                    if w == v {
+                        break;
+                    }
+                }
+                if component.len() > 1 {
+                    component.sort();
+                    s.found.push(component);
+                }
+            }
+        }
+        let mut state = State {
+            graph: self,
+            index: BTreeMap::new(),
+            low: BTreeMap::new(),
+            stack: Vec::new(),
+            on_stack: BTreeSet::new(),
+            next: 0,
+            found: Vec::new(),
+        };
+        for v in self.edges.keys() {
+            if !state.index.contains_key(v.as_str()) {
+                visit(&mut state, v.as_str());
+            }
+        }
+        state.found
+    }
+
+    fn imports(&self, from: &str, to: &str) -> bool {
+        self.edges.get(from).is_some_and(|t| {
+            t.iter()
+                .any(|m| m == to || m.starts_with(&format!("{to}::")))
+        })
+    }
+}
+
+fn graph(crate_src: &str) -> ModuleGraph {
+    let graph = ModuleGraph::of(&Path::new(env!("CARGO_MANIFEST_DIR")).join(crate_src));
+    // The files were really read: every crate here has more than a handful of modules.
+    assert!(
+        graph.edges.len() > 5,
+        "{crate_src}: {} modules",
+        graph.edges.len()
+    );
+    graph
+}
+
+#[test]
+fn the_wire_crate_has_no_import_circle() {
+    let api = graph("crates/api/src");
+    assert!(
+        api.imports("convert", "pod_decode"),
+        "the graph reads edges"
+    );
+    assert_eq!(api.circles(), Vec::<Vec<String>>::new());
+    // The decoders read shared pod fields, never the conversion that drives them.
+    for decoder in ["pod_decode", "lean_decode", "pod_fields", "violations"] {
+        assert!(
+            !api.imports(decoder, "convert"),
+            "{decoder} imports convert"
+        );
+    }
+}
+
+#[test]
+fn the_binary_has_no_import_circle() {
+    let bin = graph("src");
+    assert!(bin.imports("cli", "input"), "the graph reads edges");
+    assert_eq!(bin.circles(), Vec::<Vec<String>>::new());
+    // What every command reads knows no command; the cluster reader knows no command line.
+    for command in ["cli", "simulate", "report"] {
+        assert!(!bin.imports("input", command), "input imports {command}");
+    }
+    assert!(!bin.imports("cluster", "cli"), "cluster imports cli");
+}
+
+#[test]
+fn the_core_model_knows_no_decision() {
+    let core = graph("crates/core/src");
+    assert!(core.imports("sync", "model"), "the graph reads edges");
+    // The model is what decisions read; it names none of them.
+    for decision in ["extended", "explain", "sync", "jobset", "manage", "backoff"] {
+        assert!(!core.imports("model", decision), "model imports {decision}");
+    }
+}
+
+/// The circles the core still has are written down here so that none is added
+/// unseen; issue 24 removes them, and this list shrinks with it.
+#[test]
+fn the_core_grows_no_new_import_circle() {
+    let core = graph("crates/core/src");
+    let known: BTreeSet<&str> = [
+        "backoff",
+        "explain",
+        "extended::backoff_schedule",
+        "extended::node_avoidance",
+        "extended::pending_timeout",
+        "extended::retry_limits",
+        "extended::rules",
+        "indexed",
+        "manage",
+        "sync_pod",
+    ]
+    .into_iter()
+    .collect();
+    let circles = core.circles();
+    for circle in &circles {
+        let new: Vec<&String> = circle
+            .iter()
+            .filter(|m| !known.contains(m.as_str()))
+            .collect();
+        assert!(
+            new.is_empty(),
+            "a new import circle in the core: {circle:?}"
+        );
+    }
+    // Both ways: a module taken off its circle leaves this list too.
+    let on_a_circle: BTreeSet<&str> = circles.iter().flatten().map(String::as_str).collect();
+    let freed: Vec<&&str> = known
+        .iter()
+        .filter(|m| !on_a_circle.contains(**m))
+        .collect();
+    assert!(
+        freed.is_empty(),
+        "no longer on an import circle, take them off the list: {freed:?}"
+    );
+}
