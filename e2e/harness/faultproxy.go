@@ -404,11 +404,13 @@ func (p *FaultProxy) modifyResponse(resp *http.Response) error {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
-	w := &proxiedWatch{cancel: cancel, pw: pw}
+	upstream := resp.Body
+	// Dropping also closes the upstream body: a relay blocked reading it
+	// (an unframed stream is copied as is) returns at once.
+	w := &proxiedWatch{cancel: func() { cancel(); _ = upstream.Close() }, pw: pw}
 	p.mu.Lock()
 	p.watches[w] = struct{}{}
 	p.mu.Unlock()
-	upstream := resp.Body
 	resp.Body = &watchBody{PipeReader: pr, onClose: func() {
 		cancel()
 		_ = upstream.Close()

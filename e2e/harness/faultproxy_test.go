@@ -46,6 +46,14 @@ func startFakeAPIServer(t *testing.T) *fakeAPIServer {
 		}
 		f.accept.Store(r.Header.Get("Accept"))
 		proto := r.URL.Query().Get("framing") == "proto"
+		if r.URL.Query().Get("framing") == "opaque" {
+			w.Header().Set("Content-Type", "application/octet-stream")
+			w.WriteHeader(http.StatusOK)
+			_, _ = io.WriteString(w, "x")
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+			return
+		}
 		if proto {
 			w.Header().Set("Content-Type", "application/vnd.kubernetes.protobuf;stream=watch")
 		} else {
@@ -265,6 +273,32 @@ func TestFaultProxyDropsWatches(t *testing.T) {
 		t.Fatal("DropWatchesEvery did not cut the watch")
 	}
 	p.DropWatchesEvery(0)
+
+	// A stream the proxy cannot split is passed on as is, and dropped all the same.
+	resp3, err := hc.Get(p.URL + "/api/v1/pods?watch=true&framing=opaque")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp3.Body.Close()
+	if b := make([]byte, 1); func() bool { _, err := io.ReadFull(resp3.Body, b); return err != nil || b[0] != 'x' }() {
+		t.Fatal("the opaque stream's first byte did not pass")
+	}
+	go func() {
+		_, err := io.Copy(io.Discard, resp3.Body)
+		done <- err
+	}()
+	p.DropWatches()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Errorf("the dropped opaque watch ended cleanly")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the opaque watch is still open after being dropped")
+	}
+	if s := p.Stats(); s.UnframedWatches != 1 {
+		t.Errorf("stats %s, want one unframed watch", s)
+	}
 }
 
 // writeCodes sends n writes through the proxy and returns the status codes.
