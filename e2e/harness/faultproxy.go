@@ -66,7 +66,8 @@ type FaultStats struct {
 	// Watches is every watch forwarded; UnframedWatches those whose
 	// content type the proxy cannot split into events (passed on as is).
 	Watches, UnframedWatches int64
-	// WatchEvents is every event passed on; DelayedEvents those held longer than zero.
+	// WatchEvents is every event passed on; DelayedEvents those for which
+	// a delay above zero was drawn.
 	WatchEvents, DelayedEvents int64
 	// DroppedWatches is every watch connection the proxy cut.
 	DroppedWatches int64
@@ -459,6 +460,8 @@ func (b *watchBody) Close() error {
 type heldEvent struct {
 	data []byte
 	due  time.Time
+	// held is whether a delay above zero was drawn for the event.
+	held bool
 }
 
 // relay reads events from upstream as they come, stamps each with the time
@@ -480,7 +483,8 @@ func (p *FaultProxy) relay(ctx context.Context, upstream io.Reader, out io.Write
 				readErr <- err
 				return
 			}
-			ev := heldEvent{data: data, due: time.Now().Add(p.drawDelay())}
+			d := p.drawDelay()
+			ev := heldEvent{data: data, due: time.Now().Add(d), held: d > 0}
 			select {
 			case events <- ev:
 			case <-ctx.Done():
@@ -496,8 +500,10 @@ func (p *FaultProxy) relay(ctx context.Context, upstream io.Reader, out io.Write
 			due = last
 		}
 		last = due
-		if wait := time.Until(due); wait > 0 {
+		if ev.held {
 			p.stats.delayed.Add(1)
+		}
+		if wait := time.Until(due); wait > 0 {
 			t := time.NewTimer(wait)
 			select {
 			case <-t.C:
