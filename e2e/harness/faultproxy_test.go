@@ -162,6 +162,19 @@ func readEvents(t *testing.T, hc *http.Client, url string, n int) ([]seenEvent, 
 	return out, resp
 }
 
+// settled returns the proxy's counters once ok holds of them, or after two
+// seconds: the proxy counts an event after the client may have read it.
+func settled(p *FaultProxy, ok func(FaultStats) bool) FaultStats {
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		s := p.Stats()
+		if ok(s) || time.Now().After(deadline) {
+			return s
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 func checkOrder(t *testing.T, evs []seenEvent) {
 	t.Helper()
 	for i, ev := range evs {
@@ -183,7 +196,7 @@ func TestFaultProxyPassesWatchesThroughUndelayedByDefault(t *testing.T) {
 	if got := f.accept.Load(); got != "application/json" {
 		t.Errorf("the API server saw Accept %q, want application/json", got)
 	}
-	if s := p.Stats(); s.Watches != 1 || s.WatchEvents != fakeEvents || s.DelayedEvents != 0 {
+	if s := settled(p, func(s FaultStats) bool { return s.WatchEvents == fakeEvents }); s.Watches != 1 || s.WatchEvents != fakeEvents || s.DelayedEvents != 0 {
 		t.Errorf("stats %s", s)
 	}
 }
@@ -209,7 +222,7 @@ func TestFaultProxyDelaysEachWatchEventByAFixedTimeInOrder(t *testing.T) {
 			if last := evs[fakeEvents-1].at.Sub(start); last < delay+time.Duration(fakeEvents-1)*10*time.Millisecond {
 				t.Errorf("last event after %s: not held by %s", last, delay)
 			}
-			if s := p.Stats(); s.DelayedEvents != fakeEvents || s.WatchEvents != fakeEvents {
+			if s := settled(p, func(s FaultStats) bool { return s.WatchEvents == fakeEvents }); s.DelayedEvents != fakeEvents || s.WatchEvents != fakeEvents {
 				t.Errorf("stats %s", s)
 			}
 		})
@@ -253,7 +266,7 @@ func TestFaultProxyDropsWatches(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the watch is still open after being dropped")
 	}
-	if s := p.Stats(); s.DroppedWatches != 1 {
+	if s := settled(p, func(s FaultStats) bool { return s.DroppedWatches == 1 }); s.DroppedWatches != 1 {
 		t.Errorf("stats %s", s)
 	}
 
