@@ -66,8 +66,8 @@ type FaultStats struct {
 	// Watches is every watch forwarded; UnframedWatches those whose
 	// content type the proxy cannot split into events (passed on as is).
 	Watches, UnframedWatches int64
-	// WatchEvents is every event passed on; DelayedEvents those for which
-	// a delay above zero was drawn.
+	// WatchEvents is every event passed on; DelayedEvents those of them
+	// for which a delay above zero was drawn.
 	WatchEvents, DelayedEvents int64
 	// DroppedWatches is every watch connection the proxy cut.
 	DroppedWatches int64
@@ -500,9 +500,6 @@ func (p *FaultProxy) relay(ctx context.Context, upstream io.Reader, out io.Write
 			due = last
 		}
 		last = due
-		if ev.held {
-			p.stats.delayed.Add(1)
-		}
 		if wait := time.Until(due); wait > 0 {
 			t := time.NewTimer(wait)
 			select {
@@ -514,6 +511,10 @@ func (p *FaultProxy) relay(ctx context.Context, upstream io.Reader, out io.Write
 		}
 		if _, err := out.Write(ev.data); err != nil {
 			return p.endErr(w, err)
+		}
+		// Delayed first: a reader who sees an event counted sees its delay counted.
+		if ev.held {
+			p.stats.delayed.Add(1)
 		}
 		p.stats.events.Add(1)
 	}
