@@ -31,6 +31,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/leaderelection"
@@ -72,6 +73,7 @@ type options struct {
 	leaseDuration time.Duration
 	renewDeadline time.Duration
 	retryPeriod   time.Duration
+	freshTimeout  time.Duration
 
 	exitBetweenSteps float64
 	writeFaultRate   float64
@@ -106,6 +108,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.DurationVar(&o.leaseDuration, "leader-elect-lease-duration", 15*time.Second, "How long a standby waits after the last renewal before taking over.")
 	fs.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader retries renewing before giving up.")
 	fs.DurationVar(&o.retryPeriod, "leader-elect-retry-period", 2*time.Second, "Interval between Lease attempts.")
+	fs.DurationVar(&o.freshTimeout, "leader-elect-cache-timeout", controller.DefaultFreshnessTimeout, "On becoming leader, how long to wait for the caches to catch up with the API server (a consistent list of Jobs and pods) before acting anyway.")
 	fs.Float64Var(&o.exitBetweenSteps, "testing-exit-between-steps", 0, "Testing only: probability of exiting abruptly before each step of a plan after its first.")
 	fs.Float64Var(&o.writeFaultRate, "testing-write-fault-rate", 0, "Testing only: share of pod and Job writes that fail (half before sending, half after a pod patch or Job status write was sent).")
 	if err := fs.Parse(args); err != nil {
@@ -271,6 +274,15 @@ func run(ctx context.Context, o *options) error {
 		RetryBaseDelay:      o.retryBase,
 		RetryMaxDelay:       o.retryMax,
 		ShutdownGrace:       o.shutdownGrace,
+		Namespace:           o.namespace,
+		FreshnessTimeout:    o.freshTimeout,
+	}
+	if o.leaderElect {
+		// A standby's caches may lag the previous leader's last writes:
+		// on winning, wait until they have caught up (controller/barrier.go).
+		if ccfg.Metadata, err = metadata.NewForConfig(cfg); err != nil {
+			return err
+		}
 	}
 	if p := o.exitBetweenSteps; p > 0 {
 		ccfg.BeforeStep = func(key string) {

@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	batchlisters "k8s.io/client-go/listers/batch/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -64,6 +65,15 @@ type Config struct {
 	// ShutdownGrace is how long, once Run's context is done, the syncs in
 	// flight may take to finish; then their calls are cancelled.
 	ShutdownGrace time.Duration
+	// Metadata, when set, turns on the freshness barrier: on Run, before
+	// any worker acts, the caches must catch up with a consistent list of
+	// the API server's Jobs and pods (see barrier.go). A leader-electing
+	// shim sets it; its standby's caches may lag the previous leader's writes.
+	Metadata metadata.Interface
+	// Namespace is the one namespace the informers watch; all when empty.
+	Namespace string
+	// FreshnessTimeout bounds the barrier's wait.
+	FreshnessTimeout time.Duration
 	// BeforeStep, when set, is called before each step of a plan after its
 	// first, with the job key; tests use it to crash between steps.
 	BeforeStep func(jobKey string)
@@ -88,6 +98,9 @@ func (c *Config) defaults() {
 	if c.ShutdownGrace <= 0 {
 		c.ShutdownGrace = 30 * time.Second
 	}
+	if c.FreshnessTimeout <= 0 {
+		c.FreshnessTimeout = DefaultFreshnessTimeout
+	}
 }
 
 // Controller syncs Jobs through the decider.
@@ -111,6 +124,8 @@ type Controller struct {
 
 	// writes holds the shim's own writes per Job until the caches show them.
 	writes *ownWrites
+	// freshCaches are the stores the freshness barrier waits on.
+	freshCaches map[cachedResource]cacheView
 
 	// draining is set once Run's context is done: no new sync starts.
 	draining atomic.Bool
@@ -156,6 +171,10 @@ func New(cfg Config, kube kubernetes.Interface, factory informers.SharedInformer
 			jobsCache: jobInformer.Informer().GetStore(),
 			podsCache: podInformer.Informer().GetStore(),
 		}),
+		freshCaches: map[cachedResource]cacheView{
+			jobsCache: jobInformer.Informer().GetStore(),
+			podsCache: podInformer.Informer().GetStore(),
+		},
 		states: map[string]jobState{},
 	}
 	if err := podInformer.Informer().AddIndexers(cache.Indexers{podControllerUIDIndex: indexByControllerUID}); err != nil {
@@ -237,6 +256,10 @@ func (c *Controller) Run(ctx context.Context) error {
 			return nil // stopped before it started
 		}
 		return errors.New("caches did not sync")
+	}
+	c.awaitFreshCaches(ctx)
+	if ctx.Err() != nil {
+		return nil // stopped before it acted
 	}
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWork()

@@ -30,6 +30,8 @@ type Metrics struct {
 	applyErrors  *prometheus.CounterVec
 	plansRefused *prometheus.CounterVec
 	decide       *prometheus.HistogramVec
+	// freshnessWait is the freshness barrier's wait on becoming leader.
+	freshnessWait *prometheus.HistogramVec
 }
 
 // NewMetrics creates the metrics and registers them with reg (when not nil).
@@ -57,9 +59,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "Latency of DecideJob calls, by gRPC status code.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
 		}, []string{"code"}),
+		freshnessWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    metricPrefix + "leader_cache_wait_seconds",
+			Help:    "Wait, on becoming leader, until the caches caught up with a consistent list of the API server, by result (caught_up, timeout, stopped).",
+			Buckets: prometheus.ExponentialBuckets(0.01, 2, 14),
+		}, []string{"result"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.syncs, m.syncDuration, m.applyErrors, m.plansRefused, m.decide)
+		reg.MustRegister(m.syncs, m.syncDuration, m.applyErrors, m.plansRefused, m.decide, m.freshnessWait)
 	}
 	return m
 }

@@ -104,6 +104,7 @@ func TestShimRegistryServesTheListedFamiliesAndTheyMove(t *testing.T) {
 	m.observeDecide(status.Error(codes.ResourceExhausted, "shed"), time.Millisecond)
 	m.applyError("createPods")
 	m.planRefused("unknown_action")
+	m.freshnessWait.WithLabelValues(freshCaughtUp).Observe(0.2)
 
 	fams := gathered(t, reg.Gather)
 	listed := listedShimFamilies(t)
@@ -153,6 +154,7 @@ func TestShimRegistryServesTheListedFamiliesAndTheyMove(t *testing.T) {
 		{"job_decider_shim_decide_duration_seconds", map[string]string{"code": "ResourceExhausted"}, 1},
 		{"job_decider_shim_apply_errors_total", map[string]string{"action": "createPods"}, 1},
 		{"job_decider_shim_plans_refused_total", map[string]string{"reason": "unknown_action"}, 1},
+		{"job_decider_shim_leader_cache_wait_seconds", map[string]string{"result": "caught_up"}, 1},
 		{"job_decider_shim_build_info", map[string]string{"goversion": runtime.Version()}, 1},
 	} {
 		got, ok := value(fams, c.name, c.labels)
