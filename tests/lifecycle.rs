@@ -375,3 +375,123 @@ async fn abandoned_call_stops_its_work_and_frees_its_slot() {
         .wait_for_metric_line("job_decider_request_bytes_in_flight 0")
         .await;
 }
+
+/// A DecideJobSet request whose decision takes seconds in a debug build: 512
+/// failed child Jobs, each with a 32 KiB Failed message (the longest accepted)
+/// that none of the 32 patterns (two rules of 16) matches, so every rule
+/// searches every message — 512 MiB of matching, the per-call budget. Few Jobs
+/// and long messages: the request decodes fast (its decode is not interruptible),
+/// and its cost is the matching.
+fn very_slow_jobset_request() -> job_decider_api::pb::DecideJobSetRequest {
+    const JOBS: usize = 512;
+    let rule = |name: &str, first: usize| {
+        serde_json::json!({
+            "name": name,
+            "action": "FailJobSet",
+            "onJobFailureMessagePatterns": (first..first + 16)
+                .map(|i| format!("needle {i}"))
+                .collect::<Vec<_>>(),
+        })
+    };
+    let mut request: job_decider_api::pb::DecideJobSetRequest =
+        serde_json::from_value(serde_json::json!({
+            "now": "2024-01-01T12:00:00Z",
+            "jobSet": {
+                "metadata": {"name": "js", "namespace": "default", "uid": "uid-js"},
+                "spec": {
+                    "replicatedJobs": [{"name": "rj", "replicas": JOBS}],
+                    "failurePolicy": {
+                        "maxRestarts": 3,
+                        "rules": [rule("first", 0), rule("second", 16)],
+                    },
+                },
+            },
+        }))
+        .expect("a JobSet request");
+    let message = "m".repeat(32 * 1024);
+    request.jobs = (0..JOBS)
+        .map(|i| {
+            serde_json::from_value(serde_json::json!({
+                "metadata": {
+                    "name": format!("js-rj-{i}"),
+                    "namespace": "default",
+                    "uid": format!("uid-{i}"),
+                    "labels": {
+                        "jobset.sigs.k8s.io/replicatedjob-name": "rj",
+                        "jobset.sigs.k8s.io/job-index": i.to_string(),
+                        "jobset.sigs.k8s.io/restart-attempt": "0",
+                    },
+                },
+                "status": {
+                    "failed": 1,
+                    "conditions": [{
+                        "type": "Failed",
+                        "status": "True",
+                        "reason": "BackoffLimitExceeded",
+                        "message": message,
+                        "lastTransitionTime": "2024-01-01T11:00:00Z",
+                    }],
+                },
+            }))
+            .expect("a child Job")
+        })
+        .collect();
+    request
+}
+
+/// Issue 22, item 1, for DecideJobSet: its conversion and its rules' matching
+/// ask the call's interrupt too, so a JobSet call past its deadline stops soon
+/// and holds its slot and bytes until then, not until its decision is done.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn timed_out_jobset_call_stops_its_work_soon_and_frees_its_slot() {
+    let _serial = ONE_AT_A_TIME.lock().await;
+    let server = TestServer::start(ServerConfig {
+        request_timeout: Duration::from_millis(500),
+        max_concurrent_requests: 1,
+        ..ServerConfig::default()
+    })
+    .await;
+    server
+        .wait_for_metric_line("job_decider_request_bytes_in_flight 0")
+        .await;
+    let request = very_slow_jobset_request();
+    let mut client = server.client().await;
+    let status = client
+        .decide_job_set(request)
+        .await
+        .expect_err("the decision outlasts the timeout");
+    assert_eq!(status.code(), Code::DeadlineExceeded, "{status:?}");
+    let held = watch_work_stop(&server, Duration::from_secs(2)).await;
+    eprintln!("JobSet slot held {held:?} after DEADLINE_EXCEEDED");
+    server
+        .wait_for_metric_line("job_decider_request_bytes_in_flight 0")
+        .await;
+}
+
+/// Issue 22, item 1, for DecideJobSet: a client that goes away ends its JobSet call's work.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn abandoned_jobset_call_stops_its_work_and_frees_its_slot() {
+    let _serial = ONE_AT_A_TIME.lock().await;
+    let server = TestServer::start(ServerConfig {
+        request_timeout: Duration::from_secs(120),
+        max_concurrent_requests: 1,
+        ..ServerConfig::default()
+    })
+    .await;
+    server
+        .wait_for_metric_line("job_decider_requests_in_flight 0")
+        .await;
+    let request = very_slow_jobset_request();
+    let mut client = server.client().await;
+    let call = tokio::spawn(async move { client.decide_job_set(request).await });
+    server
+        .wait_for_metric_line("job_decider_requests_in_flight 1")
+        .await;
+    call.abort();
+    let _ = call.await;
+    let held = watch_work_stop(&server, Duration::from_secs(2)).await;
+    eprintln!("JobSet slot held {held:?} after the client left");
+    server
+        .wait_for_metric_line("job_decider_request_bytes_in_flight 0")
+        .await;
+}

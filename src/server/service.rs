@@ -271,9 +271,9 @@ impl pb::job_decider_server::JobDecider for DeciderService {
         }
         let jobs = request.jobs.len();
         span.record("jobs", jobs);
-        let response = run(Placement::Blocking, lease, deadline, move |_| {
+        let response = run(Placement::Blocking, lease, deadline, move |interrupt| {
             let started = Instant::now();
-            let decided = api::decide_jobset(request)?;
+            let decided = api::decide_jobset_until(request, interrupt)?;
             metrics::record_jobset_decision(jobs, started.elapsed());
             Ok(decided)
         })

@@ -29,6 +29,7 @@ use crate::wire_time::{duration_to_pb, time_to_pb};
 use job_decider_core::cancel::{Interrupt, Never};
 use job_decider_core::defaults;
 use job_decider_core::extended::FAILURE_POLICY_ANNOTATION;
+use job_decider_core::model::ExtendedFailurePolicy;
 use job_decider_core::model::{
     BackoffRecord, COMPLETION_INDEX_ENV, ConditionStatus, ControllerState, ExitCodeOperator,
     Expectations, JOB_API_VERSION, JOB_KIND, Job, JobCondition, JobConditionType, JobSpec,
@@ -83,6 +84,15 @@ pub fn snapshot_until(
     req: LazyDecideJobRequest,
     interrupt: &dyn Interrupt,
 ) -> Result<Snapshot, Unconverted> {
+    snapshot_of(req, None, interrupt)
+}
+
+/// [`snapshot_until`], with the Job's document already read when `compiled` is given.
+fn snapshot_of(
+    req: LazyDecideJobRequest,
+    compiled: Option<CompiledDocument>,
+    interrupt: &dyn Interrupt,
+) -> Result<Snapshot, Unconverted> {
     let parts = RequestParts {
         job: req.job,
         now: req.now,
@@ -91,6 +101,7 @@ pub fn snapshot_until(
         expectations: req.expectations,
         both_encodings: !req.pods.is_empty() && !req.lean_pods.is_empty(),
         failure_policy: req.failure_policy,
+        compiled,
     };
     // One pod decoded at a time; the body's bytes go when the last slice of them does.
     let count = req.pods.len() + req.lean_pods.len();
@@ -120,6 +131,50 @@ struct RequestParts {
     both_encodings: bool,
     /// The request's extended failure policy document (empty: none).
     failure_policy: String,
+    /// The Job's document as already read ([`snapshot_with_document`]): not read again.
+    compiled: Option<CompiledDocument>,
+}
+
+/// A Job's extended failure policy document (its annotation or the request's
+/// `failurePolicy`), read and its patterns compiled once, for a caller that
+/// converts many requests of the same Job and document: the simulator narrates
+/// each failed pod with one, and reading the document each time made that
+/// quadratic (issue 22, item 7).
+#[derive(Clone, Debug, Default)]
+pub struct CompiledDocument(Option<Arc<ExtendedFailurePolicy>>);
+
+impl CompiledDocument {
+    /// Reads the document of `job` (or the request field `failure_policy`) as a
+    /// decision reads it, checked against the Job's spec; the Job's or the
+    /// document's violations when either is bad.
+    pub fn compile(
+        job: &pb::Job,
+        failure_policy: &str,
+    ) -> Result<CompiledDocument, Vec<Violation>> {
+        let mut errs = Violations::default();
+        let job = job_with_policy(job.clone(), Purpose::Decide, failure_policy, &mut errs);
+        errs.into_result(CompiledDocument(job.extended_failure_policy))
+    }
+
+    /// The policy read; `None` when the Job has no document.
+    pub fn policy(&self) -> Option<&ExtendedFailurePolicy> {
+        self.0.as_deref()
+    }
+}
+
+/// The snapshot of `req` with its Job's document taken from `document` instead
+/// of read from the request: the caller compiled it (from a Job of the same
+/// spec and the same document text) and vouches that it is this Job's.
+pub fn snapshot_with_document(
+    req: pb::DecideJobRequest,
+    document: &CompiledDocument,
+) -> Result<Snapshot, Vec<Violation>> {
+    let req = LazyDecideJobRequest::from(req);
+    snapshot_of(req, Some(document.clone()), &Never).map_err(|unconverted| match unconverted {
+        Unconverted::Invalid(violations) => violations,
+        // `Never` never interrupts; an empty list is never returned.
+        Unconverted::Cancelled => Vec::new(),
+    })
 }
 
 /// One pod of a request, in the encoding it came in.
@@ -148,12 +203,10 @@ where
         );
     }
     let job = match req.job {
-        Some(job) => Some(job_with_policy(
-            job,
-            Purpose::Decide,
-            &req.failure_policy,
-            &mut errs,
-        )),
+        Some(job) => Some(match &req.compiled {
+            Some(document) => job_with_document(job, document, &mut errs),
+            None => job_with_policy(job, Purpose::Decide, &req.failure_policy, &mut errs),
+        }),
         None => {
             errs.required("job", "a DecideJobRequest needs the Job to decide");
             None
@@ -258,6 +311,17 @@ fn job_with_policy(
         let policy = failure_policy::from_sources(annotation.as_deref(), request_field, &job, errs);
         job.extended_failure_policy = policy.map(Arc::new);
     }
+    job
+}
+
+/// The Job with a document read before ([`CompiledDocument`]), not read again.
+fn job_with_document(mut job: pb::Job, document: &CompiledDocument, errs: &mut Violations) -> Job {
+    // Removed as `job_with_policy` removes it: the document is not one of the Job's labels.
+    if let Some(m) = job.metadata.as_mut() {
+        m.annotations.remove(FAILURE_POLICY_ANNOTATION);
+    }
+    let mut job = job_from_pb(job, "job", Purpose::Decide, errs);
+    job.extended_failure_policy.clone_from(&document.0);
     job
 }
 

@@ -20,13 +20,18 @@
 //! decision. A pattern RE2 accepts but this service's limits refuse (its DFA too large) fails
 //! the decision at its field, unlike an invalid one: deciding as if it never matched would be a
 //! guess where upstream could match.
+//!
+//! [`snapshot_until`] asks an [`Interrupt`] before each child Job and each pattern it compiles
+//! (a request's conversion cost), so a server can stop converting for a caller who has left.
 
 use std::collections::{HashMap, HashSet};
 
 use pbjson_types::Timestamp;
 
+use crate::convert::Unconverted;
 use crate::pb;
 use crate::wire_time::{time_from_pb, time_to_pb};
+use job_decider_core::cancel::{Interrupt, Never};
 use job_decider_core::jobset::{
     ChildJob, ChildJobCondition, Condition, FailurePolicy, FailurePolicyAction, FailurePolicyRule,
     JOB_INDEX_KEY, JOB_RESTART_ATTEMPT_KEY, JobSet, JobSetAction, JobSetExplanation, JobSetPlan,
@@ -96,7 +101,7 @@ pub fn validate_jobset_request(
         return Err(errs.0);
     };
     // Paths are the webhook's: relative to the JobSet.
-    let js = jobset_from_pb(js, "", Purpose::Validate, &mut errs);
+    let js = jobset_from_pb(js, "", Purpose::Validate, &Never, &mut errs);
     if !errs.0.is_empty() {
         return Err(errs.0);
     }
@@ -116,9 +121,58 @@ pub fn violation_to_pb(v: &Violation) -> pb::FieldViolation {
 
 /// The domain snapshot of a request, or every field that makes it undecidable.
 pub fn snapshot_from_pb(req: pb::DecideJobSetRequest) -> Result<JobSetSnapshot, Vec<Violation>> {
+    snapshot_until(req, &Never).map_err(|unconverted| match unconverted {
+        Unconverted::Invalid(violations) => violations,
+        // `Never` never interrupts; an empty list is never returned.
+        Unconverted::Cancelled => Vec::new(),
+    })
+}
+
+/// Remembers that its interrupt said "stop", so work cut short anywhere is known to be.
+struct Latched<'a> {
+    interrupt: &'a dyn Interrupt,
+    stopped: std::cell::Cell<bool>,
+}
+
+impl Interrupt for Latched<'_> {
+    fn interrupted(&self) -> bool {
+        if !self.stopped.get() {
+            self.stopped.set(self.interrupt.interrupted());
+        }
+        self.stopped.get()
+    }
+}
+
+/// [`snapshot_from_pb`], asking `interrupt` before each child Job and each pattern compiled.
+pub fn snapshot_until(
+    req: pb::DecideJobSetRequest,
+    interrupt: &dyn Interrupt,
+) -> Result<JobSetSnapshot, Unconverted> {
+    let latched = Latched {
+        interrupt,
+        stopped: std::cell::Cell::new(false),
+    };
+    let converted = snapshot_with(req, &latched);
+    // Cut short, what was converted says nothing about the request.
+    if latched.stopped.get() {
+        return Err(Unconverted::Cancelled);
+    }
+    converted.map_err(Unconverted::Invalid)
+}
+
+fn snapshot_with(
+    req: pb::DecideJobSetRequest,
+    interrupt: &dyn Interrupt,
+) -> Result<JobSetSnapshot, Vec<Violation>> {
     let mut errs = Errs::default();
     let js = match req.job_set {
-        Some(js) => Some(jobset_from_pb(js, "jobSet.", Purpose::Decide, &mut errs)),
+        Some(js) => Some(jobset_from_pb(
+            js,
+            "jobSet.",
+            Purpose::Decide,
+            interrupt,
+            &mut errs,
+        )),
         None => {
             errs.push(
                 "jobSet",
@@ -142,7 +196,7 @@ pub fn snapshot_from_pb(req: pb::DecideJobSetRequest) -> Result<JobSetSnapshot, 
         }
     };
     let jobs = match &js {
-        Some(js) => children_from_pb(req.jobs, js, &mut errs),
+        Some(js) => children_from_pb(req.jobs, js, interrupt, &mut errs),
         None => Vec::new(),
     };
     if let Some(policy) = js.as_ref().and_then(|js| js.spec.failure_policy.as_ref()) {
@@ -344,7 +398,13 @@ fn time_or_err(ts: &Timestamp, path: &str, errs: &mut Errs) -> Option<Time> {
 }
 
 /// `prefix` is `jobSet.` for a decision and empty for validation (the webhook's paths).
-fn jobset_from_pb(js: pb::JobSet, prefix: &str, purpose: Purpose, errs: &mut Errs) -> JobSet {
+fn jobset_from_pb(
+    js: pb::JobSet,
+    prefix: &str,
+    purpose: Purpose,
+    interrupt: &dyn Interrupt,
+    errs: &mut Errs,
+) -> JobSet {
     let meta = js.metadata.unwrap_or_default();
     if purpose == Purpose::Decide {
         if meta.name.is_empty() {
@@ -371,7 +431,13 @@ fn jobset_from_pb(js: pb::JobSet, prefix: &str, purpose: Purpose, errs: &mut Err
             );
         }
     }
-    let spec = spec_from_pb(js.spec.unwrap_or_default(), prefix, purpose, errs);
+    let spec = spec_from_pb(
+        js.spec.unwrap_or_default(),
+        prefix,
+        purpose,
+        interrupt,
+        errs,
+    );
     let status = match purpose {
         Purpose::Decide => status_from_pb(js.status.unwrap_or_default(), &spec, prefix, errs),
         Purpose::Validate => JobSetStatus::default(),
@@ -389,6 +455,7 @@ fn spec_from_pb(
     spec: pb::JobSetSpec,
     prefix: &str,
     purpose: Purpose,
+    interrupt: &dyn Interrupt,
     errs: &mut Errs,
 ) -> JobSetSpec {
     let mut seen = HashSet::new();
@@ -447,7 +514,7 @@ fn spec_from_pb(
     }
     let failure_policy = spec.failure_policy.map(|p| {
         let path = format!("{prefix}spec.failurePolicy");
-        let mut policy = policy_from_pb(p, &path, purpose, errs);
+        let mut policy = policy_from_pb(p, &path, purpose, interrupt, errs);
         if purpose == Purpose::Decide {
             for (i, rule) in policy.rules.iter().enumerate() {
                 too_long(
@@ -518,6 +585,7 @@ fn policy_from_pb(
     p: pb::JobSetFailurePolicy,
     path: &str,
     purpose: Purpose,
+    interrupt: &dyn Interrupt,
     errs: &mut Errs,
 ) -> FailurePolicy {
     let compile = pattern_counts_fit(&p, path, errs);
@@ -551,8 +619,10 @@ fn policy_from_pb(
                 })
             };
             let patterns: Vec<MessagePattern> = if compile {
+                // A compile takes milliseconds: the caller may have left in between.
                 r.on_job_failure_message_patterns
                     .iter()
+                    .take_while(|_| !interrupt.interrupted())
                     .map(|s| MessagePattern::new(s))
                     .collect()
             } else {
@@ -674,11 +744,19 @@ fn replicated_jobs_by_name(spec: &JobSetSpec) -> HashMap<&str, &ReplicatedJob> {
 }
 
 /// The child Jobs, skipping any whose controller reference names another owner.
-fn children_from_pb(jobs: Vec<pb::Job>, js: &JobSet, errs: &mut Errs) -> Vec<ChildJob> {
+fn children_from_pb(
+    jobs: Vec<pb::Job>,
+    js: &JobSet,
+    interrupt: &dyn Interrupt,
+    errs: &mut Errs,
+) -> Vec<ChildJob> {
     let mut names = HashSet::new();
     let by_name = replicated_jobs_by_name(&js.spec);
     let mut out = Vec::with_capacity(jobs.len());
     for (i, job) in jobs.into_iter().enumerate() {
+        if interrupt.interrupted() {
+            break;
+        }
         let path = format!("jobs[{i}]");
         let meta = job.metadata.unwrap_or_default();
         let owned_elsewhere = meta
@@ -1071,5 +1149,75 @@ mod tests {
         let resp = decide_jobset_request(req(500)).unwrap_or_default();
         assert_eq!(resp.jobs_to_create.len(), 500);
         assert_eq!(resp.requeue_after, None);
+    }
+    /// Says "stop" from its `after`-th question on, counting the questions.
+    struct AfterAsks {
+        asked: std::cell::Cell<usize>,
+        after: usize,
+    }
+
+    impl Interrupt for AfterAsks {
+        fn interrupted(&self) -> bool {
+            self.asked.set(self.asked.get() + 1);
+            self.asked.get() > self.after
+        }
+    }
+
+    /// A JobSet of `jobs` child Jobs and one rule of two patterns.
+    fn jobs_request(jobs: usize) -> pb::DecideJobSetRequest {
+        let mut req = request(serde_json::json!({
+            "now": "2024-01-01T00:00:00Z",
+            "jobSet": {"metadata": {"name": "js", "uid": "u"},
+                       "spec": {"replicatedJobs": [{"name": "rj", "replicas": jobs}],
+                                "failurePolicy": {"rules": [{"name": "r", "action": "FailJobSet",
+                                    "onJobFailureMessagePatterns": ["a+", "b+"]}]}}}
+        }));
+        req.jobs = (0..jobs)
+            .map(|i| {
+                request(serde_json::json!({"jobs": [{"metadata": {
+                    "name": format!("js-rj-{i}"), "uid": format!("u{i}"), "labels": {
+                        "jobset.sigs.k8s.io/replicatedjob-name": "rj",
+                        "jobset.sigs.k8s.io/job-index": i.to_string(),
+                        "jobset.sigs.k8s.io/restart-attempt": "0"}}}]}))
+                .jobs
+                .remove(0)
+            })
+            .collect();
+        req
+    }
+
+    /// Issue 22, item 1: a JobSet's conversion asks before each pattern and child Job.
+    #[test]
+    fn a_jobset_conversion_asks_before_each_pattern_and_job_and_stops_when_told() {
+        let never = AfterAsks {
+            asked: std::cell::Cell::new(0),
+            after: usize::MAX,
+        };
+        let converted = snapshot_until(jobs_request(100), &never);
+        assert_eq!(converted.map(|s| s.jobs.len()).ok(), Some(100));
+        assert_eq!(never.asked.get(), 2 + 100, "two patterns, then 100 Jobs");
+        // Stopped after the patterns and half the Jobs: no snapshot, nothing more converted.
+        let half = AfterAsks {
+            asked: std::cell::Cell::new(0),
+            after: 2 + 50,
+        };
+        assert!(matches!(
+            snapshot_until(jobs_request(100), &half),
+            Err(Unconverted::Cancelled)
+        ));
+        assert_eq!(half.asked.get(), 2 + 51);
+        // Stopped between the two patterns: cancelled, not a snapshot missing a pattern.
+        let first_pattern = AfterAsks {
+            asked: std::cell::Cell::new(0),
+            after: 1,
+        };
+        assert!(matches!(
+            snapshot_until(jobs_request(1), &first_pattern),
+            Err(Unconverted::Cancelled)
+        ));
+        // The server's whole path answers as DecideJob does for a call nobody waits for.
+        let flag = std::sync::atomic::AtomicBool::new(true);
+        let err = crate::decide_jobset_until(jobs_request(1), &flag).err();
+        assert!(matches!(err, Some(crate::ApiError::Cancelled)), "{err:?}");
     }
 }

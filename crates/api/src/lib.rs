@@ -26,7 +26,7 @@ pub mod yaml_bounds;
 
 use job_decider_core::cancel::{Interrupt, Never};
 use job_decider_core::explain::JobExplanation;
-use job_decider_core::jobset::decide_jobset as decide_jobset_core;
+use job_decider_core::jobset::decide_jobset_until as decide_jobset_core;
 use job_decider_core::jobset_validate::validate_jobset;
 use job_decider_core::model::Snapshot;
 use job_decider_core::plan::Plan;
@@ -118,14 +118,16 @@ pub fn decide_until(
     interrupt: &dyn Interrupt,
 ) -> Result<Decision, ApiError> {
     let explain = request.explain;
-    let snapshot = match convert::snapshot_until(request, interrupt) {
-        Ok(snapshot) => snapshot,
-        Err(convert::Unconverted::Invalid(violations)) => {
-            return Err(ApiError::invalid_snapshot(violations));
-        }
-        Err(convert::Unconverted::Cancelled) => return Err(ApiError::Cancelled),
-    };
+    let snapshot = convert::snapshot_until(request, interrupt).map_err(unconverted_error)?;
     decide_snapshot(snapshot, explain, interrupt)
+}
+
+/// The error for a request that was not converted, for DecideJob and DecideJobSet alike.
+fn unconverted_error(unconverted: convert::Unconverted) -> ApiError {
+    match unconverted {
+        convert::Unconverted::Invalid(violations) => ApiError::invalid_snapshot(violations),
+        convert::Unconverted::Cancelled => ApiError::Cancelled,
+    }
 }
 
 /// Validates and decides a converted snapshot (explained when asked).
@@ -180,14 +182,24 @@ pub fn validate(request: pb::ValidateJobRequest) -> Result<pb::ValidateJobRespon
 pub fn decide_jobset(
     request: pb::DecideJobSetRequest,
 ) -> Result<pb::DecideJobSetResponse, ApiError> {
+    decide_jobset_until(request, &Never)
+}
+
+/// [`decide_jobset`] for the server, asking `interrupt` between child Jobs, patterns and rule
+/// evaluations while it converts and decides: once the call's deadline has passed or its
+/// client has left, it stops with [`ApiError::Cancelled`], as [`decide_until`] does.
+pub fn decide_jobset_until(
+    request: pb::DecideJobSetRequest,
+    interrupt: &dyn Interrupt,
+) -> Result<pb::DecideJobSetResponse, ApiError> {
     let explain = request.explain;
-    let snapshot = convert_jobset::snapshot_from_pb(request).map_err(ApiError::invalid_snapshot)?;
+    let snapshot = convert_jobset::snapshot_until(request, interrupt).map_err(unconverted_error)?;
     let violations = validate_jobset(&snapshot.job_set);
     if !violations.is_empty() {
         return Err(ApiError::invalid_job(violations));
     }
     Ok(convert_jobset::plan_to_pb(
-        &decide_jobset_core(&snapshot),
+        &decide_jobset_core(&snapshot, interrupt)?,
         explain,
     ))
 }

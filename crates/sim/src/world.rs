@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use job_decider_api::convert::{CompiledDocument, snapshot_with_document};
 use job_decider_api::pb;
 use job_decider_core::extended::FAILURE_POLICY_ANNOTATION;
 use job_decider_core::extended::retry_limits::{document_match_among, max_retries};
@@ -12,7 +13,7 @@ use job_decider_core::extended::rules::{
     DocumentMatch, describe_matched_on, matched_on, policy_action_of, rule_action, rule_label,
 };
 use job_decider_core::model::ExtendedFailurePolicy;
-use job_decider_core::model::{JOB_TRACKING_FINALIZER, PodFailurePolicyAction, Snapshot};
+use job_decider_core::model::{JOB_TRACKING_FINALIZER, PodFailurePolicyAction};
 use job_decider_core::pod_failure_policy::{MatchedOn, match_pod_failure_policy};
 use pb::action::Kind;
 use pbjson_types::Timestamp;
@@ -304,6 +305,16 @@ struct World<'s> {
     reached: Option<Reached>,
     /// Why the run stopped, for people, when a bound stopped it.
     stop_reason: String,
+    /// The failure policy document narration reads, compiled once for the Job's spec.
+    narration_document: Option<NarrationDocument>,
+}
+
+/// A compiled document and what it was compiled from: the Job's spec (a document is checked
+/// against it) and its annotation; the request field is the world's, fixed for the run.
+struct NarrationDocument {
+    spec: Option<pb::JobSpec>,
+    annotation: Option<String>,
+    compiled: CompiledDocument,
 }
 
 fn ts(nanos: i64) -> Timestamp {
@@ -538,6 +549,7 @@ impl<'s> World<'s> {
             event_bytes: 0,
             reached: None,
             stop_reason: String::new(),
+            narration_document: None,
         };
         for pod in pods {
             world.adopt_existing(pod, running_pods);
@@ -1634,6 +1646,7 @@ impl<'s> World<'s> {
         } else {
             vec![self.pods[i].pod.clone()]
         };
+        let document = self.narration_document()?;
         let request = pb::DecideJobRequest {
             job: Some(self.job.clone()),
             pods,
@@ -1641,7 +1654,7 @@ impl<'s> World<'s> {
             failure_policy: self.failure_policy.clone(),
             ..Default::default()
         };
-        let snapshot = Snapshot::try_from(request).ok()?;
+        let snapshot = snapshot_with_document(request, &document).ok()?;
         let pod = snapshot.pods.iter().find(|p| p.uid == uid)?;
         if let Some(doc) = snapshot.job.extended_failure_policy.as_deref()
             && let Some(m) = document_match_among(&snapshot.job, &snapshot.pods, &uid)
@@ -1677,6 +1690,31 @@ impl<'s> World<'s> {
         Some(format!(
             "podFailurePolicy rule {rule} ({name}) matches {on}: {effect}"
         ))
+    }
+
+    /// The Job's failure policy document as narration reads it: compiled once, and again
+    /// only when the Job's spec or its annotation changes — not once per failure, which made
+    /// narrating N failures cost N compiles. `None` when the Job or its document does not
+    /// convert (then the decider refuses it too); such an attempt is not kept.
+    fn narration_document(&mut self) -> Option<CompiledDocument> {
+        let annotation = self
+            .job
+            .metadata
+            .as_ref()
+            .and_then(|m| m.annotations.get(FAILURE_POLICY_ANNOTATION));
+        if let Some(kept) = &self.narration_document
+            && kept.spec == self.job.spec
+            && kept.annotation.as_ref() == annotation
+        {
+            return Some(kept.compiled.clone());
+        }
+        let compiled = CompiledDocument::compile(&self.job, &self.failure_policy).ok()?;
+        self.narration_document = Some(NarrationDocument {
+            spec: self.job.spec.clone(),
+            annotation: annotation.cloned(),
+            compiled: compiled.clone(),
+        });
+        Some(compiled)
     }
 
     /// Records on pod `i` the action its failure was handled by, and says what

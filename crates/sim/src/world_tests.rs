@@ -1116,3 +1116,46 @@ fn the_bytes_of_a_timeline_are_bounded() {
         t.summary.stop_reason
     );
 }
+
+/// Issue 22, item 7: narrating a failure read the Job's failure policy document again (its
+/// YAML parsed, its patterns compiled), so N failures cost N reads. It is read once per Job
+/// spec now: counted, not timed, apart from the reads of the decider itself (one per sync).
+#[test]
+fn narrating_failures_reads_the_document_once_not_once_per_failure() {
+    use job_decider_api::convert::failure_policy::documents_read;
+    let mut job = job(serde_json::json!({"backoffLimit": 30, "completions": 2}));
+    job.metadata.get_or_insert_default().annotations.insert(
+        FAILURE_POLICY_ANNOTATION.to_string(),
+        "apiVersion: job-decider.dev/v1alpha1\nkind: FailurePolicy\nrules:\n\
+             - name: flaky\n  action: Count\n  onExitCodes: {operator: In, values: [1]}\n\
+             \x20 onMessage: {pattern: 'connection (reset|refused)'}\n"
+            .to_string(),
+    );
+    let script = Script::from_yaml("attempts:\n- {attempt: 1-10, exitCode: 1}\n").expect("script");
+    let decider_reads = std::cell::Cell::new(0u64);
+    let mut counting = |request: pb::DecideJobRequest| {
+        let before = documents_read();
+        let answer = decide(request);
+        decider_reads.set(decider_reads.get() + documents_read() - before);
+        answer
+    };
+    let before = documents_read();
+    let t =
+        simulate(job, Vec::new(), &script, &Options::default(), &mut counting).expect("simulated");
+    let narration_reads = documents_read() - before - decider_reads.get();
+    let narrated = t
+        .attempts
+        .iter()
+        .filter(|a| {
+            a.policy
+                .as_deref()
+                .is_some_and(|p| p.contains("no pod failure policy rule matches"))
+        })
+        .count();
+    assert!(
+        narrated >= 10,
+        "{narrated} failures narrated: {:#?}",
+        t.attempts
+    );
+    assert_eq!(narration_reads, 1, "{narrated} failures narrated");
+}

@@ -177,6 +177,17 @@ pub(crate) fn check_match_budget(
     );
 }
 
+thread_local! {
+    /// Documents [`parse`] has read on this thread (tests read it).
+    static READ: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many failure policy documents have been read (parsed, their patterns compiled) on this
+/// thread so far: tests count a caller's reads without timing it.
+pub fn documents_read() -> u64 {
+    READ.with(std::cell::Cell::get)
+}
+
 /// One document's text → the policy, or violations under `path`.
 pub(crate) fn parse(
     text: &str,
@@ -184,6 +195,7 @@ pub(crate) fn parse(
     job: &Job,
     errs: &mut Violations,
 ) -> Option<ExtendedFailurePolicy> {
+    READ.with(|n| n.set(n.get() + 1));
     if text.len() > MAX_DOCUMENT_BYTES {
         errs.push(
             path.to_string(),

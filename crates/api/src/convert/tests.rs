@@ -713,6 +713,49 @@ fn the_annotation_or_the_request_field_gives_the_job_its_document() {
     assert_eq!(both, from_annotation);
 }
 
+/// Issue 22, item 7: a document compiled once converts every later request of the same Job
+/// as reading it each time would, without reading it again.
+#[test]
+fn a_compiled_document_converts_as_reading_it_and_is_not_read_again() {
+    let request = annotated(DOC);
+    let job = request.job.clone().expect("a Job");
+    let compiled = CompiledDocument::compile(&job, "").expect("valid");
+    assert_eq!(
+        compiled.policy().and_then(|p| p.rules[0].name.as_deref()),
+        Some("oom")
+    );
+    let before = failure_policy::documents_read();
+    let with = snapshot_with_document(request.clone(), &compiled);
+    assert_eq!(failure_policy::documents_read(), before, "not read again");
+    assert_eq!(with, Snapshot::try_from(request));
+    // The request field, compiled the same way.
+    let field = pb::DecideJobRequest {
+        failure_policy: DOC.into(),
+        ..never_request()
+    };
+    let compiled = CompiledDocument::compile(&never_job(), DOC).expect("valid");
+    assert_eq!(
+        snapshot_with_document(field.clone(), &compiled),
+        Snapshot::try_from(field)
+    );
+    // A bad document is the compile's error, at its path.
+    let bad = DOC.replace("OOMKilled", "OOMKilled, OOMKilled");
+    let errs = CompiledDocument::compile(&never_job(), &bad)
+        .err()
+        .unwrap_or_default();
+    assert_eq!(
+        errs.iter().map(|v| v.field.as_str()).collect::<Vec<_>>(),
+        ["failurePolicy.rules[0].onContainerReasons.values[1]"]
+    );
+    // No document: nothing compiled, and the Job converts as before.
+    let plain = CompiledDocument::compile(&never_job(), "").expect("valid");
+    assert!(plain.policy().is_none());
+    assert_eq!(
+        snapshot_with_document(never_request(), &plain),
+        Snapshot::try_from(never_request())
+    );
+}
+
 #[test]
 fn a_bad_document_is_rejected_with_its_field_path() {
     let bad = DOC.replace("OOMKilled", "OOMKilled, OOMKilled");

@@ -27,6 +27,10 @@
 //! attempt) in one reconcile, a plan creates and deletes at most [`MAX_JOB_CHANGES_PER_PLAN`]
 //! Jobs and sets [`JobSetPlan::requeue`] when more follow, so a small request never buys a huge
 //! answer; the explanation keeps [`MAX_EXPLANATION_ENTRIES`] entries per list.
+//!
+//! [`decide_jobset_until`] is the same decision asking an [`Interrupt`] between child Jobs
+//! and between rule evaluations (where a large JobSet's cost is), so a server can stop a
+//! decision nobody waits for; [`decide_jobset`] never stops.
 
 mod explanation;
 mod model;
@@ -36,6 +40,7 @@ pub use model::*;
 
 use std::collections::HashMap;
 
+use crate::cancel::{Cancelled, Interrupt, Never, check};
 use crate::plan::{Event, EventType};
 use crate::time::Time;
 use crate::validate::truncated;
@@ -210,10 +215,15 @@ fn job_restarts_of(
         .unwrap_or(0)
 }
 
-fn group_jobs(js: &JobSet, jobs: &[ChildJob]) -> Groups {
+fn group_jobs(
+    js: &JobSet,
+    jobs: &[ChildJob],
+    interrupt: &dyn Interrupt,
+) -> Result<Groups, Cancelled> {
     let mut groups = Groups::default();
     let statuses = statuses_by_name(&js.status);
     for (i, job) in jobs.iter().enumerate() {
+        check(interrupt)?;
         let older_attempt = job.restart_attempt < js.status.restarts;
         // A Job without the label predates the RestartJob gate: upstream only logs it.
         let older_job_attempt = job
@@ -229,7 +239,7 @@ fn group_jobs(js: &JobSet, jobs: &[ChildJob]) -> Groups {
             Some(Finished::Succeeded) => groups.succeeded.push(i),
         }
     }
-    groups
+    Ok(groups)
 }
 
 /// calculateReplicatedJobStatuses: counts over the current attempt, per-Job arrays carried over.
@@ -238,7 +248,8 @@ fn replicated_job_statuses(
     js: &JobSet,
     jobs: &[ChildJob],
     groups: &Groups,
-) -> Vec<ReplicatedJobStatus> {
+    interrupt: &dyn Interrupt,
+) -> Result<Vec<ReplicatedJobStatus>, Cancelled> {
     #[derive(Default)]
     struct Tally {
         ready: usize,
@@ -250,20 +261,23 @@ fn replicated_job_statuses(
     let mut tallies: HashMap<&str, Tally> = HashMap::new();
     let mut tally = |idx: &[usize], add: &dyn Fn(&mut Tally, &ChildJob)| {
         for &i in idx {
+            check(interrupt)?;
             let job = &jobs[i];
             add(tallies.entry(job.replicated_job.as_str()).or_default(), job);
         }
+        Ok(())
     };
     tally(&groups.active, &|t, j| {
         t.ready += usize::from(j.ready);
         t.active += usize::from(j.has_active_pods);
         t.suspended += usize::from(j.suspended);
-    });
-    tally(&groups.succeeded, &|t, _| t.succeeded += 1);
-    tally(&groups.failed, &|t, _| t.failed += 1);
+    })?;
+    tally(&groups.succeeded, &|t, _| t.succeeded += 1)?;
+    tally(&groups.failed, &|t, _| t.failed += 1)?;
     let old = statuses_by_name(&js.status);
     let n = |k: usize| i32::try_from(k).unwrap_or(i32::MAX);
-    js.spec
+    Ok(js
+        .spec
         .replicated_jobs
         .iter()
         .map(|rj| {
@@ -282,7 +296,7 @@ fn replicated_job_statuses(
                     .unwrap_or_default(),
             }
         })
-        .collect()
+        .collect())
 }
 
 /// replicatedJobStatusesEqual's side effect: the list ends up sorted by name, descending.
@@ -362,9 +376,22 @@ pub fn first_matching_rule_and_job(
     failed: &[&ChildJob],
     evaluations: &mut Capped<RuleEvaluation>,
 ) -> Option<(usize, usize)> {
+    // `Never` never interrupts, so the search always finishes.
+    first_matching_rule_and_job_until(rules, failed, evaluations, &Never).unwrap_or_default()
+}
+
+/// [`first_matching_rule_and_job`], asking `interrupt` before each evaluation: one
+/// evaluation may search a message with every pattern of its rule.
+fn first_matching_rule_and_job_until(
+    rules: &[FailurePolicyRule],
+    failed: &[&ChildJob],
+    evaluations: &mut Capped<RuleEvaluation>,
+    interrupt: &dyn Interrupt,
+) -> Result<Option<(usize, usize)>, Cancelled> {
     for (rule_index, rule) in rules.iter().enumerate() {
         let mut best: Option<(usize, Option<Time>)> = None;
         for (pos, job) in failed.iter().enumerate() {
+            check(interrupt)?;
             let Some(failure) = job.failure_condition() else {
                 continue;
             };
@@ -381,17 +408,27 @@ pub fn first_matching_rule_and_job(
             });
         }
         if let Some((pos, _)) = best {
-            return Some((rule_index, pos));
+            return Ok(Some((rule_index, pos)));
         }
     }
-    None
+    Ok(None)
 }
 
 /// One reconcile's failure-policy part. Pure: the same snapshot gives the same plan.
 pub fn decide_jobset(snap: &JobSetSnapshot) -> JobSetPlan {
+    // `Never` never interrupts, so the default is never what is returned.
+    decide_jobset_until(snap, &Never).unwrap_or_default()
+}
+
+/// [`decide_jobset`], stopping with [`Cancelled`] as soon as `interrupt` is set (asked
+/// between child Jobs and between rule evaluations): half a plan would be wrong.
+pub fn decide_jobset_until(
+    snap: &JobSetSnapshot,
+    interrupt: &dyn Interrupt,
+) -> Result<JobSetPlan, Cancelled> {
     let js = &snap.job_set;
     let jobs = &snap.jobs;
-    let groups = group_jobs(js, jobs);
+    let groups = group_jobs(js, jobs, interrupt)?;
     let names = |idx: &[usize]| -> Capped<String> {
         let mut out = Capped::default();
         for &i in idx {
@@ -411,7 +448,7 @@ pub fn decide_jobset(snap: &JobSetSnapshot) -> JobSetPlan {
         events: Vec::new(),
         now: snap.now,
     };
-    w.status.replicated_jobs_status = replicated_job_statuses(js, jobs, &groups);
+    w.status.replicated_jobs_status = replicated_job_statuses(js, jobs, &groups, interrupt)?;
     sort_replicated_job_statuses(&mut w.status.replicated_jobs_status);
     let mut actions = Vec::new();
     let mut jobs_to_create = Vec::new();
@@ -471,12 +508,13 @@ pub fn decide_jobset(snap: &JobSetSnapshot) -> JobSetPlan {
                 );
             }
             let more;
-            (jobs_to_create, more) = creatable_jobs(js, jobs, &groups);
+            (jobs_to_create, more) = creatable_jobs(js, jobs, &groups, interrupt)?;
             requeue |= more;
             explanation.summary = creation_summary(js, &groups, jobs_to_create.len(), more);
         } else {
             let failed: Vec<&ChildJob> = groups.failed.iter().map(|&i| &jobs[i]).collect();
-            let decision = execute_failure_policy(js, &failed, &mut w, &mut explanation);
+            let decision =
+                execute_failure_policy(js, &failed, &mut w, &mut explanation, interrupt)?;
             explanation.summary = decision
                 .as_ref()
                 .map(decision_summary)
@@ -501,12 +539,12 @@ pub fn decide_jobset(snap: &JobSetSnapshot) -> JobSetPlan {
     }
     explanation.summary =
         truncated(&explanation.summary, MAX_EXPLANATION_SUMMARY_BYTES).into_owned();
-    JobSetPlan {
+    Ok(JobSetPlan {
         actions,
         jobs_to_create,
         requeue,
         explanation,
-    }
+    })
 }
 
 /// The Jobs at these positions that are not already being deleted, the first
@@ -532,36 +570,46 @@ fn execute_failure_policy(
     failed: &[&ChildJob],
     w: &mut Writer,
     explanation: &mut JobSetExplanation,
-) -> Option<FailureDecision> {
+    interrupt: &dyn Interrupt,
+) -> Result<Option<FailureDecision>, Cancelled> {
     let counted_restarts = total_restarts_count_towards_max(&w.status);
     let Some(policy) = &js.spec.failure_policy else {
-        let job = failed[first_failed_job(failed.iter().copied())?];
+        let Some(first) = first_failed_job(failed.iter().copied()) else {
+            return Ok(None);
+        };
+        let job = failed[first];
         w.fail(
             REASON_FAILED_JOBS,
             &message_with_first_failed_job(MSG_FAILED_JOBS, &job.name),
         );
-        return Some(FailureDecision {
+        return Ok(Some(FailureDecision {
             rule: None,
             job: job.name.clone(),
             action: None,
             outcome: FailureOutcome::JobSetFailed(REASON_FAILED_JOBS),
             counted_restarts,
             max_restarts: None,
-        });
+        }));
     };
-    let (rule, job, action) =
-        match first_matching_rule_and_job(&policy.rules, failed, &mut explanation.evaluations) {
-            Some((ri, pos)) => (
-                Some((ri, &policy.rules[ri])),
-                failed[pos],
-                policy.rules[ri].action,
-            ),
-            None => (
-                None,
-                failed[first_failed_job(failed.iter().copied())?],
-                FailurePolicyAction::RestartJobSet,
-            ),
-        };
+    let matched = first_matching_rule_and_job_until(
+        &policy.rules,
+        failed,
+        &mut explanation.evaluations,
+        interrupt,
+    )?;
+    let (rule, job, action) = match matched {
+        Some((ri, pos)) => (
+            Some((ri, &policy.rules[ri])),
+            failed[pos],
+            policy.rules[ri].action,
+        ),
+        None => {
+            let Some(first) = first_failed_job(failed.iter().copied()) else {
+                return Ok(None);
+            };
+            (None, failed[first], FailurePolicyAction::RestartJobSet)
+        }
+    };
     let outcome = apply_action(
         js,
         policy,
@@ -570,14 +618,14 @@ fn execute_failure_policy(
         job,
         w,
     );
-    Some(FailureDecision {
+    Ok(Some(FailureDecision {
         rule: rule.map(|(i, r)| (i, r.name.clone())),
         job: job.name.clone(),
         action: Some(action),
         outcome,
         counted_restarts,
         max_restarts: Some(policy.max_restarts),
-    })
+    }))
 }
 
 fn apply_action(
@@ -711,9 +759,14 @@ fn blocked_by_previous_attempt(js: &JobSet, groups: &Groups) -> bool {
 /// and, under `BlockingRecreate`, nothing while a previous-attempt Job still exists. Only the
 /// first [`MAX_JOB_CHANGES_PER_PLAN`] (spec order, then index), with whether more are missing;
 /// the walk stops there, so its work is bounded by the Jobs listed plus the cap, not the replicas.
-fn creatable_jobs(js: &JobSet, jobs: &[ChildJob], groups: &Groups) -> (Vec<JobToCreate>, bool) {
+fn creatable_jobs(
+    js: &JobSet,
+    jobs: &[ChildJob],
+    groups: &Groups,
+    interrupt: &dyn Interrupt,
+) -> Result<(Vec<JobToCreate>, bool), Cancelled> {
     if blocked_by_previous_attempt(js, groups) {
-        return (Vec::new(), false);
+        return Ok((Vec::new(), false));
     }
     let existing: std::collections::HashSet<&str> = jobs.iter().map(|j| j.name.as_str()).collect();
     let statuses = statuses_by_name(&js.status);
@@ -721,12 +774,13 @@ fn creatable_jobs(js: &JobSet, jobs: &[ChildJob], groups: &Groups) -> (Vec<JobTo
     let mut out = Vec::new();
     for rj in &js.spec.replicated_jobs {
         for index in 0..rj.replicas.max(0) {
+            check(interrupt)?;
             let name = job_name(&js.name, &rj.name, index);
             if existing.contains(name.as_str()) {
                 continue;
             }
             if out.len() == MAX_JOB_CHANGES_PER_PLAN {
-                return (out, true);
+                return Ok((out, true));
             }
             let job_restarts = job_restarts_of(&statuses, &rj.name, index).to_string();
             // Key order, so the plan is deterministic.
@@ -750,7 +804,7 @@ fn creatable_jobs(js: &JobSet, jobs: &[ChildJob], groups: &Groups) -> (Vec<JobTo
             });
         }
     }
-    (out, false)
+    Ok((out, false))
 }
 
 #[cfg(test)]

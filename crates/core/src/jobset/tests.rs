@@ -1109,3 +1109,104 @@ fn explanation_text_from_the_request_is_cut() {
     assert!(r.contains("[truncated from 100000 bytes]"));
     assert!(plan.explanation.summary.len() <= MAX_EXPLANATION_SUMMARY_BYTES);
 }
+
+// ---- cancellation (issue 22, item 1) ----
+
+/// Says "stop" from its `after`-th question on, counting the questions.
+struct AfterAsks {
+    asked: std::cell::Cell<usize>,
+    after: usize,
+}
+
+impl AfterAsks {
+    fn new(after: usize) -> AfterAsks {
+        AfterAsks {
+            asked: std::cell::Cell::new(0),
+            after,
+        }
+    }
+}
+
+impl crate::cancel::Interrupt for AfterAsks {
+    fn interrupted(&self) -> bool {
+        self.asked.set(self.asked.get() + 1);
+        self.asked.get() > self.after
+    }
+}
+
+/// 1,000 failed Jobs under two rules of patterns none matches: every rule searches every
+/// message, which is where a large JobSet decision spends its time.
+fn many_failed_jobs() -> JobSetSnapshot {
+    let rules = vec![
+        with_patterns(
+            rule("first", FailurePolicyAction::FailJobSet),
+            &["needle 0"],
+        ),
+        with_patterns(
+            rule("second", FailurePolicyAction::FailJobSet),
+            &["needle 1"],
+        ),
+    ];
+    JobSetSnapshot {
+        job_set: jobset(&[("rj", 1_000)], policy(3, rules)),
+        jobs: (0..1_000)
+            .map(|i| failed(job("rj", i), "BackoffLimitExceeded", "haystack", ago(1)))
+            .collect(),
+        now: now(),
+    }
+}
+
+#[test]
+fn a_jobset_decision_asks_between_jobs_and_rule_evaluations_and_stops_when_told() {
+    let snap = many_failed_jobs();
+    let never = AfterAsks::new(usize::MAX);
+    assert_eq!(decide_jobset_until(&snap, &never), Ok(decide_jobset(&snap)));
+    // Grouping, tallying and both rules' evaluations each ask once per Job.
+    assert!(
+        never.asked.get() >= 4 * 1_000,
+        "asked {} times for 1,000 failed Jobs under two rules",
+        never.asked.get()
+    );
+    // Told to stop during the second rule's matching: no plan, no further questions,
+    // and no message searched after the answer.
+    let stop_at = 3 * 1_000 + 500;
+    let half = AfterAsks::new(stop_at);
+    let scanned = crate::message_pattern::bytes_scanned();
+    assert_eq!(
+        decide_jobset_until(&snap, &half),
+        Err(crate::cancel::Cancelled)
+    );
+    assert_eq!(half.asked.get(), stop_at + 1);
+    let per_message = u64::try_from("haystack".len()).unwrap_or(0);
+    assert_eq!(
+        crate::message_pattern::bytes_scanned() - scanned,
+        (1_000 + 500) * per_message,
+        "the first rule's 1,000 messages and 500 of the second's"
+    );
+    // Already stopped: nothing is grouped.
+    let stopped = AfterAsks::new(0);
+    assert_eq!(
+        decide_jobset_until(&snap, &stopped),
+        Err(crate::cancel::Cancelled)
+    );
+    assert_eq!(stopped.asked.get(), 1);
+}
+
+#[test]
+fn a_jobset_creation_walk_asks_between_indexes() {
+    // Nothing failed: the decision walks the replicas to find Jobs to create.
+    let snap = JobSetSnapshot {
+        job_set: jobset(&[("rj", 100)], None),
+        jobs: Vec::new(),
+        now: now(),
+    };
+    let never = AfterAsks::new(usize::MAX);
+    let plan = decide_jobset_until(&snap, &never);
+    assert_eq!(plan.as_ref().map(|p| p.jobs_to_create.len()), Ok(100));
+    assert!(never.asked.get() >= 100, "asked {}", never.asked.get());
+    let asked = never.asked.get();
+    assert_eq!(
+        decide_jobset_until(&snap, &AfterAsks::new(asked - 1)),
+        Err(crate::cancel::Cancelled)
+    );
+}
