@@ -41,6 +41,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	limits := fs.String("limits", "equal,raised", "Comma-separated limit sets: equal, raised.")
 	smoke := fs.Bool("smoke", false, "Shrink every workload (at most 20 Jobs of at most 10 pods) for a quick end-state check.")
 	out := fs.String("out", "", "Write <out>.md and <out>.svg (the table and chart); nothing written when empty.")
+	controllers := fs.String("controllers", "kcm,shim", "Comma-separated controllers to run: kcm (a), shim (b); end states are compared only with both.")
 	workdir := fs.String("workdir", "", "Where the clusters' files go; a temporary directory when empty (BENCH_KEEP=1 keeps them).")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -67,7 +68,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		ls = append(ls, l)
 	}
-	if len(ws) == 0 || len(ls) == 0 {
+	ctls := splitList(*controllers)
+	for _, c := range ctls {
+		if c != "kcm" && c != "shim" {
+			fmt.Fprintf(stderr, "bench: flag -controllers: unknown controller %q (kcm, shim)\n", c)
+			return 2
+		}
+	}
+	if len(ws) == 0 || len(ls) == 0 || len(ctls) == 0 {
 		fmt.Fprintln(stderr, "bench: no workloads or no limits")
 		return 2
 	}
@@ -92,7 +100,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		specs := w.plan()
 		for _, l := range ls {
 			p := pair{w: w, limits: l}
-			for _, ctl := range []string{"kcm", "shim"} {
+			for _, ctl := range ctls {
 				r, err := runOne(ctx, w, specs, ctl, l, *workdir, logf)
 				if err != nil {
 					logf("%s/%s/%s failed: %v", w.Name, ctl, l.Name, err)
