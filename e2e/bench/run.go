@@ -72,8 +72,8 @@ type Result struct {
 
 // jobEnd is the part of a finished Job both controllers must agree on.
 type jobEnd struct {
-	Succeeded, Failed int32
-	Conditions        string
+	Succeeded, Failed               int32
+	Conditions                      string
 	CompletedIndexes, FailedIndexes string
 }
 
