@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 export PATH := $(CURDIR)/bin:$(PATH)
 
-.PHONY: all build test test-e2e test-rust test-go test-clients test-browser fuzz fuzz-seeds lint lint-rust lint-go lint-gen lint-docker tools run example bench load load-smoke
+.PHONY: all build test test-e2e test-rust test-go test-clients test-browser fuzz fuzz-seeds lint lint-rust lint-go lint-gen lint-docker tools run example bench load load-smoke bench-cluster bench-cluster-smoke
 
 all: build
 
@@ -116,3 +116,18 @@ load: tools
 ## A few seconds of the same (10 and 1,000 pods, debug server, output under target/): part of `make test`.
 load-smoke: tools
 	bash load/run.sh smoke
+
+## The cluster benchmark (docs/bench-cluster.md): W1-W4 (e2e/bench/workloads) each on a fresh
+## kube-apiserver + etcd with KWOK, (a) kube-controller-manager's Job controller against (b) the
+## shim + the release service, at equal and raised limits; rewrites docs/bench-cluster.{md,svg}.
+## Builds kube-controller-manager and kwok from Go modules the first time (cached). Hours, not minutes.
+BENCH_WORKLOADS ?= workloads/w1.yaml,workloads/w2.yaml,workloads/w3.yaml,workloads/w4.yaml
+bench-cluster:
+	cargo build --release --bin job-decider
+	cd e2e/bench && JOB_DECIDER_BIN=$${JOB_DECIDER_BIN:-$(CURDIR)/target/release/job-decider} go run . -workloads $(BENCH_WORKLOADS) -out $(CURDIR)/docs/bench-cluster
+
+## The same at small sizes (W1 and W2, at most 20 Jobs of 10 pods, equal limits, debug service):
+## fails on any Job whose end state differs between the two controllers.
+bench-cluster-smoke:
+	cargo build --bin job-decider
+	cd e2e/bench && JOB_DECIDER_BIN=$${JOB_DECIDER_BIN:-$(CURDIR)/target/debug/job-decider} go run . -smoke -limits equal -workloads workloads/w1.yaml,workloads/w2.yaml

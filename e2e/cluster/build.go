@@ -49,47 +49,107 @@ func EnsureBinaries(logf func(format string, args ...any)) (Binaries, error) {
 	if err != nil {
 		return Binaries{}, err
 	}
-	stamp, err := sourceStamp(src)
+	out, err := cachedBuild(logf, src, "controlplane", []string{"go.mod", "go.sum", filepath.Join("etcd", "main.go")},
+		"", "kube-apiserver and etcd", "k8s.io/kubernetes/cmd/kube-apiserver", "./etcd")
 	if err != nil {
 		return Binaries{}, err
+	}
+	return Binaries{APIServer: filepath.Join(out, "kube-apiserver"), Etcd: filepath.Join(out, "etcd")}, nil
+}
+
+// EnsureControllerManager returns a kube-controller-manager executable built
+// from the control-plane module (the same pinned k8s.io/kubernetes as the API
+// server), or $TEST_ASSET_KUBE_CONTROLLER_MANAGER. It is a separate build step
+// from EnsureBinaries, cached beside it, so that tests that need no controller
+// manager never build one.
+func EnsureControllerManager(logf func(format string, args ...any)) (string, error) {
+	if bin := os.Getenv("TEST_ASSET_KUBE_CONTROLLER_MANAGER"); bin != "" {
+		return bin, nil
+	}
+	src, err := controlPlaneDir()
+	if err != nil {
+		return "", err
+	}
+	out, err := cachedBuild(logf, src, "controlplane", []string{"go.mod", "go.sum", filepath.Join("etcd", "main.go")},
+		"kcm", "kube-controller-manager", "k8s.io/kubernetes/cmd/kube-controller-manager")
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(out, "kube-controller-manager"), nil
+}
+
+// EnsureKWOK returns a kwok executable built from its own pinned module
+// (controlplane/kwok: KWOK requires other k8s.io versions than the control
+// plane), or $TEST_ASSET_KWOK.
+func EnsureKWOK(logf func(format string, args ...any)) (string, error) {
+	if bin := os.Getenv("TEST_ASSET_KWOK"); bin != "" {
+		return bin, nil
+	}
+	cp, err := controlPlaneDir()
+	if err != nil {
+		return "", err
+	}
+	out, err := cachedBuild(logf, filepath.Join(cp, "kwok"), "kwok", []string{"go.mod", "go.sum"},
+		"", "kwok", "sigs.k8s.io/kwok/cmd/kwok")
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(out, "kwok"), nil
+}
+
+// cachedBuild builds pkgs of the module in src into
+// <cache>/job-decider-e2e/<prefix>-<stamp>, unless an earlier build with the
+// same stamp (the stamp files and the Go version) finished there. step names
+// the build's marker so that several build steps can share one directory.
+func cachedBuild(logf func(format string, args ...any), src, prefix string, stampFiles []string, step, what string, pkgs ...string) (string, error) {
+	stamp, err := sourceStamp(src, stampFiles)
+	if err != nil {
+		return "", err
 	}
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		cache = os.TempDir()
 	}
-	out := filepath.Join(cache, "job-decider-e2e", "controlplane-"+stamp[:16])
-	bins := Binaries{APIServer: filepath.Join(out, "kube-apiserver"), Etcd: filepath.Join(out, "etcd")}
+	out := filepath.Join(cache, "job-decider-e2e", prefix+"-"+stamp[:16])
 	if err := os.MkdirAll(out, 0o755); err != nil {
-		return Binaries{}, err
+		return "", err
+	}
+	marker := ".done"
+	if step != "" {
+		marker += "-" + step
 	}
 	unlock, err := lockFile(filepath.Join(out, ".lock"))
 	if err != nil {
-		return Binaries{}, err
+		return "", err
 	}
 	defer unlock()
-	if exists(bins.APIServer) && exists(bins.Etcd) && exists(filepath.Join(out, ".done")) {
-		return bins, nil
+	built := exists(filepath.Join(out, marker))
+	for _, pkg := range pkgs {
+		built = built && exists(filepath.Join(out, filepath.Base(pkg)))
+	}
+	if built {
+		return out, nil
 	}
 	start := time.Now()
-	logf("building kube-apiserver and etcd from Go modules into %s (first run only; several minutes on 2 cores)", out)
-	cmd := exec.Command("go", "build", "-o", out+string(filepath.Separator), "k8s.io/kubernetes/cmd/kube-apiserver", "./etcd")
+	logf("building %s from Go modules into %s (first run only; several minutes on 2 cores)", what, out)
+	cmd := exec.Command("go", append([]string{"build", "-o", out + string(filepath.Separator)}, pkgs...)...)
 	cmd.Dir = src
 	output, err := cmd.CombinedOutput()
 	if err != nil {
-		return Binaries{}, fmt.Errorf("building the control plane: %v\n%s", err, output)
+		return "", fmt.Errorf("building %s: %v\n%s", what, err, output)
 	}
-	if err := os.WriteFile(filepath.Join(out, ".done"), []byte(time.Since(start).String()+"\n"), 0o644); err != nil {
-		return Binaries{}, err
+	if err := os.WriteFile(filepath.Join(out, marker), []byte(time.Since(start).String()+"\n"), 0o644); err != nil {
+		return "", err
 	}
-	logf("control plane built in %s", time.Since(start).Round(time.Second))
-	return bins, nil
+	logf("%s built in %s", what, time.Since(start).Round(time.Second))
+	return out, nil
 }
 
-// sourceStamp hashes what decides the built binaries: the module files, the
-// etcd entry point and the Go toolchain.
-func sourceStamp(dir string) (string, error) {
+// sourceStamp hashes what decides the built binaries: the module files (for
+// the control plane also the etcd entry point) and the Go toolchain.
+func sourceStamp(dir string, files []string) (string, error) {
 	h := sha256.New()
-	for _, name := range []string{"go.mod", "go.sum", filepath.Join("etcd", "main.go")} {
+	for _, name := range files {
 		f, err := os.Open(filepath.Join(dir, name))
 		if err != nil {
 			return "", err

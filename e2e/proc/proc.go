@@ -56,6 +56,9 @@ func (p *Process) Exited() bool {
 	}
 }
 
+// Pid is the process id (for reading its CPU time and memory in /proc).
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
 // Done is closed when the process has ended.
 func (p *Process) Done() <-chan struct{} { return p.done }
 
