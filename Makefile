@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 export PATH := $(CURDIR)/bin:$(PATH)
 
-.PHONY: all build test test-e2e test-rust test-go test-clients test-browser fuzz fuzz-seeds lint lint-rust lint-go lint-gen lint-docker tools run example bench load load-smoke
+.PHONY: all build test test-e2e test-rust test-go test-clients test-browser fuzz fuzz-seeds lint lint-rust lint-go lint-gen lint-docker tools run example bench load load-smoke hostile
 
 all: build
 
@@ -116,3 +116,9 @@ load: tools
 ## A few seconds of the same (10 and 1,000 pods, debug server, output under target/): part of `make test`.
 load-smoke: tools
 	bash load/run.sh smoke
+
+## Issue 22's hostile sequences from one client without credentials (load/README.md, "Hostile"):
+## the release server with deploy/base's own flags pinned to one core, RSS, slots and 1 s health
+## probes sampled throughout; prints the README's table and fails if a bound is exceeded. Not in `make test`.
+hostile:
+	bash load/hostile.sh full
