@@ -116,12 +116,23 @@ pub fn decide_empty_containers(n: usize) -> Result<Bytes, Error> {
     Ok(out.into())
 }
 
-/// The realistic running Indexed Job (`fixtures::realistic_request`) with
-/// as many pods as make about `bytes` on the wire.
+/// The realistic running Indexed Job (`fixtures::realistic_request`) of about
+/// `bytes` on the wire: at most 100,000 pods (an Indexed Job's most completions
+/// with a per-index backoff limit), each padded by an annotation to make up the size.
 pub fn decide_of_size(bytes: u64) -> pb::DecideJobRequest {
-    let sample = fixtures::realistic_request(1000).encoded_len() as u64;
-    let pods = (bytes.saturating_mul(1000) / sample.max(1)).max(1);
-    fixtures::realistic_request(usize::try_from(pods).unwrap_or(usize::MAX))
+    let sample = fixtures::realistic_request(1000).encoded_len() as u64 / 1000;
+    let pods = (bytes / sample.max(1)).clamp(1, 100_000);
+    let mut request = fixtures::realistic_request(usize::try_from(pods).unwrap_or(1));
+    let pad = bytes.saturating_sub(pods * sample) / pods;
+    if pad > 16 {
+        let filler = "p".repeat(usize::try_from(pad - 16).unwrap_or(0));
+        for pod in &mut request.pods {
+            if let Some(m) = pod.metadata.as_mut() {
+                m.annotations.insert("hostile/pad".into(), filler.clone());
+            }
+        }
+    }
+    request
 }
 
 /// `pods` realistic pods, all Failed with `message` as the pod's message and as its
