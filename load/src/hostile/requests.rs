@@ -325,9 +325,14 @@ mod tests {
             .and_then(|t| t.spec)
             .map(|s| s.containers)
             .unwrap_or_default();
-        // The Job's own container, then the thousand.
-        assert_eq!(containers.len(), 1001);
-        assert!(containers[1..].iter().all(|c| c.name == "c"));
+        // The Job's own containers, then the thousand.
+        let own = fixtures::realistic_job(1)
+            .spec
+            .and_then(|s| s.template)
+            .and_then(|t| t.spec)
+            .map_or(0, |s| s.containers.len());
+        assert_eq!(containers.len(), own + 1000);
+        assert!(containers[own..].iter().all(|c| c.name == "c"));
         let bytes = decide_empty_containers(10).expect("built");
         let decoded = pb::DecideJobRequest::decode(bytes).expect("decodes");
         assert_eq!(decoded.pods.len(), 1);
