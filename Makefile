@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 export PATH := $(CURDIR)/bin:$(PATH)
 
-.PHONY: all build test test-e2e test-rust test-go test-clients test-browser fuzz fuzz-seeds lint lint-rust lint-go lint-gen lint-docker tools run example bench load load-smoke bench-cluster bench-cluster-smoke
+.PHONY: all build test test-e2e test-rust test-go test-clients test-browser fuzz fuzz-seeds lint lint-rust lint-go lint-gen lint-docker tools run example bench load load-smoke bench-cluster bench-cluster-smoke hostile
 
 all: build
 
@@ -131,3 +131,9 @@ bench-cluster:
 bench-cluster-smoke:
 	cargo build --bin job-decider
 	cd e2e/bench && JOB_DECIDER_BIN=$${JOB_DECIDER_BIN:-$(CURDIR)/target/debug/job-decider} go run . -smoke -limits equal -workloads workloads/w1.yaml,workloads/w2.yaml
+
+## Issue 22's hostile sequences from one client without credentials (load/README.md, "Hostile"):
+## the release server with deploy/base's own flags pinned to one core, RSS, slots and 1 s health
+## probes sampled throughout; prints the README's table and fails if a bound is exceeded. Not in `make test`.
+hostile:
+	bash load/hostile.sh full

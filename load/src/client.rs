@@ -17,7 +17,7 @@ const DECIDE_JOB: &str = "/jobdecider.v1.JobDecider/DecideJob";
 
 /// Passes message bytes through untouched, both ways.
 #[derive(Clone, Copy, Debug, Default)]
-struct Raw;
+pub(crate) struct Raw;
 
 impl Codec for Raw {
     type Encode = Bytes;

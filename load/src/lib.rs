@@ -5,6 +5,7 @@
 
 pub mod client;
 pub mod ghz;
+pub mod hostile;
 pub mod proc_stat;
 pub mod report;
 pub mod requests;

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use job_decider_load::requests::{self, SIZES};
-use job_decider_load::{Error, client, run};
+use job_decider_load::{Error, client, hostile, run};
 
 #[derive(Parser)]
 #[command(about = "job-decider's load suite")]
@@ -28,6 +28,8 @@ enum Command {
     },
     /// Run the suite: ghz against the pinned server, upstream's sync on the same files, the table and chart.
     Run(Box<run::Options>),
+    /// Issue 22's hostile sequences against the server with the deploy's flags (`make hostile`).
+    Hostile(Box<hostile::Options>),
     /// Send a request file's bytes to DecideJob CALLS times, one at a time; print the latencies as JSON.
     Client {
         /// The server, host:port or unix:///path.
@@ -54,6 +56,7 @@ fn main() -> ExitCode {
             }
         }),
         Command::Run(options) => run::run(&options),
+        Command::Hostile(options) => hostile::run(&options),
         Command::Client { addr, file, calls } => std::fs::read(&file)
             .map_err(|e| Error::io(&file, e))
             .and_then(|body| client::run(&addr, body.into(), calls))

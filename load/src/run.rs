@@ -85,7 +85,7 @@ impl Drop for Server {
 }
 
 /// Whether `taskset -c <cpu>` works here (the tool exists and the core is ours).
-fn can_pin(cpu: &str) -> bool {
+pub(crate) fn can_pin(cpu: &str) -> bool {
     Command::new("taskset")
         .args(["-c", cpu, "true"])
         .stdout(Stdio::null())
@@ -95,7 +95,7 @@ fn can_pin(cpu: &str) -> bool {
 }
 
 /// A command, behind `taskset -c cpus` when pinning.
-fn pinned(program: &Path, pin: Option<&str>) -> Command {
+pub(crate) fn pinned(program: &Path, pin: Option<&str>) -> Command {
     match pin {
         Some(cpus) => {
             let mut c = Command::new("taskset");
@@ -106,7 +106,7 @@ fn pinned(program: &Path, pin: Option<&str>) -> Command {
     }
 }
 
-fn free_port() -> Result<u16, Error> {
+pub(crate) fn free_port() -> Result<u16, Error> {
     let listener =
         TcpListener::bind("127.0.0.1:0").map_err(|e| Error::tool("loopback", e.to_string()))?;
     listener
