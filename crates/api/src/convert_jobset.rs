@@ -946,6 +946,7 @@ fn int_label(value: Option<&str>, path: &str, required: bool, errs: &mut Errs) -
 #[cfg(test)]
 mod tests {
     use super::*;
+    use job_decider_core::fixtures::AfterAsks;
 
     fn request(json: serde_json::Value) -> pb::DecideJobSetRequest {
         serde_json::from_value(json).unwrap_or_default()
@@ -1150,19 +1151,6 @@ mod tests {
         assert_eq!(resp.jobs_to_create.len(), 500);
         assert_eq!(resp.requeue_after, None);
     }
-    /// Says "stop" from its `after`-th question on, counting the questions.
-    struct AfterAsks {
-        asked: std::cell::Cell<usize>,
-        after: usize,
-    }
-
-    impl Interrupt for AfterAsks {
-        fn interrupted(&self) -> bool {
-            self.asked.set(self.asked.get() + 1);
-            self.asked.get() > self.after
-        }
-    }
-
     /// A JobSet of `jobs` child Jobs and one rule of two patterns.
     fn jobs_request(jobs: usize) -> pb::DecideJobSetRequest {
         let mut req = request(serde_json::json!({
@@ -1189,28 +1177,19 @@ mod tests {
     /// Issue 22, item 1: a JobSet's conversion asks before each pattern and child Job.
     #[test]
     fn a_jobset_conversion_asks_before_each_pattern_and_job_and_stops_when_told() {
-        let never = AfterAsks {
-            asked: std::cell::Cell::new(0),
-            after: usize::MAX,
-        };
+        let never = AfterAsks::new(usize::MAX);
         let converted = snapshot_until(jobs_request(100), &never);
         assert_eq!(converted.map(|s| s.jobs.len()).ok(), Some(100));
-        assert_eq!(never.asked.get(), 2 + 100, "two patterns, then 100 Jobs");
+        assert_eq!(never.asked(), 2 + 100, "two patterns, then 100 Jobs");
         // Stopped after the patterns and half the Jobs: no snapshot, nothing more converted.
-        let half = AfterAsks {
-            asked: std::cell::Cell::new(0),
-            after: 2 + 50,
-        };
+        let half = AfterAsks::new(2 + 50);
         assert!(matches!(
             snapshot_until(jobs_request(100), &half),
             Err(Unconverted::Cancelled)
         ));
-        assert_eq!(half.asked.get(), 2 + 51);
+        assert_eq!(half.asked(), 2 + 51);
         // Stopped between the two patterns: cancelled, not a snapshot missing a pattern.
-        let first_pattern = AfterAsks {
-            asked: std::cell::Cell::new(0),
-            after: 1,
-        };
+        let first_pattern = AfterAsks::new(1);
         assert!(matches!(
             snapshot_until(jobs_request(1), &first_pattern),
             Err(Unconverted::Cancelled)

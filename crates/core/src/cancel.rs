@@ -61,6 +61,7 @@ pub fn check(interrupt: &dyn Interrupt) -> Result<(), Cancelled> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fixtures::AfterAsks;
 
     #[test]
     fn a_flag_interrupts_once_set_and_never_does_not() {
@@ -70,19 +71,6 @@ mod tests {
         assert_eq!(check(&flag), Err(Cancelled));
         assert_eq!(check(&std::sync::Arc::new(flag)), Err(Cancelled));
         assert_eq!(check(&Never), Ok(()));
-    }
-
-    /// Says "stop" from its `after`-th question on, counting the questions.
-    struct AfterAsks {
-        asked: std::cell::Cell<usize>,
-        after: usize,
-    }
-
-    impl Interrupt for AfterAsks {
-        fn interrupted(&self) -> bool {
-            self.asked.set(self.asked.get() + 1);
-            self.asked.get() > self.after
-        }
     }
 
     fn many_pods(n: usize) -> crate::model::Snapshot {
@@ -96,24 +84,18 @@ mod tests {
     #[test]
     fn a_decision_asks_between_pods_and_stops_when_told() {
         let snapshot = many_pods(1_000);
-        let never = AfterAsks {
-            asked: std::cell::Cell::new(0),
-            after: usize::MAX,
-        };
+        let never = AfterAsks::new(usize::MAX);
         let plan = crate::sync::decide_until(&snapshot, &never);
         assert_eq!(plan, Ok(crate::sync::decide(&snapshot)));
         assert!(
-            never.asked.get() >= 1_000,
+            never.asked() >= 1_000,
             "asked {} times for 1,000 pods",
-            never.asked.get()
+            never.asked()
         );
         // Told to stop half-way through the pods: no plan, and no further questions.
-        let half = AfterAsks {
-            asked: std::cell::Cell::new(0),
-            after: 500,
-        };
+        let half = AfterAsks::new(500);
         assert_eq!(crate::sync::decide_until(&snapshot, &half), Err(Cancelled));
-        assert_eq!(half.asked.get(), 501);
+        assert_eq!(half.asked(), 501);
         let explained = crate::sync::decide_explained_until(&snapshot, &AtomicBool::new(true));
         assert_eq!(explained.map(|_| ()), Err(Cancelled));
     }

@@ -270,3 +270,32 @@ pub fn last_status(plan: &Plan) -> &JobStatus {
         .copied()
         .expect("the plan writes a status")
 }
+
+/// An interrupt that says "stop" from its `after`-th question on, counting the
+/// questions: tests of the `_until` decisions and conversions check where they ask.
+pub struct AfterAsks {
+    asked: std::cell::Cell<usize>,
+    after: usize,
+}
+
+impl AfterAsks {
+    /// Answers "go on" to the first `after` questions, "stop" to every later one.
+    pub fn new(after: usize) -> AfterAsks {
+        AfterAsks {
+            asked: std::cell::Cell::new(0),
+            after,
+        }
+    }
+
+    /// How many questions it was asked.
+    pub fn asked(&self) -> usize {
+        self.asked.get()
+    }
+}
+
+impl crate::cancel::Interrupt for AfterAsks {
+    fn interrupted(&self) -> bool {
+        self.asked.set(self.asked.get() + 1);
+        self.asked.get() > self.after
+    }
+}

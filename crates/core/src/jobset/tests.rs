@@ -2,6 +2,7 @@
 //! (pkg/controllers/failure_policy_test.go, jobset_controller_test.go) where there is one.
 
 use super::*;
+use crate::fixtures::AfterAsks;
 
 const HOUR: i64 = 3600;
 /// A fixed "now": 2024-01-01T12:00:00Z.
@@ -1112,28 +1113,6 @@ fn explanation_text_from_the_request_is_cut() {
 
 // ---- cancellation (issue 22, item 1) ----
 
-/// Says "stop" from its `after`-th question on, counting the questions.
-struct AfterAsks {
-    asked: std::cell::Cell<usize>,
-    after: usize,
-}
-
-impl AfterAsks {
-    fn new(after: usize) -> AfterAsks {
-        AfterAsks {
-            asked: std::cell::Cell::new(0),
-            after,
-        }
-    }
-}
-
-impl crate::cancel::Interrupt for AfterAsks {
-    fn interrupted(&self) -> bool {
-        self.asked.set(self.asked.get() + 1);
-        self.asked.get() > self.after
-    }
-}
-
 /// 1,000 failed Jobs under two rules of patterns none matches: every rule searches every
 /// message, which is where a large JobSet decision spends its time.
 fn many_failed_jobs() -> JobSetSnapshot {
@@ -1163,9 +1142,9 @@ fn a_jobset_decision_asks_between_jobs_and_rule_evaluations_and_stops_when_told(
     assert_eq!(decide_jobset_until(&snap, &never), Ok(decide_jobset(&snap)));
     // Grouping, tallying and both rules' evaluations each ask once per Job.
     assert!(
-        never.asked.get() >= 4 * 1_000,
+        never.asked() >= 4 * 1_000,
         "asked {} times for 1,000 failed Jobs under two rules",
-        never.asked.get()
+        never.asked()
     );
     // Told to stop during the second rule's matching: no plan, no further questions,
     // and no message searched after the answer.
@@ -1176,7 +1155,7 @@ fn a_jobset_decision_asks_between_jobs_and_rule_evaluations_and_stops_when_told(
         decide_jobset_until(&snap, &half),
         Err(crate::cancel::Cancelled)
     );
-    assert_eq!(half.asked.get(), stop_at + 1);
+    assert_eq!(half.asked(), stop_at + 1);
     let per_message = u64::try_from("haystack".len()).unwrap_or(0);
     assert_eq!(
         crate::message_pattern::bytes_scanned() - scanned,
@@ -1189,7 +1168,7 @@ fn a_jobset_decision_asks_between_jobs_and_rule_evaluations_and_stops_when_told(
         decide_jobset_until(&snap, &stopped),
         Err(crate::cancel::Cancelled)
     );
-    assert_eq!(stopped.asked.get(), 1);
+    assert_eq!(stopped.asked(), 1);
 }
 
 #[test]
@@ -1203,8 +1182,8 @@ fn a_jobset_creation_walk_asks_between_indexes() {
     let never = AfterAsks::new(usize::MAX);
     let plan = decide_jobset_until(&snap, &never);
     assert_eq!(plan.as_ref().map(|p| p.jobs_to_create.len()), Ok(100));
-    assert!(never.asked.get() >= 100, "asked {}", never.asked.get());
-    let asked = never.asked.get();
+    assert!(never.asked() >= 100, "asked {}", never.asked());
+    let asked = never.asked();
     assert_eq!(
         decide_jobset_until(&snap, &AfterAsks::new(asked - 1)),
         Err(crate::cancel::Cancelled)
