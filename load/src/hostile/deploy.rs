@@ -43,14 +43,19 @@ impl DeployFlags {
     }
 }
 
-/// Bytes of a Kubernetes quantity or a `serve` size: `256MiB`, `1Gi`, `128MiB`, `512`.
-pub fn parse_bytes(text: &str) -> Option<u64> {
+/// A leading whole number and the unit written after it (`256MiB` → 256, `MiB`).
+fn number_and_unit(text: &str) -> Option<(u64, &str)> {
     let text = text.trim();
     let split = text
         .find(|c: char| !c.is_ascii_digit())
         .unwrap_or(text.len());
     let (number, unit) = text.split_at(split);
-    let n: u64 = number.parse().ok()?;
+    Some((number.parse().ok()?, unit))
+}
+
+/// Bytes of a Kubernetes quantity or a `serve` size: `256MiB`, `1Gi`, `128MiB`, `512`.
+pub fn parse_bytes(text: &str) -> Option<u64> {
+    let (n, unit) = number_and_unit(text)?;
     let mult: u64 = match unit {
         "" | "B" => 1,
         "Ki" | "KiB" => 1 << 10,
@@ -66,12 +71,7 @@ pub fn parse_bytes(text: &str) -> Option<u64> {
 
 /// A `serve` duration: `30s`, `100ms`, `5m`.
 pub fn parse_duration(text: &str) -> Option<Duration> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let n: u64 = number.parse().ok()?;
+    let (n, unit) = number_and_unit(text)?;
     match unit {
         "ms" => Some(Duration::from_millis(n)),
         "s" => Some(Duration::from_secs(n)),
