@@ -129,7 +129,7 @@ func TestRegressionStandbyWithLaggingCacheCreatesNoDuplicatePods(t *testing.T) {
 	}
 	defer proxy.Close()
 	newReplica := func(id, kubeconfig string, extra ...string) *harness.Shim {
-		s, err := harness.NewShim(harness.ShimOptions{
+		return startShimReplica(t, harness.ShimOptions{
 			Kubeconfig:     kubeconfig,
 			DeciderAddr:    e.decider.Addr,
 			ControllerName: name,
@@ -137,20 +137,8 @@ func TestRegressionStandbyWithLaggingCacheCreatesNoDuplicatePods(t *testing.T) {
 			Args:           append(fastShimArgs(lease), extra...),
 			Identity:       id,
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.RequireStarted(t)
-		t.Cleanup(s.Kill)
-		return s
 	}
-	holder := func(ctx context.Context) string {
-		l, err := e.client.CoordinationV1().Leases("default").Get(ctx, "shim-"+lease, metav1.GetOptions{})
-		if err != nil {
-			return ""
-		}
-		return ptr.Deref(l.Spec.HolderIdentity, "")
-	}
+	holder := func(ctx context.Context) string { return leaseHolder(ctx, "shim-"+lease) }
 	// The leader batches pod events for a second: its replacements land
 	// well after the completions that caused them, which is the window a
 	// lagging successor acts in.

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 
 	"job-decider.dev/e2e/harness"
 )
@@ -221,4 +222,27 @@ func deadline(ctx context.Context) time.Time {
 		return time.Now().Add(time.Minute)
 	}
 	return d
+}
+
+// leaseHolder is who holds the Lease `name` in the default namespace ("" when
+// nobody does or it cannot be read).
+func leaseHolder(ctx context.Context, name string) string {
+	lease, err := e.client.CoordinationV1().Leases("default").Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return ""
+	}
+	return ptr.Deref(lease.Spec.HolderIdentity, "")
+}
+
+// startShimReplica starts one shim with these options, fails the test if it
+// does not start, and kills it when the test ends.
+func startShimReplica(t *testing.T, opts harness.ShimOptions) *harness.Shim {
+	t.Helper()
+	s, err := harness.NewShim(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.RequireStarted(t)
+	t.Cleanup(s.Kill)
+	return s
 }

@@ -91,7 +91,7 @@ func TestTwoReplicasFailOver(t *testing.T) {
 	t.Parallel()
 	const name = "job-decider.dev/ha-test"
 	newReplica := func(id string) *harness.Shim {
-		s, err := harness.NewShim(harness.ShimOptions{
+		return startShimReplica(t, harness.ShimOptions{
 			Kubeconfig:     e.cluster.Kubeconfig,
 			DeciderAddr:    e.decider.Addr,
 			ControllerName: name,
@@ -99,20 +99,8 @@ func TestTwoReplicasFailOver(t *testing.T) {
 			Args:           fastShimArgs("ha"),
 			Identity:       id,
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.RequireStarted(t)
-		t.Cleanup(s.Kill)
-		return s
 	}
-	holder := func(ctx context.Context) string {
-		lease, err := e.client.CoordinationV1().Leases("default").Get(ctx, "shim-ha", metav1.GetOptions{})
-		if err != nil {
-			return ""
-		}
-		return ptr.Deref(lease.Spec.HolderIdentity, "")
-	}
+	holder := func(ctx context.Context) string { return leaseHolder(ctx, "shim-ha") }
 	a := newReplica("a")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -189,13 +177,7 @@ func TestRegressionLeaseHeldAtDefaultQPSUnderLoad(t *testing.T) {
 	defer shim.Kill()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	holder := func(ctx context.Context) string {
-		lease, err := e.client.CoordinationV1().Leases("default").Get(ctx, "shim-default-qps", metav1.GetOptions{})
-		if err != nil {
-			return ""
-		}
-		return ptr.Deref(lease.Spec.HolderIdentity, "")
-	}
+	holder := func(ctx context.Context) string { return leaseHolder(ctx, "shim-default-qps") }
 	if err := harness.Poll(ctx, 100*time.Millisecond, 30*time.Second, func(ctx context.Context) (bool, error) { return holder(ctx) == "default-qps", nil }); err != nil {
 		t.Fatalf("the shim did not lead: %v\n%s", err, shim.Process().Tail(20))
 	}
