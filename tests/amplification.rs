@@ -653,3 +653,50 @@ fn decoded_size_estimate_bounds_realistic_requests_within_8x() {
         loosest.1
     );
 }
+
+/// A request whose decoded size fits the budget, but not beside another call's
+/// body, is shed at once with REQUEST_BYTES_BUDGET (as a body would be), and
+/// served once the other call has let go.
+#[test]
+fn decoded_size_that_does_not_fit_now_is_shed_with_request_bytes_budget() {
+    with_runtime(async {
+        let server = common::TestServer::start(job_decider::server::ServerConfig {
+            max_request_bytes_in_flight: 8 << 20,
+            max_message_size: 4 << 20,
+            ..job_decider::server::ServerConfig::default()
+        })
+        .await;
+        let big = common::framed(&common::request_of_size(4 << 20).encode_to_vec());
+        let holder = common::HeldCall::start_raw(
+            server.channel().await,
+            common::DECIDE_JOB,
+            big.clone(),
+            big.len() - 1,
+            None,
+        )
+        .await;
+        server
+            .wait_for_metric_prefix("job_decider_request_bytes_in_flight ", |v| {
+                v >= (big.len() - 1) as f64
+            })
+            .await;
+        // 60,000 empty containers: 120 KB on the wire, about 4.7 MB decoded.
+        let mut request = Vec::new();
+        length_delimited(1, &job_with_containers(60_000, &[]), &mut request);
+        let path = "/jobdecider.v1.JobDecider/ValidateJob";
+        let shed = common::raw_call(server.channel().await, path, common::framed(&request))
+            .await
+            .expect_err("no room beside the held body");
+        assert_eq!(shed.code(), tonic::Code::ResourceExhausted, "{shed:?}");
+        let details = tonic_types::StatusExt::get_error_details(&shed);
+        let reason = details.error_info().map(|i| i.reason.clone());
+        assert_eq!(reason.as_deref(), Some("REQUEST_BYTES_BUDGET"), "{shed:?}");
+        let _ = holder.finish().await;
+        server
+            .wait_for_metric_line("job_decider_request_bytes_in_flight 0")
+            .await;
+        common::raw_call(server.channel().await, path, common::framed(&request))
+            .await
+            .unwrap_or_else(|s| panic!("alone, it fits: {s:?}"));
+    });
+}

@@ -308,8 +308,8 @@ impl BodyLayer {
         });
         ApiError::TooLarge {
             detail: format!(
-                "{what}the request decodes to more than {} bytes, which with its {body_bytes} \
-                 body bytes is past the {}-byte budget of request bytes in flight",
+                "{what}decoding the request may take {} bytes or more, which with its \
+                 {body_bytes} body bytes is past the {}-byte budget of request bytes in flight",
                 estimate.bytes, self.budget_bytes
             ),
         }
