@@ -414,3 +414,289 @@ fn every_rpc_response_is_bounded_by_its_request_even_100k_duplicate_containers()
         );
     });
 }
+
+/// A protobuf varint.
+fn varint(mut n: u64, out: &mut Vec<u8>) {
+    while n >= 0x80 {
+        out.push((n as u8) | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
+}
+
+/// Field `tag` of wire type 2 holding `body`.
+fn length_delimited(tag: u32, body: &[u8], out: &mut Vec<u8>) {
+    varint(u64::from(tag << 3 | 2), out);
+    varint(body.len() as u64, out);
+    out.extend_from_slice(body);
+}
+
+/// An encoded Job whose pod template holds `n` copies of the encoded `container`
+/// (`spec` 4 → `template` 11 → `spec` 2 → `containers` 2), written by hand: as
+/// `pb::Container`s the list itself would take gigabytes in the test.
+fn job_with_containers(n: usize, container: &[u8]) -> Vec<u8> {
+    let mut pod_spec = Vec::with_capacity(n * (container.len() + 2));
+    for _ in 0..n {
+        length_delimited(2, container, &mut pod_spec);
+    }
+    let mut template = Vec::new();
+    length_delimited(2, &pod_spec, &mut template);
+    drop(pod_spec);
+    let mut spec = Vec::new();
+    length_delimited(11, &template, &mut spec);
+    drop(template);
+    let mut job = Vec::new();
+    length_delimited(4, &spec, &mut job);
+    job
+}
+
+/// The deploy's flags (deploy/base/decider-deployment.yaml): a 256 MiB budget,
+/// 128 MiB messages, 8 slots.
+fn deploy_config() -> job_decider::server::ServerConfig {
+    job_decider::server::ServerConfig {
+        max_request_bytes_in_flight: 256 << 20,
+        max_message_size: 128 << 20,
+        max_concurrent_requests: 8,
+        ..job_decider::server::ServerConfig::default()
+    }
+}
+
+/// Sends `message` to `rpc` and returns the status it was refused with and the
+/// most bytes the process held at once meanwhile, beyond what it held before.
+async fn refused_with_peak(
+    server: &common::TestServer,
+    rpc: &str,
+    message: &[u8],
+) -> (tonic::Status, usize) {
+    let body = common::framed(message);
+    let channel = server.channel().await;
+    let before = counting_alloc::live();
+    counting_alloc::reset_peak();
+    let outcome =
+        common::raw_call(channel, &format!("/jobdecider.v1.JobDecider/{rpc}"), body).await;
+    let peak = counting_alloc::peak().saturating_sub(before);
+    match outcome {
+        Ok(_) => panic!("{rpc} of {} bytes was answered", message.len()),
+        Err(status) => (status, peak),
+    }
+}
+
+/// Asserts that `status` refuses the request for what it would decode to, naming `field`.
+fn assert_refused_naming(status: &tonic::Status, field: &str) {
+    assert_eq!(status.code(), tonic::Code::ResourceExhausted, "{status:?}");
+    assert!(status.message().contains(field), "{status:?}");
+    assert!(status.message().contains("entries"), "{status:?}");
+}
+
+/// Issue 22, hostile sequence e2: a 44 MiB DecideJob whose Job template holds 22
+/// million empty containers (2 wire bytes each, a 48-byte `Container` decoded)
+/// took the server past 2 GiB: prost decoded it before any budget saw its size.
+/// The body layer's wire pre-scan refuses it before it is decoded.
+#[test]
+fn decide_job_with_22_million_empty_containers_is_refused_before_decoding() {
+    with_runtime(async {
+        let server = common::TestServer::start(deploy_config()).await;
+        let n = 22_000_000;
+        let mut request = Vec::new();
+        length_delimited(1, &job_with_containers(n, &[]), &mut request);
+        let (status, peak) = refused_with_peak(&server, "DecideJob", &request).await;
+        assert_refused_naming(&status, "job.spec.template.spec.containers");
+        // The body in the client and in the server; decoded it would be 22M x 48 bytes.
+        let decoded = n * std::mem::size_of::<pb::Container>();
+        assert!(
+            peak <= 3 * request.len() + (16 << 20),
+            "a {}-byte request held {peak} bytes at once (decoded: {decoded})",
+            request.len()
+        );
+        eprintln!(
+            "e2: {} request bytes, peak {peak} B: {status:?}",
+            request.len()
+        );
+    });
+}
+
+/// Issue 22, hostile sequence e1: ValidateJob of 3,000,000 named containers (14.3
+/// MiB) peaked at 730 MiB. Decoded, the containers alone are past the budget.
+#[test]
+fn validate_job_with_3_million_named_containers_is_refused_before_decoding() {
+    with_runtime(async {
+        let server = common::TestServer::start(deploy_config()).await;
+        let n = 3_000_000;
+        let mut named = Vec::new();
+        length_delimited(1, b"c", &mut named);
+        let mut request = Vec::new();
+        length_delimited(1, &job_with_containers(n, &named), &mut request);
+        let (status, peak) = refused_with_peak(&server, "ValidateJob", &request).await;
+        assert_refused_naming(&status, "job.spec.template.spec.containers");
+        assert!(
+            peak <= 3 * request.len() + (16 << 20),
+            "a {}-byte request held {peak} bytes at once",
+            request.len()
+        );
+    });
+}
+
+/// The same through DecideJobSet's child Jobs: 8 Jobs of 2 million empty
+/// containers each (32 MB on the wire, 768 MB as `Container`s).
+#[test]
+fn decide_job_set_whose_child_jobs_hold_millions_of_empty_containers_is_refused() {
+    with_runtime(async {
+        let server = common::TestServer::start(deploy_config()).await;
+        let job = job_with_containers(2_000_000, &[]);
+        let mut request = Vec::new();
+        for _ in 0..8 {
+            length_delimited(2, &job, &mut request);
+        }
+        drop(job);
+        let (status, peak) = refused_with_peak(&server, "DecideJobSet", &request).await;
+        assert_refused_naming(&status, "jobs.spec.template.spec.containers");
+        assert!(
+            peak <= 3 * request.len() + (16 << 20),
+            "a {}-byte request held {peak} bytes at once",
+            request.len()
+        );
+    });
+}
+
+/// What decoding `wire` as `M` takes: the heap it held at its peak, and the struct itself.
+fn decoded_size<M: Message + Default>(wire: &[u8]) -> usize {
+    let wire = bytes::Bytes::copy_from_slice(wire);
+    let (decoded, heap) = counting_alloc::measured(|| M::decode(wire.clone()));
+    assert!(decoded.is_ok(), "the request decodes");
+    drop(decoded);
+    heap + std::mem::size_of::<M>()
+}
+
+/// The decoded-size pre-scan is a bound, and not a loose one, on real requests: every
+/// vector's DecideJob (pods kept encoded, as the server decodes them) and ValidateJob of
+/// its Job, the fixtures' realistic Job, and a DecideJobSet of realistic child Jobs.
+#[test]
+fn decoded_size_estimate_bounds_realistic_requests_within_8x() {
+    use job_decider_api::decoded_size::contract;
+    use job_decider_api::{LazyDecideJobRequest, fixtures};
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let schema = contract().unwrap_or_else(|e| panic!("{e}"));
+    let rpc = |name: &str| {
+        schema
+            .request_for_path(&format!("/jobdecider.v1.JobDecider/{name}"))
+            .unwrap_or_else(|| panic!("{name}"))
+    };
+    let mut cases: Vec<(String, &str, Vec<u8>, usize)> = Vec::new();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vectors");
+    let mut requests: Vec<(String, pb::DecideJobRequest)> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .filter_map(|entry| {
+            let path = entry.ok()?.path();
+            (path.extension()? == "yaml").then_some(path)
+        })
+        .filter_map(|path| {
+            let doc = vector_files::load(&path).ok()?;
+            Some((doc.name, serde_json::from_value(doc.request).ok()?))
+        })
+        .collect();
+    requests.push((
+        "fixtures::realistic_request(100)".into(),
+        fixtures::realistic_request(100),
+    ));
+    assert!(requests.len() > 100, "{} vectors", requests.len());
+    for (name, request) in requests {
+        let wire = request.encode_to_vec();
+        let decoded = decoded_size::<LazyDecideJobRequest>(&wire);
+        cases.push((format!("{name} (DecideJob)"), "DecideJob", wire, decoded));
+        let validate = pb::ValidateJobRequest {
+            job: request.job,
+            failure_policy: request.failure_policy,
+        }
+        .encode_to_vec();
+        let decoded = decoded_size::<pb::ValidateJobRequest>(&validate);
+        cases.push((
+            format!("{name} (ValidateJob)"),
+            "ValidateJob",
+            validate,
+            decoded,
+        ));
+    }
+    let jobset = pb::DecideJobSetRequest {
+        jobs: (0..3).map(|_| fixtures::realistic_job(10)).collect(),
+        ..Default::default()
+    }
+    .encode_to_vec();
+    let decoded = decoded_size::<pb::DecideJobSetRequest>(&jobset);
+    cases.push((
+        "3 realistic Jobs (DecideJobSet)".into(),
+        "DecideJobSet",
+        jobset,
+        decoded,
+    ));
+
+    let mut loosest = (0.0f64, String::new());
+    for (name, method, wire, decoded) in &cases {
+        let estimate = rpc(method).estimate(&[wire.as_slice()], usize::MAX).bytes;
+        assert!(
+            estimate >= *decoded,
+            "{name}: estimate {estimate} < decoded {decoded}"
+        );
+        #[allow(clippy::cast_precision_loss)]
+        let ratio = estimate as f64 / *decoded as f64;
+        if ratio > loosest.0 {
+            loosest = (ratio, name.clone());
+        }
+        assert!(
+            estimate <= 8 * decoded,
+            "{name}: estimate {estimate} > 8 x decoded {decoded}"
+        );
+    }
+    eprintln!(
+        "{} requests, loosest estimate {:.2}x ({})",
+        cases.len(),
+        loosest.0,
+        loosest.1
+    );
+}
+
+/// A request whose decoded size fits the budget, but not beside another call's
+/// body, is shed at once with REQUEST_BYTES_BUDGET (as a body would be), and
+/// served once the other call has let go.
+#[test]
+fn decoded_size_that_does_not_fit_now_is_shed_with_request_bytes_budget() {
+    with_runtime(async {
+        let server = common::TestServer::start(job_decider::server::ServerConfig {
+            max_request_bytes_in_flight: 8 << 20,
+            max_message_size: 4 << 20,
+            ..job_decider::server::ServerConfig::default()
+        })
+        .await;
+        let big = common::framed(&common::request_of_size(4 << 20).encode_to_vec());
+        let holder = common::HeldCall::start_raw(
+            server.channel().await,
+            common::DECIDE_JOB,
+            big.clone(),
+            big.len() - 1,
+            None,
+        )
+        .await;
+        server
+            .wait_for_metric_prefix("job_decider_request_bytes_in_flight ", |v| {
+                v >= (big.len() - 1) as f64
+            })
+            .await;
+        // 60,000 empty containers: 120 KB on the wire, about 4.7 MB decoded.
+        let mut request = Vec::new();
+        length_delimited(1, &job_with_containers(60_000, &[]), &mut request);
+        let path = "/jobdecider.v1.JobDecider/ValidateJob";
+        let shed = common::raw_call(server.channel().await, path, common::framed(&request))
+            .await
+            .expect_err("no room beside the held body");
+        assert_eq!(shed.code(), tonic::Code::ResourceExhausted, "{shed:?}");
+        let details = tonic_types::StatusExt::get_error_details(&shed);
+        let reason = details.error_info().map(|i| i.reason.clone());
+        assert_eq!(reason.as_deref(), Some("REQUEST_BYTES_BUDGET"), "{shed:?}");
+        let _ = holder.finish().await;
+        server
+            .wait_for_metric_line("job_decider_request_bytes_in_flight 0")
+            .await;
+        common::raw_call(server.channel().await, path, common::framed(&request))
+            .await
+            .unwrap_or_else(|s| panic!("alone, it fits: {s:?}"));
+    });
+}

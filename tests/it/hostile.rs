@@ -155,7 +155,8 @@ async fn the_byte_budget_sheds_at_once_with_resource_exhausted() {
     let _serial = ONE_AT_A_TIME.lock().await;
     const BUDGET: usize = 64 * 1024;
     let server = TestServer::start(ServerConfig {
-        max_request_bytes_in_flight: BUDGET,
+        // Room beside the held body for its pods' models and its decoded Job (never a second body).
+        max_request_bytes_in_flight: BUDGET + 16 * 1024,
         max_message_size: BUDGET,
         body_read_timeout: Duration::from_secs(60),
         ..ServerConfig::default()
@@ -483,8 +484,14 @@ async fn a_large_snapshot_freed_after_its_answer_gives_its_bytes_back() {
     );
     let pods = request.pods.len();
     let size = request.encoded_len();
-    // A call takes its bytes and its pods' models from the budget.
-    let charge = size + 64 + pods * job_decider::server::service::MODEL_BYTES_PER_POD;
+    // A call takes its bytes, what it decodes to and its pods' models from the budget.
+    let decoded = job_decider_api::decoded_size::contract()
+        .expect("schema")
+        .request_for_path(DECIDE_JOB)
+        .expect("DecideJob")
+        .estimate(&[&request.encode_to_vec()], usize::MAX)
+        .bytes;
+    let charge = size + 64 + pods * job_decider::server::service::MODEL_BYTES_PER_POD + decoded;
     let server = TestServer::start(ServerConfig {
         // Room for exactly one such call: a second is refused unless the first gave its bytes back.
         max_message_size: size + 64,

@@ -8,6 +8,7 @@
 pub mod codec;
 pub mod convert;
 pub mod convert_jobset;
+pub mod decoded_size;
 pub mod explanation;
 #[cfg(any(test, feature = "test-util"))]
 pub mod fixtures;

@@ -19,6 +19,14 @@
 //!   ([`FreeAfterResponse`]: a large decided snapshot) is freed on the
 //!   blocking pool once the response is over, and the call's bytes stay taken
 //!   until it is: the budget still covers the memory while it is freed.
+//! - Once the body is in, what prost will allocate to decode it is bounded by
+//!   a pre-scan of its wire bytes (`job_decider_api::decoded_size`) and taken
+//!   from the same budget, before any decoding: a message's decoded size can
+//!   be 50 times its wire size (22 million empty containers, 44 MiB on the
+//!   wire, past 2 GiB decoded). An estimate the budget cannot give now is
+//!   RESOURCE_EXHAUSTED (REQUEST_BYTES_BUDGET); one past the whole budget, which
+//!   can never be served, is RESOURCE_EXHAUSTED (MESSAGE_TOO_LARGE) naming the
+//!   field that costs most and its count.
 //! - The body's size goes to the handler ([`RequestBodyBytes`]), which decides
 //!   small requests on the reactor thread.
 
@@ -36,6 +44,8 @@ use tonic::body::Body;
 use super::{Holding, HttpRequest, Next, ResponseFuture, Step, error_response};
 use crate::server::metrics;
 use job_decider_api::ApiError;
+use job_decider_api::codec::OFF_REACTOR_DECODE_BYTES;
+use job_decider_api::decoded_size::{self, Estimate};
 
 /// gRPC's length prefix before each message: a compression flag and a u32 length.
 const GRPC_PREFIX_BYTES: usize = 5;
@@ -249,6 +259,62 @@ impl BodyLayer {
         Ok(chunks)
     }
 
+    /// Takes from the budget what prost may allocate to decode the body of a call to `path`.
+    fn charge_decoded(
+        &self,
+        path: &str,
+        chunks: &VecDeque<Bytes>,
+        body_bytes: usize,
+        held: &mut HeldBytes,
+    ) -> Result<(), ApiError> {
+        let schema = decoded_size::contract()
+            .map_err(|e| ApiError::Internal(format!("decoded-size schema: {e}")))?;
+        // Not an RPC of the contract: tonic answers UNIMPLEMENTED without decoding.
+        let Some(request) = schema.request_for_path(path) else {
+            return Ok(());
+        };
+        // What the budget could ever give this call beyond what it holds.
+        let limit = self.budget_bytes.saturating_sub(held.bytes);
+        let pieces: Vec<&[u8]> = chunks.iter().map(Bytes::as_ref).collect();
+        let scan = || decoded_size::estimate_grpc_body(&request, &pieces, limit);
+        // Linear in the body, like decoding it: a large one is scanned off the reactor.
+        let on_multi_thread = tokio::runtime::Handle::try_current()
+            .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+        let estimate = if body_bytes >= OFF_REACTOR_DECODE_BYTES && on_multi_thread {
+            tokio::task::block_in_place(scan)
+        } else {
+            scan()
+        };
+        // No uncompressed message to scan: tonic refuses the body before decoding it.
+        let Some(estimate) = estimate else {
+            return Ok(());
+        };
+        if estimate.exceeded {
+            return Err(self.never_fits(&estimate, body_bytes));
+        }
+        if !held.take(&self.budget, estimate.bytes) {
+            return Err(self.exhausted());
+        }
+        Ok(())
+    }
+
+    /// A request whose decoded size alone passes the whole budget: it can never be served.
+    fn never_fits(&self, estimate: &Estimate, body_bytes: usize) -> ApiError {
+        let what = estimate.largest.as_ref().map_or_else(String::new, |field| {
+            format!(
+                "{}: at least {} entries, taking {} bytes decoded; ",
+                field.path, field.count, field.bytes
+            )
+        });
+        ApiError::TooLarge {
+            detail: format!(
+                "{what}decoding the request may take {} bytes or more, which with its \
+                 {body_bytes} body bytes is past the {}-byte budget of request bytes in flight",
+                estimate.bytes, self.budget_bytes
+            ),
+        }
+    }
+
     /// The request with its body read in full, and the bytes it holds.
     async fn buffer(&self, request: HttpRequest) -> Result<(HttpRequest, HeldBytes), ApiError> {
         let mut held = HeldBytes::default();
@@ -271,9 +337,9 @@ impl BodyLayer {
         let mut chunks = tokio::time::timeout(self.read_timeout, self.collect(body, &mut held))
             .await
             .map_err(|_| ApiError::BodyTimeout(self.read_timeout))??;
-        parts
-            .extensions
-            .insert(RequestBodyBytes(chunks.iter().map(Bytes::len).sum()));
+        let body_bytes = chunks.iter().map(Bytes::len).sum();
+        self.charge_decoded(parts.uri.path(), &chunks, body_bytes, &mut held)?;
+        parts.extensions.insert(RequestBodyBytes(body_bytes));
         prefix_apart(&mut chunks);
         Ok((
             HttpRequest::from_parts(parts, Body::new(Buffered { chunks })),
