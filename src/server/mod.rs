@@ -10,6 +10,7 @@
 pub mod conn;
 pub mod layer;
 pub mod metrics;
+pub mod priority;
 pub mod process;
 pub mod service;
 pub mod socket;

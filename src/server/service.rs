@@ -17,6 +17,7 @@ use crate::server::layer::body::{CallCharge, FreeAfterResponse, RequestBodyBytes
 use crate::server::layer::slot::DecisionSlot;
 use crate::server::layer::timeout::CallDeadline;
 use crate::server::metrics;
+use crate::server::priority;
 use job_decider_api::{self as api, ApiError, pb};
 use job_decider_core::cancel::Interrupt;
 use job_decider_core::extended::FAILURE_POLICY_ANNOTATION;
@@ -182,6 +183,7 @@ async fn run<T: Send + 'static>(
         }
         Placement::Blocking => tokio::task::spawn_blocking(move || {
             let _lease = lease;
+            priority::lower_this_thread();
             work(&interrupt)
         })
         .await
@@ -309,6 +311,29 @@ mod tests {
             body_bytes,
             document,
         }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn a_decision_off_the_reactor_runs_below_the_reactors_priority() {
+        let lease = || Lease {
+            _slot: None,
+            charge: None,
+        };
+        let reactor = priority::this_thread_niceness();
+        let blocking = run(Placement::Blocking, lease(), None, |_| {
+            Ok(priority::this_thread_niceness())
+        })
+        .await
+        .unwrap();
+        assert!(blocking >= priority::DECISION_NICENESS, "{blocking}");
+        // A small call decided on the reactor leaves the reactor's priority alone.
+        let inline = run(Placement::Inline, lease(), None, |_| {
+            Ok(priority::this_thread_niceness())
+        })
+        .await
+        .unwrap();
+        assert_eq!(inline, reactor);
     }
 
     #[test]
