@@ -24,7 +24,7 @@ use job_decider_core::extended::FAILURE_POLICY_ANNOTATION;
 /// Snapshots of at most this many pods are decided on the reactor thread
 /// (with [`INLINE_MAX_BODY_BYTES`], and without a failure-policy document):
 /// their decision takes about as long as the hand-off to the blocking pool
-/// and back (README, "Small calls").
+/// and back (docs/performance.md, "Small calls and large messages").
 pub const INLINE_MAX_PODS: usize = 32;
 
 /// ... and only when the request body is at most this large, since one pod
@@ -192,7 +192,7 @@ async fn run<T: Send + 'static>(
 /// The byte budget each pod of a DecideJob takes beyond its request bytes: the
 /// domain pod's fixed part (a 328-byte struct, its lists and strings). With it,
 /// a call peaks under 3× what it is charged in either encoding, however small
-/// its pods (README, "Memory").
+/// its pods (docs/performance.md, "Memory").
 pub const MODEL_BYTES_PER_POD: usize = 400;
 
 #[tonic::async_trait]
