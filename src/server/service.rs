@@ -1,8 +1,9 @@
 //! The JobDecider gRPC service: run the shared pipeline and hand back its
 //! answer — small snapshots on the reactor thread, where a hop to the blocking
 //! pool would cost more than the decision, large ones off it. Nothing here
-//! decides anything, and nothing here limits, times, logs or counts calls:
-//! the layers around it do ([`crate::server::stack`]). The handlers add what
+//! decides anything; the layers ([`crate::server::stack`]) admit, log and count
+//! calls, and the handlers hold what those layers hand them (a [`Lease`]),
+//! charge the pods' models to it and stop at the deadline. The handlers add what
 //! only they know to the call's span: the Job's identity and the size of
 //! what was decided.
 
