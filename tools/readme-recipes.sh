@@ -11,7 +11,8 @@
 # recipes' 127.0.0.1:50051 becomes JOB_DECIDER_ADDR. On PATH: a stand-in `kubectl` that
 # prints examples/kep-3329-failjob-exit-code-42 (and fails on a pod selector that is not
 # that Job's controller-uid), grpcurl and ghz from ./bin (`make tools`), and the server's
-# job-decider. Every recipe has a check below; a recipe without one fails the run.
+# job-decider. Every recipe has a check below; a recipe without one fails the run. It also
+# fails when README.md passes 300 lines, or when a page it does not read has a recipe.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 if [[ $# -eq 0 ]]; then
@@ -21,6 +22,12 @@ pages=()
 for page in "$@"; do
 	pages+=("$(realpath "$page")")
 done
+
+# The README stays one screenful for a newcomer (issue 24): the rest belongs in docs/.
+if (($(wc -l <"$root/README.md") > 300)); then
+	echo "readme-recipes: README.md has $(wc -l <"$root/README.md") lines, more than 300: move the detail to a docs/ page" >&2
+	exit 1
+fi
 
 # A recipe on a page this run does not read would be a check silently lost.
 for md in $(cd "$root" && git ls-files --cached --others --exclude-standard '*.md'); do
