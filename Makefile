@@ -33,8 +33,8 @@ test-go: tools
 ## Generated code is current; then each client (clients/README.md) against a live server that
 ## tools/with-server.sh starts:
 ## its own tests, its quickstart on a bundled example, a bad request's field path; then
-## clients/README.md's examples must equal the files those tests ran; the README's grpcurl
-## and ghz recipes run as written (tools/readme-recipes.sh).
+## clients/README.md's examples must equal the files those tests ran; the grpcurl and ghz
+## recipes of README.md, docs/api.md and docs/performance.md run as written (tools/readme-recipes.sh).
 test-clients: tools
 	bash tools/gen.sh --check
 	cargo build --bin job-decider
@@ -109,7 +109,7 @@ bench:
 
 ## The load suite (load/README.md): the release server pinned to one core, ghz on the other, the
 ## health Check floor and DecideJob at 10 to 100,000 pods in both encodings, upstream's syncJob on
-## the same files; prints the table and rewrites docs/load/ and the README's Performance table.
+## the same files; prints the table and rewrites docs/load/ and docs/performance.md's table.
 load: tools
 	bash load/run.sh full
 
@@ -134,6 +134,6 @@ bench-cluster-smoke:
 
 ## Issue 22's hostile sequences from one client without credentials (load/README.md, "Hostile"):
 ## the release server with deploy/base's own flags pinned to one core, RSS, slots and 1 s health
-## probes sampled throughout; prints the README's table and fails if a bound is exceeded. Not in `make test`.
+## probes sampled throughout; prints docs/operations.md's table and fails if a bound is exceeded. Not in `make test`.
 hostile:
 	bash load/hostile.sh full

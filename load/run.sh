@@ -4,7 +4,7 @@
 #   load/run.sh full    `make load`: release server pinned to core 0, ghz on core 1, every size
 #                       (10 to 100,000 pods) in both encodings, upstream's syncJob on the same
 #                       files; rewrites docs/load/results.md, docs/load/chart.svg and the
-#                       README's Performance table. About 5-10 minutes on 2 cores.
+#                       table in docs/performance.md. About 5-10 minutes on 2 cores.
 #   load/run.sh smoke   `make load-smoke` (part of `make test`): the debug server, 10 and
 #                       1,000 pods, a few calls each; fails on any call that is not OK or
 #                       on a missing table or a malformed chart. Writes under target/ only.
@@ -36,7 +36,7 @@ full)
 	echo "== requests"
 	target/release/job-decider-load gen --out load/requests
 	echo "== run"
-	target/release/job-decider-load run --readme README.md "$@"
+	target/release/job-decider-load run --readme docs/performance.md "$@"
 	check_svg docs/load/chart.svg
 	;;
 smoke)

@@ -288,7 +288,7 @@ pub struct RequestArgs {
     /// The Job, its pods, the time and the state.
     #[command(flatten)]
     pub snapshot: SnapshotArgs,
-    /// Send the pods as `leanPods` (only what decisions read; README "Two encodings of a pod").
+    /// Send the pods as `leanPods` (only what decisions read; docs/api.md, "Two encodings of a pod").
     #[arg(long)]
     pub lean: bool,
     /// Encoding (`binpb` is `binary`).

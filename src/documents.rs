@@ -212,7 +212,7 @@ impl Tracker {
     }
 }
 
-/// Reads a JSON value strictly, as the README promises: a key given twice is an
+/// Reads a JSON value strictly, as docs/cli.md ("Strict input") promises: a key given twice is an
 /// error (serde_json and a YAML mapping read into JSON keep the last), and so
 /// is a number that is not finite (YAML's `.nan`, `.inf`, `1e400`), which a
 /// JSON value cannot hold and would otherwise drop, leaving the field unset.

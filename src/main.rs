@@ -1,7 +1,7 @@
 //! The `job-decider` binary: parses the command line and hands off to [`job_decider::cli`].
 
 /// jemalloc: a large call's freed pages go back to the system within about a second
-/// (glibc's malloc keeps them; see the README's "Memory" section for the measurements).
+/// (glibc's malloc keeps them; docs/performance.md, "Memory", has the measurements).
 #[cfg(feature = "jemalloc")]
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
@@ -13,7 +13,7 @@ static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 /// call cost 150 ms of CPU against 86–97 ms. With a delay and an arena per thread,
 /// a snapshot freed on one thread was not reused by the next call's threads:
 /// five 100,000-pod calls in a row peaked at 3.5× a request; with one arena, 2.75×
-/// (README, "The allocator").
+/// (docs/performance.md, "The allocator").
 #[cfg(feature = "jemalloc")]
 #[allow(non_upper_case_globals, unsafe_code)] // jemalloc reads this symbol by name.
 #[unsafe(export_name = "_rjem_malloc_conf")]

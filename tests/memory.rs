@@ -8,7 +8,7 @@
 //! the transport and the pipeline are the ones deployed, and nothing in this
 //! process (the client, the fixture) counts. A debug build allocates the same
 //! structures as a release build, only slower, so the bounds hold in both;
-//! `tools/memory-table.sh` runs the release build for the README's table.
+//! `tools/memory-table.sh` runs the release build for docs/performance.md's table.
 //!
 //! `memory_phases` (ignored; a measurement) follows one 100,000-pod request
 //! through the pipeline in this process under a counting allocator, to show
@@ -333,9 +333,9 @@ fn mib(bytes: u64) -> String {
     format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
 }
 
-/// Prints the README's memory table (`tools/memory-table.sh` runs it on the release build).
+/// Prints docs/performance.md's memory table (`tools/memory-table.sh` runs it on the release build).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "a measurement for the README, not a check: run by tools/memory-table.sh"]
+#[ignore = "a measurement for docs/performance.md, not a check: run by tools/memory-table.sh"]
 async fn memory_table() {
     let rows: [(&str, usize, usize, usize); 5] = [
         ("1,000 pods", 1_000, 1, 1),
@@ -393,7 +393,7 @@ fn phase(name: &str, base: usize, wire: usize) {
 /// (bytes asked of the allocator, so no allocator's rounding or caching is counted),
 /// with its pods as `Pod`s and as `LeanPod`s.
 #[test]
-#[ignore = "a measurement for the README: cargo test --release --test memory -- --ignored memory_phases --nocapture"]
+#[ignore = "a measurement for docs/performance.md: cargo test --release --test memory -- --ignored memory_phases --nocapture"]
 fn memory_phases() {
     let full = fixtures::realistic_request(100_000);
     let lean = job_decider_api::lean::lean_request(full.clone()).expect("has a lean form");

@@ -6,9 +6,9 @@ set -euo pipefail
 BUF_VERSION=v1.75.0
 PROTOC_GEN_GO_VERSION=v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION=v1.6.2
-# The load generator of the load suite (load/) and the README's recipes.
+# The load generator of the load suite (load/) and the ghz recipe (docs/performance.md).
 GHZ_VERSION=v0.121.0
-# The README's "Calling it" recipes (tools/readme-recipes.sh runs them).
+# The grpcurl recipes of README.md and docs/api.md (tools/readme-recipes.sh runs them).
 GRPCURL_VERSION=v1.9.4
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

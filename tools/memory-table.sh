@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prints the README's memory table ("Memory" section): for realistic DecideJob
+# Prints the memory table of docs/performance.md ("Memory"): for realistic DecideJob
 # requests of 1,000, 10,000 and 100,000 pods, five 100,000-pod calls in a row and
 # eight at once, the server's resident set before (baseline), at its highest
 # during the calls (peak) and once they are over (after), against the bytes sent.

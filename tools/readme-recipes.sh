@@ -1,22 +1,44 @@
 #!/usr/bin/env bash
-# Runs the README's marked recipes as written and checks what they print:
-#   bash tools/readme-recipes.sh [README.md]
+# Runs the documentation's marked recipes as written and checks what they print:
+#   bash tools/readme-recipes.sh [PAGE.md...]   # default: README.md docs/api.md docs/performance.md
 #
 # A recipe is the ```sh block right after a `<!-- recipe: NAME -->` line; the block after
-# `<!-- recipe-output: NAME -->` is what the README says it prints. The recipes run in
-# README order, in one scratch directory (later ones read the files earlier ones wrote),
+# `<!-- recipe-output: NAME -->` is what the page says it prints. The recipes run in
+# page order (the pages in the order given), in one scratch directory (later ones read the
+# files earlier ones wrote: the README's `decide` writes job.json and pods.json),
 # under `bash -euo pipefail`, against a live server: this script starts one with
 # tools/with-server.sh unless JOB_DECIDER_ADDR is set. Only the address changes: the
 # recipes' 127.0.0.1:50051 becomes JOB_DECIDER_ADDR. On PATH: a stand-in `kubectl` that
 # prints examples/kep-3329-failjob-exit-code-42 (and fails on a pod selector that is not
 # that Job's controller-uid), grpcurl and ghz from ./bin (`make tools`), and the server's
-# job-decider. Every recipe has a check below; a recipe without one fails the run.
+# job-decider. Every recipe has a check below; a recipe without one fails the run. It also
+# fails when README.md passes 300 lines, or when a page it does not read has a recipe.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-readme="$(realpath "${1:-$root/README.md}")"
+if [[ $# -eq 0 ]]; then
+	set -- "$root/README.md" "$root/docs/api.md" "$root/docs/performance.md"
+fi
+pages=()
+for page in "$@"; do
+	pages+=("$(realpath "$page")")
+done
+
+# The README stays one screenful for a newcomer (issue 24): the rest belongs in docs/.
+if (($(wc -l <"$root/README.md") > 300)); then
+	echo "readme-recipes: README.md has $(wc -l <"$root/README.md") lines, more than 300: move the detail to a docs/ page" >&2
+	exit 1
+fi
+
+# A recipe on a page this run does not read would be a check silently lost.
+for md in $(cd "$root" && git ls-files --cached --others --exclude-standard '*.md'); do
+	if grep -q '^<!-- recipe' "$root/$md" && [[ ! " ${pages[*]} " == *" $(realpath "$root/$md") "* ]]; then
+		echo "readme-recipes: $md has recipes but is not one of the pages read: ${pages[*]}" >&2
+		exit 1
+	fi
+done
 
 if [[ -z "${JOB_DECIDER_ADDR:-}" ]]; then
-	exec bash "$root/tools/with-server.sh" bash "$root/tools/readme-recipes.sh" "$readme"
+	exec bash "$root/tools/with-server.sh" bash "$root/tools/readme-recipes.sh" "${pages[@]}"
 fi
 
 bin="${JOB_DECIDER_BIN:-$root/target/debug/job-decider}"
@@ -45,7 +67,7 @@ import json, os, sys
 example = os.environ["FAKE_KUBECTL_EXAMPLE"]
 args = sys.argv[1:]
 def fail(why):
-    sys.exit(f"kubectl (stand-in for the README recipes): {why}: {' '.join(args)}")
+    sys.exit(f"kubectl (stand-in for the documented recipes): {why}: {' '.join(args)}")
 if len(args) < 2 or args[0] != "get":
     fail("only `get` is supported")
 if args[-2:] != ["-o", "json"]:
@@ -66,16 +88,19 @@ else:
 EOF
 chmod +x "$work/path/kubectl"
 
-# The marked blocks, each to a file; their names in README order.
+# The marked blocks, each to a file; their names in page order.
 names="$(
-	python3 - "$readme" "$work" "$JOB_DECIDER_ADDR" <<'EOF'
+	python3 - "$work" "$JOB_DECIDER_ADDR" "${pages[@]}" <<'EOF'
 import re, sys
-readme, work, addr = sys.argv[1:]
-text = open(readme).read()
-markers = re.findall(r"<!-- recipe(?:-output)?: [\w-]+ -->", text)
-blocks = re.findall(r"<!-- recipe(-output)?: ([\w-]+) -->\n```(\w*)\n(.*?)^```$", text, re.S | re.M)
-if len(blocks) != len(markers):
-    sys.exit(f"readme-recipes: {len(markers)} markers but {len(blocks)} blocks right after one")
+work, addr, *pages = sys.argv[1:]
+blocks = []
+for page in pages:
+    text = open(page).read()
+    markers = re.findall(r"<!-- recipe(?:-output)?: [\w-]+ -->", text)
+    found = re.findall(r"<!-- recipe(-output)?: ([\w-]+) -->\n```(\w*)\n(.*?)^```$", text, re.S | re.M)
+    if len(found) != len(markers):
+        sys.exit(f"readme-recipes: {page}: {len(markers)} markers but {len(found)} blocks right after one")
+    blocks += found
 seen, shown = set(), set()
 for output, name, lang, body in blocks:
     if output:
@@ -96,10 +121,10 @@ if shown - seen:
     sys.exit(f"readme-recipes: recipe-output without its recipe: {sorted(shown - seen)}")
 EOF
 )"
-# The recipes checked below are all still in the README (a lost marker is a lost check).
+# The recipes checked below are all still on the pages (a lost marker is a lost check).
 for want in decide bad-input ghz; do
 	if ! grep -qx "$want" <<<"$names"; then
-		echo "readme-recipes: the README has no recipe named $want" >&2
+		echo "readme-recipes: no page of ${pages[*]} has a recipe named $want" >&2
 		exit 1
 	fi
 done
@@ -145,7 +170,7 @@ EOF
 		;;
 	bad-input)
 		# grpcurl's exit status is 64 + the gRPC code (3, INVALID_ARGUMENT); its stderr is
-		# what the README shows, field violations decoded.
+		# what the page shows, field violations decoded.
 		if [[ $status -ne 67 ]]; then
 			fail "exited $status, want 67 (INVALID_ARGUMENT)"
 		fi
@@ -153,9 +178,9 @@ EOF
 			fail "no field violation naming job.metadata.uid"
 		fi
 		if [[ ! -f "$work/outputs/$name.txt" ]]; then
-			fail "the README shows no recipe-output for it"
+			fail "no page shows a recipe-output for it"
 		elif ! diff <(squeeze "$work/outputs/$name.txt") <(squeeze "$work/$name.err") >&2; then
-			fail "prints other than the README shows (above: < README, > actual)"
+			fail "prints other than the page shows (above: < page, > actual)"
 		fi
 		;;
 	ghz)

@@ -59,7 +59,7 @@ pub struct Options {
     /// Where ghz's reports, the server's log and results.json go.
     #[arg(long, default_value = "target/load")]
     pub raw: PathBuf,
-    /// A README whose text between the load markers is replaced by the results.
+    /// A page (docs/performance.md) whose text between the load markers is replaced by the results.
     #[arg(long)]
     pub readme: Option<PathBuf>,
     /// The command to name as the one that made the figures.
@@ -557,7 +557,13 @@ pub fn run(o: &Options) -> Result<(), Error> {
     std::fs::write(&svg_path, report::svg(&results)).map_err(|e| Error::io(&svg_path, e))?;
     if let Some(readme) = &o.readme {
         let text = std::fs::read_to_string(readme).map_err(|e| Error::io(readme, e))?;
-        let chart = svg_path.to_string_lossy().into_owned();
+        // The chart's link is relative to the page it is spliced into (docs/performance.md).
+        let page_dir = readme.parent().unwrap_or(Path::new(""));
+        let chart = svg_path
+            .strip_prefix(page_dir)
+            .unwrap_or(&svg_path)
+            .to_string_lossy()
+            .into_owned();
         let spliced =
             report::splice(&text, &report::markdown(&results, &chart)).ok_or_else(|| {
                 Error::tool(

@@ -49,8 +49,8 @@ pub const PENDING_ACCEPT_RESET_STREAMS: usize = 20;
 
 /// Everything `serve` can be told, with the defaults the CLI documents.
 ///
-/// The README's configuration section explains each default and the memory
-/// arithmetic behind the byte budget.
+/// docs/operations.md ("Configuration", "Limits") explains each default and the
+/// memory arithmetic behind the byte budget.
 #[derive(Clone, Debug)]
 pub struct ServerConfig {
     /// Decisions running at once, across all connections; more are shed with UNAVAILABLE.
@@ -137,10 +137,10 @@ impl Default for ServerConfig {
 
 /// The default budget of request bytes in flight: 256 MiB. With a call's
 /// peak at most 3x its request bytes and a ~30 MB baseline, 3 x 256 MiB + 30 MB
-/// = 798 MiB fits the Deployment's 1 GiB limit (README, configuration).
+/// = 798 MiB fits the Deployment's 1 GiB limit (docs/operations.md, "Limits").
 pub const DEFAULT_MAX_REQUEST_BYTES_IN_FLIGHT: usize = 256 * 1024 * 1024;
 
-/// The default HTTP/2 window of one call (README, "Transport").
+/// The default HTTP/2 window of one call (docs/performance.md, "Small calls and large messages").
 pub const DEFAULT_HTTP2_STREAM_WINDOW: u32 = 1 << 20;
 /// The default HTTP/2 window of one connection.
 pub const DEFAULT_HTTP2_CONNECTION_WINDOW: u32 = 1 << 20;

@@ -1,8 +1,9 @@
 //! The JobDecider gRPC service: run the shared pipeline and hand back its
 //! answer — small snapshots on the reactor thread, where a hop to the blocking
 //! pool would cost more than the decision, large ones off it. Nothing here
-//! decides anything, and nothing here limits, times, logs or counts calls:
-//! the layers around it do ([`crate::server::stack`]). The handlers add what
+//! decides anything; the layers ([`crate::server::stack`]) admit, log and count
+//! calls, and the handlers hold what those layers hand them (a [`Lease`]),
+//! charge the pods' models to it and stop at the deadline. The handlers add what
 //! only they know to the call's span: the Job's identity and the size of
 //! what was decided.
 
@@ -25,7 +26,7 @@ use job_decider_core::extended::FAILURE_POLICY_ANNOTATION;
 /// Snapshots of at most this many pods are decided on the reactor thread
 /// (with [`INLINE_MAX_BODY_BYTES`], and without a failure-policy document):
 /// their decision takes about as long as the hand-off to the blocking pool
-/// and back (README, "Small calls").
+/// and back (docs/performance.md, "Small calls and large messages").
 pub const INLINE_MAX_PODS: usize = 32;
 
 /// ... and only when the request body is at most this large, since one pod
@@ -194,7 +195,7 @@ async fn run<T: Send + 'static>(
 /// The byte budget each pod of a DecideJob takes beyond its request bytes: the
 /// domain pod's fixed part (a 328-byte struct, its lists and strings). With it,
 /// a call peaks under 3× what it is charged in either encoding, however small
-/// its pods (README, "Memory").
+/// its pods (docs/performance.md, "Memory").
 pub const MODEL_BYTES_PER_POD: usize = 400;
 
 #[tonic::async_trait]

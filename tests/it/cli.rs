@@ -188,7 +188,7 @@ fn bad_input_exits_2_naming_the_field() {
             vec!["decide", "--job", &not_yaml, "--now", NOW],
             "broken.yaml",
         ),
-        // Taken as created (README "Manifests as written"), it lacks a pod template.
+        // Taken as created (docs/cli.md, "Manifests as written"), it lacks a pod template.
         (
             vec!["decide", "--job", &job_no_uid, "--now", NOW],
             "spec.template.spec.containers: Required value",

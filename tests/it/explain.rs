@@ -172,7 +172,7 @@ fn explanation_of_a_large_job_is_bounded() {
     assert_eq!(explanation.pods.len(), 100, "groups are capped");
     assert!(explanation.pod_groups_omitted > 0, "and the rest counted");
     let size = explanation.encoded_len();
-    // The figure for the README: `cargo test --test it explanation_of -- --nocapture`.
+    // The figure for docs/cli.md ("Explanations"): `cargo test --test it explanation_of -- --nocapture`.
     println!("explanation {size} bytes for a {question}-byte question");
     assert!(
         size * 100 < question,

@@ -104,7 +104,7 @@ def test_bad_request_job_without_uid_names_the_field(
     addr: str, job: dict[str, Any], pods: dict[str, Any]
 ) -> None:
     # The service takes a request as it is. (The CLI is no reference here: it takes a Job
-    # file without a uid as the API server would create it, README "Manifests as written".)
+    # file without a uid as the API server would create it, docs/cli.md, "Manifests as written".)
     del job["metadata"]["uid"]
     with Client(addr) as client, pytest.raises(DecideError) as caught:
         client.decide_job(decide_job_request(job, pods, now=FIXED_NOW))

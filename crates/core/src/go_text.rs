@@ -1,7 +1,7 @@
 //! Go's text formats, for messages that must equal upstream's byte for byte:
 //! `strconv.Quote` (`%q`) for plain strings and `encoding/json` for values.
-//! Every validation message, index-set error and JobSet webhook message quotes
-//! through here, so they cannot drift apart.
+//! Any text that must equal upstream's quotes through here (the core's validation,
+//! index-set and JobSet webhook messages do), so copies cannot drift apart.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

@@ -40,7 +40,7 @@ const DECIDE_JOB_SET: &str = "/jobdecider.v1.JobDecider/DecideJobSet";
 const HEALTH_CHECK: &str = "/grpc.health.v1.Health/Check";
 /// The readiness probe's service in the Deployment.
 const READINESS_SERVICE: &str = "jobdecider.v1.JobDecider";
-/// The README's memory arithmetic: the process idles at about 10 MiB.
+/// The memory arithmetic (docs/operations.md): the process idles at about 10 MiB.
 const BASELINE_BYTES: u64 = 10 << 20;
 /// How late past its call's end a slot may still be held.
 const SLOT_GRACE: Duration = Duration::from_secs(1);
@@ -166,7 +166,7 @@ pub struct Row {
 /// The limits every row is checked against.
 #[derive(Clone, Copy, Debug)]
 pub struct Bounds {
-    /// README's memory arithmetic: 3 × budget + 10 MiB.
+    /// The memory arithmetic (docs/operations.md): 3 × budget + 10 MiB.
     pub rss: u64,
     /// The request timeout + 1 s.
     pub call: Duration,

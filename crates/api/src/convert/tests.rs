@@ -466,7 +466,7 @@ fn hundred_thousand_pod_request_fits_default_limit() {
     let per_pod = crate::fixtures::realistic_pod(0).encoded_len();
     let request = crate::fixtures::realistic_request(100_000);
     let size = request.encoded_len();
-    // Visible with --nocapture; the README and DEFAULT_MAX_MESSAGE_SIZE cite it.
+    // Visible with --nocapture; docs/operations.md and DEFAULT_MAX_MESSAGE_SIZE cite it.
     eprintln!("100k-pod request: {size} bytes ({per_pod} bytes per pod)");
     assert!(per_pod > 500, "a realistic pod is not tiny: {per_pod}");
     assert!(
