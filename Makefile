@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 export PATH := $(CURDIR)/bin:$(PATH)
 
-.PHONY: all build test test-e2e test-rust test-go test-clients test-browser fuzz fuzz-seeds lint lint-rust lint-go lint-gen lint-docker tools run example bench load load-smoke bench-cluster bench-cluster-smoke hostile
+.PHONY: all build test test-e2e test-rust test-go test-clients test-browser fuzz fuzz-seeds lint lint-rust lint-go lint-gen lint-docker tools run example bench load load-smoke bench-cluster bench-cluster-smoke bench-cluster-faults hostile
 
 all: build
 
@@ -131,6 +131,12 @@ bench-cluster:
 bench-cluster-smoke:
 	cargo build --bin job-decider
 	cd e2e/bench && JOB_DECIDER_BIN=$${JOB_DECIDER_BIN:-$(CURDIR)/target/debug/job-decider} go run . -smoke -limits equal -workloads workloads/w1.yaml,workloads/w2.yaml
+
+## The fault run (e2e/README.md): W2 at 50 Jobs x 20 pods, both controllers behind the fault proxy,
+## then the shim with the service stopped and hung; replaces the fault section of docs/bench-cluster.md.
+bench-cluster-faults:
+	cargo build --bin job-decider
+	cd e2e/bench && JOB_DECIDER_BIN=$${JOB_DECIDER_BIN:-$(CURDIR)/target/debug/job-decider} go run . -faults -shrink 50x20 -limits equal -workloads workloads/w2.yaml -out $(CURDIR)/docs/bench-cluster
 
 ## Issue 22's hostile sequences from one client without credentials (load/README.md, "Hostile"):
 ## the release server with deploy/base's own flags pinned to one core, RSS, slots and 1 s health

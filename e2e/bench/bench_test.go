@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/types"
 )
 
 func TestBadWorkloadNamesTheFieldAndExits2(t *testing.T) {
@@ -79,5 +81,106 @@ x_bucket{a="2",le="+Inf"} 20
 	}
 	if _, err := parseHistogram(text, "y"); err == nil {
 		t.Error("a missing metric is no error")
+	}
+}
+
+func TestIndexListWritesTheStatusFormat(t *testing.T) {
+	for _, c := range []struct {
+		in   []int
+		want string
+	}{
+		{nil, ""},
+		{[]int{3}, "3"},
+		{[]int{0, 1}, "0,1"},
+		{[]int{0, 1, 2, 5, 7, 8, 9, 10}, "0-2,5,7-10"},
+	} {
+		if got := indexList(c.in); got != c.want {
+			t.Errorf("indexList(%v) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// The end state the fault run expects follows from the schedule: every
+// index either completes or fails, and every failing attempt not ignored
+// is counted.
+func TestPlanExpectationsFollowTheSchedule(t *testing.T) {
+	w, err := LoadWorkload("workloads/w2.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	failedJobs := 0
+	for _, s := range w.plan() {
+		codes := strings.Split(strings.Trim(s.failing, ","), ",")
+		counted := 0
+		for _, c := range codes {
+			if c != "" && !strings.HasSuffix(c, "=137") {
+				counted++
+			}
+		}
+		if int(s.want.failed) != counted {
+			t.Fatalf("%s: want.failed %d, the schedule counts %d (%s)", s.name, s.want.failed, counted, s.failing)
+		}
+		nFailed := 0
+		if s.want.failedIdx != "" {
+			nFailed = len(strings.Split(s.want.failedIdx, ","))
+		}
+		if s.want.failedJob != (s.want.failedIdx != "") || (nFailed == 0 && int(s.want.succeeded) != w.Completions) {
+			t.Fatalf("%s: inconsistent expectation %+v", s.name, s.want)
+		}
+		if s.want.failedJob {
+			failedJobs++
+		}
+	}
+	if failedJobs == 0 {
+		t.Error("no W2 Job is expected to fail: the schedule exercises no failed index")
+	}
+}
+
+// The fault run's check finds a lost count, a wrong terminal condition and
+// a second pod for one attempt, and passes an exact Job.
+func TestFaultCheckFindsLostCountsAndDuplicates(t *testing.T) {
+	w := &Workload{Name: "W", Indexed: true, Completions: 2}
+	specs := []jobSpec{
+		{name: "ok", attempts: 2, want: expectation{succeeded: 2, completedIdx: "0,1"}},
+		{name: "lost", attempts: 3, want: expectation{succeeded: 1, failed: 2, completedIdx: "0", failedIdx: "1", failedJob: true}},
+	}
+	end := map[string]jobEnd{
+		"ok":   {Succeeded: 2, Conditions: "Complete=True/CompletionsReached,SuccessCriteriaMet=True/CompletionsReached", CompletedIndexes: "0,1"},
+		"lost": {Succeeded: 1, Failed: 1, Conditions: "Complete=True/CompletionsReached", CompletedIndexes: "0", FailedIndexes: "1"},
+	}
+	pods := &podTracker{
+		attempts: map[string]map[types.UID]bool{"ok/0//": {"a": true, "b": true}, "ok/1//": {"c": true}},
+		perJob:   map[string]map[types.UID]bool{"ok": {"a": true, "b": true, "c": true}},
+	}
+	f := &faultResult{}
+	f.check(w, specs, end, pods)
+	if f.ExactJobs != 1 || f.LostCounts != 1 || len(f.Mismatches) != 1 || !strings.HasPrefix(f.Mismatches[0], "lost:") {
+		t.Errorf("exact %d, lost %d, mismatches %q; want 1, 1, one for Job lost", f.ExactJobs, f.LostCounts, f.Mismatches)
+	}
+	if f.Duplicates != 1 || f.PodsSeen != 3 {
+		t.Errorf("duplicates %d, pods seen %d; want 1 and 3", f.Duplicates, f.PodsSeen)
+	}
+	r := &Result{Jobs: 2, Fault: f}
+	if faultsLoseNothing(r) {
+		t.Error("a run with a lost count and a duplicate lost nothing")
+	}
+}
+
+func TestBadFaultFlagsExit2(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-faults", "-fault-scenarios", "kcm,shim-service-paused"}, `unknown scenario "shim-service-paused"`},
+		{[]string{"-faults", "-shrink", "50by20"}, `flag -shrink`},
+		{[]string{"-faults", "-fault-write-rate", "1.5"}, `flag -fault-write-rate`},
+	} {
+		var out, errOut bytes.Buffer
+		if code := run(append(c.args, "-workloads", "workloads/w2.yaml"), &out, &errOut); code != 2 {
+			t.Errorf("%v: exit %d, want 2 (stderr %q)", c.args, code, errOut.String())
+		}
+		if !strings.Contains(errOut.String(), c.want) {
+			t.Errorf("%v: stderr %q does not say %s", c.args, errOut.String(), c.want)
+		}
 	}
 }

@@ -43,6 +43,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "", "Write <out>.md and <out>.svg (the table and chart); nothing written when empty.")
 	controllers := fs.String("controllers", "kcm,shim", "Comma-separated controllers to run: kcm (a), shim (b); end states are compared only with both.")
 	workdir := fs.String("workdir", "", "Where the clusters' files go; a temporary directory when empty (BENCH_KEEP=1 keeps them).")
+	faults := fs.Bool("faults", false, "The fault run: each -fault-scenarios entry on the first workload and limit set, the controller behind the fault proxy; a table of what was lost or duplicated. Fails when the shim's runs lose anything.")
+	scenarios := fs.String("fault-scenarios", defaultFaultScenes, "Comma-separated fault-run scenarios: kcm, shim, shim-service-stopped, shim-service-hung.")
+	shrink := fs.String("shrink", "", "JOBSxPODS: at most JOBS Jobs of at most PODS pods each (after -smoke).")
+	fc := &faultConfig{}
+	fs.Uint64Var(&fc.seed, "fault-seed", 23, "Seed of the fault proxy's choices.")
+	fs.Float64Var(&fc.writeRate, "fault-write-rate", 0.05, "Share of pod and Job writes the proxy answers 409/429/500.")
+	fs.DurationVar(&fc.delayMax, "fault-delay-max", 5*time.Second, "Each watch event is held a random 0..this.")
+	fs.DurationVar(&fc.dropEvery, "fault-drop-every", 10*time.Second, "Every open watch is dropped this often.")
+	fs.DurationVar(&fc.outageAfter, "outage-after", 5*time.Second, "A service outage starts this long after the Jobs are created.")
+	fs.DurationVar(&fc.outageFor, "outage-for", 20*time.Second, "How long a service outage lasts.")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -57,6 +67,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 			w = w.smaller(20, 10)
 			w.Name += "-smoke"
 		}
+		if *shrink != "" {
+			var jobs, pods int
+			if _, err := fmt.Sscanf(*shrink, "%dx%d", &jobs, &pods); err != nil || jobs < 1 || pods < 1 {
+				fmt.Fprintf(stderr, "bench: flag -shrink: want JOBSxPODS (e.g. 50x20), got %q\n", *shrink)
+				return 2
+			}
+			w = w.smaller(jobs, pods)
+			w.Name += "-" + *shrink
+		}
 		ws = append(ws, w)
 	}
 	var ls []Limits
@@ -67,6 +86,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		ls = append(ls, l)
+	}
+	if *faults {
+		if fc.writeRate < 0 || fc.writeRate > 1 {
+			fmt.Fprintf(stderr, "bench: flag -fault-write-rate: must be between 0 and 1, got %g\n", fc.writeRate)
+			return 2
+		}
+		for _, sc := range splitList(*scenarios) {
+			if _, _, ok := scenarioOf(sc); !ok {
+				fmt.Fprintf(stderr, "bench: flag -fault-scenarios: unknown scenario %q (%s)\n", sc, defaultFaultScenes)
+				return 2
+			}
+		}
 	}
 	ctls := splitList(*controllers)
 	for _, c := range ctls {
@@ -93,6 +124,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	logf := func(f string, a ...any) { fmt.Fprintf(stderr, time.Now().Format("15:04:05 ")+f+"\n", a...) }
+	if *faults {
+		return runFaults(ctx, ws[0], ls[0], fc, splitList(*scenarios), *workdir, *out, stdout, stderr, logf)
+	}
 
 	var pairs []pair
 	failed := false
@@ -101,7 +135,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		for _, l := range ls {
 			p := pair{w: w, limits: l}
 			for _, ctl := range ctls {
-				r, err := runOne(ctx, w, specs, ctl, l, *workdir, logf)
+				r, err := runOne(ctx, w, specs, ctl, l, *workdir, runOpts{}, logf)
 				if err != nil {
 					logf("%s/%s/%s failed: %v", w.Name, ctl, l.Name, err)
 					failed = true
@@ -133,7 +167,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "bench:", err)
 			return 1
 		}
-		md := header() + table
+		// The fault run's section, written by -faults, is kept.
+		md := header() + table + keptFaultSection(*out+".md")
 		if err := os.WriteFile(*out+".md", []byte(md), 0o644); err != nil {
 			fmt.Fprintln(stderr, "bench:", err)
 			return 1
@@ -178,4 +213,73 @@ func httpGet(ctx context.Context, url string) (string, error) {
 		return "", fmt.Errorf("%s: %s", url, resp.Status)
 	}
 	return string(b), nil
+}
+
+// faultMarker starts the fault run's section of the report file.
+const faultMarker = "<!-- fault run: written by bench -faults; kept by the full run -->"
+
+// keptFaultSection is the fault run's section of an existing report, or "".
+func keptFaultSection(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	if i := strings.Index(string(data), faultMarker); i >= 0 {
+		return "\n" + string(data[i:])
+	}
+	return ""
+}
+
+// runFaults is the fault run: each scenario on a fresh control plane, the
+// controller behind the fault proxy; a table; exit 1 when a shim scenario
+// lost, duplicated or left anything (upstream's figures are reported, not
+// judged).
+func runFaults(ctx context.Context, w *Workload, lim Limits, fc *faultConfig, scenarios []string, workdir, out string, stdout, stderr io.Writer, logf func(string, ...any)) int {
+	specs := w.plan()
+	// The commit is named as it was when the runs started.
+	hdr := faultHeader()
+	var results []*Result
+	failed := false
+	for _, sc := range scenarios {
+		ctl, outage, _ := scenarioOf(sc)
+		r, err := runOne(ctx, w, specs, ctl, lim, workdir, runOpts{faults: fc, outage: outage}, logf)
+		if err != nil {
+			logf("%s: %v", sc, err)
+			failed = true
+			if errors.Is(err, context.Canceled) {
+				return 1
+			}
+			continue
+		}
+		if ctl == "shim" && !faultsLoseNothing(r) {
+			logf("%s lost, duplicated or left something: %+v", sc, *r.Fault)
+			failed = true
+		}
+		results = append(results, r)
+	}
+	section := faultReport(w, fc, lim, results)
+	fmt.Fprint(stdout, section)
+	if out != "" {
+		path := out + ".md"
+		prev, err := os.ReadFile(path)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			fmt.Fprintln(stderr, "bench:", err)
+			return 1
+		}
+		head := string(prev)
+		if i := strings.Index(head, faultMarker); i >= 0 {
+			head = head[:i]
+		}
+		head = strings.TrimRight(head, "\n") + "\n\n"
+		md := head + faultMarker + "\n" + hdr + section
+		if err := os.WriteFile(path, []byte(md), 0o644); err != nil {
+			fmt.Fprintln(stderr, "bench:", err)
+			return 1
+		}
+		logf("wrote the fault run's section of %s", path)
+	}
+	if failed {
+		return 1
+	}
+	return 0
 }

@@ -117,8 +117,8 @@ func mark(ok bool) string {
 	return "✗ (missed)"
 }
 
-// header names the machine and the commit.
-func header() string {
+// machine names the run's date, machine, commit and service binary.
+func machine() string {
 	cpu := "unknown CPU"
 	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for _, line := range strings.Split(string(data), "\n") {
@@ -139,15 +139,35 @@ func header() string {
 	if server == "" {
 		server = "target/{release,debug}/job-decider"
 	}
+	return fmt.Sprintf("%s: %s, %d cores, %s; commit %s; job-decider binary %s",
+		time.Now().UTC().Format("2006-01-02 15:04 UTC"), cpu, runtime.NumCPU(), runtime.GOOS+"/"+runtime.GOARCH, commit, server)
+}
+
+// header names the machine and the commit.
+func header() string {
 	return fmt.Sprintf("# Cluster benchmark: shim + service against kube-controller-manager\n\n"+
-		"Written by `make bench-cluster` (e2e/bench) on %s: %s, %d cores, %s; commit %s; job-decider binary %s.\n"+
+		"Written by `make bench-cluster` (e2e/bench) on %s.\n"+
 		"Each row is one run on a fresh kube-apiserver + etcd (v1.37.2) with KWOK v0.8.0 playing the nodes; "+
 		"(a) runs kube-controller-manager v1.37.2 with only the Job controller, (b) the shim and the job-decider service; "+
 		"both without leader election, at the same client QPS/burst and worker count. "+
 		"Wall time runs from the first Job created to the last one finished; sync latency is each controller's own histogram "+
 		"(job_controller_job_sync_duration_seconds, job_decider_shim_sync_duration_seconds); CPU and peak RSS are read from /proc "+
-		"(for (b) the shim and the service added up).\n\n",
-		time.Now().UTC().Format("2006-01-02 15:04 UTC"), cpu, runtime.NumCPU(), runtime.GOOS+"/"+runtime.GOARCH, commit, server)
+		"(for (b) the shim and the service added up).\n\n", machine())
+}
+
+// faultHeader introduces the fault run's section.
+func faultHeader() string {
+	return fmt.Sprintf("## Fault run: both controllers through the same fault proxy\n\n"+
+		"Written by `bench -faults` (e2e/bench) on %s; command: `%s`.\n"+
+		"Each row is one run on a fresh kube-apiserver + etcd with KWOK, the same seeded workload (the same pods fail the same way), "+
+		"the controller reaching the API server only through e2e/harness's fault proxy (KWOK and the runner go direct); "+
+		"(a) kube-controller-manager v1.37.2 with only the Job controller (Jobs without managedBy), (b) the shim and the service "+
+		"(Jobs with managedBy), then (b) again with the service stopped and with it hung mid-run. "+
+		"*End state = schedule*: succeeded and failed counts, completed and failed indexes and the terminal condition (Complete, or Failed "+
+		"with reason FailedIndexes) equal to what the seeded schedule implies. *Lost counts*: Σ|want − got| of succeeded and failed. "+
+		"*Pods*: every pod the runner's watch saw, against one per planned attempt. *Duplicate pods*: pods beyond the first for one attempt "+
+		"(Job, completion index, failure count, ignored-failure count). *Finalizers left*: pods still carrying the tracking finalizer "+
+		"up to two minutes after the last Job finished.\n\n", machine(), "go run . "+strings.Join(os.Args[1:], " "))
 }
 
 // chart is an SVG bar chart: wall time per workload and limits, (a) beside (b).

@@ -68,6 +68,8 @@ type Result struct {
 	CPU      float64 // seconds, every process of the controller
 	PeakRSS  int64   // bytes, summed over its processes
 	End      map[string]jobEnd
+	// Fault is what a fault run saw (nil in the plain benchmark).
+	Fault *faultResult
 }
 
 // jobEnd is the part of a finished Job both controllers must agree on.
@@ -78,8 +80,14 @@ type jobEnd struct {
 }
 
 // runOne runs one workload with one controller on a fresh control plane.
-func runOne(ctx context.Context, w *Workload, specs []jobSpec, controller string, lim Limits, workdir string, logf func(string, ...any)) (_ *Result, err error) {
-	dir := filepath.Join(workdir, fmt.Sprintf("%s-%s-%s", w.Name, controller, lim.Name))
+// With opts.faults the controller reaches the API server through the fault
+// proxy, and opts.outage (shim only) stops or freezes the service mid-run.
+func runOne(ctx context.Context, w *Workload, specs []jobSpec, controller string, lim Limits, workdir string, opts runOpts, logf func(string, ...any)) (_ *Result, err error) {
+	tag := controller
+	if opts.outage != "" {
+		tag += "-service-" + opts.outage
+	}
+	dir := filepath.Join(workdir, fmt.Sprintf("%s-%s-%s", w.Name, tag, lim.Name))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -144,8 +152,23 @@ func runOne(ctx context.Context, w *Workload, specs []jobSpec, controller string
 		return nil, fmt.Errorf("%v\n%s", err, kwok.Tail(20))
 	}
 
+	// The controller's way to the API server: direct, or through the
+	// fault proxy (KWOK and the runner always go direct).
+	controllerKubeconfig := c.Kubeconfig
+	var proxy *harness.FaultProxy
+	if opts.faults != nil {
+		proxy, err = harness.StartFaultProxy(dir, c.Config, c.Kubeconfig, opts.faults.seed)
+		if err != nil {
+			return nil, err
+		}
+		defer proxy.Close()
+		opts.faults.apply(proxy)
+		controllerKubeconfig = proxy.Kubeconfig
+	}
+
 	// The controller under test; pids and a metrics reader for the report.
-	var pids []int
+	var pids func() []int
+	var decider *harness.Decider
 	var scrape func(context.Context) (string, error)
 	var histogramName string
 	var stopController func()
@@ -157,11 +180,12 @@ func runOne(ctx context.Context, w *Workload, specs []jobSpec, controller string
 			Burst:              lim.Burst,
 			ConcurrentJobSyncs: lim.Workers,
 			LogPath:            filepath.Join(dir, "kube-controller-manager.log"),
+			Kubeconfig:         controllerKubeconfig,
 		}, logf)
 		if err != nil {
 			return nil, err
 		}
-		pids = []int{m.Pid()}
+		pids = func() []int { return []int{m.Pid()} }
 		scrape = m.Scrape
 		histogramName = "job_controller_job_sync_duration_seconds"
 		stopController = func() { m.Stop(15 * time.Second) }
@@ -170,8 +194,9 @@ func runOne(ctx context.Context, w *Workload, specs []jobSpec, controller string
 		if err != nil {
 			return nil, err
 		}
+		decider = d
 		shim, err := harness.NewShim(harness.ShimOptions{
-			Kubeconfig:     c.Kubeconfig,
+			Kubeconfig:     controllerKubeconfig,
 			DeciderAddr:    d.Addr,
 			ControllerName: managedBy,
 			LogPath:        filepath.Join(dir, "shim.log"),
@@ -194,7 +219,8 @@ func runOne(ctx context.Context, w *Workload, specs []jobSpec, controller string
 			d.Stop(5 * time.Second)
 			return nil, fmt.Errorf("starting the shim: %v\n%s", err, shim.Process().Tail(20))
 		}
-		pids = []int{shim.Process().Pid(), d.Pid()}
+		// The service's pid is read at the end: an outage may restart it.
+		pids = func() []int { return []int{shim.Process().Pid(), d.Pid()} }
 		scrape = func(ctx context.Context) (string, error) {
 			return httpGet(ctx, "http://"+shim.HTTPAddr+"/metrics")
 		}
@@ -237,6 +263,10 @@ func runOne(ctx context.Context, w *Workload, specs []jobSpec, controller string
 	}); err != nil {
 		return nil, err
 	}
+	var pods *podTracker
+	if opts.faults != nil {
+		pods = trackPods(factory)
+	}
 	ictx, icancel := context.WithCancel(ctx)
 	defer icancel()
 	factory.Start(ictx.Done())
@@ -246,10 +276,17 @@ func runOne(ctx context.Context, w *Workload, specs []jobSpec, controller string
 	if controller == "shim" {
 		mb = managedBy
 	}
-	logf("%s/%s/%s: creating %d Jobs", w.Name, controller, lim.Name, w.Jobs)
+	logf("%s/%s/%s: creating %d Jobs", w.Name, tag, lim.Name, w.Jobs)
 	start := time.Now()
 	if err := createJobs(ctx, client, w, specs, mb); err != nil {
 		return nil, err
+	}
+	outageDone := make(chan string, 1)
+	if opts.outage != "" {
+		if decider == nil {
+			return nil, fmt.Errorf("a service outage needs the shim")
+		}
+		go func() { outageDone <- serviceOutage(ictx, decider, opts.outage, opts.faults, logf) }()
 	}
 	timeout := time.Duration(w.TimeoutSeconds) * time.Second
 	select {
@@ -261,10 +298,21 @@ func runOne(ctx context.Context, w *Workload, specs []jobSpec, controller string
 	}
 	r := &Result{Workload: w.Name, Controller: controller, Limits: lim, Jobs: w.Jobs}
 	r.Wall = time.Unix(0, lastFinish.Load()).Sub(start)
-	logf("%s/%s/%s: every Job finished in %s", w.Name, controller, lim.Name, r.Wall.Round(time.Millisecond))
+	logf("%s/%s/%s: every Job finished in %s", w.Name, tag, lim.Name, r.Wall.Round(time.Millisecond))
 	// Let the last syncs (finalizer removal after the Job finished) land
 	// before reading costs.
 	time.Sleep(3 * time.Second)
+	if opts.faults != nil {
+		r.Fault = &faultResult{Scenario: tag}
+		if opts.outage != "" {
+			r.Fault.Outage = <-outageDone
+		}
+		// Under faults the last finalizer removals may take retries.
+		if r.Fault.FinalizersLeft, err = waitFinalizersGone(ctx, client, 2*time.Minute); err != nil {
+			return nil, err
+		}
+		r.Fault.Proxy = proxy.Stats()
+	}
 
 	text, err := scrape(ctx)
 	if err != nil {
@@ -275,7 +323,7 @@ func runOne(ctx context.Context, w *Workload, specs []jobSpec, controller string
 		return nil, err
 	}
 	r.SyncP50, r.SyncP99, r.Syncs = h.quantile(0.5), h.quantile(0.99), h.count()
-	for _, pid := range pids {
+	for _, pid := range pids() {
 		u, err := readProc(pid)
 		if err != nil {
 			return nil, err
@@ -285,6 +333,9 @@ func runOne(ctx context.Context, w *Workload, specs []jobSpec, controller string
 	}
 	if r.End, err = endState(ctx, client); err != nil {
 		return nil, err
+	}
+	if r.Fault != nil {
+		r.Fault.check(w, specs, r.End, pods)
 	}
 	icancel()
 	stopController()
@@ -297,6 +348,11 @@ func runOne(ctx context.Context, w *Workload, specs []jobSpec, controller string
 	}
 	r.Requests = counts[controller]
 	r.PodsCreated = r.Requests["create pods"]
+	if r.Fault != nil {
+		for _, sp := range specs {
+			r.Fault.PodsPlanned += sp.attempts
+		}
+	}
 	if os.Getenv("BENCH_KEEP") == "" {
 		_ = os.RemoveAll(dir)
 	}

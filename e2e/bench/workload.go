@@ -170,6 +170,17 @@ type jobSpec struct {
 	failing string // annoFail's value
 	// attempts is how many pods the schedule expects (for the report).
 	attempts int
+	// want is the end state the schedule implies (the fault run checks
+	// every Job against it).
+	want expectation
+}
+
+// expectation is a Job's end state as its schedule implies it: what a
+// controller that loses and duplicates nothing must report.
+type expectation struct {
+	succeeded, failed       int32
+	completedIdx, failedIdx string
+	failedJob               bool
 }
 
 // plan draws every Job's run time and failing attempts from the seed.
@@ -186,8 +197,10 @@ func (w *Workload) plan() []jobSpec {
 		}
 		var b strings.Builder
 		b.WriteString(",")
+		var completed, failedIdx []int
 		for i := range w.Completions {
 			failures, ignored := 0, 0
+			indexFailed := false
 			for attempt := 0; attempt < 20; attempt++ {
 				s.attempts++
 				if w.FailureRate == 0 || rng.Float64() >= w.FailureRate {
@@ -196,6 +209,8 @@ func (w *Workload) plan() []jobSpec {
 				code := w.ExitCodes[rng.IntN(len(w.ExitCodes))]
 				fmt.Fprintf(&b, "%d/%d/%d=%d,", i, failures, ignored, code)
 				if failIndex(code) {
+					s.want.failed++
+					indexFailed = true
 					break
 				}
 				if ignore(code) {
@@ -203,15 +218,50 @@ func (w *Workload) plan() []jobSpec {
 					continue
 				}
 				failures++
+				s.want.failed++
 				if w.BackoffLimitPerIndex != nil && failures > int(*w.BackoffLimitPerIndex) {
+					indexFailed = true
 					break
 				}
 			}
+			if indexFailed {
+				failedIdx = append(failedIdx, i)
+			} else {
+				completed = append(completed, i)
+			}
 		}
 		s.failing = b.String()
+		s.want.succeeded = int32(len(completed))
+		s.want.failedJob = len(failedIdx) > 0
+		if w.Indexed {
+			s.want.completedIdx = indexList(completed)
+			s.want.failedIdx = indexList(failedIdx)
+		}
 		specs[j] = s
 	}
 	return specs
+}
+
+// indexList writes sorted indexes as the Job status does: runs of three or
+// more as "first-last", the rest comma-separated ("0,1,3-5").
+func indexList(idx []int) string {
+	var parts []string
+	for i := 0; i < len(idx); {
+		j := i
+		for j+1 < len(idx) && idx[j+1] == idx[j]+1 {
+			j++
+		}
+		switch {
+		case j == i:
+			parts = append(parts, strconv.Itoa(idx[i]))
+		case j == i+1:
+			parts = append(parts, strconv.Itoa(idx[i]), strconv.Itoa(idx[j]))
+		default:
+			parts = append(parts, fmt.Sprintf("%d-%d", idx[i], idx[j]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ",")
 }
 
 // job builds one Job; managedBy is empty for kube-controller-manager's.

@@ -78,6 +78,25 @@ func EnsureControllerManager(logf func(format string, args ...any)) (string, err
 	return filepath.Join(out, "kube-controller-manager"), nil
 }
 
+// FindControllerManager returns a kube-controller-manager executable that
+// needs no build: $TEST_ASSET_KUBE_CONTROLLER_MANAGER, or an earlier
+// EnsureControllerManager's. Tests outside the benchmark use it to skip
+// rather than start a half-hour build.
+func FindControllerManager() (string, bool) {
+	if bin := os.Getenv("TEST_ASSET_KUBE_CONTROLLER_MANAGER"); bin != "" {
+		return bin, exists(bin)
+	}
+	src, err := controlPlaneDir()
+	if err != nil {
+		return "", false
+	}
+	out, err := cacheDir(src, "controlplane", []string{"go.mod", "go.sum", filepath.Join("etcd", "main.go")})
+	if err != nil || !isBuilt(out, "kcm", "k8s.io/kubernetes/cmd/kube-controller-manager") {
+		return "", false
+	}
+	return filepath.Join(out, "kube-controller-manager"), true
+}
+
 // EnsureKWOK returns a kwok executable built from its own pinned module
 // (controlplane/kwok: KWOK requires other k8s.io versions than the control
 // plane), or $TEST_ASSET_KWOK.
@@ -102,32 +121,19 @@ func EnsureKWOK(logf func(format string, args ...any)) (string, error) {
 // same stamp (the stamp files and the Go version) finished there. step names
 // the build's marker so that several build steps can share one directory.
 func cachedBuild(logf func(format string, args ...any), src, prefix string, stampFiles []string, step, what string, pkgs ...string) (string, error) {
-	stamp, err := sourceStamp(src, stampFiles)
+	out, err := cacheDir(src, prefix, stampFiles)
 	if err != nil {
 		return "", err
 	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	out := filepath.Join(cache, "job-decider-e2e", prefix+"-"+stamp[:16])
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return "", err
-	}
-	marker := ".done"
-	if step != "" {
-		marker += "-" + step
 	}
 	unlock, err := lockFile(filepath.Join(out, ".lock"))
 	if err != nil {
 		return "", err
 	}
 	defer unlock()
-	built := exists(filepath.Join(out, marker))
-	for _, pkg := range pkgs {
-		built = built && exists(filepath.Join(out, filepath.Base(pkg)))
-	}
-	if built {
+	if isBuilt(out, step, pkgs...) {
 		return out, nil
 	}
 	start := time.Now()
@@ -138,11 +144,41 @@ func cachedBuild(logf func(format string, args ...any), src, prefix string, stam
 	if err != nil {
 		return "", fmt.Errorf("building %s: %v\n%s", what, err, output)
 	}
-	if err := os.WriteFile(filepath.Join(out, marker), []byte(time.Since(start).String()+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(out, buildMarker(step)), []byte(time.Since(start).String()+"\n"), 0o644); err != nil {
 		return "", err
 	}
 	logf("%s built in %s", what, time.Since(start).Round(time.Second))
 	return out, nil
+}
+
+// cacheDir is where a build of src's module with these stamp files lives.
+func cacheDir(src, prefix string, stampFiles []string) (string, error) {
+	stamp, err := sourceStamp(src, stampFiles)
+	if err != nil {
+		return "", err
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	return filepath.Join(cache, "job-decider-e2e", prefix+"-"+stamp[:16]), nil
+}
+
+// buildMarker names the file a finished build step leaves.
+func buildMarker(step string) string {
+	if step == "" {
+		return ".done"
+	}
+	return ".done-" + step
+}
+
+// isBuilt reports whether step finished in out with every package's binary.
+func isBuilt(out, step string, pkgs ...string) bool {
+	built := exists(filepath.Join(out, buildMarker(step)))
+	for _, pkg := range pkgs {
+		built = built && exists(filepath.Join(out, filepath.Base(pkg)))
+	}
+	return built
 }
 
 // sourceStamp hashes what decides the built binaries: the module files (for

@@ -30,6 +30,10 @@ type ControllerManagerOptions struct {
 	// LogPath receives its output; <cluster dir>/kube-controller-manager.log
 	// when empty.
 	LogPath string
+	// Kubeconfig is what its controllers reach the API server with (for
+	// instance a fault proxy's); the cluster's admin kubeconfig when empty.
+	// Its own authentication and authorization checks always go direct.
+	Kubeconfig string
 	// ExtraArgs are appended to the command line.
 	ExtraArgs []string
 }
@@ -65,8 +69,12 @@ func (c *Cluster) StartControllerManager(opts ControllerManagerOptions, logf fun
 	if err := os.MkdirAll(certDir, 0o755); err != nil {
 		return nil, err
 	}
+	kubeconfig := opts.Kubeconfig
+	if kubeconfig == "" {
+		kubeconfig = c.Kubeconfig
+	}
 	args := []string{
-		"--kubeconfig=" + c.Kubeconfig,
+		"--kubeconfig=" + kubeconfig,
 		"--authentication-kubeconfig=" + c.Kubeconfig,
 		"--authorization-kubeconfig=" + c.Kubeconfig,
 		"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",

@@ -95,6 +95,8 @@ type Decider struct {
 	*Process
 	Addr        string
 	MetricsAddr string
+	bin, log    string
+	args        []string
 }
 
 // StartDecider starts the job-decider server on loopback and waits until
@@ -112,17 +114,38 @@ func StartDecider(dir string, extra ...string) (*Decider, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Decider{Addr: "127.0.0.1:" + strconv.Itoa(port), MetricsAddr: "127.0.0.1:" + strconv.Itoa(mport)}
-	args := append([]string{"serve", "--addr", d.Addr, "--metrics-addr", d.MetricsAddr, "--log-level", "warn"}, extra...)
-	d.Process, err = StartProcess("job-decider", filepath.Join(dir, "job-decider.log"), bin, args...)
-	if err != nil {
+	d := &Decider{Addr: "127.0.0.1:" + strconv.Itoa(port), MetricsAddr: "127.0.0.1:" + strconv.Itoa(mport), bin: bin, log: filepath.Join(dir, "job-decider.log")}
+	d.args = append([]string{"serve", "--addr", d.Addr, "--metrics-addr", d.MetricsAddr, "--log-level", "warn"}, extra...)
+	if err := d.start(); err != nil {
 		return nil, err
+	}
+	return d, nil
+}
+
+// Restart starts the server again on the same addresses, with the same
+// arguments, once the previous process has ended (a service outage's end).
+// Only a server from StartDecider can be restarted.
+func (d *Decider) Restart() error {
+	if d.bin == "" {
+		return fmt.Errorf("job-decider: not started by StartDecider, cannot restart")
+	}
+	if d.Process != nil && !d.Exited() {
+		return fmt.Errorf("job-decider is still running")
+	}
+	return d.start()
+}
+
+func (d *Decider) start() error {
+	var err error
+	d.Process, err = StartProcess("job-decider", d.log, d.bin, d.args...)
+	if err != nil {
+		return err
 	}
 	if err := waitTCP(d.Addr, d.Process, 30*time.Second); err != nil {
 		d.Kill()
-		return nil, fmt.Errorf("job-decider did not start: %v\n%s", err, d.Tail(30))
+		return fmt.Errorf("job-decider did not start: %v\n%s", err, d.Tail(30))
 	}
-	return d, nil
+	return nil
 }
 
 func waitTCP(addr string, p *Process, timeout time.Duration) error {

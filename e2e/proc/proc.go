@@ -74,6 +74,14 @@ func (p *Process) Kill() {
 	<-p.done
 }
 
+// Signal sends sig to the process (SIGSTOP and SIGCONT freeze and thaw it).
+func (p *Process) Signal(sig syscall.Signal) error {
+	if p.Exited() {
+		return fmt.Errorf("%s has exited", p.Name)
+	}
+	return p.cmd.Process.Signal(sig)
+}
+
 // Stop sends SIGTERM and waits up to grace before killing.
 func (p *Process) Stop(grace time.Duration) {
 	if p.Exited() {
