@@ -31,8 +31,10 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
+	"job-decider.dev/clients/go/kubejson"
 )
 
 // translate turns the upstream sync's log into a response (before canonicalize).
@@ -78,9 +80,9 @@ func translate(s *snapshot, log *opLog) (*pb.DecideJobResponse, error) {
 			}
 			a = &pb.Action{Kind: &pb.Action_CreatePods{CreatePods: &pb.CreatePods{Pods: []*pb.PodCreation{c}}}}
 		case opUpdateStatus:
-			st, err := jobStatusToProto(o.status)
-			if err != nil {
-				return nil, err
+			st := &pb.JobStatus{}
+			if err := kubejson.FromKube(o.status, st); err != nil {
+				return nil, fmt.Errorf("job status: %w", err)
 			}
 			a = &pb.Action{Kind: &pb.Action_UpdateStatus{UpdateStatus: &pb.UpdateStatus{Status: st}}}
 		case opEvent:
@@ -158,7 +160,7 @@ func podCreation(j *batchv1.Job, pod *v1.Pod) (*pb.PodCreation, error) {
 				}
 				seenEnv[e.Name] = true
 				pe := &pb.EnvVar{}
-				if err := k8sToProto(e, pe); err != nil {
+				if err := kubejson.FromKube(e, pe); err != nil {
 					return err
 				}
 				c.Env = append(c.Env, pe)
@@ -173,14 +175,14 @@ func podCreation(j *batchv1.Job, pod *v1.Pod) (*pb.PodCreation, error) {
 		return nil, err
 	}
 	for _, r := range pod.OwnerReferences {
-		if slices.ContainsFunc(t.OwnerReferences, func(x metaOwnerRef) bool { return x.UID == r.UID }) {
+		if slices.ContainsFunc(t.OwnerReferences, func(x metav1.OwnerReference) bool { return x.UID == r.UID }) {
 			continue
 		}
 		if c.OwnerReference != nil {
 			return nil, fmt.Errorf("created pod has more than one new ownerReference")
 		}
 		c.OwnerReference = &pb.OwnerReference{}
-		if err := k8sToProto(r, c.OwnerReference); err != nil {
+		if err := kubejson.FromKube(r, c.OwnerReference); err != nil {
 			return nil, err
 		}
 	}
@@ -228,7 +230,7 @@ func checkCreation(j *batchv1.Job, c *pb.PodCreation, created *v1.Pod) error {
 					continue
 				}
 				var ke v1.EnvVar
-				if err := protoToK8s(e, &ke); err != nil {
+				if err := kubejson.ToKube(e, &ke); err != nil {
 					return err
 				}
 				cs[i].Env = append(cs[i].Env, ke)
@@ -243,8 +245,8 @@ func checkCreation(j *batchv1.Job, c *pb.PodCreation, created *v1.Pod) error {
 		return err
 	}
 	if c.OwnerReference != nil {
-		var r metaOwnerRef
-		if err := protoToK8s(c.OwnerReference, &r); err != nil {
+		var r metav1.OwnerReference
+		if err := kubejson.ToKube(c.OwnerReference, &r); err != nil {
 			return err
 		}
 		want.OwnerReferences = append(want.OwnerReferences, r)

@@ -27,6 +27,7 @@ import (
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
 	"job-decider.dev/clients/go/knowndiff"
+	"job-decider.dev/clients/go/vectors"
 )
 
 // defaultServeArgs starts job-decider's server on the harness's loopback
@@ -249,9 +250,9 @@ func (o *outcome) report(w io.Writer, req *pb.DecideJobRequest, saveDir, origin 
 	desc := fmt.Sprintf("Regression case saved by `conformance %s`: job-decider differed from upstream at %s. "+
 		"expected is upstream's response%s.", origin, strings.Join(paths, ", "), sweepNote)
 	path := filepath.Join(saveDir, safeFileName(o.name)+".yaml")
-	v, err := newVectorDoc(path, o.name, desc, scope, req, o.upstream)
+	v, err := vectors.NewJob(path, o.name, desc, scope, req, o.upstream)
 	if err == nil {
-		err = v.save()
+		err = v.Save()
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "saving", path, ":", err)
@@ -307,7 +308,7 @@ func cmdCheck(args []string) error {
 	saveDir := fs.String("save-dir", "mismatches", "where to save mismatching snapshots (empty: don't)")
 	knownFile := fs.String("known", defaultKnownFile(), "known differences file")
 	fs.Parse(args)
-	files, err := expandVectorArgs(fs.Args())
+	files, err := vectors.Files(fs.Args())
 	if err != nil {
 		return err
 	}
@@ -326,11 +327,11 @@ func cmdCheck(args []string) error {
 	var mismatches, excused, skipped int
 	var enc encodingTally
 	for _, f := range files {
-		v, err := loadVector(f)
+		v, err := vectors.LoadJob(f)
 		if err != nil {
 			return err
 		}
-		o := compare(d, known, v.Name, v.Request, false, v.opts())
+		o := compare(d, known, v.Name, v.Request, false, scopeOpts(v.Scope))
 		if o.skipped == "" {
 			enc.add(v.Name, o.notLean)
 		}

@@ -34,6 +34,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
+	"job-decider.dev/clients/go/kubejson"
 )
 
 type cluster struct {
@@ -103,7 +104,7 @@ func (c *cluster) related(pods []*pb.Pod) []*pb.Pod {
 
 func (c *cluster) selector() labels.Selector {
 	var ls metav1.LabelSelector
-	if c.job.Spec.GetSelector() == nil || protoToK8s(c.job.Spec.Selector, &ls) != nil {
+	if c.job.Spec.GetSelector() == nil || kubejson.ToKube(c.job.Spec.Selector, &ls) != nil {
 		return nil
 	}
 	sel, err := metav1.LabelSelectorAsSelector(&ls)

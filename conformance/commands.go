@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
+	"job-decider.dev/clients/go/vectors"
 )
 
 // upstreamCanonical runs upstream's syncJob on a request and returns its
@@ -35,11 +36,11 @@ func cmdUpstream(args []string) error {
 	if fs.NArg() != 1 {
 		usage()
 	}
-	v, err := loadVector(fs.Arg(0))
+	v, err := vectors.LoadJob(fs.Arg(0))
 	if err != nil {
 		return err
 	}
-	resp, run, err := upstreamCanonicalWith(v.Request, v.opts())
+	resp, run, err := upstreamCanonicalWith(v.Request, scopeOpts(v.Scope))
 	if err != nil {
 		return fmt.Errorf("%s: %w", v.Name, err)
 	}
@@ -53,7 +54,7 @@ func cmdUpstream(args []string) error {
 func cmdRecord(args []string) error {
 	fs := flag.NewFlagSet("record", flag.ExitOnError)
 	fs.Parse(args)
-	files, err := expandVectorArgs(fs.Args())
+	files, err := vectors.Files(fs.Args())
 	if err != nil {
 		return err
 	}
@@ -62,13 +63,13 @@ func cmdRecord(args []string) error {
 	}
 	var failed int
 	for _, f := range files {
-		v, err := loadVector(f)
+		v, err := vectors.LoadJob(f)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			failed++
 			continue
 		}
-		resp, run, err := upstreamCanonicalWith(v.Request, v.opts())
+		resp, run, err := upstreamCanonicalWith(v.Request, scopeOpts(v.Scope))
 		if err == nil && run.syncErr != nil {
 			err = fmt.Errorf("upstream's syncJob returned an error (not recorded): %w", run.syncErr)
 		}
@@ -78,10 +79,10 @@ func cmdRecord(args []string) error {
 			continue
 		}
 		changed := v.Expected == nil || !proto.Equal(v.Expected, resp)
-		if err := v.setExpected(resp); err != nil {
+		if err := v.SetExpected(resp); err != nil {
 			return err
 		}
-		if err := v.save(); err != nil {
+		if err := v.Save(); err != nil {
 			return err
 		}
 		state := "unchanged"
@@ -100,7 +101,7 @@ func cmdRecord(args []string) error {
 func cmdVerify(args []string) error {
 	fs := flag.NewFlagSet("verify", flag.ExitOnError)
 	fs.Parse(args)
-	files, err := expandVectorArgs(fs.Args())
+	files, err := vectors.Files(fs.Args())
 	if err != nil {
 		return err
 	}
@@ -119,14 +120,14 @@ func cmdVerify(args []string) error {
 }
 
 func verifyVector(f string) error {
-	v, err := loadVector(f)
+	v, err := vectors.LoadJob(f)
 	if err != nil {
 		return err
 	}
 	if v.Expected == nil {
 		return fmt.Errorf("%s: no expected (run `conformance record`)", f)
 	}
-	resp, _, err := upstreamCanonicalWith(v.Request, v.opts())
+	resp, _, err := upstreamCanonicalWith(v.Request, scopeOpts(v.Scope))
 	if err != nil {
 		return fmt.Errorf("%s: %w", f, err)
 	}
@@ -138,3 +139,11 @@ func verifyVector(f string) error {
 }
 
 var errMismatch = errors.New("mismatch")
+
+// scopeOpts is how much of upstream a vector's expected records (its scope).
+func scopeOpts(scope string) upstreamOpts {
+	if scope == "controller" {
+		return upstreamWhole
+	}
+	return upstreamOpts{}
+}

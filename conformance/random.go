@@ -20,6 +20,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
+	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	batchinternal "k8s.io/kubernetes/pkg/apis/batch"
@@ -30,6 +31,7 @@ import (
 	jobutil "k8s.io/kubernetes/pkg/controller/job/util"
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
+	"job-decider.dev/clients/go/kubejson"
 )
 
 const (
@@ -773,9 +775,9 @@ func copyMap(m map[string]string) map[string]string {
 // validateJob runs upstream's API validation on a Job, after the API
 // server's defaulting, with an image filled in (the contract does not carry one).
 func validateJob(pj *pb.Job) error {
-	j, err := jobFromProto(pj)
-	if err != nil {
-		return err
+	j := &batchv1.Job{}
+	if err := kubejson.ToKube(pj, j); err != nil {
+		return fmt.Errorf("job: %w", err)
 	}
 	for _, cs := range [][]v1.Container{j.Spec.Template.Spec.Containers, j.Spec.Template.Spec.InitContainers} {
 		for i := range cs {

@@ -44,6 +44,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
+	"job-decider.dev/clients/go/kubejson"
 )
 
 // defaultControllerName is upstream's own managedBy value.
@@ -74,9 +75,9 @@ func snapshotFromRequest(req *pb.DecideJobRequest) (*snapshot, error) {
 	if req.GetNow() == nil {
 		return nil, errors.New("request has no now")
 	}
-	j, err := jobFromProto(req.GetJob())
-	if err != nil {
-		return nil, err
+	j := &batchv1.Job{}
+	if err := kubejson.ToKube(req.GetJob(), j); err != nil {
+		return nil, fmt.Errorf("job: %w", err)
 	}
 	if j.Namespace == "" || j.Name == "" || j.UID == "" {
 		return nil, errors.New("job.metadata needs namespace, name and uid")
@@ -106,9 +107,9 @@ func snapshotFromRequest(req *pb.DecideJobRequest) (*snapshot, error) {
 	}
 	seen := map[string]bool{}
 	for _, p := range req.GetPods() {
-		pod, err := podFromProto(p)
-		if err != nil {
-			return nil, err
+		pod := &v1.Pod{}
+		if err := kubejson.ToKube(p, pod); err != nil {
+			return nil, fmt.Errorf("pod %s: %w", p.GetMetadata().GetName(), err)
 		}
 		if pod.Namespace == "" {
 			pod.Namespace = j.Namespace

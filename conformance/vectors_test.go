@@ -1,6 +1,7 @@
 package main
 
 import (
+	"job-decider.dev/clients/go/vectors"
 	"path/filepath"
 	"testing"
 )
@@ -11,7 +12,7 @@ const vectorsDir = "../tests/vectors"
 // TestVectorsMatchUpstream runs upstream on every vector's request and checks
 // the result is the vector's expected, so vectors and upstream cannot drift.
 func TestVectorsMatchUpstream(t *testing.T) {
-	files, err := expandVectorArgs([]string{vectorsDir})
+	files, err := vectors.Files([]string{vectorsDir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,7 +22,7 @@ func TestVectorsMatchUpstream(t *testing.T) {
 	names := map[string]string{}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			v, err := loadVector(f)
+			v, err := vectors.LoadJob(f)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -39,21 +40,21 @@ func TestVectorsMatchUpstream(t *testing.T) {
 // TestRunIsDeterministic runs each vector several times: upstream's parallel
 // goroutines must not leak into the canonical form.
 func TestRunIsDeterministic(t *testing.T) {
-	files, err := expandVectorArgs([]string{vectorsDir})
+	files, err := vectors.Files([]string{vectorsDir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range files {
-		v, err := loadVector(f)
+		v, err := vectors.LoadJob(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		first, _, err := upstreamCanonicalWith(v.Request, v.opts())
+		first, _, err := upstreamCanonicalWith(v.Request, scopeOpts(v.Scope))
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i := 0; i < 5; i++ {
-			again, _, err := upstreamCanonicalWith(v.Request, v.opts())
+			again, _, err := upstreamCanonicalWith(v.Request, scopeOpts(v.Scope))
 			if err != nil {
 				t.Fatal(err)
 			}
