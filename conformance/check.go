@@ -28,6 +28,8 @@ import (
 	pb "job-decider.dev/clients/go/jobdecider/v1"
 	"job-decider.dev/clients/go/knowndiff"
 	"job-decider.dev/clients/go/vectors"
+	"job-decider.dev/conformance/internal/canon"
+	"job-decider.dev/conformance/internal/upstream"
 )
 
 // defaultServeArgs starts job-decider's server on the harness's loopback
@@ -150,7 +152,7 @@ func (d *decider) decide(req *pb.DecideJobRequest) (*pb.DecideJobResponse, time.
 type outcome struct {
 	name     string
 	skipped  string // why the scenario was not compared (upstream could not run it)
-	diffs    []fieldDiff
+	diffs    []canon.FieldDiff
 	excused  bool
 	upstream *pb.DecideJobResponse
 	decided  *pb.DecideJobResponse
@@ -159,7 +161,7 @@ type outcome struct {
 	jdTime   time.Duration
 	// encDiffs are where the lean encoding's answer differs from the full
 	// one's: never excused. notLean is why the request went full only.
-	encDiffs []fieldDiff
+	encDiffs []canon.FieldDiff
 	notLean  string
 }
 
@@ -180,31 +182,31 @@ func (o *outcome) class() string {
 func (o *outcome) differs() bool { return len(o.diffs) > 0 || len(o.encDiffs) > 0 }
 
 // compare runs both sides on one request. A generated request goes to
-// upstream whole (upstreamWhole) and to job-decider as the contract has a
+// upstream whole (upstream.Whole) and to job-decider as the contract has a
 // caller send it (contractRequest); a vector goes to both as it is.
-func compare(d *decider, known *knowndiff.List, name string, req *pb.DecideJobRequest, generated bool, opts upstreamOpts) *outcome {
+func compare(d *decider, known *knowndiff.List, name string, req *pb.DecideJobRequest, generated bool, opts upstream.Opts) *outcome {
 	o := &outcome{name: name, request: req}
 	if generated {
-		opts = upstreamWhole
+		opts = upstream.Whole
 		o.request = contractRequest(req)
 	}
-	up, run, err := upstreamCanonicalWith(req, opts)
+	up, run, err := upstream.CanonicalWith(req, opts)
 	if err != nil {
-		o.skipped = "upstream cannot run this snapshot: " + err.Error()
+		o.skipped = "upstream cannot run this upstream.Snapshot: " + err.Error()
 		return o
 	}
-	o.upstream, o.upTime = up, run.elapsed
-	if run.syncErr != nil {
-		o.skipped = "upstream's syncJob returned an error: " + run.syncErr.Error()
+	o.upstream, o.upTime = up, run.Elapsed
+	if run.SyncErr != nil {
+		o.skipped = "upstream's syncJob returned an error: " + run.SyncErr.Error()
 		return o
 	}
 	resp, took, err := d.decide(o.request)
 	o.jdTime = took
 	if err != nil {
-		o.diffs = []fieldDiff{{Path: "(rpc)", Left: "a plan", Right: "error: " + err.Error()}}
+		o.diffs = []canon.FieldDiff{{Path: "(rpc)", Left: "a plan", Right: "error: " + err.Error()}}
 	} else {
-		o.decided = canonicalize(resp, req.GetJob())
-		o.diffs = diffResponses(up, o.decided)
+		o.decided = canon.Canonicalize(resp, req.GetJob())
+		o.diffs = canon.DiffResponses(up, o.decided)
 	}
 	if len(o.diffs) > 0 {
 		o.excused = excuses(known, name, o.diffs, shapes(req)...)
@@ -220,11 +222,11 @@ func (o *outcome) report(w io.Writer, req *pb.DecideJobRequest, saveDir, origin 
 		if o.excused {
 			label = "known difference"
 		}
-		fmt.Fprintf(w, "%s %s: %d field(s) differ\n%s", label, o.name, len(o.diffs), formatDiff(o.diffs, "upstream", "job-decider"))
+		fmt.Fprintf(w, "%s %s: %d field(s) differ\n%s", label, o.name, len(o.diffs), canon.FormatDiff(o.diffs, "upstream", "job-decider"))
 	}
 	if len(o.encDiffs) > 0 {
 		fmt.Fprintf(w, "MISMATCH %s: the lean encoding's answer differs from the full one's in %d field(s)\n%s",
-			o.name, len(o.encDiffs), formatDiff(o.encDiffs, "full", "lean"))
+			o.name, len(o.encDiffs), canon.FormatDiff(o.encDiffs, "full", "lean"))
 	}
 	if !o.mismatch() || saveDir == "" {
 		return
@@ -286,12 +288,12 @@ func contractRequest(req *pb.DecideJobRequest) *pb.DecideJobRequest {
 // shapes names the kinds of snapshot a request is, for known-differences.md
 // entries that cover every generated scenario of one kind.
 func shapes(req *pb.DecideJobRequest) []string {
-	s, err := snapshotFromRequest(req)
+	s, err := upstream.SnapshotFromRequest(req)
 	if err != nil {
 		return nil
 	}
 	var out []string
-	if !s.ours && jobutil.IsJobFinished(s.job) {
+	if !s.Ours && jobutil.IsJobFinished(s.Job) {
 		out = append(out, "shape:finished-managed-elsewhere")
 	}
 	return out
@@ -331,7 +333,7 @@ func cmdCheck(args []string) error {
 		if err != nil {
 			return err
 		}
-		o := compare(d, known, v.Name, v.Request, false, scopeOpts(v.Scope))
+		o := compare(d, known, v.Name, v.Request, false, upstream.OptsFor(v.Scope))
 		if o.skipped == "" {
 			enc.add(v.Name, o.notLean)
 		}

@@ -35,6 +35,9 @@ import (
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
 	"job-decider.dev/clients/go/kubejson"
+	"job-decider.dev/conformance/internal/canon"
+	"job-decider.dev/conformance/internal/gen"
+	"job-decider.dev/conformance/internal/upstream"
 )
 
 type cluster struct {
@@ -53,7 +56,7 @@ func newCluster(req *pb.DecideJobRequest) *cluster {
 	c := &cluster{
 		job:      proto.Clone(req.Job).(*pb.Job),
 		now:      req.Now.AsTime(),
-		state:    stateCopy(req.State),
+		state:    upstream.StateCopy(req.State),
 		ctrlName: req.ControllerName,
 	}
 	for _, p := range req.Pods {
@@ -70,7 +73,7 @@ func (c *cluster) clone() *cluster {
 	for i, p := range c.pods {
 		out.pods[i] = proto.Clone(p).(*pb.Pod)
 	}
-	out.state = stateCopy(c.state)
+	out.state = upstream.StateCopy(c.state)
 	out.events = slices.Clone(c.events)
 	return &out
 }
@@ -81,7 +84,7 @@ func (c *cluster) request() *pb.DecideJobRequest {
 	req := &pb.DecideJobRequest{
 		Job:            proto.Clone(c.job).(*pb.Job),
 		Now:            timestamppb.New(c.now),
-		State:          stateCopy(c.state),
+		State:          upstream.StateCopy(c.state),
 		ControllerName: c.ctrlName,
 	}
 	for _, p := range c.related(c.pods) {
@@ -121,7 +124,7 @@ func (c *cluster) selector() labels.Selector {
 func (c *cluster) orphanCleanup() {
 	related := c.related(c.pods)
 	for _, p := range c.pods {
-		if !slices.Contains(related, p) && slices.Contains(p.Metadata.Finalizers, finalizer) && metaController(p) == nil {
+		if !slices.Contains(related, p) && slices.Contains(p.Metadata.Finalizers, gen.Finalizer) && metaController(p) == nil {
 			removeFinalizer(p)
 		}
 	}
@@ -139,9 +142,9 @@ func metaController(p *pb.Pod) *pb.OwnerReference {
 
 // diffClusters compares two clusters field by field: what a request
 // carries, the events recorded and the number of pods created.
-func diffClusters(a, b *cluster) []fieldDiff {
-	var out []fieldDiff
-	diffValues("cluster", toGenericMsg(a.request()), toGenericMsg(b.request()), &out)
+func diffClusters(a, b *cluster) []canon.FieldDiff {
+	var out []canon.FieldDiff
+	canon.DiffValues("cluster", canon.ToGenericMsg(a.request()), canon.ToGenericMsg(b.request()), &out)
 	ea, eb := &pb.DecideJobResponse{}, &pb.DecideJobResponse{}
 	for _, e := range a.events {
 		ea.Actions = append(ea.Actions, &pb.Action{Kind: &pb.Action_RecordEvent{RecordEvent: e}})
@@ -149,9 +152,9 @@ func diffClusters(a, b *cluster) []fieldDiff {
 	for _, e := range b.events {
 		eb.Actions = append(eb.Actions, &pb.Action{Kind: &pb.Action_RecordEvent{RecordEvent: e}})
 	}
-	diffValues("cluster.events", toGenericMsg(ea), toGenericMsg(eb), &out)
+	canon.DiffValues("cluster.events", canon.ToGenericMsg(ea), canon.ToGenericMsg(eb), &out)
 	if a.created != b.created {
-		out = append(out, fieldDiff{Path: "cluster.podsCreated", Left: a.created, Right: b.created})
+		out = append(out, canon.FieldDiff{Path: "cluster.podsCreated", Left: a.created, Right: b.created})
 	}
 	return out
 }
@@ -168,7 +171,7 @@ func (c *cluster) pod(name string) (int, *pb.Pod) {
 // apply applies a canonical plan. It returns an error where a real API
 // server would refuse a write (the caller stops at the first failure).
 func (c *cluster) apply(resp *pb.DecideJobResponse) error {
-	c.state = stateCopy(resp.GetState())
+	c.state = upstream.StateCopy(resp.GetState())
 	for ai, a := range resp.GetActions() {
 		var err error
 		switch k := a.GetKind().(type) {
@@ -204,8 +207,8 @@ func (c *cluster) apply(resp *pb.DecideJobResponse) error {
 					return r.Uid == c.job.Metadata.Uid
 				})
 				p.Metadata.OwnerReferences = append(p.Metadata.OwnerReferences, c.ownerRef())
-				if !slices.Contains(p.Metadata.Finalizers, finalizer) {
-					p.Metadata.Finalizers = append(p.Metadata.Finalizers, finalizer)
+				if !slices.Contains(p.Metadata.Finalizers, gen.Finalizer) {
+					p.Metadata.Finalizers = append(p.Metadata.Finalizers, gen.Finalizer)
 				}
 			})
 		case *pb.Action_ReleasePods:
@@ -286,8 +289,8 @@ func (c *cluster) createPod(pc *pb.PodCreation, k int) error {
 		Name: name, GenerateName: pc.GetGenerateName(), Namespace: c.job.Metadata.Namespace,
 		Uid:               fmt.Sprintf("sim-%s-%d", c.job.Metadata.Uid, c.created),
 		CreationTimestamp: timestamppb.New(c.now.Add(time.Duration(k+1) * time.Millisecond)),
-		Labels:            copyMap(t.GetMetadata().GetLabels()),
-		Annotations:       copyMap(t.GetMetadata().GetAnnotations()),
+		Labels:            gen.CopyMap(t.GetMetadata().GetLabels()),
+		Annotations:       gen.CopyMap(t.GetMetadata().GetAnnotations()),
 		Finalizers:        slices.Clone(t.GetMetadata().GetFinalizers()),
 		OwnerReferences:   cloneOwnerRefs(t.GetMetadata().GetOwnerReferences()),
 	}
@@ -324,7 +327,7 @@ func cloneOwnerRefs(in []*pb.OwnerReference) []*pb.OwnerReference {
 }
 
 func removeFinalizer(p *pb.Pod) {
-	p.Metadata.Finalizers = slices.DeleteFunc(p.Metadata.Finalizers, func(f string) bool { return f == finalizer })
+	p.Metadata.Finalizers = slices.DeleteFunc(p.Metadata.Finalizers, func(f string) bool { return f == gen.Finalizer })
 	if len(p.Metadata.Finalizers) == 0 {
 		p.Metadata.Finalizers = nil
 	}

@@ -8,27 +8,10 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	pb "job-decider.dev/clients/go/jobdecider/v1"
 	"job-decider.dev/clients/go/vectors"
+	"job-decider.dev/conformance/internal/canon"
+	"job-decider.dev/conformance/internal/upstream"
 )
-
-// upstreamCanonical runs upstream's syncJob on a request and returns its
-// canonical response (what vectors pin).
-func upstreamCanonical(req *pb.DecideJobRequest) (*pb.DecideJobResponse, *upstreamRun, error) {
-	return upstreamCanonicalWith(req, upstreamOpts{})
-}
-
-// upstreamWhole is upstream for generated scenarios: syncJob, and for a
-// finished Job the orphan-pod worker's sweep (the scope of job-decider's plan).
-var upstreamWhole = upstreamOpts{orphanSweep: true}
-
-func upstreamCanonicalWith(req *pb.DecideJobRequest, opts upstreamOpts) (*pb.DecideJobResponse, *upstreamRun, error) {
-	run, err := runUpstream(req, opts)
-	if err != nil {
-		return nil, nil, err
-	}
-	return canonicalize(run.resp, req.GetJob()), run, nil
-}
 
 func cmdUpstream(args []string) error {
 	fs := flag.NewFlagSet("upstream", flag.ExitOnError)
@@ -40,14 +23,14 @@ func cmdUpstream(args []string) error {
 	if err != nil {
 		return err
 	}
-	resp, run, err := upstreamCanonicalWith(v.Request, scopeOpts(v.Scope))
+	resp, run, err := upstream.CanonicalWith(v.Request, upstream.OptsFor(v.Scope))
 	if err != nil {
 		return fmt.Errorf("%s: %w", v.Name, err)
 	}
-	if run.syncErr != nil {
-		fmt.Fprintf(os.Stderr, "note: upstream's syncJob returned an error: %v\n", run.syncErr)
+	if run.SyncErr != nil {
+		fmt.Fprintf(os.Stderr, "note: upstream's syncJob returned an error: %v\n", run.SyncErr)
 	}
-	fmt.Println(prettyProto(resp))
+	fmt.Println(canon.PrettyProto(resp))
 	return nil
 }
 
@@ -69,9 +52,9 @@ func cmdRecord(args []string) error {
 			failed++
 			continue
 		}
-		resp, run, err := upstreamCanonicalWith(v.Request, scopeOpts(v.Scope))
-		if err == nil && run.syncErr != nil {
-			err = fmt.Errorf("upstream's syncJob returned an error (not recorded): %w", run.syncErr)
+		resp, run, err := upstream.CanonicalWith(v.Request, upstream.OptsFor(v.Scope))
+		if err == nil && run.SyncErr != nil {
+			err = fmt.Errorf("upstream's syncJob returned an error (not recorded): %w", run.SyncErr)
 		}
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "%s: %v\n", f, err)
@@ -89,7 +72,7 @@ func cmdRecord(args []string) error {
 		if changed {
 			state = "updated"
 		}
-		fmt.Printf("%-9s %s (%s): %s\n", state, f, v.Name, summary(resp))
+		fmt.Printf("%-9s %s (%s): %s\n", state, f, v.Name, canon.Summary(resp))
 	}
 	if failed > 0 {
 		return fmt.Errorf("%d of %d vectors failed", failed, len(files))
@@ -127,23 +110,15 @@ func verifyVector(f string) error {
 	if v.Expected == nil {
 		return fmt.Errorf("%s: no expected (run `conformance record`)", f)
 	}
-	resp, _, err := upstreamCanonicalWith(v.Request, scopeOpts(v.Scope))
+	resp, _, err := upstream.CanonicalWith(v.Request, upstream.OptsFor(v.Scope))
 	if err != nil {
 		return fmt.Errorf("%s: %w", f, err)
 	}
-	want := canonicalize(v.Expected, v.Request.GetJob())
-	if d := diffResponses(resp, want); len(d) > 0 {
-		return fmt.Errorf("%s (%s): expected differs from upstream \n%s", f, v.Name, formatDiff(d, "upstream", "file"))
+	want := canon.Canonicalize(v.Expected, v.Request.GetJob())
+	if d := canon.DiffResponses(resp, want); len(d) > 0 {
+		return fmt.Errorf("%s (%s): expected differs from upstream \n%s", f, v.Name, canon.FormatDiff(d, "upstream", "file"))
 	}
 	return nil
 }
 
 var errMismatch = errors.New("mismatch")
-
-// scopeOpts is how much of upstream a vector's expected records (its scope).
-func scopeOpts(scope string) upstreamOpts {
-	if scope == "controller" {
-		return upstreamWhole
-	}
-	return upstreamOpts{}
-}

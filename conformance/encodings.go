@@ -18,6 +18,7 @@ import (
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
 	"job-decider.dev/clients/go/request"
+	"job-decider.dev/conformance/internal/canon"
 )
 
 // leanPrefix marks a difference between the two encodings' answers.
@@ -26,7 +27,7 @@ const leanPrefix = "(lean encoding) "
 // checkLean sends req with lean pods and lists where the answer differs from
 // the full request's (full, fullErr: the raw response and the call's error).
 // notLean is why req has no lean form; nothing is sent then.
-func (d *decider) checkLean(req *pb.DecideJobRequest, full *pb.DecideJobResponse, fullErr error) (diffs []fieldDiff, notLean string) {
+func (d *decider) checkLean(req *pb.DecideJobRequest, full *pb.DecideJobResponse, fullErr error) (diffs []canon.FieldDiff, notLean string) {
 	lean, err := request.Lean(req)
 	if err != nil {
 		return nil, err.Error()
@@ -37,15 +38,15 @@ func (d *decider) checkLean(req *pb.DecideJobRequest, full *pb.DecideJobResponse
 		// Both refused: the same code (the messages name the fields as each
 		// encoding spells them).
 		if fc, lc := status.Code(fullErr), status.Code(leanErr); fc != lc {
-			diffs = []fieldDiff{{Path: leanPrefix + "(rpc code)", Left: fc.String(), Right: lc.String()}}
+			diffs = []canon.FieldDiff{{Path: leanPrefix + "(rpc code)", Left: fc.String(), Right: lc.String()}}
 		}
 	case fullErr != nil:
-		diffs = []fieldDiff{{Path: leanPrefix + "(rpc)", Left: "error: " + fullErr.Error(), Right: "a plan"}}
+		diffs = []canon.FieldDiff{{Path: leanPrefix + "(rpc)", Left: "error: " + fullErr.Error(), Right: "a plan"}}
 	case leanErr != nil:
-		diffs = []fieldDiff{{Path: leanPrefix + "(rpc)", Left: "a plan", Right: "error: " + leanErr.Error()}}
+		diffs = []canon.FieldDiff{{Path: leanPrefix + "(rpc)", Left: "a plan", Right: "error: " + leanErr.Error()}}
 	default:
 		job := req.GetJob()
-		diffs = diffResponses(canonicalize(full, job), canonicalize(resp, job))
+		diffs = canon.DiffResponses(canon.Canonicalize(full, job), canon.Canonicalize(resp, job))
 		for i := range diffs {
 			diffs[i].Path = leanPrefix + diffs[i].Path
 		}

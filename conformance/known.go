@@ -13,6 +13,7 @@ import (
 	"runtime"
 
 	"job-decider.dev/clients/go/knowndiff"
+	"job-decider.dev/conformance/internal/canon"
 )
 
 // knownOptions are this harness's rules: patterns allowed.
@@ -42,6 +43,6 @@ func loadKnown(path string) (*knowndiff.List, error) {
 
 // excuses reports whether entries cover every differing field of the
 // scenario name, matched by its name or one of its request's shapes.
-func excuses(known *knowndiff.List, name string, diffs []fieldDiff, shapes ...string) bool {
+func excuses(known *knowndiff.List, name string, diffs []canon.FieldDiff, shapes ...string) bool {
 	return known.Excuses(append([]string{name}, shapes...), diffs)
 }

@@ -47,59 +47,10 @@ import (
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
 	"job-decider.dev/clients/go/knowndiff"
+	"job-decider.dev/conformance/internal/canon"
+	"job-decider.dev/conformance/internal/gen"
+	"job-decider.dev/conformance/internal/upstream"
 )
-
-// lifecycleStream keeps lifecycle i's random numbers apart from single scenario i's.
-const lifecycleStream = 1 << 62
-
-func lifecycleName(seed uint64, i int) string { return fmt.Sprintf("lifecycle-%d-%d", seed, i) }
-
-// genLifecycleStart builds lifecycle i's starting snapshot: mostly a Job just
-// created (no status, no pods), sometimes a random mid-life snapshot.
-func genLifecycleStart(seed uint64, i int) (*pb.DecideJobRequest, *rand.Rand, error) {
-	r := rand.New(rand.NewPCG(seed, uint64(i)|lifecycleStream))
-	g := &gen{r: r}
-	var lastErr error
-	for attempt := 0; attempt < 50; attempt++ {
-		g.now = baseNow.Add(time.Duration(g.intn(86400)) * time.Second)
-		g.tick = 0
-		var req *pb.DecideJobRequest
-		if g.chance(0.75) {
-			j := g.job()
-			j.Metadata.CreationTimestamp = timestamppb.New(g.now)
-			if g.chance(0.1) {
-				// A bigger Job: dozens of pods at once (slow-start batches,
-				// rankings over many pods, several finishing per sync).
-				p := int32(10 + g.intn(31))
-				j.Spec.Parallelism = proto.Int32(p)
-				if j.Spec.Completions != nil {
-					j.Spec.Completions = proto.Int32(p + int32(g.intn(40)))
-				}
-				if j.Spec.MaxFailedIndexes != nil {
-					j.Spec.MaxFailedIndexes = proto.Int32(int32(g.intn(int(*j.Spec.Completions)/4 + 1)))
-				}
-			}
-			j.Status = &pb.JobStatus{}
-			req = &pb.DecideJobRequest{Job: j, Now: timestamppb.New(g.now)}
-			switch {
-			case g.chance(0.02):
-				j.Spec.ManagedBy = proto.String("example.com/other-controller")
-			case g.chance(0.03):
-				j.Spec.ManagedBy = proto.String("example.com/job-decider")
-				req.ControllerName = "example.com/job-decider"
-			}
-		} else {
-			req = g.request(-1)
-			req.Expectations = nil // a cluster has no writes in flight at the start
-		}
-		if err := validateJob(req.Job); err != nil {
-			lastErr = err
-			continue
-		}
-		return req, r, nil
-	}
-	return nil, nil, fmt.Errorf("generator made no valid Job in 50 attempts; last: %v", lastErr)
-}
 
 // worldEvent is one thing that happens to the cluster outside the controller.
 type worldEvent struct {
@@ -167,8 +118,8 @@ type lifecycleResult struct {
 // runLifecycle runs lifecycle i of seed against d (nil: upstream only, which
 // exercises the simulator and upstream's runner on its own).
 func runLifecycle(d *decider, known *knowndiff.List, seed uint64, i int, saveDir string, trace io.Writer, verbose bool) *lifecycleResult {
-	res := &lifecycleResult{name: lifecycleName(seed, i), counts: map[string]int{}}
-	start, r, err := genLifecycleStart(seed, i)
+	res := &lifecycleResult{name: gen.LifecycleName(seed, i), counts: map[string]int{}}
+	start, r, err := gen.LifecycleStart(seed, i)
 	if err != nil {
 		res.failed = err.Error()
 		return res
@@ -188,19 +139,19 @@ func runLifecycle(d *decider, known *knowndiff.List, seed uint64, i int, saveDir
 		reqJd = contractRequest(reqJd)
 		lc.tracef("-- sync %d at %s%s: %s\n", sync, lc.up.now.Format(time.TimeOnly), map[bool]string{true: " (stale pod cache)"}[staleUp != nil], podSummary(reqUp))
 		if verbose {
-			lc.tracef("request: %s\n", prettyProto(reqUp))
+			lc.tracef("request: %s\n", canon.PrettyProto(reqUp))
 		}
-		up, run, err := upstreamCanonicalWith(reqUp, upstreamWhole)
-		if err == nil && run.syncErr != nil {
-			err = fmt.Errorf("syncJob returned an error: %w", run.syncErr)
+		up, run, err := upstream.CanonicalWith(reqUp, upstream.Whole)
+		if err == nil && run.SyncErr != nil {
+			err = fmt.Errorf("syncJob returned an error: %w", run.SyncErr)
 		}
 		if err != nil {
 			res.failed = fmt.Sprintf("sync %d: upstream: %v", sync, err)
 			return res
 		}
-		res.upTime += run.elapsed
-		lc.tracef("   upstream:    %s\n", summary(up))
-		for _, w := range strings.Split(summary(up), ", ") {
+		res.upTime += run.Elapsed
+		lc.tracef("   upstream:    %s\n", canon.Summary(up))
+		for _, w := range strings.Split(canon.Summary(up), ", ") {
 			f := strings.Fields(w)
 			if f[0] == "event" {
 				f[0] += " " + f[1]
@@ -211,20 +162,20 @@ func runLifecycle(d *decider, known *knowndiff.List, seed uint64, i int, saveDir
 			lc.counts["sync with a stale pod cache"]++
 		}
 		if verbose {
-			lc.tracef("upstream: %s\n", prettyProto(up))
+			lc.tracef("upstream: %s\n", canon.PrettyProto(up))
 		}
 		jdResp := up
 		if d != nil {
 			raw, took, err := d.decide(reqJd)
 			res.jdTime += took
-			var diffs []fieldDiff
+			var diffs []canon.FieldDiff
 			if err != nil {
-				diffs = []fieldDiff{{Path: "(rpc)", Left: "a plan", Right: "error: " + err.Error()}}
+				diffs = []canon.FieldDiff{{Path: "(rpc)", Left: "a plan", Right: "error: " + err.Error()}}
 				jdResp = nil
 			} else {
-				jdResp = canonicalize(raw, reqJd.GetJob())
-				lc.tracef("   job-decider: %s\n", summary(jdResp))
-				diffs = diffResponses(up, jdResp)
+				jdResp = canon.Canonicalize(raw, reqJd.GetJob())
+				lc.tracef("   job-decider: %s\n", canon.Summary(jdResp))
+				diffs = canon.DiffResponses(up, jdResp)
 			}
 			encDiffs, notLean := d.checkLean(reqJd, raw, err)
 			res.enc.add(syncName, notLean)
@@ -269,7 +220,7 @@ func runLifecycle(d *decider, known *knowndiff.List, seed uint64, i int, saveDir
 			res.mismatch = true
 			res.class, res.where = "(cluster) "+mismatchClass(diffs), syncName
 			fmt.Fprintf(&res.text, "MISMATCH %s: the clusters differ after sync %d of lifecycle %d (seed %d; replay: conformance lifecycle --seed %d --only %d -v)\n%s",
-				syncName, sync, i, seed, seed, i, formatDiff(diffs, "upstream", "job-decider"))
+				syncName, sync, i, seed, seed, i, canon.FormatDiff(diffs, "upstream", "job-decider"))
 			return res
 		}
 		if lc.done(up, reqUp) {
@@ -308,8 +259,8 @@ func (lc *lifecycle) done(resp *pb.DecideJobResponse, req *pb.DecideJobRequest) 
 	if c.job.Metadata.DeletionTimestamp != nil && len(c.pods) == 0 {
 		return true
 	}
-	s, err := snapshotFromRequest(req)
-	return err == nil && !s.ours
+	s, err := upstream.SnapshotFromRequest(req)
+	return err == nil && !s.Ours
 }
 
 // inFlight is what a plan leaves in flight until the informers deliver it:
@@ -517,7 +468,7 @@ func (lc *lifecycle) exitCode() int32 {
 	if len(named) > 0 && lc.r.Float64() < 0.6 {
 		return named[lc.r.IntN(len(named))]
 	}
-	return exitCodePool[lc.r.IntN(len(exitCodePool))]
+	return gen.ExitCodePool[lc.r.IntN(len(gen.ExitCodePool))]
 }
 
 func containerNames(cs []*pb.Container) []string {
@@ -692,12 +643,12 @@ func (c *cluster) jobEvent(e worldEvent, t *timestamppb.Timestamp) {
 	case "orphan":
 		c.created++
 		name := fmt.Sprintf("orphan-%s", suffix(c.created))
-		labels := copyMap(j.Spec.Template.Metadata.Labels)
+		labels := gen.CopyMap(j.Spec.Template.Metadata.Labels)
 		var ann map[string]string
 		if j.Spec.GetCompletionMode() == "Indexed" && c.created%2 == 0 {
 			ix := strconv.Itoa(c.created % int(max(1, j.Spec.GetCompletions())))
-			ann = map[string]string{indexKey: ix}
-			labels[indexKey] = ix
+			ann = map[string]string{gen.IndexKey: ix}
+			labels[gen.IndexKey] = ix
 		}
 		p := &pb.Pod{
 			Metadata: &pb.ObjectMeta{Name: name, Namespace: j.Metadata.Namespace, Uid: fmt.Sprintf("orphan-uid-%d", c.created),
@@ -751,7 +702,7 @@ func orphanShape(p *pb.Pod, j *pb.Job, n int32, t *timestamppb.Timestamp) {
 			ExitCode: code, Reason: reason, StartedAt: t, FinishedAt: t}}
 	}
 	if n&16 != 0 {
-		m.Finalizers = append(m.Finalizers, finalizer)
+		m.Finalizers = append(m.Finalizers, gen.Finalizer)
 	}
 }
 
@@ -763,7 +714,7 @@ func podSummary(req *pb.DecideJobRequest) string {
 		if p.GetMetadata().GetDeletionTimestamp() != nil {
 			k += "(deleting)"
 		}
-		if slices.Contains(p.GetMetadata().GetFinalizers(), finalizer) {
+		if slices.Contains(p.GetMetadata().GetFinalizers(), gen.Finalizer) {
 			k += "+f"
 		}
 		counts[k]++

@@ -12,6 +12,7 @@ import (
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
 	"job-decider.dev/clients/go/knowndiff"
+	"job-decider.dev/conformance/internal/gen"
 )
 
 func simJob() *pb.Job {
@@ -33,8 +34,8 @@ func TestClusterCreateDeleteCollect(t *testing.T) {
 	owner := c.ownerRef()
 	err := c.apply(&pb.DecideJobResponse{Actions: []*pb.Action{
 		{Kind: &pb.Action_CreatePods{CreatePods: &pb.CreatePods{Pods: []*pb.PodCreation{
-			{GenerateName: "j-", Finalizers: []string{finalizer}, OwnerReference: owner},
-			{GenerateName: strings.Repeat("x", 62) + "-", Finalizers: []string{finalizer}, OwnerReference: owner},
+			{GenerateName: "j-", Finalizers: []string{gen.Finalizer}, OwnerReference: owner},
+			{GenerateName: strings.Repeat("x", 62) + "-", Finalizers: []string{gen.Finalizer}, OwnerReference: owner},
 		}}}},
 	}})
 	if err != nil {
@@ -66,7 +67,7 @@ func TestClusterCreateDeleteCollect(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(c.pods) != 1 {
-		t.Fatalf("the pod should be gone once its finalizer is: %d pods", len(c.pods))
+		t.Fatalf("the pod should be gone once its gen.Finalizer is: %d pods", len(c.pods))
 	}
 	// A running pod deleted with removeFinalizerFirst stays until the kubelet stops it.
 	c.applyEvent(worldEvent{kind: "start", pod: b.Metadata.Name})
@@ -91,7 +92,7 @@ func TestClusterCreateDeleteCollect(t *testing.T) {
 }
 
 func TestClusterAdoptTwiceIsOneReference(t *testing.T) {
-	c := newCluster(&pb.DecideJobRequest{Job: simJob(), Now: timestamppb.New(baseNow)})
+	c := newCluster(&pb.DecideJobRequest{Job: simJob(), Now: timestamppb.New(gen.BaseNow)})
 	c.applyEvent(worldEvent{kind: "orphan"})
 	p := c.pods[0]
 	adopt := &pb.DecideJobResponse{Actions: []*pb.Action{{Kind: &pb.Action_AdoptPods{AdoptPods: &pb.AdoptPods{

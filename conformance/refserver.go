@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
+	"job-decider.dev/conformance/internal/upstream"
 )
 
 type refServer struct {
@@ -33,18 +34,18 @@ func (s refServer) DecideJob(_ context.Context, req *pb.DecideJobRequest) (*pb.D
 	if len(req.GetLeanPods()) > 0 {
 		req = fullFromLean(req)
 	}
-	run, err := runUpstream(req, upstreamWhole)
+	run, err := upstream.Run(req, upstream.Whole)
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
 	if s.tamper {
-		for _, a := range run.resp.GetActions() {
+		for _, a := range run.Resp.GetActions() {
 			if st := a.GetUpdateStatus().GetStatus(); st != nil {
 				st.Ready = proto.Int32(st.GetReady() + 1)
 			}
 		}
 	}
-	return run.resp, nil
+	return run.Resp, nil
 }
 
 func cmdReferenceServer(args []string) error {

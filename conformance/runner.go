@@ -18,6 +18,9 @@ import (
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
 	"job-decider.dev/clients/go/knowndiff"
+	"job-decider.dev/conformance/internal/canon"
+	"job-decider.dev/conformance/internal/gen"
+	"job-decider.dev/conformance/internal/upstream"
 )
 
 type randomOpts struct {
@@ -282,32 +285,32 @@ type singleResult struct {
 }
 
 func runSingle(d *decider, known *knowndiff.List, o randomOpts, i int) *singleResult {
-	r := &singleResult{name: scenarioName(o.seed, i)}
-	req, err := genRequest(o.seed, i, o.pods)
+	r := &singleResult{name: gen.ScenarioName(o.seed, i)}
+	req, err := gen.Request(o.seed, i, o.pods)
 	if err != nil {
 		r.failed = err.Error()
 		return r
 	}
 	r.req = req
 	if d == nil {
-		resp, run, err := upstreamCanonicalWith(req, upstreamWhole)
-		if err == nil && run.syncErr != nil {
-			err = fmt.Errorf("syncJob returned an error: %w", run.syncErr)
+		resp, run, err := upstream.CanonicalWith(req, upstream.Whole)
+		if err == nil && run.SyncErr != nil {
+			err = fmt.Errorf("syncJob returned an error: %w", run.SyncErr)
 		}
 		if err != nil {
 			r.failed = "upstream: " + err.Error()
 			return r
 		}
-		r.upTime = run.elapsed
-		for _, w := range strings.Split(summary(resp), ", ") {
+		r.upTime = run.Elapsed
+		for _, w := range strings.Split(canon.Summary(resp), ", ") {
 			r.actions = append(r.actions, strings.Fields(w)[0])
 		}
 		if o.only >= 0 {
-			r.detail = prettyProto(req) + "\n" + prettyProto(resp) + "\n"
+			r.detail = canon.PrettyProto(req) + "\n" + canon.PrettyProto(resp) + "\n"
 		}
 		return r
 	}
-	out := compare(d, known, r.name, req, true, upstreamWhole)
+	out := compare(d, known, r.name, req, true, upstream.Whole)
 	r.req = out.request
 	r.upTime, r.jdTime = out.upTime, out.jdTime
 	if out.skipped != "" {

@@ -1,9 +1,12 @@
 package main
 
 import (
-	"job-decider.dev/clients/go/vectors"
 	"path/filepath"
 	"testing"
+
+	"job-decider.dev/clients/go/vectors"
+	"job-decider.dev/conformance/internal/canon"
+	"job-decider.dev/conformance/internal/upstream"
 )
 
 // vectorsDir holds the language-neutral vectors, relative to this module.
@@ -49,17 +52,17 @@ func TestRunIsDeterministic(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		first, _, err := upstreamCanonicalWith(v.Request, scopeOpts(v.Scope))
+		first, _, err := upstream.CanonicalWith(v.Request, upstream.OptsFor(v.Scope))
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i := 0; i < 5; i++ {
-			again, _, err := upstreamCanonicalWith(v.Request, scopeOpts(v.Scope))
+			again, _, err := upstream.CanonicalWith(v.Request, upstream.OptsFor(v.Scope))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d := diffResponses(first, again); len(d) > 0 {
-				t.Fatalf("%s: run %d differs:\n%s", v.Name, i, formatDiff(d, "first", "again"))
+			if d := canon.DiffResponses(first, again); len(d) > 0 {
+				t.Fatalf("%s: run %d differs:\n%s", v.Name, i, canon.FormatDiff(d, "first", "again"))
 			}
 		}
 	}

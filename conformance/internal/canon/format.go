@@ -1,4 +1,4 @@
-package main
+package canon
 
 import (
 	"bytes"
@@ -9,14 +9,14 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// jsonString renders a value as compact JSON.
-func jsonString(v any) (string, error) {
+// JSONString renders a value as compact JSON.
+func JSONString(v any) (string, error) {
 	b, err := json.Marshal(v)
 	return string(b), err
 }
 
-// prettyProto renders a message as indented proto3 JSON (stable whitespace).
-func prettyProto(m proto.Message) string {
+// PrettyProto renders a message as indented proto3 JSON (stable whitespace).
+func PrettyProto(m proto.Message) string {
 	b, err := protojson.Marshal(m)
 	if err != nil {
 		return fmt.Sprintf("<%v>", err)
