@@ -15,6 +15,7 @@ import (
 	pb "job-decider.dev/clients/go/jobdecider/v1"
 	"job-decider.dev/conformance/internal/canon"
 	"job-decider.dev/conformance/internal/gen"
+	"job-decider.dev/conformance/internal/target"
 	"job-decider.dev/conformance/internal/upstream"
 )
 
@@ -26,18 +27,18 @@ func median(ds []time.Duration) time.Duration {
 
 func cmdBench(args []string) error {
 	fs := flag.NewFlagSet("bench", flag.ExitOnError)
-	var tf targetFlags
-	tf.register(fs)
+	var tf target.Flags
+	tf.Register(fs)
 	sizesFlag := fs.String("sizes", "10,100,1000,10000", "job sizes (pods)")
 	upstreamOnly := fs.Bool("upstream-only", false, "time upstream only")
 	fs.Parse(args)
-	var d *decider
+	var d *target.Decider
 	var err error
 	if !*upstreamOnly {
-		if d, err = tf.connect(); err != nil {
+		if d, err = tf.Connect(); err != nil {
 			return err
 		}
-		defer d.close()
+		defer d.Close()
 	}
 	fmt.Printf("%-8s %-10s %14s %14s %14s %8s  %s\n", "pods", "mode", "upstream sync", "upstream+setup", "job-decider", "ratio", "same plan")
 	for _, f := range strings.Split(*sizesFlag, ",") {
@@ -67,7 +68,7 @@ func cmdBench(args []string) error {
 			}
 			same := "yes"
 			for r := 0; r < reps; r++ {
-				resp, took, err := d.decide(req)
+				resp, took, err := d.Decide(req)
 				if err != nil {
 					same = "error: " + err.Error()
 					break

@@ -1,26 +1,18 @@
 package main
 
-// The job-decider side: a gRPC client (the generated Go client) to a running
-// server, or a `job-decider serve` the harness starts itself on a loopback
-// port, and the comparison of its answers with upstream's.
+// The comparison of job-decider's answers (internal/target) with upstream's.
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
 
 	jobutil "k8s.io/kubernetes/pkg/controller/job/util"
@@ -29,124 +21,9 @@ import (
 	"job-decider.dev/clients/go/knowndiff"
 	"job-decider.dev/clients/go/vectors"
 	"job-decider.dev/conformance/internal/canon"
+	"job-decider.dev/conformance/internal/target"
 	"job-decider.dev/conformance/internal/upstream"
 )
-
-// defaultServeArgs starts job-decider's server on the harness's loopback
-// port, with its metrics endpoint on another free loopback port.
-const defaultServeArgs = "serve --addr {addr} --metrics-addr 127.0.0.1:0 --log-level error"
-
-type targetFlags struct {
-	server    string
-	serve     string
-	serveArgs string
-	timeout   time.Duration
-}
-
-func (t *targetFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&t.server, "server", "", "address of a running job-decider (host:port)")
-	fs.StringVar(&t.serve, "serve", "", "job-decider binary to start on an ephemeral loopback port")
-	fs.StringVar(&t.serveArgs, "serve-args", envOr("JOB_DECIDER_SERVE_ARGS", defaultServeArgs),
-		"arguments for --serve; {addr} becomes the loopback address")
-	fs.DurationVar(&t.timeout, "timeout", 30*time.Second, "deadline of one DecideJob call")
-}
-
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
-}
-
-// decider is a connection to job-decider.
-type decider struct {
-	client  pb.JobDeciderClient
-	conn    *grpc.ClientConn
-	proc    *exec.Cmd
-	timeout time.Duration
-}
-
-func (t *targetFlags) connect() (*decider, error) {
-	if (t.server == "") == (t.serve == "") {
-		return nil, fmt.Errorf("give exactly one of --server ADDR or --serve BINARY")
-	}
-	d := &decider{timeout: t.timeout}
-	addr := t.server
-	if t.serve != "" {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		addr = l.Addr().String()
-		l.Close()
-		args := strings.Fields(strings.ReplaceAll(t.serveArgs, "{addr}", addr))
-		d.proc = exec.Command(t.serve, args...)
-		d.proc.Stdout = os.Stderr
-		d.proc.Stderr = os.Stderr
-		if err := d.proc.Start(); err != nil {
-			return nil, fmt.Errorf("starting %s: %w", t.serve, err)
-		}
-		fmt.Fprintf(os.Stderr, "started %s %s (pid %d)\n", t.serve, strings.Join(args, " "), d.proc.Process.Pid)
-		if err := waitForPort(addr, 30*time.Second, d.proc); err != nil {
-			d.close()
-			return nil, err
-		}
-	}
-	conn, err := grpc.NewClient(addr,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256<<20), grpc.MaxCallSendMsgSize(256<<20)))
-	if err != nil {
-		d.close()
-		return nil, err
-	}
-	d.conn = conn
-	d.client = pb.NewJobDeciderClient(conn)
-	return d, nil
-}
-
-func waitForPort(addr string, limit time.Duration, proc *exec.Cmd) error {
-	exited := make(chan error, 1)
-	go func() { exited <- proc.Wait() }()
-	deadline := time.Now().Add(limit)
-	for time.Now().Before(deadline) {
-		select {
-		case err := <-exited:
-			return fmt.Errorf("job-decider exited before listening: %v", err)
-		default:
-		}
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-		if err == nil {
-			c.Close()
-			return nil
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return fmt.Errorf("job-decider did not listen on %s within %v", addr, limit)
-}
-
-func (d *decider) close() {
-	if d.conn != nil {
-		d.conn.Close()
-	}
-	if d.proc != nil && d.proc.Process != nil {
-		d.proc.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { d.proc.Process.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			d.proc.Process.Kill()
-		}
-	}
-}
-
-func (d *decider) decide(req *pb.DecideJobRequest) (*pb.DecideJobResponse, time.Duration, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), d.timeout)
-	defer cancel()
-	start := time.Now()
-	resp, err := d.client.DecideJob(ctx, req)
-	return resp, time.Since(start), err
-}
 
 // outcome of comparing one scenario.
 type outcome struct {
@@ -184,7 +61,7 @@ func (o *outcome) differs() bool { return len(o.diffs) > 0 || len(o.encDiffs) > 
 // compare runs both sides on one request. A generated request goes to
 // upstream whole (upstream.Whole) and to job-decider as the contract has a
 // caller send it (contractRequest); a vector goes to both as it is.
-func compare(d *decider, known *knowndiff.List, name string, req *pb.DecideJobRequest, generated bool, opts upstream.Opts) *outcome {
+func compare(d *target.Decider, known *knowndiff.List, name string, req *pb.DecideJobRequest, generated bool, opts upstream.Opts) *outcome {
 	o := &outcome{name: name, request: req}
 	if generated {
 		opts = upstream.Whole
@@ -200,7 +77,7 @@ func compare(d *decider, known *knowndiff.List, name string, req *pb.DecideJobRe
 		o.skipped = "upstream's syncJob returned an error: " + run.SyncErr.Error()
 		return o
 	}
-	resp, took, err := d.decide(o.request)
+	resp, took, err := d.Decide(o.request)
 	o.jdTime = took
 	if err != nil {
 		o.diffs = []canon.FieldDiff{{Path: "(rpc)", Left: "a plan", Right: "error: " + err.Error()}}
@@ -211,7 +88,7 @@ func compare(d *decider, known *knowndiff.List, name string, req *pb.DecideJobRe
 	if len(o.diffs) > 0 {
 		o.excused = excuses(known, name, o.diffs, shapes(req)...)
 	}
-	o.encDiffs, o.notLean = d.checkLean(o.request, resp, err)
+	o.encDiffs, o.notLean = d.CheckLean(o.request, resp, err)
 	return o
 }
 
@@ -305,8 +182,8 @@ func safeFileName(s string) string { return unsafeChars.ReplaceAllString(s, "_")
 
 func cmdCheck(args []string) error {
 	fs := flag.NewFlagSet("check", flag.ExitOnError)
-	var tf targetFlags
-	tf.register(fs)
+	var tf target.Flags
+	tf.Register(fs)
 	saveDir := fs.String("save-dir", "mismatches", "where to save mismatching snapshots (empty: don't)")
 	knownFile := fs.String("known", defaultKnownFile(), "known differences file")
 	fs.Parse(args)
@@ -321,13 +198,13 @@ func cmdCheck(args []string) error {
 	if err != nil {
 		return err
 	}
-	d, err := tf.connect()
+	d, err := tf.Connect()
 	if err != nil {
 		return err
 	}
-	defer d.close()
+	defer d.Close()
 	var mismatches, excused, skipped int
-	var enc encodingTally
+	var enc target.EncodingTally
 	for _, f := range files {
 		v, err := vectors.LoadJob(f)
 		if err != nil {
@@ -335,7 +212,7 @@ func cmdCheck(args []string) error {
 		}
 		o := compare(d, known, v.Name, v.Request, false, upstream.OptsFor(v.Scope))
 		if o.skipped == "" {
-			enc.add(v.Name, o.notLean)
+			enc.Add(v.Name, o.notLean)
 		}
 		switch {
 		case o.skipped != "":

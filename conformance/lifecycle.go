@@ -49,6 +49,7 @@ import (
 	"job-decider.dev/clients/go/knowndiff"
 	"job-decider.dev/conformance/internal/canon"
 	"job-decider.dev/conformance/internal/gen"
+	"job-decider.dev/conformance/internal/target"
 	"job-decider.dev/conformance/internal/upstream"
 )
 
@@ -112,12 +113,12 @@ type lifecycleResult struct {
 	// counts of upstream's plan steps, world events and stale syncs (coverage)
 	counts map[string]int
 	// how the syncs went through the two pod encodings
-	enc encodingTally
+	enc target.EncodingTally
 }
 
 // runLifecycle runs lifecycle i of seed against d (nil: upstream only, which
 // exercises the simulator and upstream's runner on its own).
-func runLifecycle(d *decider, known *knowndiff.List, seed uint64, i int, saveDir string, trace io.Writer, verbose bool) *lifecycleResult {
+func runLifecycle(d *target.Decider, known *knowndiff.List, seed uint64, i int, saveDir string, trace io.Writer, verbose bool) *lifecycleResult {
 	res := &lifecycleResult{name: gen.LifecycleName(seed, i), counts: map[string]int{}}
 	start, r, err := gen.LifecycleStart(seed, i)
 	if err != nil {
@@ -166,7 +167,7 @@ func runLifecycle(d *decider, known *knowndiff.List, seed uint64, i int, saveDir
 		}
 		jdResp := up
 		if d != nil {
-			raw, took, err := d.decide(reqJd)
+			raw, took, err := d.Decide(reqJd)
 			res.jdTime += took
 			var diffs []canon.FieldDiff
 			if err != nil {
@@ -177,8 +178,8 @@ func runLifecycle(d *decider, known *knowndiff.List, seed uint64, i int, saveDir
 				lc.tracef("   job-decider: %s\n", canon.Summary(jdResp))
 				diffs = canon.DiffResponses(up, jdResp)
 			}
-			encDiffs, notLean := d.checkLean(reqJd, raw, err)
-			res.enc.add(syncName, notLean)
+			encDiffs, notLean := d.CheckLean(reqJd, raw, err)
+			res.enc.Add(syncName, notLean)
 			if len(encDiffs) > 0 {
 				o := &outcome{name: syncName, encDiffs: encDiffs, upstream: up, decided: jdResp}
 				origin := fmt.Sprintf("lifecycle --seed %d --only %d", seed, i)

@@ -13,6 +13,7 @@ import (
 	pb "job-decider.dev/clients/go/jobdecider/v1"
 	"job-decider.dev/clients/go/knowndiff"
 	"job-decider.dev/conformance/internal/gen"
+	"job-decider.dev/conformance/internal/target"
 )
 
 func simJob() *pb.Job {
@@ -131,7 +132,7 @@ func TestLifecycleIsDeterministic(t *testing.T) {
 }
 
 // startReference serves upstream's own answers on a loopback port.
-func startReference(t *testing.T, tamper bool) *decider {
+func startReference(t *testing.T, tamper bool) *target.Decider {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -141,12 +142,12 @@ func startReference(t *testing.T, tamper bool) *decider {
 	pb.RegisterJobDeciderServer(s, refServer{tamper: tamper})
 	go s.Serve(l)
 	t.Cleanup(s.Stop)
-	tf := targetFlags{server: l.Addr().String(), timeout: 30 * time.Second}
-	d, err := tf.connect()
+	tf := target.Flags{Server: l.Addr().String(), Timeout: 30 * time.Second}
+	d, err := tf.Connect()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(d.close)
+	t.Cleanup(d.Close)
 	return d
 }
 

@@ -20,6 +20,7 @@ import (
 	"job-decider.dev/clients/go/knowndiff"
 	"job-decider.dev/conformance/internal/canon"
 	"job-decider.dev/conformance/internal/gen"
+	"job-decider.dev/conformance/internal/target"
 	"job-decider.dev/conformance/internal/upstream"
 )
 
@@ -43,8 +44,8 @@ func cmdLifecycle(args []string) error { return randomCommand("lifecycle", args)
 
 func randomCommand(name string, args []string) error {
 	fs := flag.NewFlagSet(name, flag.ExitOnError)
-	var tf targetFlags
-	tf.register(fs)
+	var tf target.Flags
+	tf.Register(fs)
 	var o randomOpts
 	o.lifecycleCmd = name == "lifecycle"
 	fs.Uint64Var(&o.seed, "seed", 0, "seed (0: pick one from the clock; it is printed)")
@@ -75,12 +76,12 @@ func randomCommand(name string, args []string) error {
 	if err != nil {
 		return err
 	}
-	var d *decider
+	var d *target.Decider
 	if !o.upstreamOnly {
-		if d, err = tf.connect(); err != nil {
+		if d, err = tf.Connect(); err != nil {
 			return err
 		}
-		defer d.close()
+		defer d.Close()
 	}
 	return runRandom(d, known, o)
 }
@@ -92,10 +93,10 @@ type tally struct {
 	actions                                                           map[string]int
 	lcCounts                                                          map[string]int
 	classes                                                           classTally
-	enc                                                               encodingTally
+	enc                                                               target.EncodingTally
 }
 
-func runRandom(d *decider, known *knowndiff.List, o randomOpts) error {
+func runRandom(d *target.Decider, known *knowndiff.List, o randomOpts) error {
 	if o.workers < 1 {
 		o.workers = 1
 	}
@@ -132,7 +133,7 @@ func runRandom(d *decider, known *knowndiff.List, o randomOpts) error {
 		t.upTime += r.upTime
 		t.jdTime += r.jdTime
 		if r.out != nil {
-			t.enc.add(r.name, r.out.notLean)
+			t.enc.Add(r.name, r.out.notLean)
 		}
 		for _, a := range r.actions {
 			t.actions[a]++
@@ -193,7 +194,7 @@ func runRandom(d *decider, known *knowndiff.List, o randomOpts) error {
 		lcSyncs += r.syncs
 		t.upTime += r.upTime
 		t.jdTime += r.jdTime
-		t.enc.merge(&r.enc)
+		t.enc.Merge(&r.enc)
 		if r.finished {
 			t.finished++
 		}
@@ -284,7 +285,7 @@ type singleResult struct {
 	upTime, jdTime time.Duration
 }
 
-func runSingle(d *decider, known *knowndiff.List, o randomOpts, i int) *singleResult {
+func runSingle(d *target.Decider, known *knowndiff.List, o randomOpts, i int) *singleResult {
 	r := &singleResult{name: gen.ScenarioName(o.seed, i)}
 	req, err := gen.Request(o.seed, i, o.pods)
 	if err != nil {
