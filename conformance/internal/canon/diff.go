@@ -13,6 +13,7 @@ import (
 // FieldDiff is one differing field: Left is upstream's value, Right the other side's.
 type FieldDiff = protodiff.Field
 
+// ToGeneric is a response's proto3 JSON form as maps and slices.
 func ToGeneric(r *pb.DecideJobResponse) any { return ToGenericMsg(r) }
 
 // ToGenericMsg is a message's proto3 JSON form as maps and slices. Marshalling
@@ -25,10 +26,12 @@ func ToGenericMsg(m proto.Message) any {
 	return v
 }
 
+// DiffResponses lists the fields where two responses differ.
 func DiffResponses(left, right *pb.DecideJobResponse) []FieldDiff {
 	return protodiff.Values("", ToGeneric(left), ToGeneric(right))
 }
 
+// DiffValues appends to out the fields where two generic JSON values differ, under path.
 func DiffValues(path string, l, r any, out *[]FieldDiff) {
 	*out = append(*out, protodiff.Values(path, l, r)...)
 }

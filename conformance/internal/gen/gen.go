@@ -42,6 +42,7 @@ const (
 	ignoreCount = "batch.kubernetes.io/job-index-ignored-failure-count"
 )
 
+// BaseNow is the clock every generated scenario starts near.
 var BaseNow = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 
 type gen struct {
@@ -299,6 +300,7 @@ func (g *gen) job() *pb.Job {
 	return j
 }
 
+// ExitCodePool is the exit codes generated failures and rules pick from.
 var ExitCodePool = []int32{1, 2, 3, 5, 42, 127, 137, 143}
 
 func (g *gen) podFailurePolicy(perIndex bool, containers []string) *pb.PodFailurePolicy {
@@ -765,6 +767,7 @@ func containsInt(xs []int, x int) bool {
 	return false
 }
 
+// CopyMap is a copy of a string map, never nil.
 func CopyMap(m map[string]string) map[string]string {
 	out := make(map[string]string, len(m))
 	for k, v := range m {

@@ -13,6 +13,7 @@ import (
 // lifecycleStream keeps lifecycle i's random numbers apart from single scenario i's.
 const lifecycleStream = 1 << 62
 
+// LifecycleName names lifecycle i of a seed.
 func LifecycleName(seed uint64, i int) string { return fmt.Sprintf("lifecycle-%d-%d", seed, i) }
 
 // LifecycleStart builds lifecycle i's starting snapshot: mostly a Job just

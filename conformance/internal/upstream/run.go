@@ -15,6 +15,7 @@ func Canonical(req *pb.DecideJobRequest) (*pb.DecideJobResponse, *Result, error)
 // finished Job the orphan-pod worker's sweep (the scope of job-decider's plan).
 var Whole = Opts{OrphanSweep: true}
 
+// CanonicalWith is Canonical covering as much of the controller as opts say.
 func CanonicalWith(req *pb.DecideJobRequest, opts Opts) (*pb.DecideJobResponse, *Result, error) {
 	run, err := Run(req, opts)
 	if err != nil {

@@ -507,6 +507,8 @@ func classifyPatch(patch []byte) (opKind, error) {
 	return 0, fmt.Errorf("unknown patch %s", patch)
 }
 
+// StateCopy is a copy of a controller state, nil when it holds no backoff
+// (no failures and no failure time), as the canonical form has it.
 func StateCopy(s *pb.ControllerState) *pb.ControllerState {
 	if s == nil || s.GetBackoff() == nil {
 		return nil
