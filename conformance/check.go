@@ -5,187 +5,20 @@ package main
 import (
 	"flag"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
-	"regexp"
-	"slices"
-	"strings"
-	"time"
 
-	"google.golang.org/protobuf/proto"
-
-	jobutil "k8s.io/kubernetes/pkg/controller/job/util"
-
-	pb "job-decider.dev/clients/go/jobdecider/v1"
-	"job-decider.dev/clients/go/knowndiff"
 	"job-decider.dev/clients/go/vectors"
-	"job-decider.dev/conformance/internal/canon"
+	"job-decider.dev/conformance/internal/compare"
 	"job-decider.dev/conformance/internal/target"
 	"job-decider.dev/conformance/internal/upstream"
 )
-
-// outcome of comparing one scenario.
-type outcome struct {
-	name     string
-	skipped  string // why the scenario was not compared (upstream could not run it)
-	diffs    []canon.FieldDiff
-	excused  bool
-	upstream *pb.DecideJobResponse
-	decided  *pb.DecideJobResponse
-	request  *pb.DecideJobRequest // what job-decider was sent
-	upTime   time.Duration
-	jdTime   time.Duration
-	// encDiffs are where the lean encoding's answer differs from the full
-	// one's: never excused. notLean is why the request went full only.
-	encDiffs []canon.FieldDiff
-	notLean  string
-}
-
-// mismatch: a difference from upstream no known difference covers, or any
-// difference between the two encodings.
-func (o *outcome) mismatch() bool { return (len(o.diffs) > 0 && !o.excused) || len(o.encDiffs) > 0 }
-
-// class is the mismatch's shape: the encodings' difference first, as no
-// known difference can cover it.
-func (o *outcome) class() string {
-	if len(o.encDiffs) > 0 {
-		return mismatchClass(o.encDiffs)
-	}
-	return mismatchClass(o.diffs)
-}
-
-// differs: any difference at all, excused or not.
-func (o *outcome) differs() bool { return len(o.diffs) > 0 || len(o.encDiffs) > 0 }
-
-// compare runs both sides on one request. A generated request goes to
-// upstream whole (upstream.Whole) and to job-decider as the contract has a
-// caller send it (contractRequest); a vector goes to both as it is.
-func compare(d *target.Decider, known *knowndiff.List, name string, req *pb.DecideJobRequest, generated bool, opts upstream.Opts) *outcome {
-	o := &outcome{name: name, request: req}
-	if generated {
-		opts = upstream.Whole
-		o.request = contractRequest(req)
-	}
-	up, run, err := upstream.CanonicalWith(req, opts)
-	if err != nil {
-		o.skipped = "upstream cannot run this upstream.Snapshot: " + err.Error()
-		return o
-	}
-	o.upstream, o.upTime = up, run.Elapsed
-	if run.SyncErr != nil {
-		o.skipped = "upstream's syncJob returned an error: " + run.SyncErr.Error()
-		return o
-	}
-	resp, took, err := d.Decide(o.request)
-	o.jdTime = took
-	if err != nil {
-		o.diffs = []canon.FieldDiff{{Path: "(rpc)", Left: "a plan", Right: "error: " + err.Error()}}
-	} else {
-		o.decided = canon.Canonicalize(resp, req.GetJob())
-		o.diffs = canon.DiffResponses(up, o.decided)
-	}
-	if len(o.diffs) > 0 {
-		o.excused = excuses(known, name, o.diffs, shapes(req)...)
-	}
-	o.encDiffs, o.notLean = d.CheckLean(o.request, resp, err)
-	return o
-}
-
-// report prints a mismatch and saves its snapshot as a vector file.
-func (o *outcome) report(w io.Writer, req *pb.DecideJobRequest, saveDir, origin string) {
-	if len(o.diffs) > 0 {
-		label := "MISMATCH"
-		if o.excused {
-			label = "known difference"
-		}
-		fmt.Fprintf(w, "%s %s: %d field(s) differ\n%s", label, o.name, len(o.diffs), canon.FormatDiff(o.diffs, "upstream", "job-decider"))
-	}
-	if len(o.encDiffs) > 0 {
-		fmt.Fprintf(w, "MISMATCH %s: the lean encoding's answer differs from the full one's in %d field(s)\n%s",
-			o.name, len(o.encDiffs), canon.FormatDiff(o.encDiffs, "full", "lean"))
-	}
-	if !o.mismatch() || saveDir == "" {
-		return
-	}
-	if err := os.MkdirAll(saveDir, 0o755); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return
-	}
-	diffs := slices.Concat(o.diffs, o.encDiffs)
-	var paths []string
-	for i, f := range diffs {
-		if i == 5 {
-			paths = append(paths, "...")
-			break
-		}
-		paths = append(paths, f.Path)
-	}
-	sweepNote, scope := "", ""
-	if origin != "check" {
-		sweepNote = " (syncJob, and for a finished Job the orphan-pod worker's sweep of its pods, as `random` and `lifecycle` run it)"
-		scope = "controller"
-	}
-	desc := fmt.Sprintf("Regression case saved by `conformance %s`: job-decider differed from upstream at %s. "+
-		"expected is upstream's response%s.", origin, strings.Join(paths, ", "), sweepNote)
-	path := filepath.Join(saveDir, safeFileName(o.name)+".yaml")
-	v, err := vectors.NewJob(path, o.name, desc, scope, req, o.upstream)
-	if err == nil {
-		err = v.Save()
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "saving", path, ":", err)
-		return
-	}
-	fmt.Fprintf(w, "  saved %s\n", path)
-}
-
-// contractRequest is a generated request as a caller sends it by contract:
-// the Job's own pods and orphans only. Pods controlled by another owner
-// cannot change upstream's sync (its pod listing skips them), and
-// job-decider refuses them (known-differences.md, adopt-only-matching).
-func contractRequest(req *pb.DecideJobRequest) *pb.DecideJobRequest {
-	uid := req.GetJob().GetMetadata().GetUid()
-	foreign := func(p *pb.Pod) bool {
-		for _, r := range p.GetMetadata().GetOwnerReferences() {
-			if r.GetController() && r.GetUid() != uid {
-				return true
-			}
-		}
-		return false
-	}
-	if !slices.ContainsFunc(req.GetPods(), foreign) {
-		return req
-	}
-	out := proto.Clone(req).(*pb.DecideJobRequest)
-	out.Pods = slices.DeleteFunc(out.Pods, foreign)
-	return out
-}
-
-// shapes names the kinds of snapshot a request is, for known-differences.md
-// entries that cover every generated scenario of one kind.
-func shapes(req *pb.DecideJobRequest) []string {
-	s, err := upstream.SnapshotFromRequest(req)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	if !s.Ours && jobutil.IsJobFinished(s.Job) {
-		out = append(out, "shape:finished-managed-elsewhere")
-	}
-	return out
-}
-
-var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
-
-func safeFileName(s string) string { return unsafeChars.ReplaceAllString(s, "_") }
 
 func cmdCheck(args []string) error {
 	fs := flag.NewFlagSet("check", flag.ExitOnError)
 	var tf target.Flags
 	tf.Register(fs)
 	saveDir := fs.String("save-dir", "mismatches", "where to save mismatching snapshots (empty: don't)")
-	knownFile := fs.String("known", defaultKnownFile(), "known differences file")
+	knownFile := fs.String("known", compare.DefaultKnownFile(), "known differences file")
 	fs.Parse(args)
 	files, err := vectors.Files(fs.Args())
 	if err != nil {
@@ -194,7 +27,7 @@ func cmdCheck(args []string) error {
 	if len(files) == 0 {
 		usage()
 	}
-	known, err := loadKnown(*knownFile)
+	known, err := compare.LoadKnown(*knownFile)
 	if err != nil {
 		return err
 	}
@@ -210,23 +43,23 @@ func cmdCheck(args []string) error {
 		if err != nil {
 			return err
 		}
-		o := compare(d, known, v.Name, v.Request, false, upstream.OptsFor(v.Scope))
-		if o.skipped == "" {
-			enc.Add(v.Name, o.notLean)
+		o := compare.Compare(d, known, v.Name, v.Request, false, upstream.OptsFor(v.Scope))
+		if o.Skipped() == "" {
+			enc.Add(v.Name, o.NotLean())
 		}
 		switch {
-		case o.skipped != "":
+		case o.Skipped() != "":
 			skipped++
-			fmt.Printf("skipped %s: %s\n", v.Name, o.skipped)
-		case !o.differs():
+			fmt.Printf("skipped %s: %s\n", v.Name, o.Skipped())
+		case !o.Differs():
 			fmt.Printf("ok %s\n", v.Name)
 		default:
-			if !o.mismatch() {
+			if !o.Mismatch() {
 				excused++
 			} else {
 				mismatches++
 			}
-			o.report(os.Stdout, v.Request, *saveDir, "check")
+			o.Report(os.Stdout, v.Request, *saveDir, "check")
 		}
 	}
 	fmt.Printf("%d vectors: %d match, %d mismatch, %d known differences, %d skipped\n",

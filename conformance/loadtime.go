@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
+	"job-decider.dev/conformance/internal/refserver"
 	"job-decider.dev/conformance/internal/upstream"
 )
 
@@ -66,7 +67,7 @@ func cmdLoadTime(args []string) error {
 	if len(req.GetLeanPods()) > 0 {
 		// Upstream reads Kubernetes pods: the lean ones are made so again, with
 		// what the lean encoding keeps (the pods file of the same snapshot has more).
-		req = fullFromLean(req)
+		req = refserver.FullFromLean(req)
 	}
 	if req.GetJob() == nil {
 		return errors.New(file + ": request has no job")

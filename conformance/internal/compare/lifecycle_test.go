@@ -1,4 +1,4 @@
-package main
+package compare
 
 import (
 	"net"
@@ -14,6 +14,7 @@ import (
 	"job-decider.dev/clients/go/knowndiff"
 	"job-decider.dev/conformance/internal/cluster"
 	"job-decider.dev/conformance/internal/gen"
+	"job-decider.dev/conformance/internal/refserver"
 	"job-decider.dev/conformance/internal/target"
 )
 
@@ -140,7 +141,7 @@ func startReference(t *testing.T, tamper bool) *target.Decider {
 		t.Fatal(err)
 	}
 	s := grpc.NewServer()
-	pb.RegisterJobDeciderServer(s, refServer{tamper: tamper})
+	pb.RegisterJobDeciderServer(s, refserver.Server{Tamper: tamper})
 	go s.Serve(l)
 	t.Cleanup(s.Stop)
 	tf := target.Flags{Server: l.Addr().String(), Timeout: 30 * time.Second}

@@ -1,4 +1,4 @@
-package main
+package compare
 
 // Multi-sync lifecycles. A scenario is a Job (fresh, or a random snapshot)
 // and a seeded script of world events. Upstream and job-decider each get a
@@ -151,21 +151,21 @@ func runLifecycle(d *target.Decider, known *knowndiff.List, seed uint64, i int, 
 			encDiffs, notLean := d.CheckLean(reqJd, raw, err)
 			res.enc.Add(syncName, notLean)
 			if len(encDiffs) > 0 {
-				o := &outcome{name: syncName, encDiffs: encDiffs, upstream: up, decided: jdResp}
+				o := &Outcome{name: syncName, encDiffs: encDiffs, upstream: up, decided: jdResp}
 				origin := fmt.Sprintf("lifecycle --seed %d --only %d", seed, i)
 				fmt.Fprintf(&res.text, "MISMATCH: sync %d of lifecycle %d (seed %d; replay: conformance %s -v)\n", sync, i, seed, origin)
-				o.report(&res.text, reqJd, saveDir, origin)
+				o.Report(&res.text, reqJd, saveDir, origin)
 				res.mismatch = true
 				res.class, res.where = o.class(), syncName
 				return res
 			}
 			if len(diffs) > 0 {
-				o := &outcome{name: syncName, diffs: diffs, upstream: up, decided: jdResp}
+				o := &Outcome{name: syncName, diffs: diffs, upstream: up, decided: jdResp}
 				o.excused = excuses(known, syncName, diffs, shapes(reqUp)...)
 				origin := fmt.Sprintf("lifecycle --seed %d --only %d", seed, i)
 				fmt.Fprintf(&res.text, "%s: sync %d of lifecycle %d (seed %d; replay: conformance %s -v)\n",
 					map[bool]string{true: "known difference", false: "MISMATCH"}[o.excused], sync, i, seed, origin)
-				o.report(&res.text, reqJd, saveDir, origin)
+				o.Report(&res.text, reqJd, saveDir, origin)
 				if !o.excused || jdResp == nil {
 					res.mismatch = !o.excused
 					res.class, res.where = mismatchClass(diffs), syncName

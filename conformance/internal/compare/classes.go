@@ -1,4 +1,4 @@
-package main
+package compare
 
 // Mismatch classes: a run's mismatches grouped by the shape of their
 // difference, printed at the end with the first scenario of each, so that a
