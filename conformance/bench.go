@@ -14,8 +14,8 @@ import (
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
 	"job-decider.dev/conformance/internal/canon"
+	"job-decider.dev/conformance/internal/decider"
 	"job-decider.dev/conformance/internal/gen"
-	"job-decider.dev/conformance/internal/target"
 	"job-decider.dev/conformance/internal/upstream"
 )
 
@@ -27,12 +27,12 @@ func median(ds []time.Duration) time.Duration {
 
 func cmdBench(args []string) error {
 	fs := flag.NewFlagSet("bench", flag.ExitOnError)
-	var tf target.Flags
+	var tf decider.Flags
 	tf.Register(fs)
 	sizesFlag := fs.String("sizes", "10,100,1000,10000", "job sizes (pods)")
 	upstreamOnly := fs.Bool("upstream-only", false, "time upstream only")
 	fs.Parse(args)
-	var d *target.Decider
+	var d *decider.Conn
 	var err error
 	if !*upstreamOnly {
 		if d, err = tf.Connect(); err != nil {

@@ -1,6 +1,6 @@
 package main
 
-// The comparison of job-decider's answers (internal/target) with upstream's.
+// The comparison of job-decider's answers (internal/decider) with upstream's.
 
 import (
 	"flag"
@@ -9,13 +9,13 @@ import (
 
 	"job-decider.dev/clients/go/vectors"
 	"job-decider.dev/conformance/internal/compare"
-	"job-decider.dev/conformance/internal/target"
+	"job-decider.dev/conformance/internal/decider"
 	"job-decider.dev/conformance/internal/upstream"
 )
 
 func cmdCheck(args []string) error {
 	fs := flag.NewFlagSet("check", flag.ExitOnError)
-	var tf target.Flags
+	var tf decider.Flags
 	tf.Register(fs)
 	saveDir := fs.String("save-dir", "mismatches", "where to save mismatching snapshots (empty: don't)")
 	knownFile := fs.String("known", compare.DefaultKnownFile(), "known differences file")
@@ -37,7 +37,7 @@ func cmdCheck(args []string) error {
 	}
 	defer d.Close()
 	var mismatches, excused, skipped int
-	var enc target.EncodingTally
+	var enc decider.EncodingTally
 	for _, f := range files {
 		v, err := vectors.LoadJob(f)
 		if err != nil {

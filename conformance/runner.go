@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"job-decider.dev/conformance/internal/compare"
-	"job-decider.dev/conformance/internal/target"
+	"job-decider.dev/conformance/internal/decider"
 )
 
 func cmdRandom(args []string) error    { return randomCommand("random", args) }
@@ -18,7 +18,7 @@ func cmdLifecycle(args []string) error { return randomCommand("lifecycle", args)
 
 func randomCommand(name string, args []string) error {
 	fs := flag.NewFlagSet(name, flag.ExitOnError)
-	var tf target.Flags
+	var tf decider.Flags
 	tf.Register(fs)
 	var o compare.RandomOpts
 	o.LifecycleCmd = name == "lifecycle"
@@ -50,7 +50,7 @@ func randomCommand(name string, args []string) error {
 	if err != nil {
 		return err
 	}
-	var d *target.Decider
+	var d *decider.Conn
 	if !o.UpstreamOnly {
 		if d, err = tf.Connect(); err != nil {
 			return err

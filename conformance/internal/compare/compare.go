@@ -1,6 +1,6 @@
 package compare
 
-// The comparison of job-decider's answers (internal/target) with upstream's.
+// The comparison of job-decider's answers (internal/decider) with upstream's.
 
 import (
 	"fmt"
@@ -20,7 +20,7 @@ import (
 	"job-decider.dev/clients/go/knowndiff"
 	"job-decider.dev/clients/go/vectors"
 	"job-decider.dev/conformance/internal/canon"
-	"job-decider.dev/conformance/internal/target"
+	"job-decider.dev/conformance/internal/decider"
 	"job-decider.dev/conformance/internal/upstream"
 )
 
@@ -60,7 +60,7 @@ func (o *Outcome) Differs() bool { return len(o.diffs) > 0 || len(o.encDiffs) > 
 // compare runs both sides on one request. A generated request goes to
 // upstream whole (upstream.Whole) and to job-decider as the contract has a
 // caller send it (contractRequest); a vector goes to both as it is.
-func Compare(d *target.Decider, known *knowndiff.List, name string, req *pb.DecideJobRequest, generated bool, opts upstream.Opts) *Outcome {
+func Compare(d *decider.Conn, known *knowndiff.List, name string, req *pb.DecideJobRequest, generated bool, opts upstream.Opts) *Outcome {
 	o := &Outcome{name: name, request: req}
 	if generated {
 		opts = upstream.Whole

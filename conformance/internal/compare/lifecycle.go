@@ -47,8 +47,8 @@ import (
 	"job-decider.dev/clients/go/knowndiff"
 	"job-decider.dev/conformance/internal/canon"
 	"job-decider.dev/conformance/internal/cluster"
+	"job-decider.dev/conformance/internal/decider"
 	"job-decider.dev/conformance/internal/gen"
-	"job-decider.dev/conformance/internal/target"
 	"job-decider.dev/conformance/internal/upstream"
 )
 
@@ -83,12 +83,12 @@ type lifecycleResult struct {
 	// counts of upstream's plan steps, world events and stale syncs (coverage)
 	counts map[string]int
 	// how the syncs went through the two pod encodings
-	enc target.EncodingTally
+	enc decider.EncodingTally
 }
 
 // runLifecycle runs lifecycle i of seed against d (nil: upstream only, which
 // exercises the simulator and upstream's runner on its own).
-func runLifecycle(d *target.Decider, known *knowndiff.List, seed uint64, i int, saveDir string, trace io.Writer, verbose bool) *lifecycleResult {
+func runLifecycle(d *decider.Conn, known *knowndiff.List, seed uint64, i int, saveDir string, trace io.Writer, verbose bool) *lifecycleResult {
 	res := &lifecycleResult{name: gen.LifecycleName(seed, i), counts: map[string]int{}}
 	start, r, err := gen.LifecycleStart(seed, i)
 	if err != nil {

@@ -13,9 +13,9 @@ import (
 	pb "job-decider.dev/clients/go/jobdecider/v1"
 	"job-decider.dev/clients/go/knowndiff"
 	"job-decider.dev/conformance/internal/cluster"
+	"job-decider.dev/conformance/internal/decider"
 	"job-decider.dev/conformance/internal/gen"
 	"job-decider.dev/conformance/internal/refserver"
-	"job-decider.dev/conformance/internal/target"
 )
 
 func simJob() *pb.Job {
@@ -134,7 +134,7 @@ func TestLifecycleIsDeterministic(t *testing.T) {
 }
 
 // startReference serves upstream's own answers on a loopback port.
-func startReference(t *testing.T, tamper bool) *target.Decider {
+func startReference(t *testing.T, tamper bool) *decider.Conn {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -144,7 +144,7 @@ func startReference(t *testing.T, tamper bool) *target.Decider {
 	pb.RegisterJobDeciderServer(s, refserver.Server{Tamper: tamper})
 	go s.Serve(l)
 	t.Cleanup(s.Stop)
-	tf := target.Flags{Server: l.Addr().String(), Timeout: 30 * time.Second}
+	tf := decider.Flags{Server: l.Addr().String(), Timeout: 30 * time.Second}
 	d, err := tf.Connect()
 	if err != nil {
 		t.Fatal(err)

@@ -17,8 +17,8 @@ import (
 	pb "job-decider.dev/clients/go/jobdecider/v1"
 	"job-decider.dev/clients/go/knowndiff"
 	"job-decider.dev/conformance/internal/canon"
+	"job-decider.dev/conformance/internal/decider"
 	"job-decider.dev/conformance/internal/gen"
-	"job-decider.dev/conformance/internal/target"
 	"job-decider.dev/conformance/internal/upstream"
 )
 
@@ -44,10 +44,10 @@ type tally struct {
 	actions                                                           map[string]int
 	lcCounts                                                          map[string]int
 	classes                                                           classTally
-	enc                                                               target.EncodingTally
+	enc                                                               decider.EncodingTally
 }
 
-func RunRandom(d *target.Decider, known *knowndiff.List, o RandomOpts) error {
+func RunRandom(d *decider.Conn, known *knowndiff.List, o RandomOpts) error {
 	if o.Workers < 1 {
 		o.Workers = 1
 	}
@@ -236,7 +236,7 @@ type singleResult struct {
 	upTime, jdTime time.Duration
 }
 
-func runSingle(d *target.Decider, known *knowndiff.List, o RandomOpts, i int) *singleResult {
+func runSingle(d *decider.Conn, known *knowndiff.List, o RandomOpts, i int) *singleResult {
 	r := &singleResult{name: gen.ScenarioName(o.Seed, i)}
 	req, err := gen.Request(o.Seed, i, o.Pods)
 	if err != nil {
