@@ -8,26 +8,10 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	pb "job-decider.dev/clients/go/jobdecider/v1"
+	"job-decider.dev/clients/go/vectors"
+	"job-decider.dev/conformance/internal/canon"
+	"job-decider.dev/conformance/internal/upstream"
 )
-
-// upstreamCanonical runs upstream's syncJob on a request and returns its
-// canonical response (what vectors pin).
-func upstreamCanonical(req *pb.DecideJobRequest) (*pb.DecideJobResponse, *upstreamRun, error) {
-	return upstreamCanonicalWith(req, upstreamOpts{})
-}
-
-// upstreamWhole is upstream for generated scenarios: syncJob, and for a
-// finished Job the orphan-pod worker's sweep (the scope of job-decider's plan).
-var upstreamWhole = upstreamOpts{orphanSweep: true}
-
-func upstreamCanonicalWith(req *pb.DecideJobRequest, opts upstreamOpts) (*pb.DecideJobResponse, *upstreamRun, error) {
-	run, err := runUpstream(req, opts)
-	if err != nil {
-		return nil, nil, err
-	}
-	return canonicalize(run.resp, req.GetJob()), run, nil
-}
 
 func cmdUpstream(args []string) error {
 	fs := flag.NewFlagSet("upstream", flag.ExitOnError)
@@ -35,25 +19,25 @@ func cmdUpstream(args []string) error {
 	if fs.NArg() != 1 {
 		usage()
 	}
-	v, err := loadVector(fs.Arg(0))
+	v, err := vectors.LoadJob(fs.Arg(0))
 	if err != nil {
 		return err
 	}
-	resp, run, err := upstreamCanonicalWith(v.Request, v.opts())
+	resp, run, err := upstream.CanonicalWith(v.Request, upstream.OptsFor(v.Scope))
 	if err != nil {
 		return fmt.Errorf("%s: %w", v.Name, err)
 	}
-	if run.syncErr != nil {
-		fmt.Fprintf(os.Stderr, "note: upstream's syncJob returned an error: %v\n", run.syncErr)
+	if run.SyncErr != nil {
+		fmt.Fprintf(os.Stderr, "note: upstream's syncJob returned an error: %v\n", run.SyncErr)
 	}
-	fmt.Println(prettyProto(resp))
+	fmt.Println(canon.PrettyProto(resp))
 	return nil
 }
 
 func cmdRecord(args []string) error {
 	fs := flag.NewFlagSet("record", flag.ExitOnError)
 	fs.Parse(args)
-	files, err := expandVectorArgs(fs.Args())
+	files, err := vectors.Files(fs.Args())
 	if err != nil {
 		return err
 	}
@@ -62,15 +46,15 @@ func cmdRecord(args []string) error {
 	}
 	var failed int
 	for _, f := range files {
-		v, err := loadVector(f)
+		v, err := vectors.LoadJob(f)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			failed++
 			continue
 		}
-		resp, run, err := upstreamCanonicalWith(v.Request, v.opts())
-		if err == nil && run.syncErr != nil {
-			err = fmt.Errorf("upstream's syncJob returned an error (not recorded): %w", run.syncErr)
+		resp, run, err := upstream.CanonicalWith(v.Request, upstream.OptsFor(v.Scope))
+		if err == nil && run.SyncErr != nil {
+			err = fmt.Errorf("upstream's syncJob returned an error (not recorded): %w", run.SyncErr)
 		}
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "%s: %v\n", f, err)
@@ -78,17 +62,17 @@ func cmdRecord(args []string) error {
 			continue
 		}
 		changed := v.Expected == nil || !proto.Equal(v.Expected, resp)
-		if err := v.setExpected(resp); err != nil {
+		if err := v.SetExpected(resp); err != nil {
 			return err
 		}
-		if err := v.save(); err != nil {
+		if err := v.Save(); err != nil {
 			return err
 		}
 		state := "unchanged"
 		if changed {
 			state = "updated"
 		}
-		fmt.Printf("%-9s %s (%s): %s\n", state, f, v.Name, summary(resp))
+		fmt.Printf("%-9s %s (%s): %s\n", state, f, v.Name, canon.Summary(resp))
 	}
 	if failed > 0 {
 		return fmt.Errorf("%d of %d vectors failed", failed, len(files))
@@ -100,7 +84,7 @@ func cmdRecord(args []string) error {
 func cmdVerify(args []string) error {
 	fs := flag.NewFlagSet("verify", flag.ExitOnError)
 	fs.Parse(args)
-	files, err := expandVectorArgs(fs.Args())
+	files, err := vectors.Files(fs.Args())
 	if err != nil {
 		return err
 	}
@@ -119,20 +103,20 @@ func cmdVerify(args []string) error {
 }
 
 func verifyVector(f string) error {
-	v, err := loadVector(f)
+	v, err := vectors.LoadJob(f)
 	if err != nil {
 		return err
 	}
 	if v.Expected == nil {
 		return fmt.Errorf("%s: no expected (run `conformance record`)", f)
 	}
-	resp, _, err := upstreamCanonicalWith(v.Request, v.opts())
+	resp, _, err := upstream.CanonicalWith(v.Request, upstream.OptsFor(v.Scope))
 	if err != nil {
 		return fmt.Errorf("%s: %w", f, err)
 	}
-	want := canonicalize(v.Expected, v.Request.GetJob())
-	if d := diffResponses(resp, want); len(d) > 0 {
-		return fmt.Errorf("%s (%s): expected differs from upstream \n%s", f, v.Name, formatDiff(d, "upstream", "file"))
+	want := canon.Canonicalize(v.Expected, v.Request.GetJob())
+	if d := canon.DiffResponses(resp, want); len(d) > 0 {
+		return fmt.Errorf("%s (%s): expected differs from upstream \n%s", f, v.Name, canon.FormatDiff(d, "upstream", "file"))
 	}
 	return nil
 }

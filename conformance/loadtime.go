@@ -18,6 +18,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
+	"job-decider.dev/conformance/internal/refserver"
+	"job-decider.dev/conformance/internal/upstream"
 )
 
 // loadTiming is what loadtime prints: wall times of syncJob alone, and the
@@ -65,7 +67,7 @@ func cmdLoadTime(args []string) error {
 	if len(req.GetLeanPods()) > 0 {
 		// Upstream reads Kubernetes pods: the lean ones are made so again, with
 		// what the lean encoding keeps (the pods file of the same snapshot has more).
-		req = fullFromLean(req)
+		req = refserver.FullFromLean(req)
 	}
 	if req.GetJob() == nil {
 		return errors.New(file + ": request has no job")
@@ -73,7 +75,7 @@ func cmdLoadTime(args []string) error {
 
 	var syncs []time.Duration
 	var cpu time.Duration
-	var last *upstreamRun
+	var last *upstream.Result
 	start := time.Now()
 	for len(syncs) < *reps && (len(syncs) == 0 || time.Since(start) < *maxTime) {
 		// The previous run's garbage is the harness's; keep its collection out of this sync.
@@ -82,7 +84,7 @@ func cmdLoadTime(args []string) error {
 		if err != nil {
 			return err
 		}
-		run, err := runUpstream(req, upstreamOpts{})
+		run, err := upstream.Run(req, upstream.Opts{})
 		if err != nil {
 			return fmt.Errorf("%s: %w", file, err)
 		}
@@ -91,7 +93,7 @@ func cmdLoadTime(args []string) error {
 			return err
 		}
 		cpu += after - before
-		syncs = append(syncs, run.elapsed)
+		syncs = append(syncs, run.Elapsed)
 		last = run
 	}
 	out := loadTiming{
@@ -102,10 +104,10 @@ func cmdLoadTime(args []string) error {
 		MinNs:    int64(slicesMin(syncs)),
 		MaxNs:    int64(slicesMax(syncs)),
 		RunCPUNs: int64(cpu) / int64(len(syncs)),
-		Actions:  len(last.resp.GetActions()),
+		Actions:  len(last.Resp.GetActions()),
 	}
-	if last.syncErr != nil {
-		out.SyncError = last.syncErr.Error()
+	if last.SyncErr != nil {
+		out.SyncError = last.SyncErr.Error()
 	}
 	line, err := json.Marshal(out)
 	if err != nil {

@@ -6,361 +6,56 @@ package main
 
 import (
 	"flag"
-	"fmt"
-	"io"
-	"os"
 	"runtime"
-	"sort"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
-	pb "job-decider.dev/clients/go/jobdecider/v1"
-	"job-decider.dev/clients/go/knowndiff"
+	"job-decider.dev/conformance/internal/compare"
+	"job-decider.dev/conformance/internal/decider"
 )
-
-type randomOpts struct {
-	seed         uint64
-	n            int // single-sync scenarios
-	lifecycles   int
-	only         int // replay single scenario (random) or lifecycle (lifecycle); -1: all
-	pods         int
-	upstreamOnly bool
-	saveDir      string
-	maxReports   int
-	workers      int
-	maxTime      time.Duration
-	verbose      bool
-	lifecycleCmd bool
-}
 
 func cmdRandom(args []string) error    { return randomCommand("random", args) }
 func cmdLifecycle(args []string) error { return randomCommand("lifecycle", args) }
 
 func randomCommand(name string, args []string) error {
 	fs := flag.NewFlagSet(name, flag.ExitOnError)
-	var tf targetFlags
-	tf.register(fs)
-	var o randomOpts
-	o.lifecycleCmd = name == "lifecycle"
-	fs.Uint64Var(&o.seed, "seed", 0, "seed (0: pick one from the clock; it is printed)")
-	if o.lifecycleCmd {
-		fs.IntVar(&o.lifecycles, "n", 200, "number of lifecycles")
-		fs.IntVar(&o.only, "only", -1, "replay only lifecycle i of the seed, with a trace of every sync")
+	var tf decider.Flags
+	tf.Register(fs)
+	var o compare.RandomOpts
+	o.LifecycleCmd = name == "lifecycle"
+	fs.Uint64Var(&o.Seed, "seed", 0, "seed (0: pick one from the clock; it is printed)")
+	if o.LifecycleCmd {
+		fs.IntVar(&o.Lifecycles, "n", 200, "number of lifecycles")
+		fs.IntVar(&o.Only, "only", -1, "replay only lifecycle i of the seed, with a trace of every sync")
 	} else {
-		fs.IntVar(&o.n, "n", 1000, "number of single-sync scenarios")
-		fs.IntVar(&o.lifecycles, "lifecycles", 0, "number of multi-sync lifecycles run after them")
-		fs.IntVar(&o.only, "only", -1, "replay only single scenario i of the seed")
-		fs.IntVar(&o.pods, "pods", -1, "pods per single scenario (-1: 0..12 at random)")
+		fs.IntVar(&o.N, "n", 1000, "number of single-sync scenarios")
+		fs.IntVar(&o.Lifecycles, "lifecycles", 0, "number of multi-sync lifecycles run after them")
+		fs.IntVar(&o.Only, "only", -1, "replay only single scenario i of the seed")
+		fs.IntVar(&o.Pods, "pods", -1, "pods per single scenario (-1: 0..12 at random)")
 	}
-	fs.BoolVar(&o.upstreamOnly, "upstream-only", false, "run only upstream (tests the generator, the simulator and the runner)")
-	fs.StringVar(&o.saveDir, "save-dir", "mismatches", "where to save mismatching snapshots (empty: don't)")
-	knownFile := fs.String("known", defaultKnownFile(), "known differences file")
-	fs.IntVar(&o.maxReports, "max-reports", 20, "print at most this many mismatches in full")
-	fs.IntVar(&o.workers, "workers", min(2, runtime.GOMAXPROCS(0)), "scenarios run at once")
-	fs.DurationVar(&o.maxTime, "max-time", time.Hour, "stop (and fail) when the run takes longer than this")
-	fs.BoolVar(&o.verbose, "v", false, "with --only: print every request and response in full")
+	fs.BoolVar(&o.UpstreamOnly, "upstream-only", false, "run only upstream (tests the generator, the simulator and the runner)")
+	fs.StringVar(&o.SaveDir, "save-dir", "mismatches", "where to save mismatching snapshots (empty: don't)")
+	knownFile := fs.String("known", compare.DefaultKnownFile(), "known differences file")
+	fs.IntVar(&o.MaxReports, "max-reports", 20, "print at most this many mismatches in full")
+	fs.IntVar(&o.Workers, "workers", min(2, runtime.GOMAXPROCS(0)), "scenarios run at once")
+	fs.DurationVar(&o.MaxTime, "max-time", time.Hour, "stop (and fail) when the run takes longer than this")
+	fs.BoolVar(&o.Verbose, "v", false, "with --only: print every request and response in full")
 	fs.Parse(args)
 	if fs.NArg() > 0 {
 		usage()
 	}
-	if o.seed == 0 {
-		o.seed = uint64(time.Now().UnixNano())
+	if o.Seed == 0 {
+		o.Seed = uint64(time.Now().UnixNano())
 	}
-	known, err := loadKnown(*knownFile)
+	known, err := compare.LoadKnown(*knownFile)
 	if err != nil {
 		return err
 	}
-	var d *decider
-	if !o.upstreamOnly {
-		if d, err = tf.connect(); err != nil {
+	var d *decider.Conn
+	if !o.UpstreamOnly {
+		if d, err = tf.Connect(); err != nil {
 			return err
 		}
-		defer d.close()
+		defer d.Close()
 	}
-	return runRandom(d, known, o)
-}
-
-// tally counts what a run found.
-type tally struct {
-	scenarios, syncs, mismatches, excused, failed, reported, finished int
-	upTime, jdTime                                                    time.Duration
-	actions                                                           map[string]int
-	lcCounts                                                          map[string]int
-	classes                                                           classTally
-	enc                                                               encodingTally
-}
-
-func runRandom(d *decider, known *knowndiff.List, o randomOpts) error {
-	if o.workers < 1 {
-		o.workers = 1
-	}
-	replay := "random"
-	if o.lifecycleCmd {
-		replay = "lifecycle"
-	}
-	fmt.Printf("%s: seed %d, %d single-sync scenarios, %d lifecycles (replay one: conformance %s --seed %d --only I ...)\n",
-		replay, o.seed, o.n, o.lifecycles, replay, o.seed)
-	start := time.Now()
-	var stopped atomic.Bool
-	timeUp := func() bool {
-		if time.Since(start) > o.maxTime {
-			stopped.Store(true)
-		}
-		return stopped.Load()
-	}
-	t := &tally{actions: map[string]int{}, lcCounts: map[string]int{}}
-
-	// Single-sync scenarios.
-	first, last := 0, o.n
-	if !o.lifecycleCmd && o.only >= 0 {
-		first, last = o.only, o.only+1
-	}
-	if o.lifecycleCmd {
-		first, last = 0, 0
-	}
-	singleStart := time.Now()
-	runOrdered(last-first, o.workers, timeUp, func(k int) *singleResult {
-		return runSingle(d, known, o, first+k)
-	}, func(k int, r *singleResult) {
-		t.scenarios++
-		t.syncs++
-		t.upTime += r.upTime
-		t.jdTime += r.jdTime
-		if r.out != nil {
-			t.enc.add(r.name, r.out.notLean)
-		}
-		for _, a := range r.actions {
-			t.actions[a]++
-		}
-		switch {
-		case r.failed != "":
-			t.failed++
-			fmt.Printf("FAILED %s: %s\n", r.name, r.failed)
-		case r.out != nil && r.out.differs():
-			if r.out.mismatch() {
-				t.mismatches++
-			} else {
-				t.excused++
-			}
-			origin := fmt.Sprintf("random --seed %d --only %d", o.seed, first+k)
-			if r.out.mismatch() {
-				t.classes.add(r.out.class(), fmt.Sprintf("%s (conformance %s)", r.name, origin))
-			}
-			if t.reported < o.maxReports || o.only >= 0 {
-				t.reported++
-				r.out.report(os.Stdout, r.req, o.saveDir, origin)
-			} else if r.out.mismatch() {
-				r.out.report(io.Discard, r.req, o.saveDir, origin) // still saved
-			}
-		}
-		if r.detail != "" {
-			fmt.Print(r.detail)
-		}
-		if (k+1)%2000 == 0 {
-			fmt.Fprintf(os.Stderr, "  %d scenarios, %d mismatches, %v\n", k+1, t.mismatches, time.Since(start).Round(time.Millisecond))
-		}
-	})
-	if last > first {
-		fmt.Printf("  %d single-sync scenarios in %v\n", last-first, time.Since(singleStart).Round(time.Millisecond))
-	}
-
-	// Lifecycles.
-	lfirst, llast := 0, o.lifecycles
-	if o.lifecycleCmd && o.only >= 0 {
-		lfirst, llast = o.only, o.only+1
-	}
-	if !o.lifecycleCmd && o.only >= 0 {
-		lfirst, llast = 0, 0
-	}
-	lcStart := time.Now()
-	lcSyncs := 0
-	runOrdered(llast-lfirst, o.workers, timeUp, func(k int) *lifecycleResult {
-		if o.only < 0 {
-			return runLifecycle(d, known, o.seed, lfirst+k, o.saveDir, nil, false)
-		}
-		var trace strings.Builder
-		r := runLifecycle(d, known, o.seed, lfirst+k, o.saveDir, &trace, o.verbose)
-		r.trace = trace.String()
-		return r
-	}, func(k int, r *lifecycleResult) {
-		t.scenarios++
-		t.syncs += r.syncs
-		lcSyncs += r.syncs
-		t.upTime += r.upTime
-		t.jdTime += r.jdTime
-		t.enc.merge(&r.enc)
-		if r.finished {
-			t.finished++
-		}
-		for k, v := range r.counts {
-			t.lcCounts[k] += v
-		}
-		switch {
-		case r.failed != "":
-			t.failed++
-			fmt.Printf("FAILED %s: %s\n", r.name, r.failed)
-		case r.mismatch:
-			t.mismatches++
-			t.classes.add(r.class, fmt.Sprintf("%s (conformance lifecycle --seed %d --only %d -v)", r.where, o.seed, lfirst+k))
-		case r.excused:
-			t.excused++
-		}
-		fmt.Print(r.trace)
-		if r.text.Len() > 0 && (t.reported < o.maxReports || o.only >= 0 || !r.mismatch) {
-			if r.mismatch {
-				t.reported++
-			}
-			fmt.Print(r.text.String())
-		}
-		if (k+1)%500 == 0 {
-			fmt.Fprintf(os.Stderr, "  %d lifecycles, %d mismatches, %v\n", k+1, t.mismatches, time.Since(start).Round(time.Millisecond))
-		}
-	})
-	if llast > lfirst {
-		fmt.Printf("  %d lifecycles (%d syncs, %d reached Complete or Failed) in %v\n",
-			llast-lfirst, lcSyncs, t.finished, time.Since(lcStart).Round(time.Millisecond))
-	}
-
-	fmt.Printf("%s: seed %d: %d scenarios (%d syncs) in %v: %d mismatch, %d known differences, %d failed to run\n",
-		replay, o.seed, t.scenarios, t.syncs, time.Since(start).Round(time.Millisecond), t.mismatches, t.excused, t.failed)
-	fmt.Printf("  time in upstream's syncJob %v", t.upTime.Round(time.Millisecond))
-	if d != nil {
-		fmt.Printf(", in job-decider round trips %v", t.jdTime.Round(time.Millisecond))
-	}
-	fmt.Println()
-	if d != nil {
-		fmt.Printf("  %s\n", t.enc.String())
-	}
-	if len(t.actions) > 0 {
-		var keys []string
-		for k := range t.actions {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		var parts []string
-		for _, k := range keys {
-			parts = append(parts, fmt.Sprintf("%s %d", k, t.actions[k]))
-		}
-		fmt.Printf("  upstream's single-sync plans contained: %s\n", strings.Join(parts, ", "))
-	}
-	if len(t.lcCounts) > 0 && o.only < 0 {
-		var keys []string
-		for k := range t.lcCounts {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		fmt.Printf("  in the lifecycles:")
-		for i, k := range keys {
-			if i%4 == 0 {
-				fmt.Printf("\n   ")
-			}
-			fmt.Printf(" %s %d;", k, t.lcCounts[k])
-		}
-		fmt.Println()
-	}
-	t.classes.print()
-	if stopped.Load() {
-		return fmt.Errorf("seed %d: stopped by --max-time %v after %d scenarios", o.seed, o.maxTime, t.scenarios)
-	}
-	if t.mismatches > 0 || t.failed > 0 {
-		return fmt.Errorf("seed %d: %d unlisted mismatches, %d scenarios failed to run", o.seed, t.mismatches, t.failed)
-	}
-	return nil
-}
-
-// singleResult is what one single-sync scenario found.
-type singleResult struct {
-	name           string
-	req            *pb.DecideJobRequest
-	out            *outcome
-	failed         string
-	detail         string
-	actions        []string
-	upTime, jdTime time.Duration
-}
-
-func runSingle(d *decider, known *knowndiff.List, o randomOpts, i int) *singleResult {
-	r := &singleResult{name: scenarioName(o.seed, i)}
-	req, err := genRequest(o.seed, i, o.pods)
-	if err != nil {
-		r.failed = err.Error()
-		return r
-	}
-	r.req = req
-	if d == nil {
-		resp, run, err := upstreamCanonicalWith(req, upstreamWhole)
-		if err == nil && run.syncErr != nil {
-			err = fmt.Errorf("syncJob returned an error: %w", run.syncErr)
-		}
-		if err != nil {
-			r.failed = "upstream: " + err.Error()
-			return r
-		}
-		r.upTime = run.elapsed
-		for _, w := range strings.Split(summary(resp), ", ") {
-			r.actions = append(r.actions, strings.Fields(w)[0])
-		}
-		if o.only >= 0 {
-			r.detail = prettyProto(req) + "\n" + prettyProto(resp) + "\n"
-		}
-		return r
-	}
-	out := compare(d, known, r.name, req, true, upstreamWhole)
-	r.req = out.request
-	r.upTime, r.jdTime = out.upTime, out.jdTime
-	if out.skipped != "" {
-		r.failed = out.skipped
-		return r
-	}
-	r.out = out
-	return r
-}
-
-// runOrdered runs work(0..n-1) on `workers` goroutines and calls emit with
-// each result in index order, on the calling goroutine. It starts no new
-// work once stop returns true.
-func runOrdered[T any](n, workers int, stop func() bool, work func(int) T, emit func(int, T)) {
-	if n <= 0 {
-		return
-	}
-	type item struct {
-		k int
-		r T
-	}
-	jobs := make(chan int)
-	results := make(chan item, 4*workers)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := range jobs {
-				results <- item{k, work(k)}
-			}
-		}()
-	}
-	go func() {
-		for k := 0; k < n && !stop(); k++ {
-			jobs <- k
-		}
-		close(jobs)
-		wg.Wait()
-		close(results)
-	}()
-	pending := map[int]T{}
-	next := 0
-	for it := range results {
-		pending[it.k] = it.r
-		for {
-			r, ok := pending[next]
-			if !ok {
-				break
-			}
-			delete(pending, next)
-			emit(next, r)
-			next++
-		}
-	}
+	return compare.RunRandom(d, known, o)
 }

@@ -3,6 +3,10 @@ package main
 import (
 	"path/filepath"
 	"testing"
+
+	"job-decider.dev/clients/go/vectors"
+	"job-decider.dev/conformance/internal/canon"
+	"job-decider.dev/conformance/internal/upstream"
 )
 
 // vectorsDir holds the language-neutral vectors, relative to this module.
@@ -11,7 +15,7 @@ const vectorsDir = "../tests/vectors"
 // TestVectorsMatchUpstream runs upstream on every vector's request and checks
 // the result is the vector's expected, so vectors and upstream cannot drift.
 func TestVectorsMatchUpstream(t *testing.T) {
-	files, err := expandVectorArgs([]string{vectorsDir})
+	files, err := vectors.Files([]string{vectorsDir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,7 +25,7 @@ func TestVectorsMatchUpstream(t *testing.T) {
 	names := map[string]string{}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			v, err := loadVector(f)
+			v, err := vectors.LoadJob(f)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -39,26 +43,26 @@ func TestVectorsMatchUpstream(t *testing.T) {
 // TestRunIsDeterministic runs each vector several times: upstream's parallel
 // goroutines must not leak into the canonical form.
 func TestRunIsDeterministic(t *testing.T) {
-	files, err := expandVectorArgs([]string{vectorsDir})
+	files, err := vectors.Files([]string{vectorsDir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range files {
-		v, err := loadVector(f)
+		v, err := vectors.LoadJob(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		first, _, err := upstreamCanonicalWith(v.Request, v.opts())
+		first, _, err := upstream.CanonicalWith(v.Request, upstream.OptsFor(v.Scope))
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i := 0; i < 5; i++ {
-			again, _, err := upstreamCanonicalWith(v.Request, v.opts())
+			again, _, err := upstream.CanonicalWith(v.Request, upstream.OptsFor(v.Scope))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d := diffResponses(first, again); len(d) > 0 {
-				t.Fatalf("%s: run %d differs:\n%s", v.Name, i, formatDiff(d, "first", "again"))
+			if d := canon.DiffResponses(first, again); len(d) > 0 {
+				t.Fatalf("%s: run %d differs:\n%s", v.Name, i, canon.FormatDiff(d, "first", "again"))
 			}
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
 	"job-decider.dev/clients/go/knowndiff"
+	"job-decider.dev/clients/go/vectors"
 )
 
 type verdict string
@@ -39,7 +40,7 @@ func (o *outcome) failed() bool {
 }
 
 // compare runs upstream on the vector and diffs the result with its expected plan.
-func compare(v *vector) ([]fieldDiff, []string, error) {
+func compare(v *vectors.JobSet) ([]fieldDiff, []string, error) {
 	up, err := runUpstream(v)
 	if err != nil {
 		return nil, nil, err
@@ -61,7 +62,7 @@ func compare(v *vector) ([]fieldDiff, []string, error) {
 	return diffs, notes, nil
 }
 
-func checkVector(v *vector, known *knowndiff.List) *outcome {
+func checkVector(v *vectors.JobSet, known *knowndiff.List) *outcome {
 	o := &outcome{name: v.Name}
 	diffs, notes, err := compare(v)
 	if err != nil {
@@ -100,7 +101,7 @@ func checkVector(v *vector, known *knowndiff.List) *outcome {
 // recreateAsRestart returns a copy of the vector with every rule action
 // RecreateJob (the KEP's name, never released) renamed RestartJob, which is
 // how job-decider reads it; nil when the vector has none.
-func recreateAsRestart(v *vector) *vector {
+func recreateAsRestart(v *vectors.JobSet) *vectors.JobSet {
 	found := false
 	for _, r := range v.Request.GetJobSet().GetSpec().GetFailurePolicy().GetRules() {
 		if r.GetAction() == "RecreateJob" {
@@ -151,7 +152,7 @@ func checkFiles(files []string, known *knowndiff.List) *summary {
 	var ran []string
 	for _, f := range files {
 		var o *outcome
-		v, err := loadVector(f)
+		v, err := vectors.LoadJobSet(f)
 		if err != nil {
 			o = &outcome{name: f, verdict: verdictMismatch, unexcused: []fieldDiff{{Path: "(harness error)", Left: err.Error()}}}
 			o.diffs = o.unexcused

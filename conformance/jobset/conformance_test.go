@@ -12,13 +12,14 @@ import (
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
 	"job-decider.dev/clients/go/knowndiff"
+	"job-decider.dev/clients/go/vectors"
 )
 
 // TestVectorsAgreeWithUpstream is the harness itself: every JobSet vector's
 // expected plan must be what upstream's reconciler does, but for the fields
 // known-differences.md lists, and every listed field must still differ.
 func TestVectorsAgreeWithUpstream(t *testing.T) {
-	files, err := vectorFiles([]string{defaultVectorDir()})
+	files, err := vectors.FilesFlat([]string{defaultVectorDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +44,7 @@ func TestVectorsAgreeWithUpstream(t *testing.T) {
 // harness must report a mismatch at the changed field.
 func tamper(t *testing.T, file string, change func(*pb.DecideJobSetResponse)) *outcome {
 	t.Helper()
-	v, err := loadVector(filepath.Join(defaultVectorDir(), file))
+	v, err := vectors.LoadJobSet(filepath.Join(defaultVectorDir(), file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +174,7 @@ func TestKnownDifferencesArePrecise(t *testing.T) {
 
 // Bad input is an error naming the vector and the field, never a panic.
 func TestBadRequestsNameTheVectorAndField(t *testing.T) {
-	v, err := loadVector(filepath.Join(defaultVectorDir(), "restartjobset-below-max-names-the-rule.yaml"))
+	v, err := vectors.LoadJobSet(filepath.Join(defaultVectorDir(), "restartjobset-below-max-names-the-rule.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

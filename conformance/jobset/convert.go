@@ -1,100 +1,32 @@
 package main
 
-// From the contract's request to the API objects upstream reads, through JSON:
-// the contract's field names are the API's, so protojson on one side and
-// encoding/json on the other meet, after fixing proto3 JSON's int64-as-string.
-// Then what an API server would have done to the objects before a controller
+// From the contract's request to the API objects upstream reads, through
+// clients/go/kubejson (the contract's field names are the API's). Then what an API server would have done to the objects before a controller
 // reads them: CRD structural defaults and the mutating webhook for the JobSet,
 // batch/v1 defaults that upstream relies on for the Jobs.
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"strconv"
 
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	jobset "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
+	"job-decider.dev/clients/go/kubejson"
 )
-
-// int64Keys are the contract's int64 fields (proto3 JSON writes them as strings).
-var int64Keys = map[string]bool{
-	"generation":                 true,
-	"observedGeneration":         true,
-	"deletionGracePeriodSeconds": true,
-	"activeDeadlineSeconds":      true,
-}
-
-func fixInt64Strings(v any) error {
-	switch t := v.(type) {
-	case map[string]any:
-		for k, e := range t {
-			if s, ok := e.(string); ok && int64Keys[k] {
-				n, err := strconv.ParseInt(s, 10, 64)
-				if err != nil {
-					return fmt.Errorf("%s: %w", k, err)
-				}
-				t[k] = n
-				continue
-			}
-			if err := fixInt64Strings(e); err != nil {
-				return fmt.Errorf("%s.%w", k, err)
-			}
-		}
-	case []any:
-		for i, e := range t {
-			if err := fixInt64Strings(e); err != nil {
-				return fmt.Errorf("[%d]%w", i, err)
-			}
-		}
-	}
-	return nil
-}
-
-// protoToGeneric is a message's proto3 JSON form as maps, int64s as numbers.
-func protoToGeneric(m proto.Message) (map[string]any, error) {
-	b, err := protojson.Marshal(m)
-	if err != nil {
-		return nil, err
-	}
-	var g map[string]any
-	if err := json.Unmarshal(b, &g); err != nil {
-		return nil, err
-	}
-	if err := fixInt64Strings(g); err != nil {
-		return nil, err
-	}
-	return g, nil
-}
-
-// genericToK8s decodes into a k8s type, refusing fields the type lacks: a
-// contract field the API does not know would otherwise reach only one side.
-func genericToK8s(g map[string]any, out any) error {
-	b, err := json.Marshal(g)
-	if err != nil {
-		return err
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	return dec.Decode(out)
-}
 
 // jobSetFromRequest builds the JobSet as a controller would read it.
 func jobSetFromRequest(name string, m *pb.JobSet) (*jobset.JobSet, error) {
-	g, err := protoToGeneric(m)
+	g, err := kubejson.ToMap(m)
 	if err != nil {
 		return nil, fmt.Errorf("%s: request.jobSet: %w", name, err)
 	}
 	applyCRDDefaults(g)
 	js := &jobset.JobSet{}
-	if err := genericToK8s(g, js); err != nil {
+	if err := kubejson.FromMap(g, js); err != nil {
 		return nil, fmt.Errorf("%s: request.jobSet: %w", name, err)
 	}
 	if js.Name == "" || js.UID == "" {
@@ -140,12 +72,12 @@ func applyCRDDefaults(g map[string]any) {
 // jobFromRequest builds one child Job as the JobSet controller's cache holds it.
 func jobFromRequest(name string, i int, m *pb.Job, js *jobset.JobSet) (*batchv1.Job, error) {
 	field := fmt.Sprintf("request.jobs[%d]", i)
-	g, err := protoToGeneric(m)
+	g, err := kubejson.ToMap(m)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s: %w", name, field, err)
 	}
 	job := &batchv1.Job{}
-	if err := genericToK8s(g, job); err != nil {
+	if err := kubejson.FromMap(g, job); err != nil {
 		return nil, fmt.Errorf("%s: %s: %w", name, field, err)
 	}
 	if job.Name == "" {
@@ -178,18 +110,4 @@ func jobFromRequest(name string, i int, m *pb.Job, js *jobset.JobSet) (*batchv1.
 		job.Spec.Parallelism = ptr.To[int32](1)
 	}
 	return job, nil
-}
-
-// k8sStatusToProto converts a JobSet status written by upstream into the
-// contract's message; a field the contract cannot carry is an error.
-func k8sStatusToProto(s *jobset.JobSetStatus) (*pb.JobSetStatus, error) {
-	b, err := json.Marshal(s)
-	if err != nil {
-		return nil, err
-	}
-	out := &pb.JobSetStatus{}
-	if err := strict.Unmarshal(b, out); err != nil {
-		return nil, fmt.Errorf("the contract cannot carry %s: %w", b, err)
-	}
-	return out, nil
 }

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 
 	"google.golang.org/protobuf/encoding/protojson"
+	"job-decider.dev/clients/go/vectors"
 )
 
 func defaultVectorDir() string {
@@ -38,7 +39,7 @@ func main() {
 	if len(args) == 0 {
 		args = []string{defaultVectorDir()}
 	}
-	files, err := vectorFiles(args)
+	files, err := vectors.FilesFlat(args)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
@@ -66,7 +67,7 @@ func main() {
 // indented proto3 JSON, with its Reconcile error if any.
 func printUpstreamResponses(w io.Writer, files []string) error {
 	for _, f := range files {
-		v, err := loadVector(f)
+		v, err := vectors.LoadJobSet(f)
 		if err != nil {
 			return err
 		}

@@ -28,6 +28,8 @@ import (
 	"sigs.k8s.io/jobset/pkg/features"
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
+	"job-decider.dev/clients/go/kubejson"
+	"job-decider.dev/clients/go/vectors"
 )
 
 // The label (and annotation) keys a JobCreation decides; upstream sets more
@@ -117,7 +119,7 @@ type upstreamResult struct {
 	notes   []string
 }
 
-func runUpstream(v *vector) (res *upstreamResult, err error) {
+func runUpstream(v *vectors.JobSet) (res *upstreamResult, err error) {
 	// The fake client's builder and upstream's code panic on some inputs; a
 	// panic is reported as this vector's error, not the end of the run.
 	defer func() {
@@ -257,7 +259,7 @@ func ptrBool(b *bool) string {
 
 // canonical turns the recorded effects into a DecideJobSetResponse in the
 // canonical form expected plans are compared in (see canon.go).
-func (rec *recorder) canonical(v *vector, now, start, end time.Time) (*pb.DecideJobSetResponse, []fieldDiff, error) {
+func (rec *recorder) canonical(v *vectors.JobSet, now, start, end time.Time) (*pb.DecideJobSetResponse, []fieldDiff, error) {
 	resp := &pb.DecideJobSetResponse{}
 	var extra []fieldDiff
 	var deletes *pb.DeleteJobs
@@ -283,8 +285,8 @@ func (rec *recorder) canonical(v *vector, now, start, end time.Time) (*pb.Decide
 				extra = append(extra, fieldDiff{Path: fmt.Sprintf("actions[%d].updateStatus.status(in-place restart attempts)", i), Left: "set", Right: nil})
 				st.PreviousInPlaceRestartAttempt, st.CurrentInPlaceRestartAttempt = nil, nil
 			}
-			ps, err := k8sStatusToProto(st)
-			if err != nil {
+			ps := &pb.JobSetStatus{}
+			if err := kubejson.FromKube(st, ps); err != nil {
 				return nil, nil, err
 			}
 			resp.Actions = append(resp.Actions, &pb.JobSetAction{Kind: &pb.JobSetAction_UpdateStatus{UpdateStatus: &pb.UpdateJobSetStatus{Status: ps}}})

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	jobdeciderv1 "job-decider.dev/clients/go/jobdecider/v1"
+	"job-decider.dev/clients/go/kubejson"
 )
 
 // Event reasons the shim records for its own pod writes, as upstream's pod control does.
@@ -117,7 +118,7 @@ func (r *planRun) validateOne(action *jobdeciderv1.Action) error {
 		}
 	case *jobdeciderv1.Action_UpdateStatus:
 		var status batchv1.JobStatus
-		if err := protoToKube(kind.UpdateStatus.GetStatus(), &status); err != nil {
+		if err := kubejson.ToKube(kind.UpdateStatus.GetStatus(), &status); err != nil {
 			return fmt.Errorf("update_status: converting the status: %w", err)
 		}
 	case *jobdeciderv1.Action_FailPods:
@@ -225,7 +226,7 @@ func podFromTemplate(job *batchv1.Job, pc *jobdeciderv1.PodCreation) (*corev1.Po
 	if len(pc.GetEnv()) > 0 {
 		env := make([]corev1.EnvVar, len(pc.GetEnv()))
 		for i, e := range pc.GetEnv() {
-			if err := protoToKube(e, &env[i]); err != nil {
+			if err := kubejson.ToKube(e, &env[i]); err != nil {
 				return nil, fmt.Errorf("env %q: %w", e.GetName(), err)
 			}
 		}
@@ -237,7 +238,7 @@ func podFromTemplate(job *batchv1.Job, pc *jobdeciderv1.PodCreation) (*corev1.Po
 	}
 	if ref := pc.GetOwnerReference(); ref != nil {
 		var owner metav1.OwnerReference
-		if err := protoToKube(ref, &owner); err != nil {
+		if err := kubejson.ToKube(ref, &owner); err != nil {
 			return nil, fmt.Errorf("owner reference: %w", err)
 		}
 		pod.OwnerReferences = append(pod.OwnerReferences, owner)
@@ -360,7 +361,7 @@ func (r *planRun) wrotePod(pod *corev1.Pod) {
 func (r *planRun) updateStatus(ctx context.Context, status *jobdeciderv1.JobStatus) error {
 	job := r.job.DeepCopy()
 	job.Status = batchv1.JobStatus{}
-	if err := protoToKube(status, &job.Status); err != nil {
+	if err := kubejson.ToKube(status, &job.Status); err != nil {
 		return fmt.Errorf("converting the status: %w", err)
 	}
 	updated, err := r.c.kube.BatchV1().Jobs(job.Namespace).UpdateStatus(ctx, job, metav1.UpdateOptions{})

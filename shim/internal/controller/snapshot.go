@@ -1,11 +1,8 @@
 package controller
 
 import (
-	"encoding/json"
 	"time"
 
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -13,21 +10,6 @@ import (
 	jobdeciderv1 "job-decider.dev/clients/go/jobdecider/v1"
 	"job-decider.dev/clients/go/request"
 )
-
-// The response comes back through JSON: the contract names every field as
-// the Kubernetes API does, so a planned status or pod variable becomes its
-// client-go type with no field mapped by hand. (Requests go the other way
-// field by field, in clients/go/request: that route carries every pod.)
-var toKube = protojson.MarshalOptions{}
-
-// protoToKube converts a contract message to the Kubernetes type it mirrors.
-func protoToKube(msg proto.Message, obj any) error {
-	data, err := toKube.Marshal(msg)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(data, obj)
-}
 
 // snapshot is what one DecideJob call is made of.
 type snapshot struct {

@@ -10,23 +10,21 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"testing"
 
-	"go.yaml.in/yaml/v3"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	jobdeciderv1 "job-decider.dev/clients/go/jobdecider/v1"
+	"job-decider.dev/clients/go/kubejson"
 	"job-decider.dev/clients/go/protodiff"
 	"job-decider.dev/clients/go/request"
+	"job-decider.dev/clients/go/vectors"
 )
 
 // minVectors is fewer than the set holds, so the tests cannot pass by reading nothing.
@@ -41,148 +39,31 @@ var extendedVectorsDir = filepath.Join("..", "..", "..", "tests", "vectors-exten
 
 const minExtendedVectors = 12
 
-// fromVector parses the vectors' proto3 JSON as the Rust tests do (pbjson with
-// ignore_unknown_fields): the objects carry apiVersion and kind, which the
-// contract leaves out.
-var fromVector = protojson.UnmarshalOptions{DiscardUnknown: true}
-
-// vector is one file: its request and expected response as JSON.
-type vector struct {
-	file     string
-	name     string
-	request  map[string]json.RawMessage
-	expected json.RawMessage
+func loadVectors(t *testing.T) []*vectors.Job {
+	t.Helper()
+	return loadVectorsIn(t, vectorsDir)
 }
 
-// requestJSON is the whole request as JSON.
-func (v *vector) requestJSON(t *testing.T) []byte {
+// loadVectorsIn reads every vector in one directory (not its subdirectories:
+// tests/vectors/jobset holds JobSet vectors).
+func loadVectorsIn(t *testing.T, dir string) []*vectors.Job {
 	t.Helper()
-	data, err := json.Marshal(v.request)
-	if err != nil {
-		t.Fatalf("%s: %v", v.file, err)
-	}
-	return data
-}
-
-func vectorFiles(t *testing.T) []string {
-	t.Helper()
-	return vectorFilesIn(t, vectorsDir)
-}
-
-func vectorFilesIn(t *testing.T, dir string) []string {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	files, err := vectors.FilesFlat([]string{dir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(files) == 0 {
 		t.Fatalf("no vectors in %s", dir)
 	}
-	sort.Strings(files)
-	return files
-}
-
-func loadVector(path string) (*vector, error) {
-	text, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(text, &doc); err != nil {
-		return nil, fmt.Errorf("yaml: %w", err)
-	}
-	tree, err := yamlToJSON(&doc)
-	if err != nil {
-		return nil, err
-	}
-	data, err := json.Marshal(tree)
-	if err != nil {
-		return nil, err
-	}
-	var top struct {
-		Name     string                     `json:"name"`
-		Request  map[string]json.RawMessage `json:"request"`
-		Expected json.RawMessage            `json:"expected"`
-	}
-	if err := json.Unmarshal(data, &top); err != nil {
-		return nil, err
-	}
-	if top.Request == nil || top.Expected == nil {
-		return nil, fmt.Errorf("no request or no expected response")
-	}
-	return &vector{file: filepath.Base(path), name: top.Name, request: top.Request, expected: top.Expected}, nil
-}
-
-// yamlToJSON converts a YAML tree to JSON values by the YAML 1.2 core schema,
-// as serde_yaml reads it for the Rust tests: unquoted timestamps stay strings
-// (yaml.v3 would make them time.Time), and yes/no are strings (yaml.v2, under
-// sigs.k8s.io/yaml, would make them booleans).
-func yamlToJSON(n *yaml.Node) (any, error) {
-	switch n.Kind {
-	case yaml.DocumentNode:
-		if len(n.Content) != 1 {
-			return nil, fmt.Errorf("line %d: %d documents", n.Line, len(n.Content))
-		}
-		return yamlToJSON(n.Content[0])
-	case yaml.AliasNode:
-		return yamlToJSON(n.Alias)
-	case yaml.MappingNode:
-		m := make(map[string]any, len(n.Content)/2)
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k := n.Content[i]
-			if k.Kind != yaml.ScalarNode {
-				return nil, fmt.Errorf("line %d: a key that is not a scalar", k.Line)
-			}
-			if _, dup := m[k.Value]; dup {
-				return nil, fmt.Errorf("line %d: duplicate key %q", k.Line, k.Value)
-			}
-			v, err := yamlToJSON(n.Content[i+1])
-			if err != nil {
-				return nil, err
-			}
-			m[k.Value] = v
-		}
-		return m, nil
-	case yaml.SequenceNode:
-		s := make([]any, len(n.Content))
-		for i, c := range n.Content {
-			v, err := yamlToJSON(c)
-			if err != nil {
-				return nil, err
-			}
-			s[i] = v
-		}
-		return s, nil
-	case yaml.ScalarNode:
-		switch n.ShortTag() {
-		case "!!null":
-			return nil, nil
-		case "!!bool", "!!int", "!!float":
-			var v any
-			if err := n.Decode(&v); err != nil {
-				return nil, fmt.Errorf("line %d: %w", n.Line, err)
-			}
-			return v, nil
-		default:
-			// !!str, !!timestamp, !!binary: the text as written.
-			return n.Value, nil
-		}
-	}
-	return nil, fmt.Errorf("line %d: unexpected YAML node kind %v", n.Line, n.Kind)
-}
-
-func loadVectors(t *testing.T) []*vector {
-	t.Helper()
-	return loadVectorsIn(t, vectorsDir)
-}
-
-func loadVectorsIn(t *testing.T, dir string) []*vector {
-	t.Helper()
-	var vs []*vector
-	for _, path := range vectorFilesIn(t, dir) {
-		v, err := loadVector(path)
+	var vs []*vectors.Job
+	for _, path := range files {
+		v, err := vectors.LoadJob(path)
 		if err != nil {
 			t.Errorf("%s: %v", filepath.Base(path), err)
+			continue
+		}
+		if v.Expected == nil {
+			t.Errorf("%s: no expected response", filepath.Base(path))
 			continue
 		}
 		vs = append(vs, v)
@@ -191,127 +72,49 @@ func loadVectorsIn(t *testing.T, dir string) []*vector {
 }
 
 func TestVectorsAreFound(t *testing.T) {
-	files := vectorFiles(t)
-	if len(files) < minVectors {
-		t.Fatalf("found %d vectors in %s, want at least %d", len(files), vectorsDir, minVectors)
-	}
 	vs := loadVectors(t)
-	if len(vs) != len(files) {
-		t.Fatalf("loaded %d of %d vectors", len(vs), len(files))
+	if len(vs) < minVectors {
+		t.Fatalf("loaded %d vectors from %s, want at least %d", len(vs), vectorsDir, minVectors)
 	}
 	for _, v := range vs {
-		if v.name+".yaml" != v.file {
-			t.Errorf("%s: named %q", v.file, v.name)
+		file := filepath.Base(v.Path)
+		if v.Name+".yaml" != file {
+			t.Errorf("%s: named %q", file, v.Name)
 		}
-		if len(v.request["job"]) == 0 || string(v.request["job"]) == "null" {
-			t.Errorf("%s: no request.job", v.file)
+		if v.Request.GetJob() == nil {
+			t.Errorf("%s: no request.job", file)
 		}
 	}
 	t.Logf("%d vectors in %s", len(vs), vectorsDir)
 }
 
-// decodeKube decodes an object as client-go does, refusing fields client-go
-// does not know: such a field would be lost before the shim ever saw it.
-func decodeKube(data []byte, obj any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	return dec.Decode(obj)
-}
-
-// vectorObjects turns a vector's request.job and request.pods into client-go objects.
-func vectorObjects(v *vector) (*batchv1.Job, []*corev1.Pod, error) {
-	job := &batchv1.Job{}
-	data, err := kubeJSON(v.request["job"], (&jobdeciderv1.Job{}).ProtoReflect().Descriptor())
-	if err == nil {
-		err = decodeKube(data, job)
-	}
+// vectorObjects turns a vector's request.job and request.pods, as written,
+// into client-go objects, refusing fields client-go does not know: such a
+// field would be lost before the shim ever saw it.
+func vectorObjects(v *vectors.Job) (*batchv1.Job, []*corev1.Pod, error) {
+	data, err := v.JSON("request")
 	if err != nil {
+		return nil, nil, err
+	}
+	var request struct {
+		Job  json.RawMessage   `json:"job"`
+		Pods []json.RawMessage `json:"pods"`
+	}
+	if err := json.Unmarshal(data, &request); err != nil {
+		return nil, nil, fmt.Errorf("request: %w", err)
+	}
+	job := &batchv1.Job{}
+	if err := kubejson.FromProtoJSON(request.Job, (&jobdeciderv1.Job{}).ProtoReflect().Descriptor(), job); err != nil {
 		return nil, nil, fmt.Errorf("request.job as a batchv1.Job: %w", err)
 	}
-	var raw []json.RawMessage
-	if p, ok := v.request["pods"]; ok {
-		if err := json.Unmarshal(p, &raw); err != nil {
-			return nil, nil, fmt.Errorf("request.pods: %w", err)
-		}
-	}
-	pods := make([]*corev1.Pod, len(raw))
-	for i, r := range raw {
+	pods := make([]*corev1.Pod, len(request.Pods))
+	for i, r := range request.Pods {
 		pods[i] = &corev1.Pod{}
-		data, err := kubeJSON(r, (&jobdeciderv1.Pod{}).ProtoReflect().Descriptor())
-		if err == nil {
-			err = decodeKube(data, pods[i])
-		}
-		if err != nil {
+		if err := kubejson.FromProtoJSON(r, (&jobdeciderv1.Pod{}).ProtoReflect().Descriptor(), pods[i]); err != nil {
 			return nil, nil, fmt.Errorf("request.pods[%d] as a corev1.Pod: %w", i, err)
 		}
 	}
 	return job, pods, nil
-}
-
-// kubeJSON turns an object written in proto3 JSON into the Kubernetes JSON
-// form: proto3 JSON may quote 64-bit integers (metadata.generation is written
-// '1'), which the Kubernetes types read only as numbers. The contract's
-// descriptor says which fields those are; everything else is left as written.
-func kubeJSON(data []byte, md protoreflect.MessageDescriptor) ([]byte, error) {
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	v, err := unquoteInt64s(v, md)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(v)
-}
-
-func unquoteInt64s(v any, md protoreflect.MessageDescriptor) (any, error) {
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return v, nil
-	}
-	for key, val := range obj {
-		fd := md.Fields().ByJSONName(key)
-		if fd == nil {
-			fd = md.Fields().ByTextName(key)
-		}
-		if fd == nil {
-			continue
-		}
-		var err error
-		switch {
-		case fd.IsMap():
-			if fd.MapValue().Kind() == protoreflect.MessageKind {
-				m, _ := val.(map[string]any)
-				for k, e := range m {
-					if m[k], err = unquoteInt64s(e, fd.MapValue().Message()); err != nil {
-						return nil, err
-					}
-				}
-			}
-		case fd.Kind() == protoreflect.MessageKind:
-			if fd.IsList() {
-				list, _ := val.([]any)
-				for i, e := range list {
-					if list[i], err = unquoteInt64s(e, fd.Message()); err != nil {
-						return nil, err
-					}
-				}
-			} else if obj[key], err = unquoteInt64s(val, fd.Message()); err != nil {
-				return nil, err
-			}
-		case fd.Kind() == protoreflect.Int64Kind || fd.Kind() == protoreflect.Sint64Kind || fd.Kind() == protoreflect.Sfixed64Kind ||
-			fd.Kind() == protoreflect.Uint64Kind || fd.Kind() == protoreflect.Fixed64Kind:
-			if s, ok := val.(string); ok && !fd.IsList() {
-				if _, err := json.Number(s).Int64(); err != nil {
-					return nil, fmt.Errorf("%s: %q is not an integer", fd.FullName(), s)
-				}
-				obj[key] = json.Number(s)
-			}
-		}
-	}
-	return obj, nil
 }
 
 // TestVectorSnapshotsMatchContract builds each vector's request the way the
@@ -341,15 +144,12 @@ func TestExtendedVectorSnapshotsMatchContract(t *testing.T) {
 	checkVectorSnapshots(t, vs)
 }
 
-func checkVectorSnapshots(t *testing.T, vs []*vector) {
+func checkVectorSnapshots(t *testing.T, vs []*vectors.Job) {
 	t.Helper()
 	pods, leanPods, fullOnly, fieldOnly := 0, 0, 0, 0
 	for _, v := range vs {
-		t.Run(v.name, func(t *testing.T) {
-			want := &jobdeciderv1.DecideJobRequest{}
-			if err := fromVector.Unmarshal(v.requestJSON(t), want); err != nil {
-				t.Fatalf("request as a DecideJobRequest: %v", err)
-			}
+		t.Run(v.Name, func(t *testing.T) {
+			want := proto.Clone(v.Request).(*jobdeciderv1.DecideJobRequest)
 			if want.GetFailurePolicy() != "" {
 				fieldOnly++
 				return
@@ -405,16 +205,6 @@ func equalPods(a, b []*jobdeciderv1.Pod) bool {
 	return slices.EqualFunc(a, b, func(x, y *jobdeciderv1.Pod) bool { return proto.Equal(x, y) })
 }
 
-// kubeToProto is the JSON route from a client-go object to its contract
-// message, an oracle independent of the shim's field-by-field conversion.
-func kubeToProto(obj any, msg proto.Message) error {
-	data, err := json.Marshal(obj)
-	if err != nil {
-		return err
-	}
-	return fromVector.Unmarshal(data, msg)
-}
-
 // TestVectorPlansApply turns every pod creation in every expected plan into a
 // pod from the vector's Job, as the shim does before creating it, and checks
 // the pod field by field against one built independently, in JSON, from the
@@ -442,15 +232,12 @@ func TestExtendedVectorPlansApply(t *testing.T) {
 
 // applyVectorPlans builds every planned pod and every planned pod failure;
 // it returns how many pods avoided nodes and how many failures there were.
-func applyVectorPlans(t *testing.T, vs []*vector) (avoiding, failures int) {
+func applyVectorPlans(t *testing.T, vs []*vectors.Job) (avoiding, failures int) {
 	t.Helper()
 	withCreations, creations := 0, 0
 	for _, v := range vs {
-		t.Run(v.name, func(t *testing.T) {
-			plan := &jobdeciderv1.DecideJobResponse{}
-			if err := fromVector.Unmarshal(v.expected, plan); err != nil {
-				t.Fatalf("expected as a DecideJobResponse: %v", err)
-			}
+		t.Run(v.Name, func(t *testing.T) {
+			plan := v.Expected
 			var entries []*jobdeciderv1.PodCreation
 			for _, a := range plan.GetActions() {
 				if a.GetKind() == nil {
@@ -614,7 +401,7 @@ func checkPlannedPod(t *testing.T, what string, job *batchv1.Job, pc *jobdecider
 	if diffs := protodiff.Values("", got, want); len(diffs) > 0 {
 		t.Errorf("%s: the pod differs from the template overlaid with the entry:\n%s", what, protodiff.Format(diffs, "  ", "pod", "want"))
 	}
-	// The variables and the owner reference came through protoToKube; back
+	// The variables and the owner reference came through kubejson.ToKube; back
 	// through the shim's own conversion, they are the entry's.
 	for _, c := range slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers) {
 		for _, e := range c.Env {
@@ -623,7 +410,7 @@ func checkPlannedPod(t *testing.T, what string, job *batchv1.Job, pc *jobdecider
 				continue
 			}
 			back := &jobdeciderv1.EnvVar{}
-			if err := kubeToProto(e, back); err != nil {
+			if err := kubejson.FromKube(e, back); err != nil {
 				t.Errorf("%s: env %s back to the contract: %v", what, e.Name, err)
 			} else if !proto.Equal(back, pc.GetEnv()[i]) {
 				t.Errorf("%s: container %s env %s: %v, planned %v", what, c.Name, e.Name, back, pc.GetEnv()[i])
@@ -633,7 +420,7 @@ func checkPlannedPod(t *testing.T, what string, job *batchv1.Job, pc *jobdecider
 	if ref := pc.GetOwnerReference(); ref != nil && len(pod.OwnerReferences) > 0 {
 		back := &jobdeciderv1.OwnerReference{}
 		last := pod.OwnerReferences[len(pod.OwnerReferences)-1]
-		if err := kubeToProto(last, back); err != nil {
+		if err := kubejson.FromKube(last, back); err != nil {
 			t.Errorf("%s: owner reference back to the contract: %v", what, err)
 		} else if !proto.Equal(back, ref) {
 			t.Errorf("%s: owner reference %v, planned %v", what, back, ref)
@@ -752,40 +539,4 @@ func protoDiff(t *testing.T, got, want proto.Message) string {
 		return "(the same JSON; a difference in presence or unknown fields)"
 	}
 	return protodiff.Format(diffs, "  ", "shim", "vector")
-}
-
-// TestProtoToKubeMessagesHaveNo64BitIntegers guards protoToKube: proto3 JSON
-// writes 64-bit integers as quoted strings (the vectors' metadata.generation
-// is '1'), which encoding/json will not read into the Kubernetes types' int64
-// fields. The messages the shim converts that way must have none.
-func TestProtoToKubeMessagesHaveNo64BitIntegers(t *testing.T) {
-	for _, m := range []proto.Message{&jobdeciderv1.JobStatus{}, &jobdeciderv1.EnvVar{}, &jobdeciderv1.OwnerReference{}} {
-		md := m.ProtoReflect().Descriptor()
-		for _, name := range int64Fields(md, map[protoreflect.FullName]bool{}) {
-			t.Errorf("%s has the 64-bit integer %s: protoToKube cannot convert it", md.FullName(), name)
-		}
-	}
-}
-
-func int64Fields(md protoreflect.MessageDescriptor, seen map[protoreflect.FullName]bool) []protoreflect.FullName {
-	if seen[md.FullName()] || md.ParentFile().Package() == "google.protobuf" {
-		// Well-known types have JSON forms of their own (a Timestamp is an RFC 3339 string).
-		return nil
-	}
-	seen[md.FullName()] = true
-	var out []protoreflect.FullName
-	fields := md.Fields()
-	for i := range fields.Len() {
-		fd := fields.Get(i)
-		if fd.IsMap() {
-			fd = fd.MapValue()
-		}
-		switch fd.Kind() {
-		case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind, protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
-			out = append(out, fields.Get(i).FullName())
-		case protoreflect.MessageKind, protoreflect.GroupKind:
-			out = append(out, int64Fields(fd.Message(), seen)...)
-		}
-	}
-	return out
 }

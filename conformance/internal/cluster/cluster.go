@@ -1,4 +1,4 @@
-package main
+package cluster
 
 // A simulated cluster for multi-sync lifecycles: one Job, its pods, the
 // clock, the caller's controller state and the events recorded so far. A
@@ -34,76 +34,83 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
+	"job-decider.dev/clients/go/kubejson"
+	"job-decider.dev/conformance/internal/canon"
+	"job-decider.dev/conformance/internal/gen"
+	"job-decider.dev/conformance/internal/upstream"
 )
 
-type cluster struct {
-	job     *pb.Job
-	pods    []*pb.Pod // in creation order; requests list them in this order
-	now     time.Time
+// Cluster is a fake cluster of one Job and its pods, which plans are applied to.
+type Cluster struct {
+	Job     *pb.Job
+	Pods    []*pb.Pod // in creation order; requests list them in this order
+	Now     time.Time
 	state   *pb.ControllerState
 	events  []*pb.RecordEvent
-	created int // pods created by plans (names and UIDs)
+	Created int // pods created by plans (names and UIDs)
 	rv      int // resourceVersion of the Job
 	// ctrlName is the request's controllerName.
 	ctrlName string
 }
 
-func newCluster(req *pb.DecideJobRequest) *cluster {
-	c := &cluster{
-		job:      proto.Clone(req.Job).(*pb.Job),
-		now:      req.Now.AsTime(),
-		state:    stateCopy(req.State),
+// New is the cluster a request describes.
+func New(req *pb.DecideJobRequest) *Cluster {
+	c := &Cluster{
+		Job:      proto.Clone(req.Job).(*pb.Job),
+		Now:      req.Now.AsTime(),
+		state:    upstream.StateCopy(req.State),
 		ctrlName: req.ControllerName,
 	}
 	for _, p := range req.Pods {
-		c.pods = append(c.pods, proto.Clone(p).(*pb.Pod))
+		c.Pods = append(c.Pods, proto.Clone(p).(*pb.Pod))
 	}
-	c.rv, _ = strconv.Atoi(c.job.Metadata.ResourceVersion)
+	c.rv, _ = strconv.Atoi(c.Job.Metadata.ResourceVersion)
 	return c
 }
 
-func (c *cluster) clone() *cluster {
+// Clone is a deep copy.
+func (c *Cluster) Clone() *Cluster {
 	out := *c
-	out.job = proto.Clone(c.job).(*pb.Job)
-	out.pods = make([]*pb.Pod, len(c.pods))
-	for i, p := range c.pods {
-		out.pods[i] = proto.Clone(p).(*pb.Pod)
+	out.Job = proto.Clone(c.Job).(*pb.Job)
+	out.Pods = make([]*pb.Pod, len(c.Pods))
+	for i, p := range c.Pods {
+		out.Pods[i] = proto.Clone(p).(*pb.Pod)
 	}
-	out.state = stateCopy(c.state)
+	out.state = upstream.StateCopy(c.state)
 	out.events = slices.Clone(c.events)
 	return &out
 }
 
-// request is the snapshot a caller would send now: as the contract says,
+// Request is the snapshot a caller would send Now: as the contract says,
 // the pods the Job controls or whose labels match its selector.
-func (c *cluster) request() *pb.DecideJobRequest {
+func (c *Cluster) Request() *pb.DecideJobRequest {
 	req := &pb.DecideJobRequest{
-		Job:            proto.Clone(c.job).(*pb.Job),
-		Now:            timestamppb.New(c.now),
-		State:          stateCopy(c.state),
+		Job:            proto.Clone(c.Job).(*pb.Job),
+		Now:            timestamppb.New(c.Now),
+		State:          upstream.StateCopy(c.state),
 		ControllerName: c.ctrlName,
 	}
-	for _, p := range c.related(c.pods) {
+	for _, p := range c.related(c.Pods) {
 		req.Pods = append(req.Pods, proto.Clone(p).(*pb.Pod))
 	}
 	return req
 }
 
 // related filters pods down to those a request carries.
-func (c *cluster) related(pods []*pb.Pod) []*pb.Pod {
+func (c *Cluster) related(pods []*pb.Pod) []*pb.Pod {
 	sel := c.selector()
 	var out []*pb.Pod
 	for _, p := range pods {
-		if ownedBy(p, c.job) || (sel != nil && sel.Matches(labels.Set(p.Metadata.Labels))) {
+		if OwnedBy(p, c.Job) || (sel != nil && sel.Matches(labels.Set(p.Metadata.Labels))) {
 			out = append(out, p)
 		}
 	}
 	return out
 }
 
-func (c *cluster) selector() labels.Selector {
+func (c *Cluster) selector() labels.Selector {
 	var ls metav1.LabelSelector
-	if c.job.Spec.GetSelector() == nil || protoToK8s(c.job.Spec.Selector, &ls) != nil {
+	if c.Job.Spec.GetSelector() == nil || kubejson.ToKube(c.Job.Spec.Selector, &ls) != nil {
 		return nil
 	}
 	sel, err := metav1.LabelSelectorAsSelector(&ls)
@@ -113,18 +120,18 @@ func (c *cluster) selector() labels.Selector {
 	return sel
 }
 
-// orphanCleanup is upstream's orphan-pod worker for pods that have left the
+// OrphanCleanup is upstream's orphan-pod worker for pods that have left the
 // Job (released, no longer matching): it takes their tracking finalizer off.
 // job-decider's requests do not carry such pods, so neither side's plan can;
 // the simulator does it for both, as the rest of the controller would.
-func (c *cluster) orphanCleanup() {
-	related := c.related(c.pods)
-	for _, p := range c.pods {
-		if !slices.Contains(related, p) && slices.Contains(p.Metadata.Finalizers, finalizer) && metaController(p) == nil {
+func (c *Cluster) OrphanCleanup() {
+	related := c.related(c.Pods)
+	for _, p := range c.Pods {
+		if !slices.Contains(related, p) && slices.Contains(p.Metadata.Finalizers, gen.Finalizer) && metaController(p) == nil {
 			removeFinalizer(p)
 		}
 	}
-	c.collect()
+	c.Collect()
 }
 
 func metaController(p *pb.Pod) *pb.OwnerReference {
@@ -136,11 +143,11 @@ func metaController(p *pb.Pod) *pb.OwnerReference {
 	return nil
 }
 
-// diffClusters compares two clusters field by field: what a request
+// Diff compares two clusters field by field: what a request
 // carries, the events recorded and the number of pods created.
-func diffClusters(a, b *cluster) []fieldDiff {
-	var out []fieldDiff
-	diffValues("cluster", toGenericMsg(a.request()), toGenericMsg(b.request()), &out)
+func Diff(a, b *Cluster) []canon.FieldDiff {
+	var out []canon.FieldDiff
+	canon.DiffValues("cluster", canon.ToGenericMsg(a.Request()), canon.ToGenericMsg(b.Request()), &out)
 	ea, eb := &pb.DecideJobResponse{}, &pb.DecideJobResponse{}
 	for _, e := range a.events {
 		ea.Actions = append(ea.Actions, &pb.Action{Kind: &pb.Action_RecordEvent{RecordEvent: e}})
@@ -148,15 +155,16 @@ func diffClusters(a, b *cluster) []fieldDiff {
 	for _, e := range b.events {
 		eb.Actions = append(eb.Actions, &pb.Action{Kind: &pb.Action_RecordEvent{RecordEvent: e}})
 	}
-	diffValues("cluster.events", toGenericMsg(ea), toGenericMsg(eb), &out)
-	if a.created != b.created {
-		out = append(out, fieldDiff{Path: "cluster.podsCreated", Left: a.created, Right: b.created})
+	canon.DiffValues("cluster.events", canon.ToGenericMsg(ea), canon.ToGenericMsg(eb), &out)
+	if a.Created != b.Created {
+		out = append(out, canon.FieldDiff{Path: "cluster.podsCreated", Left: a.Created, Right: b.Created})
 	}
 	return out
 }
 
-func (c *cluster) pod(name string) (int, *pb.Pod) {
-	for i, p := range c.pods {
+// Pod finds a pod by name: its index and the pod, or -1 and nil.
+func (c *Cluster) Pod(name string) (int, *pb.Pod) {
+	for i, p := range c.Pods {
 		if p.Metadata.Name == name {
 			return i, p
 		}
@@ -164,10 +172,10 @@ func (c *cluster) pod(name string) (int, *pb.Pod) {
 	return -1, nil
 }
 
-// apply applies a canonical plan. It returns an error where a real API
+// Apply applies a canonical plan. It returns an error where a real API
 // server would refuse a write (the caller stops at the first failure).
-func (c *cluster) apply(resp *pb.DecideJobResponse) error {
-	c.state = stateCopy(resp.GetState())
+func (c *Cluster) Apply(resp *pb.DecideJobResponse) error {
+	c.state = upstream.StateCopy(resp.GetState())
 	for ai, a := range resp.GetActions() {
 		var err error
 		switch k := a.GetKind().(type) {
@@ -179,7 +187,7 @@ func (c *cluster) apply(resp *pb.DecideJobResponse) error {
 			}
 		case *pb.Action_DeletePods:
 			for _, d := range k.DeletePods.GetPods() {
-				_, p := c.pod(d.GetName())
+				_, p := c.Pod(d.GetName())
 				if p == nil {
 					continue // NotFound: already gone, as upstream treats it
 				}
@@ -190,7 +198,7 @@ func (c *cluster) apply(resp *pb.DecideJobResponse) error {
 				if d.GetRemoveFinalizerFirst() {
 					removeFinalizer(p)
 				}
-				c.deletePod(p, c.now)
+				c.DeletePod(p, c.Now)
 			}
 		case *pb.Action_RemoveFinalizers:
 			err = c.eachRef(k.RemoveFinalizers.GetPods(), func(p *pb.Pod) {
@@ -200,28 +208,28 @@ func (c *cluster) apply(resp *pb.DecideJobResponse) error {
 			err = c.eachRef(k.AdoptPods.GetPods(), func(p *pb.Pod) {
 				// A strategic merge patch keyed by uid: adopting twice is one reference.
 				p.Metadata.OwnerReferences = slices.DeleteFunc(p.Metadata.OwnerReferences, func(r *pb.OwnerReference) bool {
-					return r.Uid == c.job.Metadata.Uid
+					return r.Uid == c.Job.Metadata.Uid
 				})
-				p.Metadata.OwnerReferences = append(p.Metadata.OwnerReferences, c.ownerRef())
-				if !slices.Contains(p.Metadata.Finalizers, finalizer) {
-					p.Metadata.Finalizers = append(p.Metadata.Finalizers, finalizer)
+				p.Metadata.OwnerReferences = append(p.Metadata.OwnerReferences, c.OwnerRef())
+				if !slices.Contains(p.Metadata.Finalizers, gen.Finalizer) {
+					p.Metadata.Finalizers = append(p.Metadata.Finalizers, gen.Finalizer)
 				}
 			})
 		case *pb.Action_ReleasePods:
 			err = c.eachRef(k.ReleasePods.GetPods(), func(p *pb.Pod) {
 				p.Metadata.OwnerReferences = slices.DeleteFunc(p.Metadata.OwnerReferences, func(r *pb.OwnerReference) bool {
-					return r.Uid == c.job.Metadata.Uid
+					return r.Uid == c.Job.Metadata.Uid
 				})
 			})
 		case *pb.Action_UpdateStatus:
-			c.job.Status = proto.Clone(k.UpdateStatus.GetStatus()).(*pb.JobStatus)
-			c.bumpRV()
+			c.Job.Status = proto.Clone(k.UpdateStatus.GetStatus()).(*pb.JobStatus)
+			c.BumpRV()
 		case *pb.Action_RecordEvent:
 			c.events = append(c.events, proto.Clone(k.RecordEvent).(*pb.RecordEvent))
 		default:
 			err = fmt.Errorf("unknown action %T", k)
 		}
-		c.collect()
+		c.Collect()
 		if err != nil {
 			return fmt.Errorf("action %d: %w", ai, err)
 		}
@@ -229,9 +237,9 @@ func (c *cluster) apply(resp *pb.DecideJobResponse) error {
 	return nil
 }
 
-func (c *cluster) eachRef(refs []*pb.PodReference, f func(*pb.Pod)) error {
+func (c *Cluster) eachRef(refs []*pb.PodReference, f func(*pb.Pod)) error {
 	for _, r := range refs {
-		_, p := c.pod(r.GetName())
+		_, p := c.Pod(r.GetName())
 		if p == nil {
 			continue // NotFound counts as done upstream
 		}
@@ -243,18 +251,20 @@ func (c *cluster) eachRef(refs []*pb.PodReference, f func(*pb.Pod)) error {
 	return nil
 }
 
-func (c *cluster) bumpRV() {
+// BumpRV is a write to the Job: a new resourceVersion.
+func (c *Cluster) BumpRV() {
 	c.rv++
-	c.job.Metadata.ResourceVersion = strconv.Itoa(c.rv)
+	c.Job.Metadata.ResourceVersion = strconv.Itoa(c.rv)
 }
 
-func (c *cluster) ownerRef() *pb.OwnerReference {
-	return &pb.OwnerReference{ApiVersion: "batch/v1", Kind: "Job", Name: c.job.Metadata.Name, Uid: c.job.Metadata.Uid,
+// OwnerRef is the Job's controller reference, as a pod it creates carries it.
+func (c *Cluster) OwnerRef() *pb.OwnerReference {
+	return &pb.OwnerReference{ApiVersion: "batch/v1", Kind: "Job", Name: c.Job.Metadata.Name, Uid: c.Job.Metadata.Uid,
 		Controller: proto.Bool(true), BlockOwnerDeletion: proto.Bool(true)}
 }
 
-// suffix is the deterministic stand-in for the API server's random 5-character name suffix.
-func suffix(n int) string {
+// Suffix is the deterministic stand-in for the API server's random 5-character name suffix.
+func Suffix(n int) string {
 	const alphabet = "bcdfghjklmnpqrstvwxz2456789" // the API server's alphabet
 	b := make([]byte, 5)
 	for i := 4; i >= 0; i-- {
@@ -264,29 +274,29 @@ func suffix(n int) string {
 	return string(b)
 }
 
-func (c *cluster) createPod(pc *pb.PodCreation, k int) error {
-	t := c.job.Spec.Template
+func (c *Cluster) createPod(pc *pb.PodCreation, k int) error {
+	t := c.Job.Spec.Template
 	name := pc.GetName()
 	if name == "" {
 		base := pc.GetGenerateName()
 		if base == "" {
-			base = c.job.Metadata.Name + "-"
+			base = c.Job.Metadata.Name + "-"
 		}
 		if len(base) > 58 {
 			base = base[:58]
 		}
-		name = base + suffix(c.created)
+		name = base + Suffix(c.Created)
 	}
-	if _, p := c.pod(name); p != nil {
+	if _, p := c.Pod(name); p != nil {
 		return fmt.Errorf("create %s: already exists", name)
 	}
-	c.created++
+	c.Created++
 	m := &pb.ObjectMeta{
-		Name: name, GenerateName: pc.GetGenerateName(), Namespace: c.job.Metadata.Namespace,
-		Uid:               fmt.Sprintf("sim-%s-%d", c.job.Metadata.Uid, c.created),
-		CreationTimestamp: timestamppb.New(c.now.Add(time.Duration(k+1) * time.Millisecond)),
-		Labels:            copyMap(t.GetMetadata().GetLabels()),
-		Annotations:       copyMap(t.GetMetadata().GetAnnotations()),
+		Name: name, GenerateName: pc.GetGenerateName(), Namespace: c.Job.Metadata.Namespace,
+		Uid:               fmt.Sprintf("sim-%s-%d", c.Job.Metadata.Uid, c.Created),
+		CreationTimestamp: timestamppb.New(c.Now.Add(time.Duration(k+1) * time.Millisecond)),
+		Labels:            gen.CopyMap(t.GetMetadata().GetLabels()),
+		Annotations:       gen.CopyMap(t.GetMetadata().GetAnnotations()),
 		Finalizers:        slices.Clone(t.GetMetadata().GetFinalizers()),
 		OwnerReferences:   cloneOwnerRefs(t.GetMetadata().GetOwnerReferences()),
 	}
@@ -310,7 +320,7 @@ func (c *cluster) createPod(pc *pb.PodCreation, k int) error {
 	if len(m.Annotations) == 0 {
 		m.Annotations = nil
 	}
-	c.pods = append(c.pods, &pb.Pod{Metadata: m, Spec: &pb.PodSpecSummary{}, Status: &pb.PodStatus{Phase: "Pending"}})
+	c.Pods = append(c.Pods, &pb.Pod{Metadata: m, Spec: &pb.PodSpecSummary{}, Status: &pb.PodStatus{Phase: "Pending"}})
 	return nil
 }
 
@@ -323,44 +333,45 @@ func cloneOwnerRefs(in []*pb.OwnerReference) []*pb.OwnerReference {
 }
 
 func removeFinalizer(p *pb.Pod) {
-	p.Metadata.Finalizers = slices.DeleteFunc(p.Metadata.Finalizers, func(f string) bool { return f == finalizer })
+	p.Metadata.Finalizers = slices.DeleteFunc(p.Metadata.Finalizers, func(f string) bool { return f == gen.Finalizer })
 	if len(p.Metadata.Finalizers) == 0 {
 		p.Metadata.Finalizers = nil
 	}
 }
 
-func terminal(p *pb.Pod) bool {
+// Terminal reports whether a pod has succeeded or failed.
+func Terminal(p *pb.Pod) bool {
 	ph := p.GetStatus().GetPhase()
 	return ph == "Succeeded" || ph == "Failed"
 }
 
-// deletePod is a DELETE of a pod at time t with the default grace period.
-func (c *cluster) deletePod(p *pb.Pod, t time.Time) {
+// DeletePod is a DELETE of a pod at time t with the default grace period.
+func (c *Cluster) DeletePod(p *pb.Pod, t time.Time) {
 	if p.Metadata.DeletionTimestamp != nil {
 		return
 	}
 	grace := int64(30)
-	if p.GetSpec().GetNodeName() == "" || terminal(p) {
+	if p.GetSpec().GetNodeName() == "" || Terminal(p) {
 		grace = 0
 	}
 	p.Metadata.DeletionTimestamp = timestamppb.New(t.Truncate(time.Second).Add(time.Duration(grace) * time.Second))
 	p.Metadata.DeletionGracePeriodSeconds = proto.Int64(grace)
 }
 
-// collect removes deleted pods that nothing holds any more.
-func (c *cluster) collect() {
-	c.pods = slices.DeleteFunc(c.pods, func(p *pb.Pod) bool {
+// Collect removes deleted pods that nothing holds any more.
+func (c *Cluster) Collect() {
+	c.Pods = slices.DeleteFunc(c.Pods, func(p *pb.Pod) bool {
 		m := p.Metadata
 		if m.DeletionTimestamp == nil || len(m.Finalizers) > 0 {
 			return false
 		}
-		return terminal(p) || p.GetSpec().GetNodeName() == "" || m.GetDeletionGracePeriodSeconds() == 0
+		return Terminal(p) || p.GetSpec().GetNodeName() == "" || m.GetDeletionGracePeriodSeconds() == 0
 	})
 }
 
-// finished reports whether the Job has a Complete or Failed condition.
-func (c *cluster) finished() bool {
-	for _, cond := range c.job.GetStatus().GetConditions() {
+// Finished reports whether the Job has a Complete or Failed condition.
+func (c *Cluster) Finished() bool {
+	for _, cond := range c.Job.GetStatus().GetConditions() {
 		if (cond.Type == "Complete" || cond.Type == "Failed") && cond.Status == "True" {
 			return true
 		}

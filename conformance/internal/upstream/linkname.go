@@ -1,4 +1,4 @@
-package main
+package upstream
 
 // This file reaches into the unexported parts of upstream's Job controller
 // (k8s.io/kubernetes/pkg/controller/job), the way upstream's own unit tests

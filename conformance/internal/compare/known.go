@@ -1,4 +1,4 @@
-package main
+package compare
 
 // known-differences.md: mismatches that do not fail a run, each with its
 // reason. The file syntax and the matching are clients/go/knowndiff's; what
@@ -13,18 +13,20 @@ import (
 	"runtime"
 
 	"job-decider.dev/clients/go/knowndiff"
+	"job-decider.dev/conformance/internal/canon"
 )
 
 // knownOptions are this harness's rules: patterns allowed.
 var knownOptions = knowndiff.Options{Exact: false}
 
-// defaultKnownFile is known-differences.md next to this module's sources.
-func defaultKnownFile() string {
+// DefaultKnownFile is known-differences.md in the working directory, or at
+// the root of this module (two levels above this file).
+func DefaultKnownFile() string {
 	if _, err := os.Stat("known-differences.md"); err == nil {
 		return "known-differences.md"
 	}
 	if _, self, _, ok := runtime.Caller(0); ok {
-		p := filepath.Join(filepath.Dir(self), "known-differences.md")
+		p := filepath.Join(filepath.Dir(self), "..", "..", "known-differences.md")
 		if _, err := os.Stat(p); err == nil {
 			return p
 		}
@@ -32,8 +34,8 @@ func defaultKnownFile() string {
 	return ""
 }
 
-// loadKnown reads the file; no file (path "") is an empty list.
-func loadKnown(path string) (*knowndiff.List, error) {
+// LoadKnown reads the file; no file (path "") is an empty list.
+func LoadKnown(path string) (*knowndiff.List, error) {
 	if path == "" {
 		return &knowndiff.List{}, nil
 	}
@@ -42,6 +44,6 @@ func loadKnown(path string) (*knowndiff.List, error) {
 
 // excuses reports whether entries cover every differing field of the
 // scenario name, matched by its name or one of its request's shapes.
-func excuses(known *knowndiff.List, name string, diffs []fieldDiff, shapes ...string) bool {
+func excuses(known *knowndiff.List, name string, diffs []canon.FieldDiff, shapes ...string) bool {
 	return known.Excuses(append([]string{name}, shapes...), diffs)
 }

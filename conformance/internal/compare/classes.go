@@ -1,4 +1,4 @@
-package main
+package compare
 
 // Mismatch classes: a run's mismatches grouped by the shape of their
 // difference, printed at the end with the first scenario of each, so that a
@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"job-decider.dev/conformance/internal/canon"
 )
 
 // classTally groups mismatches by the shape of their difference.
@@ -47,7 +49,7 @@ var (
 
 // mismatchClass is a difference's shape: the differing field paths with
 // list indexes blanked, or an RPC error's message with values blanked.
-func mismatchClass(diffs []fieldDiff) string {
+func mismatchClass(diffs []canon.FieldDiff) string {
 	if len(diffs) == 1 && diffs[0].Path == "(rpc)" {
 		msg := fmt.Sprint(diffs[0].Right)
 		msg = listIndex.ReplaceAllString(quotedValue.ReplaceAllString(msg, `"…"`), "[*]")

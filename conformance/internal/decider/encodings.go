@@ -1,4 +1,4 @@
-package main
+package decider
 
 // Both pod encodings through the real server: every request the harness
 // sends with Kubernetes-shaped pods goes again with its pods in the lean
@@ -18,34 +18,35 @@ import (
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
 	"job-decider.dev/clients/go/request"
+	"job-decider.dev/conformance/internal/canon"
 )
 
 // leanPrefix marks a difference between the two encodings' answers.
 const leanPrefix = "(lean encoding) "
 
-// checkLean sends req with lean pods and lists where the answer differs from
+// CheckLean sends req with lean pods and lists where the answer differs from
 // the full request's (full, fullErr: the raw response and the call's error).
 // notLean is why req has no lean form; nothing is sent then.
-func (d *decider) checkLean(req *pb.DecideJobRequest, full *pb.DecideJobResponse, fullErr error) (diffs []fieldDiff, notLean string) {
+func (d *Conn) CheckLean(req *pb.DecideJobRequest, full *pb.DecideJobResponse, fullErr error) (diffs []canon.FieldDiff, notLean string) {
 	lean, err := request.Lean(req)
 	if err != nil {
 		return nil, err.Error()
 	}
-	resp, _, leanErr := d.decide(lean)
+	resp, _, leanErr := d.Decide(lean)
 	switch {
 	case fullErr != nil && leanErr != nil:
 		// Both refused: the same code (the messages name the fields as each
 		// encoding spells them).
 		if fc, lc := status.Code(fullErr), status.Code(leanErr); fc != lc {
-			diffs = []fieldDiff{{Path: leanPrefix + "(rpc code)", Left: fc.String(), Right: lc.String()}}
+			diffs = []canon.FieldDiff{{Path: leanPrefix + "(rpc code)", Left: fc.String(), Right: lc.String()}}
 		}
 	case fullErr != nil:
-		diffs = []fieldDiff{{Path: leanPrefix + "(rpc)", Left: "error: " + fullErr.Error(), Right: "a plan"}}
+		diffs = []canon.FieldDiff{{Path: leanPrefix + "(rpc)", Left: "error: " + fullErr.Error(), Right: "a plan"}}
 	case leanErr != nil:
-		diffs = []fieldDiff{{Path: leanPrefix + "(rpc)", Left: "a plan", Right: "error: " + leanErr.Error()}}
+		diffs = []canon.FieldDiff{{Path: leanPrefix + "(rpc)", Left: "a plan", Right: "error: " + leanErr.Error()}}
 	default:
 		job := req.GetJob()
-		diffs = diffResponses(canonicalize(full, job), canonicalize(resp, job))
+		diffs = canon.DiffResponses(canon.Canonicalize(full, job), canon.Canonicalize(resp, job))
 		for i := range diffs {
 			diffs[i].Path = leanPrefix + diffs[i].Path
 		}
@@ -53,16 +54,16 @@ func (d *decider) checkLean(req *pb.DecideJobRequest, full *pb.DecideJobResponse
 	return diffs, ""
 }
 
-// encodingTally counts how requests went through the two encodings.
-type encodingTally struct {
+// EncodingTally counts how requests went through the two encodings.
+type EncodingTally struct {
 	both     int            // sent full and lean
 	fullOnly int            // no lean form: sent full only
 	reasons  map[string]int // why, by the offending field
 	examples []string       // the first few requests sent full only
 }
 
-// add counts one request; notLean is checkLean's.
-func (e *encodingTally) add(name, notLean string) {
+// Add counts one request; notLean is CheckLean's.
+func (e *EncodingTally) Add(name, notLean string) {
 	if notLean == "" {
 		e.both++
 		return
@@ -77,8 +78,8 @@ func (e *encodingTally) add(name, notLean string) {
 	}
 }
 
-// merge adds another tally's counts.
-func (e *encodingTally) merge(o *encodingTally) {
+// Merge adds another tally's counts.
+func (e *EncodingTally) Merge(o *EncodingTally) {
 	e.both += o.both
 	e.fullOnly += o.fullOnly
 	for k, v := range o.reasons {
@@ -108,7 +109,7 @@ func notLeanField(msg string) string {
 }
 
 // String is the one line the commands print.
-func (e *encodingTally) String() string {
+func (e *EncodingTally) String() string {
 	s := fmt.Sprintf("encodings: %d requests sent both full and lean (answers compared), %d full only (no lean form)", e.both, e.fullOnly)
 	if e.fullOnly > 0 {
 		var keys []string

@@ -1,4 +1,4 @@
-package main
+package gen
 
 // A seeded generator of random snapshots: random specs and policies, pods in
 // every phase with exit codes, conditions, annotations, deletion timestamps,
@@ -20,6 +20,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
+	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	batchinternal "k8s.io/kubernetes/pkg/apis/batch"
@@ -30,16 +31,19 @@ import (
 	jobutil "k8s.io/kubernetes/pkg/controller/job/util"
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
+	"job-decider.dev/clients/go/kubejson"
+	"job-decider.dev/conformance/internal/upstream"
 )
 
 const (
-	finalizer   = "batch.kubernetes.io/job-tracking"
-	indexKey    = "batch.kubernetes.io/job-completion-index"
+	Finalizer   = "batch.kubernetes.io/job-tracking"
+	IndexKey    = "batch.kubernetes.io/job-completion-index"
 	failCount   = "batch.kubernetes.io/job-index-failure-count"
 	ignoreCount = "batch.kubernetes.io/job-index-ignored-failure-count"
 )
 
-var baseNow = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+// BaseNow is the clock every generated scenario starts near.
+var BaseNow = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 
 type gen struct {
 	r    *rand.Rand
@@ -63,18 +67,18 @@ func (g *gen) pastRange(maxAgo int) *timestamppb.Timestamp {
 	return timestamppb.New(g.now.Add(-time.Duration(1+g.intn(maxAgo)) * time.Second))
 }
 
-// scenarioName names scenario i of a seed.
-func scenarioName(seed uint64, i int) string { return fmt.Sprintf("random-%d-%d", seed, i) }
+// ScenarioName names scenario i of a seed.
+func ScenarioName(seed uint64, i int) string { return fmt.Sprintf("random-%d-%d", seed, i) }
 
-// genRequest builds scenario i of seed, with about `pods` pods (-1: small random).
-func genRequest(seed uint64, i int, pods int) (*pb.DecideJobRequest, error) {
+// Request builds scenario i of seed, with about `pods` pods (-1: small random).
+func Request(seed uint64, i int, pods int) (*pb.DecideJobRequest, error) {
 	g := &gen{r: rand.New(rand.NewPCG(seed, uint64(i)))}
 	var lastErr error
 	for attempt := 0; attempt < 50; attempt++ {
-		g.now = baseNow.Add(time.Duration(g.intn(86400)) * time.Second)
+		g.now = BaseNow.Add(time.Duration(g.intn(86400)) * time.Second)
 		g.tick = 0
 		req := g.request(pods)
-		if err := validateJob(req.Job); err != nil {
+		if err := ValidateJob(req.Job); err != nil {
 			lastErr = err
 			continue
 		}
@@ -134,7 +138,7 @@ func (g *gen) managedBy(req *pb.DecideJobRequest) {
 		req.ControllerName = shim
 	case x < 0.09: // upstream's Job (unset or named), decided as another controller
 		if g.chance(0.5) {
-			j.Spec.ManagedBy = proto.String(defaultControllerName)
+			j.Spec.ManagedBy = proto.String(upstream.DefaultControllerName)
 		}
 		req.ControllerName = shim
 	case x < 0.13: // the deciding controller's own Job
@@ -143,13 +147,13 @@ func (g *gen) managedBy(req *pb.DecideJobRequest) {
 		req.ControllerName = name
 	case x < 0.16: // upstream's own name, explicit on the Job or in the request
 		if g.chance(0.5) {
-			j.Spec.ManagedBy = proto.String(defaultControllerName)
+			j.Spec.ManagedBy = proto.String(upstream.DefaultControllerName)
 		}
-		req.ControllerName = defaultControllerName
+		req.ControllerName = upstream.DefaultControllerName
 	default:
 		return
 	}
-	if s, err := snapshotFromRequest(req); err == nil && !s.ours && !jobutil.IsJobFinished(s.job) && g.chance(0.4) {
+	if s, err := upstream.SnapshotFromRequest(req); err == nil && !s.Ours && !jobutil.IsJobFinished(s.Job) && g.chance(0.4) {
 		finish(g, j.Status)
 	}
 }
@@ -187,12 +191,12 @@ func (g *gen) job() *pb.Job {
 			Name: name, Namespace: g.pick("default", "team-a"), Uid: uid,
 			ResourceVersion: strconv.Itoa(1 + g.intn(1000)), Generation: 1,
 			CreationTimestamp: timestamppb.New(g.now.Add(-2 * time.Hour)),
-			Labels:            copyMap(labels),
+			Labels:            CopyMap(labels),
 		},
 		Spec: &pb.JobSpec{
 			Selector: &pb.LabelSelector{MatchLabels: map[string]string{"batch.kubernetes.io/controller-uid": uid}},
 			Template: &pb.PodTemplateSpec{
-				Metadata: &pb.ObjectMeta{Labels: copyMap(labels)},
+				Metadata: &pb.ObjectMeta{Labels: CopyMap(labels)},
 				Spec: &pb.PodSpec{
 					RestartPolicy: "Never",
 					Containers:    []*pb.Container{{Name: "main"}},
@@ -221,14 +225,14 @@ func (g *gen) job() *pb.Job {
 		if s.Template.Metadata.Annotations == nil {
 			s.Template.Metadata.Annotations = map[string]string{}
 		}
-		for _, k := range []string{indexKey, failCount, ignoreCount} {
+		for _, k := range []string{IndexKey, failCount, ignoreCount} {
 			if g.chance(0.5) {
 				s.Template.Metadata.Annotations[k] = g.oddNumber(3)
 			}
 		}
 	}
 	if g.chance(0.05) {
-		s.Template.Metadata.Finalizers = []string{finalizer}
+		s.Template.Metadata.Finalizers = []string{Finalizer}
 	}
 	indexed := g.chance(0.5)
 	switch {
@@ -296,7 +300,8 @@ func (g *gen) job() *pb.Job {
 	return j
 }
 
-var exitCodePool = []int32{1, 2, 3, 5, 42, 127, 137, 143}
+// ExitCodePool is the exit codes generated failures and rules pick from.
+var ExitCodePool = []int32{1, 2, 3, 5, 42, 127, 137, 143}
 
 func (g *gen) podFailurePolicy(perIndex bool, containers []string) *pb.PodFailurePolicy {
 	p := &pb.PodFailurePolicy{}
@@ -314,7 +319,7 @@ func (g *gen) podFailurePolicy(perIndex bool, containers []string) *pb.PodFailur
 			}
 			seen := map[int32]bool{}
 			for k := 0; k < 1+g.intn(3); k++ {
-				c := exitCodePool[g.intn(len(exitCodePool))]
+				c := ExitCodePool[g.intn(len(ExitCodePool))]
 				if !seen[c] {
 					seen[c] = true
 					req.Values = append(req.Values, c)
@@ -415,30 +420,30 @@ func (g *gen) pods(req *pb.DecideJobRequest, n int) {
 				Name: fmt.Sprintf("%s-%d", name, i), Namespace: j.Metadata.Namespace,
 				Uid:               fmt.Sprintf("pod-uid-%d-%08x", i, g.r.Uint32()),
 				CreationTimestamp: g.past(),
-				Labels:            copyMap(s.Template.Metadata.Labels),
+				Labels:            CopyMap(s.Template.Metadata.Labels),
 			},
 			Spec:   &pb.PodSpecSummary{},
 			Status: &pb.PodStatus{},
 		}
 		orphanNamingJob := g.ownerRefs(p, j)
 		if g.chance(0.85) || (orphanNamingJob && g.chance(0.5)) {
-			p.Metadata.Finalizers = []string{finalizer}
+			p.Metadata.Finalizers = []string{Finalizer}
 		}
 		if indexed || g.chance(0.05) {
 			ann := map[string]string{}
 			switch x := g.r.Float64(); {
 			case x < 0.82:
-				ann[indexKey] = strconv.Itoa(g.intn(max(1, min(completions, 40))))
+				ann[IndexKey] = strconv.Itoa(g.intn(max(1, min(completions, 40))))
 			case x < 0.87:
-				ann[indexKey] = strconv.Itoa(completions + g.intn(3))
+				ann[IndexKey] = strconv.Itoa(completions + g.intn(3))
 			case x < 0.95:
-				ann[indexKey] = g.oddNumber(max(1, min(completions, 40)))
+				ann[IndexKey] = g.oddNumber(max(1, min(completions, 40)))
 			}
-			if v, ok := ann[indexKey]; ok && g.chance(0.9) {
-				p.Metadata.Labels[indexKey] = v
+			if v, ok := ann[IndexKey]; ok && g.chance(0.9) {
+				p.Metadata.Labels[IndexKey] = v
 			} else if !ok && g.chance(0.3) {
 				// The label alone: upstream reads the index from the annotation only.
-				p.Metadata.Labels[indexKey] = strconv.Itoa(g.intn(max(1, completions)))
+				p.Metadata.Labels[IndexKey] = strconv.Itoa(g.intn(max(1, completions)))
 			}
 			if (s.BackoffLimitPerIndex != nil && g.chance(0.6)) || g.chance(0.05) {
 				ann[failCount] = strconv.Itoa(g.intn(4))
@@ -633,7 +638,7 @@ func (g *gen) podStatus(p *pb.Pod, s *pb.JobSpec, mayRun bool) {
 	case "Failed":
 		if !g.chance(0.1) {
 			for k, c := range containers {
-				code := exitCodePool[g.intn(len(exitCodePool))]
+				code := ExitCodePool[g.intn(len(ExitCodePool))]
 				if k > 0 && g.chance(0.5) {
 					code = 0
 				}
@@ -651,7 +656,7 @@ func (g *gen) podStatus(p *pb.Pod, s *pb.JobSpec, mayRun bool) {
 	if len(s.Template.Spec.InitContainers) > 0 && phase != "Pending" && g.chance(0.8) {
 		code := int32(0)
 		if phase == "Failed" && g.chance(0.3) {
-			code = exitCodePool[g.intn(len(exitCodePool))]
+			code = ExitCodePool[g.intn(len(ExitCodePool))]
 		}
 		st.InitContainerStatuses = []*pb.ContainerStatus{{Name: "init", State: terminated(code)}}
 	}
@@ -762,7 +767,8 @@ func containsInt(xs []int, x int) bool {
 	return false
 }
 
-func copyMap(m map[string]string) map[string]string {
+// CopyMap is a copy of a string map, never nil.
+func CopyMap(m map[string]string) map[string]string {
 	out := make(map[string]string, len(m))
 	for k, v := range m {
 		out[k] = v
@@ -770,12 +776,12 @@ func copyMap(m map[string]string) map[string]string {
 	return out
 }
 
-// validateJob runs upstream's API validation on a Job, after the API
+// ValidateJob runs upstream's API validation on a Job, after the API
 // server's defaulting, with an image filled in (the contract does not carry one).
-func validateJob(pj *pb.Job) error {
-	j, err := jobFromProto(pj)
-	if err != nil {
-		return err
+func ValidateJob(pj *pb.Job) error {
+	j := &batchv1.Job{}
+	if err := kubejson.ToKube(pj, j); err != nil {
+		return fmt.Errorf("job: %w", err)
 	}
 	for _, cs := range [][]v1.Container{j.Spec.Template.Spec.Containers, j.Spec.Template.Spec.InitContainers} {
 		for i := range cs {

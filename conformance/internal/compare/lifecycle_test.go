@@ -1,4 +1,4 @@
-package main
+package compare
 
 import (
 	"net"
@@ -12,6 +12,10 @@ import (
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
 	"job-decider.dev/clients/go/knowndiff"
+	"job-decider.dev/conformance/internal/cluster"
+	"job-decider.dev/conformance/internal/decider"
+	"job-decider.dev/conformance/internal/gen"
+	"job-decider.dev/conformance/internal/refserver"
 )
 
 func simJob() *pb.Job {
@@ -29,22 +33,22 @@ func simJob() *pb.Job {
 
 func TestClusterCreateDeleteCollect(t *testing.T) {
 	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
-	c := newCluster(&pb.DecideJobRequest{Job: simJob(), Now: timestamppb.New(now)})
-	owner := c.ownerRef()
-	err := c.apply(&pb.DecideJobResponse{Actions: []*pb.Action{
+	c := cluster.New(&pb.DecideJobRequest{Job: simJob(), Now: timestamppb.New(now)})
+	owner := c.OwnerRef()
+	err := c.Apply(&pb.DecideJobResponse{Actions: []*pb.Action{
 		{Kind: &pb.Action_CreatePods{CreatePods: &pb.CreatePods{Pods: []*pb.PodCreation{
-			{GenerateName: "j-", Finalizers: []string{finalizer}, OwnerReference: owner},
-			{GenerateName: strings.Repeat("x", 62) + "-", Finalizers: []string{finalizer}, OwnerReference: owner},
+			{GenerateName: "j-", Finalizers: []string{gen.Finalizer}, OwnerReference: owner},
+			{GenerateName: strings.Repeat("x", 62) + "-", Finalizers: []string{gen.Finalizer}, OwnerReference: owner},
 		}}}},
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.pods) != 2 || c.created != 2 {
-		t.Fatalf("pods %d, created %d", len(c.pods), c.created)
+	if len(c.Pods) != 2 || c.Created != 2 {
+		t.Fatalf("pods %d, created %d", len(c.Pods), c.Created)
 	}
-	a, b := c.pods[0], c.pods[1]
-	if a.Metadata.Name != "j-"+suffix(0) || len(b.Metadata.Name) != 63 {
+	a, b := c.Pods[0], c.Pods[1]
+	if a.Metadata.Name != "j-"+cluster.Suffix(0) || len(b.Metadata.Name) != 63 {
 		t.Errorf("names %q %q", a.Metadata.Name, b.Metadata.Name)
 	}
 	if !a.Metadata.CreationTimestamp.AsTime().Before(b.Metadata.CreationTimestamp.AsTime()) {
@@ -54,50 +58,50 @@ func TestClusterCreateDeleteCollect(t *testing.T) {
 		t.Errorf("created pod %v", a)
 	}
 	// Unscheduled pod with a finalizer: deleted at once (grace 0) but kept until the finalizer goes.
-	if err := c.apply(&pb.DecideJobResponse{Actions: []*pb.Action{{Kind: &pb.Action_DeletePods{DeletePods: &pb.DeletePods{
+	if err := c.Apply(&pb.DecideJobResponse{Actions: []*pb.Action{{Kind: &pb.Action_DeletePods{DeletePods: &pb.DeletePods{
 		Pods: []*pb.PodDeletion{{Name: a.Metadata.Name, Uid: a.Metadata.Uid}}}}}}}); err != nil {
 		t.Fatal(err)
 	}
-	if len(c.pods) != 2 || a.Metadata.GetDeletionGracePeriodSeconds() != 0 || a.Metadata.DeletionTimestamp == nil {
-		t.Fatalf("after delete: %d pods, %v", len(c.pods), a.Metadata)
+	if len(c.Pods) != 2 || a.Metadata.GetDeletionGracePeriodSeconds() != 0 || a.Metadata.DeletionTimestamp == nil {
+		t.Fatalf("after delete: %d pods, %v", len(c.Pods), a.Metadata)
 	}
-	if err := c.apply(&pb.DecideJobResponse{Actions: []*pb.Action{{Kind: &pb.Action_RemoveFinalizers{RemoveFinalizers: &pb.RemoveFinalizers{
+	if err := c.Apply(&pb.DecideJobResponse{Actions: []*pb.Action{{Kind: &pb.Action_RemoveFinalizers{RemoveFinalizers: &pb.RemoveFinalizers{
 		Pods: []*pb.PodReference{{Name: a.Metadata.Name, Uid: a.Metadata.Uid}}}}}}}); err != nil {
 		t.Fatal(err)
 	}
-	if len(c.pods) != 1 {
-		t.Fatalf("the pod should be gone once its finalizer is: %d pods", len(c.pods))
+	if len(c.Pods) != 1 {
+		t.Fatalf("the pod should be gone once its gen.Finalizer is: %d pods", len(c.Pods))
 	}
 	// A running pod deleted with removeFinalizerFirst stays until the kubelet stops it.
-	c.applyEvent(worldEvent{kind: "start", pod: b.Metadata.Name})
-	if err := c.apply(&pb.DecideJobResponse{Actions: []*pb.Action{{Kind: &pb.Action_DeletePods{DeletePods: &pb.DeletePods{
+	c.ApplyEvent(cluster.Event{Kind: "start", Pod: b.Metadata.Name})
+	if err := c.Apply(&pb.DecideJobResponse{Actions: []*pb.Action{{Kind: &pb.Action_DeletePods{DeletePods: &pb.DeletePods{
 		Pods: []*pb.PodDeletion{{Name: b.Metadata.Name, Uid: b.Metadata.Uid, RemoveFinalizerFirst: true}}}}}}}); err != nil {
 		t.Fatal(err)
 	}
-	if len(c.pods) != 1 || b.Metadata.GetDeletionGracePeriodSeconds() != 30 || len(b.Metadata.Finalizers) != 0 {
+	if len(c.Pods) != 1 || b.Metadata.GetDeletionGracePeriodSeconds() != 30 || len(b.Metadata.Finalizers) != 0 {
 		t.Fatalf("running pod after delete: %v", b.Metadata)
 	}
-	c.applyEvent(worldEvent{kind: "kubeletStop", pod: b.Metadata.Name})
-	if len(c.pods) != 0 {
+	c.ApplyEvent(cluster.Event{Kind: "kubeletStop", Pod: b.Metadata.Name})
+	if len(c.Pods) != 0 {
 		t.Fatalf("stopped pod without finalizers should be gone")
 	}
 	// A UID precondition that does not hold is an error, as the API server's.
-	c.applyEvent(worldEvent{kind: "orphan"})
-	err = c.apply(&pb.DecideJobResponse{Actions: []*pb.Action{{Kind: &pb.Action_AdoptPods{AdoptPods: &pb.AdoptPods{
-		Pods: []*pb.PodReference{{Name: c.pods[0].Metadata.Name, Uid: "other"}}}}}}})
+	c.ApplyEvent(cluster.Event{Kind: "orphan"})
+	err = c.Apply(&pb.DecideJobResponse{Actions: []*pb.Action{{Kind: &pb.Action_AdoptPods{AdoptPods: &pb.AdoptPods{
+		Pods: []*pb.PodReference{{Name: c.Pods[0].Metadata.Name, Uid: "other"}}}}}}})
 	if err == nil {
 		t.Fatal("adoption with a wrong UID should fail")
 	}
 }
 
 func TestClusterAdoptTwiceIsOneReference(t *testing.T) {
-	c := newCluster(&pb.DecideJobRequest{Job: simJob(), Now: timestamppb.New(baseNow)})
-	c.applyEvent(worldEvent{kind: "orphan"})
-	p := c.pods[0]
+	c := cluster.New(&pb.DecideJobRequest{Job: simJob(), Now: timestamppb.New(gen.BaseNow)})
+	c.ApplyEvent(cluster.Event{Kind: "orphan"})
+	p := c.Pods[0]
 	adopt := &pb.DecideJobResponse{Actions: []*pb.Action{{Kind: &pb.Action_AdoptPods{AdoptPods: &pb.AdoptPods{
 		Pods: []*pb.PodReference{{Name: p.Metadata.Name, Uid: p.Metadata.Uid}}}}}}}
 	for i := 0; i < 2; i++ {
-		if err := c.apply(adopt); err != nil {
+		if err := c.Apply(adopt); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -106,7 +110,7 @@ func TestClusterAdoptTwiceIsOneReference(t *testing.T) {
 	}
 	release := &pb.DecideJobResponse{Actions: []*pb.Action{{Kind: &pb.Action_ReleasePods{ReleasePods: &pb.ReleasePods{
 		Pods: []*pb.PodReference{{Name: p.Metadata.Name, Uid: p.Metadata.Uid}}}}}}}
-	if err := c.apply(release); err != nil {
+	if err := c.Apply(release); err != nil {
 		t.Fatal(err)
 	}
 	if len(p.Metadata.OwnerReferences) != 0 {
@@ -130,22 +134,22 @@ func TestLifecycleIsDeterministic(t *testing.T) {
 }
 
 // startReference serves upstream's own answers on a loopback port.
-func startReference(t *testing.T, tamper bool) *decider {
+func startReference(t *testing.T, tamper bool) *decider.Conn {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := grpc.NewServer()
-	pb.RegisterJobDeciderServer(s, refServer{tamper: tamper})
+	pb.RegisterJobDeciderServer(s, refserver.Server{Tamper: tamper})
 	go s.Serve(l)
 	t.Cleanup(s.Stop)
-	tf := targetFlags{server: l.Addr().String(), timeout: 30 * time.Second}
-	d, err := tf.connect()
+	tf := decider.Flags{Server: l.Addr().String(), Timeout: 30 * time.Second}
+	d, err := tf.Connect()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(d.close)
+	t.Cleanup(d.Close)
 	return d
 }
 

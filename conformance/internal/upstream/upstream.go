@@ -1,4 +1,4 @@
-package main
+package upstream
 
 // The upstream runner: one sync of upstream's Job controller on one snapshot.
 //
@@ -44,39 +44,40 @@ import (
 	"k8s.io/utils/ptr"
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
+	"job-decider.dev/clients/go/kubejson"
 )
 
-// defaultControllerName is upstream's own managedBy value.
-const defaultControllerName = "kubernetes.io/job-controller"
+// DefaultControllerName is upstream's own managedBy value.
+const DefaultControllerName = "kubernetes.io/job-controller"
 
-// elsewhereControllerName stands for "a controller other than the deciding
+// ElsewhereControllerName stands for "a controller other than the deciding
 // one" when upstream runs as the deciding controller on a Job that is not its.
-const elsewhereControllerName = "harness.example/elsewhere"
+const ElsewhereControllerName = "harness.example/elsewhere"
 
-// snapshot is a request turned into Kubernetes objects.
-type snapshot struct {
-	job  *batchv1.Job
-	pods []*v1.Pod
-	now  time.Time
-	// ours is false when the Job is managed by a controller other than the
+// Snapshot is a request turned into Kubernetes objects.
+type Snapshot struct {
+	Job  *batchv1.Job
+	Pods []*v1.Pod
+	Now  time.Time
+	// Ours is false when the Job is managed by a controller other than the
 	// one the request decides for.
-	ours bool
+	Ours bool
 }
 
-// snapshotFromRequest converts a request. The Job gets the API server's
+// SnapshotFromRequest converts a request. The Job gets the API server's
 // defaults (SetDefaults_Job and the pod-condition pattern status), as every
 // Job read from the API server has them; pods without a namespace are taken
 // to be in the Job's namespace (the request's pods are by definition).
-func snapshotFromRequest(req *pb.DecideJobRequest) (*snapshot, error) {
+func SnapshotFromRequest(req *pb.DecideJobRequest) (*Snapshot, error) {
 	if req.GetJob() == nil {
 		return nil, errors.New("request has no job")
 	}
 	if req.GetNow() == nil {
 		return nil, errors.New("request has no now")
 	}
-	j, err := jobFromProto(req.GetJob())
-	if err != nil {
-		return nil, err
+	j := &batchv1.Job{}
+	if err := kubejson.ToKube(req.GetJob(), j); err != nil {
+		return nil, fmt.Errorf("job: %w", err)
 	}
 	if j.Namespace == "" || j.Name == "" || j.UID == "" {
 		return nil, errors.New("job.metadata needs namespace, name and uid")
@@ -89,26 +90,26 @@ func snapshotFromRequest(req *pb.DecideJobRequest) (*snapshot, error) {
 			}
 		}
 	}
-	s := &snapshot{job: j, now: req.GetNow().AsTime()}
+	s := &Snapshot{Job: j, Now: req.GetNow().AsTime()}
 	name := req.GetControllerName()
 	if name == "" {
-		name = defaultControllerName
+		name = DefaultControllerName
 	}
-	managedBy := defaultControllerName
+	managedBy := DefaultControllerName
 	if j.Spec.ManagedBy != nil {
 		managedBy = *j.Spec.ManagedBy
 	}
-	s.ours = managedBy == name
-	if s.ours && managedBy != defaultControllerName {
+	s.Ours = managedBy == name
+	if s.Ours && managedBy != DefaultControllerName {
 		// Upstream acts only on its own Jobs; the request decides as the
 		// named controller would, which is upstream's logic for that name.
 		j.Spec.ManagedBy = nil
 	}
 	seen := map[string]bool{}
 	for _, p := range req.GetPods() {
-		pod, err := podFromProto(p)
-		if err != nil {
-			return nil, err
+		pod := &v1.Pod{}
+		if err := kubejson.ToKube(p, pod); err != nil {
+			return nil, fmt.Errorf("pod %s: %w", p.GetMetadata().GetName(), err)
 		}
 		if pod.Namespace == "" {
 			pod.Namespace = j.Namespace
@@ -121,7 +122,7 @@ func snapshotFromRequest(req *pb.DecideJobRequest) (*snapshot, error) {
 			return nil, fmt.Errorf("pod %s appears twice", key)
 		}
 		seen[key] = true
-		s.pods = append(s.pods, pod)
+		s.Pods = append(s.Pods, pod)
 	}
 	return s, nil
 }
@@ -238,46 +239,46 @@ func podKey(obj any) string {
 	return ""
 }
 
-// upstreamRun is the outcome of one upstream sync.
-type upstreamRun struct {
-	resp    *pb.DecideJobResponse
-	syncErr error         // what syncJob returned, if anything
-	elapsed time.Duration // time spent in syncJob alone
+// Result is the outcome of one upstream sync.
+type Result struct {
+	Resp    *pb.DecideJobResponse
+	SyncErr error         // what syncJob returned, if anything
+	Elapsed time.Duration // time spent in syncJob alone
 }
 
-// upstreamOpts says how much of upstream's controller a run covers.
-type upstreamOpts struct {
-	// orphanSweep: for a Job already finished, also run what the rest of
+// Opts says how much of upstream's controller a run covers.
+type Opts struct {
+	// OrphanSweep: for a Job already finished, also run what the rest of
 	// the controller does with it, the orphan-pod worker's sweep of its pods
 	// (see orphanSweep). job-decider's plan includes it; vectors pin
 	// syncJob alone, as upstream's unit tests do.
-	orphanSweep bool
+	OrphanSweep bool
 }
 
-// runUpstream runs one sync of upstream's controller on the request.
-func runUpstream(req *pb.DecideJobRequest, opts upstreamOpts) (*upstreamRun, error) {
-	s, err := snapshotFromRequest(req)
+// Run runs one sync of upstream's controller on the request.
+func Run(req *pb.DecideJobRequest, opts Opts) (*Result, error) {
+	s, err := SnapshotFromRequest(req)
 	if err != nil {
 		return nil, err
 	}
-	j := s.job
-	if !s.ours {
-		if !opts.orphanSweep || !jobutil.IsJobFinished(j) {
+	j := s.Job
+	if !s.Ours {
+		if !opts.OrphanSweep || !jobutil.IsJobFinished(j) {
 			// Upstream skips Jobs managed by another controller and leaves
 			// its in-memory state alone.
-			return &upstreamRun{resp: &pb.DecideJobResponse{State: stateCopy(req.GetState())}}, nil
+			return &Result{Resp: &pb.DecideJobResponse{State: StateCopy(req.GetState())}}, nil
 		}
 		// A finished Job managed elsewhere still has its selector swept by
 		// the orphan-pod worker (updateJob has no managedBy check). Seen from
 		// the deciding controller, the Job is external whatever it names.
-		if j.Spec.ManagedBy == nil || *j.Spec.ManagedBy == defaultControllerName {
-			j.Spec.ManagedBy = ptr.To(elsewhereControllerName)
+		if j.Spec.ManagedBy == nil || *j.Spec.ManagedBy == DefaultControllerName {
+			j.Spec.ManagedBy = ptr.To(ElsewhereControllerName)
 		}
 	}
 	key := j.Namespace + "/" + j.Name
 	log := &opLog{}
 	podsByName := map[string]*v1.Pod{}
-	for _, p := range s.pods {
+	for _, p := range s.Pods {
 		if p.Namespace == j.Namespace {
 			podsByName[p.Name] = p
 		}
@@ -338,7 +339,7 @@ func runUpstream(req *pb.DecideJobRequest, opts upstreamOpts) (*upstreamRun, err
 	factory := informers.NewSharedInformerFactory(client, 0)
 	podInformer := factory.Core().V1().Pods()
 	jobInformer := factory.Batch().V1().Jobs()
-	fakeClock := clocktesting.NewFakeClock(s.now)
+	fakeClock := clocktesting.NewFakeClock(s.Now)
 	jm, err := newControllerWithClock(ctx, client, fakeClock, podInformer, jobInformer,
 		factory.Scheduling().V1beta1().Workloads(), factory.Scheduling().V1beta1().PodGroups())
 	if err != nil {
@@ -364,8 +365,8 @@ func runUpstream(req *pb.DecideJobRequest, opts upstreamOpts) (*upstreamRun, err
 			return job.DeepCopy(), nil
 		}
 	indexer := fieldPtr[cache.Indexer](jm, "podIndexer")
-	rank := make(map[string]int, len(s.pods))
-	for i, p := range s.pods {
+	rank := make(map[string]int, len(s.Pods))
+	for i, p := range s.Pods {
 		rank[p.Namespace+"/"+p.Name] = i
 	}
 	*indexer = orderedIndexer{Indexer: *indexer, rank: rank}
@@ -374,7 +375,7 @@ func runUpstream(req *pb.DecideJobRequest, opts upstreamOpts) (*upstreamRun, err
 	if err := jobInformer.Informer().GetIndexer().Add(j); err != nil {
 		return nil, err
 	}
-	for _, p := range s.pods {
+	for _, p := range s.Pods {
 		if err := podInformer.Informer().GetIndexer().Add(p); err != nil {
 			return nil, err
 		}
@@ -412,10 +413,10 @@ func runUpstream(req *pb.DecideJobRequest, opts upstreamOpts) (*upstreamRun, err
 
 	start := time.Now()
 	var syncErr error
-	if s.ours {
+	if s.Ours {
 		syncErr = syncJob(jm, ctx, key)
 	}
-	if syncErr == nil && opts.orphanSweep && jobutil.IsJobFinished(j) {
+	if syncErr == nil && opts.OrphanSweep && jobutil.IsJobFinished(j) {
 		// syncJob leaves a finished Job alone; the rest of the controller
 		// does not: the Job's update to finished queues the orphan-pod
 		// worker for every pod matching its selector (updateJob ->
@@ -449,23 +450,23 @@ func runUpstream(req *pb.DecideJobRequest, opts upstreamOpts) (*upstreamRun, err
 		}
 		resp.State = &pb.ControllerState{Backoff: b}
 	}
-	return &upstreamRun{resp: resp, syncErr: syncErr, elapsed: elapsed}, nil
+	return &Result{Resp: resp, SyncErr: syncErr, Elapsed: elapsed}, nil
 }
 
 // orphanSweep runs the orphan-pod worker (handleSingleOrphanPod) over the
 // Job's own pods and orphans that match the Job's selector or are being
 // deleted, in request order. (Pods controlled by someone else are the
 // business of their owner's cleanup, and outside job-decider's requests.)
-func orphanSweep(ctx context.Context, jm *job.Controller, s *snapshot) error {
-	sel, err := metav1.LabelSelectorAsSelector(s.job.Spec.Selector)
+func orphanSweep(ctx context.Context, jm *job.Controller, s *Snapshot) error {
+	sel, err := metav1.LabelSelectorAsSelector(s.Job.Spec.Selector)
 	if err != nil {
 		return nil // upstream logs the bad selector and does nothing
 	}
-	for _, p := range s.pods {
-		if c := metav1.GetControllerOf(p); c != nil && c.UID != s.job.UID {
+	for _, p := range s.Pods {
+		if c := metav1.GetControllerOf(p); c != nil && c.UID != s.Job.UID {
 			continue
 		}
-		if p.Namespace != s.job.Namespace || (!sel.Matches(labels.Set(p.Labels)) && p.DeletionTimestamp == nil) {
+		if p.Namespace != s.Job.Namespace || (!sel.Matches(labels.Set(p.Labels)) && p.DeletionTimestamp == nil) {
 			continue
 		}
 		if err := handleSingleOrphanPod(jm, ctx, p); err != nil {
@@ -506,7 +507,9 @@ func classifyPatch(patch []byte) (opKind, error) {
 	return 0, fmt.Errorf("unknown patch %s", patch)
 }
 
-func stateCopy(s *pb.ControllerState) *pb.ControllerState {
+// StateCopy is a copy of a controller state, nil when it holds no backoff
+// (no failures and no failure time), as the canonical form has it.
+func StateCopy(s *pb.ControllerState) *pb.ControllerState {
 	if s == nil || s.GetBackoff() == nil {
 		return nil
 	}
