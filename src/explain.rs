@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use job_decider_api::Decision;
 use job_decider_api::pb;
-use job_decider_core::explain::{human_duration, ordinal};
+use job_decider_core::text::{human_duration, ordinal};
 use job_decider_core::model::{OnPodConditionsPattern, PodFailurePolicyRule};
 
 fn describe_rule(rule: &PodFailurePolicyRule) -> String {

@@ -16,7 +16,6 @@ use crate::extended::retry_limits;
 use crate::extended::rules::{self, DocumentMatch, DocumentRule};
 use crate::index_set::IndexSet;
 use crate::indexed::{index_failed, valid_index};
-use crate::jobset::Capped;
 use crate::manage::{BackoffHold, MAX_POD_CREATE_DELETE_PER_SYNC, ManageWhy};
 use crate::model::ExtendedFailurePolicy;
 use crate::model::{
@@ -27,18 +26,13 @@ use crate::plan::{Action, Plan, PodRef};
 use crate::pod_failure_policy::{MatchedOn, match_pod_failure_policy};
 use crate::sync_pod::SyncPod;
 use crate::time::Time;
-use crate::violation::truncated;
+use crate::text::{Capped, human_duration, ordinal, truncated};
 
-/// Most pod groups, action reasons or other entries a list keeps.
-pub const MAX_EXPLANATION_ENTRIES: usize = 100;
+use crate::text::{MAX_EXPLANATION_ENTRIES, MAX_MESSAGE_BYTES, MAX_TEXT_BYTES};
 /// Most pod names one group lists.
 pub const MAX_PODS_PER_GROUP: usize = 10;
 /// Most intervals an index list keeps.
 pub const MAX_INDEX_INTERVALS: usize = 100;
-/// Longest name, match or detail, in bytes (they may quote the request).
-pub const MAX_TEXT_BYTES: usize = 256;
-/// Longest summary or message, in bytes.
-pub const MAX_MESSAGE_BYTES: usize = 1024;
 
 /// What a terminal condition waits for when nothing else holds it back.
 const NEXT_SYNC: &str = "the next sync";
@@ -253,55 +247,6 @@ pub(crate) struct ExplainFacts<'a> {
 /// Text from the request, cut for an explanation.
 fn text(s: &str) -> String {
     truncated(s, MAX_TEXT_BYTES).into_owned()
-}
-
-/// `1st`, `2nd`, `3rd`, `4th`…
-pub fn ordinal(n: i64) -> String {
-    let suffix = match (n % 10, n % 100) {
-        (_, 11..=13) => "th",
-        (1, _) => "st",
-        (2, _) => "nd",
-        (3, _) => "rd",
-        _ => "th",
-    };
-    format!("{n}{suffix}")
-}
-
-/// A duration for people: `7s`, `4m10s`, `2h3m`, `3d4h`; below a second in
-/// milliseconds; past a year, "more than a year" rather than a huge number.
-pub fn human_duration(d: Duration) -> String {
-    const YEAR: u64 = 365 * 24 * 3600;
-    let secs = d.as_secs();
-    if secs == 0 {
-        let ms = d.as_millis();
-        return if ms == 0 && !d.is_zero() {
-            "<1ms".into()
-        } else {
-            format!("{ms}ms")
-        };
-    }
-    if secs > YEAR {
-        return "more than a year".into();
-    }
-    let units = [(86_400, "d"), (3600, "h"), (60, "m"), (1, "s")];
-    let mut out = String::new();
-    let mut shown = 0;
-    let mut left = secs;
-    for (size, unit) in units {
-        let n = left / size;
-        left %= size;
-        if n > 0 || shown > 0 {
-            if n > 0 {
-                let _ = write!(out, "{n}{unit}");
-            }
-            shown += 1;
-        }
-        // Two units say enough: `2h3m`, not `2h3m4s`.
-        if shown == 2 {
-            break;
-        }
-    }
-    out
 }
 
 /// The explanation of an empty plan for a Job another controller manages.

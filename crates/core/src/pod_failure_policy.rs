@@ -1,8 +1,7 @@
 //! Pod failure policy matching (KEP-3329): which rule, if any, a failed pod matches.
 
 use crate::model::{
-    ContainerStatus, ExitCodeOperator, OnExitCodes, OnPodConditionsPattern, Pod, PodCondition,
-    PodFailurePolicy, PodFailurePolicyAction, Terminated,
+    ContainerStatus, ExitCodeOperator, Pod, PodCondition, PodFailurePolicy, PodFailurePolicyAction,
 };
 
 /// What a rule matched on, for messages and explanations.
@@ -52,11 +51,54 @@ pub fn counts_failure(action: Option<&PodFailurePolicyAction>) -> bool {
 
 /// What a rule matched on, borrowed from the pod: nothing is copied until a
 /// caller asks for the whole decision.
+#[derive(Clone, Copy, Debug)]
 enum Matched<'a> {
     /// A terminated container (init or not).
-    ExitCode(&'a ContainerStatus, &'a Terminated, bool),
+    ExitCode(&'a ContainerStatus, i32, bool),
     /// A pod condition.
     Condition(&'a PodCondition),
+}
+
+/// The first rule of `spec.podFailurePolicy` a failed pod matches, borrowed
+/// from the policy and the pod: the sync keeps it for each failed pod, and the
+/// FailJob message and the explanation read it rather than match again.
+#[derive(Clone, Copy, Debug)]
+pub struct RuleMatch<'p, 'a> {
+    /// The rule's index in the policy.
+    pub rule_index: usize,
+    /// The rule's action (never `Unknown`).
+    pub action: &'p PodFailurePolicyAction,
+    /// What it matched on.
+    matched: Matched<'a>,
+}
+
+impl RuleMatch<'_, '_> {
+    /// What the rule matched on, copied out of the pod.
+    pub fn matched_on(&self) -> MatchedOn {
+        match self.matched {
+            Matched::ExitCode(status, exit_code, init_container) => MatchedOn::ExitCode {
+                container: status.name.to_string(),
+                exit_code,
+                init_container,
+            },
+            Matched::Condition(condition) => MatchedOn::Condition {
+                condition_type: condition.condition_type.to_string(),
+            },
+        }
+    }
+
+    /// The whole decision; `namespace` and `pod` name the pod in a FailJob message.
+    pub fn decision(&self, namespace: &str, pod: &str) -> PolicyDecision {
+        let matched_on = self.matched_on();
+        let fail_job_message = (*self.action == PodFailurePolicyAction::FailJob)
+            .then(|| fail_job_message(&matched_on, namespace, pod, self.rule_index));
+        PolicyDecision {
+            rule_index: Some(self.rule_index),
+            action: Some(self.action.clone()),
+            matched_on: Some(matched_on),
+            fail_job_message,
+        }
+    }
 }
 
 /// The first rule with a known action that the pod matches, its index, and what it matched on.
@@ -65,63 +107,60 @@ enum Matched<'a> {
 /// wins. A rule with `onExitCodes` looks only at exit codes; otherwise its
 /// `onPodConditions` are consulted. A rule whose action this version does not
 /// know is skipped, as upstream's action switch falls through for it.
-fn first_match<'p, 'a>(
-    policy: &'p PodFailurePolicy,
+pub fn first_match<'p, 'a>(
+    policy: Option<&'p PodFailurePolicy>,
     pod: &'a Pod,
-) -> Option<(usize, &'p PodFailurePolicyAction, Matched<'a>)> {
-    policy
+) -> Option<RuleMatch<'p, 'a>> {
+    policy?
         .rules
         .iter()
         .enumerate()
         .filter(|(_, rule)| !matches!(rule.action, PodFailurePolicyAction::Unknown(_)))
         .find_map(|(rule_index, rule)| {
             let matched = match &rule.on_exit_codes {
-                Some(requirement) => match_exit_codes(pod, requirement),
-                None => match_conditions(pod, &rule.on_pod_conditions).map(Matched::Condition),
-            }?;
-            Some((rule_index, &rule.action, matched))
+                Some(requirement) => {
+                    let (status, exit_code, init) = first_exit_code(
+                        pod,
+                        requirement.container_name.as_deref(),
+                        &requirement.operator,
+                        |code| requirement.values.contains(&code),
+                    )?;
+                    Matched::ExitCode(status, exit_code, init)
+                }
+                None => Matched::Condition(first_condition(pod, |c| {
+                    rule.on_pod_conditions.iter().any(|p| {
+                        *p.condition_type == *c.condition_type && p.status == c.status
+                    })
+                })?),
+            };
+            Some(RuleMatch {
+                rule_index,
+                action: &rule.action,
+                matched,
+            })
         })
 }
 
 /// The action of the first rule the failed pod matches; `None` when no rule
-/// matches or there is no policy. [`match_pod_failure_policy`] without the
-/// details, and without allocating: what the sync reads for every failed pod.
+/// matches or there is no policy. [`first_match`] without what it matched on.
 pub fn matched_action<'p>(
     policy: Option<&'p PodFailurePolicy>,
     pod: &Pod,
 ) -> Option<&'p PodFailurePolicyAction> {
-    first_match(policy?, pod).map(|(_, action, _)| action)
+    first_match(policy, pod).map(|m| m.action)
 }
 
 /// Matches a failed pod against the policy; `namespace` is the pod's (for FailJob messages).
 ///
-/// The first rule with a known action that matches wins (see [`matched_action`]).
+/// The first rule with a known action that matches wins (see [`first_match`]).
 pub fn match_pod_failure_policy(
     policy: Option<&PodFailurePolicy>,
     namespace: &str,
     pod: &Pod,
 ) -> PolicyDecision {
-    let Some((rule_index, action, matched)) = policy.and_then(|p| first_match(p, pod)) else {
-        return PolicyDecision::default();
-    };
-    let matched_on = match matched {
-        Matched::ExitCode(status, terminated, init_container) => MatchedOn::ExitCode {
-            container: status.name.to_string(),
-            exit_code: terminated.exit_code,
-            init_container,
-        },
-        Matched::Condition(condition) => MatchedOn::Condition {
-            condition_type: condition.condition_type.to_string(),
-        },
-    };
-    let fail_job_message = (*action == PodFailurePolicyAction::FailJob)
-        .then(|| fail_job_message(&matched_on, namespace, &pod.name, rule_index));
-    PolicyDecision {
-        rule_index: Some(rule_index),
-        action: Some(action.clone()),
-        matched_on: Some(matched_on),
-        fail_job_message,
-    }
+    first_match(policy, pod)
+        .map(|m| m.decision(namespace, &pod.name))
+        .unwrap_or_default()
 }
 
 /// Upstream's FailureTarget message for a FailJob match, word for word.
@@ -140,53 +179,43 @@ fn fail_job_message(matched_on: &MatchedOn, namespace: &str, pod: &str, rule: us
     }
 }
 
-/// The first terminated container matching the requirement, regular containers before init ones.
-fn match_exit_codes<'a>(pod: &'a Pod, requirement: &OnExitCodes) -> Option<Matched<'a>> {
+/// The first terminated container, regular containers before init ones, that
+/// `container_name` admits (any, when `None`), whose exit code is not 0 and is
+/// In (or NotIn) the set `listed` tests: its status, exit code and whether it is
+/// an init container. The one exit-code matcher of upstream's `onExitCodes`
+/// and of the extended rules' (which list intervals rather than values).
+pub fn first_exit_code<'a>(
+    pod: &'a Pod,
+    container_name: Option<&str>,
+    operator: &ExitCodeOperator,
+    listed: impl Fn(i32) -> bool,
+) -> Option<(&'a ContainerStatus, i32, bool)> {
     let regular = pod.container_statuses.iter().map(|s| (s, false));
     let init = pod.init_container_statuses.iter().map(|s| (s, true));
     regular.chain(init).find_map(|(status, init_container)| {
-        let terminated = exit_code_matching(status, requirement)?;
-        Some(Matched::ExitCode(status, terminated, init_container))
+        // Running or waiting containers have no exit code to match yet.
+        let terminated = status.terminated.as_ref()?;
+        if container_name.is_some_and(|name| name != &*status.name) {
+            return None;
+        }
+        // A successful container never explains a pod failure, whatever the operator.
+        if terminated.exit_code == 0 {
+            return None;
+        }
+        let holds = match operator {
+            ExitCodeOperator::In => listed(terminated.exit_code),
+            ExitCodeOperator::NotIn => !listed(terminated.exit_code),
+            ExitCodeOperator::Unknown(_) => false,
+        };
+        holds.then_some((status, terminated.exit_code, init_container))
     })
 }
 
-/// The container's terminated state, when it satisfies the requirement.
-fn exit_code_matching<'a>(
-    status: &'a ContainerStatus,
-    requirement: &OnExitCodes,
-) -> Option<&'a Terminated> {
-    // Running or waiting containers have no exit code to match yet.
-    let terminated = status.terminated.as_ref()?;
-    if requirement
-        .container_name
-        .as_ref()
-        .is_some_and(|name| **name != *status.name)
-    {
-        return None;
-    }
-    // A successful container never explains a pod failure, whatever the operator.
-    if terminated.exit_code == 0 {
-        return None;
-    }
-    let listed = requirement.values.contains(&terminated.exit_code);
-    let operator_matches = match requirement.operator {
-        ExitCodeOperator::In => listed,
-        ExitCodeOperator::NotIn => !listed,
-        ExitCodeOperator::Unknown(_) => false,
-    };
-    operator_matches.then_some(terminated)
-}
-
-/// The first pod condition, in pod order, equal in type and status to any pattern.
-fn match_conditions<'a>(
-    pod: &'a Pod,
-    patterns: &[OnPodConditionsPattern],
-) -> Option<&'a PodCondition> {
-    pod.conditions.iter().find(|condition| {
-        patterns
-            .iter()
-            .any(|p| *p.condition_type == *condition.condition_type && p.status == condition.status)
-    })
+/// The first pod condition, in pod order, that `wanted` accepts (upstream's
+/// `onPodConditions`: equal in type and status to any pattern). Shared with the
+/// extended rules' `onPodConditions`.
+pub fn first_condition<'a>(pod: &'a Pod, wanted: impl Fn(&PodCondition) -> bool) -> Option<&'a PodCondition> {
+    pod.conditions.iter().find(|c| wanted(c))
 }
 
 #[cfg(test)]
@@ -194,7 +223,8 @@ mod tests {
     use super::*;
     use crate::fixtures::{PodExt, pod, t};
     use crate::model::{
-        ConditionStatus, PodFailurePolicyAction as Action, PodFailurePolicyRule, PodPhase,
+        ConditionStatus, OnExitCodes, OnPodConditionsPattern, PodFailurePolicyAction as Action,
+        PodFailurePolicyRule, PodPhase,
     };
 
     fn on_exit(action: Action, operator: ExitCodeOperator, values: &[i32]) -> PodFailurePolicyRule {

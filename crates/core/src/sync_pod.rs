@@ -9,8 +9,7 @@
 use std::ops::Deref;
 
 use crate::extended::rules::{DocumentMatch, match_document, policy_action_of};
-use crate::indexed::is_pod_failed;
-use crate::model::{Job, Pod, PodFailurePolicyAction};
+use crate::model::{Job, Pod, PodFailurePolicyAction, PodPhase};
 use crate::pod_failure_policy::matched_action;
 
 /// A claimed pod and what the sync derived about it. Derefs to the pod.
@@ -75,6 +74,18 @@ impl<'a> SyncPod<'a> {
         self.document = Some(m);
         self.failed_action = Some(policy_action_of(m.action));
     }
+}
+
+/// Upstream's "failed" for a pod: phase Failed, or — unless only failed pods are
+/// replaced — being deleted without having succeeded.
+pub fn is_pod_failed(job: &Job, pod: &Pod) -> bool {
+    if pod.phase == PodPhase::Failed {
+        return true;
+    }
+    if job.spec.only_replace_failed_pods() {
+        return false;
+    }
+    pod.deletion.is_some() && pod.phase != PodPhase::Succeeded
 }
 
 /// The handling of a failed pod: the document's first (steps 1 and 2, its

@@ -43,7 +43,7 @@ use std::collections::HashMap;
 use crate::cancel::{Cancelled, Interrupt, Never, check};
 use crate::plan::{Event, EventType};
 use crate::time::Time;
-use crate::validate::truncated;
+use crate::text::truncated;
 
 /// The child Jobs sorted the way `getChildJobs` sorts them (indexes into the snapshot's list).
 #[derive(Debug, Default)]
