@@ -49,105 +49,122 @@ pub fn counts_failure(action: Option<&PodFailurePolicyAction>) -> bool {
     action != Some(&PodFailurePolicyAction::Ignore)
 }
 
-/// What a rule matched on, borrowed from the pod: nothing is copied until a
-/// caller asks for the whole decision.
-#[derive(Clone, Copy, Debug)]
-enum Matched<'a> {
-    /// A terminated container (init or not).
-    ExitCode(&'a ContainerStatus, i32, bool),
-    /// A pod condition.
-    Condition(&'a PodCondition),
+/// Where in the pod a rule matched: positions, not copies, so that the sync can
+/// keep a match for every failed pod at the cost of a few bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum MatchedAt {
+    /// `container_statuses[i]`, or `init_container_statuses[i]` when `init`.
+    Container { i: u32, init: bool },
+    /// `conditions[i]`.
+    Condition { i: u32 },
 }
 
-/// The first rule of `spec.podFailurePolicy` a failed pod matches, borrowed
-/// from the policy and the pod: the sync keeps it for each failed pod, and the
-/// FailJob message and the explanation read it rather than match again.
-#[derive(Clone, Copy, Debug)]
-pub struct RuleMatch<'p, 'a> {
+/// The first rule of `spec.podFailurePolicy` a failed pod matches and where:
+/// the sync keeps it for each failed pod ([`crate::sync_pod`]), and the FailJob
+/// message and the explanation read it rather than match again. It names the
+/// rule and the pod's status by position, so read it with the same policy and pod.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RuleMatch {
     /// The rule's index in the policy.
-    pub rule_index: usize,
-    /// The rule's action (never `Unknown`).
-    pub action: &'p PodFailurePolicyAction,
+    rule: u32,
     /// What it matched on.
-    matched: Matched<'a>,
+    at: MatchedAt,
 }
 
-impl RuleMatch<'_, '_> {
-    /// What the rule matched on, copied out of the pod.
-    pub fn matched_on(&self) -> MatchedOn {
-        match self.matched {
-            Matched::ExitCode(status, exit_code, init_container) => MatchedOn::ExitCode {
-                container: status.name.to_string(),
-                exit_code,
-                init_container,
-            },
-            Matched::Condition(condition) => MatchedOn::Condition {
-                condition_type: condition.condition_type.to_string(),
-            },
-        }
+impl RuleMatch {
+    /// The rule's index in the policy.
+    pub fn rule_index(&self) -> usize {
+        self.rule as usize
     }
 
-    /// The whole decision; `namespace` and `pod` name the pod in a FailJob message.
-    pub fn decision(&self, namespace: &str, pod: &str) -> PolicyDecision {
-        let matched_on = self.matched_on();
-        let fail_job_message = (*self.action == PodFailurePolicyAction::FailJob)
-            .then(|| fail_job_message(&matched_on, namespace, pod, self.rule_index));
+    /// The rule's action (never `Unknown`), from the policy it was matched against.
+    pub fn action<'p>(&self, policy: &'p PodFailurePolicy) -> Option<&'p PodFailurePolicyAction> {
+        policy.rules.get(self.rule_index()).map(|r| &r.action)
+    }
+
+    /// What the rule matched on, copied out of the pod it was matched against.
+    pub fn matched_on(&self, pod: &Pod) -> Option<MatchedOn> {
+        Some(match self.at {
+            MatchedAt::Container { i, init } => {
+                let statuses = if init {
+                    &pod.init_container_statuses
+                } else {
+                    &pod.container_statuses
+                };
+                let status = statuses.get(i as usize)?;
+                MatchedOn::ExitCode {
+                    container: status.name.to_string(),
+                    exit_code: status.terminated.as_ref()?.exit_code,
+                    init_container: init,
+                }
+            }
+            MatchedAt::Condition { i } => MatchedOn::Condition {
+                condition_type: pod.conditions.get(i as usize)?.condition_type.to_string(),
+            },
+        })
+    }
+
+    /// The whole decision, for the policy and pod it was matched against;
+    /// `namespace` is the pod's (for the FailJob message).
+    pub fn decision(
+        &self,
+        policy: &PodFailurePolicy,
+        namespace: &str,
+        pod: &Pod,
+    ) -> PolicyDecision {
+        let action = self.action(policy).cloned();
+        let matched_on = self.matched_on(pod);
+        let fail_job_message = matched_on
+            .as_ref()
+            .filter(|_| action == Some(PodFailurePolicyAction::FailJob))
+            .map(|on| fail_job_message(on, namespace, &pod.name, self.rule_index()));
         PolicyDecision {
-            rule_index: Some(self.rule_index),
-            action: Some(self.action.clone()),
-            matched_on: Some(matched_on),
+            rule_index: Some(self.rule_index()),
+            action,
+            matched_on,
             fail_job_message,
         }
     }
 }
 
-/// The first rule with a known action that the pod matches, its index, and what it matched on.
+/// The first rule with a known action that the pod matches, and where.
 ///
 /// Rules are tried in order and the first one that matches with a known action
 /// wins. A rule with `onExitCodes` looks only at exit codes; otherwise its
 /// `onPodConditions` are consulted. A rule whose action this version does not
 /// know is skipped, as upstream's action switch falls through for it.
-pub fn first_match<'p, 'a>(
-    policy: Option<&'p PodFailurePolicy>,
-    pod: &'a Pod,
-) -> Option<RuleMatch<'p, 'a>> {
+pub fn first_match(policy: Option<&PodFailurePolicy>, pod: &Pod) -> Option<RuleMatch> {
     policy?
         .rules
         .iter()
         .enumerate()
         .filter(|(_, rule)| !matches!(rule.action, PodFailurePolicyAction::Unknown(_)))
         .find_map(|(rule_index, rule)| {
-            let matched = match &rule.on_exit_codes {
+            let at = match &rule.on_exit_codes {
                 Some(requirement) => {
-                    let (status, exit_code, init) = first_exit_code(
+                    let (i, _, init) = first_exit_code(
                         pod,
                         requirement.container_name.as_deref(),
                         &requirement.operator,
                         |code| requirement.values.contains(&code),
                     )?;
-                    Matched::ExitCode(status, exit_code, init)
+                    MatchedAt::Container { i, init }
                 }
-                None => Matched::Condition(first_condition(pod, |c| {
-                    rule.on_pod_conditions.iter().any(|p| {
-                        *p.condition_type == *c.condition_type && p.status == c.status
-                    })
-                })?),
+                None => {
+                    let (i, _) = first_condition(pod, |c| {
+                        rule.on_pod_conditions
+                            .iter()
+                            .any(|p| *p.condition_type == *c.condition_type && p.status == c.status)
+                    })?;
+                    MatchedAt::Condition { i }
+                }
             };
             Some(RuleMatch {
-                rule_index,
-                action: &rule.action,
-                matched,
+                // A policy of more than 2^32 rules cannot be decoded; such a rule never matches.
+                rule: u32::try_from(rule_index).ok()?,
+                at,
             })
         })
-}
-
-/// The action of the first rule the failed pod matches; `None` when no rule
-/// matches or there is no policy. [`first_match`] without what it matched on.
-pub fn matched_action<'p>(
-    policy: Option<&'p PodFailurePolicy>,
-    pod: &Pod,
-) -> Option<&'p PodFailurePolicyAction> {
-    first_match(policy, pod).map(|m| m.action)
 }
 
 /// Matches a failed pod against the policy; `namespace` is the pod's (for FailJob messages).
@@ -158,9 +175,10 @@ pub fn match_pod_failure_policy(
     namespace: &str,
     pod: &Pod,
 ) -> PolicyDecision {
-    first_match(policy, pod)
-        .map(|m| m.decision(namespace, &pod.name))
-        .unwrap_or_default()
+    match (policy, first_match(policy, pod)) {
+        (Some(policy), Some(m)) => m.decision(policy, namespace, pod),
+        _ => PolicyDecision::default(),
+    }
 }
 
 /// Upstream's FailureTarget message for a FailJob match, word for word.
@@ -181,18 +199,26 @@ fn fail_job_message(matched_on: &MatchedOn, namespace: &str, pod: &str, rule: us
 
 /// The first terminated container, regular containers before init ones, that
 /// `container_name` admits (any, when `None`), whose exit code is not 0 and is
-/// In (or NotIn) the set `listed` tests: its status, exit code and whether it is
-/// an init container. The one exit-code matcher of upstream's `onExitCodes`
-/// and of the extended rules' (which list intervals rather than values).
+/// In (or NotIn) the set `listed` tests: its position in its list, its status
+/// and whether it is an init container. The one exit-code matcher of upstream's
+/// `onExitCodes` and of the extended rules' (which list intervals, not values).
 pub fn first_exit_code<'a>(
     pod: &'a Pod,
     container_name: Option<&str>,
     operator: &ExitCodeOperator,
     listed: impl Fn(i32) -> bool,
-) -> Option<(&'a ContainerStatus, i32, bool)> {
-    let regular = pod.container_statuses.iter().map(|s| (s, false));
-    let init = pod.init_container_statuses.iter().map(|s| (s, true));
-    regular.chain(init).find_map(|(status, init_container)| {
+) -> Option<(u32, &'a ContainerStatus, bool)> {
+    let regular = pod
+        .container_statuses
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (i, s, false));
+    let init = pod
+        .init_container_statuses
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (i, s, true));
+    regular.chain(init).find_map(|(i, status, init_container)| {
         // Running or waiting containers have no exit code to match yet.
         let terminated = status.terminated.as_ref()?;
         if container_name.is_some_and(|name| name != &*status.name) {
@@ -207,15 +233,23 @@ pub fn first_exit_code<'a>(
             ExitCodeOperator::NotIn => !listed(terminated.exit_code),
             ExitCodeOperator::Unknown(_) => false,
         };
-        holds.then_some((status, terminated.exit_code, init_container))
+        // Past 2^32 containers a pod cannot be decoded; such a container never matches.
+        holds
+            .then(|| u32::try_from(i).ok())
+            .flatten()
+            .map(|i| (i, status, init_container))
     })
 }
 
-/// The first pod condition, in pod order, that `wanted` accepts (upstream's
-/// `onPodConditions`: equal in type and status to any pattern). Shared with the
-/// extended rules' `onPodConditions`.
-pub fn first_condition<'a>(pod: &'a Pod, wanted: impl Fn(&PodCondition) -> bool) -> Option<&'a PodCondition> {
-    pod.conditions.iter().find(|c| wanted(c))
+/// The first pod condition, in pod order, that `wanted` accepts, and its
+/// position (upstream's `onPodConditions`: equal in type and status to any
+/// pattern). Shared with the extended rules' `onPodConditions`.
+pub fn first_condition<'a>(
+    pod: &'a Pod,
+    wanted: impl Fn(&PodCondition) -> bool,
+) -> Option<(u32, &'a PodCondition)> {
+    let (i, condition) = pod.conditions.iter().enumerate().find(|(_, c)| wanted(c))?;
+    Some((u32::try_from(i).ok()?, condition))
 }
 
 #[cfg(test)]

@@ -24,11 +24,11 @@ use crate::backoff::{
     POD_FAILURE_BACKOFF_BASE, POD_FAILURE_BACKOFF_MAX, backoff_delay, finished_time, grown_delay,
     index_backoff_failures, remaining_after,
 };
-use crate::text::human_duration;
 use crate::model::Job;
 use crate::model::{BackoffRecord, BackoffSettings, IgnoredFailureDelay};
 use crate::pod_failure_policy::counts_failure;
 use crate::sync_pod::SyncPod;
+use crate::text::human_duration;
 use crate::time::Time;
 
 /// How long to wait after a number of failures.

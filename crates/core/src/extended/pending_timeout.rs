@@ -19,8 +19,8 @@ use crate::model::PendingTimeout;
 use crate::model::{Job, Pod, PodPhase};
 use crate::plan::{PodFailure, PodRef};
 use crate::sync_pod::SyncPod;
-use crate::time::Time;
 use crate::text::{human_duration, truncated};
+use crate::time::Time;
 
 /// The reason `pendingTimeout.reasons` lists for an unschedulable pod.
 pub const UNSCHEDULABLE: &str = "Unschedulable";

@@ -464,11 +464,12 @@ fn rule_hits<'a>(rule: &ExtendedRule, pod: &'a Pod) -> Option<[Option<Hit<'a>>; 
 /// Upstream's onExitCodes over the interval set (the shared matcher,
 /// [`first_exit_code`], with the document's intervals for upstream's values).
 fn exit_code_hit<'a>(m: &ExitCodeMatcher, pod: &'a Pod) -> Option<Hit<'a>> {
-    let (status, exit_code, init_container) =
+    let (_, status, init) =
         first_exit_code(pod, m.container_name.as_deref(), &m.operator, |code| {
             codes_contain(&m.codes, code)
         })?;
-    Some(Hit::ExitCode(&status.name, exit_code, init_container))
+    let exit_code = status.terminated.as_ref()?.exit_code;
+    Some(Hit::ExitCode(&status.name, exit_code, init))
 }
 
 /// Whether the sorted, disjoint, inclusive intervals hold `code`.
@@ -489,12 +490,12 @@ pub fn codes_contain(codes: &[(i32, i32)], code: i32) -> bool {
 /// The first pod condition, in pod order, equal in type and status to any pattern
 /// (the shared matcher, [`first_condition`]).
 fn condition_hit<'a>(patterns: &[ConditionMatcher], pod: &'a Pod) -> Option<Hit<'a>> {
-    first_condition(pod, |c| {
+    let (_, c) = first_condition(pod, |c| {
         patterns
             .iter()
             .any(|p| *p.condition_type == *c.condition_type && p.status == c.status)
-    })
-    .map(|c| Hit::Condition(&c.condition_type, &c.status))
+    })?;
+    Some(Hit::Condition(&c.condition_type, &c.status))
 }
 
 /// The first terminated container the name admits whose reason is listed.
