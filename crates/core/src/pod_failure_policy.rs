@@ -244,10 +244,10 @@ pub fn first_exit_code<'a>(
 /// The first pod condition, in pod order, that `wanted` accepts, and its
 /// position (upstream's `onPodConditions`: equal in type and status to any
 /// pattern). Shared with the extended rules' `onPodConditions`.
-pub fn first_condition<'a>(
-    pod: &'a Pod,
+pub fn first_condition(
+    pod: &Pod,
     wanted: impl Fn(&PodCondition) -> bool,
-) -> Option<(u32, &'a PodCondition)> {
+) -> Option<(u32, &PodCondition)> {
     let (i, condition) = pod.conditions.iter().enumerate().find(|(_, c)| wanted(c))?;
     Some((u32::try_from(i).ok()?, condition))
 }
