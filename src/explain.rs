@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use job_decider_api::Decision;
 use job_decider_api::pb;
-use job_decider_core::explain::{human_duration, ordinal};
 use job_decider_core::model::{OnPodConditionsPattern, PodFailurePolicyRule};
+use job_decider_core::text::{human_duration, ordinal};
 
 fn describe_rule(rule: &PodFailurePolicyRule) -> String {
     let mut on = Vec::new();

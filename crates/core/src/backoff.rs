@@ -4,7 +4,6 @@
 use std::ops::Deref;
 use std::time::Duration;
 
-use crate::extended::backoff_schedule::BackoffSchedule;
 use crate::model::{BackoffRecord, ConditionStatus, ContainerStatus, Pod};
 use crate::time::Time;
 
@@ -166,20 +165,29 @@ pub fn index_backoff_failures(pod: &Pod) -> i32 {
 /// The whole delay after `failures` failures: `base · 2^(failures-1)`, capped
 /// at `max`; zero for no failures.
 pub fn backoff_delay(failures: i32, base: Duration, max: Duration) -> Duration {
+    grown_delay(failures, base, 2, max)
+}
+
+/// The one backoff growth, upstream's loop with any whole `factor`:
+/// `base · factor^(failures-1)`, saturating, capped at `max` once it reaches
+/// it; zero for no failures. A negative count (a wrapped counter) skips the
+/// growth and waits `base`, as Go's loop does. The extended schedule uses it
+/// with its own settings (`extended::backoff_schedule`).
+pub fn grown_delay(failures: i32, base: Duration, factor: u32, max: Duration) -> Duration {
     if failures == 0 {
         return Duration::ZERO;
     }
     let mut backoff = base;
-    // Negative counts skip the doubling, as Go's loop does.
     for _ in 1..failures {
-        backoff = backoff.saturating_mul(2);
-        if backoff >= max {
-            backoff = max;
+        let next = backoff.saturating_mul(factor);
+        if next >= max {
+            return max;
+        }
+        // Not growing (a zero base, or factor 1): huge counts stop after one step.
+        if next == backoff {
             break;
         }
-        if backoff.is_zero() {
-            break;
-        }
+        backoff = next;
     }
     backoff
 }
@@ -197,22 +205,6 @@ fn remaining_for_failures(
         last_failure,
         now,
         backoff_delay(failures, base, max),
-    )
-}
-
-/// How long the Job must still wait, on `schedule` (upstream's or the
-/// extended policy's): [`remaining_backoff`] with the schedule's delay.
-pub fn remaining_backoff_on(
-    record: &BackoffRecord,
-    now: Time,
-    schedule: &BackoffSchedule<'_>,
-) -> Duration {
-    let failures = record.failures_after_last_success;
-    remaining_after(
-        failures,
-        record.last_failure_time,
-        now,
-        schedule.delay(failures, None),
     )
 }
 

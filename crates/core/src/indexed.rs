@@ -21,18 +21,6 @@ pub fn valid_index(job: &Job, pod: &Pod) -> Option<i32> {
     pod.completion_index.filter(|ix| *ix < completions)
 }
 
-/// Upstream's "failed" for a pod: phase Failed, or — unless only failed pods are
-/// replaced — being deleted without having succeeded.
-pub fn is_pod_failed(job: &Job, pod: &Pod) -> bool {
-    if pod.phase == PodPhase::Failed {
-        return true;
-    }
-    if job.spec.only_replace_failed_pods() {
-        return false;
-    }
-    pod.deletion.is_some() && pod.phase != PodPhase::Succeeded
-}
-
 /// The completed indexes before this sync (parsed leniently from the status)
 /// and after it (plus the succeeded pods that still carry the finalizer).
 pub fn succeeded_indexes(job: &Job, pods: &[impl Deref<Target = Pod>]) -> (IndexSet, IndexSet) {

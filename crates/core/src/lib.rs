@@ -31,6 +31,7 @@ pub mod selector;
 pub mod success_policy;
 pub mod sync;
 pub(crate) mod sync_pod;
+pub mod text;
 pub mod time;
 pub mod tracking;
 pub mod validate;

@@ -7,7 +7,6 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use crate::backoff::remaining_backoff_on;
 use crate::extended::backoff_schedule::{BackoffSchedule, index_backoff};
 use crate::extended::node_avoidance;
 use crate::index_set::IndexSet;
@@ -155,7 +154,7 @@ pub(crate) fn manage_job_why(facts: &ManageFacts<'_>) -> (ManageDecision, Manage
     }
     if !job.spec.uses_backoff_limit_per_index() {
         let schedule = BackoffSchedule::for_job(job);
-        let remaining = remaining_backoff_on(facts.backoff, facts.now, &schedule);
+        let remaining = schedule.remaining(facts.backoff, facts.now);
         if !remaining.is_zero() {
             let failures = facts.backoff.failures_after_last_success;
             why.backoff = Some(BackoffHold {

@@ -26,7 +26,7 @@ use crate::model::{
     PodPhase, RestartPolicy, Snapshot,
 };
 use crate::plan::{Action, Event, EventType, Plan, PodDeletion, PodRef};
-use crate::pod_failure_policy::{counts_failure, match_pod_failure_policy};
+use crate::pod_failure_policy::counts_failure;
 use crate::selector;
 use crate::success_policy::{match_success_policy, success_policy_message};
 use crate::sync_pod::SyncPod;
@@ -820,9 +820,11 @@ fn fail_job_reason_and_message(job: &Job, pods: &[SyncPod<'_>]) -> Option<(Strin
             rules::fail_job_message(job, &m, pod),
         ));
     }
-    let message =
-        match_pod_failure_policy(job.spec.pod_failure_policy.as_ref(), &job.namespace, pod)
-            .fail_job_message?;
+    let policy = job.spec.pod_failure_policy.as_ref()?;
+    let message = pod
+        .upstream_match()?
+        .decision(policy, &job.namespace, pod)
+        .fail_job_message?;
     Some(("PodFailurePolicy".into(), message))
 }
 

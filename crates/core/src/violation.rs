@@ -103,26 +103,7 @@ pub const MAX_VIOLATION_VALUE_BYTES: usize = 256;
 /// Longest explanation a violation prints, in bytes: ours are shorter, but some quote input.
 pub const MAX_VIOLATION_DETAIL_BYTES: usize = 1024;
 
-/// `s` cut to at most `max` bytes on a UTF-8 boundary, ending in a mark that says it was cut
-/// and how long it was; unchanged (borrowed) when it fits. The one truncation every error
-/// message, error detail and log line of the service goes through.
-pub fn truncated(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
-    if s.len() <= max {
-        return std::borrow::Cow::Borrowed(s);
-    }
-    let mark = format!("…[truncated from {} bytes]", s.len());
-    // With a limit shorter than the mark itself, a bare cut is all that fits.
-    let (keep, mark) = match max.checked_sub(mark.len()) {
-        Some(keep) => (keep, mark),
-        None => (max, String::new()),
-    };
-    // The last char boundary at or before `keep` (index 0 always is one).
-    let cut = (0..=keep.min(s.len()))
-        .rev()
-        .find(|&i| s.is_char_boundary(i))
-        .unwrap_or(0);
-    std::borrow::Cow::Owned(format!("{}{mark}", &s[..cut]))
-}
+pub use crate::text::truncated;
 
 impl fmt::Display for Violation {
     /// `field: Phrase: value: detail`, as upstream prints a field error, with the field and

@@ -21,14 +21,14 @@ use std::borrow::Cow;
 use std::time::Duration;
 
 use crate::backoff::{
-    POD_FAILURE_BACKOFF_BASE, POD_FAILURE_BACKOFF_MAX, backoff_delay, finished_time,
+    POD_FAILURE_BACKOFF_BASE, POD_FAILURE_BACKOFF_MAX, backoff_delay, finished_time, grown_delay,
     index_backoff_failures, remaining_after,
 };
-use crate::explain::human_duration;
 use crate::model::Job;
-use crate::model::{BackoffSettings, IgnoredFailureDelay};
+use crate::model::{BackoffRecord, BackoffSettings, IgnoredFailureDelay};
 use crate::pod_failure_policy::counts_failure;
 use crate::sync_pod::SyncPod;
+use crate::text::human_duration;
 use crate::time::Time;
 
 /// How long to wait after a number of failures.
@@ -82,6 +82,18 @@ impl<'a> BackoffSchedule<'a> {
         }
     }
 
+    /// How long the Job must still wait on this schedule: upstream's
+    /// `getRemainingTime` with this schedule's delay.
+    pub fn remaining(&self, record: &BackoffRecord, now: Time) -> Duration {
+        let failures = record.failures_after_last_success;
+        remaining_after(
+            failures,
+            record.last_failure_time,
+            now,
+            self.delay(failures, None),
+        )
+    }
+
     /// The whole delay after `failures` failures: zero for none; `index` names
     /// the index whose per-index backoff this is (it seeds the jitter).
     pub fn delay(&self, failures: i32, index: Option<i32>) -> Duration {
@@ -104,23 +116,11 @@ fn extended_delay(
     if failures == 0 {
         return Duration::ZERO;
     }
-    let base = secs(settings.base_seconds);
     let max = secs(settings.max_seconds);
-    // As upstream's loop, a negative count (a wrapped counter) waits the base.
+    // The document's factor is validated ≥ 1; a factor below that would not grow.
     let factor = u32::try_from(settings.factor).unwrap_or(1).max(1);
-    let grown = (1..failures.max(1)).try_fold(base, |delay, _| {
-        let next = delay.saturating_mul(factor);
-        // Once capped (or not growing, factor 1) nothing changes: stop early,
-        // so huge counts cost a few steps.
-        if next >= max || next == delay {
-            Err(next)
-        } else {
-            Ok(next)
-        }
-    });
-    let capped = match grown {
-        Ok(d) | Err(d) => d.min(max),
-    };
+    // The extension caps the first delay too (upstream waits its base even above its cap).
+    let capped = grown_delay(failures, secs(settings.base_seconds), factor, max).min(max);
     capped.saturating_add(jitter(settings, job_uid, failures, index, capped))
 }
 

@@ -14,14 +14,13 @@
 
 use std::time::Duration;
 
-use crate::explain::human_duration;
 use crate::extended::PENDING_TIMEOUT_CONDITION;
 use crate::model::PendingTimeout;
 use crate::model::{Job, Pod, PodPhase};
 use crate::plan::{PodFailure, PodRef};
 use crate::sync_pod::SyncPod;
+use crate::text::{human_duration, truncated};
 use crate::time::Time;
-use crate::violation::truncated;
 
 /// The reason `pendingTimeout.reasons` lists for an unschedulable pod.
 pub const UNSCHEDULABLE: &str = "Unschedulable";

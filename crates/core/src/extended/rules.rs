@@ -17,8 +17,9 @@ use crate::model::{
     ConditionMatcher, ContainerReasonMatcher, ContainerTermination, ExitCodeMatcher,
     ExtendedAction, ExtendedFailurePolicy, ExtendedRule,
 };
-use crate::model::{ConditionStatus, ExitCodeOperator, Job, Pod, PodFailurePolicyAction};
-use crate::violation::truncated;
+use crate::model::{ConditionStatus, Job, Pod, PodFailurePolicyAction};
+use crate::pod_failure_policy::{first_condition, first_exit_code};
+use crate::text::{MAX_TEXT_BYTES, ordinal, truncated};
 
 /// The name of the implicit rule that handles pods failed for their pending timeout.
 pub const PENDING_TIMEOUT_RULE: &str = "PendingTimeout";
@@ -253,7 +254,7 @@ pub fn fail_job_message(job: &Job, m: &DocumentMatch, pod: &Pod) -> String {
         let max = super::retry_limits::max_retries(policy, m.rule).unwrap_or(0);
         format!(
             "{subject} matching rule {label} for the {} time in {}: its {max} retries are used up",
-            crate::explain::ordinal(i64::from(m.ordinal)),
+            ordinal(i64::from(m.ordinal)),
             scope_text(job, pod)
         )
     } else {
@@ -357,7 +358,7 @@ pub fn describe_matched_on(
             }
         }
     };
-    truncated(&described, crate::explain::MAX_TEXT_BYTES).into_owned()
+    truncated(&described, MAX_TEXT_BYTES).into_owned()
 }
 
 /// `container` or `init container`.
@@ -460,36 +461,15 @@ fn rule_hits<'a>(rule: &ExtendedRule, pod: &'a Pod) -> Option<[Option<Hit<'a>>; 
     any.then_some(hits)
 }
 
-/// Upstream's onExitCodes over the interval set: the first terminated
-/// container (regular ones before init ones) that the container name admits,
-/// whose exit code is not 0 and is In (or NotIn) the set.
+/// Upstream's onExitCodes over the interval set (the shared matcher,
+/// [`first_exit_code`], with the document's intervals for upstream's values).
 fn exit_code_hit<'a>(m: &ExitCodeMatcher, pod: &'a Pod) -> Option<Hit<'a>> {
-    let regular = pod.container_statuses.iter().map(|s| (s, false));
-    let init = pod.init_container_statuses.iter().map(|s| (s, true));
-    regular.chain(init).find_map(|(status, init_container)| {
-        let terminated = status.terminated.as_ref()?;
-        if m.container_name
-            .as_deref()
-            .is_some_and(|name| name != &*status.name)
-        {
-            return None;
-        }
-        // A successful container never explains a failure, whatever the operator.
-        if terminated.exit_code == 0 {
-            return None;
-        }
-        let listed = codes_contain(&m.codes, terminated.exit_code);
-        let holds = match m.operator {
-            ExitCodeOperator::In => listed,
-            ExitCodeOperator::NotIn => !listed,
-            ExitCodeOperator::Unknown(_) => false,
-        };
-        holds.then_some(Hit::ExitCode(
-            &status.name,
-            terminated.exit_code,
-            init_container,
-        ))
-    })
+    let (_, status, init) =
+        first_exit_code(pod, m.container_name.as_deref(), &m.operator, |code| {
+            codes_contain(&m.codes, code)
+        })?;
+    let exit_code = status.terminated.as_ref()?.exit_code;
+    Some(Hit::ExitCode(&status.name, exit_code, init))
 }
 
 /// Whether the sorted, disjoint, inclusive intervals hold `code`.
@@ -507,16 +487,15 @@ pub fn codes_contain(codes: &[(i32, i32)], code: i32) -> bool {
         .is_ok()
 }
 
-/// The first pod condition, in pod order, equal in type and status to any pattern.
+/// The first pod condition, in pod order, equal in type and status to any pattern
+/// (the shared matcher, [`first_condition`]).
 fn condition_hit<'a>(patterns: &[ConditionMatcher], pod: &'a Pod) -> Option<Hit<'a>> {
-    pod.conditions
-        .iter()
-        .find(|c| {
-            patterns
-                .iter()
-                .any(|p| *p.condition_type == *c.condition_type && p.status == c.status)
-        })
-        .map(|c| Hit::Condition(&c.condition_type, &c.status))
+    let (_, c) = first_condition(pod, |c| {
+        patterns
+            .iter()
+            .any(|p| *p.condition_type == *c.condition_type && p.status == c.status)
+    })?;
+    Some(Hit::Condition(&c.condition_type, &c.status))
 }
 
 /// The first terminated container the name admits whose reason is listed.

@@ -673,7 +673,7 @@ fn messages_and_matches_stay_bounded() {
     assert!(got.len() <= MAX_FAIL_JOB_MESSAGE_BYTES, "{}", got.len());
     for on in matched_on(&doc, R0, &p) {
         let described = describe_matched_on(&doc, R0, &on);
-        assert!(described.len() <= crate::explain::MAX_TEXT_BYTES);
+        assert!(described.len() <= crate::text::MAX_TEXT_BYTES);
         match on {
             DocumentMatchedOn::PodReason { reason } => assert!(reason.len() <= MAX_QUOTED_BYTES),
             DocumentMatchedOn::ContainerReason {

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::validate::truncated;
+use crate::text::truncated;
 
 use super::*;
 

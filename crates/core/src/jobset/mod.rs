@@ -42,8 +42,8 @@ use std::collections::HashMap;
 
 use crate::cancel::{Cancelled, Interrupt, Never, check};
 use crate::plan::{Event, EventType};
+use crate::text::truncated;
 use crate::time::Time;
-use crate::validate::truncated;
 
 /// The child Jobs sorted the way `getChildJobs` sorts them (indexes into the snapshot's list).
 #[derive(Debug, Default)]

@@ -80,12 +80,11 @@ pub const KNOWN_JOB_FAILURE_REASONS: [&str; 5] = [
 /// controller puts on Pods created or deleted per sync: a plan stays a few hundred KiB however
 /// many replicas a JobSet asks for, and the caller decides again for the rest.
 pub const MAX_JOB_CHANGES_PER_PLAN: usize = 500;
-/// Most entries each list of an explanation holds; the rest are only counted.
-pub const MAX_EXPLANATION_ENTRIES: usize = 100;
+pub use crate::text::{Capped, MAX_EXPLANATION_ENTRIES};
 /// Longest name, rule name or detail an explanation entry repeats, in bytes.
-pub const MAX_EXPLANATION_TEXT_BYTES: usize = 256;
+pub const MAX_EXPLANATION_TEXT_BYTES: usize = crate::text::MAX_TEXT_BYTES;
 /// Longest explanation summary, in bytes.
-pub const MAX_EXPLANATION_SUMMARY_BYTES: usize = 1024;
+pub const MAX_EXPLANATION_SUMMARY_BYTES: usize = crate::text::MAX_MESSAGE_BYTES;
 
 /// A JobSet, trimmed to what failure-policy decisions read.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -455,51 +454,6 @@ pub struct JobSetPlan {
     pub requeue: bool,
     /// Why: the groups, the rule evaluations and the outcome, for people.
     pub explanation: JobSetExplanation,
-}
-
-/// A list kept to its first few entries, counting the ones left out, so an explanation stays
-/// small however many Jobs or rules the request carries.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Capped<T> {
-    /// The entries kept, in order.
-    pub items: Vec<T>,
-    /// How many more were offered and left out.
-    pub omitted: usize,
-    cap: usize,
-}
-
-impl<T> Capped<T> {
-    /// An empty list that keeps at most `cap` entries.
-    pub fn new(cap: usize) -> Self {
-        Capped {
-            items: Vec::new(),
-            omitted: 0,
-            cap,
-        }
-    }
-
-    /// Adds the entry `make` builds, or only counts it once the list is full (so a left-out
-    /// entry costs nothing to build).
-    pub fn push_with(&mut self, make: impl FnOnce() -> T) {
-        if self.items.len() < self.cap {
-            self.items.push(make());
-        } else {
-            self.omitted += 1;
-        }
-    }
-}
-
-impl<T> Default for Capped<T> {
-    fn default() -> Self {
-        Capped::new(MAX_EXPLANATION_ENTRIES)
-    }
-}
-
-impl<T> std::ops::Deref for Capped<T> {
-    type Target = [T];
-    fn deref(&self) -> &[T] {
-        &self.items
-    }
 }
 
 /// One step of a JobSet plan.
