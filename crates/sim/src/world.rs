@@ -7,11 +7,13 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use job_decider_api::convert::{CompiledDocument, snapshot_with_document};
 use job_decider_api::pb;
+use job_decider_core::defaults::completion_index;
 use job_decider_core::extended::FAILURE_POLICY_ANNOTATION;
 use job_decider_core::extended::retry_limits::{document_match_among, max_retries};
 use job_decider_core::extended::rules::{
     DocumentMatch, describe_matched_on, matched_on, policy_action_of, rule_action, rule_label,
 };
+use job_decider_core::index_set::IndexSet;
 use job_decider_core::model::ExtendedFailurePolicy;
 use job_decider_core::model::{JOB_TRACKING_FINALIZER, PodFailurePolicyAction};
 use job_decider_core::pod_failure_policy::{MatchedOn, match_pod_failure_policy};
@@ -24,9 +26,7 @@ use crate::script::{
     DEFAULT_MAX_SYNCS, DEFAULT_RUN_TIME, DEFAULT_STOP_TIME, EventAction, MAX_JOB_PODS, Script,
     ScriptError, TargetSet,
 };
-use crate::timeline::{
-    Attempt, BackoffWait, Ending, Event, EventKind, Summary, Timeline, index_set,
-};
+use crate::timeline::{Attempt, BackoffWait, Ending, Event, EventKind, Summary, Timeline};
 
 mod apply;
 mod events;
@@ -643,16 +643,25 @@ impl<'s> World<'s> {
         }
     }
 
+    /// The pod's completion index as the core reads it (negative or not an integer is none).
     fn pod_index(&self, pod: &pb::Pod) -> Option<i32> {
         if !self.indexed {
             return None;
         }
-        pod.metadata
-            .as_ref()?
-            .annotations
-            .get(job_decider_core::model::COMPLETION_INDEX_KEY)?
-            .parse()
-            .ok()
+        completion_index(
+            pod.metadata
+                .as_ref()?
+                .annotations
+                .get(job_decider_core::model::COMPLETION_INDEX_KEY)
+                .map(String::as_str),
+        )
+    }
+
+    /// An index list of the Job's status (`1,3-5`) as the controller reads its own, with
+    /// the core's parser: intervals, never every index spelled out.
+    fn indexes(&self, text: &str) -> IndexSet {
+        let completions = self.job.spec.as_ref().and_then(|s| s.completions);
+        IndexSet::parse_lenient(text, completions.unwrap_or(i32::MAX))
     }
 
     fn stop_time(&self) -> i64 {

@@ -202,12 +202,9 @@ impl<'s> World<'s> {
             return Vec::new();
         }
         let status = self.job.status.clone().unwrap_or_default();
-        let done: std::collections::BTreeSet<i32> = index_set(&status.completed_indexes)
-            .into_iter()
-            .chain(index_set(
-                status.failed_indexes.as_deref().unwrap_or_default(),
-            ))
-            .collect();
+        let done = self
+            .indexes(&status.completed_indexes)
+            .union(&self.indexes(status.failed_indexes.as_deref().unwrap_or_default()));
         let mut last: BTreeMap<i32, &SimPod> = BTreeMap::new();
         for sp in &self.pods {
             if let Some(i) = sp.index {
@@ -215,7 +212,7 @@ impl<'s> World<'s> {
             }
         }
         last.into_iter()
-            .filter(|(i, sp)| !done.contains(i) && sp.outcome == "failed" && terminal(&sp.pod))
+            .filter(|(i, sp)| !done.contains(*i) && sp.outcome == "failed" && terminal(&sp.pod))
             .map(|(i, _)| i)
             .collect()
     }

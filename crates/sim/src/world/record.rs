@@ -91,16 +91,24 @@ impl<'s> World<'s> {
         backoff_exceeded: bool,
     ) {
         let counted = |e: Ending| matches!(e, Ending::Counted | Ending::Disrupted);
-        for i in index_set(failed_indexes) {
-            let last = attempts
-                .iter()
-                .enumerate()
-                .filter(|(_, a)| a.index == Some(i))
-                .max_by_key(|(_, a)| (a.ended_ms, a.created_ms))
-                .map(|(k, _)| k);
-            if let Some(k) = last
-                && counted(attempts[k].ending)
-            {
+        // One pass over the attempts: an index's last attempt (the later one on a tie, as
+        // `max_by_key` picks), looked up in the interval set instead of expanding the list.
+        let failed = self.indexes(failed_indexes);
+        let mut last: BTreeMap<i32, usize> = BTreeMap::new();
+        for (k, a) in attempts.iter().enumerate() {
+            let Some(i) = a.index.filter(|i| failed.contains(*i)) else {
+                continue;
+            };
+            let key = |a: &Attempt| (a.ended_ms, a.created_ms);
+            match last.get(&i) {
+                Some(&j) if key(&attempts[j]) > key(a) => {}
+                _ => {
+                    last.insert(i, k);
+                }
+            }
+        }
+        for k in last.into_values() {
+            if counted(attempts[k].ending) {
                 attempts[k].ending = Ending::Fatal;
             }
         }
