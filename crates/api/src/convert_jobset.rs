@@ -32,6 +32,7 @@ use crate::convert::Unconverted;
 use crate::pb;
 use crate::wire_time::time_from_pb;
 use job_decider_core::cancel::{Interrupt, Never};
+use job_decider_core::go_text::go_quote;
 use job_decider_core::jobset::{
     ChildJob, ChildJobCondition, Condition, FailurePolicy, FailurePolicyAction, FailurePolicyRule,
     JOB_INDEX_KEY, JOB_RESTART_ATTEMPT_KEY, JobSet, JobSetSnapshot, JobSetSpec, JobSetStatus,
@@ -253,8 +254,9 @@ enum Purpose {
     Validate,
 }
 
+/// A violation's value quoted as Go's `%q`, as upstream's field errors quote it.
 fn quote(s: &str) -> Option<String> {
-    Some(format!("{s:?}"))
+    Some(go_quote(s))
 }
 
 fn time_or_err(ts: &Timestamp, path: &str, errs: &mut Errs) -> Option<Time> {
@@ -722,8 +724,9 @@ fn children_from_pb(
                 ViolationKind::Invalid,
                 quote(&idx.to_string()),
                 format!(
-                    "must be in [0, {}), the replicas of replicatedJob {:?}",
-                    rj.replicas, rj.name
+                    "must be in [0, {}), the replicas of replicatedJob {}",
+                    rj.replicas,
+                    go_quote(&rj.name)
                 ),
             );
         }

@@ -254,3 +254,22 @@ fn a_jobset_conversion_asks_before_each_pattern_and_job_and_stops_when_told() {
     let err = crate::decide_jobset_until(jobs_request(1), &flag).err();
     assert!(matches!(err, Some(crate::ApiError::Cancelled)), "{err:?}");
 }
+
+/// Values were quoted with Rust's `{:?}` (`"\u{1}"`), not Go's `%q` (`"\x01"`) as every
+/// other message of the service and upstream's field errors are.
+#[test]
+fn values_were_quoted_with_rust_debug_not_go_quote() {
+    let req = request(serde_json::json!({
+        "now": "2025-01-01T00:00:00Z",
+        "jobSet": {"metadata": {"name": "js", "namespace": "default", "uid": "u"},
+            "spec": {"replicatedJobs": [{"name": "w\u{1}", "replicas": 1}, {"name": "w\u{1}", "replicas": 1}]}},
+        "jobs": [{"metadata": {"name": "c", "uid": "c1", "labels": {
+            "jobset.sigs.k8s.io/job-index": "z\u{7f}é",
+            "jobset.sigs.k8s.io/restart-attempt": "0",
+            "jobset.sigs.k8s.io/replicatedjob-name": "w"}}}]
+    }));
+    let errs = snapshot_from_pb(req).err().unwrap_or_default();
+    let values: Vec<&str> = errs.iter().filter_map(|v| v.value.as_deref()).collect();
+    assert!(values.contains(&"\"w\\x01\""), "{values:?}");
+    assert!(values.contains(&"\"z\\x7fé\""), "{values:?}");
+}
