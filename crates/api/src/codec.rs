@@ -10,6 +10,13 @@ use tonic::Status;
 use tonic::codec::{BufferSettings, Codec, DecodeBuf, Decoder};
 use tonic_prost::{ProstCodec, ProstDecoder};
 
+/// The default limit on a decoded request: 256 MiB.
+///
+/// A 100,000-pod snapshot of realistic pods encodes to about 69 MB (674 bytes a pod)
+/// (see `convert::tests::hundred_thousand_pod_request_fits_default_limit`);
+/// the limit leaves room for pods that carry more conditions and containers.
+pub const DEFAULT_MAX_MESSAGE_SIZE: usize = 256 * 1024 * 1024;
+
 /// Messages at least this large are decoded with `block_in_place`.
 pub const OFF_REACTOR_DECODE_BYTES: usize = 1 << 20;
 

@@ -30,18 +30,21 @@ use pbjson_types::Timestamp;
 
 use crate::convert::Unconverted;
 use crate::pb;
-use crate::wire_time::{time_from_pb, time_to_pb};
+use crate::wire_time::time_from_pb;
 use job_decider_core::cancel::{Interrupt, Never};
+use job_decider_core::go_text::go_quote;
 use job_decider_core::jobset::{
     ChildJob, ChildJobCondition, Condition, FailurePolicy, FailurePolicyAction, FailurePolicyRule,
-    JOB_INDEX_KEY, JOB_RESTART_ATTEMPT_KEY, JobSet, JobSetAction, JobSetExplanation, JobSetPlan,
-    JobSetSnapshot, JobSetSpec, JobSetStatus, MAX_EXPLANATION_TEXT_BYTES, MessagePattern,
-    REPLICATED_JOB_NAME_KEY, RESTART_ATTEMPT_KEY, ReplicatedJob, ReplicatedJobStatus,
-    RestartStrategy, decide_jobset,
+    JOB_INDEX_KEY, JOB_RESTART_ATTEMPT_KEY, JobSet, JobSetSnapshot, JobSetSpec, JobSetStatus,
+    MessagePattern, REPLICATED_JOB_NAME_KEY, RESTART_ATTEMPT_KEY, ReplicatedJob,
+    ReplicatedJobStatus, RestartStrategy, decide_jobset,
 };
 use job_decider_core::jobset_validate::{default_rule_names, validate_jobset};
 use job_decider_core::time::Time;
 use job_decider_core::validate::{Severity, Violation, ViolationKind, truncated};
+
+mod to_wire;
+pub use to_wire::{explanation_to_pb, plan_to_pb, status_to_pb};
 
 /// Most child Jobs one JobSet may describe (Σ replicas). A plan creates at most
 /// `MAX_JOB_CHANGES_PER_PLAN` of them; this bounds the per-Job restart arrays a status carries.
@@ -222,135 +225,6 @@ fn snapshot_with(
     }
 }
 
-/// The wire response for a plan; the explanation only when `explain`.
-pub fn plan_to_pb(plan: &JobSetPlan, explain: bool) -> pb::DecideJobSetResponse {
-    use pb::job_set_action::Kind;
-    let actions = plan
-        .actions
-        .iter()
-        .map(|a| pb::JobSetAction {
-            kind: Some(match a {
-                JobSetAction::DeleteJobs(jobs) => Kind::DeleteJobs(pb::DeleteJobs {
-                    jobs: jobs
-                        .iter()
-                        .map(|j| pb::JobReference {
-                            name: j.name.clone(),
-                            uid: j.uid.clone(),
-                        })
-                        .collect(),
-                }),
-                JobSetAction::UpdateStatus(s) => Kind::UpdateStatus(pb::UpdateJobSetStatus {
-                    status: Some(status_to_pb(s)),
-                }),
-                JobSetAction::RecordEvent(e) => Kind::RecordEvent(pb::RecordEvent {
-                    r#type: e.event_type.as_str().to_string(),
-                    reason: e.reason.clone(),
-                    message: e.message.clone(),
-                }),
-            }),
-        })
-        .collect();
-    let jobs_to_create = plan
-        .jobs_to_create
-        .iter()
-        .map(|j| pb::JobCreation {
-            name: j.name.clone(),
-            replicated_job: j.replicated_job.clone(),
-            job_index: j.job_index,
-            labels: j.labels.iter().cloned().collect(),
-            annotations: j.annotations.iter().cloned().collect(),
-        })
-        .collect();
-    pb::DecideJobSetResponse {
-        actions,
-        jobs_to_create,
-        explanation: explain.then(|| explanation_to_pb(&plan.explanation)),
-        // "Decide again at once": the plan stopped at the cap on Job creations and deletions.
-        requeue_after: plan.requeue.then(pbjson_types::Duration::default),
-    }
-}
-
-/// The wire form of an explanation; names and details cut as the core cuts its lists'.
-pub fn explanation_to_pb(e: &JobSetExplanation) -> pb::JobSetExplanation {
-    let d = e.decision.as_ref();
-    let text = |s: &str| truncated(s, MAX_EXPLANATION_TEXT_BYTES).into_owned();
-    let omitted = |n: usize| i32::try_from(n).unwrap_or(i32::MAX);
-    pb::JobSetExplanation {
-        previous_jobs: e.previous_jobs.items.clone(),
-        active_jobs: e.active_jobs.items.clone(),
-        failed_jobs: e.failed_jobs.items.clone(),
-        succeeded_jobs: e.succeeded_jobs.items.clone(),
-        previous_jobs_omitted: omitted(e.previous_jobs.omitted),
-        active_jobs_omitted: omitted(e.active_jobs.omitted),
-        failed_jobs_omitted: omitted(e.failed_jobs.omitted),
-        succeeded_jobs_omitted: omitted(e.succeeded_jobs.omitted),
-        evaluations_omitted: omitted(e.evaluations.omitted),
-        evaluations: e
-            .evaluations
-            .iter()
-            .map(|ev| pb::JobSetRuleEvaluation {
-                rule_index: i32::try_from(ev.rule_index).unwrap_or(i32::MAX),
-                rule_name: ev.rule_name.clone(),
-                job: ev.job.clone(),
-                matches: ev.verdict.applies(),
-                detail: ev.verdict.to_string(),
-            })
-            .collect(),
-        matched_rule_index: d
-            .and_then(|d| d.rule.as_ref())
-            .map(|(i, _)| i32::try_from(*i).unwrap_or(i32::MAX)),
-        matched_rule: d
-            .and_then(|d| d.rule.as_ref())
-            .map(|(_, n)| text(n))
-            .unwrap_or_default(),
-        first_failed_job: d.map(|d| text(&d.job)).unwrap_or_default(),
-        action: d
-            .and_then(|d| d.action)
-            .map(|a| a.as_str().to_string())
-            .unwrap_or_default(),
-        counted_restarts: d
-            .map(|d| i32::try_from(d.counted_restarts).unwrap_or(i32::MAX))
-            .unwrap_or_default(),
-        max_restarts: d.and_then(|d| d.max_restarts),
-        summary: e.summary.clone(),
-    }
-}
-
-/// The wire form of a JobSet status.
-pub fn status_to_pb(s: &JobSetStatus) -> pb::JobSetStatus {
-    pb::JobSetStatus {
-        conditions: s
-            .conditions
-            .iter()
-            .map(|c| pb::Condition {
-                r#type: c.condition_type.clone(),
-                status: c.status.clone(),
-                observed_generation: c.observed_generation,
-                last_transition_time: c.last_transition_time.map(time_to_pb),
-                reason: c.reason.clone(),
-                message: c.message.clone(),
-            })
-            .collect(),
-        restarts: s.restarts,
-        restarts_count_towards_max: s.restarts_count_towards_max,
-        terminal_state: s.terminal_state.clone(),
-        replicated_jobs_status: s
-            .replicated_jobs_status
-            .iter()
-            .map(|r| pb::ReplicatedJobStatus {
-                name: r.name.clone(),
-                ready: r.ready,
-                succeeded: r.succeeded,
-                failed: r.failed,
-                active: r.active,
-                suspended: r.suspended,
-                job_restarts: r.job_restarts.clone(),
-                job_restarts_count_towards_max: r.job_restarts_count_towards_max.clone(),
-            })
-            .collect(),
-    }
-}
-
 /// Collected violations.
 #[derive(Default)]
 struct Errs(Vec<Violation>);
@@ -380,8 +254,9 @@ enum Purpose {
     Validate,
 }
 
+/// A violation's value quoted as Go's `%q`, as upstream's field errors quote it.
 fn quote(s: &str) -> Option<String> {
-    Some(format!("{s:?}"))
+    Some(go_quote(s))
 }
 
 fn time_or_err(ts: &Timestamp, path: &str, errs: &mut Errs) -> Option<Time> {
@@ -849,8 +724,9 @@ fn children_from_pb(
                 ViolationKind::Invalid,
                 quote(&idx.to_string()),
                 format!(
-                    "must be in [0, {}), the replicas of replicatedJob {:?}",
-                    rj.replicas, rj.name
+                    "must be in [0, {}), the replicas of replicatedJob {}",
+                    rj.replicas,
+                    go_quote(&rj.name)
                 ),
             );
         }
@@ -944,259 +820,5 @@ fn int_label(value: Option<&str>, path: &str, required: bool, errs: &mut Errs) -
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use job_decider_core::fixtures::AfterAsks;
-
-    fn request(json: serde_json::Value) -> pb::DecideJobSetRequest {
-        serde_json::from_value(json).unwrap_or_default()
-    }
-
-    fn fields(errs: &[Violation]) -> Vec<&str> {
-        errs.iter().map(|v| v.field.as_str()).collect()
-    }
-
-    #[test]
-    fn missing_jobset_and_now_are_named() {
-        let errs = snapshot_from_pb(pb::DecideJobSetRequest::default())
-            .err()
-            .unwrap_or_default();
-        assert_eq!(fields(&errs), ["jobSet", "now"]);
-    }
-
-    #[test]
-    fn missing_uid_and_bad_labels_are_named() {
-        let req = request(serde_json::json!({
-            "now": "2024-01-01T00:00:00Z",
-            "jobSet": {
-                "metadata": {"name": "js"},
-                "spec": {"replicatedJobs": [{"name": "rj", "replicas": 2}]}
-            },
-            "jobs": [
-                {"metadata": {"name": "js-rj-0", "uid": "u0", "labels": {
-                    "jobset.sigs.k8s.io/replicatedjob-name": "rj",
-                    "jobset.sigs.k8s.io/job-index": "zero",
-                    "jobset.sigs.k8s.io/restart-attempt": "0"}}},
-                {"metadata": {"name": "js-rj-1", "labels": {
-                    "jobset.sigs.k8s.io/replicatedjob-name": "other",
-                    "jobset.sigs.k8s.io/job-index": "1"}}},
-                {"metadata": {"name": "js-rj-2", "uid": "u2", "labels": {
-                    "jobset.sigs.k8s.io/replicatedjob-name": "rj",
-                    "jobset.sigs.k8s.io/job-index": "2",
-                    "jobset.sigs.k8s.io/restart-attempt": "0"}}}
-            ]
-        }));
-        let errs = snapshot_from_pb(req).err().unwrap_or_default();
-        assert_eq!(
-            fields(&errs),
-            [
-                "jobSet.metadata.uid",
-                "jobs[0].metadata.labels[jobset.sigs.k8s.io/job-index]",
-                "jobs[1].metadata.uid",
-                "jobs[1].metadata.labels[jobset.sigs.k8s.io/restart-attempt]",
-                "jobs[1].metadata.labels[jobset.sigs.k8s.io/replicatedjob-name]",
-                "jobs[2].metadata.labels[jobset.sigs.k8s.io/job-index]",
-            ]
-        );
-        assert_eq!(
-            errs[1].to_string(),
-            "jobs[0].metadata.labels[jobset.sigs.k8s.io/job-index]: Invalid value: \"zero\": \
-             must be an integer"
-        );
-    }
-
-    #[test]
-    fn unknown_action_and_strategy_are_not_supported() {
-        let req = pb::ValidateJobSetRequest {
-            job_set: serde_json::from_value(serde_json::json!({
-                "spec": {"failurePolicy": {"restartStrategy": "Sometimes",
-                    "rules": [{"action": "FailJob"}, {"name": "x"}]}}
-            }))
-            .ok(),
-        };
-        let errs = validate_jobset_request(req).err().unwrap_or_default();
-        assert_eq!(
-            fields(&errs),
-            [
-                "spec.failurePolicy.restartStrategy",
-                "spec.failurePolicy.rules[0].action",
-                "spec.failurePolicy.rules[1].action",
-            ]
-        );
-        assert_eq!(errs[1].kind, ViolationKind::NotSupported);
-    }
-
-    #[test]
-    fn validate_reports_webhook_violations() {
-        let req = pb::ValidateJobSetRequest {
-            job_set: serde_json::from_value(serde_json::json!({
-                "spec": {"replicatedJobs": [{"name": "workers"}],
-                    "failurePolicy": {"rules": [
-                        {"name": "r-leader", "action": "RecreateJob",
-                         "onJobFailureMessagePatterns": ["[z-a]"]},
-                        {"action": "FailJobSet", "targetReplicatedJobs": ["leader"]}]}}
-            }))
-            .ok(),
-        };
-        let resp = validate_jobset_request(req).unwrap_or_default();
-        let got: Vec<_> = resp.violations.iter().map(|v| v.field.as_str()).collect();
-        assert_eq!(
-            got,
-            [
-                "spec.failurePolicy.rules[0].name",
-                "spec.failurePolicy.rules[0].onJobFailureMessagePatterns[0]",
-                "spec.failurePolicy.rules[1].targetReplicatedJobs[0]",
-            ]
-        );
-    }
-
-    #[test]
-    fn jobs_owned_by_another_controller_are_skipped() {
-        let req = request(serde_json::json!({
-            "now": "2024-01-01T00:00:00Z",
-            "jobSet": {"metadata": {"name": "js", "uid": "mine"},
-                       "spec": {"replicatedJobs": [{"name": "rj"}]}},
-            "jobs": [{"metadata": {"name": "stray", "ownerReferences": [
-                {"uid": "theirs", "controller": true}]}}]
-        }));
-        let snap = snapshot_from_pb(req).unwrap_or_default();
-        assert!(snap.jobs.is_empty());
-        assert_eq!(snap.job_set.uid, "mine");
-    }
-
-    #[test]
-    fn mismatched_status_array_is_undecidable() {
-        let req = request(serde_json::json!({
-            "now": "2024-01-01T00:00:00Z",
-            "jobSet": {"metadata": {"name": "js", "uid": "u"},
-                       "spec": {"replicatedJobs": [{"name": "rj", "replicas": 3}]},
-                       "status": {"replicatedJobsStatus": [{"name": "rj", "jobRestarts": [0, 1]}]}}
-        }));
-        let errs = snapshot_from_pb(req).err().unwrap_or_default();
-        assert_eq!(
-            fields(&errs),
-            ["jobSet.status.replicatedJobsStatus[0].jobRestarts"]
-        );
-    }
-
-    #[test]
-    fn rule_names_are_defaulted_before_deciding() {
-        let req = request(serde_json::json!({
-            "now": "2024-01-01T00:00:00Z",
-            "jobSet": {"metadata": {"name": "js", "uid": "u"},
-                       "spec": {"replicatedJobs": [{"name": "rj"}],
-                                "failurePolicy": {"rules": [{"name": "a", "action": "FailJobSet"},
-                                                             {"action": "RestartJobSet"}]}}}
-        }));
-        let snap = snapshot_from_pb(req).unwrap_or_default();
-        let names: Vec<_> = snap
-            .job_set
-            .spec
-            .failure_policy
-            .map(|p| p.rules.into_iter().map(|r| r.name).collect())
-            .unwrap_or_default();
-        assert_eq!(names, ["a", "failurePolicyRule1"]);
-    }
-
-    #[test]
-    fn names_too_long_for_labels_or_objects_are_rejected() {
-        let long = "a".repeat(64);
-        let job_name = "j".repeat(254);
-        let req = request(serde_json::json!({
-            "now": "2024-01-01T00:00:00Z",
-            "jobSet": {"metadata": {"name": long, "uid": "u"},
-                       "spec": {"replicatedJobs": [{"name": long}],
-                                "failurePolicy": {"rules": [
-                                    {"name": "r".repeat(129), "action": "FailJobSet"}]}}},
-            "jobs": [{"metadata": {"name": job_name, "uid": "j"}}]
-        }));
-        let errs = snapshot_from_pb(req).err().unwrap_or_default();
-        let too_long: Vec<&str> = errs
-            .iter()
-            .filter(|v| v.kind == ViolationKind::TooLong)
-            .map(|v| v.field.as_str())
-            .collect();
-        assert_eq!(
-            too_long,
-            [
-                "jobSet.metadata.name",
-                "jobSet.spec.replicatedJobs[0].name",
-                "jobSet.spec.failurePolicy.rules[0].name",
-                "jobs[0].metadata.name",
-            ]
-        );
-        assert!(
-            errs[0]
-                .to_string()
-                .ends_with("may not be more than 63 bytes (it is the jobset-name label value of every child Job); it has 64"),
-            "{}",
-            errs[0]
-        );
-    }
-
-    #[test]
-    fn a_capped_plan_asks_to_decide_again_at_once() {
-        let req = |replicas: i32| {
-            request(serde_json::json!({
-                "now": "2024-01-01T00:00:00Z",
-                "explain": true,
-                "jobSet": {"metadata": {"name": "js", "uid": "u"},
-                           "spec": {"replicatedJobs": [{"name": "rj", "replicas": replicas}]}}
-            }))
-        };
-        let resp = decide_jobset_request(req(501)).unwrap_or_default();
-        assert_eq!(resp.jobs_to_create.len(), 500);
-        assert_eq!(resp.requeue_after, Some(pbjson_types::Duration::default()));
-        let resp = decide_jobset_request(req(500)).unwrap_or_default();
-        assert_eq!(resp.jobs_to_create.len(), 500);
-        assert_eq!(resp.requeue_after, None);
-    }
-    /// A JobSet of `jobs` child Jobs and one rule of two patterns.
-    fn jobs_request(jobs: usize) -> pb::DecideJobSetRequest {
-        let mut req = request(serde_json::json!({
-            "now": "2024-01-01T00:00:00Z",
-            "jobSet": {"metadata": {"name": "js", "uid": "u"},
-                       "spec": {"replicatedJobs": [{"name": "rj", "replicas": jobs}],
-                                "failurePolicy": {"rules": [{"name": "r", "action": "FailJobSet",
-                                    "onJobFailureMessagePatterns": ["a+", "b+"]}]}}}
-        }));
-        req.jobs = (0..jobs)
-            .map(|i| {
-                request(serde_json::json!({"jobs": [{"metadata": {
-                    "name": format!("js-rj-{i}"), "uid": format!("u{i}"), "labels": {
-                        "jobset.sigs.k8s.io/replicatedjob-name": "rj",
-                        "jobset.sigs.k8s.io/job-index": i.to_string(),
-                        "jobset.sigs.k8s.io/restart-attempt": "0"}}}]}))
-                .jobs
-                .remove(0)
-            })
-            .collect();
-        req
-    }
-
-    /// Issue 22, item 1: a JobSet's conversion asks before each pattern and child Job.
-    #[test]
-    fn a_jobset_conversion_asks_before_each_pattern_and_job_and_stops_when_told() {
-        let never = AfterAsks::new(usize::MAX);
-        let converted = snapshot_until(jobs_request(100), &never);
-        assert_eq!(converted.map(|s| s.jobs.len()).ok(), Some(100));
-        assert_eq!(never.asked(), 2 + 100, "two patterns, then 100 Jobs");
-        // Stopped after the patterns and half the Jobs: no snapshot, nothing more converted.
-        let half = AfterAsks::new(2 + 50);
-        assert!(matches!(
-            snapshot_until(jobs_request(100), &half),
-            Err(Unconverted::Cancelled)
-        ));
-        assert_eq!(half.asked(), 2 + 51);
-        // Stopped between the two patterns: cancelled, not a snapshot missing a pattern.
-        let first_pattern = AfterAsks::new(1);
-        assert!(matches!(
-            snapshot_until(jobs_request(1), &first_pattern),
-            Err(Unconverted::Cancelled)
-        ));
-        // The server's whole path answers as DecideJob does for a call nobody waits for.
-        let flag = std::sync::atomic::AtomicBool::new(true);
-        let err = crate::decide_jobset_until(jobs_request(1), &flag).err();
-        assert!(matches!(err, Some(crate::ApiError::Cancelled)), "{err:?}");
-    }
-}
+#[path = "convert_jobset_tests.rs"]
+mod tests;

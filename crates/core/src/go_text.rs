@@ -14,7 +14,7 @@ static GO_PRINTABLE: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r"^[\p{L}\p{M}\p{N}\p{P}\p{S}]$").ok());
 
 /// A string quoted as Go's `%q` (`strconv.Quote`) writes it, for upstream's exact messages.
-pub(crate) fn go_quote(s: &str) -> String {
+pub fn go_quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     let mut buf = [0u8; 4];

@@ -15,7 +15,7 @@ pub mod conditions;
 pub mod defaults;
 pub mod explain;
 pub mod extended;
-pub(crate) mod go_text;
+pub mod go_text;
 pub mod index_set;
 pub mod indexed;
 pub mod jobset;

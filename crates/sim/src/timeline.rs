@@ -207,23 +207,6 @@ pub enum Ending {
     Pending,
 }
 
-/// The indexes of `1,3-5` (the API's compressed form); anything else is skipped.
-pub fn index_set(text: &str) -> Vec<i32> {
-    let mut out = Vec::new();
-    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        match part.split_once('-') {
-            Some((a, b)) => {
-                if let (Ok(a), Ok(b)) = (a.parse::<i32>(), b.parse::<i32>()) {
-                    // Bounded: a range never needs more than the attempts that exist.
-                    out.extend((a..=b).take(1_000_000));
-                }
-            }
-            None => out.extend(part.parse::<i32>().ok()),
-        }
-    }
-    out
-}
-
 /// How it ended.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -1159,3 +1159,36 @@ fn narrating_failures_reads_the_document_once_not_once_per_failure() {
     );
     assert_eq!(narration_reads, 1, "{narrated} failures narrated");
 }
+
+/// The world read a pod's completion index with a bare `.parse()`, so `-1` became
+/// index -1 where the core (upstream's `getCompletionIndex`) sees no index at all.
+#[test]
+fn a_completion_index_of_minus_one_was_read_as_an_index() {
+    let job = indexed(serde_json::json!({"completions": 2, "parallelism": 2}));
+    let stray: pb::Pod = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "train-x-abcde", "namespace": "default", "uid": "pod-x",
+            "creationTimestamp": "2025-06-02T09:59:20Z",
+            "labels": {"batch.kubernetes.io/controller-uid": UID},
+            "annotations": {"batch.kubernetes.io/job-completion-index": "-1"},
+            "finalizers": ["batch.kubernetes.io/job-tracking"],
+            "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": "train", "uid": UID,
+                "controller": true, "blockOwnerDeletion": true}]},
+        "spec": {"nodeName": "node-a"},
+        "status": {"phase": "Running", "containerStatuses": [{"name": "main",
+            "state": {"running": {"startedAt": "2025-06-02T09:59:30Z"}}}]}
+    }))
+    .expect("a pod");
+    let script = Script::from_yaml("defaults: {runTime: 1m}\n").expect("script");
+    let options = Options {
+        start_nanos: Some(1_748_858_400 * SECOND),
+        ..Options::default()
+    };
+    let t = simulate(job, vec![stray], &script, &options, &mut decide).expect("simulated");
+    let stray = t
+        .attempts
+        .iter()
+        .find(|a| a.pod == "train-x-abcde")
+        .expect("the given pod is an attempt");
+    assert_eq!(stray.index, None, "-1 is no completion index");
+    assert_eq!(outcomes(&t, -1), Vec::<String>::new());
+}

@@ -650,13 +650,6 @@ fn the_failure_that_ends_an_index_or_the_job_is_marked_fatal() {
 }
 
 #[test]
-fn failed_indexes_read_in_their_compressed_form() {
-    assert_eq!(crate::timeline::index_set("1,3-5, 9"), vec![1, 3, 4, 5, 9]);
-    assert_eq!(crate::timeline::index_set(""), Vec::<i32>::new());
-    assert_eq!(crate::timeline::index_set("x,2"), vec![2]);
-}
-
-#[test]
 fn the_report_has_the_summary_lines_and_every_event() {
     let t = example!("kep-3850-story1");
     let html = html(&t);

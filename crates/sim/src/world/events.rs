@@ -1,0 +1,370 @@
+//! The world's loop: the next thing that happens, playing until the Job is
+//! finished and quiet or a bound is reached, and what each happening does.
+
+use super::*;
+
+impl<'s> World<'s> {
+    /// The next happening and its time.
+    pub(super) fn next_happening(&self) -> Option<(i64, Happening)> {
+        let mut best: Option<(i64, Happening)> = None;
+        let mut consider = |t: i64, h: Happening| {
+            if best.as_ref().is_none_or(|(bt, bh)| (t, &h) < (*bt, bh)) {
+                best = Some((t, h));
+            }
+        };
+        for (i, sp) in self.pods.iter().enumerate() {
+            if sp.gone || terminal(&sp.pod) {
+                continue;
+            }
+            let deleting = sp
+                .pod
+                .metadata
+                .as_ref()
+                .is_some_and(|m| m.deletion_timestamp.is_some());
+            match phase(&sp.pod) {
+                "Running" => {
+                    if let Some(started) = sp.started {
+                        consider(
+                            started.saturating_add(sp.plan.run_time).max(self.now),
+                            Happening::Finish(i),
+                        );
+                    }
+                    if let Some(stop) = sp.stop_at {
+                        consider(stop.max(self.now), Happening::Stop(i));
+                    }
+                    if let Some(t) = sp.restart_at.filter(|_| !deleting) {
+                        consider(t.max(self.now), Happening::Restart(i));
+                    }
+                }
+                _ if !deleting => {
+                    if let Some(t) = sp.start_at {
+                        consider(t.max(self.now), Happening::Start(i));
+                    }
+                }
+                _ => {}
+            }
+        }
+        if let Some(e) = self.script.events.get(self.next_scripted) {
+            consider(
+                self.start.saturating_add(e.at.nanos()).max(self.now),
+                Happening::Scripted(self.next_scripted),
+            );
+        }
+        best
+    }
+
+    /// Plays until the Job is finished and quiet, the horizon, idleness or the sync bound.
+    pub(super) fn run(&mut self, decider: &mut dyn Decider) -> Result<String, SimError> {
+        let max_syncs = self.script.max_syncs.unwrap_or(DEFAULT_MAX_SYNCS);
+        let mut next_sync: Option<i64> = Some(self.now);
+        let mut requeues: BTreeSet<i64> = BTreeSet::new();
+        let mut same_instant = 0u32;
+        let mut last_sync_at = i64::MIN;
+        loop {
+            if let Some(stopped) = self.stop_at_bound() {
+                return Ok(stopped);
+            }
+            let sync_at = match (next_sync, requeues.first().copied()) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            let happening = self.next_happening();
+            let world_first = match (&happening, sync_at) {
+                (Some((t, _)), Some(s)) => *t <= s,
+                (Some(_), None) => true,
+                (None, _) => false,
+            };
+            if world_first {
+                let Some((t, h)) = happening else { break };
+                if t > self.horizon_end() {
+                    self.now = self.horizon_end();
+                    return Ok("horizon".to_string());
+                }
+                self.now = t;
+                let job_change = self.happen(h);
+                let due = if job_change {
+                    t
+                } else {
+                    t.saturating_add(POD_EVENT_BATCH)
+                };
+                next_sync = Some(next_sync.map_or(due, |s| s.min(due)));
+                continue;
+            }
+            let Some(at) = sync_at else {
+                return Ok("idle".to_string());
+            };
+            if at > self.horizon_end() {
+                self.now = self.horizon_end();
+                return Ok("horizon".to_string());
+            }
+            if self.syncs >= max_syncs {
+                return Ok("syncLimit".to_string());
+            }
+            let carried = self.pods.iter().filter(|p| !p.gone).count() as u64;
+            if self.pod_syncs.saturating_add(carried) > self.limits.pod_syncs {
+                let most = self.limits.pod_syncs;
+                self.stop_reason = format!(
+                    "the syncs would carry more than {most} pods in all, the simulator's bound"
+                );
+                return Ok("workLimit".to_string());
+            }
+            self.pod_syncs += carried;
+            self.now = at;
+            while requeues.first().is_some_and(|&r| r <= at) {
+                requeues.pop_first();
+            }
+            next_sync = None;
+            if at == last_sync_at {
+                same_instant += 1;
+                if same_instant >= SAME_INSTANT_SYNCS {
+                    return Ok("syncLimit".to_string());
+                }
+            } else {
+                same_instant = 0;
+            }
+            last_sync_at = at;
+            let response = self.sync(decider)?;
+            let acted = !response.actions.is_empty();
+            if let Some(d) = &response.requeue_after {
+                let wait = d
+                    .seconds
+                    .saturating_mul(SECOND)
+                    .saturating_add(i64::from(d.nanos))
+                    .max(0);
+                // A requeue already pending for the same instant is one wake-up, not news.
+                let news = requeues.insert(self.now.saturating_add(wait));
+                let record = self
+                    .state
+                    .as_ref()
+                    .and_then(|s| s.backoff.as_ref())
+                    .filter(|b| b.failures_after_last_success > 0);
+                let waiting = if record.is_some() {
+                    Vec::new()
+                } else {
+                    self.indexes_awaiting_replacement()
+                };
+                let backoff = match (record, waiting.as_slice()) {
+                    (Some(b), _) => format!(
+                        "; backoff record: {} failure(s) since the last success",
+                        b.failures_after_last_success
+                    ),
+                    (None, []) => String::new(),
+                    (None, indexes) => {
+                        format!("; per-index backoff: {}", self.describe_waiting(indexes))
+                    }
+                };
+                let detail = format!(
+                    "decide again in {} (at {}){backoff}",
+                    human(wait),
+                    clock(self.now.saturating_add(wait))
+                );
+                if news {
+                    if !backoff.is_empty() {
+                        self.backoff_waits.push(BackoffWait {
+                            at_ms: self.now.saturating_sub(self.start).div_euclid(1_000_000),
+                            wait_ms: wait.div_euclid(1_000_000),
+                            indexes: waiting,
+                        });
+                    }
+                    self.push(EventKind::Requeue, None, detail);
+                }
+            }
+            if acted {
+                // The controller's own writes come back through its informers.
+                next_sync = Some(self.now);
+            } else if has_condition(&self.job, &["Complete", "Failed"]).is_some() {
+                return Ok("finished".to_string());
+            }
+        }
+        Ok("idle".to_string())
+    }
+
+    /// backoffLimitPerIndex: the indexes whose last pod failed and that wait to be
+    /// recreated (not completed, not failed, no pod of theirs still there), while
+    /// the Job runs on. Their pods wait out the index's own backoff, which the Job's
+    /// backoff record does not show.
+    pub(super) fn indexes_awaiting_replacement(&self) -> Vec<i32> {
+        let per_index = self
+            .job
+            .spec
+            .as_ref()
+            .is_some_and(|s| s.backoff_limit_per_index.is_some());
+        let suspended = self.job.spec.as_ref().and_then(|s| s.suspend) == Some(true);
+        if !self.indexed || !per_index || suspended {
+            return Vec::new();
+        }
+        if has_condition(
+            &self.job,
+            &["FailureTarget", "Failed", "SuccessCriteriaMet", "Complete"],
+        )
+        .is_some()
+        {
+            return Vec::new();
+        }
+        let status = self.job.status.clone().unwrap_or_default();
+        let done = self
+            .indexes(&status.completed_indexes)
+            .union(&self.indexes(status.failed_indexes.as_deref().unwrap_or_default()));
+        let mut last: BTreeMap<i32, &SimPod> = BTreeMap::new();
+        for sp in &self.pods {
+            if let Some(i) = sp.index {
+                last.insert(i, sp);
+            }
+        }
+        last.into_iter()
+            .filter(|(i, sp)| !done.contains(*i) && sp.outcome == "failed" && terminal(&sp.pod))
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    /// `index 7 (1 failed attempt)`, for a few indexes; the rest counted.
+    pub(super) fn describe_waiting(&self, indexes: &[i32]) -> String {
+        let failed = |i: i32| {
+            self.pods
+                .iter()
+                .filter(|p| p.index == Some(i) && p.outcome == "failed")
+                .count()
+        };
+        let mut parts: Vec<String> = indexes
+            .iter()
+            .take(5)
+            .map(|&i| match failed(i) {
+                1 => format!("index {i} (1 failed attempt)"),
+                n => format!("index {i} ({n} failed attempts)"),
+            })
+            .collect();
+        if indexes.len() > 5 {
+            parts.push(format!("{} more indexes", indexes.len() - 5));
+        }
+        parts.join(", ")
+    }
+
+    /// Applies one happening; true when it changed the Job (synced at once).
+    pub(super) fn happen(&mut self, h: Happening) -> bool {
+        match h {
+            Happening::Start(i) => {
+                self.start_pod(i);
+                false
+            }
+            Happening::Finish(i) => {
+                let plan = self.pods[i].plan.clone();
+                self.finish_pod(i, &plan.container, plan.exit_code, &plan.reason);
+                false
+            }
+            Happening::Stop(i) => {
+                self.stop_pod(i);
+                false
+            }
+            Happening::Restart(i) => {
+                self.restart_container(i);
+                false
+            }
+            Happening::Scripted(k) => {
+                self.next_scripted = k + 1;
+                let Some(action) = self.actions.get(k).cloned() else {
+                    return false;
+                };
+                match action {
+                    EventAction::Drain(t) => {
+                        self.on_targets(&t, Removal::Drain);
+                        false
+                    }
+                    EventAction::Preempt(t) => {
+                        self.on_targets(&t, Removal::Preempt);
+                        false
+                    }
+                    EventAction::DeletePod(t) => {
+                        self.on_targets(&t, Removal::User);
+                        false
+                    }
+                    EventAction::Suspend(s) => {
+                        let spec = self.job.spec.get_or_insert_with(Default::default);
+                        spec.suspend = Some(s);
+                        self.bump_generation();
+                        let what = if s {
+                            "suspended (spec.suspend: true)"
+                        } else {
+                            "resumed (spec.suspend: false)"
+                        };
+                        self.push(EventKind::JobChanged, None, what.to_string());
+                        true
+                    }
+                    EventAction::Parallelism(p) => {
+                        let spec = self.job.spec.get_or_insert_with(Default::default);
+                        spec.parallelism = Some(p);
+                        self.bump_generation();
+                        self.push(
+                            EventKind::JobChanged,
+                            None,
+                            format!("spec.parallelism set to {p}"),
+                        );
+                        true
+                    }
+                }
+            }
+        }
+    }
+
+    pub(super) fn bump_generation(&mut self) {
+        let m = self.job.metadata.get_or_insert_with(Default::default);
+        m.generation += 1;
+        self.rv += 1;
+        m.resource_version = self.rv.to_string();
+    }
+
+    pub(super) fn on_targets(&mut self, t: &TargetSet, how: Removal) {
+        let now = self.now;
+        for i in 0..self.pods.len() {
+            let sp = &self.pods[i];
+            let deleting = sp
+                .pod
+                .metadata
+                .as_ref()
+                .is_some_and(|m| m.deletion_timestamp.is_some());
+            if sp.gone || deleting || terminal(&sp.pod) || !t.matches(sp.index, sp.ordinal) {
+                continue;
+            }
+            // Drains and preemption act on pods a node runs; a pending pod has none yet.
+            let disruption = match how {
+                Removal::Drain => Some((
+                    "EvictionByEvictionAPI",
+                    "Eviction API: evicting",
+                    "its node is drained",
+                )),
+                Removal::Preempt => Some((
+                    "PreemptionByScheduler",
+                    "default-scheduler: preempting to accommodate a higher priority pod",
+                    "preempted by the scheduler",
+                )),
+                Removal::User => None,
+            };
+            if disruption.is_some() && !scheduled(&sp.pod) {
+                continue;
+            }
+            if let Some((reason, message, what)) = disruption {
+                let st = status(&mut self.pods[i].pod);
+                st.conditions.push(pb::PodCondition {
+                    r#type: "DisruptionTarget".to_string(),
+                    status: "True".to_string(),
+                    reason: reason.to_string(),
+                    message: message.to_string(),
+                    last_transition_time: Some(whole(now)),
+                    ..Default::default()
+                });
+                self.push(
+                    EventKind::PodEvicted,
+                    Some(i),
+                    format!("{what}: DisruptionTarget ({reason}), deleted with a 30s grace period"),
+                );
+            } else {
+                self.push(
+                    EventKind::PodDeletedByUser,
+                    Some(i),
+                    "deleted by a user with a 30s grace period".to_string(),
+                );
+            }
+            self.delete_pod(i);
+        }
+        self.collect();
+    }
+}
