@@ -84,6 +84,104 @@ fn production_text(file: &Path, text: &str) -> String {
     out
 }
 
+/// Every path into this crate that `text` (the production part of module
+/// `from`) names, from the crate root: `crate::a::b`, each leaf of a group
+/// (`crate::{a, b::{c, d}}`), and `super::`/`self::` paths made absolute.
+fn crate_paths(from: &str, text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let chars: Vec<char> = text.chars().collect();
+    let starts_word = |i: usize| {
+        i == 0 || !(chars[i - 1].is_alphanumeric() || chars[i - 1] == '_' || chars[i - 1] == ':')
+    };
+    let mut i = 0;
+    while i < chars.len() {
+        let rest: String = chars[i..chars.len().min(i + 7)].iter().collect();
+        let root: Option<(Vec<String>, usize)> = if !starts_word(i) {
+            None
+        } else if rest.starts_with("crate::") {
+            Some((Vec::new(), 7))
+        } else if rest.starts_with("self::") {
+            Some((
+                from.split("::")
+                    .filter(|s| !s.is_empty())
+                    .map(String::from)
+                    .collect(),
+                6,
+            ))
+        } else if rest.starts_with("super::") {
+            // One `super::` or more: each climbs one module.
+            let mut base: Vec<String> = from
+                .split("::")
+                .filter(|s| !s.is_empty())
+                .map(String::from)
+                .collect();
+            let mut j = i;
+            while chars[j..].iter().take(7).collect::<String>() == "super::" {
+                base.pop();
+                j += 7;
+            }
+            Some((base, j - i))
+        } else {
+            None
+        };
+        match root {
+            Some((base, skip)) => {
+                i = group(&chars, i + skip, &base, &mut out);
+            }
+            None => i += 1,
+        }
+    }
+    out
+}
+
+/// Reads a path (or a `{…}` group of paths) at `at`, appending each one, joined
+/// to `base`, to `out`; returns where reading stopped.
+fn group(chars: &[char], mut at: usize, base: &[String], out: &mut Vec<String>) -> usize {
+    let mut path: Vec<String> = base.to_vec();
+    loop {
+        if chars.get(at) == Some(&'{') {
+            at += 1;
+            loop {
+                while chars
+                    .get(at)
+                    .is_some_and(|c| c.is_whitespace() || *c == ',')
+                {
+                    at += 1;
+                }
+                match chars.get(at) {
+                    None => return at,
+                    Some('}') => return at + 1,
+                    Some(_) => {
+                        let before = at;
+                        at = group(chars, at, &path, out);
+                        // Past anything else (`as x`, `*`) up to the next item.
+                        while chars.get(at).is_some_and(|c| *c != ',' && *c != '}') {
+                            at += 1;
+                        }
+                        if at == before {
+                            at += 1;
+                        }
+                    }
+                }
+            }
+        }
+        let word: String = chars[at..]
+            .iter()
+            .take_while(|c| c.is_alphanumeric() || **c == '_')
+            .collect();
+        at += word.chars().count();
+        if !word.is_empty() && word != "self" {
+            path.push(word);
+        }
+        if chars[at..].iter().take(2).collect::<String>() == "::" {
+            at += 2;
+            continue;
+        }
+        out.push(path.join("::"));
+        return at;
+    }
+}
+
 impl ModuleGraph {
     /// Reads every file under `src` (a crate's source root).
     fn of(src: &Path) -> ModuleGraph {
@@ -96,16 +194,7 @@ impl ModuleGraph {
             let text = std::fs::read_to_string(file).unwrap_or_default();
             let text = production_text(file, &text);
             let mut named = BTreeSet::new();
-            for (at, _) in text.match_indices("crate::") {
-                // Not `job_decider_core::…` etc.: only this crate's own paths.
-                let before = text[..at].chars().last();
-                if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
-                    continue;
-                }
-                let path: String = text[at + "crate::".len()..]
-                    .chars()
-                    .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
-                    .collect();
+            for path in crate_paths(&from, &text) {
                 // The longest prefix of the path that is a module of this crate.
                 let segments: Vec<&str> = path.split("::").filter(|s| !s.is_empty()).collect();
                 let target = (1..=segments.len())
@@ -275,4 +364,14 @@ fn the_core_has_no_import_circle() {
     // Text and bounds are the floor: every module may use them, they use none.
     let text = core.edges.get("text").expect("the core has a text module");
     assert!(text.is_empty(), "text imports {text:?}");
+}
+
+#[test]
+fn grouped_and_relative_imports_are_edges_too() {
+    // Missed before: `use crate::{a, b}` and `super::` paths named no module.
+    let text = "use crate::{x, y::{z, w as q}};\nuse super::c::d;\nuse self::e;\nuse super::super::h;\nlet v = crate::f::g(1);\nlet n = job_decider_core::crate_like;";
+    assert_eq!(
+        crate_paths("a::b", text),
+        ["x", "y::z", "y::w", "a::c::d", "a::b::e", "h", "f::g"]
+    );
 }

@@ -9,7 +9,8 @@ use job_decider_api::convert::{CompiledDocument, snapshot_with_document};
 use job_decider_api::pb;
 use job_decider_core::defaults::completion_index;
 use job_decider_core::extended::FAILURE_POLICY_ANNOTATION;
-use job_decider_core::extended::retry_limits::{document_match_among, max_retries};
+use job_decider_core::extended::retry_limits::document_match_among;
+use job_decider_core::extended::rules::max_retries;
 use job_decider_core::extended::rules::{
     DocumentMatch, describe_matched_on, matched_on, policy_action_of, rule_action, rule_label,
 };

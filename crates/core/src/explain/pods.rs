@@ -4,7 +4,6 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::extended::retry_limits;
 use crate::extended::rules::{self, DocumentMatch, DocumentRule};
 use crate::index_set::IndexSet;
 use crate::indexed::{index_failed, valid_index};
@@ -296,7 +295,7 @@ fn describe_document_match(
         },
     };
     let own_action = rules::rule_action(policy, m.rule).as_str();
-    let limit = match retry_limits::max_retries(policy, m.rule) {
+    let limit = match rules::max_retries(policy, m.rule) {
         Some(max) if m.exhausted => format!(
             ", for the {} time in {}: its maxRetries ({max}) are used up, so whenRetriesExhausted ({}) applies",
             ordinal(i64::from(m.ordinal)),

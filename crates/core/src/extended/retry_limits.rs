@@ -25,69 +25,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::RULE_MATCH_COUNTS_ANNOTATION;
-use super::rules::{DocumentMatch, DocumentRule, rule_action};
+use super::rules::{DocumentMatch, DocumentRule, carried, judge, retry_limit};
 use crate::backoff::finished_time;
 use crate::indexed::valid_index;
-use crate::model::{ExtendedFailurePolicy, RetryLimit};
+use crate::model::ExtendedFailurePolicy;
 use crate::model::{Job, Pod};
 use crate::plan::PodCreation;
 use crate::sync_pod::SyncPod;
-
-/// The retry limit of a part of the document, if it has one.
-pub fn retry_limit(policy: &ExtendedFailurePolicy, rule: DocumentRule) -> Option<RetryLimit> {
-    policy.rules.get(rule.index()?)?.retry_limit
-}
-
-/// The `maxRetries` of a part of the document, if it has a limit.
-pub fn max_retries(policy: &ExtendedFailurePolicy, rule: DocumentRule) -> Option<i32> {
-    retry_limit(policy, rule).map(|l| l.max_retries)
-}
-
-/// Rule `name`'s count in the pod's [`RULE_MATCH_COUNTS_ANNOTATION`]; 0 when absent.
-pub fn carried(pod: &Pod, name: &str) -> i32 {
-    pod.failure_details
-        .as_ref()
-        .and_then(|d| {
-            d.rule_match_counts
-                .iter()
-                .filter(|(n, _)| n == name)
-                .map(|(_, c)| *c)
-                .max()
-        })
-        .unwrap_or(0)
-        .max(0)
-}
-
-/// How the document handles a failed pod that matched `rule`, given the pod's
-/// `rank` among its scope's failures of the rule (0 when unknown): the rule's
-/// action, or `whenRetriesExhausted` once the ordinal passes `maxRetries`.
-pub fn judge(
-    policy: &ExtendedFailurePolicy,
-    rule: DocumentRule,
-    pod: &Pod,
-    rank: u32,
-) -> DocumentMatch {
-    let action = rule_action(policy, rule);
-    let Some(limit) = retry_limit(policy, rule) else {
-        return DocumentMatch {
-            rule,
-            action,
-            ordinal: 0,
-            exhausted: false,
-        };
-    };
-    let name = super::rules::rule_name(policy, rule);
-    let carried = name.map_or(0, |n| carried(pod, n));
-    let from_pod = u32::try_from(carried).unwrap_or(0).saturating_add(1);
-    let ordinal = from_pod.max(rank);
-    let exhausted = i64::from(ordinal) > i64::from(limit.max_retries);
-    DocumentMatch {
-        rule,
-        action: if exhausted { limit.then } else { action },
-        ordinal,
-        exhausted,
-    }
-}
 
 /// Whether the document has a rule with a retry limit (nothing here runs otherwise).
 fn has_limits(policy: &ExtendedFailurePolicy) -> bool {

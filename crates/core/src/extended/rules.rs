@@ -17,7 +17,7 @@ use crate::model::{
     ConditionMatcher, ContainerReasonMatcher, ContainerTermination, ExitCodeMatcher,
     ExtendedAction, ExtendedFailurePolicy, ExtendedRule,
 };
-use crate::model::{ConditionStatus, Job, Pod, PodFailurePolicyAction};
+use crate::model::{ConditionStatus, Job, Pod, PodFailurePolicyAction, RetryLimit};
 use crate::pod_failure_policy::{first_condition, first_exit_code};
 use crate::text::{MAX_TEXT_BYTES, ordinal, truncated};
 
@@ -171,12 +171,69 @@ pub fn first_document_rule(policy: &ExtendedFailurePolicy, pod: &Pod) -> Option<
     u16::try_from(index).ok().map(DocumentRule::Rule)
 }
 
+/// The retry limit of a part of the document, if it has one.
+pub fn retry_limit(policy: &ExtendedFailurePolicy, rule: DocumentRule) -> Option<RetryLimit> {
+    policy.rules.get(rule.index()?)?.retry_limit
+}
+
+/// The `maxRetries` of a part of the document, if it has a limit.
+pub fn max_retries(policy: &ExtendedFailurePolicy, rule: DocumentRule) -> Option<i32> {
+    retry_limit(policy, rule).map(|l| l.max_retries)
+}
+
+/// Rule `name`'s count in the pod's [`RULE_MATCH_COUNTS_ANNOTATION`]; 0 when absent.
+pub fn carried(pod: &Pod, name: &str) -> i32 {
+    pod.failure_details
+        .as_ref()
+        .and_then(|d| {
+            d.rule_match_counts
+                .iter()
+                .filter(|(n, _)| n == name)
+                .map(|(_, c)| *c)
+                .max()
+        })
+        .unwrap_or(0)
+        .max(0)
+}
+
+/// How the document handles a failed pod that matched `rule`, given the pod's
+/// `rank` among its scope's failures of the rule (0 when unknown; the
+/// counting is `retry_limits`'s): the rule's
+/// action, or `whenRetriesExhausted` once the ordinal passes `maxRetries`.
+pub fn judge(
+    policy: &ExtendedFailurePolicy,
+    rule: DocumentRule,
+    pod: &Pod,
+    rank: u32,
+) -> DocumentMatch {
+    let action = rule_action(policy, rule);
+    let Some(limit) = retry_limit(policy, rule) else {
+        return DocumentMatch {
+            rule,
+            action,
+            ordinal: 0,
+            exhausted: false,
+        };
+    };
+    let name = rule_name(policy, rule);
+    let carried = name.map_or(0, |n| carried(pod, n));
+    let from_pod = u32::try_from(carried).unwrap_or(0).saturating_add(1);
+    let ordinal = from_pod.max(rank);
+    let exhausted = i64::from(ordinal) > i64::from(limit.max_retries);
+    DocumentMatch {
+        rule,
+        action: if exhausted { limit.then } else { action },
+        ordinal,
+        exhausted,
+    }
+}
+
 /// How the document handles the failed pod, its retry limit judged from what
 /// the pod itself carries (the sync raises the ordinal with the pod's rank
 /// among its scope's failures: `retry_limits::apply_retry_limits`).
 pub fn match_document(policy: &ExtendedFailurePolicy, pod: &Pod) -> Option<DocumentMatch> {
     let rule = first_document_rule(policy, pod)?;
-    Some(super::retry_limits::judge(policy, rule, pod, 0))
+    Some(judge(policy, rule, pod, 0))
 }
 
 /// The action of a part of the document, before any retry limit.
@@ -251,7 +308,7 @@ pub fn fail_job_message(job: &Job, m: &DocumentMatch, pod: &Pod) -> String {
     let subject = subject(&on, &job.namespace, &pod.name);
     let label = rule_label(policy, m.rule);
     let message = if m.exhausted {
-        let max = super::retry_limits::max_retries(policy, m.rule).unwrap_or(0);
+        let max = max_retries(policy, m.rule).unwrap_or(0);
         format!(
             "{subject} matching rule {label} for the {} time in {}: its {max} retries are used up",
             ordinal(i64::from(m.ordinal)),
