@@ -667,19 +667,8 @@ fn decoded_size_that_does_not_fit_now_is_shed_with_request_bytes_budget() {
         })
         .await;
         let big = common::framed(&common::request_of_size(4 << 20).encode_to_vec());
-        let holder = common::HeldCall::start_raw(
-            server.channel().await,
-            common::DECIDE_JOB,
-            big.clone(),
-            big.len() - 1,
-            None,
-        )
-        .await;
-        server
-            .wait_for_metric_prefix("job_decider_request_bytes_in_flight ", |v| {
-                v >= (big.len() - 1) as f64
-            })
-            .await;
+        let holder =
+            common::HeldCall::holding_budget(&server, server.channel().await, big.clone()).await;
         // 60,000 empty containers: 120 KB on the wire, about 4.7 MB decoded.
         let mut request = Vec::new();
         length_delimited(1, &job_with_containers(60_000, &[]), &mut request);

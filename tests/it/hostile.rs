@@ -164,19 +164,7 @@ async fn the_byte_budget_sheds_at_once_with_resource_exhausted() {
     .await;
     let channel = server.channel().await;
     let big = framed(&request_of_size(40 * 1024).encode_to_vec());
-    let holder = HeldCall::start_raw(
-        channel.clone(),
-        DECIDE_JOB,
-        big.clone(),
-        big.len() - 1,
-        None,
-    )
-    .await;
-    server
-        .wait_for_metric_prefix("job_decider_request_bytes_in_flight ", |v| {
-            v >= (big.len() - 1) as f64
-        })
-        .await;
+    let holder = HeldCall::holding_budget(&server, channel.clone(), big.clone()).await;
 
     let streamed = raw_call(channel.clone(), DECIDE_JOB, big.clone())
         .await

@@ -404,6 +404,14 @@ fn status(p: &mut pb::Pod) -> &mut pb::PodStatus {
     p.status.get_or_insert_with(Default::default)
 }
 
+/// When a container started running, if it is running.
+fn running_since(cs: &pb::ContainerStatus) -> Option<Timestamp> {
+    cs.state
+        .as_ref()
+        .and_then(|s| s.running.as_ref())
+        .and_then(|r| r.started_at)
+}
+
 fn scheduled(p: &pb::Pod) -> bool {
     p.spec.as_ref().is_some_and(|s| !s.node_name.is_empty())
 }
@@ -576,10 +584,8 @@ impl<'s> World<'s> {
                     .status
                     .as_ref()
                     .and_then(|s| s.container_statuses.first())
-                    .and_then(|c| c.state.as_ref())
-                    .and_then(|s| s.running.as_ref())
-                    .and_then(|r| r.started_at.as_ref())
-                    .map_or(self.now, ts_nanos);
+                    .and_then(running_since)
+                    .map_or(self.now, |t| ts_nanos(&t));
                 sp.start_at = None;
                 sp.started = Some(started);
                 sp.outcome = "running".to_string();

@@ -227,6 +227,17 @@ impl HeldCall {
         .await
     }
 
+    /// Sends all of the DecideJob `body` but its last byte and waits until the
+    /// server's byte budget shows it held: a body that keeps the budget taken.
+    pub async fn holding_budget(server: &TestServer, channel: Channel, body: Bytes) -> HeldCall {
+        let held = body.len() - 1;
+        let call = HeldCall::start_raw(channel, DECIDE_JOB, body, held, None).await;
+        server
+            .wait_for_metric_prefix("job_decider_request_bytes_in_flight ", |v| v >= held as f64)
+            .await;
+        call
+    }
+
     /// Sends a call to `path` whose body is `body`, of which only the first
     /// `send_first` bytes go out now (none: headers only), with an optional
     /// declared `content-length`.

@@ -195,11 +195,7 @@ impl<'s> World<'s> {
         let sp = &mut self.pods[i];
         let st = status(&mut sp.pod);
         for cs in &mut st.container_statuses {
-            let started = cs
-                .state
-                .as_ref()
-                .and_then(|s| s.running.as_ref())
-                .and_then(|r| r.started_at);
+            let started = running_since(cs);
             let (c, r, message) = if cs.name == container {
                 (code, reason.to_string(), sp.plan.message.clone())
             } else {
@@ -341,11 +337,7 @@ impl<'s> World<'s> {
             let sp = &mut self.pods[i];
             let st = status(&mut sp.pod);
             for cs in &mut st.container_statuses {
-                let started = cs
-                    .state
-                    .as_ref()
-                    .and_then(|s| s.running.as_ref())
-                    .and_then(|r| r.started_at);
+                let started = running_since(cs);
                 cs.ready = false;
                 cs.state = Some(pb::ContainerState {
                     terminated: Some(pb::ContainerStateTerminated {
