@@ -82,8 +82,11 @@ impl<'s> World<'s> {
                 exit_code,
                 ..
             }) => format!("exit code {exit_code} of {container}"),
-            Some(MatchedOn::Condition { condition_type }) => format!("condition {condition_type}"),
-            None => String::new(),
+            Some(MatchedOn::Condition { condition_type, .. }) => {
+                format!("condition {condition_type}")
+            }
+            // Upstream's policy matches only exit codes and conditions.
+            _ => String::new(),
         };
         let name = action.as_str().to_string();
         let effect = self.handled_by(i, action);
@@ -152,9 +155,10 @@ impl<'s> World<'s> {
         m: &DocumentMatch,
         pod: &job_decider_core::model::Pod,
     ) -> String {
+        let asked = asked(doc, m.rule);
         let on: Vec<String> = matched_on(doc, m.rule, pod)
             .iter()
-            .map(|o| describe_matched_on(doc, m.rule, o))
+            .map(|o| o.describe(&asked))
             .collect();
         let effect = self.handled_by(i, policy_action_of(m.action).clone());
         let rule = rule_label(doc, m.rule);
