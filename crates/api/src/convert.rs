@@ -177,6 +177,73 @@ pub fn snapshot_with_document(
     })
 }
 
+/// A Job converted once, whose pods are then converted one at a time: for a caller that
+/// asks about single pods of a Job it holds on the wire (the simulator narrates each failed
+/// pod), where converting the whole request per question was quadratic in pods.
+#[derive(Clone, Debug)]
+pub struct JobForPods {
+    job: Job,
+    own: Arc<OwnerRef>,
+}
+
+impl JobForPods {
+    /// The Job as a decision converts it, with its document from `document` (compiled from a
+    /// Job of the same spec and document text), not read again.
+    pub fn convert(job: &pb::Job, document: &CompiledDocument) -> Result<Self, Vec<Violation>> {
+        let mut errs = Violations::default();
+        let job = job_with_document(job.clone(), document, &mut errs);
+        let own = Arc::new(OwnerRef {
+            api_version: JOB_API_VERSION.to_string(),
+            kind: JOB_KIND.to_string(),
+            name: job.name.clone(),
+            uid: job.uid.clone(),
+        });
+        errs.into_result(JobForPods { job, own })
+    }
+
+    /// The converted Job.
+    pub fn job(&self) -> &Job {
+        &self.job
+    }
+
+    /// One pod of the Job as a snapshot converts it (the same decoder, the same checks).
+    pub fn pod(&self, pod: &pb::Pod) -> Result<Pod, Vec<Violation>> {
+        use prost::Message;
+        PODS_CONVERTED.with(|c| c.set(c.get() + 1));
+        let mut errs = Violations::default();
+        let bytes = pod.encode_to_vec();
+        let read = ReadFields::of(&self.job);
+        let at = PodAt::first(false);
+        match pod_decode::pod(
+            &bytes,
+            at,
+            &self.own,
+            &read,
+            &mut SharedNames::default(),
+            &mut errs,
+        ) {
+            Ok(pod) => errs.into_result(pod),
+            Err(err) => {
+                errs.push(
+                    at.path(),
+                    ViolationKind::Invalid,
+                    None,
+                    &format!("not a valid Pod message: {err}"),
+                );
+                Err(errs.into_vec())
+            }
+        }
+    }
+
+    /// Whether a decision could read these pods with the Job's document: the bound on the
+    /// message bytes its patterns may search, as a snapshot checks it.
+    pub fn within_match_budget(&self, pods: &[Pod]) -> bool {
+        let mut errs = Violations::default();
+        failure_policy::check_match_budget(&self.job, pods, "", &mut errs);
+        errs.is_empty()
+    }
+}
+
 /// One pod of a request, in the encoding it came in.
 enum WirePod {
     /// An encoded Kubernetes-shaped `Pod` (the request's `pods`), decoded as it is converted.
@@ -194,6 +261,7 @@ fn snapshot_from_parts<I>(
 where
     I: Iterator<Item = (PodAt, WirePod)>,
 {
+    CONVERTED.with(|c| c.set(c.get() + 1));
     let mut errs = Violations::default();
     if req.both_encodings {
         errs.invalid(
@@ -247,6 +315,25 @@ where
         }),
         _ => Err(errs.into_vec()),
     }
+}
+
+thread_local! {
+    /// DecideJob requests converted into snapshots on this thread (tests read it).
+    static CONVERTED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// Pods converted into the domain on this thread (tests read it).
+    static PODS_CONVERTED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many DecideJob requests (the Job and its pods) have been converted on this thread so
+/// far: tests count a caller's conversions without timing it.
+pub fn snapshots_converted() -> u64 {
+    CONVERTED.with(std::cell::Cell::get)
+}
+
+/// How many pods have been converted into the domain on this thread so far, by a snapshot or
+/// one at a time ([`JobForPods::pod`]).
+pub fn pods_converted() -> u64 {
+    PODS_CONVERTED.with(std::cell::Cell::get)
 }
 
 /// The Job of a ValidateJobRequest (no identity needed: a manifest not yet created has none),
@@ -603,6 +690,7 @@ where
     let hasher = RandomState::new();
     let mut first_with_hash: HashMap<u64, usize> = HashMap::with_capacity(count);
     for (at, pod) in pods {
+        PODS_CONVERTED.with(|c| c.set(c.get() + 1));
         let (decoded, kind) = match pod {
             WirePod::Full(bytes) => (
                 pod_decode::pod(&bytes, at, &own, &read, &mut names, errs),
