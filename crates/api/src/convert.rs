@@ -84,15 +84,6 @@ pub fn snapshot_until(
     req: LazyDecideJobRequest,
     interrupt: &dyn Interrupt,
 ) -> Result<Snapshot, Unconverted> {
-    snapshot_of(req, None, interrupt)
-}
-
-/// [`snapshot_until`], with the Job's document already read when `compiled` is given.
-fn snapshot_of(
-    req: LazyDecideJobRequest,
-    compiled: Option<CompiledDocument>,
-    interrupt: &dyn Interrupt,
-) -> Result<Snapshot, Unconverted> {
     let parts = RequestParts {
         job: req.job,
         now: req.now,
@@ -101,7 +92,6 @@ fn snapshot_of(
         expectations: req.expectations,
         both_encodings: !req.pods.is_empty() && !req.lean_pods.is_empty(),
         failure_policy: req.failure_policy,
-        compiled,
     };
     // One pod decoded at a time; the body's bytes go when the last slice of them does.
     let count = req.pods.len() + req.lean_pods.len();
@@ -131,15 +121,13 @@ struct RequestParts {
     both_encodings: bool,
     /// The request's extended failure policy document (empty: none).
     failure_policy: String,
-    /// The Job's document as already read ([`snapshot_with_document`]): not read again.
-    compiled: Option<CompiledDocument>,
 }
 
 /// A Job's extended failure policy document (its annotation or the request's
-/// `failurePolicy`), read and its patterns compiled once, for a caller that
-/// converts many requests of the same Job and document: the simulator narrates
-/// each failed pod with one, and reading the document each time made that
-/// quadratic (issue 22, item 7).
+/// `failurePolicy`), read and its patterns compiled once, for a caller that asks
+/// about many pods of the same Job and document ([`JobForPods`]): the simulator
+/// narrates each failed pod with one, and reading the document each time made
+/// that quadratic (issue 22, item 7).
 #[derive(Clone, Debug, Default)]
 pub struct CompiledDocument(Option<Arc<ExtendedFailurePolicy>>);
 
@@ -160,21 +148,6 @@ impl CompiledDocument {
     pub fn policy(&self) -> Option<&ExtendedFailurePolicy> {
         self.0.as_deref()
     }
-}
-
-/// The snapshot of `req` with its Job's document taken from `document` instead
-/// of read from the request: the caller compiled it (from a Job of the same
-/// spec and the same document text) and vouches that it is this Job's.
-pub fn snapshot_with_document(
-    req: pb::DecideJobRequest,
-    document: &CompiledDocument,
-) -> Result<Snapshot, Vec<Violation>> {
-    let req = LazyDecideJobRequest::from(req);
-    snapshot_of(req, Some(document.clone()), &Never).map_err(|unconverted| match unconverted {
-        Unconverted::Invalid(violations) => violations,
-        // `Never` never interrupts; an empty list is never returned.
-        Unconverted::Cancelled => Vec::new(),
-    })
 }
 
 /// A Job converted once, whose pods are then converted one at a time: for a caller that
@@ -271,10 +244,12 @@ where
         );
     }
     let job = match req.job {
-        Some(job) => Some(match &req.compiled {
-            Some(document) => job_with_document(job, document, &mut errs),
-            None => job_with_policy(job, Purpose::Decide, &req.failure_policy, &mut errs),
-        }),
+        Some(job) => Some(job_with_policy(
+            job,
+            Purpose::Decide,
+            &req.failure_policy,
+            &mut errs,
+        )),
         None => {
             errs.required("job", "a DecideJobRequest needs the Job to decide");
             None
