@@ -12,6 +12,7 @@ use job_decider_core::extended::rules::message_scan_bound;
 use job_decider_core::extended::{
     FAILURE_POLICY_ANNOTATION, FAILURE_POLICY_API_VERSION, FAILURE_POLICY_KIND,
 };
+use job_decider_core::go_text::go_quote;
 use job_decider_core::model::{
     BackoffSettings, ConditionMatcher, ContainerReasonMatcher, ExitCodeMatcher, ExtendedAction,
     ExtendedFailurePolicy, ExtendedRule, IgnoredFailureDelay, MessagePattern, NodeAvoidance,
@@ -257,7 +258,7 @@ fn echo(value: &Value) -> String {
         Value::Null => "null".to_string(),
         Value::Bool(b) => b.to_string(),
         Value::Number(n) => n.to_string(),
-        Value::String(s) => format!("{s:?}"),
+        Value::String(s) => go_quote(s),
         Value::Sequence(_) => "[...]".to_string(),
         Value::Mapping(_) => "{...}".to_string(),
         Value::Tagged(t) => format!("!{} ...", t.tag),
@@ -489,7 +490,7 @@ impl Walk<'_> {
                     self.errs.push(
                         format!("{at}.name"),
                         ViolationKind::Duplicate,
-                        Some(format!("{name:?}")),
+                        Some(go_quote(name)),
                         "rule names must be unique",
                     );
                 }
@@ -715,7 +716,7 @@ impl Walk<'_> {
                         Some(code) => codes.push((code, code)),
                         None => self.errs.invalid(
                             format!("{at}[{i}]"),
-                            format!("{name:?}"),
+                            go_quote(name),
                             "must be a Linux signal name, SIGHUP to SIGSYS (e.g. SIGKILL, SIGSEGV)",
                         ),
                     }
