@@ -23,8 +23,8 @@ use crate::lean_decode;
 use crate::pb;
 use crate::pod_decode;
 use crate::pod_fields::{PodAt, ReadFields, SharedNames};
-use crate::status::{MAX_DETAIL_DESCRIPTION_BYTES, MAX_DETAIL_VIOLATIONS};
-use crate::violations::Violations;
+use crate::status::MAX_DETAIL_VIOLATIONS;
+use crate::violations::{Violations, violation_to_pb};
 use crate::wire_time::{duration_to_pb, time_to_pb};
 use job_decider_core::cancel::{Interrupt, Never};
 use job_decider_core::defaults;
@@ -38,7 +38,7 @@ use job_decider_core::model::{
     SelectorRequirement, Snapshot, SuccessPolicy, SuccessPolicyRule, UncountedTerminatedPods,
 };
 use job_decider_core::plan::{Action, Event, Plan, PodCreation, PodDeletion, PodRef};
-use job_decider_core::validate::{MAX_VIOLATION_VALUE_BYTES, Violation, ViolationKind, truncated};
+use job_decider_core::validate::{Violation, ViolationKind};
 
 /// Whether the job is being converted for a decision (identity required) or for validation only.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -201,7 +201,7 @@ impl JobForPods {
                     at.path(),
                     ViolationKind::Invalid,
                     None,
-                    &format!("not a valid Pod message: {err}"),
+                    format!("not a valid Pod message: {err}"),
                 );
                 Err(errs.into_vec())
             }
@@ -392,11 +392,7 @@ pub fn validation_response(violations: &[Violation]) -> pb::ValidateJobResponse 
     let listed = violations
         .iter()
         .take(MAX_LISTED_VIOLATIONS)
-        .map(|v| pb::FieldViolation {
-            field: truncated(&v.field, MAX_VIOLATION_VALUE_BYTES).into_owned(),
-            reason: v.kind.reason().to_string(),
-            description: truncated(&v.description(), MAX_DETAIL_DESCRIPTION_BYTES).into_owned(),
-        })
+        .map(violation_to_pb)
         .collect();
     pb::ValidateJobResponse {
         violations: with_count_of_the_rest(listed, violations.len()),
@@ -683,7 +679,7 @@ where
                     at.path(),
                     ViolationKind::Invalid,
                     None,
-                    &format!("not a valid {kind} message: {err}"),
+                    format!("not a valid {kind} message: {err}"),
                 );
                 continue;
             }

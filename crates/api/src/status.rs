@@ -11,7 +11,8 @@ use std::time::Duration;
 use tonic::Code;
 use tonic_types::{ErrorDetails, FieldViolation, StatusExt};
 
-use job_decider_core::validate::{MAX_VIOLATION_VALUE_BYTES, Violation, truncated};
+use crate::violations::violation_to_pb;
+use job_decider_core::validate::{Violation, truncated};
 
 /// The `ErrorInfo.domain` of every error this service returns.
 pub const ERROR_DOMAIN: &str = "jobdecider.dev";
@@ -238,10 +239,11 @@ fn listed_violations(violations: &[Violation]) -> Vec<FieldViolation> {
     let mut listed = Vec::new();
     let mut bytes = 0;
     for v in violations.iter().take(MAX_DETAIL_VIOLATIONS) {
+        let pb = violation_to_pb(v);
         let fv = FieldViolation {
-            field: truncated(&v.field, MAX_VIOLATION_VALUE_BYTES).into_owned(),
-            description: truncated(&v.description(), MAX_DETAIL_DESCRIPTION_BYTES).into_owned(),
-            reason: v.kind.reason().to_string(),
+            field: pb.field,
+            description: pb.description,
+            reason: pb.reason,
             localized_message: None,
         };
         // Three length-delimited strings and the entry's own tag and length: ≤ 4 × 3 bytes.

@@ -170,7 +170,7 @@ pub(crate) fn check_match_budget(
         path,
         ViolationKind::TooMany,
         None,
-        &format!(
+        format!(
             "the document's onMessage patterns would search {cost} bytes of pod messages \
              (message bytes × rules with a pattern); one decision may search at most \
              {MAX_MESSAGE_SCAN_BYTES}"
@@ -202,7 +202,7 @@ pub(crate) fn parse(
             path.to_string(),
             ViolationKind::TooLong,
             None,
-            &format!(
+            format!(
                 "the document is {} bytes; it may have at most {MAX_DOCUMENT_BYTES}",
                 text.len()
             ),
@@ -222,7 +222,7 @@ pub(crate) fn parse(
             path.to_string(),
             ViolationKind::Invalid,
             None,
-            &format!("the document: {e}"),
+            format!("the document: {e}"),
         );
         return None;
     }
@@ -238,7 +238,7 @@ pub(crate) fn parse(
                 path.to_string(),
                 ViolationKind::Invalid,
                 None,
-                &format!(
+                format!(
                     "not a YAML or JSON document{at}: {}",
                     truncated(&msg, MAX_VIOLATION_VALUE_BYTES)
                 ),
@@ -286,7 +286,7 @@ impl Walk<'_> {
                     format!("{path}.{}", truncated(name, MAX_VIOLATION_VALUE_BYTES)),
                     ViolationKind::Forbidden,
                     None,
-                    &format!("unknown field; known fields: {}", known.join(", ")),
+                    format!("unknown field; known fields: {}", known.join(", ")),
                 ),
                 other => self
                     .errs
@@ -318,7 +318,7 @@ impl Walk<'_> {
                 path.to_string(),
                 ViolationKind::TooLong,
                 Some(echo(value)),
-                &format!("may have at most {max} bytes"),
+                format!("may have at most {max} bytes"),
             );
             return None;
         }
@@ -355,7 +355,7 @@ impl Walk<'_> {
                 path.to_string(),
                 ViolationKind::TooMany,
                 Some(items.len().to_string()),
-                &format!("may have at most {max} items"),
+                format!("may have at most {max} items"),
             );
             return None;
         }
