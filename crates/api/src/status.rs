@@ -205,9 +205,7 @@ pub const MAX_DETAIL_VIOLATIONS: usize = 100;
 /// [`MAX_MESSAGE_BYTES`]) and the `ErrorInfo`, the `grpc-status-details-bin` trailer stays near
 /// 10 KiB after base64, well under the 16 KiB many proxies and gRPC clients allow per header.
 pub const MAX_DETAIL_VIOLATION_BYTES: usize = 6 * 1024;
-/// Longest `description` one listed violation carries, in bytes: room for upstream's longest
-/// messages (the RFC 1123 pattern, ~330 bytes) while a huge quoted value is cut.
-pub const MAX_DETAIL_DESCRIPTION_BYTES: usize = 512;
+pub use crate::violations::MAX_DETAIL_DESCRIPTION_BYTES;
 /// Longest status message (and so log line) an error prints, in bytes.
 pub const MAX_MESSAGE_BYTES: usize = 1024;
 

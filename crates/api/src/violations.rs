@@ -4,12 +4,15 @@
 use pbjson_types::Timestamp;
 
 use crate::pb;
-use crate::status::MAX_DETAIL_DESCRIPTION_BYTES;
 use crate::wire_time::time_from_pb;
 use job_decider_core::time::Time;
 use job_decider_core::validate::{
     MAX_VIOLATION_VALUE_BYTES, Severity, Violation, ViolationKind, truncated,
 };
+
+/// Longest `description` one listed violation carries, in bytes: room for upstream's longest
+/// messages (the RFC 1123 pattern, ~330 bytes) while a huge quoted value is cut.
+pub const MAX_DETAIL_DESCRIPTION_BYTES: usize = 512;
 
 /// One violation as every response and error detail lists it: the field and the
 /// description bounded, whatever the request put in them.
