@@ -106,7 +106,13 @@ pub fn signal_exit_code(name: &str) -> Option<i32> {
         .map(|(_, number)| 128 + number)
 }
 
-const ACTIONS: [&str; 4] = ["FailJob", "FailIndex", "Ignore", "Count"];
+/// The document's actions, in the order a violation lists them (spelled by the core).
+const ACTIONS: [ExtendedAction; 4] = [
+    ExtendedAction::FailJob,
+    ExtendedAction::FailIndex,
+    ExtendedAction::Ignore,
+    ExtendedAction::Count,
+];
 
 /// The Job's document from its two possible sources, checked against the Job.
 ///

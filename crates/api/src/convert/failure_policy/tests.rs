@@ -869,3 +869,34 @@ fn echoed_values_were_quoted_as_rust_not_go() {
     let typed = rule("action: Ignore\n  onExitCodes: {operator: In, values: [\"\\x01\"]}");
     assert_eq!(values(&typed), ["\"\\x01\""]);
 }
+
+/// The document reads its enum values as the core spells them (`ExtendedAction::as_str`,
+/// `api_names`), and a value it does not know lists them in one order.
+#[test]
+fn enum_values_are_the_cores_spellings() {
+    for action in ACTIONS {
+        let p = ok(&rule(&format!(
+            "{{action: {}, onPodReasons: [X]}}",
+            action.as_str()
+        )));
+        assert_eq!(p.rules[0].action, action);
+    }
+    let (_, v) = run(
+        &format!("{HEAD}{}", rule("{action: Retry, onPodReasons: [X]}")),
+        &per_index_job(),
+    );
+    assert_eq!(
+        v.iter().map(|v| v.description()).collect::<Vec<_>>(),
+        [format!(
+            "{A}.rules[0].action: Unsupported value: \"Retry\": supported values: \
+             \"FailJob\", \"FailIndex\", \"Ignore\", \"Count\""
+        )]
+    );
+    let status = ok(&rule(
+        "{action: Ignore, onPodConditions: [{type: Ready, status: \"False\"}]}",
+    ));
+    assert_eq!(
+        status.rules[0].on_pod_conditions[0].status,
+        ConditionStatus::False
+    );
+}

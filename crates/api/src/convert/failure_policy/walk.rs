@@ -150,13 +150,27 @@ impl<'e> Walk<'e> {
         }
     }
 
+    /// One of `choices`, each spelled as the core spells it (`name`): the document
+    /// never writes an enum's names a second time.
+    fn choice<T: Clone>(
+        &mut self,
+        value: &Value,
+        path: &str,
+        choices: &[T],
+        name: impl Fn(&T) -> &str,
+    ) -> Option<T> {
+        let s = self.string(value, path)?;
+        if let Some(c) = choices.iter().find(|c| name(c) == s) {
+            return Some(c.clone());
+        }
+        let supported: Vec<&str> = choices.iter().map(&name).collect();
+        self.errs
+            .not_supported(path, &truncated(s, MAX_VIOLATION_VALUE_BYTES), &supported);
+        None
+    }
+
     fn action(&mut self, value: &Value, path: &str) -> Option<ExtendedAction> {
-        Some(match self.one_of(value, path, &ACTIONS)? {
-            "FailJob" => ExtendedAction::FailJob,
-            "FailIndex" => ExtendedAction::FailIndex,
-            "Ignore" => ExtendedAction::Ignore,
-            _ => ExtendedAction::Count,
-        })
+        self.choice(value, path, &ACTIONS, |a| a.as_str())
     }
 
     /// FailIndex only where the Job has per-index backoff limits.
@@ -164,7 +178,7 @@ impl<'e> Walk<'e> {
         if action == ExtendedAction::FailIndex && job.spec.backoff_limit_per_index.is_none() {
             self.errs.invalid(
                 path,
-                "\"FailIndex\"",
+                go_quote(ExtendedAction::FailIndex.as_str()),
                 "FailIndex needs spec.backoffLimitPerIndex to be set",
             );
         }
@@ -377,10 +391,8 @@ impl<'e> Walk<'e> {
                         "only with maxRetries",
                     );
                 }
-                let then = match self.one_of(v, &at, &["FailJob", "FailIndex"])? {
-                    "FailIndex" => ExtendedAction::FailIndex,
-                    _ => ExtendedAction::FailJob,
-                };
+                let exhausted = [ExtendedAction::FailJob, ExtendedAction::FailIndex];
+                let then = self.choice(v, &at, &exhausted, |a| a.as_str())?;
                 self.check_fail_index(then, &at, job);
                 Some(then)
             }
@@ -425,10 +437,12 @@ impl<'e> Walk<'e> {
                     .required(format!("{path}.operator"), "one of \"In\", \"NotIn\"");
                 None
             }
-            Some(v) => match self.one_of(v, &format!("{path}.operator"), &["In", "NotIn"])? {
-                "In" => Some(ExitCodeOperator::In),
-                _ => Some(ExitCodeOperator::NotIn),
-            },
+            Some(v) => Some(self.choice(
+                v,
+                &format!("{path}.operator"),
+                &[ExitCodeOperator::In, ExitCodeOperator::NotIn],
+                ExitCodeOperator::as_str,
+            )?),
         };
         let is_in = operator == Some(ExitCodeOperator::In);
         let mut codes: Vec<(i32, i32)> = Vec::new();
@@ -545,14 +559,16 @@ impl<'e> Walk<'e> {
             };
             let status = match map.get("status") {
                 None => Some(ConditionStatus::True),
-                Some(v) => {
-                    match self.one_of(v, &format!("{at}.status"), &["True", "False", "Unknown"]) {
-                        Some("True") => Some(ConditionStatus::True),
-                        Some("False") => Some(ConditionStatus::False),
-                        Some(_) => Some(ConditionStatus::Unknown),
-                        None => None,
-                    }
-                }
+                Some(v) => self.choice(
+                    v,
+                    &format!("{at}.status"),
+                    &[
+                        ConditionStatus::True,
+                        ConditionStatus::False,
+                        ConditionStatus::Unknown,
+                    ],
+                    ConditionStatus::as_str,
+                ),
             };
             if let (Some(condition_type), Some(status)) = (condition_type, status) {
                 out.push(ConditionMatcher {
@@ -718,11 +734,12 @@ impl<'e> Walk<'e> {
         let map = self.object(value, path, &["mode", "maxNodes"])?;
         let mode = match map.get("mode") {
             None => Some(NodeAvoidanceMode::Required),
-            Some(v) => match self.one_of(v, &format!("{path}.mode"), &["Required", "Preferred"]) {
-                Some("Preferred") => Some(NodeAvoidanceMode::Preferred),
-                Some(_) => Some(NodeAvoidanceMode::Required),
-                None => None,
-            },
+            Some(v) => self.choice(
+                v,
+                &format!("{path}.mode"),
+                &[NodeAvoidanceMode::Required, NodeAvoidanceMode::Preferred],
+                |m| m.as_str(),
+            ),
         };
         let max_nodes = match map.get("maxNodes") {
             None => Some(5),
