@@ -74,8 +74,21 @@ pub const MAX_CONDITION_MESSAGE_BYTES: usize = 32 * 1024;
 /// patterns): about a second of matching at ~2 ns a byte.
 pub const MAX_MESSAGE_SCAN_BYTES: u64 = job_decider_core::message_pattern::MAX_SCAN_BYTES;
 
-const ACTIONS: &str = "\"FailJobSet\", \"RestartJobSet\", \"RestartJobSetAndIgnoreMaxRestarts\", \
-                       \"RestartJob\", \"RestartJobAndIgnoreMaxRestarts\"";
+/// The actions a failure policy rule may name, in the order a violation lists them (spelled
+/// by the core's `FailurePolicyAction::as_str`; the KEP's `RecreateJob` is read, never listed).
+const ACTIONS: [FailurePolicyAction; 5] = [
+    FailurePolicyAction::FailJobSet,
+    FailurePolicyAction::RestartJobSet,
+    FailurePolicyAction::RestartJobSetAndIgnoreMaxRestarts,
+    FailurePolicyAction::RestartJob,
+    FailurePolicyAction::RestartJobAndIgnoreMaxRestarts,
+];
+
+/// `"A", "B"`: the values a NotSupported violation lists.
+fn listed(names: impl IntoIterator<Item = &'static str>) -> String {
+    let quoted: Vec<String> = names.into_iter().map(|n| format!("\"{n}\"")).collect();
+    quoted.join(", ")
+}
 const STRATEGIES: &str = "\"Recreate\", \"BlockingRecreate\", \"InPlaceRestart\"";
 
 /// Decides one `DecideJobSetRequest`: converts it, runs [`decide_jobset`] and encodes the
@@ -456,7 +469,10 @@ fn policy_from_pb(
                         format!("{rpath}.action"),
                         ViolationKind::NotSupported,
                         quote(&r.action),
-                        format!("supported values: {ACTIONS}"),
+                        format!(
+                            "supported values: {}",
+                            listed(ACTIONS.map(FailurePolicyAction::as_str))
+                        ),
                     );
                     FailurePolicyAction::default()
                 })
