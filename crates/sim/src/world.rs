@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use job_decider_api::convert::{CompiledDocument, snapshot_with_document};
+use job_decider_api::convert::CompiledDocument;
 use job_decider_api::pb;
 use job_decider_core::defaults::completion_index;
 use job_decider_core::extended::FAILURE_POLICY_ANNOTATION;
