@@ -23,8 +23,8 @@ use crate::lean_decode;
 use crate::pb;
 use crate::pod_decode;
 use crate::pod_fields::{PodAt, ReadFields, SharedNames};
-use crate::status::{MAX_DETAIL_DESCRIPTION_BYTES, MAX_DETAIL_VIOLATIONS};
-use crate::violations::Violations;
+use crate::status::MAX_DETAIL_VIOLATIONS;
+use crate::violations::{Violations, violation_to_pb};
 use crate::wire_time::{duration_to_pb, time_to_pb};
 use job_decider_core::cancel::{Interrupt, Never};
 use job_decider_core::defaults;
@@ -38,7 +38,7 @@ use job_decider_core::model::{
     SelectorRequirement, Snapshot, SuccessPolicy, SuccessPolicyRule, UncountedTerminatedPods,
 };
 use job_decider_core::plan::{Action, Event, Plan, PodCreation, PodDeletion, PodRef};
-use job_decider_core::validate::{MAX_VIOLATION_VALUE_BYTES, Violation, ViolationKind, truncated};
+use job_decider_core::validate::{Violation, ViolationKind};
 
 /// Whether the job is being converted for a decision (identity required) or for validation only.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -84,15 +84,6 @@ pub fn snapshot_until(
     req: LazyDecideJobRequest,
     interrupt: &dyn Interrupt,
 ) -> Result<Snapshot, Unconverted> {
-    snapshot_of(req, None, interrupt)
-}
-
-/// [`snapshot_until`], with the Job's document already read when `compiled` is given.
-fn snapshot_of(
-    req: LazyDecideJobRequest,
-    compiled: Option<CompiledDocument>,
-    interrupt: &dyn Interrupt,
-) -> Result<Snapshot, Unconverted> {
     let parts = RequestParts {
         job: req.job,
         now: req.now,
@@ -101,7 +92,6 @@ fn snapshot_of(
         expectations: req.expectations,
         both_encodings: !req.pods.is_empty() && !req.lean_pods.is_empty(),
         failure_policy: req.failure_policy,
-        compiled,
     };
     // One pod decoded at a time; the body's bytes go when the last slice of them does.
     let count = req.pods.len() + req.lean_pods.len();
@@ -131,15 +121,13 @@ struct RequestParts {
     both_encodings: bool,
     /// The request's extended failure policy document (empty: none).
     failure_policy: String,
-    /// The Job's document as already read ([`snapshot_with_document`]): not read again.
-    compiled: Option<CompiledDocument>,
 }
 
 /// A Job's extended failure policy document (its annotation or the request's
-/// `failurePolicy`), read and its patterns compiled once, for a caller that
-/// converts many requests of the same Job and document: the simulator narrates
-/// each failed pod with one, and reading the document each time made that
-/// quadratic (issue 22, item 7).
+/// `failurePolicy`), read and its patterns compiled once, for a caller that asks
+/// about many pods of the same Job and document ([`JobForPods`]): the simulator
+/// narrates each failed pod with one, and reading the document each time made
+/// that quadratic (issue 22, item 7).
 #[derive(Clone, Debug, Default)]
 pub struct CompiledDocument(Option<Arc<ExtendedFailurePolicy>>);
 
@@ -162,19 +150,71 @@ impl CompiledDocument {
     }
 }
 
-/// The snapshot of `req` with its Job's document taken from `document` instead
-/// of read from the request: the caller compiled it (from a Job of the same
-/// spec and the same document text) and vouches that it is this Job's.
-pub fn snapshot_with_document(
-    req: pb::DecideJobRequest,
-    document: &CompiledDocument,
-) -> Result<Snapshot, Vec<Violation>> {
-    let req = LazyDecideJobRequest::from(req);
-    snapshot_of(req, Some(document.clone()), &Never).map_err(|unconverted| match unconverted {
-        Unconverted::Invalid(violations) => violations,
-        // `Never` never interrupts; an empty list is never returned.
-        Unconverted::Cancelled => Vec::new(),
-    })
+/// A Job converted once, whose pods are then converted one at a time: for a caller that
+/// asks about single pods of a Job it holds on the wire (the simulator narrates each failed
+/// pod), where converting the whole request per question was quadratic in pods.
+#[derive(Clone, Debug)]
+pub struct JobForPods {
+    job: Job,
+    own: Arc<OwnerRef>,
+}
+
+impl JobForPods {
+    /// The Job as a decision converts it, with its document from `document` (compiled from a
+    /// Job of the same spec and document text), not read again.
+    pub fn convert(job: &pb::Job, document: &CompiledDocument) -> Result<Self, Vec<Violation>> {
+        let mut errs = Violations::default();
+        let job = job_with_document(job.clone(), document, &mut errs);
+        let own = Arc::new(OwnerRef {
+            api_version: JOB_API_VERSION.to_string(),
+            kind: JOB_KIND.to_string(),
+            name: job.name.clone(),
+            uid: job.uid.clone(),
+        });
+        errs.into_result(JobForPods { job, own })
+    }
+
+    /// The converted Job.
+    pub fn job(&self) -> &Job {
+        &self.job
+    }
+
+    /// One pod of the Job as a snapshot converts it (the same decoder, the same checks).
+    pub fn pod(&self, pod: &pb::Pod) -> Result<Pod, Vec<Violation>> {
+        use prost::Message;
+        PODS_CONVERTED.with(|c| c.set(c.get() + 1));
+        let mut errs = Violations::default();
+        let bytes = pod.encode_to_vec();
+        let read = ReadFields::of(&self.job);
+        let at = PodAt::first(false);
+        match pod_decode::pod(
+            &bytes,
+            at,
+            &self.own,
+            &read,
+            &mut SharedNames::default(),
+            &mut errs,
+        ) {
+            Ok(pod) => errs.into_result(pod),
+            Err(err) => {
+                errs.push(
+                    at.path(),
+                    ViolationKind::Invalid,
+                    None,
+                    format!("not a valid Pod message: {err}"),
+                );
+                Err(errs.into_vec())
+            }
+        }
+    }
+
+    /// Whether a decision could read these pods with the Job's document: the bound on the
+    /// message bytes its patterns may search, as a snapshot checks it.
+    pub fn within_match_budget(&self, pods: &[Pod]) -> bool {
+        let mut errs = Violations::default();
+        failure_policy::check_match_budget(&self.job, pods, "", &mut errs);
+        errs.is_empty()
+    }
 }
 
 /// One pod of a request, in the encoding it came in.
@@ -194,6 +234,7 @@ fn snapshot_from_parts<I>(
 where
     I: Iterator<Item = (PodAt, WirePod)>,
 {
+    CONVERTED.with(|c| c.set(c.get() + 1));
     let mut errs = Violations::default();
     if req.both_encodings {
         errs.invalid(
@@ -203,10 +244,12 @@ where
         );
     }
     let job = match req.job {
-        Some(job) => Some(match &req.compiled {
-            Some(document) => job_with_document(job, document, &mut errs),
-            None => job_with_policy(job, Purpose::Decide, &req.failure_policy, &mut errs),
-        }),
+        Some(job) => Some(job_with_policy(
+            job,
+            Purpose::Decide,
+            &req.failure_policy,
+            &mut errs,
+        )),
         None => {
             errs.required("job", "a DecideJobRequest needs the Job to decide");
             None
@@ -247,6 +290,25 @@ where
         }),
         _ => Err(errs.into_vec()),
     }
+}
+
+thread_local! {
+    /// DecideJob requests converted into snapshots on this thread (tests read it).
+    static CONVERTED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// Pods converted into the domain on this thread (tests read it).
+    static PODS_CONVERTED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many DecideJob requests (the Job and its pods) have been converted on this thread so
+/// far: tests count a caller's conversions without timing it.
+pub fn snapshots_converted() -> u64 {
+    CONVERTED.with(std::cell::Cell::get)
+}
+
+/// How many pods have been converted into the domain on this thread so far, by a snapshot or
+/// one at a time ([`JobForPods::pod`]).
+pub fn pods_converted() -> u64 {
+    PODS_CONVERTED.with(std::cell::Cell::get)
 }
 
 /// The Job of a ValidateJobRequest (no identity needed: a manifest not yet created has none),
@@ -330,11 +392,7 @@ pub fn validation_response(violations: &[Violation]) -> pb::ValidateJobResponse 
     let listed = violations
         .iter()
         .take(MAX_LISTED_VIOLATIONS)
-        .map(|v| pb::FieldViolation {
-            field: truncated(&v.field, MAX_VIOLATION_VALUE_BYTES).into_owned(),
-            reason: v.kind.reason().to_string(),
-            description: truncated(&v.description(), MAX_DETAIL_DESCRIPTION_BYTES).into_owned(),
-        })
+        .map(violation_to_pb)
         .collect();
     pb::ValidateJobResponse {
         violations: with_count_of_the_rest(listed, violations.len()),
@@ -603,6 +661,7 @@ where
     let hasher = RandomState::new();
     let mut first_with_hash: HashMap<u64, usize> = HashMap::with_capacity(count);
     for (at, pod) in pods {
+        PODS_CONVERTED.with(|c| c.set(c.get() + 1));
         let (decoded, kind) = match pod {
             WirePod::Full(bytes) => (
                 pod_decode::pod(&bytes, at, &own, &read, &mut names, errs),
@@ -620,7 +679,7 @@ where
                     at.path(),
                     ViolationKind::Invalid,
                     None,
-                    &format!("not a valid {kind} message: {err}"),
+                    format!("not a valid {kind} message: {err}"),
                 );
                 continue;
             }
@@ -709,165 +768,8 @@ pub(crate) fn decode_for_tests_with(
     Ok((pod, errs.fields()))
 }
 
-/// The plan on the wire (without an explanation).
-pub fn response_from_plan(plan: &Plan) -> pb::DecideJobResponse {
-    pb::DecideJobResponse {
-        explanation: None,
-        actions: plan.actions.iter().map(action_to_pb).collect(),
-        requeue_after: plan.requeue_after.map(duration_to_pb),
-        // An empty record is the same as no state (a controller that just started).
-        state: (plan.state != ControllerState::default()).then(|| state_to_pb(&plan.state)),
-    }
-}
-
-/// Controller state on the wire.
-pub fn state_to_pb(state: &ControllerState) -> pb::ControllerState {
-    pb::ControllerState {
-        backoff: Some(pb::BackoffRecord {
-            failures_after_last_success: state.backoff.failures_after_last_success,
-            last_failure_time: state.backoff.last_failure_time.map(time_to_pb),
-        }),
-    }
-}
-
-fn pod_refs(pods: &[PodRef]) -> Vec<pb::PodReference> {
-    pods.iter()
-        .map(|p| pb::PodReference {
-            name: p.name.clone(),
-            uid: p.uid.clone(),
-        })
-        .collect()
-}
-
-fn action_to_pb(action: &Action) -> pb::Action {
-    use pb::action::Kind;
-    let kind = match action {
-        Action::AdoptPods(pods) => Kind::AdoptPods(pb::AdoptPods {
-            pods: pod_refs(pods),
-        }),
-        Action::ReleasePods(pods) => Kind::ReleasePods(pb::ReleasePods {
-            pods: pod_refs(pods),
-        }),
-        // In the core's order: ascending completion index (manage creates them so).
-        Action::CreatePods(pods) => Kind::CreatePods(pb::CreatePods {
-            pods: pods.iter().map(pod_creation_to_pb).collect(),
-        }),
-        Action::DeletePods(pods) => Kind::DeletePods(pb::DeletePods {
-            pods: pods.iter().map(pod_deletion_to_pb).collect(),
-        }),
-        Action::RemoveFinalizers(pods) => Kind::RemoveFinalizers(pb::RemoveFinalizers {
-            pods: pod_refs(pods),
-        }),
-        Action::UpdateStatus(status) => Kind::UpdateStatus(pb::UpdateStatus {
-            status: Some(job_status_to_pb(status)),
-        }),
-        Action::RecordEvent(event) => Kind::RecordEvent(event_to_pb(event)),
-        Action::FailPods(pods) => Kind::FailPods(pb::FailPods {
-            pods: pods
-                .iter()
-                .map(|p| pb::PodFailure {
-                    pod: Some(pb::PodReference {
-                        name: p.pod.name.clone(),
-                        uid: p.pod.uid.clone(),
-                    }),
-                    condition_type: p.condition_type.clone(),
-                    reason: p.reason.clone(),
-                    message: p.message.clone(),
-                })
-                .collect(),
-        }),
-    };
-    pb::Action { kind: Some(kind) }
-}
-
-fn pod_creation_to_pb(pod: &PodCreation) -> pb::PodCreation {
-    pb::PodCreation {
-        name: String::new(),
-        generate_name: pod.generate_name.clone(),
-        labels: pod.labels.clone().into_iter().collect(),
-        annotations: pod.annotations.clone().into_iter().collect(),
-        finalizers: pod.finalizers.clone(),
-        hostname: pod.hostname.clone(),
-        env: pod
-            .env
-            .iter()
-            .map(|e| pb::EnvVar {
-                name: e.name.clone(),
-                value: String::new(),
-                value_from: Some(pb::EnvVarSource {
-                    field_ref: Some(pb::ObjectFieldSelector {
-                        api_version: String::new(),
-                        field_path: e.field_path.clone(),
-                    }),
-                }),
-            })
-            .collect(),
-        completion_index: pod.completion_index,
-        // As metav1.NewControllerRef builds it: controller and blockOwnerDeletion set.
-        owner_reference: Some(pb::OwnerReference {
-            api_version: pod.owner.api_version.clone(),
-            kind: pod.owner.kind.clone(),
-            name: pod.owner.name.clone(),
-            uid: pod.owner.uid.clone(),
-            controller: Some(true),
-            block_owner_deletion: Some(true),
-        }),
-        avoid_nodes: pod.avoid_nodes.as_ref().map(|a| pb::AvoidNodes {
-            nodes: a.nodes.clone(),
-            mode: a.mode.as_str().to_string(),
-        }),
-    }
-}
-
-fn pod_deletion_to_pb(pod: &PodDeletion) -> pb::PodDeletion {
-    pb::PodDeletion {
-        name: pod.pod.name.clone(),
-        uid: pod.pod.uid.clone(),
-        remove_finalizer_first: pod.remove_finalizer_first,
-        ready: pod.ready,
-    }
-}
-
-fn event_to_pb(event: &Event) -> pb::RecordEvent {
-    pb::RecordEvent {
-        r#type: event.event_type.as_str().to_string(),
-        reason: event.reason.clone(),
-        message: event.message.clone(),
-    }
-}
-
-/// A Job status on the wire.
-pub fn job_status_to_pb(status: &JobStatus) -> pb::JobStatus {
-    pb::JobStatus {
-        conditions: status
-            .conditions
-            .iter()
-            .map(|c| pb::JobCondition {
-                r#type: c.condition_type.as_str().to_string(),
-                status: c.status.as_str().to_string(),
-                last_probe_time: c.last_probe_time.map(time_to_pb),
-                last_transition_time: c.last_transition_time.map(time_to_pb),
-                reason: c.reason.clone(),
-                message: c.message.clone(),
-            })
-            .collect(),
-        start_time: status.start_time.map(time_to_pb),
-        completion_time: status.completion_time.map(time_to_pb),
-        active: status.active,
-        succeeded: status.succeeded,
-        failed: status.failed,
-        terminating: status.terminating,
-        completed_indexes: status.completed_indexes.clone(),
-        failed_indexes: status.failed_indexes.clone(),
-        uncounted_terminated_pods: status.uncounted_terminated_pods.as_ref().map(|u| {
-            pb::UncountedTerminatedPods {
-                succeeded: u.succeeded.clone(),
-                failed: u.failed.clone(),
-            }
-        }),
-        ready: status.ready,
-    }
-}
+mod to_wire;
+pub use to_wire::{job_status_to_pb, response_from_plan, state_to_pb};
 
 pub mod failure_policy;
 

@@ -30,6 +30,7 @@ use pbjson_types::Timestamp;
 
 use crate::convert::Unconverted;
 use crate::pb;
+use crate::violations::{Violations, violation_to_pb};
 use crate::wire_time::time_from_pb;
 use job_decider_core::cancel::{Interrupt, Never};
 use job_decider_core::go_text::go_quote;
@@ -41,7 +42,7 @@ use job_decider_core::jobset::{
 };
 use job_decider_core::jobset_validate::{default_rule_names, validate_jobset};
 use job_decider_core::time::Time;
-use job_decider_core::validate::{Severity, Violation, ViolationKind, truncated};
+use job_decider_core::validate::{Violation, ViolationKind, truncated};
 
 mod to_wire;
 pub use to_wire::{explanation_to_pb, plan_to_pb, status_to_pb};
@@ -73,8 +74,21 @@ pub const MAX_CONDITION_MESSAGE_BYTES: usize = 32 * 1024;
 /// patterns): about a second of matching at ~2 ns a byte.
 pub const MAX_MESSAGE_SCAN_BYTES: u64 = job_decider_core::message_pattern::MAX_SCAN_BYTES;
 
-const ACTIONS: &str = "\"FailJobSet\", \"RestartJobSet\", \"RestartJobSetAndIgnoreMaxRestarts\", \
-                       \"RestartJob\", \"RestartJobAndIgnoreMaxRestarts\"";
+/// The actions a failure policy rule may name, in the order a violation lists them (spelled
+/// by the core's `FailurePolicyAction::as_str`; the KEP's `RecreateJob` is read, never listed).
+const ACTIONS: [FailurePolicyAction; 5] = [
+    FailurePolicyAction::FailJobSet,
+    FailurePolicyAction::RestartJobSet,
+    FailurePolicyAction::RestartJobSetAndIgnoreMaxRestarts,
+    FailurePolicyAction::RestartJob,
+    FailurePolicyAction::RestartJobAndIgnoreMaxRestarts,
+];
+
+/// `"A", "B"`: the values a NotSupported violation lists.
+fn listed(names: impl IntoIterator<Item = &'static str>) -> String {
+    let quoted: Vec<String> = names.into_iter().map(|n| format!("\"{n}\"")).collect();
+    quoted.join(", ")
+}
 const STRATEGIES: &str = "\"Recreate\", \"BlockingRecreate\", \"InPlaceRestart\"";
 
 /// Decides one `DecideJobSetRequest`: converts it, runs [`decide_jobset`] and encodes the
@@ -93,7 +107,7 @@ pub fn decide_jobset_request(
 pub fn validate_jobset_request(
     req: pb::ValidateJobSetRequest,
 ) -> Result<pb::ValidateJobSetResponse, Vec<Violation>> {
-    let mut errs = Errs::default();
+    let mut errs = Violations::default();
     let Some(js) = req.job_set else {
         errs.push(
             "jobSet",
@@ -101,25 +115,16 @@ pub fn validate_jobset_request(
             None,
             "the JobSet to validate",
         );
-        return Err(errs.0);
+        return Err(errs.into_vec());
     };
     // Paths are the webhook's: relative to the JobSet.
     let js = jobset_from_pb(js, "", Purpose::Validate, &Never, &mut errs);
-    if !errs.0.is_empty() {
-        return Err(errs.0);
+    if !errs.is_empty() {
+        return Err(errs.into_vec());
     }
     Ok(pb::ValidateJobSetResponse {
         violations: validate_jobset(&js).iter().map(violation_to_pb).collect(),
     })
-}
-
-/// One violation as the wire's `FieldViolation`.
-pub fn violation_to_pb(v: &Violation) -> pb::FieldViolation {
-    pb::FieldViolation {
-        field: v.field.clone(),
-        reason: v.kind.reason().to_string(),
-        description: v.description(),
-    }
 }
 
 /// The domain snapshot of a request, or every field that makes it undecidable.
@@ -167,7 +172,7 @@ fn snapshot_with(
     req: pb::DecideJobSetRequest,
     interrupt: &dyn Interrupt,
 ) -> Result<JobSetSnapshot, Vec<Violation>> {
-    let mut errs = Errs::default();
+    let mut errs = Violations::default();
     let js = match req.job_set {
         Some(js) => Some(jobset_from_pb(
             js,
@@ -218,32 +223,8 @@ fn snapshot_with(
         }
     }
     match (js, now) {
-        (Some(job_set), Some(now)) if errs.0.is_empty() => {
-            Ok(JobSetSnapshot { job_set, jobs, now })
-        }
-        _ => Err(errs.0),
-    }
-}
-
-/// Collected violations.
-#[derive(Default)]
-struct Errs(Vec<Violation>);
-
-impl Errs {
-    fn push(
-        &mut self,
-        field: impl Into<String>,
-        kind: ViolationKind,
-        value: Option<String>,
-        detail: impl Into<String>,
-    ) {
-        self.0.push(Violation {
-            severity: Severity::Rejected,
-            field: field.into(),
-            kind,
-            value,
-            detail: detail.into(),
-        });
+        (Some(job_set), Some(now)) if errs.is_empty() => Ok(JobSetSnapshot { job_set, jobs, now }),
+        _ => Err(errs.into_vec()),
     }
 }
 
@@ -259,7 +240,7 @@ fn quote(s: &str) -> Option<String> {
     Some(go_quote(s))
 }
 
-fn time_or_err(ts: &Timestamp, path: &str, errs: &mut Errs) -> Option<Time> {
+fn time_or_err(ts: &Timestamp, path: &str, errs: &mut Violations) -> Option<Time> {
     let t = time_from_pb(ts);
     if t.is_none() {
         errs.push(
@@ -278,7 +259,7 @@ fn jobset_from_pb(
     prefix: &str,
     purpose: Purpose,
     interrupt: &dyn Interrupt,
-    errs: &mut Errs,
+    errs: &mut Violations,
 ) -> JobSet {
     let meta = js.metadata.unwrap_or_default();
     if purpose == Purpose::Decide {
@@ -331,7 +312,7 @@ fn spec_from_pb(
     prefix: &str,
     purpose: Purpose,
     interrupt: &dyn Interrupt,
-    errs: &mut Errs,
+    errs: &mut Violations,
 ) -> JobSetSpec {
     let mut seen = HashSet::new();
     let mut total: i64 = 0;
@@ -413,8 +394,8 @@ fn spec_from_pb(
 
 /// The pattern counts past a cap, as violations; `true` when every count is within its cap
 /// (only then are the patterns compiled, so an oversized list costs nothing to refuse).
-fn pattern_counts_fit(p: &pb::JobSetFailurePolicy, path: &str, errs: &mut Errs) -> bool {
-    let before = errs.0.len();
+fn pattern_counts_fit(p: &pb::JobSetFailurePolicy, path: &str, errs: &mut Violations) -> bool {
+    let before = errs.len();
     if p.rules.len() > MAX_FAILURE_POLICY_RULES {
         errs.push(
             format!("{path}.rules"),
@@ -453,7 +434,7 @@ fn pattern_counts_fit(p: &pb::JobSetFailurePolicy, path: &str, errs: &mut Errs) 
             ),
         );
     }
-    errs.0.len() == before
+    errs.len() == before
 }
 
 fn policy_from_pb(
@@ -461,7 +442,7 @@ fn policy_from_pb(
     path: &str,
     purpose: Purpose,
     interrupt: &dyn Interrupt,
-    errs: &mut Errs,
+    errs: &mut Violations,
 ) -> FailurePolicy {
     let compile = pattern_counts_fit(&p, path, errs);
     let restart_strategy = RestartStrategy::parse(&p.restart_strategy).unwrap_or_else(|| {
@@ -488,7 +469,10 @@ fn policy_from_pb(
                         format!("{rpath}.action"),
                         ViolationKind::NotSupported,
                         quote(&r.action),
-                        format!("supported values: {ACTIONS}"),
+                        format!(
+                            "supported values: {}",
+                            listed(ACTIONS.map(FailurePolicyAction::as_str))
+                        ),
                     );
                     FailurePolicyAction::default()
                 })
@@ -536,7 +520,7 @@ fn status_from_pb(
     s: pb::JobSetStatus,
     spec: &JobSetSpec,
     prefix: &str,
-    errs: &mut Errs,
+    errs: &mut Violations,
 ) -> JobSetStatus {
     let path = format!("{prefix}status");
     let by_name = replicated_jobs_by_name(spec);
@@ -623,7 +607,7 @@ fn children_from_pb(
     jobs: Vec<pb::Job>,
     js: &JobSet,
     interrupt: &dyn Interrupt,
-    errs: &mut Errs,
+    errs: &mut Violations,
 ) -> Vec<ChildJob> {
     let mut names = HashSet::new();
     let by_name = replicated_jobs_by_name(&js.spec);
@@ -683,8 +667,8 @@ fn children_from_pb(
         // getChildJobs puts a Job of an earlier restart attempt among the previous ones before
         // reading any other label, so only the current attempt's Jobs need them.
         let previous = restart_attempt.is_some_and(|a| a < js.status.restarts);
-        let mut scratch = Errs::default();
-        let errs_current: &mut Errs = if previous { &mut scratch } else { errs };
+        let mut scratch = Violations::default();
+        let errs_current: &mut Violations = if previous { &mut scratch } else { errs };
         let job_restart_attempt = int_label(
             label(JOB_RESTART_ATTEMPT_KEY),
             &lpath(JOB_RESTART_ATTEMPT_KEY),
@@ -781,7 +765,7 @@ fn children_from_pb(
 }
 
 /// A `TooLong` violation at `path` when `value` is longer than `max` bytes.
-fn too_long(value: &str, max: usize, path: String, why: &str, errs: &mut Errs) {
+fn too_long(value: &str, max: usize, path: String, why: &str, errs: &mut Violations) {
     if value.len() > max {
         errs.push(
             path,
@@ -796,7 +780,12 @@ fn too_long(value: &str, max: usize, path: String, why: &str, errs: &mut Errs) {
 }
 
 /// An integer label; `required` ones must be present.
-fn int_label(value: Option<&str>, path: &str, required: bool, errs: &mut Errs) -> Option<i32> {
+fn int_label(
+    value: Option<&str>,
+    path: &str,
+    required: bool,
+    errs: &mut Violations,
+) -> Option<i32> {
     match value {
         None => {
             if required {

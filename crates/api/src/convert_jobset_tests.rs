@@ -79,6 +79,15 @@ fn unknown_action_and_strategy_are_not_supported() {
         ]
     );
     assert_eq!(errs[1].kind, ViolationKind::NotSupported);
+    // The actions listed are the core's spellings, in one order; RecreateJob is read, not listed.
+    assert_eq!(
+        errs[1].detail,
+        "supported values: \"FailJobSet\", \"RestartJobSet\", \"RestartJobSetAndIgnoreMaxRestarts\", \
+         \"RestartJob\", \"RestartJobAndIgnoreMaxRestarts\""
+    );
+    for action in ACTIONS {
+        assert_eq!(FailurePolicyAction::parse(action.as_str()), Some(action));
+    }
 }
 
 #[test]

@@ -8,6 +8,7 @@ use crate::pb;
 use crate::pod_details::POD_SCHEDULED;
 use crate::pod_fields::ReadFields;
 use job_decider_core::extended::{FAILED_NODES_ANNOTATION, RULE_MATCH_COUNTS_ANNOTATION};
+use job_decider_core::go_text::go_quote;
 use job_decider_core::model::{
     COMPLETION_INDEX_KEY, INDEX_FAILURE_COUNT_KEY, INDEX_IGNORED_FAILURE_COUNT_KEY,
     JOB_API_VERSION, JOB_KIND, JOB_TRACKING_FINALIZER,
@@ -48,10 +49,13 @@ impl<'a> JobIdentity<'a> {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum NotLean {
     /// `status.phase` is not one of the API's phases.
-    #[error("status.phase {0:?} is not a Kubernetes pod phase")]
+    #[error("status.phase {} is not a Kubernetes pod phase", go_quote(.0))]
     Phase(String),
     /// A condition's status is not True, False, Unknown or empty.
-    #[error("status.conditions[{index}].status {value:?} is not True, False or Unknown")]
+    #[error(
+        "status.conditions[{index}].status {} is not True, False or Unknown",
+        go_quote(value)
+    )]
     ConditionStatus {
         /// The condition's position.
         index: usize,

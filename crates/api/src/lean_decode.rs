@@ -622,4 +622,33 @@ mod tests {
         }
         assert!(checked > 1_000, "{checked} variants");
     }
+
+    /// `NotLean` quoted the value with Rust's `{:?}` (`"\u{1}"`), where every other
+    /// message quotes as Go's `%q` (`"\x01"`) through `core::go_text`.
+    #[test]
+    fn a_value_the_lean_encoding_cannot_hold_was_quoted_as_rust_not_go() {
+        let mut pod = pb::Pod::default();
+        pod.status.get_or_insert_default().phase = "Done\u{1}\u{7f}".into();
+        let Err(phase) = to_lean(&pod, identity()) else {
+            panic!("not a phase");
+        };
+        assert_eq!(
+            phase.to_string(),
+            "status.phase \"Done\\x01\\x7f\" is not a Kubernetes pod phase"
+        );
+        let status = pod.status.get_or_insert_default();
+        status.phase = "Running".into();
+        status.conditions.push(pb::PodCondition {
+            r#type: "Ready".into(),
+            status: "Yes\u{1}".into(),
+            ..Default::default()
+        });
+        let Err(condition) = to_lean(&pod, identity()) else {
+            panic!("not a condition status");
+        };
+        assert_eq!(
+            condition.to_string(),
+            "status.conditions[0].status \"Yes\\x01\" is not True, False or Unknown"
+        );
+    }
 }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use pbjson_types::Timestamp;
 
+use job_decider_core::extended::{MAX_ANNOTATION_ENTRIES, parse_rule_match_counts};
 use job_decider_core::model::{ContainerTermination, PodFailureDetails};
 use job_decider_core::violation::truncated;
 
@@ -17,8 +18,6 @@ use crate::wire_time::time_from_pb;
 pub const MAX_MESSAGE_BYTES: usize = 4096;
 /// Longest reason or node name kept, in bytes.
 pub const MAX_REASON_BYTES: usize = 1024;
-/// Most entries kept of a pod's rule-match-counts or failed-nodes annotation.
-pub const MAX_ANNOTATION_ENTRIES: usize = 64;
 /// The condition whose time and reason say when a pod was scheduled, or why it is not.
 pub const POD_SCHEDULED: &str = "PodScheduled";
 
@@ -76,7 +75,7 @@ impl WireDetails<'_> {
             unschedulable,
             rule_match_counts: self
                 .rule_match_counts
-                .map(rule_match_counts)
+                .map(parse_rule_match_counts)
                 .unwrap_or_default(),
             failed_nodes: self.failed_nodes.map(failed_nodes).unwrap_or_default(),
         })
@@ -85,31 +84,6 @@ impl WireDetails<'_> {
 
 fn bounded(s: &str, max: usize) -> String {
     truncated(s, max).into_owned()
-}
-
-/// `name=count,...` read leniently, as upstream reads its count annotations:
-/// a pair that is not a name and a non-negative count is dropped, a repeated
-/// name keeps its largest count; sorted by name.
-pub fn rule_match_counts(text: &str) -> Vec<(String, i32)> {
-    let mut out: Vec<(String, i32)> = Vec::new();
-    for pair in text.split(',').take(MAX_ANNOTATION_ENTRIES) {
-        let Some((name, count)) = pair.split_once('=') else {
-            continue;
-        };
-        let (name, count) = (name.trim(), count.trim());
-        let Ok(count) = count.parse::<i32>() else {
-            continue;
-        };
-        if name.is_empty() || name.len() > 63 || count < 0 {
-            continue;
-        }
-        match out.iter_mut().find(|(n, _)| n == name) {
-            Some((_, c)) => *c = (*c).max(count),
-            None => out.push((name.to_string(), count)),
-        }
-    }
-    out.sort();
-    out
 }
 
 /// Comma-separated node names read leniently: blanks dropped, order kept
@@ -131,38 +105,14 @@ mod tests {
     #[test]
     fn rule_match_counts_are_read_leniently() {
         assert_eq!(
-            rule_match_counts("oom=2,crash=1"),
-            vec![("crash".to_string(), 1), ("oom".to_string(), 2)]
-        );
-        assert_eq!(
-            rule_match_counts(" oom = 2 ,,x,=3,y=-1,z=abc,oom=1,w=4"),
+            parse_rule_match_counts(" oom = 2 ,,x,=3,y=-1,z=abc,oom=1,w=4"),
             vec![("oom".to_string(), 2), ("w".to_string(), 4)]
         );
-        assert!(rule_match_counts("").is_empty());
-        let many: Vec<String> = (0..100).map(|i| format!("r{i}=1")).collect();
+        // The core's name bound is the one the wire validates rule names with.
         assert_eq!(
-            rule_match_counts(&many.join(",")).len(),
-            MAX_ANNOTATION_ENTRIES
+            job_decider_core::extended::MAX_RULE_NAME_BYTES,
+            crate::convert::failure_policy::MAX_RULE_NAME
         );
-    }
-
-    /// The bounded reading here keeps what the core's own reading of the
-    /// annotation (`retry_limits::parse_rule_match_counts`) keeps, each name
-    /// once at its largest count.
-    #[test]
-    fn rule_match_counts_read_as_the_core_reads_them() {
-        use job_decider_core::extended::retry_limits::parse_rule_match_counts;
-        for text in [
-            "a=1,,=3,b,c=-1,d=x, e = 4 ,f=99999999999",
-            "b=2,a=1,b=5",
-            "",
-            "x",
-        ] {
-            let mut core = parse_rule_match_counts(text);
-            core.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
-            core.dedup_by(|later, first| later.0 == first.0);
-            assert_eq!(rule_match_counts(text), core, "{text:?}");
-        }
     }
 
     #[test]

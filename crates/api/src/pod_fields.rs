@@ -54,8 +54,7 @@ impl PodAt {
         format!("{}.{path}", self.path())
     }
 
-    /// The first pod of a list (tests).
-    #[cfg(test)]
+    /// The first pod of a list (tests, and a pod converted on its own).
     pub(crate) fn first(lean: bool) -> Self {
         PodAt { lean, i: 0 }
     }

@@ -11,7 +11,8 @@ use std::time::Duration;
 use tonic::Code;
 use tonic_types::{ErrorDetails, FieldViolation, StatusExt};
 
-use job_decider_core::validate::{MAX_VIOLATION_VALUE_BYTES, Violation, truncated};
+use crate::violations::violation_to_pb;
+use job_decider_core::validate::{Violation, truncated};
 
 /// The `ErrorInfo.domain` of every error this service returns.
 pub const ERROR_DOMAIN: &str = "jobdecider.dev";
@@ -204,9 +205,7 @@ pub const MAX_DETAIL_VIOLATIONS: usize = 100;
 /// [`MAX_MESSAGE_BYTES`]) and the `ErrorInfo`, the `grpc-status-details-bin` trailer stays near
 /// 10 KiB after base64, well under the 16 KiB many proxies and gRPC clients allow per header.
 pub const MAX_DETAIL_VIOLATION_BYTES: usize = 6 * 1024;
-/// Longest `description` one listed violation carries, in bytes: room for upstream's longest
-/// messages (the RFC 1123 pattern, ~330 bytes) while a huge quoted value is cut.
-pub const MAX_DETAIL_DESCRIPTION_BYTES: usize = 512;
+pub use crate::violations::MAX_DETAIL_DESCRIPTION_BYTES;
 /// Longest status message (and so log line) an error prints, in bytes.
 pub const MAX_MESSAGE_BYTES: usize = 1024;
 
@@ -238,10 +237,11 @@ fn listed_violations(violations: &[Violation]) -> Vec<FieldViolation> {
     let mut listed = Vec::new();
     let mut bytes = 0;
     for v in violations.iter().take(MAX_DETAIL_VIOLATIONS) {
+        let pb = violation_to_pb(v);
         let fv = FieldViolation {
-            field: truncated(&v.field, MAX_VIOLATION_VALUE_BYTES).into_owned(),
-            description: truncated(&v.description(), MAX_DETAIL_DESCRIPTION_BYTES).into_owned(),
-            reason: v.kind.reason().to_string(),
+            field: pb.field,
+            description: pb.description,
+            reason: pb.reason,
             localized_message: None,
         };
         // Three length-delimited strings and the entry's own tag and length: ≤ 4 × 3 bytes.

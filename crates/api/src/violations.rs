@@ -3,9 +3,26 @@
 
 use pbjson_types::Timestamp;
 
+use crate::pb;
 use crate::wire_time::time_from_pb;
 use job_decider_core::time::Time;
-use job_decider_core::validate::{Severity, Violation, ViolationKind};
+use job_decider_core::validate::{
+    MAX_VIOLATION_VALUE_BYTES, Severity, Violation, ViolationKind, truncated,
+};
+
+/// Longest `description` one listed violation carries, in bytes: room for upstream's longest
+/// messages (the RFC 1123 pattern, ~330 bytes) while a huge quoted value is cut.
+pub const MAX_DETAIL_DESCRIPTION_BYTES: usize = 512;
+
+/// One violation as every response and error detail lists it: the field and the
+/// description bounded, whatever the request put in them.
+pub(crate) fn violation_to_pb(v: &Violation) -> pb::FieldViolation {
+    pb::FieldViolation {
+        field: truncated(&v.field, MAX_VIOLATION_VALUE_BYTES).into_owned(),
+        reason: v.kind.reason().to_string(),
+        description: truncated(&v.description(), MAX_DETAIL_DESCRIPTION_BYTES).into_owned(),
+    }
+}
 
 /// Collects violations; paths are built only when something is wrong.
 #[derive(Default)]
@@ -38,19 +55,20 @@ impl Violations {
         self.0.iter().map(|v| v.field.clone()).collect()
     }
 
+    /// Adds one violation of `kind` at `field`.
     pub(crate) fn push(
         &mut self,
-        field: String,
+        field: impl Into<String>,
         kind: ViolationKind,
         value: Option<String>,
-        detail: &str,
+        detail: impl Into<String>,
     ) {
         self.0.push(Violation {
             severity: Severity::Rejected,
-            field,
+            field: field.into(),
             kind,
             value,
-            detail: detail.to_string(),
+            detail: detail.into(),
         });
     }
 
@@ -78,7 +96,7 @@ impl Violations {
             field.into(),
             ViolationKind::NotSupported,
             Some(format!("\"{value}\"")),
-            &format!("supported values: {}", listed.join(", ")),
+            format!("supported values: {}", listed.join(", ")),
         );
     }
 

@@ -91,6 +91,36 @@ fn fail_job_rule_names_the_rule_the_exit_code_and_the_coming_failed_condition() 
     assert_eq!(unique, (0..plan.actions.len()).collect::<Vec<_>>());
 }
 
+/// A rule listing one condition type with two statuses matched the pod's True
+/// condition; the explanation used to print the status of the first pattern of
+/// that type (False), now the status of the condition that matched.
+#[test]
+fn a_condition_is_explained_with_the_status_that_matched() {
+    let mut job = policy_job();
+    job.spec.pod_failure_policy = Some(PodFailurePolicy {
+        rules: vec![PodFailurePolicyRule {
+            action: PodFailurePolicyAction::Ignore,
+            on_exit_codes: None,
+            on_pod_conditions: [ConditionStatus::False, ConditionStatus::True]
+                .into_iter()
+                .map(|status| OnPodConditionsPattern {
+                    condition_type: "DisruptionTarget".into(),
+                    status,
+                })
+                .collect(),
+        }],
+    });
+    let pods = vec![
+        pod("drained")
+            .phase(PodPhase::Failed)
+            .condition("DisruptionTarget", t(5)),
+    ];
+    let (_, e) = explained(&snapshot(job, pods, t(10)));
+    let drained = group(&e, "drained");
+    assert_eq!(drained.rule, Some((0, PodFailurePolicyAction::Ignore)));
+    assert_eq!(drained.matched, "condition DisruptionTarget=True");
+}
+
 #[test]
 fn ignore_count_and_unmatched_failures_each_get_their_verdict() {
     let pods = vec![

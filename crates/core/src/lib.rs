@@ -22,6 +22,7 @@ pub mod jobset;
 pub mod jobset_validate;
 pub(crate) mod k8s_names;
 pub mod manage;
+pub mod matched_on;
 pub mod message_pattern;
 pub mod model;
 pub mod plan;

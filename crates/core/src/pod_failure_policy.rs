@@ -1,27 +1,10 @@
 //! Pod failure policy matching (KEP-3329): which rule, if any, a failed pod matches.
 
+use crate::matched_on::{Asked, MatchedOn, subject};
 use crate::model::{
     ContainerStatus, ExitCodeOperator, Pod, PodCondition, PodFailurePolicy, PodFailurePolicyAction,
+    PodFailurePolicyRule,
 };
-
-/// What a rule matched on, for messages and explanations.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum MatchedOn {
-    /// A terminated container's exit code.
-    ExitCode {
-        /// The container's name.
-        container: String,
-        /// Its exit code.
-        exit_code: i32,
-        /// Whether it is an init container.
-        init_container: bool,
-    },
-    /// A pod condition.
-    Condition {
-        /// The condition's type.
-        condition_type: String,
-    },
-}
 
 /// The outcome of matching a failed pod against a policy.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -98,9 +81,13 @@ impl RuleMatch {
                     init_container: init,
                 }
             }
-            MatchedAt::Condition { i } => MatchedOn::Condition {
-                condition_type: pod.conditions.get(i as usize)?.condition_type.to_string(),
-            },
+            MatchedAt::Condition { i } => {
+                let condition = pod.conditions.get(i as usize)?;
+                MatchedOn::Condition {
+                    condition_type: condition.condition_type.to_string(),
+                    status: condition.status.clone(),
+                }
+            }
         })
     }
 
@@ -183,17 +170,19 @@ pub fn match_pod_failure_policy(
 
 /// Upstream's FailureTarget message for a FailJob match, word for word.
 fn fail_job_message(matched_on: &MatchedOn, namespace: &str, pod: &str, rule: usize) -> String {
-    match matched_on {
-        MatchedOn::ExitCode {
-            container,
-            exit_code,
-            ..
-        } => format!(
-            "Container {container} for pod {namespace}/{pod} failed with exit code {exit_code} matching FailJob rule at index {rule}"
-        ),
-        MatchedOn::Condition { condition_type } => format!(
-            "Pod {namespace}/{pod} has condition {condition_type} matching FailJob rule at index {rule}"
-        ),
+    let subject = subject(Some(matched_on), namespace, pod);
+    format!("{subject} matching FailJob rule at index {rule}")
+}
+
+/// What an upstream rule asked for, as a description of its match shows it:
+/// the exit-code requirement as `In [1, 2]`.
+pub fn asked(rule: &PodFailurePolicyRule) -> Asked {
+    Asked {
+        exit_codes: rule
+            .on_exit_codes
+            .as_ref()
+            .map(|c| format!("{} {:?}", c.operator.as_str(), c.values)),
+        message_pattern: None,
     }
 }
 

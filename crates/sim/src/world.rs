@@ -5,19 +5,20 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use job_decider_api::convert::{CompiledDocument, snapshot_with_document};
+use job_decider_api::convert::CompiledDocument;
 use job_decider_api::pb;
 use job_decider_core::defaults::completion_index;
 use job_decider_core::extended::FAILURE_POLICY_ANNOTATION;
 use job_decider_core::extended::retry_limits::document_match_among;
 use job_decider_core::extended::rules::max_retries;
 use job_decider_core::extended::rules::{
-    DocumentMatch, describe_matched_on, matched_on, policy_action_of, rule_action, rule_label,
+    DocumentMatch, asked, matched_on, policy_action_of, rule_action, rule_label,
 };
 use job_decider_core::index_set::IndexSet;
+use job_decider_core::matched_on::MatchedOn;
 use job_decider_core::model::ExtendedFailurePolicy;
 use job_decider_core::model::{JOB_TRACKING_FINALIZER, PodFailurePolicyAction};
-use job_decider_core::pod_failure_policy::{MatchedOn, match_pod_failure_policy};
+use job_decider_core::pod_failure_policy::match_pod_failure_policy;
 use pb::action::Kind;
 use pbjson_types::Timestamp;
 

@@ -1192,3 +1192,56 @@ fn a_completion_index_of_minus_one_was_read_as_an_index() {
     assert_eq!(stray.index, None, "-1 is no completion index");
     assert_eq!(outcomes(&t, -1), Vec::<String>::new());
 }
+
+/// Narrating a failed pod converted the whole request again (the Job and, with a document,
+/// every pod) to learn which rule matched: N failures cost N snapshot conversions and
+/// about N²/2 pod conversions on top of the decider's own.
+#[test]
+fn narrating_n_failures_does_not_convert_the_job_and_its_pods_n_times() {
+    use job_decider_api::convert::{pods_converted, snapshots_converted};
+    let mut job = job(serde_json::json!({"backoffLimit": 40, "completions": 1, "parallelism": 1}));
+    job.metadata.get_or_insert_default().annotations.insert(
+        FAILURE_POLICY_ANNOTATION.to_string(),
+        "apiVersion: job-decider.dev/v1alpha1\nkind: FailurePolicy\nrules:\n\
+             - name: flaky\n  action: Count\n  onExitCodes: {operator: In, values: [1]}\n\
+             \x20 maxRetries: 100\n"
+            .to_string(),
+    );
+    let script = Script::from_yaml("attempts:\n- {attempt: 1-30, exitCode: 1}\n").expect("script");
+    let decider = std::cell::Cell::new((0u64, 0u64));
+    let mut counting = |request: pb::DecideJobRequest| {
+        let before = (snapshots_converted(), pods_converted());
+        let answer = decide(request);
+        let (s, p) = decider.get();
+        decider.set((
+            s + snapshots_converted() - before.0,
+            p + pods_converted() - before.1,
+        ));
+        answer
+    };
+    let before = (snapshots_converted(), pods_converted());
+    let t =
+        simulate(job, Vec::new(), &script, &Options::default(), &mut counting).expect("simulated");
+    let narration_snapshots = snapshots_converted() - before.0 - decider.get().0;
+    let narration_pods = pods_converted() - before.1 - decider.get().1;
+    let narrated = t
+        .attempts
+        .iter()
+        .filter(|a| {
+            a.policy
+                .as_deref()
+                .is_some_and(|p| p.contains("failure policy document rule \"flaky\""))
+        })
+        .count() as u64;
+    assert!(
+        narrated >= 30,
+        "{narrated} failures narrated: {:#?}",
+        t.attempts
+    );
+    assert_eq!(narration_snapshots, 0, "{narrated} failures narrated");
+    // Each pod converted when it fails and again when the controller has changed it since.
+    assert!(
+        narration_pods <= 3 * narrated,
+        "{narration_pods} pods converted to narrate {narrated} failures"
+    );
+}

@@ -12,7 +12,7 @@
 use super::*;
 use job_decider_core::backoff::finished_time;
 use job_decider_core::extended::backoff_schedule::BackoffSchedule;
-use job_decider_core::extended::retry_limits::parse_rule_match_counts;
+use job_decider_core::extended::parse_rule_match_counts;
 use job_decider_core::extended::rules::{DocumentRule, carried, first_document_rule, rule_action};
 use job_decider_core::extended::{
     FAILED_NODES_ANNOTATION, PENDING_TIMEOUT_CONDITION, RULE_MATCH_COUNTS_ANNOTATION,

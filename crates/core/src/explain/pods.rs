@@ -8,9 +8,9 @@ use crate::extended::rules::{self, DocumentMatch, DocumentRule};
 use crate::index_set::IndexSet;
 use crate::indexed::{index_failed, valid_index};
 use crate::model::ExtendedFailurePolicy;
-use crate::model::{Pod, PodFailurePolicy, PodFailurePolicyAction, PodPhase};
+use crate::model::{Pod, PodFailurePolicyAction, PodPhase};
 use crate::plan::{Action, Plan, PodRef};
-use crate::pod_failure_policy::MatchedOn;
+use crate::pod_failure_policy;
 use crate::sync_pod::SyncPod;
 use crate::text::{Capped, ordinal, truncated};
 use crate::text::{MAX_EXPLANATION_ENTRIES, MAX_MESSAGE_BYTES};
@@ -204,7 +204,10 @@ fn pod_verdict<'a>(facts: &ExplainFacts<'a>, pod: &SyncPod<'a>) -> VerdictParts<
                     Some((m.rule_index(), action)),
                     None,
                     m.matched_on(pod)
-                        .map(|on| describe_match(policy, m.rule_index(), &on))
+                        .map(|on| {
+                            let rule = policy.rules.get(m.rule_index());
+                            on.describe(&rule.map(pod_failure_policy::asked).unwrap_or_default())
+                        })
                         .unwrap_or_default(),
                     String::new(),
                 ),
@@ -276,10 +279,10 @@ fn describe_document_match(
         (None, Some(i)) => format!("rules[{i}]"),
         (None, None) => rules::PENDING_TIMEOUT_RULE.into(),
     };
-    let on = rules::matched_on(policy, m.rule, pod);
-    let matched: Vec<String> = on
+    let asked = rules::asked(policy, m.rule);
+    let matched: Vec<String> = rules::matched_on(policy, m.rule, pod)
         .iter()
-        .map(|o| rules::describe_matched_on(policy, m.rule, o))
+        .map(|o| o.describe(&asked))
         .collect();
     let matched = text(&matched.join(" and "));
     let which = match m.rule {
@@ -335,38 +338,4 @@ fn tracking_note(facts: &ExplainFacts<'_>, pod: &Pod) -> &'static str {
     } else {
         "newly finished: this plan records it"
     }
-}
-
-/// What a rule matched, with the rule's own requirement.
-fn describe_match(policy: &PodFailurePolicy, rule_index: usize, on: &MatchedOn) -> String {
-    let rule = policy.rules.get(rule_index);
-    let described = match on {
-        MatchedOn::ExitCode {
-            container,
-            exit_code,
-            init_container,
-        } => {
-            let kind = if *init_container {
-                "init container"
-            } else {
-                "container"
-            };
-            let requirement = rule
-                .and_then(|r| r.on_exit_codes.as_ref())
-                .map(|c| format!(" ({} {:?})", c.operator.as_str(), c.values))
-                .unwrap_or_default();
-            format!("exit code {exit_code} of {kind} {container:?}{requirement}")
-        }
-        MatchedOn::Condition { condition_type } => {
-            let status = rule
-                .and_then(|r| {
-                    r.on_pod_conditions
-                        .iter()
-                        .find(|p| p.condition_type == *condition_type)
-                })
-                .map_or("True", |p| p.status.as_str());
-            format!("condition {condition_type}={status}")
-        }
-    };
-    text(&described)
 }

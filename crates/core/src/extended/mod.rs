@@ -2,10 +2,12 @@
 //! API, carried by a Job in the `job-decider.dev/failure-policy` annotation (or
 //! sent beside it in `DecideJobRequest.failure_policy`).
 //!
-//! This module holds the document as decisions see it: parsed, defaulted and
-//! validated by the wire crate. Each feature's decision lives in a file of its
-//! own below; the sync consults them only when the Job carries a document, so
-//! a Job without one decides byte for byte as upstream does.
+//! This module holds the names of the document's annotations and conditions,
+//! and the one reader of the rule-match-count annotation; the document itself,
+//! parsed, defaulted and validated by the wire crate, is `model`'s. Each
+//! feature's decision lives in a file of its own below; the sync consults them
+//! only when the Job carries a document, so a Job without one decides byte for
+//! byte as upstream does.
 //!
 //! Invariant: everything an extended decision counts is read from the
 //! snapshot (annotations the controller wrote on the pods it created, pod
@@ -28,6 +30,38 @@ pub const FAILURE_POLICY_KIND: &str = "FailurePolicy";
 /// with a retry limit has matched so far in the pod's scope (its index, or the
 /// Job when NonIndexed), as `name=count` pairs joined by commas, sorted by name.
 pub const RULE_MATCH_COUNTS_ANNOTATION: &str = "job-decider.dev/rule-match-counts";
+/// Most entries read of a pod's [`RULE_MATCH_COUNTS_ANNOTATION`] or
+/// [`FAILED_NODES_ANNOTATION`]: a pod's annotations are the user's to write.
+pub const MAX_ANNOTATION_ENTRIES: usize = 64;
+/// The longest rule name a document may give, in bytes (the wire's validation
+/// bound); a longer name in the annotation can name no rule.
+pub const MAX_RULE_NAME_BYTES: usize = 63;
+
+/// Reads a [`RULE_MATCH_COUNTS_ANNOTATION`] leniently, as upstream reads its
+/// count annotations: of the first [`MAX_ANNOTATION_ENTRIES`] pairs, one that is
+/// not a rule name and a non-negative count is dropped, a repeated name keeps
+/// its largest count; sorted by name. The one reader, for the wire and the tests.
+pub fn parse_rule_match_counts(text: &str) -> Vec<(String, i32)> {
+    let mut out: Vec<(String, i32)> = Vec::new();
+    for pair in text.split(',').take(MAX_ANNOTATION_ENTRIES) {
+        let Some((name, count)) = pair.split_once('=') else {
+            continue;
+        };
+        let (name, count) = (name.trim(), count.trim());
+        let Ok(count) = count.parse::<i32>() else {
+            continue;
+        };
+        if name.is_empty() || name.len() > MAX_RULE_NAME_BYTES || count < 0 {
+            continue;
+        }
+        match out.iter_mut().find(|(n, _)| n == name) {
+            Some((_, c)) => *c = (*c).max(count),
+            None => out.push((name.to_string(), count)),
+        }
+    }
+    out.sort();
+    out
+}
 /// Pod annotation on pods the controller creates: the nodes where earlier pods
 /// of its scope failed, comma-separated, oldest first, at most
 /// [`crate::model::NodeAvoidance::max_nodes`] of them.

@@ -156,20 +156,6 @@ pub fn format_rule_match_counts(counts: &[(&str, i32)]) -> String {
     pairs.join(",")
 }
 
-/// Reads the annotation leniently: pairs without `=`, with an empty name or a
-/// count that is not a non-negative integer are dropped.
-pub fn parse_rule_match_counts(value: &str) -> Vec<(String, i32)> {
-    value
-        .split(',')
-        .filter_map(|pair| {
-            let (name, count) = pair.trim().split_once('=')?;
-            let count: i32 = count.trim().parse().ok()?;
-            let name = name.trim();
-            (!name.is_empty() && count >= 0).then(|| (name.to_string(), count))
-        })
-        .collect()
-}
-
 /// Puts the [`RULE_MATCH_COUNTS_ANNOTATION`] on the pods a sync creates: each
 /// carries its scope's counts (absent when every count is 0).
 pub(crate) fn annotate_creations(job: &Job, pods: &[SyncPod<'_>], creations: &mut [PodCreation]) {

@@ -2,6 +2,7 @@
 //! counts, exhaustion at maxRetries + 1 per scope, and the counts annotation.
 
 use super::*;
+use crate::extended::parse_rule_match_counts;
 use crate::extended::rules::test_docs::*;
 use crate::extended::rules::{DocumentRule, match_document};
 use crate::fixtures::{PodExt, indexed_job, job, pod, t};
@@ -253,6 +254,24 @@ fn the_annotation_is_sorted_pairs_and_reads_back() {
         vec![("a".to_string(), 1), ("e".to_string(), 4)]
     );
     assert!(parse_rule_match_counts("").is_empty());
+}
+
+/// The core read the annotation without the wire's bounds: a repeated name
+/// came back twice, unsorted, and any number of pairs were kept. There is one
+/// reader now, the wire's: each name once at its largest count, sorted, at
+/// most 64 pairs looked at, names longer than a rule's (63 bytes) dropped.
+#[test]
+fn rule_match_counts_read_a_repeated_name_once_sorted_and_capped() {
+    assert_eq!(
+        parse_rule_match_counts("b=2,a=1,b=5,a=0"),
+        vec![("a".to_string(), 1), ("b".to_string(), 5)]
+    );
+    let long = format!("{}=1,ok=2", "n".repeat(64));
+    assert_eq!(parse_rule_match_counts(&long), vec![("ok".to_string(), 2)]);
+    let many: Vec<String> = (0..100).map(|i| format!("r{i:03}=1")).collect();
+    let read = parse_rule_match_counts(&many.join(","));
+    assert_eq!(read.len(), 64);
+    assert_eq!(read.last().map(|(n, _)| n.as_str()), Some("r063"));
 }
 
 #[test]

@@ -13,13 +13,14 @@
 use std::cmp::Ordering;
 
 use super::{NAMED_RULE_REASON_PREFIX, PENDING_TIMEOUT_CONDITION};
+use crate::matched_on::{Asked, MatchedOn, subject};
 use crate::model::{
     ConditionMatcher, ContainerReasonMatcher, ContainerTermination, ExitCodeMatcher,
     ExtendedAction, ExtendedFailurePolicy, ExtendedRule,
 };
 use crate::model::{ConditionStatus, Job, Pod, PodFailurePolicyAction, RetryLimit};
 use crate::pod_failure_policy::{first_condition, first_exit_code};
-use crate::text::{MAX_TEXT_BYTES, ordinal, truncated};
+use crate::text::{ordinal, truncated};
 
 /// The name of the implicit rule that handles pods failed for their pending timeout.
 pub const PENDING_TIMEOUT_RULE: &str = "PendingTimeout";
@@ -64,48 +65,6 @@ pub struct DocumentMatch {
     pub exhausted: bool,
 }
 
-/// What one matcher of a document rule matched on, for messages and explanations.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum DocumentMatchedOn {
-    /// The pod carries the pending-timeout condition this controller sets.
-    PendingTimeout,
-    /// A terminated container's exit code (`onExitCodes`).
-    ExitCode {
-        /// The container's name.
-        container: String,
-        /// Its exit code.
-        exit_code: i32,
-        /// Whether it is an init container.
-        init_container: bool,
-    },
-    /// A pod condition (`onPodConditions`).
-    Condition {
-        /// The condition's type.
-        condition_type: String,
-        /// Its status.
-        status: ConditionStatus,
-    },
-    /// The pod's `status.reason` (`onPodReasons`).
-    PodReason {
-        /// The reason, bounded.
-        reason: String,
-    },
-    /// A container's termination reason (`onContainerReasons`).
-    ContainerReason {
-        /// The container's name.
-        container: String,
-        /// The reason, bounded.
-        reason: String,
-        /// Whether it is an init container.
-        init_container: bool,
-    },
-    /// A message the pattern was found in (`onMessage`).
-    Message {
-        /// The terminated container whose message it is; `None` for the pod's own.
-        container: Option<String>,
-    },
-}
-
 /// What a matcher matched on, borrowed from the pod.
 #[derive(Clone, Copy)]
 enum Hit<'a> {
@@ -118,27 +77,27 @@ enum Hit<'a> {
 
 impl Hit<'_> {
     /// The owned description, its pod-supplied texts bounded.
-    fn to_owned(self) -> DocumentMatchedOn {
+    fn to_owned(self) -> MatchedOn {
         let quoted = |s: &str| truncated(s, MAX_QUOTED_BYTES).into_owned();
         match self {
-            Hit::ExitCode(container, exit_code, init_container) => DocumentMatchedOn::ExitCode {
+            Hit::ExitCode(container, exit_code, init_container) => MatchedOn::ExitCode {
                 container: quoted(container),
                 exit_code,
                 init_container,
             },
-            Hit::Condition(condition_type, status) => DocumentMatchedOn::Condition {
+            Hit::Condition(condition_type, status) => MatchedOn::Condition {
                 condition_type: quoted(condition_type),
                 status: status.clone(),
             },
-            Hit::PodReason(reason) => DocumentMatchedOn::PodReason {
+            Hit::PodReason(reason) => MatchedOn::PodReason {
                 reason: quoted(reason),
             },
-            Hit::ContainerReason(t) => DocumentMatchedOn::ContainerReason {
+            Hit::ContainerReason(t) => MatchedOn::ContainerReason {
                 container: quoted(&t.container),
                 reason: quoted(&t.reason),
                 init_container: t.init_container,
             },
-            Hit::Message(t) => DocumentMatchedOn::Message {
+            Hit::Message(t) => MatchedOn::Message {
                 container: t.map(|t| quoted(&t.container)),
             },
         }
@@ -281,13 +240,9 @@ pub fn fail_job_reason(policy: &ExtendedFailurePolicy, rule: DocumentRule) -> St
 /// What each matcher of the rule matched on the pod, in the document's matcher
 /// order (exit codes, conditions, pod reasons, container reasons, message);
 /// empty when the rule does not hold.
-pub fn matched_on(
-    policy: &ExtendedFailurePolicy,
-    rule: DocumentRule,
-    pod: &Pod,
-) -> Vec<DocumentMatchedOn> {
+pub fn matched_on(policy: &ExtendedFailurePolicy, rule: DocumentRule, pod: &Pod) -> Vec<MatchedOn> {
     match rule {
-        DocumentRule::PendingTimeout => vec![DocumentMatchedOn::PendingTimeout],
+        DocumentRule::PendingTimeout => vec![MatchedOn::PendingTimeout],
         DocumentRule::Rule(i) => policy
             .rules
             .get(usize::from(i))
@@ -305,7 +260,7 @@ pub fn fail_job_message(job: &Job, m: &DocumentMatch, pod: &Pod) -> String {
         return String::new();
     };
     let on = matched_on(policy, m.rule, pod);
-    let subject = subject(&on, &job.namespace, &pod.name);
+    let subject = subject(on.first(), &job.namespace, &pod.name);
     let label = rule_label(policy, m.rule);
     let message = if m.exhausted {
         let max = max_retries(policy, m.rule).unwrap_or(0);
@@ -329,98 +284,19 @@ pub fn scope_text(job: &Job, pod: &Pod) -> String {
     }
 }
 
-/// The start of a FailJob message: what failed, as the first matcher saw it.
-fn subject(on: &[DocumentMatchedOn], namespace: &str, pod: &str) -> String {
-    match on.first() {
-        Some(DocumentMatchedOn::ExitCode {
-            container,
-            exit_code,
-            ..
-        }) => format!(
-            "Container {container} for pod {namespace}/{pod} failed with exit code {exit_code}"
-        ),
-        Some(DocumentMatchedOn::Condition { condition_type, .. }) => {
-            format!("Pod {namespace}/{pod} has condition {condition_type}")
-        }
-        Some(DocumentMatchedOn::PendingTimeout) => {
-            format!("Pod {namespace}/{pod} has condition {PENDING_TIMEOUT_CONDITION}")
-        }
-        Some(DocumentMatchedOn::PodReason { reason }) => {
-            format!("Pod {namespace}/{pod} failed with reason {reason}")
-        }
-        Some(DocumentMatchedOn::ContainerReason {
-            container, reason, ..
-        }) => format!(
-            "Container {container} for pod {namespace}/{pod} terminated with reason {reason}"
-        ),
-        Some(DocumentMatchedOn::Message {
-            container: Some(container),
-        }) => format!("Container {container} for pod {namespace}/{pod} failed with a message"),
-        Some(DocumentMatchedOn::Message { container: None }) => {
-            format!("Pod {namespace}/{pod} failed with a message")
-        }
-        None => format!("Pod {namespace}/{pod} failed"),
-    }
-}
-
-/// A matcher as a rule's explanation shows it, with what it matched:
-/// e.g. `exit code 137 of container "main" (In 42, 128-255)`. Bounded.
-pub fn describe_matched_on(
-    policy: &ExtendedFailurePolicy,
-    rule: DocumentRule,
-    on: &DocumentMatchedOn,
-) -> String {
+/// What a part of the document asked for, as a description of its match shows
+/// it: the exit codes as the document writes them (`In 42, 128-255`) and the
+/// message pattern, bounded.
+pub fn asked(policy: &ExtendedFailurePolicy, rule: DocumentRule) -> Asked {
     let r = rule.index().and_then(|i| policy.rules.get(i));
-    let described = match on {
-        DocumentMatchedOn::PendingTimeout => {
-            format!(
-                "condition {PENDING_TIMEOUT_CONDITION}=True (stuck in Pending past pendingTimeout)"
-            )
-        }
-        DocumentMatchedOn::ExitCode {
-            container,
-            exit_code,
-            init_container,
-        } => {
-            let requirement = r
-                .and_then(|r| r.on_exit_codes.as_ref())
-                .map(|m| format!(" ({} {})", m.operator.as_str(), codes_text(&m.codes)))
-                .unwrap_or_default();
-            format!(
-                "exit code {exit_code} of {} {container:?}{requirement}",
-                container_kind(*init_container)
-            )
-        }
-        DocumentMatchedOn::Condition {
-            condition_type,
-            status,
-        } => format!("condition {condition_type}={}", status.as_str()),
-        DocumentMatchedOn::PodReason { reason } => format!("pod reason {reason:?}"),
-        DocumentMatchedOn::ContainerReason {
-            container,
-            reason,
-            init_container,
-        } => format!(
-            "termination reason {reason:?} of {} {container:?}",
-            container_kind(*init_container)
-        ),
-        DocumentMatchedOn::Message { container } => {
-            let pattern = r
-                .and_then(|r| r.on_message.as_ref())
-                .map(|m| truncated(m.source(), MAX_QUOTED_BYTES).into_owned())
-                .unwrap_or_default();
-            match container {
-                Some(c) => format!("message of container {c:?} matching /{pattern}/"),
-                None => format!("the pod's message matching /{pattern}/"),
-            }
-        }
-    };
-    truncated(&described, MAX_TEXT_BYTES).into_owned()
-}
-
-/// `container` or `init container`.
-fn container_kind(init: bool) -> &'static str {
-    if init { "init container" } else { "container" }
+    Asked {
+        exit_codes: r
+            .and_then(|r| r.on_exit_codes.as_ref())
+            .map(|m| format!("{} {}", m.operator.as_str(), codes_text(&m.codes))),
+        message_pattern: r
+            .and_then(|r| r.on_message.as_ref())
+            .map(|m| truncated(m.source(), MAX_QUOTED_BYTES).into_owned()),
+    }
 }
 
 /// Intervals as the document could write them: `42, 128-255`.

@@ -19,23 +19,23 @@ fn failed(name: &str) -> Pod {
     pod(name).phase(PodPhase::Failed)
 }
 
-fn exit_on(container: &str, exit_code: i32, init_container: bool) -> DocumentMatchedOn {
-    DocumentMatchedOn::ExitCode {
+fn exit_on(container: &str, exit_code: i32, init_container: bool) -> MatchedOn {
+    MatchedOn::ExitCode {
         container: container.into(),
         exit_code,
         init_container,
     }
 }
 
-fn condition_on(condition_type: &str, status: ConditionStatus) -> DocumentMatchedOn {
-    DocumentMatchedOn::Condition {
+fn condition_on(condition_type: &str, status: ConditionStatus) -> MatchedOn {
+    MatchedOn::Condition {
         condition_type: condition_type.into(),
         status,
     }
 }
 
-fn reason_on(container: &str, reason: &str, init_container: bool) -> DocumentMatchedOn {
-    DocumentMatchedOn::ContainerReason {
+fn reason_on(container: &str, reason: &str, init_container: bool) -> MatchedOn {
+    MatchedOn::ContainerReason {
         container: container.into(),
         reason: reason.into(),
         init_container,
@@ -52,7 +52,7 @@ struct Case {
     /// goes on to spec.podFailurePolicy.
     want: Option<(DocumentRule, ExtendedAction)>,
     /// What each matcher matched, in matcher order.
-    want_on: Vec<DocumentMatchedOn>,
+    want_on: Vec<MatchedOn>,
 }
 
 fn policy_of(c: &Case) -> ExtendedFailurePolicy {
@@ -278,7 +278,7 @@ fn conditions_and_reasons_match() {
             pending: None,
             pod: failed("p").pod_reason("UnexpectedAdmissionError"),
             want: Some((R0, Count)),
-            want_on: vec![DocumentMatchedOn::PodReason {
+            want_on: vec![MatchedOn::PodReason {
                 reason: "UnexpectedAdmissionError".into(),
             }],
         },
@@ -334,7 +334,7 @@ fn conditions_and_reasons_match() {
             pending: None,
             pod: failed("p").pod_message("fatal: CUDA error: out of memory at step 3"),
             want: Some((R0, FailJob)),
-            want_on: vec![DocumentMatchedOn::Message { container: None }],
+            want_on: vec![MatchedOn::Message { container: None }],
         },
         Case {
             name: "onMessage: searched in each terminated container's message",
@@ -345,7 +345,7 @@ fn conditions_and_reasons_match() {
                 .termination("side", false, "Error", "oops")
                 .termination("main", false, "Error", "disk quota exceeded"),
             want: Some((R0, FailJob)),
-            want_on: vec![DocumentMatchedOn::Message {
+            want_on: vec![MatchedOn::Message {
                 container: Some("main".into()),
             }],
         },
@@ -433,11 +433,11 @@ fn a_rule_holds_only_when_all_its_matchers_hold() {
             want_on: vec![
                 exit_on("main", 1, false),
                 condition_on("DisruptionTarget", ConditionStatus::True),
-                DocumentMatchedOn::PodReason {
+                MatchedOn::PodReason {
                     reason: "Evicted".into(),
                 },
                 reason_on("main", "Error", false),
-                DocumentMatchedOn::Message { container: None },
+                MatchedOn::Message { container: None },
             ],
         },
         Case {
@@ -503,7 +503,7 @@ fn rules_are_tried_in_order_after_the_pending_timeout_rule() {
             pending: Some(Count),
             pod: failed("p").pending_timed_out(),
             want: Some((DocumentRule::PendingTimeout, Count)),
-            want_on: vec![DocumentMatchedOn::PendingTimeout],
+            want_on: vec![MatchedOn::PendingTimeout],
         },
         Case {
             name: "pendingTimeout removed from the document: the pod falls through to the rules",
@@ -672,11 +672,11 @@ fn messages_and_matches_stay_bounded() {
     let got = message(&job, &p);
     assert!(got.len() <= MAX_FAIL_JOB_MESSAGE_BYTES, "{}", got.len());
     for on in matched_on(&doc, R0, &p) {
-        let described = describe_matched_on(&doc, R0, &on);
+        let described = on.describe(&asked(&doc, R0));
         assert!(described.len() <= crate::text::MAX_TEXT_BYTES);
         match on {
-            DocumentMatchedOn::PodReason { reason } => assert!(reason.len() <= MAX_QUOTED_BYTES),
-            DocumentMatchedOn::ContainerReason {
+            MatchedOn::PodReason { reason } => assert!(reason.len() <= MAX_QUOTED_BYTES),
+            MatchedOn::ContainerReason {
                 container, reason, ..
             } => assert!(container.len() <= MAX_QUOTED_BYTES && reason.len() <= MAX_QUOTED_BYTES),
             other => panic!("unexpected {other:?}"),

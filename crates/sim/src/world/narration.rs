@@ -2,6 +2,8 @@
 //! matched and what that rule did) and why the controller deleted pods.
 
 use super::*;
+use job_decider_api::convert::JobForPods;
+use job_decider_core::model::Pod;
 
 impl<'s> World<'s> {
     /// Records the failure of pod `i` as an event of `kind`: `what` happened, then
@@ -17,8 +19,18 @@ impl<'s> World<'s> {
     }
 
     /// Which pod failure policy rule the failed pod matches, as job-decider's
-    /// matcher reads it (the same rules upstream applies).
+    /// matcher reads it (the same rules upstream applies). `None` when the Job, its
+    /// document or a pod it reads does not convert (then the decider refuses it too).
     pub(super) fn policy_of(&mut self, i: usize) -> Option<String> {
+        self.refresh_narration_document();
+        let mut kept = self.narration_document.take()?;
+        let told = self.tell_match(i, &mut kept);
+        self.narration_document = Some(kept);
+        told
+    }
+
+    /// [`Self::policy_of`] with the Job converted and its pods' conversions kept in `kept`.
+    fn tell_match(&mut self, i: usize, kept: &mut NarrationDocument) -> Option<String> {
         let has_policy = self
             .job
             .spec
@@ -37,38 +49,31 @@ impl<'s> World<'s> {
                 .metadata
                 .as_ref()
                 .is_some_and(|m| m.annotations.contains_key(FAILURE_POLICY_ANNOTATION));
-        let pods = if documented {
-            self.pods
-                .iter()
-                .filter(|p| !p.gone)
-                .map(|p| p.pod.clone())
+        let targets: Vec<usize> = if documented {
+            (0..self.pods.len())
+                .filter(|&k| !self.pods[k].gone)
                 .collect()
         } else {
-            vec![self.pods[i].pod.clone()]
+            vec![i]
         };
-        let document = self.narration_document()?;
-        let request = pb::DecideJobRequest {
-            job: Some(self.job.clone()),
-            pods,
-            now: Some(ts(self.now)),
-            failure_policy: self.failure_policy.clone(),
-            ..Default::default()
-        };
-        let snapshot = snapshot_with_document(request, &document).ok()?;
-        let pod = snapshot.pods.iter().find(|p| p.uid == uid)?;
-        if let Some(doc) = snapshot.job.extended_failure_policy.as_deref()
-            && let Some(m) = document_match_among(&snapshot.job, &snapshot.pods, &uid)
+        let mut pods = Vec::with_capacity(targets.len());
+        for k in targets {
+            pods.push(kept.pod(k, &self.pods[k].pod)?);
+        }
+        let job = kept.job.job();
+        if !kept.job.within_match_budget(&pods) {
+            return None;
+        }
+        let pod = pods.iter().find(|p| p.uid == uid)?;
+        if let Some(doc) = job.extended_failure_policy.as_deref()
+            && let Some(m) = document_match_among(job, &pods, &uid)
         {
             return Some(self.narrate_document_match(i, doc, &m, pod));
         }
-        let decision = match_pod_failure_policy(
-            snapshot.job.spec.pod_failure_policy.as_ref(),
-            &snapshot.job.namespace,
-            pod,
-        );
+        let decision =
+            match_pod_failure_policy(job.spec.pod_failure_policy.as_ref(), &job.namespace, pod);
         let Some(rule) = decision.rule_index else {
-            let rules = snapshot
-                .job
+            let rules = job
                 .extended_failure_policy
                 .as_deref()
                 .is_some_and(|d| !d.rules.is_empty());
@@ -82,8 +87,11 @@ impl<'s> World<'s> {
                 exit_code,
                 ..
             }) => format!("exit code {exit_code} of {container}"),
-            Some(MatchedOn::Condition { condition_type }) => format!("condition {condition_type}"),
-            None => String::new(),
+            Some(MatchedOn::Condition { condition_type, .. }) => {
+                format!("condition {condition_type}")
+            }
+            // Upstream's policy matches only exit codes and conditions.
+            _ => String::new(),
         };
         let name = action.as_str().to_string();
         let effect = self.handled_by(i, action);
@@ -92,11 +100,11 @@ impl<'s> World<'s> {
         ))
     }
 
-    /// The Job's failure policy document as narration reads it: compiled once, and again
-    /// only when the Job's spec or its annotation changes — not once per failure, which made
-    /// narrating N failures cost N compiles. `None` when the Job or its document does not
-    /// convert (then the decider refuses it too); such an attempt is not kept.
-    pub(super) fn narration_document(&mut self) -> Option<CompiledDocument> {
+    /// Keeps the Job as narration reads it current: its document compiled and the Job
+    /// converted once, and again only when the Job's spec or its annotation changes — not
+    /// once per failure, which made narrating N failures cost N compiles and N conversions
+    /// of the Job and its pods. Left empty when the Job or its document does not convert.
+    pub(super) fn refresh_narration_document(&mut self) {
         let annotation = self
             .job
             .metadata
@@ -106,15 +114,18 @@ impl<'s> World<'s> {
             && kept.spec == self.job.spec
             && kept.annotation.as_ref() == annotation
         {
-            return Some(kept.compiled.clone());
+            return;
         }
-        let compiled = CompiledDocument::compile(&self.job, &self.failure_policy).ok()?;
-        self.narration_document = Some(NarrationDocument {
-            spec: self.job.spec.clone(),
-            annotation: annotation.cloned(),
-            compiled: compiled.clone(),
-        });
-        Some(compiled)
+        let annotation = annotation.cloned();
+        self.narration_document = CompiledDocument::compile(&self.job, &self.failure_policy)
+            .and_then(|compiled| JobForPods::convert(&self.job, &compiled))
+            .ok()
+            .map(|job| NarrationDocument {
+                spec: self.job.spec.clone(),
+                annotation,
+                job,
+                pods: Vec::new(),
+            });
     }
 
     /// Records on pod `i` the action its failure was handled by, and says what
@@ -150,11 +161,12 @@ impl<'s> World<'s> {
         i: usize,
         doc: &ExtendedFailurePolicy,
         m: &DocumentMatch,
-        pod: &job_decider_core::model::Pod,
+        pod: &Pod,
     ) -> String {
+        let asked = asked(doc, m.rule);
         let on: Vec<String> = matched_on(doc, m.rule, pod)
             .iter()
-            .map(|o| describe_matched_on(doc, m.rule, o))
+            .map(|o| o.describe(&asked))
             .collect();
         let effect = self.handled_by(i, policy_action_of(m.action).clone());
         let rule = rule_label(doc, m.rule);
@@ -205,10 +217,32 @@ pub(super) fn deletion_context(job: &pb::Job, response: &pb::DecideJobResponse) 
     String::new()
 }
 
-/// A compiled document and what it was compiled from: the Job's spec (a document is checked
-/// against it) and its annotation; the request field is the world's, fixed for the run.
+/// The Job as narration reads it (converted, its document compiled) and what it was read
+/// from: the Job's spec (a document is checked against it) and its annotation; the request
+/// field is the world's, fixed for the run. What the matchers read of a Job is its spec and
+/// document, so its status and versions changing leave it as it is.
 pub(super) struct NarrationDocument {
     pub(super) spec: Option<pb::JobSpec>,
     pub(super) annotation: Option<String>,
-    pub(super) compiled: CompiledDocument,
+    job: JobForPods,
+    /// Each world pod (by its place in `World::pods`) as last converted, with the message it
+    /// was converted from: a pod is converted again only once it has changed.
+    pods: Vec<Option<(pb::Pod, Pod)>>,
+}
+
+impl NarrationDocument {
+    /// World pod `k`, now `pod`, in the domain: converted only if it changed since the last time.
+    fn pod(&mut self, k: usize, pod: &pb::Pod) -> Option<Pod> {
+        if self.pods.len() <= k {
+            self.pods.resize_with(k + 1, || None);
+        }
+        if let Some((was, converted)) = &self.pods[k]
+            && was == pod
+        {
+            return Some(converted.clone());
+        }
+        let converted = self.job.pod(pod).ok()?;
+        self.pods[k] = Some((pod.clone(), converted.clone()));
+        Some(converted)
+    }
 }

@@ -849,3 +849,54 @@ fn hostile_yaml_is_an_error_not_a_crash() {
         assert_eq!(v[0].field, A);
     }
 }
+
+/// The document's echoed values were quoted with Rust's `{:?}` (`"\u{1}"`), where every
+/// other violation quotes as Go's `%q` (`"\x01"`) through `core::go_text`.
+#[test]
+fn echoed_values_were_quoted_as_rust_not_go() {
+    let values = |body: &str| -> Vec<String> {
+        let (_, v) = run(&format!("{HEAD}{body}"), &per_index_job());
+        let mut values: Vec<String> = v.into_iter().filter_map(|v| v.value).collect();
+        values.dedup();
+        values
+    };
+    // A rule name repeated, a signal that is not one, and a value of the wrong type.
+    let twice = "rules:\n- {name: \"a\\x01\", action: Ignore, onExitCodes: {operator: In, values: [1]}}\n\
+                 - {name: \"a\\x01\", action: Ignore, onExitCodes: {operator: In, values: [2]}}\n";
+    assert_eq!(values(twice), ["\"a\\x01\""]);
+    let signal = rule("action: Ignore\n  onExitCodes: {operator: In, signals: [\"SIG\\x7f\"]}");
+    assert_eq!(values(&signal), ["\"SIG\\x7f\""]);
+    let typed = rule("action: Ignore\n  onExitCodes: {operator: In, values: [\"\\x01\"]}");
+    assert_eq!(values(&typed), ["\"\\x01\""]);
+}
+
+/// The document reads its enum values as the core spells them (`ExtendedAction::as_str`,
+/// `api_names`), and a value it does not know lists them in one order.
+#[test]
+fn enum_values_are_the_cores_spellings() {
+    for action in ACTIONS {
+        let p = ok(&rule(&format!(
+            "{{action: {}, onPodReasons: [X]}}",
+            action.as_str()
+        )));
+        assert_eq!(p.rules[0].action, action);
+    }
+    let (_, v) = run(
+        &format!("{HEAD}{}", rule("{action: Retry, onPodReasons: [X]}")),
+        &per_index_job(),
+    );
+    assert_eq!(
+        v.iter().map(|v| v.description()).collect::<Vec<_>>(),
+        [format!(
+            "{A}.rules[0].action: Unsupported value: \"Retry\": supported values: \
+             \"FailJob\", \"FailIndex\", \"Ignore\", \"Count\""
+        )]
+    );
+    let status = ok(&rule(
+        "{action: Ignore, onPodConditions: [{type: Ready, status: \"False\"}]}",
+    ));
+    assert_eq!(
+        status.rules[0].on_pod_conditions[0].status,
+        ConditionStatus::False
+    );
+}
