@@ -120,11 +120,13 @@ load-smoke: tools
 ## The cluster benchmark (docs/bench-cluster.md): W1-W4 (e2e/bench/workloads) each on a fresh
 ## kube-apiserver + etcd with KWOK, (a) kube-controller-manager's Job controller against (b) the
 ## shim + the release service, at equal and raised limits; rewrites docs/bench-cluster.{md,svg}.
+## Each run is saved in e2e/bench/results as it finishes; BENCH_RESUME=1 reuses the saved runs of
+## the same workload and limits and runs the rest (the full run takes more than one sitting).
 ## Builds kube-controller-manager and kwok from Go modules the first time (cached). Hours, not minutes.
 BENCH_WORKLOADS ?= workloads/w1.yaml,workloads/w2.yaml,workloads/w3.yaml,workloads/w4.yaml
 bench-cluster:
 	cargo build --release --bin job-decider
-	cd e2e/bench && JOB_DECIDER_BIN=$${JOB_DECIDER_BIN:-$(CURDIR)/target/release/job-decider} go run . -workloads $(BENCH_WORKLOADS) -out $(CURDIR)/docs/bench-cluster
+	cd e2e/bench && JOB_DECIDER_BIN=$${JOB_DECIDER_BIN:-$(CURDIR)/target/release/job-decider} go run . -workloads $(BENCH_WORKLOADS) -results $(CURDIR)/e2e/bench/results $${BENCH_RESUME:+-resume} -out $(CURDIR)/docs/bench-cluster
 
 ## The same at small sizes (W1 and W2, at most 20 Jobs of 10 pods, equal limits, debug service):
 ## fails on any Job whose end state differs between the two controllers.

@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -181,6 +184,79 @@ func TestBadFaultFlagsExit2(t *testing.T) {
 		}
 		if !strings.Contains(errOut.String(), c.want) {
 			t.Errorf("%v: stderr %q does not say %s", c.args, errOut.String(), c.want)
+		}
+	}
+}
+
+// A full run spans sittings: runs saved with -results are reused by -resume
+// (same workload and limits only), and the report is built from them without
+// starting a cluster.
+func TestResumeBuildsTheReportFromSavedRuns(t *testing.T) {
+	dir := t.TempDir()
+	w, err := LoadWorkload("workloads/w1.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w = w.smaller(20, 10)
+	w.Name += "-smoke"
+	lim := limitSets["equal"]
+	end := map[string]jobEnd{"job-0": {Succeeded: 1, Conditions: "Complete"}}
+	for _, ctl := range []string{"kcm", "shim"} {
+		r := &Result{Workload: w.Name, Controller: ctl, Limits: lim, Jobs: 1, PodsCreated: 1, Wall: 10 * time.Second,
+			Requests: map[string]int{"create pods": 1, "update jobs/status": 2}, CPU: 1, End: end, WorkloadSum: w.sum(),
+			Profile: map[string]float64{"kube-apiserver": 4, "etcd": 1}, Commit: "abc1234", Started: time.Now()}
+		if err := saveRun(dir, w, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out, errOut bytes.Buffer
+	code := run([]string{"-smoke", "-limits", "equal", "-workloads", "workloads/w1.yaml", "-results", dir, "-resume", "-out", filepath.Join(dir, "report")}, &out, &errOut)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	if n := strings.Count(errOut.String(), "reusing the run saved"); n != 2 {
+		t.Errorf("reused %d runs, want 2: %s", n, errOut.String())
+	}
+	for _, want := range []string{"equal (1 Jobs)", "Where the time went", "waiting (no process above 0.40 cores; most: kube-apiserver)", "commit abc1234"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "report.svg")); err != nil {
+		t.Error(err)
+	}
+
+	// A run saved for another workload (here: other limits) is not reused.
+	if r, err := loadRun(dir, w, "kcm", limitSets["raised"]); err != nil || r != nil {
+		t.Errorf("loadRun for other limits = %v, %v; want nothing", r, err)
+	}
+	w.Seed++
+	if r, err := loadRun(dir, w, "kcm", lim); err != nil || r != nil {
+		t.Errorf("loadRun for a changed workload = %v, %v; want nothing", r, err)
+	}
+}
+
+func TestResumeWithoutResultsExits2(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run([]string{"-resume"}, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "-resume") {
+		t.Errorf("exit %d, stderr %q; want 2 naming -resume", code, errOut.String())
+	}
+}
+
+func TestBottleneckFollowsTheStatedRule(t *testing.T) {
+	lim := Limits{Name: "equal", QPS: 50, Burst: 100, Workers: 5}
+	for _, tc := range []struct {
+		requests int
+		profile  map[string]float64
+		want     string
+	}{
+		{requests: 450, profile: map[string]float64{"etcd": 1}, want: "client rate limit (45 of 50 requests/s)"},
+		{requests: 100, profile: map[string]float64{"kube-apiserver": 12, "etcd": 6}, want: "the machine's CPU (1.80 of 2 cores; most: kube-apiserver, 1.20)"},
+		{requests: 100, profile: map[string]float64{"kube-apiserver": 3, "service": 1}, want: "waiting (no process above 0.30 cores; most: kube-apiserver)"},
+	} {
+		r := &Result{Limits: lim, Wall: 10 * time.Second, Requests: map[string]int{"create pods": tc.requests}, Profile: tc.profile}
+		if got := bottleneck(r, 2); got != tc.want {
+			t.Errorf("bottleneck(%d requests, %v) = %q, want %q", tc.requests, tc.profile, got, tc.want)
 		}
 	}
 }

@@ -45,6 +45,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	workdir := fs.String("workdir", "", "Where the clusters' files go; a temporary directory when empty (BENCH_KEEP=1 keeps them).")
 	faults := fs.Bool("faults", false, "The fault run: each -fault-scenarios entry on the first workload and limit set, the controller behind the fault proxy; a table of what was lost or duplicated. Fails when the shim's runs lose anything.")
 	scenarios := fs.String("fault-scenarios", defaultFaultScenes, "Comma-separated fault-run scenarios: kcm, shim, shim-service-stopped, shim-service-hung.")
+	results := fs.String("results", "", "Save each run as <dir>/<workload>-<controller>-<limits>.json as soon as it finishes.")
+	resume := fs.Bool("resume", false, "Reuse the runs saved in -results for the same workload and limits and run only the others: a full benchmark over several sittings.")
 	shrink := fs.String("shrink", "", "JOBSxPODS: at most JOBS Jobs of at most PODS pods each (after -smoke).")
 	fc := &faultConfig{}
 	fs.Uint64Var(&fc.seed, "fault-seed", 23, "Seed of the fault proxy's choices.")
@@ -106,6 +108,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
+	if *resume && *results == "" {
+		fmt.Fprintln(stderr, "bench: flag -resume: needs -results (where the runs were saved)")
+		return 2
+	}
 	if len(ws) == 0 || len(ls) == 0 || len(ctls) == 0 {
 		fmt.Fprintln(stderr, "bench: no workloads or no limits")
 		return 2
@@ -135,14 +141,35 @@ func run(args []string, stdout, stderr io.Writer) int {
 		for _, l := range ls {
 			p := pair{w: w, limits: l}
 			for _, ctl := range ctls {
-				r, err := runOne(ctx, w, specs, ctl, l, *workdir, runOpts{}, logf)
-				if err != nil {
-					logf("%s/%s/%s failed: %v", w.Name, ctl, l.Name, err)
-					failed = true
-					if errors.Is(err, context.Canceled) {
+				var r *Result
+				if *resume {
+					saved, err := loadRun(*results, w, ctl, l)
+					if err != nil {
+						fmt.Fprintln(stderr, "bench:", err)
 						return 1
 					}
-					continue
+					if saved != nil {
+						logf("%s/%s/%s: reusing the run saved at %s (commit %s)", w.Name, ctl, l.Name, saved.Started.Format(time.RFC3339), saved.Commit)
+						r = saved
+					}
+				}
+				if r == nil {
+					var err error
+					r, err = runOne(ctx, w, specs, ctl, l, *workdir, runOpts{}, logf)
+					if err != nil {
+						logf("%s/%s/%s failed: %v", w.Name, ctl, l.Name, err)
+						failed = true
+						if errors.Is(err, context.Canceled) {
+							return 1
+						}
+						continue
+					}
+					if *results != "" {
+						if err := saveRun(*results, w, r); err != nil {
+							fmt.Fprintln(stderr, "bench:", err)
+							return 1
+						}
+					}
 				}
 				if ctl == "kcm" {
 					p.a = r

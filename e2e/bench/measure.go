@@ -198,3 +198,42 @@ func isWrite(key string) bool {
 	}
 	return false
 }
+
+// cpuOf reads each named process's CPU seconds; a process that cannot be
+// read (gone, or restarted by an outage) is left out.
+func cpuOf(procs map[string]func() int) map[string]float64 {
+	out := make(map[string]float64, len(procs))
+	for name, pid := range procs {
+		if u, err := readProc(pid()); err == nil {
+			out[name] = u.CPUSeconds
+		}
+	}
+	return out
+}
+
+// cpuSince is each process's CPU seconds between two readings; a process
+// whose reading went down was restarted and counts from zero.
+func cpuSince(before, after map[string]float64) map[string]float64 {
+	out := make(map[string]float64, len(after))
+	for name, a := range after {
+		if b, ok := before[name]; ok && b <= a {
+			out[name] = a - b
+		} else {
+			out[name] = a
+		}
+	}
+	return out
+}
+
+// loadAverage is /proc/loadavg's 1-, 5- and 15-minute figures, or "".
+func loadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
+}

@@ -84,6 +84,7 @@ func report(pairs []pair) string {
 		fmt.Fprintf(&b, "| %s | %s | %.2f %s | %.2f vs %.2f %s | %.2f %s | %s |\n", p.w.Name, p.limits.Name,
 			ratio, mark(ratio <= 1.0), wb, wa, mark(wb <= wa), cr, mark(cr <= 1.0), ends)
 	}
+	b.WriteString(profileReport(pairs))
 	b.WriteString("\n**API requests per Job by verb and resource** (from the API server's audit log, by user agent; (a) / (b)):\n\n")
 	for _, p := range pairs {
 		if p.a == nil || p.b == nil {
@@ -128,19 +129,25 @@ func machine() string {
 			}
 		}
 	}
-	commit := "unknown"
-	if out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output(); err == nil {
-		commit = strings.TrimSpace(string(out))
-		if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(st) > 0 {
-			commit += " (with uncommitted changes)"
-		}
-	}
 	server := os.Getenv("JOB_DECIDER_BIN")
 	if server == "" {
 		server = "target/{release,debug}/job-decider"
 	}
 	return fmt.Sprintf("%s: %s, %d cores, %s; commit %s; job-decider binary %s",
-		time.Now().UTC().Format("2006-01-02 15:04 UTC"), cpu, runtime.NumCPU(), runtime.GOOS+"/"+runtime.GOARCH, commit, server)
+		time.Now().UTC().Format("2006-01-02 15:04 UTC"), cpu, runtime.NumCPU(), runtime.GOOS+"/"+runtime.GOARCH, commit(), server)
+}
+
+// commit is the checkout's short commit, marked when it has changes.
+func commit() string {
+	out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return "unknown"
+	}
+	c := strings.TrimSpace(string(out))
+	if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(st) > 0 {
+		c += " (with uncommitted changes)"
+	}
+	return c
 }
 
 // header names the machine and the commit.
@@ -217,4 +224,80 @@ func chart(pairs []pair) string {
 	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="12" height="12" fill="#2a7ab0"/><text x="%d" y="%d">(b) shim + service</text>`+"\n", lx, top+30, lx+16, top+40)
 	b.WriteString("</svg>\n")
 	return b.String()
+}
+
+// profiled are the processes whose CPU a run reads, in the report's order.
+var profiled = []string{"kube-apiserver", "etcd", "kwok", "runner", "kube-controller-manager", "shim", "service"}
+
+// profileReport is where each run's CPU went between the first Job created
+// and the last one finished, and the bottleneck that follows from it.
+func profileReport(pairs []pair) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n**Where the time went** (CPU seconds per process from the first Job created to the last one finished, read from /proc; "+
+		"*cores* is CPU seconds ÷ wall seconds; this machine has %d). The bottleneck is the client rate limit when the controller's requests "+
+		"reached 80%% of its QPS, else the machine's CPU when all processes together kept ≥ 85%% of its cores busy, else waiting (pod run times, retry backoff).\n\n", runtime.NumCPU())
+	b.WriteString("| Workload | Limits | Controller |")
+	for _, n := range profiled {
+		b.WriteString(" " + n + " |")
+	}
+	b.WriteString(" Cores busy | Requests/s (QPS) | Bottleneck |\n|---|---|---|")
+	for range profiled {
+		b.WriteString("--:|")
+	}
+	b.WriteString("--:|--:|---|\n")
+	for _, p := range pairs {
+		for _, r := range []*Result{p.a, p.b} {
+			if r == nil || r.Profile == nil {
+				continue
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s |", p.w.Name, p.limits.Name, r.Controller)
+			for _, n := range profiled {
+				if v, ok := r.Profile[n]; ok {
+					fmt.Fprintf(&b, " %.1f |", v)
+				} else {
+					b.WriteString(" |")
+				}
+			}
+			wall := r.Wall.Seconds()
+			fmt.Fprintf(&b, " %.2f | %.0f (%g) | %s |\n", busyCores(r), float64(total(r))/wall, r.Limits.QPS, bottleneck(r, runtime.NumCPU()))
+		}
+	}
+	b.WriteString("\nRuns (each on a fresh control plane; load average before → after):\n\n")
+	for _, p := range pairs {
+		for _, r := range []*Result{p.a, p.b} {
+			if r == nil || r.Started.IsZero() {
+				continue
+			}
+			fmt.Fprintf(&b, "- %s %s %s: started %s, commit %s, load %s → %s\n", p.w.Name, p.limits.Name, r.Controller,
+				r.Started.Format("2006-01-02 15:04 UTC"), r.Commit, r.LoadBefore, r.LoadAfter)
+		}
+	}
+	return b.String()
+}
+
+// busyCores is every profiled process's CPU seconds over the run's wall time.
+func busyCores(r *Result) float64 {
+	sum := 0.0
+	for _, v := range r.Profile {
+		sum += v
+	}
+	return sum / r.Wall.Seconds()
+}
+
+// bottleneck names what bounded a run, by the rule profileReport states.
+func bottleneck(r *Result, cores int) string {
+	wall := r.Wall.Seconds()
+	if rate := float64(total(r)) / wall; rate >= 0.8*r.Limits.QPS {
+		return fmt.Sprintf("client rate limit (%.0f of %g requests/s)", rate, r.Limits.QPS)
+	}
+	top, topCPU := "", -1.0
+	for _, n := range profiled {
+		if v, ok := r.Profile[n]; ok && v > topCPU {
+			top, topCPU = n, v
+		}
+	}
+	if busy := busyCores(r); busy >= 0.85*float64(cores) {
+		return fmt.Sprintf("the machine's CPU (%.2f of %d cores; most: %s, %.2f)", busy, cores, top, topCPU/wall)
+	}
+	return fmt.Sprintf("waiting (no process above %.2f cores; most: %s)", topCPU/wall, top)
 }

@@ -68,6 +68,18 @@ type Result struct {
 	CPU      float64 // seconds, every process of the controller
 	PeakRSS  int64   // bytes, summed over its processes
 	End      map[string]jobEnd
+	// Profile is CPU seconds per process between the first Job created and
+	// the last one finished: the API server, etcd, KWOK, the runner and the
+	// controller's own processes. It names a run's bottleneck.
+	Profile map[string]float64
+	// Started, Commit and the load averages say when and on what the run
+	// was taken (runs saved with -results may come from several sittings).
+	Started               time.Time
+	Commit                string
+	LoadBefore, LoadAfter string
+	// WorkloadSum is the workload's fingerprint; -resume reuses a saved
+	// run only for the same workload.
+	WorkloadSum string
 	// Fault is what a fault run saw (nil in the plain benchmark).
 	Fault *faultResult
 }
@@ -166,8 +178,9 @@ func runOne(ctx context.Context, w *Workload, specs []jobSpec, controller string
 		controllerKubeconfig = proxy.Kubeconfig
 	}
 
-	// The controller under test; pids and a metrics reader for the report.
-	var pids func() []int
+	// The controller under test; its processes and a metrics reader for
+	// the report.
+	var ctlProcs map[string]func() int
 	var decider *harness.Decider
 	var scrape func(context.Context) (string, error)
 	var histogramName string
@@ -185,7 +198,7 @@ func runOne(ctx context.Context, w *Workload, specs []jobSpec, controller string
 		if err != nil {
 			return nil, err
 		}
-		pids = func() []int { return []int{m.Pid()} }
+		ctlProcs = map[string]func() int{"kube-controller-manager": m.Pid}
 		scrape = m.Scrape
 		histogramName = "job_controller_job_sync_duration_seconds"
 		stopController = func() { m.Stop(15 * time.Second) }
@@ -220,7 +233,7 @@ func runOne(ctx context.Context, w *Workload, specs []jobSpec, controller string
 			return nil, fmt.Errorf("starting the shim: %v\n%s", err, shim.Process().Tail(20))
 		}
 		// The service's pid is read at the end: an outage may restart it.
-		pids = func() []int { return []int{shim.Process().Pid(), d.Pid()} }
+		ctlProcs = map[string]func() int{"shim": shim.Process().Pid, "service": d.Pid}
 		scrape = func(ctx context.Context) (string, error) {
 			return httpGet(ctx, "http://"+shim.HTTPAddr+"/metrics")
 		}
@@ -276,7 +289,19 @@ func runOne(ctx context.Context, w *Workload, specs []jobSpec, controller string
 	if controller == "shim" {
 		mb = managedBy
 	}
+	apiserverPid, etcdPid := c.Pids()
+	profiled := map[string]func() int{
+		"kube-apiserver": func() int { return apiserverPid },
+		"etcd":           func() int { return etcdPid },
+		"kwok":           kwok.Pid,
+		"runner":         os.Getpid,
+	}
+	for name, pid := range ctlProcs {
+		profiled[name] = pid
+	}
+	loadBefore := loadAverage()
 	logf("%s/%s/%s: creating %d Jobs", w.Name, tag, lim.Name, w.Jobs)
+	cpuBefore := cpuOf(profiled)
 	start := time.Now()
 	if err := createJobs(ctx, client, w, specs, mb); err != nil {
 		return nil, err
@@ -296,7 +321,9 @@ func runOne(ctx context.Context, w *Workload, specs []jobSpec, controller string
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	r := &Result{Workload: w.Name, Controller: controller, Limits: lim, Jobs: w.Jobs}
+	r := &Result{Workload: w.Name, Controller: controller, Limits: lim, Jobs: w.Jobs,
+		Started: start.UTC(), Commit: commit(), LoadBefore: loadBefore, LoadAfter: loadAverage(), WorkloadSum: w.sum()}
+	r.Profile = cpuSince(cpuBefore, cpuOf(profiled))
 	r.Wall = time.Unix(0, lastFinish.Load()).Sub(start)
 	logf("%s/%s/%s: every Job finished in %s", w.Name, tag, lim.Name, r.Wall.Round(time.Millisecond))
 	// Let the last syncs (finalizer removal after the Job finished) land
@@ -323,8 +350,8 @@ func runOne(ctx context.Context, w *Workload, specs []jobSpec, controller string
 		return nil, err
 	}
 	r.SyncP50, r.SyncP99, r.Syncs = h.quantile(0.5), h.quantile(0.99), h.count()
-	for _, pid := range pids() {
-		u, err := readProc(pid)
+	for _, pid := range ctlProcs {
+		u, err := readProc(pid())
 		if err != nil {
 			return nil, err
 		}

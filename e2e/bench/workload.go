@@ -1,6 +1,9 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -314,4 +317,15 @@ func (w *Workload) job(ns string, s jobSpec, managedBy string) *batchv1.Job {
 		job.Spec.PodFailurePolicy = pfp
 	}
 	return job
+}
+
+// sum fingerprints the workload (every field, the name included), so that a
+// saved run is reused only for the workload it measured.
+func (w *Workload) sum() string {
+	data, err := json.Marshal(w)
+	if err != nil {
+		return ""
+	}
+	h := sha256.Sum256(data)
+	return hex.EncodeToString(h[:6])
 }

@@ -221,6 +221,12 @@ func (c *Cluster) waitReady(timeout time.Duration) error {
 	}
 }
 
+// Pids are the API server's and etcd's process ids, for readers of their
+// CPU time (the cluster benchmark's profile).
+func (c *Cluster) Pids() (apiserver, etcd int) {
+	return c.apiserver.Pid(), c.etcd.Pid()
+}
+
 // Stop stops kube-apiserver, then etcd, and removes the files it created.
 func (c *Cluster) Stop() {
 	c.stopOnce.Do(func() {
