@@ -260,3 +260,30 @@ func TestBottleneckFollowsTheStatedRule(t *testing.T) {
 		}
 	}
 }
+
+// The audit log's response codes tell conflicts and throttles apart from
+// requests that did their work.
+func TestCountRequestsSplitsRefusedByCode(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	log := `{"stage":"ResponseComplete","verb":"update","userAgent":"job-decider-shim/v0","objectRef":{"resource":"jobs","subresource":"status"},"responseStatus":{"code":200}}
+{"stage":"ResponseComplete","verb":"update","userAgent":"job-decider-shim/v0","objectRef":{"resource":"jobs","subresource":"status"},"responseStatus":{"code":409}}
+{"stage":"RequestReceived","verb":"update","userAgent":"job-decider-shim/v0","objectRef":{"resource":"jobs","subresource":"status"}}
+{"stage":"ResponseComplete","verb":"create","userAgent":"kube-controller-manager/v1.37.2","objectRef":{"resource":"pods"},"responseStatus":{"code":201}}
+`
+	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	all, refused, err := countRequests(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := all["shim"]["update jobs/status"]; got != 2 {
+		t.Errorf("shim status updates = %d, want 2", got)
+	}
+	if got := refused["shim"]; len(got) != 1 || got["update jobs/status 409"] != 1 {
+		t.Errorf("shim refused = %v, want one 409", got)
+	}
+	if got := refused["kcm"]; len(got) != 0 {
+		t.Errorf("kcm refused = %v, want none", got)
+	}
+}

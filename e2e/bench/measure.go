@@ -140,6 +140,9 @@ type auditEntry struct {
 		Resource    string `json:"resource"`
 		Subresource string `json:"subresource"`
 	} `json:"objectRef"`
+	ResponseStatus *struct {
+		Code int `json:"code"`
+	} `json:"responseStatus"`
 }
 
 // component names the client behind a user agent.
@@ -158,20 +161,21 @@ func component(ua string) string {
 }
 
 // countRequests counts the API requests in an audit log by component, then
-// "verb resource[/subresource]".
-func countRequests(path string) (map[string]map[string]int, error) {
+// "verb resource[/subresource]"; refused counts those answered with a code
+// of 300 or more (a conflict, a throttle) by "verb resource code".
+func countRequests(path string) (all, refused map[string]map[string]int, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
-	out := map[string]map[string]int{}
+	all, refused = map[string]map[string]int{}, map[string]map[string]int{}
 	s := bufio.NewScanner(f)
 	s.Buffer(make([]byte, 1<<20), 16<<20)
 	for s.Scan() {
 		var e auditEntry
 		if err := json.Unmarshal(s.Bytes(), &e); err != nil {
-			return nil, fmt.Errorf("%s: %v", path, err)
+			return nil, nil, fmt.Errorf("%s: %v", path, err)
 		}
 		if e.Stage != "ResponseComplete" || e.ObjectRef == nil {
 			continue
@@ -181,12 +185,18 @@ func countRequests(path string) (map[string]map[string]int, error) {
 			key += "/" + e.ObjectRef.Subresource
 		}
 		c := component(e.UserAgent)
-		if out[c] == nil {
-			out[c] = map[string]int{}
+		if all[c] == nil {
+			all[c] = map[string]int{}
 		}
-		out[c][key]++
+		all[c][key]++
+		if e.ResponseStatus != nil && e.ResponseStatus.Code >= 300 {
+			if refused[c] == nil {
+				refused[c] = map[string]int{}
+			}
+			refused[c][fmt.Sprintf("%s %d", key, e.ResponseStatus.Code)]++
+		}
 	}
-	return out, s.Err()
+	return all, refused, s.Err()
 }
 
 // isWrite reports whether a "verb resource" key is a write.

@@ -107,6 +107,9 @@ func report(pairs []pair) string {
 			parts = append(parts, fmt.Sprintf("%s %.2f / %.2f", k, perJob(p.a.Requests[k], p.a.Jobs), perJob(p.b.Requests[k], p.b.Jobs)))
 		}
 		fmt.Fprintf(&b, "- %s %s: %s\n", p.w.Name, p.limits.Name, strings.Join(parts, "; "))
+		if len(p.a.Refused)+len(p.b.Refused) > 0 {
+			fmt.Fprintf(&b, "  - answered 300 or above (a) / (b): %s / %s\n", refusedList(p.a), refusedList(p.b))
+		}
 	}
 	return b.String()
 }
@@ -300,4 +303,21 @@ func bottleneck(r *Result, cores int) string {
 		return fmt.Sprintf("the machine's CPU (%.2f of %d cores; most: %s, %.2f)", busy, cores, top, topCPU/wall)
 	}
 	return fmt.Sprintf("waiting (no process above %.2f cores; most: %s)", topCPU/wall, top)
+}
+
+// refusedList is a run's refused requests, "verb resource code ×n", or "none".
+func refusedList(r *Result) string {
+	if len(r.Refused) == 0 {
+		return "none"
+	}
+	var ks []string
+	for k := range r.Refused {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	var parts []string
+	for _, k := range ks {
+		parts = append(parts, fmt.Sprintf("%s ×%d", k, r.Refused[k]))
+	}
+	return strings.Join(parts, ", ")
 }

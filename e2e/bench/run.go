@@ -65,9 +65,11 @@ type Result struct {
 	Syncs            float64
 	// Requests are the controller's API requests by "verb resource".
 	Requests map[string]int
-	CPU      float64 // seconds, every process of the controller
-	PeakRSS  int64   // bytes, summed over its processes
-	End      map[string]jobEnd
+	// Refused are those answered 300 or above, by "verb resource code".
+	Refused map[string]int `json:",omitempty"`
+	CPU     float64        // seconds, every process of the controller
+	PeakRSS int64          // bytes, summed over its processes
+	End     map[string]jobEnd
 	// Profile is CPU seconds per process between the first Job created and
 	// the last one finished: the API server, etcd, KWOK, the runner and the
 	// controller's own processes. It names a run's bottleneck.
@@ -369,11 +371,12 @@ func runOne(ctx context.Context, w *Workload, specs []jobSpec, controller string
 	controllerStopped = true
 	kwok.Stop(10 * time.Second)
 	stopCluster()
-	counts, err := countRequests(auditLog)
+	counts, refused, err := countRequests(auditLog)
 	if err != nil {
 		return nil, err
 	}
 	r.Requests = counts[controller]
+	r.Refused = refused[controller]
 	r.PodsCreated = r.Requests["create pods"]
 	if r.Fault != nil {
 		for _, sp := range specs {
