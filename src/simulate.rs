@@ -155,6 +155,17 @@ enum Source<'a> {
     Cluster(Box<cluster::LiveJob>),
 }
 
+/// The Job's pod template `terminationGracePeriodSeconds`, read from its manifest: the
+/// contract's template carries only what decisions read, and the simulated world needs
+/// it for deletions. `None` when not written (the API server's default then); a text
+/// the Job's reader refuses never gets here.
+fn grace_period(text: &str) -> Option<i64> {
+    let value: serde_json::Value = serde_yaml::from_str(text).ok()?;
+    value
+        .pointer("/spec/template/spec/terminationGracePeriodSeconds")?
+        .as_i64()
+}
+
 /// Refuses the flags that cannot go together (beyond what clap checks).
 fn check_flags(args: &SimulateArgs) -> Result<(), CliError> {
     if args.cluster.from_cluster {
@@ -244,6 +255,8 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
         // A Job's own annotation rides with it; --failure-policy rides every request as its field.
         failure_policy,
         limits: Limits::default(),
+        // Read with each Job below (the contract's template does not carry it).
+        termination_grace_period_seconds: None,
     };
     // The --compare Job is played without --failure-policy: the same script with and without it.
     let compare_options = Options {
@@ -262,11 +275,23 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
             };
             result.map_err(|e| sim_error(&args.script, e))
         };
-    let read_job =
-        |path: &Path| input::read_job(path, args.strictness, &created, args.pods.is_some());
-    let (left_job, left_path) = match source {
-        Source::File(path) => (read_job(path)?, path),
-        Source::Cluster(live) => (live.job, Path::new("")),
+    let read_job = |path: &Path| -> Result<(pb::Job, Option<i64>), CliError> {
+        let text = input::read_file(path)?;
+        let job =
+            input::read_job_text(&text, path, args.strictness, &created, args.pods.is_some())?;
+        Ok((job, grace_period(&text)))
+    };
+    let (left_job, left_grace, left_path) = match source {
+        Source::File(path) => {
+            let (job, grace) = read_job(path)?;
+            (job, grace, path)
+        }
+        // The live Job as the contract carries it: the default grace period.
+        Source::Cluster(live) => (live.job, None, Path::new("")),
+    };
+    let options = Options {
+        termination_grace_period_seconds: left_grace,
+        ..options
     };
     let left = play(left_job, pods.clone(), &options)?;
     let failed = |e: &dyn std::fmt::Display| CliError::Failed(format!("cannot print: {e}"));
@@ -279,7 +304,12 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
                 .map_err(|e| failed(&e)),
         };
     };
-    let right = play(read_job(other)?, pods, &compare_options)?;
+    let (right_job, right_grace) = read_job(other)?;
+    let compare_options = Options {
+        termination_grace_period_seconds: right_grace,
+        ..compare_options
+    };
+    let right = play(right_job, pods, &compare_options)?;
     // Columns are named by the Jobs (by the files when the Jobs share a name).
     let (left_name, right_name) = if left.job == right.job {
         (left_path.display().to_string(), other.display().to_string())

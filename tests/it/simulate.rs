@@ -428,3 +428,65 @@ fn a_typo_in_the_job_is_an_error_naming_its_path_unless_lenient() {
         text(&out.stderr)
     );
 }
+
+/// A one-pod Job written as for `kubectl apply` with `terminationGracePeriodSeconds:
+/// grace` in its template and a FailJob rule on exit 137, played with a user deleting
+/// its pod at 1m whose app needs `stop` to stop after SIGTERM.
+fn played_with_grace(grace: u32, stop: &str) -> serde_json::Value {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let job = dir.path().join("job.yaml");
+    std::fs::write(
+        &job,
+        format!(
+            "apiVersion: batch/v1\nkind: Job\nmetadata: {{name: graceful, namespace: default}}\n\
+             spec:\n  completions: 1\n  parallelism: 1\n  backoffLimit: 6\n\
+             \x20 podFailurePolicy:\n    rules:\n    - action: FailJob\n\
+             \x20     onExitCodes: {{operator: In, values: [137]}}\n\
+             \x20 template:\n    spec:\n      restartPolicy: Never\n\
+             \x20     terminationGracePeriodSeconds: {grace}\n\
+             \x20     containers: [{{name: main, image: app}}]\n"
+        ),
+    )
+    .expect("write");
+    let script = dir.path().join("script.yaml");
+    std::fs::write(
+        &script,
+        format!(
+            "defaults: {{runTime: 10m, stopTime: {stop}}}\nevents:\n- {{at: 1m, deletePod: {{pod: 1}}}}\n"
+        ),
+    )
+    .expect("write");
+    let out = run(&[
+        "simulate",
+        "--job",
+        path(&job),
+        "--script",
+        path(&script),
+        "-o",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("json")
+}
+
+#[test]
+fn termination_grace_period_was_ignored_an_app_outlasting_it_is_killed_with_137() {
+    // 10s grace, an app needing 25s: SIGKILL at 10s, exit 137, which the FailJob
+    // rule on 137 sees (kubelet killContainer: StopContainer with the grace period).
+    let v = played_with_grace(10, "25s");
+    let first = &v["attempts"][0];
+    assert_eq!(first["endedMs"], 70_000, "{v:#}");
+    assert_eq!(first["exitCode"], 137, "{v:#}");
+    assert_eq!(v["summary"]["reason"], "PodFailurePolicy", "{v:#}");
+}
+
+#[test]
+fn termination_grace_period_was_ignored_a_long_grace_lets_the_app_stop_on_its_own() {
+    // 120s grace, an app needing 90s: it stops at 90s with its SIGTERM exit (143);
+    // the script's stopTime is no longer capped at 30s.
+    let v = played_with_grace(120, "90s");
+    let first = &v["attempts"][0];
+    assert_eq!(first["endedMs"], 150_000, "{v:#}");
+    assert_eq!(first["exitCode"], 143, "{v:#}");
+    assert_eq!(v["summary"]["result"], "Complete", "{v:#}");
+}

@@ -130,8 +130,9 @@ pub struct Defaults {
     /// the next whole second, as the kubelet reports them).
     #[serde(default)]
     pub start_delay: Option<Span>,
-    /// From a running pod being deleted to its containers having stopped (default 5s;
-    /// at most the 30s grace period).
+    /// From a running pod being sent SIGTERM to its containers having stopped (default
+    /// 5s); longer than the Job's `terminationGracePeriodSeconds`, the kubelet kills
+    /// them with SIGKILL (exit 137) at the end of the grace period.
     #[serde(default)]
     pub stop_time: Option<Span>,
     /// The exit code of an attempt no rule fails (default 0: it succeeds).
@@ -252,17 +253,17 @@ pub struct ScriptedEvent {
     pub at: Span,
     /// Drain the nodes of these pods: each running one (not being deleted) is
     /// evicted as the eviction API does it (a `DisruptionTarget` condition, reason
-    /// `EvictionByEvictionAPI`, then deletion with a 30s grace period; the kubelet
-    /// stops it, phase `Failed`, exit code 143). Every pod runs on a node of its own.
+    /// `EvictionByEvictionAPI`, then deletion with the pods' grace period; the kubelet
+    /// stops it, phase `Failed`, exit code 143, or 137 when killed at the grace period's end). Every pod runs on a node of its own.
     #[serde(default)]
     pub drain: Option<Target>,
     /// The scheduler preempts these pods (running ones) for a higher-priority pod: a
-    /// `DisruptionTarget` condition, reason `PreemptionByScheduler`, then deletion with a
-    /// 30s grace period; the kubelet stops them as for a drain.
+    /// `DisruptionTarget` condition, reason `PreemptionByScheduler`, then deletion with
+    /// the pods' grace period; the kubelet stops them as for a drain.
     #[serde(default)]
     pub preempt: Option<Target>,
     /// A user deletes these pods (`kubectl delete pod`: no condition; the kubelet stops
-    /// a running pod, phase `Failed`, exit code 143).
+    /// a running pod, phase `Failed`, exit code 143, or 137 past the grace period).
     #[serde(default)]
     pub delete_pod: Option<Target>,
     /// Set the Job's `spec.suspend` (`true` suspends, `false` resumes).

@@ -581,7 +581,7 @@ fn on_failure_a_crashed_container_restarts_in_place_as_a_new_attempt() {
         "restarted in place, not replaced"
     );
     assert_eq!(t.summary.restarts, 1);
-    // The kubelet's first crash-loop back-off is 10s.
+    // The kubelet restarts a container's first crash at once (no back-off entry yet).
     let crashed = t
         .events
         .iter()
@@ -592,7 +592,7 @@ fn on_failure_a_crashed_container_restarts_in_place_as_a_new_attempt() {
         .iter()
         .find(|e| e.kind == EventKind::ContainerRestarted)
         .expect("restart");
-    assert_eq!(restarted.offset_ms - crashed.offset_ms, 10_000);
+    assert_eq!(restarted.offset_ms - crashed.offset_ms, 0);
 }
 
 #[test]
@@ -1243,5 +1243,122 @@ fn narrating_n_failures_does_not_convert_the_job_and_its_pods_n_times() {
     assert!(
         narration_pods <= 3 * narrated,
         "{narration_pods} pods converted to narrate {narrated} failures"
+    );
+}
+
+/// The waits between each crash of index 0's container and its restart, in seconds.
+fn restart_waits(t: &Timeline) -> Vec<i64> {
+    let mut crashed_at = None;
+    let mut waits = Vec::new();
+    for e in &t.events {
+        match e.kind {
+            EventKind::ContainerFailed => crashed_at = Some(e.offset_ms),
+            EventKind::ContainerRestarted => {
+                if let Some(at) = crashed_at.take() {
+                    waits.push((e.offset_ms - at) / 1000);
+                }
+            }
+            _ => {}
+        }
+    }
+    waits
+}
+
+fn crash_looping(backoff_limit: i32) -> pb::Job {
+    restarting(indexed(serde_json::json!({
+        "completions": 1, "parallelism": 1, "backoffLimit": backoff_limit
+    })))
+}
+
+#[test]
+fn crash_loop_back_off_was_one_step_late_the_first_restart_is_immediate() {
+    // Nine short crashes: the kubelet restarts at once after the first exit, then
+    // waits 10s doubling to its 5m cap (kuberuntime_manager.go doBackOff).
+    let t = play(
+        crash_looping(20),
+        "attempts:\n- {index: 0, attempt: 1-9, exitCode: 1, runTime: 20s}\n",
+    );
+    assert_eq!(
+        restart_waits(&t),
+        [0, 10, 20, 40, 80, 160, 300, 300, 300],
+        "{}",
+        t.text()
+    );
+    assert_eq!(t.summary.result, "Complete", "{}", t.text());
+    let first = events_of(&t, EventKind::ContainerFailed)[0];
+    assert!(
+        first.detail.contains("restarts it at once"),
+        "{}",
+        first.detail
+    );
+}
+
+#[test]
+fn crash_loop_back_off_never_reset_after_ten_minutes_of_running() {
+    // Three short crashes (waits 0, 10s, 20s), then a run of 10m01s: the kubelet's
+    // back-off entry has expired (more than 600s since its last update), so the
+    // restart is immediate and the next crash waits 10s again.
+    let t = play(
+        crash_looping(20),
+        "attempts:\n- {index: 0, attempt: 4, exitCode: 1, runTime: 10m1s}\n\
+         - {index: 0, attempt: 1-5, exitCode: 1, runTime: 20s}\n",
+    );
+    assert_eq!(restart_waits(&t), [0, 10, 20, 0, 10], "{}", t.text());
+    // A run of exactly 10 minutes is not more than 600s: the back-off goes on (40s).
+    let t = play(
+        crash_looping(20),
+        "attempts:\n- {index: 0, attempt: 4, exitCode: 1, runTime: 10m}\n\
+         - {index: 0, attempt: 1-5, exitCode: 1, runTime: 20s}\n",
+    );
+    assert_eq!(restart_waits(&t), [0, 10, 20, 40, 80], "{}", t.text());
+}
+
+fn play_with_grace(job: pb::Job, script: &str, grace: i64) -> Timeline {
+    let script = Script::from_yaml(script).expect("script");
+    let options = Options {
+        termination_grace_period_seconds: Some(grace),
+        ..Options::default()
+    };
+    simulate(job, Vec::new(), &script, &options, &mut decide).expect("simulated")
+}
+
+#[test]
+fn termination_grace_period_was_ignored_sigkill_at_its_end_with_137() {
+    let one = || job(serde_json::json!({"parallelism": 1, "completions": 1}));
+    let script = "defaults: {runTime: 10m, stopTime: 25s}\nevents:\n- {at: 1m, drain: {pod: 1}}\n";
+    // 10s: the app needs 25s, the kubelet kills it at 10s.
+    let t = play_with_grace(one(), script, 10);
+    let first = &t.attempts[0];
+    assert_eq!((first.ended_ms, first.exit_code), (Some(70_000), Some(137)));
+    assert!(first.why.contains("SIGKILL"), "{}", first.why);
+    let evicted = events_of(&t, EventKind::PodEvicted);
+    assert!(
+        evicted[0].detail.contains("a 10s grace period"),
+        "{}",
+        evicted[0].detail
+    );
+    // 120s: a 25s stop is within it (no longer capped at the default 30s either way).
+    let t = play_with_grace(one(), script, 120);
+    assert_eq!(
+        (t.attempts[0].ended_ms, t.attempts[0].exit_code),
+        (Some(85_000), Some(143))
+    );
+    // 0s: the kubelet still waits its 2s minimum before SIGKILL (seen while a pod
+    // failure policy keeps the finalizer on until the pod is terminal).
+    let policy = job(serde_json::json!({"parallelism": 1, "completions": 1,
+        "podFailurePolicy": {"rules": [{"action": "Ignore",
+            "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}]}}));
+    let t = play_with_grace(policy, script, 0);
+    assert_eq!(
+        (t.attempts[0].ended_ms, t.attempts[0].exit_code),
+        (Some(62_000), Some(137)),
+        "{}",
+        t.text()
+    );
+    // Without a template value: the default 30s, and a 25s stop ends on SIGTERM.
+    let t = play(one(), script);
+    assert_eq!(
+        (t.attempts[0].ended_ms, t.attempts[0].exit_code),
+        (Some(85_000), Some(143))
     );
 }

@@ -314,6 +314,7 @@ impl<'s> World<'s> {
 
     pub(super) fn on_targets(&mut self, t: &TargetSet, how: Removal) {
         let now = self.now;
+        let grace = self.grace_seconds;
         for i in 0..self.pods.len() {
             let sp = &self.pods[i];
             let deleting = sp
@@ -354,13 +355,15 @@ impl<'s> World<'s> {
                 self.push(
                     EventKind::PodEvicted,
                     Some(i),
-                    format!("{what}: DisruptionTarget ({reason}), deleted with a 30s grace period"),
+                    format!(
+                        "{what}: DisruptionTarget ({reason}), deleted with a {grace}s grace period"
+                    ),
                 );
             } else {
                 self.push(
                     EventKind::PodDeletedByUser,
                     Some(i),
-                    "deleted by a user with a 30s grace period".to_string(),
+                    format!("deleted by a user with a {grace}s grace period"),
                 );
             }
             self.delete_pod(i);
