@@ -233,10 +233,14 @@ impl Names {
     }
 }
 
-/// Which pods an event acts on: those of an index, or the pod of an attempt number.
+/// Which pods an event acts on: those of an index, or the pod of an attempt number;
+/// a drain may name its nodes instead.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Target {
+    /// The nodes to drain, by name (`drain` only; needs the script's `nodes`).
+    #[serde(default)]
+    pub node: Option<Names>,
     /// The pods of these completion indexes (Indexed Jobs).
     #[serde(default)]
     pub index: Option<Numbers>,
@@ -251,10 +255,14 @@ pub struct Target {
 pub struct ScriptedEvent {
     /// When, from the start of the simulation.
     pub at: Span,
-    /// Drain the nodes of these pods: each running one (not being deleted) is
-    /// evicted as the eviction API does it (a `DisruptionTarget` condition, reason
-    /// `EvictionByEvictionAPI`, then deletion with the pods' grace period; the kubelet
-    /// stops it, phase `Failed`, exit code 143, or 137 when killed at the grace period's end). Every pod runs on a node of its own.
+    /// Drain nodes as `kubectl drain` does: the named ones (`node`), or those the
+    /// targeted pods are on. Each is cordoned (no new pod is placed there) and every
+    /// pod on it (not already ended or being deleted) is evicted as the eviction API
+    /// does it (a `DisruptionTarget` condition, reason `EvictionByEvictionAPI`, then
+    /// deletion with the pods' grace period; the kubelet stops it, phase `Failed`,
+    /// exit code 143, or 137 when killed at the grace period's end). Without the
+    /// script's `nodes` every pod runs on a node of its own, so a drain evicts just
+    /// the targeted pods.
     #[serde(default)]
     pub drain: Option<Target>,
     /// The scheduler preempts these pods (running ones) for a higher-priority pod: a
@@ -299,6 +307,8 @@ pub struct TargetSet {
     pub index: Option<BTreeSet<u32>>,
     /// Creation numbers, if given.
     pub pod: Option<BTreeSet<u32>>,
+    /// Node names, if given (a drain's).
+    pub node: Option<Vec<String>>,
 }
 
 impl TargetSet {
@@ -564,11 +574,14 @@ impl Script {
                 ("deletePod", &event.delete_pod),
             ] {
                 if let Some(t) = target {
-                    if t.index.is_none() && t.pod.is_none() {
-                        return Err(ScriptError::at(
-                            format!("events[{i}].{name}"),
-                            "name the pods: index or pod",
-                        ));
+                    self.check_target_node(i, name, t)?;
+                    if t.index.is_none() && t.pod.is_none() && t.node.is_none() {
+                        let what = if name == "drain" {
+                            "name the nodes or their pods: node, index or pod"
+                        } else {
+                            "name the pods: index or pod"
+                        };
+                        return Err(ScriptError::at(format!("events[{i}].{name}"), what));
                     }
                     if t.pod.as_ref().is_some_and(|p| p.0.contains(&0)) {
                         return Err(ScriptError::at(
@@ -639,6 +652,42 @@ impl Script {
         Ok(())
     }
 
+    /// A target's `node`: a drain's only, of the script's nodes, and not with pods.
+    fn check_target_node(&self, i: usize, name: &str, t: &Target) -> Result<(), ScriptError> {
+        let Some(names) = &t.node else {
+            return Ok(());
+        };
+        let at = format!("events[{i}].{name}.node");
+        if name != "drain" {
+            return Err(ScriptError::at(
+                at,
+                format!("only a drain acts on nodes: name the pods of a {name} with index or pod"),
+            ));
+        }
+        if t.index.is_some() || t.pod.is_some() {
+            return Err(ScriptError::at(
+                at,
+                "give node, or index/pod (drain the nodes those pods are on), not both",
+            ));
+        }
+        let Some(nodes) = &self.nodes else {
+            return Err(ScriptError::at(
+                at,
+                "draining a node by name needs the script's nodes",
+            ));
+        };
+        if names.iter().next().is_none() {
+            return Err(ScriptError::at(at, "name at least one node"));
+        }
+        if let Some(unknown) = names.iter().find(|n| !nodes.0.iter().any(|m| m == n)) {
+            return Err(ScriptError::at(
+                at,
+                format!("{unknown:?} is not one of the script's nodes"),
+            ));
+        }
+        Ok(())
+    }
+
     /// The horizon, defaulted.
     pub fn horizon(&self) -> Span {
         self.horizon.unwrap_or(DEFAULT_HORIZON)
@@ -651,6 +700,10 @@ impl ScriptedEvent {
         let set = |t: &Target| TargetSet {
             index: t.index.clone().map(|n| n.0),
             pod: t.pod.clone().map(|n| n.0),
+            node: t
+                .node
+                .as_ref()
+                .map(|n| n.iter().map(str::to_string).collect()),
         };
         let mut actions = Vec::new();
         if let Some(t) = &self.drain {

@@ -93,6 +93,8 @@ pub enum EventKind {
     JobEvent,
     /// The controller asked to decide again after a delay (backoff, deadline).
     Requeue,
+    /// A named node was cordoned and drained (scripts with `nodes`).
+    NodeDrained,
 }
 
 impl EventKind {
@@ -117,6 +119,7 @@ impl EventKind {
             EventKind::Condition => "condition",
             EventKind::JobEvent => "event",
             EventKind::Requeue => "requeue",
+            EventKind::NodeDrained => "drained",
         }
     }
 }

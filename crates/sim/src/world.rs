@@ -351,6 +351,8 @@ struct World<'s> {
     narration_document: Option<NarrationDocument>,
     /// The pods' `terminationGracePeriodSeconds`: a deletion's grace period.
     grace_seconds: i64,
+    /// Nodes a drain cordoned: the scheduler places no new pod on them.
+    cordoned: BTreeSet<String>,
 }
 
 fn ts(nanos: i64) -> Timestamp {
@@ -598,6 +600,7 @@ impl<'s> World<'s> {
             grace_seconds: options
                 .termination_grace_period_seconds
                 .map_or(DEFAULT_GRACE_SECONDS, |g| if g < 0 { 1 } else { g }),
+            cordoned: BTreeSet::new(),
         };
         for pod in pods {
             world.adopt_existing(pod, running_pods);

@@ -1362,3 +1362,104 @@ fn termination_grace_period_was_ignored_sigkill_at_its_end_with_137() {
         (Some(85_000), Some(143))
     );
 }
+
+#[test]
+fn drain_evicted_one_pod_not_the_node_and_replacements_went_back_to_it() {
+    // Three nodes, six pods (two a node); index 0's node (node-1) is drained at 1m.
+    let job = indexed(serde_json::json!({"completions": 6, "parallelism": 6, "backoffLimit": 10}));
+    let t = play(
+        job,
+        "nodes: 3\ndefaults: {runTime: 10m}\nevents:\n- {at: 1m, drain: {index: 0}}\n",
+    );
+    let evicted: Vec<Option<i32>> = events_of(&t, EventKind::PodEvicted)
+        .iter()
+        .map(|e| e.index)
+        .collect();
+    // kubectl drain evicts every pod on the node, not only the one named.
+    assert_eq!(evicted, [Some(0), Some(3)], "{}", t.text());
+    // It is cordoned: the replacements go to the other nodes.
+    let replacements: Vec<&str> = events_of(&t, EventKind::PodCreated)
+        .iter()
+        .skip(6)
+        .map(|e| e.detail.as_str())
+        .collect();
+    assert_eq!(replacements.len(), 2, "{}", t.text());
+    assert!(
+        replacements.iter().all(|d| !d.contains("node-1")),
+        "{replacements:?}"
+    );
+    assert_eq!(t.summary.result, "Complete", "{}", t.text());
+}
+
+#[test]
+fn drain_names_a_node_and_evicts_its_pending_pods_too() {
+    // node-2's pods: index 1 running, index 3 still waiting to start (a 5m start delay).
+    let job = indexed(serde_json::json!({"completions": 4, "parallelism": 4, "backoffLimit": 10}));
+    let t = play(
+        job,
+        "nodes: [node-1, node-2]\ndefaults: {runTime: 10m}\n\
+         attempts:\n- {index: 3, attempt: 1, startDelay: 5m}\n\
+         events:\n- {at: 1m, drain: {node: node-2}}\n",
+    );
+    let evicted: Vec<Option<i32>> = events_of(&t, EventKind::PodEvicted)
+        .iter()
+        .map(|e| e.index)
+        .collect();
+    assert_eq!(evicted, [Some(1), Some(3)], "{}", t.text());
+    let drained = events_of(&t, EventKind::NodeDrained);
+    assert_eq!(drained.len(), 1, "{}", t.text());
+    assert!(
+        drained[0].detail.contains("node-2"),
+        "{}",
+        drained[0].detail
+    );
+    // The pending one had no container to stop: Failed at once, no exit code.
+    let pending = t
+        .attempts
+        .iter()
+        .find(|a| a.index == Some(3) && a.attempt == 1)
+        .expect("index 3's first pod");
+    assert_eq!(
+        (pending.ended_ms, pending.exit_code),
+        (Some(60_000), None),
+        "{}",
+        t.text()
+    );
+    assert_eq!(t.summary.result, "Complete", "{}", t.text());
+}
+
+#[test]
+fn drain_script_errors_name_the_field() {
+    let job = || indexed(serde_json::json!({}));
+    for (script, path) in [
+        (
+            "events:\n- {at: 1m, drain: {node: node-1}}\n",
+            "events[0].drain.node",
+        ),
+        (
+            "nodes: 2\nevents:\n- {at: 1m, drain: {node: node-9}}\n",
+            "events[0].drain.node",
+        ),
+        (
+            "nodes: 2\nevents:\n- {at: 1m, drain: {node: node-1, index: 1}}\n",
+            "events[0].drain.node",
+        ),
+        (
+            "nodes: 2\nevents:\n- {at: 1m, preempt: {node: node-1}}\n",
+            "events[0].preempt.node",
+        ),
+        (
+            "nodes: 2\nevents:\n- {at: 1m, deletePod: {node: node-1}}\n",
+            "events[0].deletePod.node",
+        ),
+    ] {
+        let err = Script::from_yaml(script).expect_err(script);
+        assert_eq!(err.path, path, "{script}: {err}");
+    }
+    // The old form still reads: the node of index 2's pod.
+    let t = play(
+        job(),
+        "defaults: {runTime: 10m}\nevents:\n- {at: 5m, drain: {index: 2}}\n",
+    );
+    assert_eq!(events_of(&t, EventKind::PodEvicted).len(), 1);
+}

@@ -22,7 +22,11 @@ impl<'s> World<'s> {
         }
         let on_node = scheduled(&sp.pod) && !terminal(&sp.pod);
         let grace = if on_node { self.grace_seconds } else { 0 };
-        let (after, code) = self.stopping(grace);
+        let (mut after, code) = self.stopping(grace);
+        // Bound to a node but not running: the kubelet has no container to stop.
+        if phase(&sp.pod) != "Running" {
+            after = 0;
+        }
         let sp = &mut self.pods[i];
         let m = meta(&mut sp.pod);
         m.deletion_timestamp = Some(whole(now.saturating_add(grace * SECOND)));
@@ -169,7 +173,8 @@ impl<'s> World<'s> {
     }
 
     /// The scheduler's choice for a new pod: the allowed node running the fewest
-    /// pods, in the script's order; `None` when every node is excluded.
+    /// pods, in the script's order, never a cordoned one (a drain's); `None` when
+    /// every node is excluded.
     pub(super) fn place(&self, avoid: Option<&pb::AvoidNodes>) -> Option<String> {
         let nodes = &self.script.nodes.as_ref()?.0;
         let avoided = |n: &String| avoid.is_some_and(|a| a.nodes.contains(n));
@@ -182,6 +187,7 @@ impl<'s> World<'s> {
         };
         nodes
             .iter()
+            .filter(|n| !self.cordoned.contains(*n))
             .filter(|n| !(required && avoided(n)))
             .min_by_key(|n| (avoided(n), load(n)))
             .cloned()
@@ -377,6 +383,9 @@ impl<'s> World<'s> {
     /// killed with SIGKILL (137) at the end of the grace period; phase Failed. The
     /// runtime reports a killed container's reason as for any non-zero exit (`Error`).
     pub(super) fn stop_pod(&mut self, i: usize) {
+        if phase(&self.pods[i].pod) != "Running" {
+            return self.stop_unstarted_pod(i);
+        }
         let was_evicted = self.pods[i]
             .pod
             .status
@@ -436,6 +445,42 @@ impl<'s> World<'s> {
             format!("stopped by the kubelet, exit {code}, phase Failed")
         };
         self.tell_failure(i, EventKind::PodStopped, &what);
+        self.collect();
+    }
+}
+
+impl World<'_> {
+    /// The kubelet ends a deleted pod bound to its node whose containers never ran
+    /// (a start delay, an image that cannot be pulled): nothing to signal, so the pod
+    /// turns Failed at once, its containers left waiting as they were (the kubelet's
+    /// status for a terminal pod keeps a never-started container's waiting state).
+    fn stop_unstarted_pod(&mut self, i: usize) {
+        let now = self.now;
+        let sp = &mut self.pods[i];
+        let was_evicted = sp
+            .pod
+            .status
+            .as_ref()
+            .is_some_and(|s| s.conditions.iter().any(|c| c.r#type == "DisruptionTarget"));
+        let st = status(&mut sp.pod);
+        st.phase = "Failed".to_string();
+        set_ready(st, false, now);
+        meta(&mut sp.pod).deletion_grace_period_seconds = Some(0);
+        sp.start_at = None;
+        sp.ended = Some(now);
+        sp.stop_at = None;
+        sp.outcome = "failed".to_string();
+        sp.evicted = was_evicted;
+        sp.why = if was_evicted {
+            "evicted before it started; the kubelet failed it".to_string()
+        } else {
+            "deleted before it started; the kubelet failed it".to_string()
+        };
+        self.tell_failure(
+            i,
+            EventKind::PodStopped,
+            "no container ran: failed by the kubelet at once, phase Failed",
+        );
         self.collect();
     }
 }
