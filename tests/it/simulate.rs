@@ -490,3 +490,45 @@ fn termination_grace_period_was_ignored_a_long_grace_lets_the_app_stop_on_its_ow
     assert_eq!(first["exitCode"], 143, "{v:#}");
     assert_eq!(v["summary"]["result"], "Complete", "{v:#}");
 }
+
+#[test]
+fn container_restart_rules_were_ignored_a_matching_exit_restarts_in_place_uncounted() {
+    // v1.37.2 enables ContainerRestartRules (KEP-5307) by default: exit 42 matches the
+    // container's Restart rule, so the kubelet restarts it in place and the pod never
+    // fails (backoffLimit 0 would fail the Job at one counted failure).
+    let dir = tempfile::tempdir().expect("tempdir");
+    let job = dir.path().join("job.yaml");
+    std::fs::write(
+        &job,
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: in-place, namespace: default}\n\
+         spec:\n  completions: 2\n  parallelism: 2\n  backoffLimit: 1\n\
+         \x20 completionMode: Indexed\n  template:\n    spec:\n      restartPolicy: Never\n\
+         \x20     containers:\n      - name: main\n        image: app\n\
+         \x20       restartPolicy: Never\n        restartPolicyRules:\n\
+         \x20       - action: Restart\n          exitCodes: {operator: In, values: [42]}\n",
+    )
+    .expect("write");
+    let script = dir.path().join("script.yaml");
+    std::fs::write(
+        &script,
+        "attempts:\n- {index: 0, attempt: 1-2, exitCode: 42}\n- {index: 1, attempt: 1, exitCode: 1}\n",
+    )
+    .expect("write");
+    let out = run(&[
+        "simulate",
+        "--job",
+        path(&job),
+        "--script",
+        path(&script),
+        "-o",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["summary"]["result"], "Complete", "{v:#}");
+    assert_eq!(v["summary"]["restarts"], 2, "{v:#}");
+    // Index 0 restarted twice in its one pod; index 1's exit 1 matches no rule and
+    // the container's own policy is Never: that pod fails and is replaced.
+    assert_eq!(v["summary"]["podsCreated"], 3, "{v:#}");
+    assert_eq!(v["summary"]["failuresCounted"], 1, "{v:#}");
+}

@@ -144,6 +144,32 @@ pub struct Options {
     /// does not carry it, so the caller reads it from the manifest); `None` is the API
     /// server's default, [`DEFAULT_GRACE_SECONDS`].
     pub termination_grace_period_seconds: Option<i64>,
+    /// The template's containers' own restart policies (KEP-5307), read from the
+    /// manifest as the grace period is; empty: every container follows the pod's.
+    pub container_restarts: Vec<ContainerRestart>,
+}
+
+/// A regular container's own `restartPolicy` and `restartPolicyRules` (KEP-5307,
+/// the `ContainerRestartRules` gate, beta and on by default in v1.37.2).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ContainerRestart {
+    /// The container's name.
+    pub container: String,
+    /// `Always`, `OnFailure` or `Never`; empty: the pod's.
+    pub policy: String,
+    /// Its rules, in order: the first whose exit codes match decides.
+    pub rules: Vec<ContainerRestartRule>,
+}
+
+/// One `restartPolicyRules` entry.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ContainerRestartRule {
+    /// `Restart` or `RestartAllContainers`.
+    pub action: String,
+    /// `In` or `NotIn`.
+    pub operator: String,
+    /// The exit codes.
+    pub values: Vec<i32>,
 }
 
 /// How far one simulation may grow: reaching a bound stops it, and the
@@ -353,6 +379,8 @@ struct World<'s> {
     grace_seconds: i64,
     /// Nodes a drain cordoned: the scheduler places no new pod on them.
     cordoned: BTreeSet<String>,
+    /// The containers' own restart policies (KEP-5307).
+    container_restarts: Vec<ContainerRestart>,
 }
 
 fn ts(nanos: i64) -> Timestamp {
@@ -601,6 +629,7 @@ impl<'s> World<'s> {
                 .termination_grace_period_seconds
                 .map_or(DEFAULT_GRACE_SECONDS, |g| if g < 0 { 1 } else { g }),
             cordoned: BTreeSet::new(),
+            container_restarts: options.container_restarts.clone(),
         };
         for pod in pods {
             world.adopt_existing(pod, running_pods);

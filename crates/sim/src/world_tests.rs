@@ -1463,3 +1463,61 @@ fn drain_script_errors_name_the_field() {
     );
     assert_eq!(events_of(&t, EventKind::PodEvicted).len(), 1);
 }
+
+fn play_with_container_restarts(job: pb::Job, script: &str, own: ContainerRestart) -> Timeline {
+    let script = Script::from_yaml(script).expect("script");
+    let options = Options {
+        container_restarts: vec![own],
+        ..Options::default()
+    };
+    simulate(job, Vec::new(), &script, &options, &mut decide).expect("simulated")
+}
+
+#[test]
+fn container_restart_rules_were_ignored_rules_then_the_containers_own_policy() {
+    let one = || job(serde_json::json!({"parallelism": 1, "completions": 1, "backoffLimit": 0}));
+    let rule = |operator: &str, values: Vec<i32>| ContainerRestartRule {
+        action: "Restart".to_string(),
+        operator: operator.to_string(),
+        values,
+    };
+    let own = |policy: &str, rules| ContainerRestart {
+        container: "main".to_string(),
+        policy: policy.to_string(),
+        rules,
+    };
+    // In [3]: exit 3 restarts in place (at once, then with the crash-loop
+    // back-off), never counted; the later exit 0 completes the Job.
+    let t = play_with_container_restarts(
+        one(),
+        "attempts:\n- {attempt: 1-2, exitCode: 3, runTime: 20s}\n",
+        own("Never", vec![rule("In", vec![3])]),
+    );
+    assert_eq!(t.summary.result, "Complete", "{}", t.text());
+    assert_eq!((t.summary.restarts, t.summary.pods_created), (2, 1));
+    assert_eq!(t.summary.failures_counted, 0);
+    assert_eq!(restart_waits(&t), [0, 10]);
+    // No rule matches exit 1 and the container's own policy is Never: the pod fails.
+    let t = play_with_container_restarts(
+        one(),
+        "attempts:\n- {attempt: 1, exitCode: 1}\n",
+        own("Never", vec![rule("NotIn", vec![0, 1])]),
+    );
+    assert_eq!(t.summary.reason, "BackoffLimitExceeded", "{}", t.text());
+    // NotIn [1] matches exit 0 as well: a container that succeeds is restarted too
+    // (what upstream's rule says), so the Job never completes.
+    let t = play_with_container_restarts(
+        one(),
+        "horizon: 30m\n",
+        own("Never", vec![rule("NotIn", vec![1])]),
+    );
+    assert_eq!(t.summary.result, "Unfinished", "{}", t.text());
+    // The container's own OnFailure under a pod restartPolicy Never.
+    let t = play_with_container_restarts(
+        one(),
+        "attempts:\n- {attempt: 1, exitCode: 1}\n",
+        own("OnFailure", Vec::new()),
+    );
+    assert_eq!(t.summary.result, "Complete", "{}", t.text());
+    assert_eq!(t.summary.restarts, 1);
+}

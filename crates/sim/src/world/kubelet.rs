@@ -193,9 +193,47 @@ impl<'s> World<'s> {
             .cloned()
     }
 
+    /// Whether the kubelet restarts `container` in place after it exits with `code`.
+    ///
+    /// As v1.37.2's kubelet decides it (`kubelet/container/helpers.go`
+    /// `ShouldContainerBeRestarted` with the `ContainerRestartRules` gate on, its
+    /// default, calling `api/v1/pod/util.go` `ContainerShouldRestart`): a container
+    /// with a policy of its own takes the action of its first rule whose exit codes
+    /// match (`In` or `NotIn`), else its own policy (`Always`, `OnFailure` on a
+    /// non-zero code, `Never`); without one, the pod's (`OnFailure` restarts a
+    /// non-zero exit). `RestartAllContainers` (on by default since v1.36) is played
+    /// as a restart of the exiting container alone: the simulated others run on.
+    pub(super) fn restarts_in_place(&self, container: &str, code: i32) -> bool {
+        let own = self
+            .container_restarts
+            .iter()
+            .find(|c| c.container == container && !c.policy.is_empty());
+        let Some(own) = own else {
+            return self.on_failure && code != 0;
+        };
+        let matched = own.rules.iter().find(|r| {
+            let listed = r.values.contains(&code);
+            match r.operator.as_str() {
+                "In" => listed,
+                "NotIn" => !listed,
+                _ => false,
+            }
+        });
+        if matched.is_some_and(|r| matches!(r.action.as_str(), "Restart" | "RestartAllContainers"))
+        {
+            return true;
+        }
+        match own.policy.as_str() {
+            "Always" => true,
+            "OnFailure" => code != 0,
+            "Never" => false,
+            _ => self.on_failure && code != 0,
+        }
+    }
+
     /// Every container ends: `container` with `code`, the others with 0.
     pub(super) fn finish_pod(&mut self, i: usize, container: &str, code: i32, reason: &str) {
-        if self.on_failure && code != 0 {
+        if self.restarts_in_place(container, code) {
             self.crash(i, container, code, reason);
             return;
         }
@@ -254,8 +292,9 @@ impl<'s> World<'s> {
         self.collect();
     }
 
-    /// restartPolicy OnFailure: the container exited non-zero; the kubelet restarts it in
-    /// place, the pod staying Running, after its crash-loop back-off.
+    /// The container exited and the kubelet restarts it in place ([`World::restarts_in_place`]:
+    /// restartPolicy OnFailure and a non-zero exit, or the container's own policy and
+    /// rules), the pod staying Running, after its crash-loop back-off.
     ///
     /// As v1.37.2's kubelet does it (`kuberuntime_manager.go` `doBackOff` with
     /// client-go `flowcontrol.Backoff`, set up in `kubelet.go` `newCrashLoopBackOff`):
