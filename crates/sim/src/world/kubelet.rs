@@ -292,9 +292,10 @@ impl<'s> World<'s> {
         self.collect();
     }
 
-    /// The container exited and the kubelet restarts it in place ([`World::restarts_in_place`]:
-    /// restartPolicy OnFailure and a non-zero exit, or the container's own policy and
-    /// rules), the pod staying Running, after its crash-loop back-off.
+    /// The container exited and the kubelet restarts it in place
+    /// ([`World::restarts_in_place`]: restartPolicy OnFailure and a non-zero exit, or
+    /// the container's own policy and rules), the pod staying Running, after its
+    /// crash-loop back-off.
     ///
     /// As v1.37.2's kubelet does it (`kuberuntime_manager.go` `doBackOff` with
     /// client-go `flowcontrol.Backoff`, set up in `kubelet.go` `newCrashLoopBackOff`):
@@ -307,7 +308,7 @@ impl<'s> World<'s> {
     pub(super) fn crash(&mut self, i: usize, container: &str, code: i32, reason: &str) {
         let now = self.now;
         let sp = &mut self.pods[i];
-        let reset = sp.back_off.is_some();
+        let had_entry = sp.back_off.is_some();
         let live = sp
             .back_off
             .filter(|b| now.saturating_sub(b.updated) <= CRASH_BACK_OFF_EXPIRY);
@@ -369,7 +370,7 @@ impl<'s> World<'s> {
                 "{why}; the kubelet restarts it in {} (CrashLoopBackOff)",
                 human(delay)
             )
-        } else if reset {
+        } else if had_entry {
             format!(
                 "{why}; the kubelet restarts it at once (it ran over 10m: its back-off starts over)"
             )
