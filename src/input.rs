@@ -154,11 +154,18 @@ pub fn read_job(
     now: &pbjson_types::Timestamp,
     with_pods: bool,
 ) -> Result<pb::Job, CliError> {
-    let read = documents::parse_job_with(
-        &read_file(path)?,
-        &file_name(path),
-        strictness.unknown_fields(),
-    )?;
+    read_job_text(&read_file(path)?, path, strictness, now, with_pods)
+}
+
+/// [`read_job`] of a text already read from `path` (a file stdin gives can be read once).
+pub fn read_job_text(
+    text: &str,
+    path: &Path,
+    strictness: Strictness,
+    now: &pbjson_types::Timestamp,
+    with_pods: bool,
+) -> Result<pb::Job, CliError> {
+    let read = documents::parse_job_with(text, &file_name(path), strictness.unknown_fields())?;
     warn(&read.warnings);
     let mut job = read.value;
     as_created(&mut job, now, &file_name(path), with_pods);

@@ -12,7 +12,8 @@ use crate::documents;
 use crate::input::{self, CliError, Strictness};
 use job_decider_api::{self as api, ApiError, pb};
 use job_decider_sim::{
-    DecideError, Decider, Limits, Options, RunningPods, Script, SimError, Timeline,
+    ContainerRestart, ContainerRestartRule, DecideError, Decider, Limits, Options, RunningPods,
+    Script, SimError, Timeline,
 };
 
 /// Output formats of `simulate`.
@@ -155,6 +156,72 @@ enum Source<'a> {
     Cluster(Box<cluster::LiveJob>),
 }
 
+/// What the simulated kubelet needs from the Job's pod template that the contract's
+/// template does not carry (it carries only what decisions read), read from the
+/// manifest: `terminationGracePeriodSeconds` (`None` when not written: the API
+/// server's default) and each container's own `restartPolicy` and
+/// `restartPolicyRules` (KEP-5307). A text the Job's reader refuses never gets here.
+#[derive(Default)]
+struct KubeletFields {
+    grace: Option<i64>,
+    container_restarts: Vec<ContainerRestart>,
+}
+
+fn kubelet_fields(text: &str) -> KubeletFields {
+    let Ok(value) = serde_yaml::from_str::<serde_json::Value>(text) else {
+        return KubeletFields::default();
+    };
+    let Some(spec) = value.pointer("/spec/template/spec") else {
+        return KubeletFields::default();
+    };
+    KubeletFields {
+        grace: spec
+            .get("terminationGracePeriodSeconds")
+            .and_then(serde_json::Value::as_i64),
+        container_restarts: items(spec, "containers")
+            .iter()
+            .map(container_restart)
+            .collect(),
+    }
+}
+
+/// The array at `key` of `v`, or none.
+fn items<'v>(v: &'v serde_json::Value, key: &str) -> &'v [serde_json::Value] {
+    v.get(key)
+        .and_then(serde_json::Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+/// The string at `key` of `v`, or empty.
+fn text_at(v: &serde_json::Value, key: &str) -> String {
+    v.get(key)
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn container_restart(c: &serde_json::Value) -> ContainerRestart {
+    ContainerRestart {
+        container: text_at(c, "name"),
+        policy: text_at(c, "restartPolicy"),
+        rules: items(c, "restartPolicyRules")
+            .iter()
+            .map(|r| {
+                let codes = r.get("exitCodes").cloned().unwrap_or_default();
+                ContainerRestartRule {
+                    action: text_at(r, "action"),
+                    operator: text_at(&codes, "operator"),
+                    values: items(&codes, "values")
+                        .iter()
+                        .filter_map(serde_json::Value::as_i64)
+                        .filter_map(|v| i32::try_from(v).ok())
+                        .collect(),
+                }
+            })
+            .collect(),
+    }
+}
+
 /// Refuses the flags that cannot go together (beyond what clap checks).
 fn check_flags(args: &SimulateArgs) -> Result<(), CliError> {
     if args.cluster.from_cluster {
@@ -244,6 +311,9 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
         // A Job's own annotation rides with it; --failure-policy rides every request as its field.
         failure_policy,
         limits: Limits::default(),
+        // Read with each Job below (the contract's template does not carry them).
+        termination_grace_period_seconds: None,
+        container_restarts: Vec::new(),
     };
     // The --compare Job is played without --failure-policy: the same script with and without it.
     let compare_options = Options {
@@ -262,11 +332,25 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
             };
             result.map_err(|e| sim_error(&args.script, e))
         };
-    let read_job =
-        |path: &Path| input::read_job(path, args.strictness, &created, args.pods.is_some());
-    let (left_job, left_path) = match source {
-        Source::File(path) => (read_job(path)?, path),
-        Source::Cluster(live) => (live.job, Path::new("")),
+    let read_job = |path: &Path| -> Result<(pb::Job, KubeletFields), CliError> {
+        let text = input::read_file(path)?;
+        let job =
+            input::read_job_text(&text, path, args.strictness, &created, args.pods.is_some())?;
+        Ok((job, kubelet_fields(&text)))
+    };
+    let (left_job, left_fields, left_path) = match source {
+        Source::File(path) => {
+            let (job, fields) = read_job(path)?;
+            (job, fields, path)
+        }
+        // The live Job as the contract carries it: the default grace period, the
+        // pod's restart policy for every container.
+        Source::Cluster(live) => (live.job, KubeletFields::default(), Path::new("")),
+    };
+    let options = Options {
+        termination_grace_period_seconds: left_fields.grace,
+        container_restarts: left_fields.container_restarts,
+        ..options
     };
     let left = play(left_job, pods.clone(), &options)?;
     let failed = |e: &dyn std::fmt::Display| CliError::Failed(format!("cannot print: {e}"));
@@ -279,7 +363,13 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
                 .map_err(|e| failed(&e)),
         };
     };
-    let right = play(read_job(other)?, pods, &compare_options)?;
+    let (right_job, right_fields) = read_job(other)?;
+    let compare_options = Options {
+        termination_grace_period_seconds: right_fields.grace,
+        container_restarts: right_fields.container_restarts,
+        ..compare_options
+    };
+    let right = play(right_job, pods, &compare_options)?;
     // Columns are named by the Jobs (by the files when the Jobs share a name).
     let (left_name, right_name) = if left.job == right.job {
         (left_path.display().to_string(), other.display().to_string())

@@ -428,3 +428,107 @@ fn a_typo_in_the_job_is_an_error_naming_its_path_unless_lenient() {
         text(&out.stderr)
     );
 }
+
+/// A one-pod Job written as for `kubectl apply` with `terminationGracePeriodSeconds:
+/// grace` in its template and a FailJob rule on exit 137, played with a user deleting
+/// its pod at 1m whose app needs `stop` to stop after SIGTERM.
+fn played_with_grace(grace: u32, stop: &str) -> serde_json::Value {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let job = dir.path().join("job.yaml");
+    std::fs::write(
+        &job,
+        format!(
+            "apiVersion: batch/v1\nkind: Job\nmetadata: {{name: graceful, namespace: default}}\n\
+             spec:\n  completions: 1\n  parallelism: 1\n  backoffLimit: 6\n\
+             \x20 podFailurePolicy:\n    rules:\n    - action: FailJob\n\
+             \x20     onExitCodes: {{operator: In, values: [137]}}\n\
+             \x20 template:\n    spec:\n      restartPolicy: Never\n\
+             \x20     terminationGracePeriodSeconds: {grace}\n\
+             \x20     containers: [{{name: main, image: app}}]\n"
+        ),
+    )
+    .expect("write");
+    let script = dir.path().join("script.yaml");
+    std::fs::write(
+        &script,
+        format!(
+            "defaults: {{runTime: 10m, stopTime: {stop}}}\nevents:\n- {{at: 1m, deletePod: {{pod: 1}}}}\n"
+        ),
+    )
+    .expect("write");
+    let out = run(&[
+        "simulate",
+        "--job",
+        path(&job),
+        "--script",
+        path(&script),
+        "-o",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("json")
+}
+
+#[test]
+fn termination_grace_period_was_ignored_an_app_outlasting_it_is_killed_with_137() {
+    // 10s grace, an app needing 25s: SIGKILL at 10s, exit 137, which the FailJob
+    // rule on 137 sees (kubelet killContainer: StopContainer with the grace period).
+    let v = played_with_grace(10, "25s");
+    let first = &v["attempts"][0];
+    assert_eq!(first["endedMs"], 70_000, "{v:#}");
+    assert_eq!(first["exitCode"], 137, "{v:#}");
+    assert_eq!(v["summary"]["reason"], "PodFailurePolicy", "{v:#}");
+}
+
+#[test]
+fn termination_grace_period_was_ignored_a_long_grace_lets_the_app_stop_on_its_own() {
+    // 120s grace, an app needing 90s: it stops at 90s with its SIGTERM exit (143);
+    // the script's stopTime is no longer capped at 30s.
+    let v = played_with_grace(120, "90s");
+    let first = &v["attempts"][0];
+    assert_eq!(first["endedMs"], 150_000, "{v:#}");
+    assert_eq!(first["exitCode"], 143, "{v:#}");
+    assert_eq!(v["summary"]["result"], "Complete", "{v:#}");
+}
+
+#[test]
+fn container_restart_rules_were_ignored_a_matching_exit_restarts_in_place_uncounted() {
+    // v1.37.2 enables ContainerRestartRules (KEP-5307) by default: exit 42 matches the
+    // container's Restart rule, so the kubelet restarts it in place and the pod never
+    // fails (backoffLimit 0 would fail the Job at one counted failure).
+    let dir = tempfile::tempdir().expect("tempdir");
+    let job = dir.path().join("job.yaml");
+    std::fs::write(
+        &job,
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: in-place, namespace: default}\n\
+         spec:\n  completions: 2\n  parallelism: 2\n  backoffLimit: 1\n\
+         \x20 completionMode: Indexed\n  template:\n    spec:\n      restartPolicy: Never\n\
+         \x20     containers:\n      - name: main\n        image: app\n\
+         \x20       restartPolicy: Never\n        restartPolicyRules:\n\
+         \x20       - action: Restart\n          exitCodes: {operator: In, values: [42]}\n",
+    )
+    .expect("write");
+    let script = dir.path().join("script.yaml");
+    std::fs::write(
+        &script,
+        "attempts:\n- {index: 0, attempt: 1-2, exitCode: 42}\n- {index: 1, attempt: 1, exitCode: 1}\n",
+    )
+    .expect("write");
+    let out = run(&[
+        "simulate",
+        "--job",
+        path(&job),
+        "--script",
+        path(&script),
+        "-o",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["summary"]["result"], "Complete", "{v:#}");
+    assert_eq!(v["summary"]["restarts"], 2, "{v:#}");
+    // Index 0 restarted twice in its one pod; index 1's exit 1 matches no rule and
+    // the container's own policy is Never: that pod fails and is replaced.
+    assert_eq!(v["summary"]["podsCreated"], 3, "{v:#}");
+    assert_eq!(v["summary"]["failuresCounted"], 1, "{v:#}");
+}

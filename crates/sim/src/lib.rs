@@ -25,4 +25,7 @@ pub mod world;
 
 pub use script::{Script, ScriptError};
 pub use timeline::{Timeline, compare_text, diverge};
-pub use world::{DecideError, Decider, Limits, Options, RunningPods, SimError, simulate};
+pub use world::{
+    ContainerRestart, ContainerRestartRule, DecideError, Decider, Limits, Options, RunningPods,
+    SimError, simulate,
+};

@@ -130,8 +130,9 @@ pub struct Defaults {
     /// the next whole second, as the kubelet reports them).
     #[serde(default)]
     pub start_delay: Option<Span>,
-    /// From a running pod being deleted to its containers having stopped (default 5s;
-    /// at most the 30s grace period).
+    /// From a running pod being sent SIGTERM to its containers having stopped (default
+    /// 5s); longer than the Job's `terminationGracePeriodSeconds`, the kubelet kills
+    /// them with SIGKILL (exit 137) at the end of the grace period.
     #[serde(default)]
     pub stop_time: Option<Span>,
     /// The exit code of an attempt no rule fails (default 0: it succeeds).
@@ -232,10 +233,14 @@ impl Names {
     }
 }
 
-/// Which pods an event acts on: those of an index, or the pod of an attempt number.
+/// Which pods an event acts on: those of an index, or the pod of an attempt number;
+/// a drain may name its nodes instead.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Target {
+    /// The nodes to drain, by name (`drain` only; needs the script's `nodes`).
+    #[serde(default)]
+    pub node: Option<Names>,
     /// The pods of these completion indexes (Indexed Jobs).
     #[serde(default)]
     pub index: Option<Numbers>,
@@ -250,19 +255,23 @@ pub struct Target {
 pub struct ScriptedEvent {
     /// When, from the start of the simulation.
     pub at: Span,
-    /// Drain the nodes of these pods: each running one (not being deleted) is
-    /// evicted as the eviction API does it (a `DisruptionTarget` condition, reason
-    /// `EvictionByEvictionAPI`, then deletion with a 30s grace period; the kubelet
-    /// stops it, phase `Failed`, exit code 143). Every pod runs on a node of its own.
+    /// Drain nodes as `kubectl drain` does: the named ones (`node`), or those the
+    /// targeted pods are on. Each is cordoned (no new pod is placed there) and every
+    /// pod on it (not already ended or being deleted) is evicted as the eviction API
+    /// does it (a `DisruptionTarget` condition, reason `EvictionByEvictionAPI`, then
+    /// deletion with the pods' grace period; the kubelet stops it, phase `Failed`,
+    /// exit code 143, or 137 when killed at the grace period's end). Without the
+    /// script's `nodes` every pod runs on a node of its own, so a drain evicts just
+    /// the targeted pods.
     #[serde(default)]
     pub drain: Option<Target>,
     /// The scheduler preempts these pods (running ones) for a higher-priority pod: a
-    /// `DisruptionTarget` condition, reason `PreemptionByScheduler`, then deletion with a
-    /// 30s grace period; the kubelet stops them as for a drain.
+    /// `DisruptionTarget` condition, reason `PreemptionByScheduler`, then deletion with
+    /// the pods' grace period; the kubelet stops them as for a drain.
     #[serde(default)]
     pub preempt: Option<Target>,
     /// A user deletes these pods (`kubectl delete pod`: no condition; the kubelet stops
-    /// a running pod, phase `Failed`, exit code 143).
+    /// a running pod, phase `Failed`, exit code 143, or 137 past the grace period).
     #[serde(default)]
     pub delete_pod: Option<Target>,
     /// Set the Job's `spec.suspend` (`true` suspends, `false` resumes).
@@ -298,6 +307,8 @@ pub struct TargetSet {
     pub index: Option<BTreeSet<u32>>,
     /// Creation numbers, if given.
     pub pod: Option<BTreeSet<u32>>,
+    /// Node names, if given (a drain's).
+    pub node: Option<Vec<String>>,
 }
 
 impl TargetSet {
@@ -563,11 +574,14 @@ impl Script {
                 ("deletePod", &event.delete_pod),
             ] {
                 if let Some(t) = target {
-                    if t.index.is_none() && t.pod.is_none() {
-                        return Err(ScriptError::at(
-                            format!("events[{i}].{name}"),
-                            "name the pods: index or pod",
-                        ));
+                    self.check_target_node(i, name, t)?;
+                    if t.index.is_none() && t.pod.is_none() && t.node.is_none() {
+                        let what = if name == "drain" {
+                            "name the nodes or their pods: node, index or pod"
+                        } else {
+                            "name the pods: index or pod"
+                        };
+                        return Err(ScriptError::at(format!("events[{i}].{name}"), what));
                     }
                     if t.pod.as_ref().is_some_and(|p| p.0.contains(&0)) {
                         return Err(ScriptError::at(
@@ -638,6 +652,42 @@ impl Script {
         Ok(())
     }
 
+    /// A target's `node`: a drain's only, of the script's nodes, and not with pods.
+    fn check_target_node(&self, i: usize, name: &str, t: &Target) -> Result<(), ScriptError> {
+        let Some(names) = &t.node else {
+            return Ok(());
+        };
+        let at = format!("events[{i}].{name}.node");
+        if name != "drain" {
+            return Err(ScriptError::at(
+                at,
+                format!("only a drain acts on nodes: name the pods of a {name} with index or pod"),
+            ));
+        }
+        if t.index.is_some() || t.pod.is_some() {
+            return Err(ScriptError::at(
+                at,
+                "give node, or index/pod (drain the nodes those pods are on), not both",
+            ));
+        }
+        let Some(nodes) = &self.nodes else {
+            return Err(ScriptError::at(
+                at,
+                "draining a node by name needs the script's nodes",
+            ));
+        };
+        if names.iter().next().is_none() {
+            return Err(ScriptError::at(at, "name at least one node"));
+        }
+        if let Some(unknown) = names.iter().find(|n| !nodes.0.iter().any(|m| m == n)) {
+            return Err(ScriptError::at(
+                at,
+                format!("{unknown:?} is not one of the script's nodes"),
+            ));
+        }
+        Ok(())
+    }
+
     /// The horizon, defaulted.
     pub fn horizon(&self) -> Span {
         self.horizon.unwrap_or(DEFAULT_HORIZON)
@@ -650,6 +700,10 @@ impl ScriptedEvent {
         let set = |t: &Target| TargetSet {
             index: t.index.clone().map(|n| n.0),
             pod: t.pod.clone().map(|n| n.0),
+            node: t
+                .node
+                .as_ref()
+                .map(|n| n.iter().map(str::to_string).collect()),
         };
         let mut actions = Vec::new();
         if let Some(t) = &self.drain {

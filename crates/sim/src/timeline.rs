@@ -93,6 +93,8 @@ pub enum EventKind {
     JobEvent,
     /// The controller asked to decide again after a delay (backoff, deadline).
     Requeue,
+    /// A named node was cordoned and drained (scripts with `nodes`).
+    NodeDrained,
 }
 
 impl EventKind {
@@ -117,6 +119,7 @@ impl EventKind {
             EventKind::Condition => "condition",
             EventKind::JobEvent => "event",
             EventKind::Requeue => "requeue",
+            EventKind::NodeDrained => "drained",
         }
     }
 }
@@ -246,7 +249,8 @@ pub struct Summary {
     /// Waits the controller imposed before recreating failed pods (the Job's backoff
     /// record or an index's own backoff): [`Timeline::backoff_waits`] counted.
     pub backoff_waits: u32,
-    /// Container restarts in place (restartPolicy OnFailure), all pods together.
+    /// Container restarts in place (restartPolicy OnFailure, or a container's own
+    /// policy and rules), all pods together.
     #[serde(skip_serializing_if = "is_zero")]
     pub restarts: u32,
     /// Those waits added up, ms.

@@ -38,8 +38,23 @@ mod record;
 
 use narration::{NarrationDocument, deletion_context};
 
-/// The API server's default grace period for a pod deletion.
-const GRACE_SECONDS: i64 = 30;
+/// The API server's default `terminationGracePeriodSeconds` for a pod.
+pub const DEFAULT_GRACE_SECONDS: i64 = 30;
+/// The least the kubelet waits after SIGTERM before SIGKILL, whatever the grace period
+/// (`kuberuntime_manager.go` `minimumGracePeriodInSeconds`).
+const MIN_KILL_GRACE_SECONDS: i64 = 2;
+/// The exit code of a container killed with SIGKILL (128 + 9).
+const SIGKILL_EXIT: i32 = 137;
+/// The exit code of a container that stopped on SIGTERM (128 + 15).
+const SIGTERM_EXIT: i32 = 143;
+/// The kubelet's first crash-loop back-off (`kubelet.go` `initialCrashLoopBackOff`).
+const CRASH_BACK_OFF_INITIAL: i64 = 10 * SECOND;
+/// The kubelet's crash-loop back-off cap (`MaxContainerBackOff`, the default of its
+/// config's `crashLoopBackOff.maxContainerRestartPeriod`).
+const CRASH_BACK_OFF_MAX: i64 = 300 * SECOND;
+/// A back-off entry last updated longer ago than this is forgotten (the kubelet's
+/// `HasExpiredFunc`: 600s).
+const CRASH_BACK_OFF_EXPIRY: i64 = 600 * SECOND;
 /// How long pod events wait before they cause a sync: upstream's controller and the
 /// shim both batch a pod's updates for one second.
 const POD_EVENT_BATCH: i64 = SECOND;
@@ -125,6 +140,36 @@ pub struct Options {
     pub failure_policy: String,
     /// How far a simulation may grow before it stops (the defaults unless a test says).
     pub limits: Limits,
+    /// The Job's pod template `terminationGracePeriodSeconds` (the contract's template
+    /// does not carry it, so the caller reads it from the manifest); `None` is the API
+    /// server's default, [`DEFAULT_GRACE_SECONDS`].
+    pub termination_grace_period_seconds: Option<i64>,
+    /// The template's containers' own restart policies (KEP-5307), read from the
+    /// manifest as the grace period is; empty: every container follows the pod's.
+    pub container_restarts: Vec<ContainerRestart>,
+}
+
+/// A regular container's own `restartPolicy` and `restartPolicyRules` (KEP-5307,
+/// the `ContainerRestartRules` gate, beta and on by default in v1.37.2).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ContainerRestart {
+    /// The container's name.
+    pub container: String,
+    /// `Always`, `OnFailure` or `Never`; empty: the pod's.
+    pub policy: String,
+    /// Its rules, in order: the first whose exit codes match decides.
+    pub rules: Vec<ContainerRestartRule>,
+}
+
+/// One `restartPolicyRules` entry.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ContainerRestartRule {
+    /// `Restart` or `RestartAllContainers`.
+    pub action: String,
+    /// `In` or `NotIn`.
+    pub operator: String,
+    /// The exit codes.
+    pub values: Vec<i32>,
 }
 
 /// How far one simulation may grow: reaching a bound stops it, and the
@@ -224,6 +269,9 @@ struct SimPod {
     ended: Option<i64>,
     /// When the kubelet stops it, once it is being deleted.
     stop_at: Option<i64>,
+    /// The exit code it stops with then: SIGTERM's, or SIGKILL's when the app
+    /// outlasts the grace period.
+    stop_code: i32,
     gone: bool,
     outcome: String,
     exit_code: Option<i32>,
@@ -243,6 +291,16 @@ struct SimPod {
     restarts: i32,
     history: Vec<Run>,
     restart_at: Option<i64>,
+    /// The kubelet's crash-loop back-off entry for the pod's container, once it crashed.
+    back_off: Option<CrashBackOff>,
+}
+
+/// A container's entry in the kubelet's crash-loop back-off (client-go
+/// `flowcontrol.Backoff`): the wait before the next restart and when it was set.
+#[derive(Clone, Copy, Debug)]
+struct CrashBackOff {
+    wait: i64,
+    updated: i64,
 }
 
 /// A run of a pod's containers that ended in a restart (restartPolicy OnFailure).
@@ -317,6 +375,12 @@ struct World<'s> {
     stop_reason: String,
     /// The failure policy document narration reads, compiled once for the Job's spec.
     narration_document: Option<NarrationDocument>,
+    /// The pods' `terminationGracePeriodSeconds`: a deletion's grace period.
+    grace_seconds: i64,
+    /// Nodes a drain cordoned: the scheduler places no new pod on them.
+    cordoned: BTreeSet<String>,
+    /// The containers' own restart policies (KEP-5307).
+    container_restarts: Vec<ContainerRestart>,
 }
 
 fn ts(nanos: i64) -> Timestamp {
@@ -560,6 +624,12 @@ impl<'s> World<'s> {
             reached: None,
             stop_reason: String::new(),
             narration_document: None,
+            // As the API server's CheckGracefulDelete: a negative period is 1s.
+            grace_seconds: options
+                .termination_grace_period_seconds
+                .map_or(DEFAULT_GRACE_SECONDS, |g| if g < 0 { 1 } else { g }),
+            cordoned: BTreeSet::new(),
+            container_restarts: options.container_restarts.clone(),
         };
         for pod in pods {
             world.adopt_existing(pod, running_pods);
@@ -639,7 +709,15 @@ impl<'s> World<'s> {
             .as_ref()
             .is_some_and(|m| m.deletion_timestamp.is_some())
         {
-            sp.stop_at = Some(self.now.saturating_add(self.stop_time()));
+            let grace = sp
+                .pod
+                .metadata
+                .as_ref()
+                .and_then(|m| m.deletion_grace_period_seconds)
+                .unwrap_or(self.grace_seconds);
+            let (after, code) = self.stopping(grace);
+            sp.stop_at = Some(self.now.saturating_add(after));
+            sp.stop_code = code;
         }
         let failed = sp.outcome == "failed";
         self.pods.push(sp);
@@ -672,13 +750,26 @@ impl<'s> World<'s> {
         IndexSet::parse_lenient(text, completions.unwrap_or(i32::MAX))
     }
 
-    fn stop_time(&self) -> i64 {
-        self.script
+    /// How long a running pod deleted with `grace` seconds takes to stop, and its exit code.
+    ///
+    /// As v1.37.2's kubelet kills a container (`kuberuntime_container.go` `killContainer`
+    /// with `setTerminationGracePeriod`): SIGTERM, then the runtime's `StopContainer`
+    /// waits the pod's deletion grace period (at least `minimumGracePeriodInSeconds`,
+    /// 2s) and sends SIGKILL. An app that needs the script's `stopTime` or less exits
+    /// on SIGTERM (143); one that needs longer is killed at the grace period (137).
+    fn stopping(&self, grace: i64) -> (i64, i32) {
+        let stop = self
+            .script
             .defaults
             .stop_time
             .unwrap_or(DEFAULT_STOP_TIME)
-            .nanos()
-            .min(GRACE_SECONDS * SECOND)
+            .nanos();
+        let kill = grace.max(MIN_KILL_GRACE_SECONDS).saturating_mul(SECOND);
+        if stop <= kill {
+            (stop, SIGTERM_EXIT)
+        } else {
+            (kill, SIGKILL_EXIT)
+        }
     }
 
     /// The number of the next attempt: per index for an Indexed Job, else across the Job.
@@ -713,6 +804,7 @@ impl<'s> World<'s> {
             started: None,
             ended: None,
             stop_at: None,
+            stop_code: SIGTERM_EXIT,
             gone: false,
             outcome: "pending".to_string(),
             exit_code: None,
@@ -726,6 +818,7 @@ impl<'s> World<'s> {
             restarts: 0,
             history: Vec::new(),
             restart_at: None,
+            back_off: None,
         }
     }
 

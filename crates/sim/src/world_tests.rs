@@ -581,7 +581,7 @@ fn on_failure_a_crashed_container_restarts_in_place_as_a_new_attempt() {
         "restarted in place, not replaced"
     );
     assert_eq!(t.summary.restarts, 1);
-    // The kubelet's first crash-loop back-off is 10s.
+    // The kubelet restarts a container's first crash at once (no back-off entry yet).
     let crashed = t
         .events
         .iter()
@@ -592,7 +592,7 @@ fn on_failure_a_crashed_container_restarts_in_place_as_a_new_attempt() {
         .iter()
         .find(|e| e.kind == EventKind::ContainerRestarted)
         .expect("restart");
-    assert_eq!(restarted.offset_ms - crashed.offset_ms, 10_000);
+    assert_eq!(restarted.offset_ms - crashed.offset_ms, 0);
 }
 
 #[test]
@@ -1244,4 +1244,280 @@ fn narrating_n_failures_does_not_convert_the_job_and_its_pods_n_times() {
         narration_pods <= 3 * narrated,
         "{narration_pods} pods converted to narrate {narrated} failures"
     );
+}
+
+/// The waits between each crash of index 0's container and its restart, in seconds.
+fn restart_waits(t: &Timeline) -> Vec<i64> {
+    let mut crashed_at = None;
+    let mut waits = Vec::new();
+    for e in &t.events {
+        match e.kind {
+            EventKind::ContainerFailed => crashed_at = Some(e.offset_ms),
+            EventKind::ContainerRestarted => {
+                if let Some(at) = crashed_at.take() {
+                    waits.push((e.offset_ms - at) / 1000);
+                }
+            }
+            _ => {}
+        }
+    }
+    waits
+}
+
+fn crash_looping(backoff_limit: i32) -> pb::Job {
+    restarting(indexed(serde_json::json!({
+        "completions": 1, "parallelism": 1, "backoffLimit": backoff_limit
+    })))
+}
+
+#[test]
+fn crash_loop_back_off_was_one_step_late_the_first_restart_is_immediate() {
+    // Nine short crashes: the kubelet restarts at once after the first exit, then
+    // waits 10s doubling to its 5m cap (kuberuntime_manager.go doBackOff).
+    let t = play(
+        crash_looping(20),
+        "attempts:\n- {index: 0, attempt: 1-9, exitCode: 1, runTime: 20s}\n",
+    );
+    assert_eq!(
+        restart_waits(&t),
+        [0, 10, 20, 40, 80, 160, 300, 300, 300],
+        "{}",
+        t.text()
+    );
+    assert_eq!(t.summary.result, "Complete", "{}", t.text());
+    let first = events_of(&t, EventKind::ContainerFailed)[0];
+    assert!(
+        first.detail.contains("restarts it at once"),
+        "{}",
+        first.detail
+    );
+}
+
+#[test]
+fn crash_loop_back_off_never_reset_after_ten_minutes_of_running() {
+    // Three short crashes (waits 0, 10s, 20s), then a run of 10m01s: the kubelet's
+    // back-off entry has expired (more than 600s since its last update), so the
+    // restart is immediate and the next crash waits 10s again.
+    let t = play(
+        crash_looping(20),
+        "attempts:\n- {index: 0, attempt: 4, exitCode: 1, runTime: 10m1s}\n\
+         - {index: 0, attempt: 1-5, exitCode: 1, runTime: 20s}\n",
+    );
+    assert_eq!(restart_waits(&t), [0, 10, 20, 0, 10], "{}", t.text());
+    // A run of exactly 10 minutes is not more than 600s: the back-off goes on (40s).
+    let t = play(
+        crash_looping(20),
+        "attempts:\n- {index: 0, attempt: 4, exitCode: 1, runTime: 10m}\n\
+         - {index: 0, attempt: 1-5, exitCode: 1, runTime: 20s}\n",
+    );
+    assert_eq!(restart_waits(&t), [0, 10, 20, 40, 80], "{}", t.text());
+}
+
+fn play_with_grace(job: pb::Job, script: &str, grace: i64) -> Timeline {
+    let script = Script::from_yaml(script).expect("script");
+    let options = Options {
+        termination_grace_period_seconds: Some(grace),
+        ..Options::default()
+    };
+    simulate(job, Vec::new(), &script, &options, &mut decide).expect("simulated")
+}
+
+#[test]
+fn termination_grace_period_was_ignored_sigkill_at_its_end_with_137() {
+    let one = || job(serde_json::json!({"parallelism": 1, "completions": 1}));
+    let script = "defaults: {runTime: 10m, stopTime: 25s}\nevents:\n- {at: 1m, drain: {pod: 1}}\n";
+    // 10s: the app needs 25s, the kubelet kills it at 10s.
+    let t = play_with_grace(one(), script, 10);
+    let first = &t.attempts[0];
+    assert_eq!((first.ended_ms, first.exit_code), (Some(70_000), Some(137)));
+    assert!(first.why.contains("SIGKILL"), "{}", first.why);
+    let evicted = events_of(&t, EventKind::PodEvicted);
+    assert!(
+        evicted[0].detail.contains("a 10s grace period"),
+        "{}",
+        evicted[0].detail
+    );
+    // 120s: a 25s stop is within it (no longer capped at the default 30s either way).
+    let t = play_with_grace(one(), script, 120);
+    assert_eq!(
+        (t.attempts[0].ended_ms, t.attempts[0].exit_code),
+        (Some(85_000), Some(143))
+    );
+    // 0s: the kubelet still waits its 2s minimum before SIGKILL (seen while a pod
+    // failure policy keeps the finalizer on until the pod is terminal).
+    let policy = job(serde_json::json!({"parallelism": 1, "completions": 1,
+        "podFailurePolicy": {"rules": [{"action": "Ignore",
+            "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}]}}));
+    let t = play_with_grace(policy, script, 0);
+    assert_eq!(
+        (t.attempts[0].ended_ms, t.attempts[0].exit_code),
+        (Some(62_000), Some(137)),
+        "{}",
+        t.text()
+    );
+    // Without a template value: the default 30s, and a 25s stop ends on SIGTERM.
+    let t = play(one(), script);
+    assert_eq!(
+        (t.attempts[0].ended_ms, t.attempts[0].exit_code),
+        (Some(85_000), Some(143))
+    );
+}
+
+#[test]
+fn drain_evicted_one_pod_not_the_node_and_replacements_went_back_to_it() {
+    // Three nodes, six pods (two a node); index 0's node (node-1) is drained at 1m.
+    let job = indexed(serde_json::json!({"completions": 6, "parallelism": 6, "backoffLimit": 10}));
+    let t = play(
+        job,
+        "nodes: 3\ndefaults: {runTime: 10m}\nevents:\n- {at: 1m, drain: {index: 0}}\n",
+    );
+    let evicted: Vec<Option<i32>> = events_of(&t, EventKind::PodEvicted)
+        .iter()
+        .map(|e| e.index)
+        .collect();
+    // kubectl drain evicts every pod on the node, not only the one named.
+    assert_eq!(evicted, [Some(0), Some(3)], "{}", t.text());
+    // It is cordoned: the replacements go to the other nodes.
+    let replacements: Vec<&str> = events_of(&t, EventKind::PodCreated)
+        .iter()
+        .skip(6)
+        .map(|e| e.detail.as_str())
+        .collect();
+    assert_eq!(replacements.len(), 2, "{}", t.text());
+    assert!(
+        replacements.iter().all(|d| !d.contains("node-1")),
+        "{replacements:?}"
+    );
+    assert_eq!(t.summary.result, "Complete", "{}", t.text());
+}
+
+#[test]
+fn drain_names_a_node_and_evicts_its_pending_pods_too() {
+    // node-2's pods: index 1 running, index 3 still waiting to start (a 5m start delay).
+    let job = indexed(serde_json::json!({"completions": 4, "parallelism": 4, "backoffLimit": 10}));
+    let t = play(
+        job,
+        "nodes: [node-1, node-2]\ndefaults: {runTime: 10m}\n\
+         attempts:\n- {index: 3, attempt: 1, startDelay: 5m}\n\
+         events:\n- {at: 1m, drain: {node: node-2}}\n",
+    );
+    let evicted: Vec<Option<i32>> = events_of(&t, EventKind::PodEvicted)
+        .iter()
+        .map(|e| e.index)
+        .collect();
+    assert_eq!(evicted, [Some(1), Some(3)], "{}", t.text());
+    let drained = events_of(&t, EventKind::NodeDrained);
+    assert_eq!(drained.len(), 1, "{}", t.text());
+    assert!(
+        drained[0].detail.contains("node-2"),
+        "{}",
+        drained[0].detail
+    );
+    // The pending one had no container to stop: Failed at once, no exit code.
+    let pending = t
+        .attempts
+        .iter()
+        .find(|a| a.index == Some(3) && a.attempt == 1)
+        .expect("index 3's first pod");
+    assert_eq!(
+        (pending.ended_ms, pending.exit_code),
+        (Some(60_000), None),
+        "{}",
+        t.text()
+    );
+    assert_eq!(t.summary.result, "Complete", "{}", t.text());
+}
+
+#[test]
+fn drain_script_errors_name_the_field() {
+    let job = || indexed(serde_json::json!({}));
+    for (script, path) in [
+        (
+            "events:\n- {at: 1m, drain: {node: node-1}}\n",
+            "events[0].drain.node",
+        ),
+        (
+            "nodes: 2\nevents:\n- {at: 1m, drain: {node: node-9}}\n",
+            "events[0].drain.node",
+        ),
+        (
+            "nodes: 2\nevents:\n- {at: 1m, drain: {node: node-1, index: 1}}\n",
+            "events[0].drain.node",
+        ),
+        (
+            "nodes: 2\nevents:\n- {at: 1m, preempt: {node: node-1}}\n",
+            "events[0].preempt.node",
+        ),
+        (
+            "nodes: 2\nevents:\n- {at: 1m, deletePod: {node: node-1}}\n",
+            "events[0].deletePod.node",
+        ),
+    ] {
+        let err = Script::from_yaml(script).expect_err(script);
+        assert_eq!(err.path, path, "{script}: {err}");
+    }
+    // The old form still reads: the node of index 2's pod.
+    let t = play(
+        job(),
+        "defaults: {runTime: 10m}\nevents:\n- {at: 5m, drain: {index: 2}}\n",
+    );
+    assert_eq!(events_of(&t, EventKind::PodEvicted).len(), 1);
+}
+
+fn play_with_container_restarts(job: pb::Job, script: &str, own: ContainerRestart) -> Timeline {
+    let script = Script::from_yaml(script).expect("script");
+    let options = Options {
+        container_restarts: vec![own],
+        ..Options::default()
+    };
+    simulate(job, Vec::new(), &script, &options, &mut decide).expect("simulated")
+}
+
+#[test]
+fn container_restart_rules_were_ignored_rules_then_the_containers_own_policy() {
+    let one = || job(serde_json::json!({"parallelism": 1, "completions": 1, "backoffLimit": 0}));
+    let rule = |operator: &str, values: Vec<i32>| ContainerRestartRule {
+        action: "Restart".to_string(),
+        operator: operator.to_string(),
+        values,
+    };
+    let own = |policy: &str, rules| ContainerRestart {
+        container: "main".to_string(),
+        policy: policy.to_string(),
+        rules,
+    };
+    // In [3]: exit 3 restarts in place (at once, then with the crash-loop
+    // back-off), never counted; the later exit 0 completes the Job.
+    let t = play_with_container_restarts(
+        one(),
+        "attempts:\n- {attempt: 1-2, exitCode: 3, runTime: 20s}\n",
+        own("Never", vec![rule("In", vec![3])]),
+    );
+    assert_eq!(t.summary.result, "Complete", "{}", t.text());
+    assert_eq!((t.summary.restarts, t.summary.pods_created), (2, 1));
+    assert_eq!(t.summary.failures_counted, 0);
+    assert_eq!(restart_waits(&t), [0, 10]);
+    // No rule matches exit 1 and the container's own policy is Never: the pod fails.
+    let t = play_with_container_restarts(
+        one(),
+        "attempts:\n- {attempt: 1, exitCode: 1}\n",
+        own("Never", vec![rule("NotIn", vec![0, 1])]),
+    );
+    assert_eq!(t.summary.reason, "BackoffLimitExceeded", "{}", t.text());
+    // NotIn [1] matches exit 0 as well: a container that succeeds is restarted too
+    // (what upstream's rule says), so the Job never completes.
+    let t = play_with_container_restarts(
+        one(),
+        "horizon: 30m\n",
+        own("Never", vec![rule("NotIn", vec![1])]),
+    );
+    assert_eq!(t.summary.result, "Unfinished", "{}", t.text());
+    // The container's own OnFailure under a pod restartPolicy Never.
+    let t = play_with_container_restarts(
+        one(),
+        "attempts:\n- {attempt: 1, exitCode: 1}\n",
+        own("OnFailure", Vec::new()),
+    );
+    assert_eq!(t.summary.result, "Complete", "{}", t.text());
+    assert_eq!(t.summary.restarts, 1);
 }

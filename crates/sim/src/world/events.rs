@@ -41,7 +41,12 @@ impl<'s> World<'s> {
                         consider(t.max(self.now), Happening::Start(i));
                     }
                 }
-                _ => {}
+                // Deleted on its node before it ran: the kubelet ends it.
+                _ => {
+                    if let Some(stop) = sp.stop_at {
+                        consider(stop.max(self.now), Happening::Stop(i));
+                    }
+                }
             }
         }
         if let Some(e) = self.script.events.get(self.next_scripted) {
@@ -266,7 +271,7 @@ impl<'s> World<'s> {
                 };
                 match action {
                     EventAction::Drain(t) => {
-                        self.on_targets(&t, Removal::Drain);
+                        self.drain(&t);
                         false
                     }
                     EventAction::Preempt(t) => {
@@ -312,59 +317,123 @@ impl<'s> World<'s> {
         m.resource_version = self.rv.to_string();
     }
 
+    /// Whether a pod can still be removed: there, not ended, not already being deleted.
+    fn removable(sp: &SimPod) -> bool {
+        let deleting = sp
+            .pod
+            .metadata
+            .as_ref()
+            .is_some_and(|m| m.deletion_timestamp.is_some());
+        !sp.gone && !deleting && !terminal(&sp.pod)
+    }
+
+    /// A preemption or a user's deletion of the targeted pods.
     pub(super) fn on_targets(&mut self, t: &TargetSet, how: Removal) {
-        let now = self.now;
         for i in 0..self.pods.len() {
             let sp = &self.pods[i];
-            let deleting = sp
-                .pod
-                .metadata
-                .as_ref()
-                .is_some_and(|m| m.deletion_timestamp.is_some());
-            if sp.gone || deleting || terminal(&sp.pod) || !t.matches(sp.index, sp.ordinal) {
+            if !Self::removable(sp) || !t.matches(sp.index, sp.ordinal) {
                 continue;
             }
-            // Drains and preemption act on pods a node runs; a pending pod has none yet.
-            let disruption = match how {
-                Removal::Drain => Some((
-                    "EvictionByEvictionAPI",
-                    "Eviction API: evicting",
-                    "its node is drained",
-                )),
-                Removal::Preempt => Some((
-                    "PreemptionByScheduler",
-                    "default-scheduler: preempting to accommodate a higher priority pod",
-                    "preempted by the scheduler",
-                )),
-                Removal::User => None,
-            };
-            if disruption.is_some() && !scheduled(&sp.pod) {
+            // Preemption acts on pods a node runs; a pending pod has none yet.
+            if how != Removal::User && !scheduled(&sp.pod) {
                 continue;
             }
-            if let Some((reason, message, what)) = disruption {
-                let st = status(&mut self.pods[i].pod);
-                st.conditions.push(pb::PodCondition {
-                    r#type: "DisruptionTarget".to_string(),
-                    status: "True".to_string(),
-                    reason: reason.to_string(),
-                    message: message.to_string(),
-                    last_transition_time: Some(whole(now)),
-                    ..Default::default()
-                });
-                self.push(
-                    EventKind::PodEvicted,
-                    Some(i),
-                    format!("{what}: DisruptionTarget ({reason}), deleted with a 30s grace period"),
-                );
-            } else {
-                self.push(
-                    EventKind::PodDeletedByUser,
-                    Some(i),
-                    "deleted by a user with a 30s grace period".to_string(),
-                );
-            }
-            self.delete_pod(i);
+            self.remove_pod(i, how, "");
         }
         self.collect();
+    }
+
+    /// `kubectl drain` of the named nodes, or of those the targeted pods are on:
+    /// each node is cordoned, so the scheduler places no new pod there, and every
+    /// pod bound to it is evicted (`kubectl drain` lists the node's pods by
+    /// `spec.nodeName` and calls the eviction API for each, pending ones included).
+    /// Without the script's nodes each pod runs on a node of its own, so this
+    /// evicts exactly the targeted pods, as before nodes were modelled.
+    pub(super) fn drain(&mut self, t: &TargetSet) {
+        let mut nodes: Vec<String> = Vec::new();
+        match &t.node {
+            Some(names) => nodes.extend(names.iter().cloned()),
+            None => {
+                for sp in &self.pods {
+                    let on = sp.pod.spec.as_ref().map_or("", |s| s.node_name.as_str());
+                    if on.is_empty()
+                        || sp.gone
+                        || terminal(&sp.pod)
+                        || !t.matches(sp.index, sp.ordinal)
+                        || nodes.iter().any(|n| n == on)
+                    {
+                        continue;
+                    }
+                    nodes.push(on.to_string());
+                }
+            }
+        }
+        let named = self.script.nodes.is_some();
+        for node in nodes {
+            self.cordoned.insert(node.clone());
+            let on_node: Vec<usize> = (0..self.pods.len())
+                .filter(|&i| {
+                    let sp = &self.pods[i];
+                    Self::removable(sp) && sp.pod.spec.as_ref().is_some_and(|s| s.node_name == node)
+                })
+                .collect();
+            if named {
+                let detail = match on_node.len() {
+                    1 => format!("{node} cordoned; its 1 pod evicted"),
+                    n => format!("{node} cordoned; its {n} pods evicted"),
+                };
+                self.push(EventKind::NodeDrained, None, detail);
+            }
+            let what = if named {
+                format!("{node} is drained")
+            } else {
+                "its node is drained".to_string()
+            };
+            for i in on_node {
+                self.remove_pod(i, Removal::Drain, &what);
+            }
+        }
+        self.collect();
+    }
+
+    /// One pod removed: evicted (a drain, `what` saying which node) or preempted with
+    /// its DisruptionTarget condition, or deleted by a user; then the DELETE.
+    fn remove_pod(&mut self, i: usize, how: Removal, what: &str) {
+        let now = self.now;
+        let grace = self.grace_seconds;
+        let disruption = match how {
+            Removal::Drain => Some(("EvictionByEvictionAPI", "Eviction API: evicting", what)),
+            Removal::Preempt => Some((
+                "PreemptionByScheduler",
+                "default-scheduler: preempting to accommodate a higher priority pod",
+                "preempted by the scheduler",
+            )),
+            Removal::User => None,
+        };
+        if let Some((reason, message, what)) = disruption {
+            let st = status(&mut self.pods[i].pod);
+            st.conditions.push(pb::PodCondition {
+                r#type: "DisruptionTarget".to_string(),
+                status: "True".to_string(),
+                reason: reason.to_string(),
+                message: message.to_string(),
+                last_transition_time: Some(whole(now)),
+                ..Default::default()
+            });
+            self.push(
+                EventKind::PodEvicted,
+                Some(i),
+                format!(
+                    "{what}: DisruptionTarget ({reason}), deleted with a {grace}s grace period"
+                ),
+            );
+        } else {
+            self.push(
+                EventKind::PodDeletedByUser,
+                Some(i),
+                format!("deleted by a user with a {grace}s grace period"),
+            );
+        }
+        self.delete_pod(i);
     }
 }

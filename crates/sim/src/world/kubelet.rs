@@ -4,12 +4,14 @@
 use super::*;
 
 impl<'s> World<'s> {
-    /// A DELETE with the default grace period: at once for a pod that is not
-    /// running on a node (or already ended), else the kubelet stops it.
+    /// A DELETE without a grace period of its own, as the Job controller, the eviction
+    /// API (`kubectl drain`), the scheduler and `kubectl delete` send it: the pod's
+    /// `terminationGracePeriodSeconds`, but at once for a pod on no node or already
+    /// ended (the API server's `CheckGracefulDelete`, `pkg/registry/core/pod/strategy.go`).
+    /// The kubelet then stops a pod on a node (see [`World::stopping`]).
     pub(super) fn delete_pod(&mut self, i: usize) {
         let now = self.now;
-        let stop = self.stop_time();
-        let sp = &mut self.pods[i];
+        let sp = &self.pods[i];
         if sp
             .pod
             .metadata
@@ -18,16 +20,20 @@ impl<'s> World<'s> {
         {
             return;
         }
-        let grace = if !scheduled(&sp.pod) || terminal(&sp.pod) {
-            0
-        } else {
-            GRACE_SECONDS
-        };
+        let on_node = scheduled(&sp.pod) && !terminal(&sp.pod);
+        let grace = if on_node { self.grace_seconds } else { 0 };
+        let (mut after, code) = self.stopping(grace);
+        // Bound to a node but not running: the kubelet has no container to stop.
+        if phase(&sp.pod) != "Running" {
+            after = 0;
+        }
+        let sp = &mut self.pods[i];
         let m = meta(&mut sp.pod);
         m.deletion_timestamp = Some(whole(now.saturating_add(grace * SECOND)));
         m.deletion_grace_period_seconds = Some(grace);
-        if grace > 0 {
-            sp.stop_at = Some(now.saturating_add(stop));
+        if on_node {
+            sp.stop_at = Some(now.saturating_add(after));
+            sp.stop_code = code;
         }
     }
 
@@ -167,7 +173,8 @@ impl<'s> World<'s> {
     }
 
     /// The scheduler's choice for a new pod: the allowed node running the fewest
-    /// pods, in the script's order; `None` when every node is excluded.
+    /// pods, in the script's order, never a cordoned one (a drain's); `None` when
+    /// every node is excluded.
     pub(super) fn place(&self, avoid: Option<&pb::AvoidNodes>) -> Option<String> {
         let nodes = &self.script.nodes.as_ref()?.0;
         let avoided = |n: &String| avoid.is_some_and(|a| a.nodes.contains(n));
@@ -180,14 +187,53 @@ impl<'s> World<'s> {
         };
         nodes
             .iter()
+            .filter(|n| !self.cordoned.contains(*n))
             .filter(|n| !(required && avoided(n)))
             .min_by_key(|n| (avoided(n), load(n)))
             .cloned()
     }
 
+    /// Whether the kubelet restarts `container` in place after it exits with `code`.
+    ///
+    /// As v1.37.2's kubelet decides it (`kubelet/container/helpers.go`
+    /// `ShouldContainerBeRestarted` with the `ContainerRestartRules` gate on, its
+    /// default, calling `api/v1/pod/util.go` `ContainerShouldRestart`): a container
+    /// with a policy of its own takes the action of its first rule whose exit codes
+    /// match (`In` or `NotIn`), else its own policy (`Always`, `OnFailure` on a
+    /// non-zero code, `Never`); without one, the pod's (`OnFailure` restarts a
+    /// non-zero exit). `RestartAllContainers` (on by default since v1.36) is played
+    /// as a restart of the exiting container alone: the simulated others run on.
+    pub(super) fn restarts_in_place(&self, container: &str, code: i32) -> bool {
+        let own = self
+            .container_restarts
+            .iter()
+            .find(|c| c.container == container && !c.policy.is_empty());
+        let Some(own) = own else {
+            return self.on_failure && code != 0;
+        };
+        let matched = own.rules.iter().find(|r| {
+            let listed = r.values.contains(&code);
+            match r.operator.as_str() {
+                "In" => listed,
+                "NotIn" => !listed,
+                _ => false,
+            }
+        });
+        if matched.is_some_and(|r| matches!(r.action.as_str(), "Restart" | "RestartAllContainers"))
+        {
+            return true;
+        }
+        match own.policy.as_str() {
+            "Always" => true,
+            "OnFailure" => code != 0,
+            "Never" => false,
+            _ => self.on_failure && code != 0,
+        }
+    }
+
     /// Every container ends: `container` with `code`, the others with 0.
     pub(super) fn finish_pod(&mut self, i: usize, container: &str, code: i32, reason: &str) {
-        if self.on_failure && code != 0 {
+        if self.restarts_in_place(container, code) {
             self.crash(i, container, code, reason);
             return;
         }
@@ -246,14 +292,35 @@ impl<'s> World<'s> {
         self.collect();
     }
 
-    /// restartPolicy OnFailure: the container exited non-zero; the kubelet restarts it in
-    /// place after its crash-loop back-off (10s, doubling, at most 5m). The pod stays Running.
+    /// The container exited and the kubelet restarts it in place
+    /// ([`World::restarts_in_place`]: restartPolicy OnFailure and a non-zero exit, or
+    /// the container's own policy and rules), the pod staying Running, after its
+    /// crash-loop back-off.
+    ///
+    /// As v1.37.2's kubelet does it (`kuberuntime_manager.go` `doBackOff` with
+    /// client-go `flowcontrol.Backoff`, set up in `kubelet.go` `newCrashLoopBackOff`):
+    /// `IsInBackOffSince` finds no entry at the first exit, so the first restart is at
+    /// once; each restart then calls `Next`, which starts the entry at 10s and doubles it
+    /// up to the 5m cap, so the second exit waits 10s, the third 20s, and so on. The
+    /// kubelet's `HasExpiredFunc` drops an entry whose last update is more than 600s
+    /// before the exit: a container that ran over 10 minutes since its last restart
+    /// starts over (at once, then 10s).
     pub(super) fn crash(&mut self, i: usize, container: &str, code: i32, reason: &str) {
         let now = self.now;
         let sp = &mut self.pods[i];
-        let delay = (10 * SECOND)
-            .saturating_mul(1 << sp.restarts.clamp(0, 5))
-            .min(300 * SECOND);
+        let had_entry = sp.back_off.is_some();
+        let live = sp
+            .back_off
+            .filter(|b| now.saturating_sub(b.updated) <= CRASH_BACK_OFF_EXPIRY);
+        let (delay, next) = match live {
+            None => (0, CRASH_BACK_OFF_INITIAL),
+            Some(b) => (b.wait, b.wait.saturating_mul(2).min(CRASH_BACK_OFF_MAX)),
+        };
+        // `Next` runs as the kubelet restarts the container: that is the entry's update.
+        sp.back_off = Some(CrashBackOff {
+            wait: next,
+            updated: now.saturating_add(delay),
+        });
         let why = if reason == "Error" {
             format!("container {container} exited {code}")
         } else {
@@ -266,6 +333,7 @@ impl<'s> World<'s> {
             exit_code: code,
             why: format!("{why}; restarted in place"),
         });
+        let started = sp.started.map(whole);
         sp.started = None;
         sp.restart_at = Some(now.saturating_add(delay));
         let st = status(&mut sp.pod);
@@ -275,19 +343,40 @@ impl<'s> World<'s> {
             .filter(|c| c.name == container)
         {
             cs.ready = false;
-            cs.state = Some(pb::ContainerState {
-                waiting: Some(pb::ContainerStateWaiting {
-                    reason: "CrashLoopBackOff".to_string(),
-                    message: format!("back-off {} restarting failed container", human(delay)),
-                }),
-                ..Default::default()
+            cs.state = Some(if delay > 0 {
+                pb::ContainerState {
+                    waiting: Some(pb::ContainerStateWaiting {
+                        reason: "CrashLoopBackOff".to_string(),
+                        message: format!("back-off {} restarting failed container", human(delay)),
+                    }),
+                    ..Default::default()
+                }
+            } else {
+                pb::ContainerState {
+                    terminated: Some(pb::ContainerStateTerminated {
+                        exit_code: code,
+                        reason: reason.to_string(),
+                        started_at: started,
+                        finished_at: Some(whole(now)),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                }
             });
         }
         set_ready(st, false, now);
-        let detail = format!(
-            "{why}; the kubelet restarts it in {} (CrashLoopBackOff)",
-            human(delay)
-        );
+        let detail = if delay > 0 {
+            format!(
+                "{why}; the kubelet restarts it in {} (CrashLoopBackOff)",
+                human(delay)
+            )
+        } else if had_entry {
+            format!(
+                "{why}; the kubelet restarts it at once (it ran over 10m: its back-off starts over)"
+            )
+        } else {
+            format!("{why}; the kubelet restarts it at once (the first crash has no back-off)")
+        };
         self.push(EventKind::ContainerFailed, Some(i), detail);
     }
 
@@ -306,7 +395,12 @@ impl<'s> World<'s> {
         sp.plan = plan;
         let st = status(&mut sp.pod);
         for cs in st.container_statuses.iter_mut() {
-            if cs.state.as_ref().is_some_and(|s| s.waiting.is_some()) {
+            // The crashed container: waiting out its back-off, or just exited.
+            if cs
+                .state
+                .as_ref()
+                .is_some_and(|s| s.waiting.is_some() || s.terminated.is_some())
+            {
                 cs.restart_count = restarts;
                 cs.ready = true;
                 cs.state = Some(pb::ContainerState {
@@ -325,14 +419,32 @@ impl<'s> World<'s> {
         );
     }
 
-    /// The kubelet stops a deleted pod: SIGTERM, exit 143, phase Failed.
+    /// The kubelet stops a deleted pod: its containers exit on SIGTERM (143), or are
+    /// killed with SIGKILL (137) at the end of the grace period; phase Failed. The
+    /// runtime reports a killed container's reason as for any non-zero exit (`Error`).
     pub(super) fn stop_pod(&mut self, i: usize) {
+        if phase(&self.pods[i].pod) != "Running" {
+            return self.stop_unstarted_pod(i);
+        }
         let was_evicted = self.pods[i]
             .pod
             .status
             .as_ref()
             .is_some_and(|s| s.conditions.iter().any(|c| c.r#type == "DisruptionTarget"));
         let now = self.now;
+        let code = self.pods[i].stop_code;
+        let grace = self.pods[i]
+            .pod
+            .metadata
+            .as_ref()
+            .and_then(|m| m.deletion_grace_period_seconds)
+            .unwrap_or(self.grace_seconds)
+            .max(MIN_KILL_GRACE_SECONDS);
+        let how = if code == SIGKILL_EXIT {
+            format!("killed it (SIGKILL) at the end of its {grace}s grace period")
+        } else {
+            "stopped it".to_string()
+        };
         {
             let sp = &mut self.pods[i];
             let st = status(&mut sp.pod);
@@ -341,7 +453,7 @@ impl<'s> World<'s> {
                 cs.ready = false;
                 cs.state = Some(pb::ContainerState {
                     terminated: Some(pb::ContainerStateTerminated {
-                        exit_code: 143,
+                        exit_code: code,
                         reason: "Error".to_string(),
                         started_at: started,
                         finished_at: Some(whole(now)),
@@ -355,20 +467,59 @@ impl<'s> World<'s> {
             meta(&mut sp.pod).deletion_grace_period_seconds = Some(0);
             sp.restart_at = None;
             sp.ended = Some(now);
-            sp.exit_code = Some(143);
+            sp.exit_code = Some(code);
             sp.stop_at = None;
             sp.outcome = "failed".to_string();
             sp.evicted = was_evicted;
             sp.why = if was_evicted {
-                "evicted; the kubelet stopped it (exit 143)".to_string()
+                format!("evicted; the kubelet {how} (exit {code})")
             } else {
-                "deleted; the kubelet stopped it (exit 143)".to_string()
+                format!("deleted; the kubelet {how} (exit {code})")
             };
         }
+        let what = if code == SIGKILL_EXIT {
+            format!(
+                "killed by the kubelet (SIGKILL) at the end of its {grace}s grace period, exit {code}, phase Failed"
+            )
+        } else {
+            format!("stopped by the kubelet, exit {code}, phase Failed")
+        };
+        self.tell_failure(i, EventKind::PodStopped, &what);
+        self.collect();
+    }
+}
+
+impl World<'_> {
+    /// The kubelet ends a deleted pod bound to its node whose containers never ran
+    /// (a start delay, an image that cannot be pulled): nothing to signal, so the pod
+    /// turns Failed at once, its containers left waiting as they were (the kubelet's
+    /// status for a terminal pod keeps a never-started container's waiting state).
+    fn stop_unstarted_pod(&mut self, i: usize) {
+        let now = self.now;
+        let sp = &mut self.pods[i];
+        let was_evicted = sp
+            .pod
+            .status
+            .as_ref()
+            .is_some_and(|s| s.conditions.iter().any(|c| c.r#type == "DisruptionTarget"));
+        let st = status(&mut sp.pod);
+        st.phase = "Failed".to_string();
+        set_ready(st, false, now);
+        meta(&mut sp.pod).deletion_grace_period_seconds = Some(0);
+        sp.start_at = None;
+        sp.ended = Some(now);
+        sp.stop_at = None;
+        sp.outcome = "failed".to_string();
+        sp.evicted = was_evicted;
+        sp.why = if was_evicted {
+            "evicted before it started; the kubelet failed it".to_string()
+        } else {
+            "deleted before it started; the kubelet failed it".to_string()
+        };
         self.tell_failure(
             i,
             EventKind::PodStopped,
-            "stopped by the kubelet, exit 143, phase Failed",
+            "no container ran: failed by the kubelet at once, phase Failed",
         );
         self.collect();
     }
