@@ -27,9 +27,6 @@ use crate::wire::{
     Fields, Kind, Schema, TIMESTAMP, WireError, check, checked, known, map_entry, merge_timestamp,
 };
 
-/// The phases the API defines, as the error names them.
-const PHASES: [&str; 5] = ["Pending", "Running", "Succeeded", "Failed", "Unknown"];
-
 /// `ContainerStateRunning`: startedAt.
 const RUNNING: &Schema = &[(1, Kind::Message(TIMESTAMP))];
 
@@ -430,8 +427,8 @@ pub(crate) fn pod(
             timestamp,
             grace_period_seconds: meta.deletion_grace_period_seconds,
         });
-    let phase = PodPhase::from_api(phase).unwrap_or_else(|| {
-        errs.not_supported(at.sub("status.phase"), phase, &PHASES);
+    let phase = PodPhase::parse(phase).unwrap_or_else(|| {
+        errs.not_supported(at.sub("status.phase"), phase, PodPhase::NAMES);
         PodPhase::Pending
     });
     errs.append(lists);
@@ -502,19 +499,14 @@ fn condition<'a>(
         });
         return Ok(None);
     };
-    let status = match status {
-        "True" => ConditionStatus::True,
-        "False" => ConditionStatus::False,
-        "Unknown" => ConditionStatus::Unknown,
-        other => {
-            errs.not_supported(
-                at.sub(format_args!("status.conditions[{c}].status")),
-                other,
-                &["True", "False", "Unknown"],
-            );
-            ConditionStatus::Other(other.to_string())
-        }
-    };
+    let Ok(status) = status.parse::<ConditionStatus>();
+    if let ConditionStatus::Other(other) = &status {
+        errs.not_supported(
+            at.sub(format_args!("status.conditions[{c}].status")),
+            other,
+            ConditionStatus::NAMES,
+        );
+    }
     let last_transition_time = errs.time(last_transition_time.as_ref(), || {
         at.sub(format_args!("status.conditions[{c}].lastTransitionTime"))
     });
