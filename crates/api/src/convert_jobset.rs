@@ -796,5 +796,4 @@ fn int_label(
 }
 
 #[cfg(test)]
-#[path = "convert_jobset_tests.rs"]
 mod tests;

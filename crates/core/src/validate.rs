@@ -822,5 +822,4 @@ fn success_policy_json(policy: &SuccessPolicy) -> String {
 }
 
 #[cfg(test)]
-#[path = "validate_tests.rs"]
 mod tests;

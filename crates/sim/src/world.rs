@@ -879,5 +879,4 @@ impl<'s> World<'s> {
 }
 
 #[cfg(test)]
-#[path = "world_tests.rs"]
 mod tests;
