@@ -43,15 +43,20 @@ fn module_of(src: &Path, file: &Path) -> String {
     parts.join("::")
 }
 
-/// The file's text without its test code: a file named `*_tests.rs` or `tests.rs`
-/// is all test code, and a `#[cfg(test)]` item ends the production part of the
-/// file only when it is the `mod tests` block (the last item, by convention here).
-fn production_text(file: &Path, text: &str) -> String {
-    let name = file
+/// The file's text without its test code: a module's `tests.rs`, anything under a
+/// `tests/` directory (a test module's children) and the shared `test_docs.rs` are
+/// all test code (as are `*_tests.rs` files, the older convention), and a
+/// `#[cfg(test)]` item (`mod tests;` at the bottom) is skipped. `relative` is the
+/// file's path from the crate's source root.
+fn production_text(relative: &Path, text: &str) -> String {
+    let name = relative
         .file_name()
         .and_then(|n| n.to_str())
         .unwrap_or_default();
-    if name.ends_with("_tests.rs") || name == "tests.rs" || name == "test_docs.rs" {
+    let in_tests_dir = relative
+        .parent()
+        .is_some_and(|p| p.components().any(|c| c.as_os_str() == "tests"));
+    if in_tests_dir || name.ends_with("_tests.rs") || name == "tests.rs" || name == "test_docs.rs" {
         return String::new();
     }
     let mut out = String::new();
@@ -192,7 +197,7 @@ impl ModuleGraph {
         for file in &files {
             let from = module_of(src, file);
             let text = std::fs::read_to_string(file).unwrap_or_default();
-            let text = production_text(file, &text);
+            let text = production_text(file.strip_prefix(src).unwrap_or(file), &text);
             let mut named = BTreeSet::new();
             for path in crate_paths(&from, &text) {
                 // The longest prefix of the path that is a module of this crate.
@@ -373,5 +378,65 @@ fn grouped_and_relative_imports_are_edges_too() {
     assert_eq!(
         crate_paths("a::b", text),
         ["x", "y::z", "y::w", "a::c::d", "a::b::e", "h", "f::g"]
+    );
+}
+
+/// Where a source file breaks the one test-file convention (ARCHITECTURE.md, `tests/`):
+/// an inline `mod tests { … }` or a `#[path]` attribute, by line number.
+fn test_convention_breaches(text: &str) -> Vec<(usize, String)> {
+    text.lines()
+        .enumerate()
+        .filter_map(|(i, line)| {
+            let code = line.trim();
+            let declaration = code
+                .strip_prefix("pub(crate) ")
+                .or_else(|| code.strip_prefix("pub "))
+                .unwrap_or(code);
+            let inline = declaration
+                .strip_prefix("mod tests")
+                .is_some_and(|rest| rest.trim_start().starts_with('{'));
+            let path = code.starts_with("#[path");
+            (inline || path).then(|| (i + 1, code.to_string()))
+        })
+        .collect()
+}
+
+/// A module's unit tests live in `<module>/tests.rs`, declared `#[cfg(test)] mod tests;`:
+/// no inline test module, no `#[path]`, in any crate's sources or the binary's.
+#[test]
+fn unit_tests_live_in_their_modules_tests_file() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in ["crates", "src"] {
+        rust_files(&root.join(dir), &mut files);
+    }
+    assert!(files.len() > 100, "read {} files", files.len());
+    let mut breaches = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        for (line, code) in test_convention_breaches(&text) {
+            let shown = file.strip_prefix(root).unwrap_or(file).display();
+            breaches.push(format!("{shown}:{line}: {code}"));
+        }
+    }
+    assert_eq!(breaches, Vec::<String>::new());
+}
+
+#[test]
+fn inline_test_modules_and_path_attributes_are_breaches() {
+    let text = "fn f() {}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n}\n\
+                #[cfg(test)]\n#[path = \"x_tests.rs\"]\nmod more;\npub mod tests{}\n";
+    assert_eq!(
+        test_convention_breaches(text),
+        [
+            (4, "mod tests {".to_string()),
+            (8, "#[path = \"x_tests.rs\"]".to_string()),
+            (10, "pub mod tests{}".to_string()),
+        ]
+    );
+    // The convention's own form is not one.
+    assert_eq!(
+        test_convention_breaches("#[cfg(test)]\nmod tests;\n"),
+        Vec::new()
     );
 }

@@ -591,7 +591,7 @@ fn job_status_from_pb(status: pb::JobStatus, path: &str, errs: &mut Violations) 
                 errs.not_supported(
                     format!("{path}.status.conditions[{i}].status"),
                     value,
-                    &["True", "False", "Unknown"],
+                    ConditionStatus::NAMES,
                 );
             }
             JobCondition {

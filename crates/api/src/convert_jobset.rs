@@ -74,22 +74,12 @@ pub const MAX_CONDITION_MESSAGE_BYTES: usize = 32 * 1024;
 /// patterns): about a second of matching at ~2 ns a byte.
 pub const MAX_MESSAGE_SCAN_BYTES: u64 = job_decider_core::message_pattern::MAX_SCAN_BYTES;
 
-/// The actions a failure policy rule may name, in the order a violation lists them (spelled
-/// by the core's `FailurePolicyAction::as_str`; the KEP's `RecreateJob` is read, never listed).
-const ACTIONS: [FailurePolicyAction; 5] = [
-    FailurePolicyAction::FailJobSet,
-    FailurePolicyAction::RestartJobSet,
-    FailurePolicyAction::RestartJobSetAndIgnoreMaxRestarts,
-    FailurePolicyAction::RestartJob,
-    FailurePolicyAction::RestartJobAndIgnoreMaxRestarts,
-];
-
-/// `"A", "B"`: the values a NotSupported violation lists.
-fn listed(names: impl IntoIterator<Item = &'static str>) -> String {
-    let quoted: Vec<String> = names.into_iter().map(|n| format!("\"{n}\"")).collect();
+/// `"A", "B"`: the values a NotSupported violation lists (an enum's `NAMES` in the core's
+/// `api_names`, so the KEP's `RecreateJob` is read but never listed).
+fn listed(names: &[&str]) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("\"{n}\"")).collect();
     quoted.join(", ")
 }
-const STRATEGIES: &str = "\"Recreate\", \"BlockingRecreate\", \"InPlaceRestart\"";
 
 /// Decides one `DecideJobSetRequest`: converts it, runs [`decide_jobset`] and encodes the
 /// plan (with the explanation when the request asks for it). Errors name every bad field.
@@ -450,7 +440,7 @@ fn policy_from_pb(
             format!("{path}.restartStrategy"),
             ViolationKind::NotSupported,
             quote(&p.restart_strategy),
-            format!("supported values: {STRATEGIES}"),
+            format!("supported values: {}", listed(RestartStrategy::NAMES)),
         );
         RestartStrategy::Recreate
     });
@@ -469,10 +459,7 @@ fn policy_from_pb(
                         format!("{rpath}.action"),
                         ViolationKind::NotSupported,
                         quote(&r.action),
-                        format!(
-                            "supported values: {}",
-                            listed(ACTIONS.map(FailurePolicyAction::as_str))
-                        ),
+                        format!("supported values: {}", listed(FailurePolicyAction::NAMES)),
                     );
                     FailurePolicyAction::default()
                 })
@@ -809,5 +796,4 @@ fn int_label(
 }
 
 #[cfg(test)]
-#[path = "convert_jobset_tests.rs"]
 mod tests;

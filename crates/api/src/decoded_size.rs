@@ -504,5 +504,4 @@ fn element_inline(f: &Field, inline: &[Option<usize>]) -> usize {
 }
 
 #[cfg(test)]
-#[path = "decoded_size_tests.rs"]
 mod tests;

@@ -10,8 +10,8 @@ use crate::pod_fields::ReadFields;
 use job_decider_core::extended::{FAILED_NODES_ANNOTATION, RULE_MATCH_COUNTS_ANNOTATION};
 use job_decider_core::go_text::go_quote;
 use job_decider_core::model::{
-    COMPLETION_INDEX_KEY, INDEX_FAILURE_COUNT_KEY, INDEX_IGNORED_FAILURE_COUNT_KEY,
-    JOB_API_VERSION, JOB_KIND, JOB_TRACKING_FINALIZER,
+    COMPLETION_INDEX_KEY, ConditionStatus, INDEX_FAILURE_COUNT_KEY,
+    INDEX_IGNORED_FAILURE_COUNT_KEY, JOB_API_VERSION, JOB_KIND, JOB_TRACKING_FINALIZER, PodPhase,
 };
 
 /// The Job a lean pod is encoded for: its controller reference is elided when it is the Job's own.
@@ -201,26 +201,31 @@ fn without_details(lean: &mut pb::LeanPod) {
     }
 }
 
+/// An empty phase is unspecified in both forms (the core reads it as Pending).
 fn lean_phase(phase: &str) -> Option<pb::LeanPodPhase> {
-    Some(match phase {
-        "" => pb::LeanPodPhase::Unspecified,
-        "Pending" => pb::LeanPodPhase::Pending,
-        "Running" => pb::LeanPodPhase::Running,
-        "Succeeded" => pb::LeanPodPhase::Succeeded,
-        "Failed" => pb::LeanPodPhase::Failed,
-        "Unknown" => pb::LeanPodPhase::Unknown,
-        _ => return None,
+    if phase.is_empty() {
+        return Some(pb::LeanPodPhase::Unspecified);
+    }
+    Some(match PodPhase::parse(phase)? {
+        PodPhase::Pending => pb::LeanPodPhase::Pending,
+        PodPhase::Running => pb::LeanPodPhase::Running,
+        PodPhase::Succeeded => pb::LeanPodPhase::Succeeded,
+        PodPhase::Failed => pb::LeanPodPhase::Failed,
+        PodPhase::Unknown => pb::LeanPodPhase::Unknown,
     })
 }
 
 /// An empty status is unspecified in both forms (decisions reject it where they read it).
 fn lean_condition_status(status: &str) -> Option<pb::LeanConditionStatus> {
+    if status.is_empty() {
+        return Some(pb::LeanConditionStatus::Unspecified);
+    }
+    let Ok(status) = status.parse::<ConditionStatus>();
     Some(match status {
-        "" => pb::LeanConditionStatus::Unspecified,
-        "True" => pb::LeanConditionStatus::True,
-        "False" => pb::LeanConditionStatus::False,
-        "Unknown" => pb::LeanConditionStatus::Unknown,
-        _ => return None,
+        ConditionStatus::True => pb::LeanConditionStatus::True,
+        ConditionStatus::False => pb::LeanConditionStatus::False,
+        ConditionStatus::Unknown => pb::LeanConditionStatus::Unknown,
+        ConditionStatus::Other(_) => return None,
     })
 }
 

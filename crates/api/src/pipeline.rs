@@ -11,13 +11,9 @@ use job_decider_core::plan::Plan;
 use job_decider_core::sync;
 use job_decider_core::validate::{Severity, Violation, validate_job};
 
-// One path a line: `tests/it/module_edges.rs` reads `crate::` paths, not `crate::{..}` groups.
-use crate::convert;
-use crate::convert_jobset;
-use crate::explanation;
 use crate::lazy::LazyDecideJobRequest;
-use crate::pb;
 use crate::status::ApiError;
+use crate::{convert, convert_jobset, explanation, pb};
 
 /// One decided snapshot: what was decided on and what was decided.
 #[derive(Debug)]

@@ -1,22 +1,74 @@
-//! The Kubernetes API's spelling of each model enum, both ways, in one place:
-//! the wire conversion reads them, validation messages, explanations and
-//! metrics write them. Values this version does not know are kept verbatim,
-//! so a Job written by a newer API server round-trips unchanged.
+//! The spelling of each enum the APIs write, both ways, in one place: the
+//! Kubernetes Job and Pod, JobSet's failure policy and the extended failure
+//! policy document. The wire conversion reads them, validation messages,
+//! explanations and metrics write them, and a converter's list of allowed
+//! values in an error message is the table's own `NAMES`.
+//!
+//! Two kinds of enum: an open one keeps a value this version does not know
+//! verbatim, so a Job written by a newer API server round-trips unchanged; a
+//! closed one (`closed`) has no such variant, and a value it does not know is
+//! the caller's error to report.
 
 use std::convert::Infallible;
 use std::fmt;
 use std::str::FromStr;
 
+use crate::jobset::{FailurePolicyAction, RestartStrategy};
 use crate::model::{
-    CompletionMode, ConditionStatus, ExitCodeOperator, JobConditionType, PodFailurePolicyAction,
-    PodPhase, PodReplacementPolicy, RestartPolicy, SelectorOperator,
+    CompletionMode, ConditionStatus, ExitCodeOperator, ExtendedAction, IgnoredFailureDelay,
+    JobConditionType, NodeAvoidanceMode, PodFailurePolicyAction, PodPhase, PodReplacementPolicy,
+    RestartPolicy, SelectorOperator,
 };
+use crate::plan::EventType;
 
-/// `as_str`, `From<String>`, `FromStr` and `Display` for an enum whose last
-/// variant keeps any value the API may send that this version does not know.
+/// The spellings of one enum from one table.
+///
+/// Open form, `Ty { Variant = "Name", … } else Other`: `as_str`, `From<String>`,
+/// `FromStr`, `Display` and `NAMES` (the values this version knows), the last
+/// variant keeping any value the API may send that this version does not know.
+///
+/// Closed form, `closed Ty { Variant = "Name" | "alias", … }`: `as_str`, `parse`
+/// (`None` for a value the table does not hold), `NAMES` (each variant's name,
+/// in the table's order, as an error message lists them), `ALL` (the variants
+/// in the same order) and `Display`. An alias after `|` is read as that variant
+/// but never written or listed.
 macro_rules! api_names {
+    (closed $ty:ident { $($variant:ident = $name:literal $(| $alias:literal)*),+ $(,)? }) => {
+        impl $ty {
+            /// Each variant's name, in the order an error message lists them.
+            pub const NAMES: &'static [&'static str] = &[$($name),+];
+
+            /// Every variant, in the order of [`Self::NAMES`].
+            pub const ALL: &'static [$ty] = &[$($ty::$variant),+];
+
+            /// The value as the API spells it.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($ty::$variant => $name,)+
+                }
+            }
+
+            /// Reads the API's spelling (or one of its aliases); `None` for a
+            /// value the API does not define.
+            pub fn parse(value: &str) -> Option<$ty> {
+                match value {
+                    $($name $(| $alias)* => Some($ty::$variant),)+
+                    _ => None,
+                }
+            }
+        }
+
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
     ($ty:ident { $($variant:ident = $name:literal),+ $(,)? } else $other:ident) => {
         impl $ty {
+            /// The values this version knows, in the order an error message lists them.
+            pub const NAMES: &'static [&'static str] = &[$($name),+];
+
             /// The value as the Kubernetes API spells it.
             pub fn as_str(&self) -> &str {
                 match self {
@@ -82,80 +134,37 @@ api_names!(JobConditionType {
     SuccessCriteriaMet = "SuccessCriteriaMet",
 } else Other);
 
-impl PodPhase {
-    /// The phase as the Kubernetes API spells it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PodPhase::Pending => "Pending",
-            PodPhase::Unknown => "Unknown",
-            PodPhase::Running => "Running",
-            PodPhase::Succeeded => "Succeeded",
-            PodPhase::Failed => "Failed",
-        }
-    }
-
-    /// Reads the API's spelling; a pod the kubelet has not reported on yet has
-    /// no phase and is pending. `None` for a value the API never writes.
-    pub fn from_api(value: &str) -> Option<PodPhase> {
-        match value {
-            "" | "Pending" => Some(PodPhase::Pending),
-            "Unknown" => Some(PodPhase::Unknown),
-            "Running" => Some(PodPhase::Running),
-            "Succeeded" => Some(PodPhase::Succeeded),
-            "Failed" => Some(PodPhase::Failed),
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for PodPhase {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+api_names!(closed PodPhase {
+    // A pod the kubelet has not reported on yet has no phase and is pending.
+    Pending = "Pending" | "",
+    Running = "Running",
+    Succeeded = "Succeeded",
+    Failed = "Failed",
+    Unknown = "Unknown",
+});
+api_names!(closed EventType { Normal = "Normal", Warning = "Warning" });
+api_names!(closed ExtendedAction {
+    FailJob = "FailJob",
+    FailIndex = "FailIndex",
+    Ignore = "Ignore",
+    Count = "Count",
+});
+api_names!(closed NodeAvoidanceMode { Required = "Required", Preferred = "Preferred" });
+api_names!(closed IgnoredFailureDelay { Delay = "Delay", Immediate = "Immediate" });
+api_names!(closed RestartStrategy {
+    // An unset strategy is the default.
+    Recreate = "Recreate" | "",
+    BlockingRecreate = "BlockingRecreate",
+    InPlaceRestart = "InPlaceRestart",
+});
+api_names!(closed FailurePolicyAction {
+    FailJobSet = "FailJobSet",
+    RestartJobSet = "RestartJobSet",
+    RestartJobSetAndIgnoreMaxRestarts = "RestartJobSetAndIgnoreMaxRestarts",
+    // The KEP's name, never released.
+    RestartJob = "RestartJob" | "RecreateJob",
+    RestartJobAndIgnoreMaxRestarts = "RestartJobAndIgnoreMaxRestarts",
+});
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_known_name_reads_back_as_itself() {
-        let actions = ["FailJob", "FailIndex", "Ignore", "Count"];
-        for name in actions {
-            let action = PodFailurePolicyAction::from(name.to_string());
-            assert!(
-                !matches!(action, PodFailurePolicyAction::Unknown(_)),
-                "{name}"
-            );
-            assert_eq!(action.as_str(), name);
-        }
-        for name in [
-            "Suspended",
-            "Complete",
-            "Failed",
-            "FailureTarget",
-            "SuccessCriteriaMet",
-        ] {
-            let parsed: JobConditionType = name
-                .parse()
-                .unwrap_or(JobConditionType::Other(String::new()));
-            assert!(!matches!(parsed, JobConditionType::Other(_)), "{name}");
-            assert_eq!(parsed.to_string(), name);
-        }
-        for phase in ["Pending", "Unknown", "Running", "Succeeded", "Failed"] {
-            assert_eq!(PodPhase::from_api(phase).map(PodPhase::as_str), Some(phase));
-        }
-    }
-
-    #[test]
-    fn unknown_values_are_kept_verbatim() {
-        assert_eq!(
-            SelectorOperator::from("Matches".to_string()),
-            SelectorOperator::Unknown("Matches".into())
-        );
-        assert_eq!(RestartPolicy::from(String::new()).as_str(), "");
-        assert_eq!(ConditionStatus::from("true".to_string()).as_str(), "true");
-        assert_eq!(PodPhase::from_api("Done"), None);
-        assert_eq!(PodPhase::from_api(""), Some(PodPhase::Pending));
-    }
-}
+mod tests;

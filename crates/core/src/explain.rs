@@ -365,5 +365,4 @@ pub(crate) fn sync(facts: &ExplainFacts<'_>, plan: &Plan) -> JobExplanation {
 }
 
 #[cfg(test)]
-#[path = "explain_tests.rs"]
 mod tests;

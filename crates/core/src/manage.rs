@@ -389,5 +389,4 @@ fn active_pods_for_removal_counted<'a>(
 }
 
 #[cfg(test)]
-#[path = "manage_tests.rs"]
 mod tests;

@@ -794,28 +794,6 @@ pub enum NodeAvoidanceMode {
     Preferred,
 }
 
-impl NodeAvoidanceMode {
-    /// The document's spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            NodeAvoidanceMode::Required => "Required",
-            NodeAvoidanceMode::Preferred => "Preferred",
-        }
-    }
-}
-
-impl ExtendedAction {
-    /// The document's spelling (upstream's action names).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ExtendedAction::FailJob => "FailJob",
-            ExtendedAction::FailIndex => "FailIndex",
-            ExtendedAction::Ignore => "Ignore",
-            ExtendedAction::Count => "Count",
-        }
-    }
-}
-
 /// What the extended policy reads about a pod beyond upstream's fields;
 /// filled by the wire conversion only when the Job carries a document.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

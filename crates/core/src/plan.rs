@@ -157,16 +157,6 @@ pub enum EventType {
     Warning,
 }
 
-impl EventType {
-    /// The Kubernetes API name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EventType::Normal => "Normal",
-            EventType::Warning => "Warning",
-        }
-    }
-}
-
 impl From<&Pod> for PodRef {
     fn from(pod: &Pod) -> Self {
         PodRef {

@@ -871,5 +871,4 @@ fn uid_set(uids: &[String]) -> BTreeSet<&str> {
 }
 
 #[cfg(test)]
-#[path = "sync_tests.rs"]
 mod tests;

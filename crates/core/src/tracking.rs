@@ -365,5 +365,4 @@ fn record_policy_action(
 }
 
 #[cfg(test)]
-#[path = "tracking_tests.rs"]
 mod tests;

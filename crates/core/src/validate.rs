@@ -330,11 +330,10 @@ fn validate_indexed_limits(spec: &JobSpec, errs: &mut Vec<Violation>) {
 
 fn validate_pod_replacement_policy(spec: &JobSpec, errs: &mut Vec<Violation>) {
     const FIELD: &str = "spec.podReplacementPolicy";
-    let value = match &spec.pod_replacement_policy {
-        PodReplacementPolicy::Failed => return,
-        PodReplacementPolicy::TerminatingOrFailed => "TerminatingOrFailed",
-        PodReplacementPolicy::Unknown(value) => value.as_str(),
-    };
+    if spec.pod_replacement_policy == PodReplacementPolicy::Failed {
+        return;
+    }
+    let value = spec.pod_replacement_policy.as_str();
     if spec.pod_failure_policy.is_some() {
         // A pod failure policy needs to see the final state of every pod it replaces.
         errs.push(not_supported(FIELD, json_quote(value), &["Failed"]));
@@ -823,5 +822,4 @@ fn success_policy_json(policy: &SuccessPolicy) -> String {
 }
 
 #[cfg(test)]
-#[path = "validate_tests.rs"]
 mod tests;

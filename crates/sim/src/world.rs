@@ -972,5 +972,4 @@ impl<'s> World<'s> {
 }
 
 #[cfg(test)]
-#[path = "world_tests.rs"]
 mod tests;

@@ -106,14 +106,6 @@ pub fn signal_exit_code(name: &str) -> Option<i32> {
         .map(|(_, number)| 128 + number)
 }
 
-/// The document's actions, in the order a violation lists them (spelled by the core).
-const ACTIONS: [ExtendedAction; 4] = [
-    ExtendedAction::FailJob,
-    ExtendedAction::FailIndex,
-    ExtendedAction::Ignore,
-    ExtendedAction::Count,
-];
-
 /// The Job's document from its two possible sources, checked against the Job.
 ///
 /// `annotation` is the Job's `job-decider.dev/failure-policy` annotation,

@@ -279,10 +279,24 @@ fn unknown_phase_and_read_condition_status_are_named() {
     }
     // Only the Ready condition is read, so only its status must be known.
     assert_eq!(
-        fields(Snapshot::try_from(req)),
+        fields(Snapshot::try_from(req.clone())),
         [
             "pods[0].status.phase",
             "pods[1].status.conditions[0].status"
+        ]
+    );
+    // The values listed are the core's table (`api_names`), in the API's order.
+    let details: Vec<String> = match Snapshot::try_from(req) {
+        Ok(_) => Vec::new(),
+        Err(violations) => violations.iter().map(|v| v.description()).collect(),
+    };
+    assert_eq!(
+        details,
+        [
+            "pods[0].status.phase: Unsupported value: \"Sleeping\": supported values: \
+             \"Pending\", \"Running\", \"Succeeded\", \"Failed\", \"Unknown\"",
+            "pods[1].status.conditions[0].status: Unsupported value: \"Yes\": supported values: \
+             \"True\", \"False\", \"Unknown\"",
         ]
     );
 }

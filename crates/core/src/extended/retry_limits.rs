@@ -199,5 +199,4 @@ pub(crate) fn annotate_creations(job: &Job, pods: &[SyncPod<'_>], creations: &mu
 }
 
 #[cfg(test)]
-#[path = "retry_limits_tests.rs"]
 mod tests;

@@ -454,13 +454,7 @@ fn terminations_in_order(
 }
 
 #[cfg(test)]
-#[path = "rules_tests.rs"]
 mod tests;
 
 #[cfg(test)]
-#[path = "test_docs.rs"]
 pub(crate) mod test_docs;
-
-#[cfg(test)]
-#[path = "rules_sync_tests.rs"]
-mod sync_tests;

@@ -808,5 +808,4 @@ fn creatable_jobs(
 }
 
 #[cfg(test)]
-#[path = "tests.rs"]
 mod tests;

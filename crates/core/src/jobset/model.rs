@@ -1,7 +1,5 @@
 //! The JobSet, its child Jobs and the plan, as the JobSet decision sees them.
 
-use std::fmt;
-
 use crate::message_pattern::{BoundedPattern, PatternError};
 use crate::plan::Event;
 use crate::time::Time;
@@ -155,8 +153,8 @@ impl FailurePolicy {
     }
 }
 
-/// `spec.failurePolicy.restartStrategy`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// `spec.failurePolicy.restartStrategy` (spelled by `crate::api_names`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum RestartStrategy {
     /// Each Job is recreated as soon as its own previous copy is gone (the default).
     #[default]
@@ -165,18 +163,6 @@ pub enum RestartStrategy {
     BlockingRecreate,
     /// Healthy Pods restart in place (alpha); failed Jobs are recreated as under `Recreate`.
     InPlaceRestart,
-}
-
-impl RestartStrategy {
-    /// The strategy named `s` (empty means the default `Recreate`), or `None` when unknown.
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "" | "Recreate" => Some(RestartStrategy::Recreate),
-            "BlockingRecreate" => Some(RestartStrategy::BlockingRecreate),
-            "InPlaceRestart" => Some(RestartStrategy::InPlaceRestart),
-            _ => None,
-        }
-    }
 }
 
 /// One failure policy rule.
@@ -194,7 +180,7 @@ pub struct FailurePolicyRule {
     pub target_replicated_jobs: Vec<String>,
 }
 
-/// A failure policy action.
+/// A failure policy action (spelled by `crate::api_names`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum FailurePolicyAction {
     /// Fail the JobSet at once.
@@ -212,47 +198,12 @@ pub enum FailurePolicyAction {
 }
 
 impl FailurePolicyAction {
-    /// The action named `s`; `RecreateJob` (the KEP's name) is read as `RestartJob`.
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "FailJobSet" => Some(FailurePolicyAction::FailJobSet),
-            "RestartJobSet" => Some(FailurePolicyAction::RestartJobSet),
-            "RestartJobSetAndIgnoreMaxRestarts" => {
-                Some(FailurePolicyAction::RestartJobSetAndIgnoreMaxRestarts)
-            }
-            "RestartJob" | "RecreateJob" => Some(FailurePolicyAction::RestartJob),
-            "RestartJobAndIgnoreMaxRestarts" => {
-                Some(FailurePolicyAction::RestartJobAndIgnoreMaxRestarts)
-            }
-            _ => None,
-        }
-    }
-
-    /// The API name of the action.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FailurePolicyAction::FailJobSet => "FailJobSet",
-            FailurePolicyAction::RestartJobSet => "RestartJobSet",
-            FailurePolicyAction::RestartJobSetAndIgnoreMaxRestarts => {
-                "RestartJobSetAndIgnoreMaxRestarts"
-            }
-            FailurePolicyAction::RestartJob => "RestartJob",
-            FailurePolicyAction::RestartJobAndIgnoreMaxRestarts => "RestartJobAndIgnoreMaxRestarts",
-        }
-    }
-
     /// Whether the action recreates a single Job (and so needs the per-Job counters).
     pub fn is_per_job(self) -> bool {
         matches!(
             self,
             FailurePolicyAction::RestartJob | FailurePolicyAction::RestartJobAndIgnoreMaxRestarts
         )
-    }
-}
-
-impl fmt::Display for FailurePolicyAction {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 

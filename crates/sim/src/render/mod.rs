@@ -62,5 +62,4 @@ pub fn outcomes(timeline: &Timeline) -> Vec<Outcome> {
 }
 
 #[cfg(test)]
-#[path = "tests.rs"]
 mod tests;

@@ -2,6 +2,7 @@
 //! as a kubelet writes them, and deletions with their grace period.
 
 use super::*;
+use job_decider_core::model::NodeAvoidanceMode;
 
 impl<'s> World<'s> {
     /// A DELETE without a grace period of its own, as the Job controller, the eviction
@@ -178,7 +179,7 @@ impl<'s> World<'s> {
     pub(super) fn place(&self, avoid: Option<&pb::AvoidNodes>) -> Option<String> {
         let nodes = &self.script.nodes.as_ref()?.0;
         let avoided = |n: &String| avoid.is_some_and(|a| a.nodes.contains(n));
-        let required = avoid.is_some_and(|a| a.mode != "Preferred");
+        let required = avoid.is_some_and(|a| a.mode != NodeAvoidanceMode::Preferred.as_str());
         let load = |n: &String| {
             self.pods
                 .iter()

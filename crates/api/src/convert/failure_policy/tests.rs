@@ -874,7 +874,7 @@ fn echoed_values_were_quoted_as_rust_not_go() {
 /// `api_names`), and a value it does not know lists them in one order.
 #[test]
 fn enum_values_are_the_cores_spellings() {
-    for action in ACTIONS {
+    for &action in ExtendedAction::ALL {
         let p = ok(&rule(&format!(
             "{{action: {}, onPodReasons: [X]}}",
             action.as_str()
@@ -891,6 +891,24 @@ fn enum_values_are_the_cores_spellings() {
             "{A}.rules[0].action: Unsupported value: \"Retry\": supported values: \
              \"FailJob\", \"FailIndex\", \"Ignore\", \"Count\""
         )]
+    );
+    // The closed enums of the settings list their names in the table's order.
+    let (_, v) = run(
+        &format!("{HEAD}backoff: {{afterIgnoredFailure: Later}}\nnodeAvoidance: {{mode: Never}}\n"),
+        &per_index_job(),
+    );
+    assert_eq!(
+        v.iter().map(|v| v.description()).collect::<Vec<_>>(),
+        [
+            format!(
+                "{A}.backoff.afterIgnoredFailure: Unsupported value: \"Later\": supported values: \
+                 \"Delay\", \"Immediate\""
+            ),
+            format!(
+                "{A}.nodeAvoidance.mode: Unsupported value: \"Never\": supported values: \
+                 \"Required\", \"Preferred\""
+            ),
+        ]
     );
     let status = ok(&rule(
         "{action: Ignore, onPodConditions: [{type: Ready, status: \"False\"}]}",

@@ -169,8 +169,10 @@ impl<'e> Walk<'e> {
         None
     }
 
+    /// An action, spelled as the core's `api_names` table spells it.
     fn action(&mut self, value: &Value, path: &str) -> Option<ExtendedAction> {
-        self.choice(value, path, &ACTIONS, |a| a.as_str())
+        self.one_of(value, path, ExtendedAction::NAMES)
+            .and_then(ExtendedAction::parse)
     }
 
     /// FailIndex only where the Job has per-index backoff limits.
@@ -669,18 +671,17 @@ impl<'e> Walk<'e> {
         let jitter_percent = int(self, "jitterPercent", 0, 0, 100);
         let after_ignored_failure = match map.get("afterIgnoredFailure") {
             None => IgnoredFailureDelay::Delay,
-            Some(v) => match self.one_of(
-                v,
-                &format!("{path}.afterIgnoredFailure"),
-                &["Delay", "Immediate"],
-            ) {
-                Some("Immediate") => IgnoredFailureDelay::Immediate,
-                Some(_) => IgnoredFailureDelay::Delay,
-                None => {
+            Some(v) => self
+                .one_of(
+                    v,
+                    &format!("{path}.afterIgnoredFailure"),
+                    IgnoredFailureDelay::NAMES,
+                )
+                .and_then(IgnoredFailureDelay::parse)
+                .unwrap_or_else(|| {
                     ok = false;
                     IgnoredFailureDelay::Delay
-                }
-            },
+                }),
         };
         ok.then_some(BackoffSettings {
             base_seconds,
@@ -734,12 +735,9 @@ impl<'e> Walk<'e> {
         let map = self.object(value, path, &["mode", "maxNodes"])?;
         let mode = match map.get("mode") {
             None => Some(NodeAvoidanceMode::Required),
-            Some(v) => self.choice(
-                v,
-                &format!("{path}.mode"),
-                &[NodeAvoidanceMode::Required, NodeAvoidanceMode::Preferred],
-                |m| m.as_str(),
-            ),
+            Some(v) => self
+                .one_of(v, &format!("{path}.mode"), NodeAvoidanceMode::NAMES)
+                .and_then(NodeAvoidanceMode::parse),
         };
         let max_nodes = match map.get("maxNodes") {
             None => Some(5),

@@ -1,12 +1,12 @@
 //! Scenario tests of one sync of a Job carrying an extended failure policy
-//! document (through `sync::decide`, as `sync_tests.rs` does): the document's
+//! document (through `sync::decide`, as `sync/tests.rs` does): the document's
 //! actions have exactly the effects of upstream's, its rules come before
 //! `spec.podFailurePolicy`, names give reasons, retry limits run out at
 //! maxRetries + 1; and a Job without a document decides as before.
 
 use std::sync::Arc;
 
-use super::test_docs::*;
+use super::super::test_docs::*;
 use crate::extended::RULE_MATCH_COUNTS_ANNOTATION;
 use crate::fixtures::*;
 use crate::model::ExtendedAction::{Count, FailIndex, FailJob, Ignore};

@@ -707,3 +707,5 @@ fn codes_contain_searches_disjoint_intervals() {
     assert!(!codes_contain(&[], 1));
     assert_eq!(codes_text(&codes), "-5, 1, 3-7, 128-255");
 }
+
+mod sync;

@@ -78,6 +78,10 @@ fn unknown_action_and_strategy_are_not_supported() {
             "spec.failurePolicy.rules[1].action",
         ]
     );
+    assert_eq!(
+        errs[0].detail,
+        "supported values: \"Recreate\", \"BlockingRecreate\", \"InPlaceRestart\""
+    );
     assert_eq!(errs[1].kind, ViolationKind::NotSupported);
     // The actions listed are the core's spellings, in one order; RecreateJob is read, not listed.
     assert_eq!(
@@ -85,7 +89,7 @@ fn unknown_action_and_strategy_are_not_supported() {
         "supported values: \"FailJobSet\", \"RestartJobSet\", \"RestartJobSetAndIgnoreMaxRestarts\", \
          \"RestartJob\", \"RestartJobAndIgnoreMaxRestarts\""
     );
-    for action in ACTIONS {
+    for &action in FailurePolicyAction::ALL {
         assert_eq!(FailurePolicyAction::parse(action.as_str()), Some(action));
     }
 }
