@@ -43,7 +43,10 @@ pub struct SimulateArgs {
     /// future is played from the Job's current state, starting now.
     #[command(flatten)]
     pub cluster: ClusterArgs,
-    /// The failure script (YAML; examples/simulate/README.md describes it).
+    /// The failure script (YAML; examples/simulate/README.md describes it). Every error
+    /// in it is printed at once (exit 2); lines that do nothing are warnings. A run stops
+    /// when the Job is finished, at the horizon, when idle, after maxSyncs syncs
+    /// (syncLimit), or after 1000 acting syncs at one instant (decisionLoop).
     #[arg(long)]
     pub script: PathBuf,
     /// The Job's current pods, if it has any (a PodList, a List, or YAML documents).
