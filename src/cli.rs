@@ -22,7 +22,7 @@ use crate::cluster::{self, ClusterArgs};
 use crate::documents;
 use crate::explain;
 use crate::input::{
-    CliError, Strictness, file_name, one_stdin, read_failure_policy, read_file, read_job,
+    self, CliError, Strictness, file_name, one_stdin, read_failure_policy, read_file, read_job,
     read_pods, warn,
 };
 use crate::server::{self, LogFormat, ServerConfig, TlsFiles};
@@ -546,7 +546,7 @@ pub fn validate_jobset_file(args: &ValidateArgs) -> Result<String, CliError> {
     let response = api::validate_jobset_request(pb::ValidateJobSetRequest {
         job_set: Some(read.value),
     })?;
-    violations_report(path, &response.violations)
+    input::violations_report(path, &response.violations)
 }
 
 /// Validates a Job file: every violation, one per line; bad input when there is any.
@@ -572,40 +572,19 @@ pub fn validate_file_with(
     let path = &args.job;
     one_stdin(&[("JOB", Some(path)), ("--failure-policy", failure_policy)])?;
     let job = read_job(path, args.strictness, &documents::now(), false)?;
-    let response = api::validate(pb::ValidateJobRequest {
-        job: Some(job),
-        failure_policy: read_failure_policy(failure_policy)?,
-    })?;
-    violations_report(path, &response.violations)
+    input::validate_job(path, job, read_failure_policy(failure_policy)?)
 }
 
 /// Validates a Job read from a cluster, as [`validate`] does a file.
 pub fn validate_from_cluster(args: &JobValidateArgs) -> Result<String, CliError> {
     let name = args.file.job.to_string_lossy();
     let live = cluster::read(&args.cluster, &name, cluster::Read::JobOnly)?;
-    let response = api::validate(pb::ValidateJobRequest {
-        job: Some(live.job),
-        failure_policy: read_failure_policy(args.failure_policy.as_deref())?,
-    })?;
     let what = format!("job {}/{name}", live.namespace);
-    violations_report(Path::new(&what), &response.violations)
-}
-
-/// "valid", or every violation as bad input.
-fn violations_report(path: &Path, violations: &[pb::FieldViolation]) -> Result<String, CliError> {
-    let name = file_name(path);
-    if violations.is_empty() {
-        return Ok(format!("{name}: valid\n"));
-    }
-    let lines: Vec<String> = violations
-        .iter()
-        .map(|v| format!("  {}", v.description))
-        .collect();
-    Err(CliError::BadInput(format!(
-        "{name}: {} violation(s):\n{}",
-        violations.len(),
-        lines.join("\n")
-    )))
+    input::validate_job(
+        Path::new(&what),
+        live.job,
+        read_failure_policy(args.failure_policy.as_deref())?,
+    )
 }
 
 fn serve(args: ServeArgs) -> Result<(), CliError> {

@@ -154,22 +154,58 @@ pub fn read_job(
     now: &pbjson_types::Timestamp,
     with_pods: bool,
 ) -> Result<pb::Job, CliError> {
-    read_job_text(&read_file(path)?, path, strictness, now, with_pods)
+    read_job_text(&read_file(path)?, path, strictness, now, with_pods, false)
 }
 
-/// [`read_job`] of a text already read from `path` (a file stdin gives can be read once).
+/// [`read_job`] of a text already read from `path` (a file stdin gives can be read once);
+/// `quiet` leaves out the note about a Job written without a uid (warnings stay).
 pub fn read_job_text(
     text: &str,
     path: &Path,
     strictness: Strictness,
     now: &pbjson_types::Timestamp,
     with_pods: bool,
+    quiet: bool,
 ) -> Result<pb::Job, CliError> {
     let read = documents::parse_job_with(text, &file_name(path), strictness.unknown_fields())?;
     warn(&read.warnings);
     let mut job = read.value;
-    as_created(&mut job, now, &file_name(path), with_pods);
+    let note = as_created(&mut job, now, &file_name(path), with_pods);
+    if let Some(note) = note.filter(|_| !quiet) {
+        eprintln!("{}", escaped(&note));
+    }
     Ok(job)
+}
+
+/// Validates a Job as the API server would (`job_decider_api::validate`, the
+/// `validate` command's check): "valid", or every violation as bad input, the
+/// file (or what `path` names) first.
+pub fn validate_job(path: &Path, job: pb::Job, failure_policy: String) -> Result<String, CliError> {
+    let response = job_decider_api::validate(pb::ValidateJobRequest {
+        job: Some(job),
+        failure_policy,
+    })?;
+    violations_report(path, &response.violations)
+}
+
+/// "valid", or every violation as bad input.
+pub fn violations_report(
+    path: &Path,
+    violations: &[pb::FieldViolation],
+) -> Result<String, CliError> {
+    let name = file_name(path);
+    if violations.is_empty() {
+        return Ok(format!("{name}: valid\n"));
+    }
+    let lines: Vec<String> = violations
+        .iter()
+        .map(|v| format!("  {}", v.description))
+        .collect();
+    Err(CliError::BadInput(format!(
+        "{name}: {} violation(s):\n{}",
+        violations.len(),
+        lines.join("\n")
+    )))
 }
 
 /// Reads a pods file (`-`: stdin), strictly unless `--lenient` (warnings on stderr).
@@ -184,11 +220,14 @@ pub fn read_pods(path: &Path, strictness: Strictness) -> Result<Vec<pb::Pod>, Cl
 }
 
 /// A Job written without a uid, taken as the API server would create it at
-/// `now`, with a note on stderr saying what was filled in (`manifest`).
-fn as_created(job: &mut pb::Job, now: &pbjson_types::Timestamp, name: &str, pods: bool) {
-    let Some(filled) = manifest::as_created(job, now) else {
-        return;
-    };
+/// `now`, with the note for stderr saying what was filled in (`manifest`).
+fn as_created(
+    job: &mut pb::Job,
+    now: &pbjson_types::Timestamp,
+    name: &str,
+    pods: bool,
+) -> Option<String> {
+    let filled = manifest::as_created(job, now)?;
     let mut note = format!(
         "note: {name} has no metadata.uid, so it is taken as the API server would create it:"
     );
@@ -207,7 +246,7 @@ fn as_created(job: &mut pb::Job, now: &pbjson_types::Timestamp, name: &str, pods
             manifest::CONTROLLER_UID_LABEL
         ));
     }
-    eprintln!("{}", escaped(&note));
+    Some(note)
 }
 
 /// The text of a `--failure-policy` file (`-`: stdin); empty without the flag.

@@ -13,7 +13,7 @@ use crate::input::{self, CliError, Strictness};
 use job_decider_api::{self as api, ApiError, pb};
 use job_decider_sim::{
     ContainerRestart, ContainerRestartRule, DecideError, Decider, Limits, Options, RunningPods,
-    Script, SimError, Timeline,
+    Script, ScriptErrors, ScriptWarning, SimError, Timeline,
 };
 
 /// Output formats of `simulate`.
@@ -43,7 +43,10 @@ pub struct SimulateArgs {
     /// future is played from the Job's current state, starting now.
     #[command(flatten)]
     pub cluster: ClusterArgs,
-    /// The failure script (YAML; examples/simulate/README.md describes it).
+    /// The failure script (YAML; examples/simulate/README.md describes it). Every error
+    /// in it is printed at once (exit 2); lines that do nothing are warnings. A run stops
+    /// when the Job is finished, at the horizon, when idle, after maxSyncs syncs
+    /// (syncLimit), or after 1000 acting syncs at one instant (decisionLoop).
     #[arg(long)]
     pub script: PathBuf,
     /// The Job's current pods, if it has any (a PodList, a List, or YAML documents).
@@ -78,6 +81,10 @@ pub struct SimulateArgs {
     /// Also write the Gantt chart as an SVG image to FILE.
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
+    /// Leave out the note about a Job written without a uid (taken as the API server
+    /// would create it); warnings and errors are still printed.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 }
 
 /// The start when neither `--start` nor the Job says: fixed, so that a timeline
@@ -137,9 +144,52 @@ impl Decider for Remote {
     }
 }
 
+/// Every script error, each on a line of its own naming its field, the script's file first.
+fn script_errors(script: &Path, errors: &ScriptErrors) -> CliError {
+    let name = input::file_name(script);
+    match errors.0.as_slice() {
+        [one] => CliError::BadInput(format!("{name}: {one}")),
+        all => {
+            let lines: Vec<String> = all.iter().map(|e| format!("  {e}")).collect();
+            CliError::BadInput(format!(
+                "{name}: {} script errors:\n{}",
+                all.len(),
+                lines.join("\n")
+            ))
+        }
+    }
+}
+
+/// The script's warnings on stderr, the script's file (and the Job's, for
+/// `--compare`'s) first; a warning already printed is not printed again.
+fn script_warnings(
+    script: &Path,
+    job: Option<&Path>,
+    warnings: &[ScriptWarning],
+    printed: &mut Vec<String>,
+) {
+    let name = match job {
+        Some(job) => format!(
+            "{} (with {})",
+            input::file_name(script),
+            input::file_name(job)
+        ),
+        None => input::file_name(script),
+    };
+    let mut lines = Vec::new();
+    for w in warnings {
+        let text = w.to_string();
+        if !printed.contains(&text) {
+            lines.push(format!("{name}: {text}"));
+            printed.push(text);
+        }
+    }
+    input::warn(&lines);
+}
+
 fn sim_error(script: &Path, err: SimError) -> CliError {
     match err {
-        SimError::Script(e) => CliError::BadInput(format!("{}: {e}", script.display())),
+        SimError::Script(e) => script_errors(script, &e),
         SimError::Start(m) => CliError::BadInput(m),
         SimError::Decide { source, sync, at } if source.bad_input => {
             CliError::BadInput(format!("sync {sync} at {at}: {}", source.message))
@@ -257,8 +307,9 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
         ("--failure-policy", args.failure_policy.as_deref()),
     ])?;
     let failure_policy = input::read_failure_policy(args.failure_policy.as_deref())?;
-    let script = Script::from_yaml(&input::read_file(&args.script)?)
-        .map_err(|e| CliError::BadInput(format!("{}: {e}", args.script.display())))?;
+    // Checked with the Job below: every error of the script at once.
+    let script = Script::parse(&input::read_file(&args.script)?)
+        .map_err(|e| script_errors(&args.script, &e.into()))?;
     let source = match (&args.job, &args.name) {
         (Some(path), _) => Source::File(path),
         (None, Some(name)) => Source::Cluster(Box::new(cluster::read(
@@ -324,37 +375,75 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
         Some(addr) => Some(Remote::connect(addr)?),
         None => None,
     };
-    let mut play =
-        |job: pb::Job, pods: Vec<pb::Pod>, options: &Options| -> Result<Timeline, CliError> {
-            let result = match remote.as_mut() {
-                Some(r) => job_decider_sim::simulate(job, pods, &script, options, r),
-                None => job_decider_sim::simulate(job, pods, &script, options, &mut in_process),
-            };
-            result.map_err(|e| sim_error(&args.script, e))
+    let mut printed = Vec::new();
+    let mut play = |job: pb::Job,
+                    pods: Vec<pb::Pod>,
+                    options: &Options,
+                    compared: Option<&Path>|
+     -> Result<Timeline, CliError> {
+        let result = match remote.as_mut() {
+            Some(r) => job_decider_sim::play(job, pods, &script, options, r),
+            None => job_decider_sim::play(job, pods, &script, options, &mut in_process),
         };
+        let played = result.map_err(|e| sim_error(&args.script, e))?;
+        script_warnings(&args.script, compared, &played.warnings, &mut printed);
+        Ok(played.timeline)
+    };
     let read_job = |path: &Path| -> Result<(pb::Job, KubeletFields), CliError> {
         let text = input::read_file(path)?;
-        let job =
-            input::read_job_text(&text, path, args.strictness, &created, args.pods.is_some())?;
+        let job = input::read_job_text(
+            &text,
+            path,
+            args.strictness,
+            &created,
+            args.pods.is_some(),
+            args.quiet,
+        )?;
         Ok((job, kubelet_fields(&text)))
     };
-    let (left_job, left_fields, left_path) = match source {
+    let (left_job, left_fields, left_path, left_name) = match source {
         Source::File(path) => {
             let (job, fields) = read_job(path)?;
-            (job, fields, path)
+            (job, fields, path, path.to_path_buf())
         }
         // The live Job as the contract carries it: the default grace period, the
         // pod's restart policy for every container.
-        Source::Cluster(live) => (live.job, KubeletFields::default(), Path::new("")),
+        Source::Cluster(live) => {
+            let name = args.name.as_deref().unwrap_or_default();
+            let what = PathBuf::from(format!("job {}/{name}", live.namespace));
+            (live.job, KubeletFields::default(), Path::new(""), what)
+        }
     };
     let options = Options {
         termination_grace_period_seconds: left_fields.grace,
         container_restarts: left_fields.container_restarts,
         ..options
     };
-    let left = play(left_job, pods.clone(), &options)?;
+    // Nothing is played until every Job passes the API server's validation (as
+    // `validate` checks it) and the script fits each.
+    input::validate_job(&left_name, left_job.clone(), options.failure_policy.clone())?;
+    let right = match &args.compare {
+        Some(other) => {
+            let (job, fields) = read_job(other)?;
+            input::validate_job(other, job.clone(), String::new())?;
+            let options = Options {
+                termination_grace_period_seconds: fields.grace,
+                container_restarts: fields.container_restarts,
+                ..compare_options
+            };
+            Some((other, job, options))
+        }
+        None => None,
+    };
+    job_decider_sim::check(left_job.clone(), pods.clone(), &script, &options)
+        .map_err(|e| sim_error(&args.script, e))?;
+    if let Some((_, job, options)) = &right {
+        job_decider_sim::check(job.clone(), pods.clone(), &script, options)
+            .map_err(|e| sim_error(&args.script, e))?;
+    }
+    let left = play(left_job, pods.clone(), &options, None)?;
     let failed = |e: &dyn std::fmt::Display| CliError::Failed(format!("cannot print: {e}"));
-    let Some(other) = &args.compare else {
+    let Some((other, right_job, compare_options)) = right else {
         crate::report::write_pictures(args.html.as_deref(), args.svg.as_deref(), &left, None)?;
         return match args.output {
             SimulateOutput::Text => Ok(left.text()),
@@ -363,13 +452,7 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
                 .map_err(|e| failed(&e)),
         };
     };
-    let (right_job, right_fields) = read_job(other)?;
-    let compare_options = Options {
-        termination_grace_period_seconds: right_fields.grace,
-        container_restarts: right_fields.container_restarts,
-        ..compare_options
-    };
-    let right = play(right_job, pods, &compare_options)?;
+    let right = play(right_job, pods, &compare_options, Some(other))?;
     // Columns are named by the Jobs (by the files when the Jobs share a name).
     let (left_name, right_name) = if left.job == right.job {
         (left_path.display().to_string(), other.display().to_string())

@@ -532,3 +532,209 @@ fn container_restart_rules_were_ignored_a_matching_exit_restarts_in_place_uncoun
     assert_eq!(v["summary"]["podsCreated"], 3, "{v:#}");
     assert_eq!(v["summary"]["failuresCounted"], 1, "{v:#}");
 }
+
+/// Issue 25, defect 11: a Job `validate` rejects was played (a thousand identical
+/// warnings, "Stopped: syncLimit", exit 0); now every violation, exit 2, nothing played.
+#[test]
+fn simulate_played_a_job_the_api_server_rejects() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let job = std::fs::read_to_string(examples().join("kep-3850-story1/job.yaml")).expect("job");
+    let job = job
+        .replace("completionMode: Indexed", "completionMode: indexed")
+        .replace("  parallelism: 10\n", "  parallelism: -1\n");
+    let file = dir.path().join("job.yaml");
+    std::fs::write(&file, job).expect("write");
+    let script = examples().join("kep-3850-story1/script.yaml");
+    let validated = run(&["validate", path(&file)]);
+    let out = run(&["simulate", "--job", path(&file), "--script", path(&script)]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        out.stdout.is_empty(),
+        "nothing played: {}",
+        text(&out.stdout)
+    );
+    for field in ["spec.completionMode", "spec.parallelism"] {
+        assert!(err.contains(field), "{field}: {err}");
+    }
+    // The same violations as `validate`, in the same words.
+    let validated = text(&validated.stderr);
+    for line in validated.lines().skip(1) {
+        assert!(err.contains(line.trim()), "{line}: {err}");
+    }
+    // The --compare Job is validated too, before anything is played.
+    let good = examples().join("kep-3850-story1/job.yaml");
+    let out = run(&[
+        "simulate",
+        "--job",
+        path(&good),
+        "--script",
+        path(&script),
+        "--compare",
+        path(&file),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(out.stdout.is_empty());
+    assert!(text(&out.stderr).contains("spec.completionMode"));
+}
+
+/// Issue 25, defect 12: every script error at once, one path per message
+/// (`events[0].at: events[0].at: …` before), each naming its field.
+#[test]
+fn script_errors_came_one_at_a_time_with_doubled_paths() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let job = examples().join("kep-3850-story1/job.yaml");
+    let file = dir.path().join("script.yaml");
+    // A field serde refuses: one error, its path once.
+    std::fs::write(&file, "events:\n- {at: 5 minutes, suspend: true}\n").expect("write");
+    let out = run(&["simulate", "--job", path(&job), "--script", path(&file)]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.matches("events[0].at").count(), 1, "{err}");
+    // Mistakes the checks find, of the script alone and of the script with its Job: all of them.
+    std::fs::write(
+        &file,
+        "attempts:\n- {percent: 150, exitCode: 1}\n- {container: sidecar, exitCode: 1}\n\
+         - {exitCode: 300}\nevents:\n- {at: 1m, suspend: true, resume: true}\n",
+    )
+    .expect("write");
+    let out = run(&["simulate", "--job", path(&job), "--script", path(&file)]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    for field in [
+        "attempts[0].percent: ",
+        "attempts[1].container: ",
+        "attempts[2].exitCode: ",
+        "events[0]: ",
+    ] {
+        assert_eq!(err.matches(field).count(), 1, "{field} once: {err}");
+    }
+}
+
+/// `--quiet` silences the note about a manifest written without a uid (warnings stay).
+#[test]
+fn quiet_silences_the_manifest_note() {
+    let job = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/hand-written-job/job.yaml");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let script = dir.path().join("script.yaml");
+    std::fs::write(
+        &script,
+        "attempts:\n- {index: 1, attempt: 1, exitCode: 42}\n",
+    )
+    .expect("write");
+    let noisy = run(&["simulate", "--job", path(&job), "--script", path(&script)]);
+    let quiet = run(&[
+        "simulate",
+        "--job",
+        path(&job),
+        "--script",
+        path(&script),
+        "--quiet",
+    ]);
+    assert!(quiet.status.success(), "{}", text(&quiet.stderr));
+    assert!(text(&noisy.stderr).contains("no metadata.uid"));
+    assert!(
+        !text(&quiet.stderr).contains("no metadata.uid"),
+        "{}",
+        text(&quiet.stderr)
+    );
+    assert_eq!(quiet.stdout, noisy.stdout, "the same timeline");
+}
+
+/// Issue 25, defect 12: script mistakes that silently did nothing (exit 0) are
+/// errors (exit 2) or warnings naming the field and what happens instead.
+#[test]
+fn script_mistakes_silently_did_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Indexed, 10 completions, parallelism 10, 30s grace (the default), not suspended.
+    let job = examples().join("kep-3850-story1/job.yaml");
+    let file = dir.path().join("script.yaml");
+    let errors = [
+        (
+            "attempts:\n- {index: 12, exitCode: 1}\n",
+            "attempts[0].index: ",
+        ),
+        (
+            "events:\n- {at: 1m, drain: {index: 10}}\n",
+            "events[0].drain.index: ",
+        ),
+        ("attempts:\n- {exitCode: 300}\n", "attempts[0].exitCode: "),
+        (
+            "attempts:\n- {exitCodes: [1, -1]}\n",
+            "attempts[0].exitCodes: ",
+        ),
+        ("defaults: {exitCode: 256}\n", "defaults.exitCode: "),
+    ];
+    for (script, field) in errors {
+        std::fs::write(&file, script).expect("write");
+        let out = run(&["simulate", "--job", path(&job), "--script", path(&file)]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{script}: {err}");
+        assert!(err.contains(field), "{script}: {err}");
+    }
+    let warnings = [
+        (
+            "attempts:\n- {index: 8-12, exitCode: 1}\n",
+            "attempts[0].index: ",
+            "10-12",
+        ),
+        (
+            "horizon: 1h\nevents:\n- {at: 2h, suspend: true}\n",
+            "events[0].at: ",
+            "horizon",
+        ),
+        (
+            "events:\n- {at: 1m, resume: true}\n",
+            "events[0].resume: ",
+            "not suspended",
+        ),
+        (
+            "defaults: {runTime: 10m, stopTime: 45s}\nevents:\n- {at: 1m, deletePod: {index: 1}}\n",
+            "defaults.stopTime: ",
+            "137",
+        ),
+        (
+            "events:\n- {at: 1m, deletePod: {pod: 50}}\n",
+            "events[0].deletePod: ",
+            "never created",
+        ),
+        (
+            "defaults: {startDelay: 5m}\nevents:\n- {at: 1m, drain: {pod: 1}}\n",
+            "events[0].drain: ",
+            "not running",
+        ),
+        (
+            "defaults: {runTime: 10m}\nattempts:\n- {index: 2, runTime: 1m}\n\
+             events:\n- {at: 3m, drain: {index: 2}}\n",
+            "events[0].drain: ",
+            "index 2",
+        ),
+    ];
+    for (script, field, says) in warnings {
+        std::fs::write(&file, script).expect("write");
+        let out = run(&["simulate", "--job", path(&job), "--script", path(&file)]);
+        let err = text(&out.stderr);
+        assert!(out.status.success(), "{script}: {err}");
+        let line = err
+            .lines()
+            .find(|l| l.starts_with("warning: ") && l.contains(field))
+            .unwrap_or_else(|| panic!("{script}: a warning on {field}: {err}"));
+        assert!(line.contains(says), "{script}: {line}");
+    }
+    // The bundled examples have none of these mistakes.
+    for dir in example_dirs() {
+        let out = run(&[
+            "simulate",
+            "--job",
+            path(&dir.join("job.yaml")),
+            "--script",
+            path(&dir.join("script.yaml")),
+        ]);
+        assert!(
+            !text(&out.stderr).contains("warning"),
+            "{}: {}",
+            dir.display(),
+            text(&out.stderr)
+        );
+    }
+}

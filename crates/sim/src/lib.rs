@@ -23,9 +23,9 @@ pub mod script;
 pub mod timeline;
 pub mod world;
 
-pub use script::{Script, ScriptError};
+pub use script::{Script, ScriptError, ScriptErrors, ScriptWarning};
 pub use timeline::{Timeline, compare_text, diverge};
 pub use world::{
-    ContainerRestart, ContainerRestartRule, DecideError, Decider, Limits, Options, RunningPods,
-    SimError, simulate,
+    ContainerRestart, ContainerRestartRule, DecideError, Decider, Limits, Options, Played,
+    RunningPods, SimError, check, play, simulate,
 };

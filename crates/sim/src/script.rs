@@ -44,6 +44,29 @@ impl ScriptError {
     }
 }
 
+/// Every error of a script, in the order found: a script is read whole, so its
+/// author can fix them all at once.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
+pub struct ScriptErrors(pub Vec<ScriptError>);
+
+impl ScriptErrors {
+    /// The first error (a script with errors has at least one).
+    pub fn first(&self) -> Option<&ScriptError> {
+        self.0.first()
+    }
+}
+
+impl From<ScriptError> for ScriptErrors {
+    fn from(e: ScriptError) -> Self {
+        ScriptErrors(vec![e])
+    }
+}
+
+/// A script mistake that is not fatal: the script plays, but a line of it does
+/// nothing or does something other than its author may think. `path` names the field.
+pub type ScriptWarning = ScriptError;
+
 /// A whole script.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -459,8 +482,20 @@ pub const DEFAULT_RUN_TIME: Span = Span::secs(60);
 pub const DEFAULT_STOP_TIME: Span = Span::secs(5);
 
 impl Script {
-    /// Reads a script from YAML (or JSON), naming the field of the first error.
-    pub fn from_yaml(text: &str) -> Result<Script, ScriptError> {
+    /// Reads a script from YAML (or JSON) and checks it: every error, each naming its field.
+    pub fn from_yaml(text: &str) -> Result<Script, ScriptErrors> {
+        let script = Script::parse(text)?;
+        let errors = script.errors();
+        if errors.is_empty() {
+            Ok(script)
+        } else {
+            Err(ScriptErrors(errors))
+        }
+    }
+
+    /// Reads a script from YAML (or JSON) without [`Script::errors`]' checks (a
+    /// syntax or type error stops the reading: it is the one error).
+    pub fn parse(text: &str) -> Result<Script, ScriptError> {
         if text.trim().is_empty() {
             return Ok(Script::default());
         }
@@ -468,123 +503,47 @@ impl Script {
         check(text, MAX_WHOLE_FILE_BYTES).map_err(|e| ScriptError::at("", e.to_string()))?;
         let _budget = NumberBudget::start();
         let de = serde_yaml::Deserializer::from_str(text);
-        let script: Script = serde_path_to_error::deserialize(de).map_err(|e| {
+        serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();
             let path = if path == "." { String::new() } else { path };
-            ScriptError::at(path, e.into_inner().to_string())
-        })?;
-        script.check()?;
-        Ok(script)
+            let message = e.into_inner().to_string();
+            let message = without_path(&message, &path).to_string();
+            ScriptError::at(path, message)
+        })
     }
 
-    /// Checks what serde cannot: ranges and exactly-one choices.
-    fn check(&self) -> Result<(), ScriptError> {
+    /// What serde cannot check: ranges and exactly-one choices; every error.
+    pub fn errors(&self) -> Vec<ScriptError> {
+        let mut errors = Vec::new();
         for (i, rule) in self.attempts.iter().enumerate() {
-            let at = |field: &str| format!("attempts[{i}].{field}");
-            if let Some(p) = rule.percent
-                && !(0.0..=100.0).contains(&p)
-            {
-                return Err(ScriptError::at(
-                    at("percent"),
-                    format!("{p} is not between 0 and 100"),
-                ));
-            }
-            if rule.exit_code.is_some() && rule.exit_codes.is_some() {
-                return Err(ScriptError::at(
-                    at("exitCodes"),
-                    "give exitCode or exitCodes, not both",
-                ));
-            }
-            if let Some(codes) = &rule.exit_codes
-                && codes.is_empty()
-            {
-                return Err(ScriptError::at(
-                    at("exitCodes"),
-                    "must list at least one exit code",
-                ));
-            }
-            if let Some(a) = &rule.attempt
-                && a.0.contains(&0)
-            {
-                return Err(ScriptError::at(
-                    at("attempt"),
-                    "attempts are numbered from 1",
-                ));
-            }
-            if rule.reason.is_some() && rule.exit_code.is_none() && rule.exit_codes.is_none() {
-                return Err(ScriptError::at(
-                    at("reason"),
-                    "a reason needs exitCode or exitCodes",
-                ));
-            }
-            let endings = usize::from(rule.exit_code.is_some() || rule.exit_codes.is_some())
-                + usize::from(rule.pending.is_some())
-                + usize::from(rule.pod_reason.is_some());
-            if endings > 1 {
-                let field = if rule.pod_reason.is_some() {
-                    "podReason"
-                } else {
-                    "pending"
-                };
-                return Err(ScriptError::at(
-                    at(field),
-                    "give one ending: exitCode(s), pending or podReason",
-                ));
-            }
-            for (field, value) in [("pending", &rule.pending), ("podReason", &rule.pod_reason)] {
-                if value.as_ref().is_some_and(|v| !is_reason(v)) {
-                    return Err(ScriptError::at(
-                        at(field),
-                        "a reason is a CamelCase word such as ImagePullBackOff",
-                    ));
-                }
-            }
-            if rule.message.is_some() && endings == 0 {
-                return Err(ScriptError::at(
-                    at("message"),
-                    "a message needs exitCode(s) or podReason",
-                ));
-            }
-            if rule.message.as_ref().is_some_and(|m| m.len() > MAX_MESSAGE) {
-                return Err(ScriptError::at(
-                    at("message"),
-                    format!("longer than {MAX_MESSAGE} bytes"),
-                ));
-            }
-            if let Some(names) = &rule.node {
-                let Some(nodes) = &self.nodes else {
-                    return Err(ScriptError::at(
-                        at("node"),
-                        "selecting attempts by node needs the script's nodes",
-                    ));
-                };
-                if let Some(unknown) = names.iter().find(|n| !nodes.0.iter().any(|m| m == n)) {
-                    return Err(ScriptError::at(
-                        at("node"),
-                        format!("{unknown:?} is not one of the script's nodes"),
-                    ));
-                }
-            }
+            self.rule_errors(i, rule, &mut errors);
+        }
+        if let Some(code) = self.defaults.exit_code {
+            exit_code_error("defaults.exitCode", code, &mut errors);
         }
         for (i, event) in self.events.iter().enumerate() {
-            event.action(i)?;
+            if let Err(e) = event.action(i) {
+                errors.push(e);
+            }
             for (name, target) in [
                 ("drain", &event.drain),
                 ("preempt", &event.preempt),
                 ("deletePod", &event.delete_pod),
             ] {
                 if let Some(t) = target {
-                    self.check_target_node(i, name, t)?;
+                    if let Err(e) = self.check_target_node(i, name, t) {
+                        errors.push(e);
+                    }
                     if t.index.is_none() && t.pod.is_none() && t.node.is_none() {
                         let what = if name == "drain" {
                             "name the nodes or their pods: node, index or pod"
                         } else {
                             "name the pods: index or pod"
                         };
-                        return Err(ScriptError::at(format!("events[{i}].{name}"), what));
+                        errors.push(ScriptError::at(format!("events[{i}].{name}"), what));
                     }
                     if t.pod.as_ref().is_some_and(|p| p.0.contains(&0)) {
-                        return Err(ScriptError::at(
+                        errors.push(ScriptError::at(
                             format!("events[{i}].{name}.pod"),
                             "pods are numbered from 1",
                         ));
@@ -594,7 +553,7 @@ impl Script {
             if let Some(p) = event.parallelism
                 && p < 0
             {
-                return Err(ScriptError::at(
+                errors.push(ScriptError::at(
                     format!("events[{i}].parallelism"),
                     "must not be negative",
                 ));
@@ -602,13 +561,13 @@ impl Script {
             if let Some(p) = event.parallelism
                 && i64::from(p) > MAX_JOB_PODS
             {
-                return Err(ScriptError::at(
+                errors.push(ScriptError::at(
                     format!("events[{i}].parallelism"),
                     format!("{p} is more than the {MAX_JOB_PODS} pods a simulation runs at once"),
                 ));
             }
             if i > 0 && event.at < self.events[i - 1].at {
-                return Err(ScriptError::at(
+                errors.push(ScriptError::at(
                     format!("events[{i}].at"),
                     format!(
                         "{} comes before the previous event's {}: list events in time order",
@@ -620,18 +579,17 @@ impl Script {
         }
         if let Some(nodes) = &self.nodes {
             if nodes.0.is_empty() {
-                return Err(ScriptError::at("nodes", "name at least one node"));
+                errors.push(ScriptError::at("nodes", "name at least one node"));
             }
             let mut seen = BTreeSet::new();
             for (i, n) in nodes.0.iter().enumerate() {
                 if n.is_empty() || n.len() > 253 {
-                    return Err(ScriptError::at(
+                    errors.push(ScriptError::at(
                         format!("nodes[{i}]"),
                         "a node name has 1 to 253 characters",
                     ));
-                }
-                if !seen.insert(n) {
-                    return Err(ScriptError::at(
+                } else if !seen.insert(n) {
+                    errors.push(ScriptError::at(
                         format!("nodes[{i}]"),
                         format!("{n:?} twice"),
                     ));
@@ -639,17 +597,133 @@ impl Script {
             }
         }
         if self.max_syncs == Some(0) {
-            return Err(ScriptError::at("maxSyncs", "must be at least 1"));
+            errors.push(ScriptError::at("maxSyncs", "must be at least 1"));
         }
         if let Some(n) = self.max_syncs
             && n > MAX_SYNCS
         {
-            return Err(ScriptError::at(
+            errors.push(ScriptError::at(
                 "maxSyncs",
                 format!("{n} is more than the {MAX_SYNCS} syncs a simulation plays"),
             ));
         }
-        Ok(())
+        errors
+    }
+
+    /// What the script alone says that does nothing: events after the horizon.
+    pub fn warnings(&self) -> Vec<ScriptWarning> {
+        let horizon = self.horizon();
+        self.events
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.at > horizon)
+            .map(|(i, e)| {
+                ScriptError::at(
+                    format!("events[{i}].at"),
+                    format!(
+                        "{} is after the horizon ({horizon}): the event never happens",
+                        e.at
+                    ),
+                )
+            })
+            .collect()
+    }
+
+    /// The errors of attempt rule `i`.
+    fn rule_errors(&self, i: usize, rule: &AttemptRule, errors: &mut Vec<ScriptError>) {
+        let at = |field: &str| format!("attempts[{i}].{field}");
+        if let Some(p) = rule.percent
+            && !(0.0..=100.0).contains(&p)
+        {
+            errors.push(ScriptError::at(
+                at("percent"),
+                format!("{p} is not between 0 and 100"),
+            ));
+        }
+        if rule.exit_code.is_some() && rule.exit_codes.is_some() {
+            errors.push(ScriptError::at(
+                at("exitCodes"),
+                "give exitCode or exitCodes, not both",
+            ));
+        }
+        if let Some(code) = rule.exit_code {
+            exit_code_error(&at("exitCode"), code, errors);
+        }
+        if let Some(codes) = &rule.exit_codes {
+            if codes.is_empty() {
+                errors.push(ScriptError::at(
+                    at("exitCodes"),
+                    "must list at least one exit code",
+                ));
+            }
+            for &code in codes {
+                exit_code_error(&at("exitCodes"), code, errors);
+            }
+        }
+        if let Some(a) = &rule.attempt
+            && a.0.contains(&0)
+        {
+            errors.push(ScriptError::at(
+                at("attempt"),
+                "attempts are numbered from 1",
+            ));
+        }
+        if rule.reason.is_some() && rule.exit_code.is_none() && rule.exit_codes.is_none() {
+            errors.push(ScriptError::at(
+                at("reason"),
+                "a reason needs exitCode or exitCodes",
+            ));
+        }
+        let endings = usize::from(rule.exit_code.is_some() || rule.exit_codes.is_some())
+            + usize::from(rule.pending.is_some())
+            + usize::from(rule.pod_reason.is_some());
+        if endings > 1 {
+            let field = if rule.pod_reason.is_some() {
+                "podReason"
+            } else {
+                "pending"
+            };
+            errors.push(ScriptError::at(
+                at(field),
+                "give one ending: exitCode(s), pending or podReason",
+            ));
+        }
+        for (field, value) in [("pending", &rule.pending), ("podReason", &rule.pod_reason)] {
+            if value.as_ref().is_some_and(|v| !is_reason(v)) {
+                errors.push(ScriptError::at(
+                    at(field),
+                    "a reason is a CamelCase word such as ImagePullBackOff",
+                ));
+            }
+        }
+        if rule.message.is_some() && endings == 0 {
+            errors.push(ScriptError::at(
+                at("message"),
+                "a message needs exitCode(s) or podReason",
+            ));
+        }
+        if rule.message.as_ref().is_some_and(|m| m.len() > MAX_MESSAGE) {
+            errors.push(ScriptError::at(
+                at("message"),
+                format!("longer than {MAX_MESSAGE} bytes"),
+            ));
+        }
+        if let Some(names) = &rule.node {
+            match &self.nodes {
+                None => errors.push(ScriptError::at(
+                    at("node"),
+                    "selecting attempts by node needs the script's nodes",
+                )),
+                Some(nodes) => {
+                    if let Some(unknown) = names.iter().find(|n| !nodes.0.iter().any(|m| m == n)) {
+                        errors.push(ScriptError::at(
+                            at("node"),
+                            format!("{unknown:?} is not one of the script's nodes"),
+                        ));
+                    }
+                }
+            }
+        }
     }
 
     /// A target's `node`: a drain's only, of the script's nodes, and not with pods.
@@ -691,6 +765,30 @@ impl Script {
     /// The horizon, defaulted.
     pub fn horizon(&self) -> Span {
         self.horizon.unwrap_or(DEFAULT_HORIZON)
+    }
+}
+
+/// An exit code a Linux container cannot report is an error: a process's exit status
+/// keeps 8 bits (`exit(300)` is seen as 44), and the kubelet reports what the runtime saw.
+fn exit_code_error(path: &str, code: i32, errors: &mut Vec<ScriptError>) {
+    if !(0..=255).contains(&code) {
+        errors.push(ScriptError::at(
+            path,
+            format!(
+                "{code} is not an exit code a container can have: exit codes are 0 to 255 (an exit status keeps 8 bits)"
+            ),
+        ));
+    }
+}
+
+/// serde_yaml's message without the path it puts first, when that path is the
+/// field's own (or one of its parents): the error names the field once.
+fn without_path<'m>(message: &'m str, path: &str) -> &'m str {
+    match message.split_once(": ") {
+        Some((head, rest)) if !head.is_empty() && !path.is_empty() && path.starts_with(head) => {
+            rest
+        }
+        _ => message,
     }
 }
 

@@ -223,7 +223,7 @@ pub struct Summary {
     #[serde(skip_serializing_if = "String::is_empty")]
     pub message: String,
     /// Why the simulation stopped: `finished`, `horizon`, `idle` (nothing left to happen),
-    /// `syncLimit` (the script's `maxSyncs`, or 1000 syncs in a row at one instant), or
+    /// `syncLimit` (the script's `maxSyncs`), `decisionLoop` (1000 acting syncs at one instant), or
     /// a bound of the simulator's own (`eventLimit`, `podLimit`, `workLimit`: see
     /// [`crate::world::Limits`]).
     pub stopped: String,

@@ -25,8 +25,8 @@ use pbjson_types::Timestamp;
 use crate::canon::canonical;
 use crate::duration::{SECOND, clock, human, rfc3339};
 use crate::script::{
-    DEFAULT_MAX_SYNCS, DEFAULT_RUN_TIME, DEFAULT_STOP_TIME, EventAction, MAX_JOB_PODS, Script,
-    ScriptError, TargetSet,
+    DEFAULT_MAX_SYNCS, DEFAULT_RUN_TIME, DEFAULT_STOP_TIME, EventAction, MAX_JOB_PODS, Numbers,
+    Script, ScriptError, ScriptErrors, ScriptWarning, TargetSet,
 };
 use crate::timeline::{Attempt, BackoffWait, Ending, Event, EventKind, Summary, Timeline};
 
@@ -98,9 +98,9 @@ where
 /// Why a simulation could not be played to its end.
 #[derive(Debug, thiserror::Error)]
 pub enum SimError {
-    /// The script does not fit the Job (or is malformed).
+    /// The script does not fit the Job (or is malformed): every error.
     #[error("script: {0}")]
-    Script(#[from] ScriptError),
+    Script(#[from] ScriptErrors),
     /// The Job or pods cannot start a simulation.
     #[error("{0}")]
     Start(String),
@@ -373,6 +373,8 @@ struct World<'s> {
     reached: Option<Reached>,
     /// Why the run stopped, for people, when a bound stopped it.
     stop_reason: String,
+    /// Script lines that do nothing, or not what they seem to (see [`Played::warnings`]).
+    warnings: Vec<ScriptWarning>,
     /// The failure policy document narration reads, compiled once for the Job's spec.
     narration_document: Option<NarrationDocument>,
     /// The pods' `terminationGracePeriodSeconds`: a deletion's grace period.
@@ -493,9 +495,110 @@ pub fn simulate(
     options: &Options,
     decider: &mut dyn Decider,
 ) -> Result<Timeline, SimError> {
+    play(job, pods, script, options, decider).map(|p| p.timeline)
+}
+
+/// A script played: its timeline and what in the script did nothing.
+#[derive(Debug)]
+pub struct Played {
+    /// The Job's life.
+    pub timeline: Timeline,
+    /// Script lines that did nothing, or not what their author may think, each
+    /// naming its field: found before the run ([`check`]) and while it played (a
+    /// drain, preemption or deletion that found no pod).
+    pub warnings: Vec<ScriptWarning>,
+}
+
+/// [`simulate`], with the script's warnings.
+pub fn play(
+    job: pb::Job,
+    pods: Vec<pb::Pod>,
+    script: &Script,
+    options: &Options,
+    decider: &mut dyn Decider,
+) -> Result<Played, SimError> {
     let mut world = World::new(job, pods, script, options)?;
     let stopped = world.run(decider)?;
-    Ok(world.timeline(stopped))
+    let warnings = std::mem::take(&mut world.warnings);
+    Ok(Played {
+        timeline: world.timeline(stopped),
+        warnings,
+    })
+}
+
+/// Checks `script` against `job` (and its `pods`) without playing it: every
+/// error, or the warnings found before a run.
+pub fn check(
+    job: pb::Job,
+    pods: Vec<pb::Pod>,
+    script: &Script,
+    options: &Options,
+) -> Result<Vec<ScriptWarning>, SimError> {
+    World::new(job, pods, script, options).map(|w| w.warnings)
+}
+
+/// A set of numbers for people: `3`, `10-12`, `1, 4, 9-11` (at most five parts).
+fn numbers_text(set: &std::collections::BTreeSet<u32>) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut runs: Vec<(u32, u32)> = Vec::new();
+    for &n in set {
+        match runs.last_mut() {
+            Some((_, hi)) if n == hi.saturating_add(1) => *hi = n,
+            _ => runs.push((n, n)),
+        }
+    }
+    for (lo, hi) in runs.iter().take(5) {
+        parts.push(if lo == hi {
+            lo.to_string()
+        } else {
+            format!("{lo}-{hi}")
+        });
+    }
+    if runs.len() > 5 {
+        parts.push("...".to_string());
+    }
+    parts.join(", ")
+}
+
+/// Indexes a script names beyond an Indexed Job's `completions`: none of them
+/// is an error (the line can never act), some of them a warning.
+fn index_beyond(
+    path: String,
+    index: &Numbers,
+    completions: i32,
+    errors: &mut Vec<ScriptError>,
+    warnings: &mut Vec<ScriptWarning>,
+) {
+    let Ok(n) = u32::try_from(completions) else {
+        return;
+    };
+    let beyond: std::collections::BTreeSet<u32> =
+        index.0.iter().copied().filter(|&i| i >= n).collect();
+    if beyond.is_empty() {
+        return;
+    }
+    let range = match n {
+        0 => "it has none".to_string(),
+        1 => "its only index is 0".to_string(),
+        _ => format!("its indexes are 0 to {}", n - 1),
+    };
+    if beyond.len() == index.0.len() {
+        errors.push(ScriptError::at(
+            path,
+            format!(
+                "index {} is beyond the Job's {completions} completions ({range}): no pod ever has it",
+                numbers_text(&beyond)
+            ),
+        ));
+    } else {
+        warnings.push(ScriptError::at(
+            path,
+            format!(
+                "indexes {} are beyond the Job's {completions} completions ({range}): they select no pod",
+                numbers_text(&beyond)
+            ),
+        ));
+    }
 }
 
 impl<'s> World<'s> {
@@ -545,47 +648,90 @@ impl<'s> World<'s> {
                 pods.len()
             )));
         }
+        let grace_seconds = options
+            .termination_grace_period_seconds
+            .map_or(DEFAULT_GRACE_SECONDS, |g| if g < 0 { 1 } else { g });
+        let mut errors = script.errors();
+        let mut warnings = script.warnings();
+        let not_indexed = "the Job is not Indexed (spec.completionMode), so its pods have no index";
+        let completions = spec.completions.filter(|_| indexed);
         for (i, rule) in script.attempts.iter().enumerate() {
-            if rule.index.is_some() && !indexed {
-                return Err(ScriptError::at(
-                    format!("attempts[{i}].index"),
-                    "the Job is not Indexed (spec.completionMode), so its pods have no index",
-                )
-                .into());
+            if let Some(index) = &rule.index {
+                let path = format!("attempts[{i}].index");
+                if !indexed {
+                    errors.push(ScriptError::at(path, not_indexed));
+                } else if let Some(n) = completions {
+                    index_beyond(path, index, n, &mut errors, &mut warnings);
+                }
             }
             if let Some(c) = &rule.container
                 && !container_names.contains(c)
             {
-                return Err(ScriptError::at(
+                errors.push(ScriptError::at(
                     format!("attempts[{i}].container"),
                     format!(
                         "the Job's template has no container {c:?} (it has {})",
                         container_names.join(", ")
                     ),
-                )
-                .into());
+                ));
             }
+        }
+        let mut suspended = spec.suspend.unwrap_or(false);
+        for (i, e) in script.events.iter().enumerate() {
+            for (name, target) in [
+                ("drain", &e.drain),
+                ("preempt", &e.preempt),
+                ("deletePod", &e.delete_pod),
+            ] {
+                let Some(index) = target.as_ref().and_then(|t| t.index.as_ref()) else {
+                    continue;
+                };
+                let path = format!("events[{i}].{name}.index");
+                if !indexed {
+                    errors.push(ScriptError::at(path, not_indexed));
+                } else if let Some(n) = completions {
+                    index_beyond(path, index, n, &mut errors, &mut warnings);
+                }
+            }
+            if let Ok(EventAction::Suspend(s)) = e.action(i) {
+                let field = if e.resume.is_some() {
+                    "resume"
+                } else {
+                    "suspend"
+                };
+                if s == suspended {
+                    let (state, does) = if s {
+                        ("already suspended", "suspending it again does nothing")
+                    } else {
+                        (
+                            "not suspended (spec.suspend is not true and no earlier event suspends it)",
+                            "resuming it does nothing",
+                        )
+                    };
+                    warnings.push(ScriptError::at(
+                        format!("events[{i}].{field}"),
+                        format!("the Job is {state} at {}: {does}", e.at),
+                    ));
+                }
+                suspended = s;
+            }
+        }
+        if let Some(stop) = script.defaults.stop_time
+            && stop.nanos() > grace_seconds.saturating_mul(SECOND)
+        {
+            warnings.push(ScriptError::at(
+                "defaults.stopTime",
+                format!(
+                    "{stop} is longer than the Job's {grace_seconds}s grace period (terminationGracePeriodSeconds): the kubelet kills a deleted pod's containers with SIGKILL when the grace period ends, so they end after {grace_seconds}s with exit code 137"
+                ),
+            ));
+        }
+        if !errors.is_empty() {
+            return Err(SimError::Script(ScriptErrors(errors)));
         }
         let mut actions = Vec::new();
         for (i, e) in script.events.iter().enumerate() {
-            let action = e.action(i)?;
-            if let EventAction::Drain(t) | EventAction::Preempt(t) | EventAction::DeletePod(t) =
-                &action
-                && t.index.is_some()
-                && !indexed
-            {
-                let name = match action {
-                    EventAction::Drain(_) => "drain",
-                    EventAction::Preempt(_) => "preempt",
-                    _ => "deletePod",
-                };
-                return Err(ScriptError::at(
-                    format!("events[{i}].{name}.index"),
-                    "the Job is not Indexed (spec.completionMode), so its pods have no index",
-                )
-                .into());
-            }
-            actions.push(action);
+            actions.push(e.action(i).map_err(ScriptErrors::from)?);
         }
         let running_pods = options.running_pods;
         let mut world = World {
@@ -623,11 +769,10 @@ impl<'s> World<'s> {
             event_bytes: 0,
             reached: None,
             stop_reason: String::new(),
+            warnings,
             narration_document: None,
             // As the API server's CheckGracefulDelete: a negative period is 1s.
-            grace_seconds: options
-                .termination_grace_period_seconds
-                .map_or(DEFAULT_GRACE_SECONDS, |g| if g < 0 { 1 } else { g }),
+            grace_seconds,
             cordoned: BTreeSet::new(),
             container_restarts: options.container_restarts.clone(),
         };

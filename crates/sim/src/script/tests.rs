@@ -1,7 +1,12 @@
 use super::*;
 
 fn err(text: &str) -> ScriptError {
-    Script::from_yaml(text).expect_err(text)
+    Script::from_yaml(text)
+        .expect_err(text)
+        .0
+        .into_iter()
+        .next()
+        .expect("an error")
 }
 
 #[test]
@@ -78,4 +83,31 @@ fn empty_script_is_all_defaults() {
     let s = Script::from_yaml("").expect("empty is fine");
     assert!(s.attempts.is_empty() && s.events.is_empty());
     assert_eq!(s.horizon(), DEFAULT_HORIZON);
+}
+
+/// Issue 25, defect 12: only the first error was reported, and serde's own path was
+/// repeated after the field's (`events[0].at: events[0].at: …`).
+#[test]
+fn only_the_first_script_error_was_reported_with_its_path_twice() {
+    let errors = Script::from_yaml(
+        "attempts:\n- {percent: 150, exitCode: 1}\n- {exitCode: 300}\n- {exitCodes: [1, 256]}\n\
+         defaults: {exitCode: -1}\nmaxSyncs: 0\n",
+    )
+    .expect_err("five errors");
+    let paths: Vec<&str> = errors.0.iter().map(|e| e.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "attempts[0].percent",
+            "attempts[1].exitCode",
+            "attempts[2].exitCodes",
+            "defaults.exitCode",
+            "maxSyncs"
+        ],
+        "{errors}"
+    );
+    let e = err("events:\n- {at: 5 minutes, suspend: true}\n");
+    assert_eq!(e.path, "events[0].at");
+    assert!(!e.message.contains("events[0]"), "{e}");
+    assert_eq!(e.to_string().matches("events[0].at").count(), 1, "{e}");
 }

@@ -122,7 +122,12 @@ impl<'s> World<'s> {
             if at == last_sync_at {
                 same_instant += 1;
                 if same_instant >= SAME_INSTANT_SYNCS {
-                    return Ok("syncLimit".to_string());
+                    // Not the script's maxSyncs: the decider acted every time without
+                    // the clock moving, and would again.
+                    self.stop_reason = format!(
+                        "{SAME_INSTANT_SYNCS} syncs in a row at one instant, each acting: the decisions never settle (a decision loop)"
+                    );
+                    return Ok("decisionLoop".to_string());
                 }
             } else {
                 same_instant = 0;
@@ -271,15 +276,21 @@ impl<'s> World<'s> {
                 };
                 match action {
                     EventAction::Drain(t) => {
-                        self.drain(&t);
+                        if self.drain(&t) == 0 && t.node.is_none() {
+                            self.warn_no_target(k, "drain", &t);
+                        }
                         false
                     }
                     EventAction::Preempt(t) => {
-                        self.on_targets(&t, Removal::Preempt);
+                        if self.on_targets(&t, Removal::Preempt) == 0 {
+                            self.warn_no_target(k, "preempt", &t);
+                        }
                         false
                     }
                     EventAction::DeletePod(t) => {
-                        self.on_targets(&t, Removal::User);
+                        if self.on_targets(&t, Removal::User) == 0 {
+                            self.warn_no_target(k, "deletePod", &t);
+                        }
                         false
                     }
                     EventAction::Suspend(s) => {
@@ -327,8 +338,56 @@ impl<'s> World<'s> {
         !sp.gone && !deleting && !terminal(&sp.pod)
     }
 
-    /// A preemption or a user's deletion of the targeted pods.
-    pub(super) fn on_targets(&mut self, t: &TargetSet, how: Removal) {
+    /// Scripted event `k` (a `name`) found no pod to act on: a warning saying why.
+    fn warn_no_target(&mut self, k: usize, name: &str, t: &TargetSet) {
+        let at = self
+            .script
+            .events
+            .get(k)
+            .map_or_else(String::new, |e| e.at.to_string());
+        let mut what: Vec<String> = Vec::new();
+        if let Some(index) = &t.index {
+            what.push(format!("index {}", super::numbers_text(index)));
+        }
+        if let Some(pod) = &t.pod {
+            what.push(format!("pod {}", super::numbers_text(pod)));
+        }
+        let what = what.join(" and ");
+        let never_created = t
+            .pod
+            .as_ref()
+            .is_some_and(|p| p.iter().all(|&n| n > self.created));
+        let why = if never_created {
+            format!(
+                "{what} was never created by then ({} pods so far): it did nothing",
+                self.created
+            )
+        } else {
+            let matching: Vec<&SimPod> = self
+                .pods
+                .iter()
+                .filter(|sp| t.matches(sp.index, sp.ordinal))
+                .collect();
+            let live = matching.iter().any(|sp| Self::removable(sp));
+            if name != "deletePod" && live {
+                format!(
+                    "{what} is not running on a node yet (Pending): a {name} acts on pods a node runs, so it did nothing"
+                )
+            } else {
+                format!(
+                    "{what} has no pod left to act on (each has ended or is being deleted): it did nothing"
+                )
+            }
+        };
+        self.warnings.push(crate::script::ScriptError::at(
+            format!("events[{k}].{name}"),
+            format!("at {at}, {why}"),
+        ));
+    }
+
+    /// A preemption or a user's deletion of the targeted pods; how many were removed.
+    pub(super) fn on_targets(&mut self, t: &TargetSet, how: Removal) -> usize {
+        let mut removed = 0;
         for i in 0..self.pods.len() {
             let sp = &self.pods[i];
             if !Self::removable(sp) || !t.matches(sp.index, sp.ordinal) {
@@ -339,8 +398,10 @@ impl<'s> World<'s> {
                 continue;
             }
             self.remove_pod(i, how, "");
+            removed += 1;
         }
         self.collect();
+        removed
     }
 
     /// `kubectl drain` of the named nodes, or of those the targeted pods are on:
@@ -349,7 +410,9 @@ impl<'s> World<'s> {
     /// `spec.nodeName` and calls the eviction API for each, pending ones included).
     /// Without the script's nodes each pod runs on a node of its own, so this
     /// evicts exactly the targeted pods, as before nodes were modelled.
-    pub(super) fn drain(&mut self, t: &TargetSet) {
+    /// Returns the pods evicted.
+    pub(super) fn drain(&mut self, t: &TargetSet) -> usize {
+        let mut evicted = 0;
         let mut nodes: Vec<String> = Vec::new();
         match &t.node {
             Some(names) => nodes.extend(names.iter().cloned()),
@@ -391,9 +454,11 @@ impl<'s> World<'s> {
             };
             for i in on_node {
                 self.remove_pod(i, Removal::Drain, &what);
+                evicted += 1;
             }
         }
         self.collect();
+        evicted
     }
 
     /// One pod removed: evicted (a drain, `what` saying which node) or preempted with

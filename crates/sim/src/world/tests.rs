@@ -27,6 +27,11 @@ fn job(spec: serde_json::Value) -> pb::Job {
     serde_json::from_value(base).expect("a valid Job")
 }
 
+/// The first of a script's errors.
+fn first(e: ScriptErrors) -> ScriptError {
+    e.0.into_iter().next().expect("an error")
+}
+
 fn decide(request: pb::DecideJobRequest) -> Result<pb::DecideJobResponse, DecideError> {
     job_decider_api::decide(request)
         .map(|d| d.response())
@@ -324,7 +329,7 @@ fn index_rules_need_an_indexed_job() {
     )
     .expect_err("NonIndexed");
     assert!(
-        matches!(&err, SimError::Script(e) if e.path == "attempts[0].index"),
+        matches!(&err, SimError::Script(e) if e.0[0].path == "attempts[0].index"),
         "{err}"
     );
     let script =
@@ -338,7 +343,7 @@ fn index_rules_need_an_indexed_job() {
     )
     .expect_err("no such container");
     assert!(
-        matches!(&err, SimError::Script(e) if e.path == "attempts[0].container"),
+        matches!(&err, SimError::Script(e) if e.0[0].path == "attempts[0].container"),
         "{err}"
     );
 }
@@ -630,8 +635,46 @@ fn a_decider_that_always_acts_cannot_loop_forever() {
         &mut chatty,
     )
     .expect("stops");
-    assert_eq!(t.summary.stopped, "syncLimit");
+    assert_eq!(t.summary.stopped, "decisionLoop");
     assert_eq!(t.summary.syncs, SAME_INSTANT_SYNCS);
+}
+
+/// Issue 25, defect 11: the guard against a decider that never settles stopped under
+/// `maxSyncs`'s label (`syncLimit`) with no word of what happened.
+#[test]
+fn a_decision_loop_at_one_instant_stopped_as_sync_limit() {
+    let mut chatty = |_: pb::DecideJobRequest| {
+        Ok(pb::DecideJobResponse {
+            actions: vec![pb::Action {
+                kind: Some(Kind::RecordEvent(pb::RecordEvent {
+                    r#type: "Warning".to_string(),
+                    reason: "Again".to_string(),
+                    message: "and again".to_string(),
+                })),
+            }],
+            ..Default::default()
+        })
+    };
+    // A script bound far above the guard: the guard, not maxSyncs, stops it.
+    let script = Script::from_yaml("maxSyncs: 50000\n").expect("script");
+    let t = simulate(
+        job(serde_json::json!({})),
+        Vec::new(),
+        &script,
+        &Options::default(),
+        &mut chatty,
+    )
+    .expect("stops");
+    assert_eq!(t.summary.stopped, "decisionLoop");
+    assert!(
+        t.summary.stop_reason.contains("at one instant")
+            && t.summary
+                .stop_reason
+                .contains(&SAME_INSTANT_SYNCS.to_string()),
+        "{}",
+        t.summary.stop_reason
+    );
+    assert_eq!(t.summary.wall_time_ms, 0, "the clock never moved");
 }
 
 /// A random script from `seed`, in the script format (the conformance script's shape).
@@ -953,7 +996,7 @@ fn script_errors_for_the_new_fields_name_the_field() {
         ("nodes: 0\n", "nodes"),
         ("nodes: [a, a]\n", "nodes[1]"),
     ] {
-        let e = Script::from_yaml(text).expect_err(text);
+        let e = Script::from_yaml(text).map_err(first).expect_err(text);
         assert_eq!(e.path, path, "{text}: {e}");
     }
 }
@@ -972,7 +1015,9 @@ fn aliased_numbers(count: usize) -> String {
 
 #[test]
 fn script_numbers_are_bounded_across_fields_and_aliases() {
-    let err = Script::from_yaml(&aliased_numbers(4)).expect_err("four million numbers");
+    let err = Script::from_yaml(&aliased_numbers(4))
+        .map_err(first)
+        .expect_err("four million numbers");
     assert_eq!(err.path, "attempts[1].attempt", "{err}");
     assert!(
         err.message.contains("1000000 numbers in all"),
@@ -985,7 +1030,9 @@ fn script_numbers_are_bounded_across_fields_and_aliases() {
 
 #[test]
 fn max_syncs_above_a_million_is_refused() {
-    let err = Script::from_yaml("maxSyncs: 4294967295\n").expect_err("2^32-1 syncs");
+    let err = Script::from_yaml("maxSyncs: 4294967295\n")
+        .map_err(first)
+        .expect_err("2^32-1 syncs");
     assert_eq!(err.path, "maxSyncs");
     assert!(err.message.contains("1000000"), "names the limit: {err}");
     Script::from_yaml("maxSyncs: 1000000\n").expect("the bound itself");
@@ -994,6 +1041,7 @@ fn max_syncs_above_a_million_is_refused() {
 #[test]
 fn parallelism_events_past_what_the_world_holds_are_refused() {
     let err = Script::from_yaml("events:\n- {at: 1m, parallelism: 1000000}\n")
+        .map_err(first)
         .expect_err("a million pods at once");
     assert_eq!(err.path, "events[0].parallelism");
     assert!(err.message.contains("10000"), "names the limit: {err}");
@@ -1453,7 +1501,7 @@ fn drain_script_errors_name_the_field() {
             "events[0].deletePod.node",
         ),
     ] {
-        let err = Script::from_yaml(script).expect_err(script);
+        let err = Script::from_yaml(script).map_err(first).expect_err(script);
         assert_eq!(err.path, path, "{script}: {err}");
     }
     // The old form still reads: the node of index 2's pod.
