@@ -144,7 +144,9 @@ pub struct Attempt {
     /// When it ended (succeeded, failed, stopped, or removed before it ran).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ended_ms: Option<i64>,
-    /// `succeeded`, `failed`, `running`, `pending`, or `removed` (gone before it ended).
+    /// `succeeded`, `failed`, `running`, `pending`, `removed` (gone before it ended), or
+    /// `deleted` (the controller deleted it uncounted: suspension, scale-down, a met
+    /// success policy; its phase is Failed, but it is no failure).
     pub outcome: String,
     /// How it ended, as the simulated world knows it (what the chart colours it by).
     pub ending: Ending,

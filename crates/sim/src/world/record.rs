@@ -27,6 +27,15 @@ impl<'s> World<'s> {
                 .as_ref()
                 .map_or((0, 0), |u| (u.succeeded.len(), u.failed.len()))
         };
+        // A pod whose uid the controller lists among the uncounted failed is counted.
+        if let Some(u) = &new.uncounted_terminated_pods {
+            for sp in &mut self.pods {
+                let uid = sp.pod.metadata.as_ref().map(|m| m.uid.as_str());
+                if uid.is_some_and(|uid| u.failed.iter().any(|f| f == uid)) {
+                    sp.counted = true;
+                }
+            }
+        }
         let (ou, nu) = (uncounted(&old), uncounted(new));
         if ou != nu {
             changes.push(format!(
@@ -250,7 +259,7 @@ fn ending(sp: &SimPod) -> Ending {
         "succeeded" => return Ending::Succeeded,
         "running" => return Ending::Running,
         "pending" => return Ending::Pending,
-        "removed" => return Ending::Deleted,
+        "removed" | "deleted" => return Ending::Deleted,
         _ => {}
     }
     let live = !sp.settled;

@@ -1521,3 +1521,68 @@ fn container_restart_rules_were_ignored_rules_then_the_containers_own_policy() {
     assert_eq!(t.summary.result, "Complete", "{}", t.text());
     assert_eq!(t.summary.restarts, 1);
 }
+
+/// The attempts the controller deleted, as the timeline shows them.
+fn controller_deleted(t: &Timeline) -> Vec<&Attempt> {
+    t.attempts
+        .iter()
+        .filter(|a| a.why.contains("deleted by the controller"))
+        .collect()
+}
+
+#[test]
+fn controller_deleted_pods_were_shown_as_failed_and_counted() {
+    // The bug: pods the controller deleted (suspension, scale-down, a met success policy)
+    // lose their tracking finalizer before the delete and are never counted, yet the
+    // timeline called them "failed" and, with a podFailurePolicy, "counted".
+    let policy = serde_json::json!({"rules": [{"action": "FailJob",
+        "onExitCodes": {"operator": "In", "values": [42]}}]});
+    let cases = [
+        (
+            "suspension",
+            job(
+                serde_json::json!({"completions": 2, "parallelism": 2, "podFailurePolicy": policy}),
+            ),
+            "defaults: {runTime: 10m}\nevents:\n- {at: 2m, suspend: true}\n- {at: 5m, resume: true}\n",
+        ),
+        (
+            "scale-down",
+            job(
+                serde_json::json!({"completions": 3, "parallelism": 3, "podFailurePolicy": policy}),
+            ),
+            "defaults: {runTime: 10m}\nevents:\n- {at: 2m, parallelism: 1}\n",
+        ),
+        (
+            "success policy",
+            indexed(serde_json::json!({"podFailurePolicy": policy,
+                "successPolicy": {"rules": [{"succeededIndexes": "0"}]}})),
+            "defaults: {runTime: 10m}\nattempts:\n- {index: 0, runTime: 1m}\n",
+        ),
+    ];
+    for (case, job, script) in cases {
+        let t = play(job, script);
+        let text = t.text();
+        let deleted = controller_deleted(&t);
+        assert!(!deleted.is_empty(), "{case}: {text}");
+        for a in deleted {
+            assert_eq!(a.outcome, "deleted", "{case}: {a:?}");
+            assert_eq!(a.ending, Ending::Deleted, "{case}: {a:?}");
+            assert!(a.policy.is_none(), "{case}: {a:?}");
+        }
+        assert_eq!(t.summary.failures_counted, 0, "{case}: {text}");
+        assert_eq!(t.summary.pods_failed, 0, "{case}: {text}");
+        assert!(
+            !events_of(&t, EventKind::PodStopped)
+                .iter()
+                .any(|e| e.detail.contains(": counted") || e.detail.contains("rule")),
+            "{case}: {text}"
+        );
+        assert!(!text.contains(": failed ran"), "{case}: {text}");
+        for outcomes in t.summary.per_index.values() {
+            assert!(
+                outcomes.iter().all(|o| !o.starts_with("failed")),
+                "{case}: {outcomes:?}"
+            );
+        }
+    }
+}
