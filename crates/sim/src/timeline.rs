@@ -169,8 +169,12 @@ pub struct Attempt {
 pub struct BackoffWait {
     /// When the controller asked to decide again (ms from the start).
     pub at_ms: i64,
-    /// How long it waits, ms.
+    /// How long the controller asked to wait, ms.
     pub wait_ms: i64,
+    /// How long pods were actually held, ms: the wait, or less when a pod (of the
+    /// indexes held, if any) was created sooner — a success resets the Job's backoff
+    /// record — or the simulation ended first. What the summary adds up.
+    pub held_ms: i64,
     /// The indexes whose last pod failed and waits to be recreated (Jobs with
     /// backoffLimitPerIndex); empty when the Job's backoff record holds the wait.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -255,9 +259,9 @@ pub struct Summary {
     /// policy and rules), all pods together.
     #[serde(skip_serializing_if = "is_zero")]
     pub restarts: u32,
-    /// Those waits added up, ms.
+    /// The time those waits actually held pods ([`BackoffWait::held_ms`]) added up, ms.
     pub backoff_wait_ms: i64,
-    /// The longest of them, ms.
+    /// The longest hold, ms.
     pub longest_backoff_wait_ms: i64,
     /// The final `status.completedIndexes` (Indexed Jobs).
     #[serde(skip_serializing_if = "String::is_empty")]

@@ -1586,3 +1586,72 @@ fn controller_deleted_pods_were_shown_as_failed_and_counted() {
         }
     }
 }
+
+#[test]
+fn backoff_waits_reported_the_requeue_asked_not_the_time_pods_were_held() {
+    // The bug: a success resets the Job's backoff record, so the next pod is created at
+    // once, yet "Backoff waits" added up the whole requeue the controller had asked for.
+    let t = play(
+        job(serde_json::json!({"completions": 2, "parallelism": 2})),
+        "defaults: {runTime: 2m}\nattempts:\n- {attempt: 2-20, exitCode: 1, runTime: 50s}\n",
+    );
+    let text = t.text();
+    assert!(!t.backoff_waits.is_empty(), "{text}");
+    for w in &t.backoff_waits {
+        assert!(w.held_ms <= w.wait_ms, "{w:?}");
+    }
+    assert!(
+        t.backoff_waits.iter().any(|w| w.held_ms < w.wait_ms),
+        "no hold was cut short: {text}"
+    );
+    let held: i64 = t.backoff_waits.iter().map(|w| w.held_ms).sum();
+    assert_eq!(t.summary.backoff_wait_ms, held, "{text}");
+}
+
+#[test]
+fn backoff_waits_counted_the_pending_timeout_requeue() {
+    // The bug: a requeue for a stuck pod's pendingTimeout (extended policy), asked while
+    // the Job's backoff record still held a failure, was counted as a backoff wait.
+    let mut j = job(serde_json::json!({"completions": 1, "parallelism": 1}));
+    if let Some(m) = j.metadata.as_mut() {
+        m.annotations.insert(
+            FAILURE_POLICY_ANNOTATION.to_string(),
+            "apiVersion: job-decider.dev/v1alpha1\nkind: FailurePolicy\npendingTimeout: {seconds: 60, action: Count}\n"
+                .to_string(),
+        );
+    }
+    let t = play(
+        j,
+        "attempts:\n- {attempt: 1, exitCode: 1, runTime: 10s}\n- {attempt: 2, pending: ImagePullBackOff}\n",
+    );
+    let text = t.text();
+    assert!(text.contains("timed-out"), "{text}");
+    let timed_out = events_of(&t, EventKind::PodFailedByController)[0].offset_ms;
+    assert!(
+        t.backoff_waits
+            .iter()
+            .all(|w| w.at_ms + w.wait_ms != timed_out),
+        "{:?}\n{text}",
+        t.backoff_waits
+    );
+}
+
+#[test]
+fn per_index_requeues_showed_the_job_wide_backoff_record() {
+    // The bug: with backoffLimitPerIndex the Job-wide record (which upstream does not use
+    // for such Jobs) named the hold whenever it held failures; then `indexes` was empty.
+    let t = play(
+        indexed(
+            serde_json::json!({"backoffLimitPerIndex": 3, "backoffLimit": 100,
+            "completions": 2, "parallelism": 2}),
+        ),
+        "defaults: {runTime: 10m}\nattempts:\n- {index: 0, attempt: 1-2, exitCode: 1, runTime: 1m}\n",
+    );
+    let text = t.text();
+    assert!(!t.backoff_waits.is_empty(), "{text}");
+    assert!(!text.contains("backoff record"), "{text}");
+    for w in &t.backoff_waits {
+        assert_eq!(w.indexes, vec![0], "{text}");
+    }
+    assert!(text.contains("per-index backoff: index 0"), "{text}");
+}
