@@ -352,9 +352,15 @@ impl Timeline {
 
 impl Summary {
     /// The summary lines for people.
+    /// The answer comes last, so that `tail` shows it whatever the Job's size: every
+    /// other line, then the message, then the result.
     pub fn text(&self) -> String {
-        self.lines()
+        let (answer, rest): (Vec<_>, Vec<_>) = self
+            .lines()
             .into_iter()
+            .partition(|(k, _)| *k == "Result:" || *k == "Message:");
+        rest.into_iter()
+            .chain(answer.into_iter().rev())
             .map(|(k, v)| format!("{k:<18} {v}\n"))
             .collect::<String>()
     }
