@@ -144,7 +144,9 @@ pub struct Attempt {
     /// When it ended (succeeded, failed, stopped, or removed before it ran).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ended_ms: Option<i64>,
-    /// `succeeded`, `failed`, `running`, `pending`, or `removed` (gone before it ended).
+    /// `succeeded`, `failed`, `running`, `pending`, `removed` (gone before it ended), or
+    /// `deleted` (the controller deleted it uncounted: suspension, scale-down, a met
+    /// success policy; its phase is Failed, but it is no failure).
     pub outcome: String,
     /// How it ended, as the simulated world knows it (what the chart colours it by).
     pub ending: Ending,
@@ -167,8 +169,12 @@ pub struct Attempt {
 pub struct BackoffWait {
     /// When the controller asked to decide again (ms from the start).
     pub at_ms: i64,
-    /// How long it waits, ms.
+    /// How long the controller asked to wait, ms.
     pub wait_ms: i64,
+    /// How long pods were actually held, ms: the wait, or less when a pod (of the
+    /// indexes held, if any) was created sooner — a success resets the Job's backoff
+    /// record — or the simulation ended first. What the summary adds up.
+    pub held_ms: i64,
     /// The indexes whose last pod failed and waits to be recreated (Jobs with
     /// backoffLimitPerIndex); empty when the Job's backoff record holds the wait.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -253,9 +259,9 @@ pub struct Summary {
     /// policy and rules), all pods together.
     #[serde(skip_serializing_if = "is_zero")]
     pub restarts: u32,
-    /// Those waits added up, ms.
+    /// The time those waits actually held pods ([`BackoffWait::held_ms`]) added up, ms.
     pub backoff_wait_ms: i64,
-    /// The longest of them, ms.
+    /// The longest hold, ms.
     pub longest_backoff_wait_ms: i64,
     /// The final `status.completedIndexes` (Indexed Jobs).
     #[serde(skip_serializing_if = "String::is_empty")]
@@ -346,9 +352,15 @@ impl Timeline {
 
 impl Summary {
     /// The summary lines for people.
+    /// The answer comes last, so that `tail` shows it whatever the Job's size: every
+    /// other line, then the message, then the result.
     pub fn text(&self) -> String {
-        self.lines()
+        let (answer, rest): (Vec<_>, Vec<_>) = self
+            .lines()
             .into_iter()
+            .partition(|(k, _)| *k == "Result:" || *k == "Message:");
+        rest.into_iter()
+            .chain(answer.into_iter().rev())
             .map(|(k, v)| format!("{k:<18} {v}\n"))
             .collect::<String>()
     }

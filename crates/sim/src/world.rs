@@ -286,6 +286,8 @@ struct SimPod {
     evicted: bool,
     /// The controller deleted it.
     deleted_by_controller: bool,
+    /// The controller listed it among `uncountedTerminatedPods.failed`: counted as failed.
+    counted: bool,
     /// restartPolicy OnFailure: container restarts so far, runs that ended, and when
     /// the kubelet starts the container again.
     restarts: i32,
@@ -960,6 +962,7 @@ impl<'s> World<'s> {
             settled: false,
             evicted: false,
             deleted_by_controller: false,
+            counted: false,
             restarts: 0,
             history: Vec::new(),
             restart_at: None,

@@ -331,12 +331,18 @@ fn bands(t: &Timeline, t1: i64) -> Vec<Band> {
             };
             Band {
                 from: w.at_ms,
-                to: w.at_ms.saturating_add(w.wait_ms).min(t1),
+                // What pods were held for, not the requeue asked (a success cuts it short).
+                to: w.at_ms.saturating_add(w.held_ms).min(t1),
                 class: "backoff",
                 title: format!(
-                    "{} backoff: the controller decides again in {}; {held}",
+                    "{} backoff: the controller decides again in {}; {held}{}",
                     offset(w.at_ms),
-                    human(w.wait_ms.saturating_mul(1_000_000))
+                    human(w.wait_ms.saturating_mul(1_000_000)),
+                    if w.held_ms < w.wait_ms {
+                        format!("; held {}", human(w.held_ms.saturating_mul(1_000_000)))
+                    } else {
+                        String::new()
+                    }
                 ),
             }
         })

@@ -297,6 +297,7 @@ fn huge(n: usize, indexed: bool) -> Timeline {
         waits.push(crate::timeline::BackoffWait {
             at_ms: ms,
             wait_ms: 10_000,
+            held_ms: 10_000,
             indexes: Vec::new(),
         });
         if k % 100 == 0 {

@@ -58,3 +58,24 @@ fn offsets_read_as_durations_from_the_start() {
     assert_eq!(offset(65_000), "+1m05s");
     assert_eq!(offset(-120_000), "-2m");
 }
+
+#[test]
+fn the_result_sat_above_the_per_index_lines_so_tail_never_showed_it() {
+    let mut t = timeline("ns/a", Vec::new());
+    t.summary.result = "Failed".to_string();
+    t.summary.reason = "BackoffLimitExceeded".to_string();
+    t.summary.message = "Job has reached the specified backoff limit".to_string();
+    for i in 0..50 {
+        t.summary.per_index.insert(i, vec!["succeeded".to_string()]);
+    }
+    let text = t.text();
+    let last: Vec<&str> = text.lines().rev().take(2).collect();
+    assert_eq!(
+        last,
+        [
+            "Result:            Failed (BackoffLimitExceeded)",
+            "Message:           Job has reached the specified backoff limit"
+        ],
+        "{text}"
+    );
+}

@@ -143,15 +143,29 @@ impl<'s> World<'s> {
                     .max(0);
                 // A requeue already pending for the same instant is one wake-up, not news.
                 let news = requeues.insert(self.now.saturating_add(wait));
+                // A requeue for the active deadline or a pending timeout is no backoff.
+                let other = self.requeue_for_deadline_or_pending_timeout(wait);
+                // Upstream holds a backoffLimitPerIndex Job's replacements by each index's
+                // own failures, never by the Job-wide record.
+                let per_index = self
+                    .job
+                    .spec
+                    .as_ref()
+                    .is_some_and(|s| s.backoff_limit_per_index.is_some());
                 let record = self
                     .state
                     .as_ref()
                     .and_then(|s| s.backoff.as_ref())
-                    .filter(|b| b.failures_after_last_success > 0);
+                    .filter(|b| !per_index && b.failures_after_last_success > 0);
                 let waiting = if record.is_some() {
                     Vec::new()
                 } else {
                     self.indexes_awaiting_replacement()
+                };
+                let (record, waiting) = if other {
+                    (None, Vec::new())
+                } else {
+                    (record, waiting)
                 };
                 let backoff = match (record, waiting.as_slice()) {
                     (Some(b), _) => format!(
@@ -173,6 +187,8 @@ impl<'s> World<'s> {
                         self.backoff_waits.push(BackoffWait {
                             at_ms: self.now.saturating_sub(self.start).div_euclid(1_000_000),
                             wait_ms: wait.div_euclid(1_000_000),
+                            // Cut short, if it was, when the timeline is made.
+                            held_ms: wait.div_euclid(1_000_000),
                             indexes: waiting,
                         });
                     }

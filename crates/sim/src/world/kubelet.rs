@@ -485,8 +485,43 @@ impl<'s> World<'s> {
         } else {
             format!("stopped by the kubelet, exit {code}, phase Failed")
         };
-        self.tell_failure(i, EventKind::PodStopped, &what);
+        self.tell_stop(i, &what, &format!("the kubelet {how} (exit {code})"));
         self.collect();
+    }
+
+    /// Whether pod `i`, now ending, was deleted by the controller, never counted, after
+    /// it took the tracking finalizer off (a failing Job counts its deleted pods first): suspension, scale-down and a met success policy do that
+    /// (upstream `deleteJobPods`; `canRemoveFinalizer` once SuccessCriteriaMet), so the
+    /// pod is never counted (`trackJobStatusAndRemoveFinalizers` skips pods without it).
+    fn uncounted_deletion(&self, i: usize) -> bool {
+        let sp = &self.pods[i];
+        sp.deleted_by_controller
+            && !sp.evicted
+            && !sp.counted
+            && !sp
+                .pod
+                .metadata
+                .as_ref()
+                .is_some_and(|m| m.finalizers.iter().any(|f| f == JOB_TRACKING_FINALIZER))
+    }
+
+    /// Tells the end of a deleted pod: a failure matched against the policy, or, for a
+    /// pod the controller deleted without counting it, an attempt ended as `deleted`
+    /// (never "failed", never a rule's "counted"). `how` says what the kubelet did.
+    fn tell_stop(&mut self, i: usize, what: &str, how: &str) {
+        if !self.uncounted_deletion(i) {
+            return self.tell_failure(i, EventKind::PodStopped, what);
+        }
+        let sp = &mut self.pods[i];
+        sp.outcome = "deleted".to_string();
+        sp.why = format!("deleted by the controller; {how}");
+        self.push(
+            EventKind::PodStopped,
+            Some(i),
+            format!(
+                "{what}; not a failure: the controller took its tracking finalizer off before deleting it, so it is never counted"
+            ),
+        );
     }
 }
 
@@ -517,10 +552,10 @@ impl World<'_> {
         } else {
             "deleted before it started; the kubelet failed it".to_string()
         };
-        self.tell_failure(
+        self.tell_stop(
             i,
-            EventKind::PodStopped,
             "no container ran: failed by the kubelet at once, phase Failed",
+            "no container ran, the kubelet failed it",
         );
         self.collect();
     }

@@ -3,7 +3,9 @@
 
 use super::*;
 use job_decider_api::convert::JobForPods;
+use job_decider_core::extended::pending_timeout::next_timeout;
 use job_decider_core::model::Pod;
+use job_decider_core::time::Time;
 
 impl<'s> World<'s> {
     /// Records the failure of pod `i` as an event of `kind`: `what` happened, then
@@ -98,6 +100,47 @@ impl<'s> World<'s> {
         Some(format!(
             "podFailurePolicy rule {rule} ({name}) matches {on}: {effect}"
         ))
+    }
+
+    /// Whether a requeue `wait` ns from now is the active deadline's or a stuck pod's
+    /// pendingTimeout (extended policy), not a pod-failure backoff: the deadline falls
+    /// exactly then (startTime + activeDeadlineSeconds), or the next pending timeout does
+    /// (read with the core's own `next_timeout`, as the decision reads it).
+    pub(super) fn requeue_for_deadline_or_pending_timeout(&mut self, wait: i64) -> bool {
+        let at = self.now.saturating_add(wait);
+        let deadline = self
+            .job
+            .spec
+            .as_ref()
+            .and_then(|s| s.active_deadline_seconds)
+            .zip(self.job.status.as_ref().and_then(|s| s.start_time.as_ref()))
+            .map(|(secs, t)| ts_nanos(t).saturating_add(secs.saturating_mul(SECOND)));
+        if deadline == Some(at) {
+            return true;
+        }
+        self.refresh_narration_document();
+        let Some(mut kept) = self.narration_document.take() else {
+            return false;
+        };
+        let has_timeout = kept
+            .job
+            .job()
+            .extended_failure_policy
+            .as_deref()
+            .is_some_and(|d| d.pending_timeout.is_some());
+        let mut pods = Vec::new();
+        if has_timeout {
+            for (k, sp) in self.pods.iter().enumerate() {
+                if let (false, Some(p)) = (sp.gone, kept.pod(k, &sp.pod)) {
+                    pods.push(p);
+                }
+            }
+        }
+        let next = has_timeout
+            .then(|| next_timeout(kept.job.job(), &pods, Time::from_unix_nanos(self.now)))
+            .flatten();
+        self.narration_document = Some(kept);
+        next.is_some_and(|d| i64::try_from(d.as_nanos()).is_ok_and(|d| d == wait))
     }
 
     /// Keeps the Job as narration reads it current: its document compiled and the Job

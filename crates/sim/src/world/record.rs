@@ -27,6 +27,15 @@ impl<'s> World<'s> {
                 .as_ref()
                 .map_or((0, 0), |u| (u.succeeded.len(), u.failed.len()))
         };
+        // A pod whose uid the controller lists among the uncounted failed is counted.
+        if let Some(u) = &new.uncounted_terminated_pods {
+            for sp in &mut self.pods {
+                let uid = sp.pod.metadata.as_ref().map(|m| m.uid.as_str());
+                if uid.is_some_and(|uid| u.failed.iter().any(|f| f == uid)) {
+                    sp.counted = true;
+                }
+            }
+        }
         let (ou, nu) = (uncounted(&old), uncounted(new));
         if ou != nu {
             changes.push(format!(
@@ -196,6 +205,7 @@ impl<'s> World<'s> {
                 per_index.entry(i).or_default().push(o);
             }
         }
+        let backoff_waits = held(&self.backoff_waits, &attempts, ms(end));
         let job_meta = self.job.metadata.clone().unwrap_or_default();
         Timeline {
             job: format!("{}/{}", job_meta.namespace, job_meta.name),
@@ -204,7 +214,7 @@ impl<'s> World<'s> {
             start_nanos: self.start,
             events: self.events.clone(),
             attempts,
-            backoff_waits: self.backoff_waits.clone(),
+            backoff_waits: backoff_waits.clone(),
             summary: Summary {
                 result,
                 reason,
@@ -223,19 +233,14 @@ impl<'s> World<'s> {
                     .filter(|p| p.outcome == "failed" && p.ignored)
                     .count() as u32,
                 succeeded: status.succeeded,
-                backoff_waits: u32::try_from(self.backoff_waits.len()).unwrap_or(u32::MAX),
+                backoff_waits: u32::try_from(backoff_waits.len()).unwrap_or(u32::MAX),
                 restarts: self
                     .pods
                     .iter()
                     .map(|p| p.restarts.max(0).unsigned_abs())
                     .sum(),
-                backoff_wait_ms: self.backoff_waits.iter().map(|w| w.wait_ms).sum(),
-                longest_backoff_wait_ms: self
-                    .backoff_waits
-                    .iter()
-                    .map(|w| w.wait_ms)
-                    .max()
-                    .unwrap_or(0),
+                backoff_wait_ms: backoff_waits.iter().map(|w| w.held_ms).sum(),
+                longest_backoff_wait_ms: backoff_waits.iter().map(|w| w.held_ms).max().unwrap_or(0),
                 completed_indexes: status.completed_indexes.clone(),
                 failed_indexes: status.failed_indexes.clone().unwrap_or_default(),
                 per_index,
@@ -250,7 +255,7 @@ fn ending(sp: &SimPod) -> Ending {
         "succeeded" => return Ending::Succeeded,
         "running" => return Ending::Running,
         "pending" => return Ending::Pending,
-        "removed" => return Ending::Deleted,
+        "removed" | "deleted" => return Ending::Deleted,
         _ => {}
     }
     let live = !sp.settled;
@@ -268,4 +273,25 @@ fn ending(sp: &SimPod) -> Ending {
     } else {
         Ending::Counted
     }
+}
+
+/// Each wait with the time it actually held pods: up to the first pod created after it
+/// (of its indexes, when it names some), at most the wait, at most to the `end`.
+fn held(waits: &[BackoffWait], attempts: &[Attempt], end_ms: i64) -> Vec<BackoffWait> {
+    waits
+        .iter()
+        .map(|w| {
+            let next = attempts
+                .iter()
+                .filter(|a| a.created_ms > w.at_ms)
+                .filter(|a| w.indexes.is_empty() || a.index.is_some_and(|i| w.indexes.contains(&i)))
+                .map(|a| a.created_ms)
+                .min()
+                .unwrap_or(end_ms);
+            BackoffWait {
+                held_ms: w.wait_ms.min(next.saturating_sub(w.at_ms)).max(0),
+                ..w.clone()
+            }
+        })
+        .collect()
 }

@@ -1569,3 +1569,137 @@ fn container_restart_rules_were_ignored_rules_then_the_containers_own_policy() {
     assert_eq!(t.summary.result, "Complete", "{}", t.text());
     assert_eq!(t.summary.restarts, 1);
 }
+
+/// The attempts the controller deleted, as the timeline shows them.
+fn controller_deleted(t: &Timeline) -> Vec<&Attempt> {
+    t.attempts
+        .iter()
+        .filter(|a| a.why.contains("deleted by the controller"))
+        .collect()
+}
+
+#[test]
+fn controller_deleted_pods_were_shown_as_failed_and_counted() {
+    // The bug: pods the controller deleted (suspension, scale-down, a met success policy)
+    // lose their tracking finalizer before the delete and are never counted, yet the
+    // timeline called them "failed" and, with a podFailurePolicy, "counted".
+    let policy = serde_json::json!({"rules": [{"action": "FailJob",
+        "onExitCodes": {"operator": "In", "values": [42]}}]});
+    let cases = [
+        (
+            "suspension",
+            job(
+                serde_json::json!({"completions": 2, "parallelism": 2, "podFailurePolicy": policy}),
+            ),
+            "defaults: {runTime: 10m}\nevents:\n- {at: 2m, suspend: true}\n- {at: 5m, resume: true}\n",
+        ),
+        (
+            "scale-down",
+            job(
+                serde_json::json!({"completions": 3, "parallelism": 3, "podFailurePolicy": policy}),
+            ),
+            "defaults: {runTime: 10m}\nevents:\n- {at: 2m, parallelism: 1}\n",
+        ),
+        (
+            "success policy",
+            indexed(serde_json::json!({"podFailurePolicy": policy,
+                "successPolicy": {"rules": [{"succeededIndexes": "0"}]}})),
+            "defaults: {runTime: 10m}\nattempts:\n- {index: 0, runTime: 1m}\n",
+        ),
+    ];
+    for (case, job, script) in cases {
+        let t = play(job, script);
+        let text = t.text();
+        let deleted = controller_deleted(&t);
+        assert!(!deleted.is_empty(), "{case}: {text}");
+        for a in deleted {
+            assert_eq!(a.outcome, "deleted", "{case}: {a:?}");
+            assert_eq!(a.ending, Ending::Deleted, "{case}: {a:?}");
+            assert!(a.policy.is_none(), "{case}: {a:?}");
+        }
+        assert_eq!(t.summary.failures_counted, 0, "{case}: {text}");
+        assert_eq!(t.summary.pods_failed, 0, "{case}: {text}");
+        assert!(
+            !events_of(&t, EventKind::PodStopped)
+                .iter()
+                .any(|e| e.detail.contains(": counted") || e.detail.contains("rule")),
+            "{case}: {text}"
+        );
+        assert!(!text.contains(": failed ran"), "{case}: {text}");
+        for outcomes in t.summary.per_index.values() {
+            assert!(
+                outcomes.iter().all(|o| !o.starts_with("failed")),
+                "{case}: {outcomes:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn backoff_waits_reported_the_requeue_asked_not_the_time_pods_were_held() {
+    // The bug: a success resets the Job's backoff record, so the next pod is created at
+    // once, yet "Backoff waits" added up the whole requeue the controller had asked for.
+    let t = play(
+        job(serde_json::json!({"completions": 2, "parallelism": 2})),
+        "defaults: {runTime: 2m}\nattempts:\n- {attempt: 2-20, exitCode: 1, runTime: 50s}\n",
+    );
+    let text = t.text();
+    assert!(!t.backoff_waits.is_empty(), "{text}");
+    for w in &t.backoff_waits {
+        assert!(w.held_ms <= w.wait_ms, "{w:?}");
+    }
+    assert!(
+        t.backoff_waits.iter().any(|w| w.held_ms < w.wait_ms),
+        "no hold was cut short: {text}"
+    );
+    let held: i64 = t.backoff_waits.iter().map(|w| w.held_ms).sum();
+    assert_eq!(t.summary.backoff_wait_ms, held, "{text}");
+}
+
+#[test]
+fn backoff_waits_counted_the_pending_timeout_requeue() {
+    // The bug: a requeue for a stuck pod's pendingTimeout (extended policy), asked while
+    // the Job's backoff record still held a failure, was counted as a backoff wait.
+    let mut j = job(serde_json::json!({"completions": 1, "parallelism": 1}));
+    if let Some(m) = j.metadata.as_mut() {
+        m.annotations.insert(
+            FAILURE_POLICY_ANNOTATION.to_string(),
+            "apiVersion: job-decider.dev/v1alpha1\nkind: FailurePolicy\npendingTimeout: {seconds: 60, action: Count}\n"
+                .to_string(),
+        );
+    }
+    let t = play(
+        j,
+        "attempts:\n- {attempt: 1, exitCode: 1, runTime: 10s}\n- {attempt: 2, pending: ImagePullBackOff}\n",
+    );
+    let text = t.text();
+    assert!(text.contains("timed-out"), "{text}");
+    let timed_out = events_of(&t, EventKind::PodFailedByController)[0].offset_ms;
+    assert!(
+        t.backoff_waits
+            .iter()
+            .all(|w| w.at_ms + w.wait_ms != timed_out),
+        "{:?}\n{text}",
+        t.backoff_waits
+    );
+}
+
+#[test]
+fn per_index_requeues_showed_the_job_wide_backoff_record() {
+    // The bug: with backoffLimitPerIndex the Job-wide record (which upstream does not use
+    // for such Jobs) named the hold whenever it held failures; then `indexes` was empty.
+    let t = play(
+        indexed(
+            serde_json::json!({"backoffLimitPerIndex": 3, "backoffLimit": 100,
+            "completions": 2, "parallelism": 2}),
+        ),
+        "defaults: {runTime: 10m}\nattempts:\n- {index: 0, attempt: 1-2, exitCode: 1, runTime: 1m}\n",
+    );
+    let text = t.text();
+    assert!(!t.backoff_waits.is_empty(), "{text}");
+    assert!(!text.contains("backoff record"), "{text}");
+    for w in &t.backoff_waits {
+        assert_eq!(w.indexes, vec![0], "{text}");
+    }
+    assert!(text.contains("per-index backoff: index 0"), "{text}");
+}
