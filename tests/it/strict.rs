@@ -261,6 +261,97 @@ fn typos_at_every_depth_are_errors_naming_the_path() {
     );
 }
 
+/// Issue 25, defect 11: a quoted integer (`parallelism: "5"`) was read as the
+/// number, as proto3 JSON allows, while the API server refuses to put a string
+/// into an integer field. Manifests follow the API's JSON: an integer field
+/// (int32 or int64, at any depth, `--lenient` or not) is an error naming its
+/// path when it holds anything but a number, for `validate` and `simulate` alike;
+/// numbers are read as before.
+#[test]
+fn validate_accepted_a_quoted_integer_the_api_server_rejects() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let script = root()
+        .join("examples/simulate/kep-3329-story1/script.yaml")
+        .display()
+        .to_string();
+    let rejected: Vec<(String, &str)> = vec![
+        (
+            changed_job(|j| j["spec"]["parallelism"] = serde_json::json!("5")),
+            "spec.parallelism: expected an integer, found the string \"5\"",
+        ),
+        (
+            // int64: a string in proto3 JSON, a number in the API's.
+            changed_job(|j| j["spec"]["activeDeadlineSeconds"] = serde_json::json!("100")),
+            "spec.activeDeadlineSeconds: expected an integer, found the string \"100\"",
+        ),
+        (
+            changed_job(|j| {
+                j["spec"]["podFailurePolicy"]["rules"][0]["onExitCodes"]["values"] =
+                    serde_json::json!([42, "1"]);
+            }),
+            "spec.podFailurePolicy.rules[0].onExitCodes.values[1]: expected an integer, found the string \"1\"",
+        ),
+        (
+            changed_job(|j| {
+                j["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] =
+                    serde_json::json!("30");
+            }),
+            "spec.template.spec.terminationGracePeriodSeconds: expected an integer, found the string \"30\"",
+        ),
+        (
+            changed_job(|j| j["spec"]["backoffLimit"] = serde_json::json!(true)),
+            "spec.backoffLimit: expected an integer, found true",
+        ),
+    ];
+    for (i, (text, want)) in rejected.iter().enumerate() {
+        let job = write(&dir, &format!("job-{i}.json"), text);
+        for args in [
+            vec!["validate", &job],
+            vec!["validate", "--lenient", &job],
+            vec!["simulate", "--job", &job, "--script", &script],
+        ] {
+            assert_rejected(&run(&args, b""), &args, want);
+        }
+    }
+    // As the issue wrote it: YAML, the value quoted.
+    let yaml = write(
+        &dir,
+        "job.yaml",
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: a}\nspec:\n  parallelism: \"5\"\n  template: {spec: {restartPolicy: Never, containers: [{name: c, image: i}]}}\n",
+    );
+    for args in [
+        vec!["validate", &yaml],
+        vec!["simulate", "--job", &yaml, "--script", &script],
+    ] {
+        assert_rejected(
+            &run(&args, b""),
+            &args,
+            "spec.parallelism: expected an integer, found the string \"5\"",
+        );
+    }
+    // Numbers, int32 and int64, top-level and nested, are read as before.
+    let numbers = write(
+        &dir,
+        "numbers.json",
+        &changed_job(|j| {
+            j["spec"]["parallelism"] = serde_json::json!(5);
+            j["spec"]["activeDeadlineSeconds"] = serde_json::json!(100);
+            j["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] =
+                serde_json::json!(30);
+            j["spec"]["podFailurePolicy"]["rules"][0]["onExitCodes"]["values"] =
+                serde_json::json!([1, 42]);
+        }),
+    );
+    for args in [
+        vec!["validate", &numbers],
+        vec!["simulate", "--job", &numbers, "--script", &script],
+    ] {
+        let out = run(&args, b"");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        assert!(!out.stdout.is_empty(), "{args:?}");
+    }
+}
+
 /// The `--state` file is the contract's JSON, checked against the contract's
 /// own descriptors: a typo in a saved response is an error naming its path.
 #[test]
