@@ -417,11 +417,24 @@ impl<'a> Checker<'a> {
         Ok(())
     }
 
-    /// The file's unknown fields as an error (`Reject`) or as warnings (`Warn`).
+    /// The file's unknown fields as an error (`Reject`) or as warnings
+    /// (`Warn`); a mistyped integer is an error either way, after them.
     fn finish(self, policy: UnknownFields) -> Result<Vec<String>, DocumentError> {
         let unknown = self.unknown;
+        let mistyped = |unknown: &schema::UnknownFields| match unknown.mistyped() {
+            Some((field, detail)) => Err(DocumentError::Field {
+                what: self.what.to_string(),
+                field: field.to_string(),
+                detail: detail.to_string(),
+            }),
+            None => Ok(()),
+        };
         if unknown.is_empty() {
+            mistyped(&unknown)?;
             return Ok(Vec::new());
+        }
+        if policy == UnknownFields::Warn {
+            mistyped(&unknown)?;
         }
         match policy {
             UnknownFields::Reject => Err(DocumentError::UnknownFields {
@@ -756,6 +769,7 @@ impl<T: DeserializeOwned> ItemReader<'_, '_, T> {
         }
         // Converting is wasted once the answer is an error anyway.
         let doomed = self.first_error.is_some()
+            || self.checker.unknown.mistyped().is_some()
             || (self.unknown == UnknownFields::Reject && !self.checker.unknown.is_empty());
         if !doomed {
             match message(item, self.checker.what, &prefix) {

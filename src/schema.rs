@@ -4,9 +4,12 @@
 //! `tools/schemagen` from k8s.io/api and JobSet's Go types; a Go test there
 //! fails when the committed file is stale).
 //!
-//! Only names are checked, as `kubectl --validate=strict` reports unknown
-//! fields: a value's type is the wire conversion's to judge for the fields
-//! decisions read, and nobody's for the rest. Maps (labels, annotations,
+//! Names are checked, as `kubectl --validate=strict` reports unknown fields,
+//! and one type: an integer field (int32 or int64) must hold a number, as the
+//! API server's JSON decoder demands; the proto3 JSON reader behind would take
+//! a quoted one (`"5"`), which the API server refuses. Other types are the wire
+//! conversion's to judge for the fields decisions read, and nobody's for the
+//! rest. Maps (labels, annotations,
 //! nodeSelector, resource lists) take any key; types that decode themselves
 //! (times, quantities, IntOrString, RawExtension, managed fields) take any value.
 
@@ -33,6 +36,8 @@ const MAX_PATH_BYTES: usize = 256;
 enum Ty {
     /// A string, number or boolean: nothing below it.
     Scalar,
+    /// An integer (int32 or int64): a JSON number, never a quoted one.
+    Integer,
     /// A type that decodes itself, or a raw object: anything below it.
     Any,
     /// A list of the element type.
@@ -240,6 +245,24 @@ impl<'v> Walk<'_, 'v, '_> {
                     self.field(*object, name, field);
                 }
             }
+            // Null is an unset field; any number is the conversion's to judge.
+            (Ty::Integer, Value::Null | Value::Number(_)) => {}
+            // Only the first is named; the rest are left to be found once it is fixed.
+            (Ty::Integer, other) if self.unknown.mistyped.is_none() => {
+                let found = match other {
+                    Value::String(s) => format!("the string {:?}", truncated(s, 64)),
+                    Value::Array(_) => "a list".to_string(),
+                    Value::Object(_) => "an object".to_string(),
+                    other => other.to_string(),
+                };
+                let path = truncated(&self.path(), MAX_PATH_BYTES).into_owned();
+                self.unknown.mistyped = Some((
+                    path,
+                    format!(
+                        "expected an integer, found {found} (the API server reads integers only as numbers, unquoted)"
+                    ),
+                ));
+            }
             // Lists and maps of scalars (args, labels, annotations): no names below.
             (Ty::List(elem) | Ty::Map(elem), _) if matches!(**elem, Ty::Scalar | Ty::Any) => {}
             (Ty::List(elem), Value::Array(items)) => {
@@ -409,7 +432,8 @@ fn parse_ty(expr: &str, index: &HashMap<&str, usize>) -> Result<Ty, SchemaError>
         return Ok(Ty::Map(Box::new(parse_ty(elem, index)?)));
     }
     match expr {
-        "string" | "integer" | "number" | "boolean" => Ok(Ty::Scalar),
+        "integer" => Ok(Ty::Integer),
+        "string" | "number" | "boolean" => Ok(Ty::Scalar),
         "any" => Ok(Ty::Any),
         name => index
             .get(name)
@@ -418,11 +442,15 @@ fn parse_ty(expr: &str, index: &HashMap<&str, usize>) -> Result<Ty, SchemaError>
     }
 }
 
-/// The unknown fields of a file: the first few paths, and how many in all.
+/// The unknown fields of a file: the first few paths, and how many in all;
+/// and the first integer field holding something else (an error even where
+/// unknown fields are only warned about).
 #[derive(Debug, Default)]
 pub struct UnknownFields {
     listed: Vec<String>,
     total: usize,
+    /// The path and what is wrong.
+    mistyped: Option<(String, String)>,
 }
 
 impl UnknownFields {
@@ -457,6 +485,14 @@ impl UnknownFields {
     /// How many unknown fields there are in all.
     pub fn total(&self) -> usize {
         self.total
+    }
+
+    /// The first integer field that holds something other than a number:
+    /// its path and what is wrong.
+    pub fn mistyped(&self) -> Option<(&str, &str)> {
+        self.mistyped
+            .as_ref()
+            .map(|(path, detail)| (path.as_str(), detail.as_str()))
     }
 
     /// How many are counted but not listed.

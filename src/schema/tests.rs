@@ -110,3 +110,60 @@ fn the_list_is_capped_and_the_rest_counted() {
     schema.check(kind, &value, "", &[], &mut out);
     assert!(out.listed()[0].len() < 400, "{}", out.listed()[0].len());
 }
+
+/// The first integer field holding something else, by path, for a Job as YAML.
+fn mistyped(doc: &str) -> Option<(String, String)> {
+    let schema = schema().expect("reads");
+    let kind = schema.kind("batch/v1", "Job").expect("Job");
+    let value: Value = serde_yaml::from_str(doc).expect("YAML");
+    let mut out = UnknownFields::default();
+    schema.check(kind, &value, "", &[], &mut out);
+    out.mistyped().map(|(p, d)| (p.to_string(), d.to_string()))
+}
+
+/// Integer fields take numbers (int32 and int64, at any depth) and null, and
+/// nothing else: not a quoted number, which proto3 JSON would read and the
+/// API server refuses; the first such field is named, unknown fields aside.
+#[test]
+fn an_integer_field_holding_a_string_is_mistyped_by_path() {
+    assert_eq!(
+        mistyped(
+            "spec: {parallelism: 5, activeDeadlineSeconds: 100, completions: null,
+  podFailurePolicy: {rules: [{action: Ignore, onExitCodes: {operator: In, values: [1, 2]}}]},
+  template: {spec: {terminationGracePeriodSeconds: 30}}}
+metadata: {generation: 3, name: '5'}"
+        ),
+        None
+    );
+    for (doc, path, found) in [
+        (
+            "spec: {parallelism: '5'}",
+            "spec.parallelism",
+            "the string \"5\"",
+        ),
+        (
+            "metadata: {generation: \"1\"}",
+            "metadata.generation",
+            "the string \"1\"",
+        ),
+        (
+            "spec: {podFailurePolicy: {rules: [{onExitCodes: {values: [1, '2']}}]}}",
+            "spec.podFailurePolicy.rules[0].onExitCodes.values[1]",
+            "the string \"2\"",
+        ),
+        ("spec: {backoffLimit: true}", "spec.backoffLimit", "true"),
+        ("spec: {completions: [1]}", "spec.completions", "a list"),
+        (
+            "spec: {backofLimit: '1', parallelism: {a: 1}}",
+            "spec.parallelism",
+            "an object",
+        ),
+    ] {
+        let (got_path, detail) = mistyped(doc).unwrap_or_else(|| panic!("{doc}"));
+        assert_eq!(got_path, path, "{doc}");
+        assert!(
+            detail.starts_with(&format!("expected an integer, found {found} ")),
+            "{doc}: {detail}"
+        );
+    }
+}

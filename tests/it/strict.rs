@@ -1,6 +1,7 @@
 //! Every Job, Pod and JobSet the project ships (the vectors' requests and the
 //! bundled examples) is strictly valid: each field is in the Kubernetes schema
-//! of its kind, so the strict reader the CLI uses accepts them as they are.
+//! of its kind, so the strict reader the CLI uses accepts them as they are
+//! (the vectors' int64 strings, proto3 JSON's form, written as numbers).
 
 use std::path::{Path, PathBuf};
 
@@ -24,6 +25,41 @@ fn json(value: &serde_json::Value) -> String {
     serde_json::to_string(value).expect("JSON")
 }
 
+/// The contract's int64 fields by JSON name: proto3 JSON (the vectors' form)
+/// may write them as strings, which a manifest may not.
+const INT64_FIELDS: &[&str] = &[
+    "generation",
+    "observedGeneration",
+    "activeDeadlineSeconds",
+    "deletionGracePeriodSeconds",
+];
+
+/// A vector's object (proto3 JSON) as a manifest: its int64 strings as the
+/// numbers the API server's JSON has; everything else as it is.
+fn manifest(value: &serde_json::Value) -> String {
+    fn numbers(value: &mut serde_json::Value) {
+        match value {
+            serde_json::Value::Object(map) => {
+                for (key, field) in map.iter_mut() {
+                    if let serde_json::Value::String(text) = field
+                        && INT64_FIELDS.contains(&key.as_str())
+                    {
+                        let n: i64 = text.parse().expect("an int64 as proto3 JSON writes it");
+                        *field = n.into();
+                    } else {
+                        numbers(field);
+                    }
+                }
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(numbers),
+            _ => {}
+        }
+    }
+    let mut value = value.clone();
+    numbers(&mut value);
+    json(&value)
+}
+
 #[test]
 fn every_vector_job_and_pod_is_strictly_valid() {
     let mut checked = 0;
@@ -33,12 +69,12 @@ fn every_vector_job_and_pod_is_strictly_valid() {
         let request = &vector["request"];
         let name = path.display().to_string();
         if let Some(job) = request.get("job") {
-            documents::parse_job(&json(job), &format!("{name}: job"))
+            documents::parse_job(&manifest(job), &format!("{name}: job"))
                 .unwrap_or_else(|e| panic!("{e}"));
             checked += 1;
         }
         if let Some(pods) = request.get("pods") {
-            documents::parse_pods(&json(pods), &format!("{name}: pods"))
+            documents::parse_pods(&manifest(pods), &format!("{name}: pods"))
                 .unwrap_or_else(|e| panic!("{e}"));
         }
     }
@@ -54,12 +90,12 @@ fn every_jobset_vector_is_strictly_valid() {
         let request = &vector["request"];
         let name = path.display().to_string();
         if let Some(jobset) = request.get("jobSet") {
-            documents::parse_jobset(&json(jobset), &format!("{name}: jobSet"))
+            documents::parse_jobset(&manifest(jobset), &format!("{name}: jobSet"))
                 .unwrap_or_else(|e| panic!("{e}"));
             checked += 1;
         }
         if let Some(jobs) = request.get("jobs") {
-            documents::parse_jobs(&json(jobs), &format!("{name}: jobs"))
+            documents::parse_jobs(&manifest(jobs), &format!("{name}: jobs"))
                 .unwrap_or_else(|e| panic!("{e}"));
         }
     }
@@ -259,6 +295,96 @@ fn typos_at_every_depth_are_errors_naming_the_path() {
         &args,
         "items[0].status.succeded: unknown field",
     );
+}
+
+/// Issue 25, defect 11: a quoted integer (`parallelism: "5"`) was read as the
+/// number, as proto3 JSON allows, while the API server refuses to put a string
+/// into an integer field. Manifests follow the API's JSON: an integer field
+/// (int32 or int64, at any depth, `--lenient` or not) is an error naming its
+/// path when it holds anything but a number, for `validate` and `simulate` alike;
+/// numbers are read as before.
+#[test]
+fn validate_accepted_a_quoted_integer_the_api_server_rejects() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let script = root()
+        .join("examples/simulate/kep-3329-story1/script.yaml")
+        .display()
+        .to_string();
+    let rejected: Vec<(String, &str)> = vec![
+        (
+            changed_job(|j| j["spec"]["parallelism"] = serde_json::json!("5")),
+            "spec.parallelism: expected an integer, found the string \"5\"",
+        ),
+        (
+            // int64: a string in proto3 JSON, a number in the API's.
+            changed_job(|j| j["spec"]["activeDeadlineSeconds"] = serde_json::json!("100")),
+            "spec.activeDeadlineSeconds: expected an integer, found the string \"100\"",
+        ),
+        (
+            changed_job(|j| {
+                j["spec"]["podFailurePolicy"]["rules"][0]["onExitCodes"]["values"] =
+                    serde_json::json!([42, "1"]);
+            }),
+            "spec.podFailurePolicy.rules[0].onExitCodes.values[1]: expected an integer, found the string \"1\"",
+        ),
+        (
+            changed_job(|j| {
+                j["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] =
+                    serde_json::json!("30");
+            }),
+            "spec.template.spec.terminationGracePeriodSeconds: expected an integer, found the string \"30\"",
+        ),
+        (
+            changed_job(|j| j["spec"]["backoffLimit"] = serde_json::json!(true)),
+            "spec.backoffLimit: expected an integer, found true",
+        ),
+    ];
+    for (i, (text, want)) in rejected.iter().enumerate() {
+        let job = write(&dir, &format!("job-{i}.json"), text);
+        for args in [
+            vec!["validate", &job],
+            vec!["validate", "--lenient", &job],
+            vec!["simulate", "--job", &job, "--script", &script],
+        ] {
+            assert_rejected(&run(&args, b""), &args, want);
+        }
+    }
+    // As the issue wrote it: YAML, the value quoted.
+    let yaml = write(
+        &dir,
+        "job.yaml",
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: a}\nspec:\n  parallelism: \"5\"\n  template: {spec: {restartPolicy: Never, containers: [{name: c, image: i}]}}\n",
+    );
+    for args in [
+        vec!["validate", &yaml],
+        vec!["simulate", "--job", &yaml, "--script", &script],
+    ] {
+        assert_rejected(
+            &run(&args, b""),
+            &args,
+            "spec.parallelism: expected an integer, found the string \"5\"",
+        );
+    }
+    // Numbers, int32 and int64, top-level and nested, are read as before.
+    let numbers = write(
+        &dir,
+        "numbers.json",
+        &changed_job(|j| {
+            j["spec"]["parallelism"] = serde_json::json!(5);
+            j["spec"]["activeDeadlineSeconds"] = serde_json::json!(100);
+            j["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] = serde_json::json!(30);
+            j["spec"]["podFailurePolicy"]["rules"][0]["onExitCodes"]["values"] =
+                serde_json::json!([1, 42]);
+        }),
+    );
+    for args in [
+        vec!["validate", &numbers],
+        vec!["simulate", "--job", &numbers, "--script", &script],
+    ] {
+        let out = run(&args, b"");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        assert!(!out.stdout.is_empty(), "{args:?}");
+    }
 }
 
 /// The `--state` file is the contract's JSON, checked against the contract's
