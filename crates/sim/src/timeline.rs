@@ -236,6 +236,10 @@ pub struct Summary {
     /// For a bound of the simulator's own, the bound in a sentence.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub stop_reason: String,
+    /// Why an unfinished Job is unfinished, from the world as the run stopped: pods
+    /// pending (and why), running or restarting, a backoff wait or a decision due.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub unfinished: String,
     /// From the start to the finishing condition (or to the stop), ms.
     pub wall_time_ms: i64,
     /// The same, for people.
@@ -358,7 +362,7 @@ impl Summary {
         let (answer, rest): (Vec<_>, Vec<_>) = self
             .lines()
             .into_iter()
-            .partition(|(k, _)| *k == "Result:" || *k == "Message:");
+            .partition(|(k, _)| matches!(*k, "Result:" | "Message:" | "Unfinished:"));
         rest.into_iter()
             .chain(answer.into_iter().rev())
             .map(|(k, v)| format!("{k:<18} {v}\n"))
@@ -404,6 +408,9 @@ impl Summary {
         ];
         if !self.message.is_empty() {
             lines.insert(1, ("Message:", self.message.clone()));
+        }
+        if !self.unfinished.is_empty() {
+            lines.insert(1, ("Unfinished:", self.unfinished.clone()));
         }
         if self.restarts > 0 {
             lines.push(("Restarts:", self.restarts.to_string()));

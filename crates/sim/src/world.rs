@@ -375,6 +375,8 @@ struct World<'s> {
     reached: Option<Reached>,
     /// Why the run stopped, for people, when a bound stopped it.
     stop_reason: String,
+    /// When the controller asked to decide next, if the run stopped before then.
+    due: Option<i64>,
     /// Script lines that do nothing, or not what they seem to (see [`Played::warnings`]).
     warnings: Vec<ScriptWarning>,
     /// The failure policy document narration reads, compiled once for the Job's spec.
@@ -771,6 +773,7 @@ impl<'s> World<'s> {
             event_bytes: 0,
             reached: None,
             stop_reason: String::new(),
+            due: None,
             warnings,
             narration_document: None,
             // As the API server's CheckGracefulDelete: a negative period is 1s.
