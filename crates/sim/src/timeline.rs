@@ -352,6 +352,11 @@ impl Timeline {
         // Names, messages and the description come from the input: escaped for a terminal.
         escaped(&out).into_owned()
     }
+
+    /// The summary alone (`simulate --summary`): the text's last paragraph, the answer.
+    pub fn summary_text(&self) -> String {
+        escaped(&self.summary.text()).into_owned()
+    }
 }
 
 impl Summary {
