@@ -263,6 +263,13 @@ pub struct Summary {
     /// policy and rules), all pods together.
     #[serde(skip_serializing_if = "is_zero")]
     pub restarts: u32,
+    /// Time pods' containers waited in the kubelet's crash-loop back-off between a
+    /// crash and their restart in place, all pods together, ms.
+    #[serde(skip_serializing_if = "is_zero_ms")]
+    pub crash_loop_back_off_ms: i64,
+    /// Time the Job was suspended (its Suspended condition True), ms.
+    #[serde(skip_serializing_if = "is_zero_ms")]
+    pub suspended_ms: i64,
     /// The time those waits actually held pods ([`BackoffWait::held_ms`]) added up, ms.
     pub backoff_wait_ms: i64,
     /// The longest hold, ms.
@@ -279,6 +286,10 @@ pub struct Summary {
 }
 
 fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+fn is_zero_ms(n: &i64) -> bool {
     *n == 0
 }
 
@@ -419,6 +430,14 @@ impl Summary {
         }
         if self.restarts > 0 {
             lines.push(("Restarts:", self.restarts.to_string()));
+        }
+        if self.crash_loop_back_off_ms > 0 {
+            let all = human(self.crash_loop_back_off_ms.saturating_mul(1_000_000));
+            lines.push(("CrashLoopBackOff:", format!("{all} in all")));
+        }
+        if self.suspended_ms > 0 {
+            let all = human(self.suspended_ms.saturating_mul(1_000_000));
+            lines.push(("Suspended:", all));
         }
         if !self.completed_indexes.is_empty() {
             lines.push(("Completed indexes:", self.completed_indexes.clone()));

@@ -246,6 +246,8 @@ impl<'s> World<'s> {
                     .iter()
                     .map(|p| p.restarts.max(0).unsigned_abs())
                     .sum(),
+                crash_loop_back_off_ms: self.crash_looped_ms(end),
+                suspended_ms: suspended_ms(&self.events, ms(end)),
                 backoff_wait_ms: backoff_waits.iter().map(|w| w.held_ms).sum(),
                 longest_backoff_wait_ms: backoff_waits.iter().map(|w| w.held_ms).max().unwrap_or(0),
                 completed_indexes: status.completed_indexes.clone(),
@@ -358,6 +360,47 @@ impl World<'_> {
         }
         parts.join("; ")
     }
+}
+
+impl World<'_> {
+    /// Each pod's waits between a crash and the restart in place (to `end` for a
+    /// restart still waited for), added up, ms.
+    fn crash_looped_ms(&self, end: i64) -> i64 {
+        let mut all = 0i64;
+        for sp in &self.pods {
+            let nexts = sp
+                .history
+                .iter()
+                .skip(1)
+                .map(|r| Some(r.started))
+                .chain([sp.started.or(sp.restart_at.map(|t| t.min(end)))]);
+            for (run, next) in sp.history.iter().zip(nexts) {
+                let next = next.unwrap_or(end).min(end);
+                all = all.saturating_add(next.saturating_sub(run.ended).max(0));
+            }
+        }
+        all.div_euclid(1_000_000)
+    }
+}
+
+/// The time between each `Suspended=True` condition and the next `Suspended=False`
+/// (or `end_ms`), added up, ms.
+fn suspended_ms(events: &[Event], end_ms: i64) -> i64 {
+    let mut all = 0i64;
+    let mut since: Option<i64> = None;
+    for e in events.iter().filter(|e| e.kind == EventKind::Condition) {
+        if e.detail.starts_with("Suspended=True") {
+            since.get_or_insert(e.offset_ms);
+        } else if e.detail.starts_with("Suspended=False")
+            && let Some(from) = since.take()
+        {
+            all = all.saturating_add(e.offset_ms.saturating_sub(from));
+        }
+    }
+    if let Some(from) = since {
+        all = all.saturating_add(end_ms.saturating_sub(from).max(0));
+    }
+    all
 }
 
 /// Up to five numbers, then how many more.

@@ -1765,3 +1765,47 @@ fn defect_8_a_finished_job_has_no_unfinished_line() {
     assert_eq!(unfinished(&t), "");
     assert!(!t.text().contains("Unfinished:"));
 }
+
+/// A summary line's value from the text, if the line is there.
+fn line(t: &Timeline, label: &str) -> Option<String> {
+    t.text()
+        .lines()
+        .find_map(|l| l.strip_prefix(label).map(|v| v.trim().to_string()))
+}
+
+#[test]
+fn defect_8_time_suspended_is_a_summary_line() {
+    let t = play(
+        job(serde_json::json!({"completions": 2, "parallelism": 2})),
+        "defaults: {runTime: 10m}\nevents:\n- {at: 2m, suspend: true}\n- {at: 5m, resume: true}\n",
+    );
+    let json = serde_json::to_value(&t.summary).expect("json");
+    let ms = json["suspendedMs"].as_i64().unwrap_or_default();
+    // Suspended from the 2m event to the 5m one (the conditions follow each at once).
+    assert!((179_000..=181_000).contains(&ms), "{ms}");
+    assert!(line(&t, "Suspended:").is_some(), "{}", t.text());
+    // A Job never suspended has no such line.
+    let plain = play(job(serde_json::json!({})), "");
+    assert_eq!(line(&plain, "Suspended:"), None);
+    assert_eq!(line(&plain, "CrashLoopBackOff:"), None);
+}
+
+#[test]
+fn defect_8_time_in_crash_loop_back_off_is_a_summary_line() {
+    // Index 0 crashes three times: restarted at once, then after 10s, then 20s.
+    let t = play(
+        restarting(indexed(
+            serde_json::json!({"completions": 1, "parallelism": 1}),
+        )),
+        "defaults: {runTime: 5s}\nattempts:\n- {index: 0, attempt: 1, exitCode: 1}\n- {index: 0, attempt: 2, exitCode: 1}\n- {index: 0, attempt: 3, exitCode: 1}\n",
+    );
+    let gaps: i64 = t
+        .attempts
+        .windows(2)
+        .filter_map(|w| Some(w[1].started_ms? - w[0].ended_ms?))
+        .sum();
+    let json = serde_json::to_value(&t.summary).expect("json");
+    assert!(gaps >= 30_000, "{:?}", t.attempts);
+    assert_eq!(json["crashLoopBackOffMs"].as_i64(), Some(gaps));
+    assert!(line(&t, "CrashLoopBackOff:").is_some(), "{}", t.text());
+}
