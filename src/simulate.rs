@@ -10,6 +10,7 @@ use clap::{Args, ValueEnum};
 use crate::cluster::{self, ClusterArgs};
 use crate::documents;
 use crate::input::{self, CliError, Strictness};
+use job_decider_api::safe_text::escaped;
 use job_decider_api::{self as api, ApiError, pb};
 use job_decider_sim::{
     ContainerRestart, ContainerRestartRule, DecideError, Decider, Limits, Options, RunningPods,
@@ -58,6 +59,11 @@ pub struct SimulateArgs {
     /// Play the same script under this other Job too, and show both side by side.
     #[arg(long)]
     pub compare: Option<PathBuf>,
+    /// Print only the summary (the answer, `Result:` last), not the events and
+    /// attempts; with --compare, each Job's summary in turn; with `-o json`, the
+    /// `summary` object (with --compare, `left` and `right` summaries).
+    #[arg(long)]
+    pub summary: bool,
     /// Ask this gRPC server (HOST:PORT or unix:///PATH, plaintext) for every decision instead of
     /// deciding in process.
     #[arg(long)]
@@ -445,9 +451,13 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
     let failed = |e: &dyn std::fmt::Display| CliError::Failed(format!("cannot print: {e}"));
     let Some((other, right_job, compare_options)) = right else {
         crate::report::write_pictures(args.html.as_deref(), args.svg.as_deref(), &left, None)?;
-        return match args.output {
-            SimulateOutput::Text => Ok(left.text()),
-            SimulateOutput::Json => serde_json::to_string_pretty(&left)
+        return match (args.output, args.summary) {
+            (SimulateOutput::Text, false) => Ok(left.text()),
+            (SimulateOutput::Text, true) => Ok(left.summary_text()),
+            (SimulateOutput::Json, false) => serde_json::to_string_pretty(&left)
+                .map(|s| s + "\n")
+                .map_err(|e| failed(&e)),
+            (SimulateOutput::Json, true) => serde_json::to_string_pretty(&left.summary)
                 .map(|s| s + "\n")
                 .map_err(|e| failed(&e)),
         };
@@ -465,6 +475,24 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
         &left,
         Some((&left_name, &right_name, &right)),
     )?;
+    if args.summary {
+        return match args.output {
+            // Each Job's own summary, named, so each ends with its Result.
+            SimulateOutput::Text => Ok(format!(
+                "{}:\n{}\n{}:\n{}",
+                escaped(&left_name),
+                left.summary_text(),
+                escaped(&right_name),
+                right.summary_text()
+            )),
+            SimulateOutput::Json => serde_json::to_string_pretty(&serde_json::json!({
+                "left": left.summary,
+                "right": right.summary,
+            }))
+            .map(|s| s + "\n")
+            .map_err(|e| failed(&e)),
+        };
+    }
     match args.output {
         SimulateOutput::Text => Ok(format!(
             "{}\n{}",

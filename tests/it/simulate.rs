@@ -738,3 +738,65 @@ fn script_mistakes_silently_did_nothing() {
         );
     }
 }
+
+#[test]
+fn defect_9_summary_prints_only_the_answer() {
+    let dir = examples().join("kep-3850-story1");
+    let (job, script) = (dir.join("job.yaml"), dir.join("script.yaml"));
+    let base = ["simulate", "--job", path(&job), "--script", path(&script)];
+    let full = run(&base);
+    assert!(full.status.success(), "{}", text(&full.stderr));
+    let out = run(&[&base[..], &["--summary"]].concat());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let (full, brief) = (text(&full.stdout), text(&out.stdout));
+    // The summary block is the full text's last paragraph, and nothing else.
+    let last = full.rsplit("\n\n").next().expect("a last paragraph");
+    assert_eq!(brief, last);
+    assert!(
+        !brief.contains("Timeline:") && !brief.contains("Attempts:"),
+        "{brief}"
+    );
+    assert!(
+        brief
+            .lines()
+            .last()
+            .is_some_and(|l| l.starts_with("Result:")),
+        "{brief}"
+    );
+    // -o json --summary: the summary object alone, as in the full JSON.
+    let json = run(&[&base[..], &["--summary", "-o", "json"]].concat());
+    assert!(json.status.success(), "{}", text(&json.stderr));
+    let brief: serde_json::Value = serde_json::from_slice(&json.stdout).expect("json");
+    let whole = example_json(&dir, &[]);
+    assert_eq!(brief, whole["summary"]);
+}
+
+#[test]
+fn defect_9_summary_with_compare_prints_both_summaries_and_no_rows() {
+    let dir = examples().join("extended-pending-timeout");
+    let (job, script, other) = (
+        dir.join("job.yaml"),
+        dir.join("script.yaml"),
+        dir.join("compare.yaml"),
+    );
+    let out = run(&[
+        "simulate",
+        "--job",
+        path(&job),
+        "--script",
+        path(&script),
+        "--compare",
+        path(&other),
+        "--summary",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let brief = text(&out.stdout);
+    let results: Vec<&str> = brief.lines().filter(|l| l.starts_with("Result:")).collect();
+    assert_eq!(results.len(), 2, "{brief}");
+    assert!(results[0].contains("Complete"), "{brief}");
+    assert!(results[1].contains("Unfinished"), "{brief}");
+    assert!(brief.contains("default/stuck-image:\n"), "{brief}");
+    assert!(brief.contains("default/stuck-image-upstream:\n"), "{brief}");
+    assert!(!brief.contains("The stories agree"), "{brief}");
+    assert!(!brief.contains("Timeline:"), "{brief}");
+}

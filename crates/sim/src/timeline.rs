@@ -236,6 +236,10 @@ pub struct Summary {
     /// For a bound of the simulator's own, the bound in a sentence.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub stop_reason: String,
+    /// Why an unfinished Job is unfinished, from the world as the run stopped: pods
+    /// pending (and why), running or restarting, a backoff wait or a decision due.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub unfinished: String,
     /// From the start to the finishing condition (or to the stop), ms.
     pub wall_time_ms: i64,
     /// The same, for people.
@@ -259,6 +263,13 @@ pub struct Summary {
     /// policy and rules), all pods together.
     #[serde(skip_serializing_if = "is_zero")]
     pub restarts: u32,
+    /// Time pods' containers waited in the kubelet's crash-loop back-off between a
+    /// crash and their restart in place, all pods together, ms.
+    #[serde(skip_serializing_if = "is_zero_ms")]
+    pub crash_loop_back_off_ms: i64,
+    /// Time the Job was suspended (its Suspended condition True), ms.
+    #[serde(skip_serializing_if = "is_zero_ms")]
+    pub suspended_ms: i64,
     /// The time those waits actually held pods ([`BackoffWait::held_ms`]) added up, ms.
     pub backoff_wait_ms: i64,
     /// The longest hold, ms.
@@ -275,6 +286,10 @@ pub struct Summary {
 }
 
 fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+fn is_zero_ms(n: &i64) -> bool {
     *n == 0
 }
 
@@ -348,6 +363,11 @@ impl Timeline {
         // Names, messages and the description come from the input: escaped for a terminal.
         escaped(&out).into_owned()
     }
+
+    /// The summary alone (`simulate --summary`): the text's last paragraph, the answer.
+    pub fn summary_text(&self) -> String {
+        escaped(&self.summary.text()).into_owned()
+    }
 }
 
 impl Summary {
@@ -358,7 +378,7 @@ impl Summary {
         let (answer, rest): (Vec<_>, Vec<_>) = self
             .lines()
             .into_iter()
-            .partition(|(k, _)| *k == "Result:" || *k == "Message:");
+            .partition(|(k, _)| matches!(*k, "Result:" | "Message:" | "Unfinished:"));
         rest.into_iter()
             .chain(answer.into_iter().rev())
             .map(|(k, v)| format!("{k:<18} {v}\n"))
@@ -405,8 +425,19 @@ impl Summary {
         if !self.message.is_empty() {
             lines.insert(1, ("Message:", self.message.clone()));
         }
+        if !self.unfinished.is_empty() {
+            lines.insert(1, ("Unfinished:", self.unfinished.clone()));
+        }
         if self.restarts > 0 {
             lines.push(("Restarts:", self.restarts.to_string()));
+        }
+        if self.crash_loop_back_off_ms > 0 {
+            let all = human(self.crash_loop_back_off_ms.saturating_mul(1_000_000));
+            lines.push(("CrashLoopBackOff:", format!("{all} in all")));
+        }
+        if self.suspended_ms > 0 {
+            let all = human(self.suspended_ms.saturating_mul(1_000_000));
+            lines.push(("Suspended:", all));
         }
         if !self.completed_indexes.is_empty() {
             lines.push(("Completed indexes:", self.completed_indexes.clone()));

@@ -377,6 +377,8 @@ struct World<'s> {
     reached: Option<Reached>,
     /// Why the run stopped, for people, when a bound stopped it.
     stop_reason: String,
+    /// When the controller asked to decide next, if the run stopped before then.
+    due: Option<i64>,
     /// Script lines that do nothing, or not what they seem to (see [`Played::warnings`]).
     warnings: Vec<ScriptWarning>,
     /// The failure policy document narration reads, compiled once for the Job's spec.

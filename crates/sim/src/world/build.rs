@@ -171,6 +171,7 @@ impl<'s> World<'s> {
             event_bytes: 0,
             reached: None,
             stop_reason: String::new(),
+            due: None,
             warnings,
             narration_document: None,
             // As the API server's CheckGracefulDelete: a negative period is 1s.

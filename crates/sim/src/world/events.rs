@@ -60,9 +60,20 @@ impl<'s> World<'s> {
 
     /// Plays until the Job is finished and quiet, the horizon, idleness or the sync bound.
     pub(super) fn run(&mut self, decider: &mut dyn Decider) -> Result<String, SimError> {
+        let mut requeues: BTreeSet<i64> = BTreeSet::new();
+        let stopped = self.run_until_stopped(decider, &mut requeues);
+        // What an unfinished Job still waited for: the summary says it.
+        self.due = requeues.first().copied();
+        stopped
+    }
+
+    fn run_until_stopped(
+        &mut self,
+        decider: &mut dyn Decider,
+        requeues: &mut BTreeSet<i64>,
+    ) -> Result<String, SimError> {
         let max_syncs = self.script.max_syncs.unwrap_or(DEFAULT_MAX_SYNCS);
         let mut next_sync: Option<i64> = Some(self.now);
-        let mut requeues: BTreeSet<i64> = BTreeSet::new();
         let mut same_instant = 0u32;
         let mut last_sync_at = i64::MIN;
         loop {

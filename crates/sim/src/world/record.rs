@@ -2,6 +2,7 @@
 //! with each pod's attempts and how they ended.
 
 use super::*;
+use crate::timeline::offset;
 
 impl<'s> World<'s> {
     /// Timeline events for what a status write changes.
@@ -207,6 +208,11 @@ impl<'s> World<'s> {
         }
         let backoff_waits = held(&self.backoff_waits, &attempts, ms(end));
         let job_meta = self.job.metadata.clone().unwrap_or_default();
+        let unfinished = if finished.is_some() {
+            String::new()
+        } else {
+            self.unfinished(&backoff_waits)
+        };
         Timeline {
             job: format!("{}/{}", job_meta.namespace, job_meta.name),
             description: self.script.description.clone(),
@@ -221,6 +227,7 @@ impl<'s> World<'s> {
                 message,
                 stopped,
                 stop_reason: self.stop_reason.clone(),
+                unfinished,
                 wall_time_ms: ms(end),
                 wall_time: human(end.saturating_sub(self.start)),
                 syncs: self.syncs,
@@ -239,6 +246,8 @@ impl<'s> World<'s> {
                     .iter()
                     .map(|p| p.restarts.max(0).unsigned_abs())
                     .sum(),
+                crash_loop_back_off_ms: self.crash_looped_ms(end),
+                suspended_ms: suspended_ms(&self.events, ms(end)),
                 backoff_wait_ms: backoff_waits.iter().map(|w| w.held_ms).sum(),
                 longest_backoff_wait_ms: backoff_waits.iter().map(|w| w.held_ms).max().unwrap_or(0),
                 completed_indexes: status.completed_indexes.clone(),
@@ -246,6 +255,160 @@ impl<'s> World<'s> {
                 per_index,
             },
         }
+    }
+}
+
+impl World<'_> {
+    /// Why the Job is not finished, from the world as the run stopped: its pods that
+    /// never started (and why), those running or restarting, a backoff wait or a
+    /// decision still due, a suspension.
+    fn unfinished(&self, waits: &[BackoffWait]) -> String {
+        let ms = |t: i64| t.saturating_sub(self.start).div_euclid(1_000_000);
+        let now = ms(self.now);
+        let live: Vec<&SimPod> = self
+            .pods
+            .iter()
+            .filter(|p| !p.gone && !terminal(&p.pod))
+            .collect();
+        let mut parts = Vec::new();
+        // Pending pods grouped by why: the reason, then the indexes it holds.
+        let mut pending: BTreeMap<String, Vec<i32>> = BTreeMap::new();
+        let mut pending_count = 0usize;
+        let mut crash_looping = 0usize;
+        let mut running = 0usize;
+        let mut terminating = 0usize;
+        for p in &live {
+            if p.pod
+                .metadata
+                .as_ref()
+                .is_some_and(|m| m.deletion_timestamp.is_some())
+            {
+                terminating += 1;
+            } else if p.started.is_some() {
+                running += 1;
+            } else if p.restart_at.is_some() {
+                crash_looping += 1;
+            } else {
+                pending_count += 1;
+                let why = if !scheduled(&p.pod) {
+                    "no node fits".to_string()
+                } else if let (PlannedEnding::Stuck(reason), None) = (&p.plan.ending, p.start_at) {
+                    reason.clone()
+                } else {
+                    match p.start_at {
+                        Some(t) => format!("starting {}", offset(ms(t))),
+                        None => "not started".to_string(),
+                    }
+                };
+                let indexes = pending.entry(why).or_default();
+                indexes.extend(p.index);
+            }
+        }
+        let pods = |n: usize| {
+            if n == 1 {
+                "1 pod".to_string()
+            } else {
+                format!("{n} pods")
+            }
+        };
+        if pending_count > 0 {
+            let whys: Vec<String> = pending
+                .iter()
+                .map(|(why, indexes)| match indexes.as_slice() {
+                    [] => why.clone(),
+                    [i] => format!("index {i}: {why}"),
+                    many => format!("indexes {}: {why}", listed(many)),
+                })
+                .collect();
+            parts.push(format!(
+                "{} Pending ({})",
+                pods(pending_count),
+                whys.join("; ")
+            ));
+        }
+        if running > 0 {
+            parts.push(format!("{} Running", pods(running)));
+        }
+        if crash_looping > 0 {
+            parts.push(format!("{} in CrashLoopBackOff", pods(crash_looping)));
+        }
+        if terminating > 0 {
+            parts.push(format!("{} terminating", pods(terminating)));
+        }
+        if self
+            .job
+            .spec
+            .as_ref()
+            .is_some_and(|s| s.suspend.unwrap_or(false))
+        {
+            parts.push("suspended".to_string());
+        }
+        // A wait the stop cut short is still being waited out.
+        let backoff = waits
+            .iter()
+            .map(|w| w.at_ms.saturating_add(w.wait_ms))
+            .filter(|&until| until > now)
+            .max();
+        let due = self.due.map(ms).filter(|&t| t > now);
+        match (backoff, due) {
+            (Some(until), _) => parts.push(format!("waiting for backoff until {}", offset(until))),
+            (None, Some(t)) => parts.push(format!("next decision due {}", offset(t))),
+            (None, None) => {}
+        }
+        if parts.is_empty() {
+            return "no pod pending or running, no decision due".to_string();
+        }
+        parts.join("; ")
+    }
+}
+
+impl World<'_> {
+    /// Each pod's waits between a crash and the restart in place (to `end` for a
+    /// restart still waited for), added up, ms.
+    fn crash_looped_ms(&self, end: i64) -> i64 {
+        let mut all = 0i64;
+        for sp in &self.pods {
+            let nexts = sp
+                .history
+                .iter()
+                .skip(1)
+                .map(|r| Some(r.started))
+                .chain([sp.started.or(sp.restart_at.map(|t| t.min(end)))]);
+            for (run, next) in sp.history.iter().zip(nexts) {
+                let next = next.unwrap_or(end).min(end);
+                all = all.saturating_add(next.saturating_sub(run.ended).max(0));
+            }
+        }
+        all.div_euclid(1_000_000)
+    }
+}
+
+/// The time between each `Suspended=True` condition and the next `Suspended=False`
+/// (or `end_ms`), added up, ms.
+fn suspended_ms(events: &[Event], end_ms: i64) -> i64 {
+    let mut all = 0i64;
+    let mut since: Option<i64> = None;
+    for e in events.iter().filter(|e| e.kind == EventKind::Condition) {
+        if e.detail.starts_with("Suspended=True") {
+            since.get_or_insert(e.offset_ms);
+        } else if e.detail.starts_with("Suspended=False")
+            && let Some(from) = since.take()
+        {
+            all = all.saturating_add(e.offset_ms.saturating_sub(from));
+        }
+    }
+    if let Some(from) = since {
+        all = all.saturating_add(end_ms.saturating_sub(from).max(0));
+    }
+    all
+}
+
+/// Up to five numbers, then how many more.
+fn listed(numbers: &[i32]) -> String {
+    let shown: Vec<String> = numbers.iter().take(5).map(i32::to_string).collect();
+    match numbers.len().saturating_sub(5) {
+        0 => shown.join(", "),
+        more => format!("{} and {more} more", shown.join(", ")),
     }
 }
 

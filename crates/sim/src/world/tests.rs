@@ -1703,3 +1703,109 @@ fn per_index_requeues_showed_the_job_wide_backoff_record() {
     }
     assert!(text.contains("per-index backoff: index 0"), "{text}");
 }
+
+/// The summary's `Unfinished:` value, from the JSON (what `-o json` prints) and the text.
+fn unfinished(t: &Timeline) -> String {
+    let json = serde_json::to_value(&t.summary).expect("json");
+    let value = json["unfinished"].as_str().unwrap_or_default().to_string();
+    let line = t
+        .text()
+        .lines()
+        .find_map(|l| l.strip_prefix("Unfinished:").map(|v| v.trim().to_string()))
+        .unwrap_or_default();
+    assert_eq!(value, line, "the JSON and the text say the same");
+    value
+}
+
+#[test]
+fn defect_8_an_unfinished_job_names_its_pending_pod_and_why() {
+    let t = play(
+        indexed(serde_json::json!({})),
+        "horizon: 30m\nattempts:\n- {index: 3, attempt: 1, pending: ImagePullBackOff}\n",
+    );
+    assert_eq!(t.summary.result, "Unfinished");
+    assert_eq!(t.summary.stopped, "idle");
+    assert_eq!(unfinished(&t), "1 pod Pending (index 3: ImagePullBackOff)");
+    // The reason sits just above the answer, so `tail` shows both.
+    let text = t.text();
+    let last: Vec<&str> = text.lines().rev().take(2).collect();
+    assert!(last[0].starts_with("Result:"), "{text}");
+    assert!(last[1].starts_with("Unfinished:"), "{text}");
+}
+
+#[test]
+fn defect_8_an_unfinished_job_says_no_node_fits_an_unscheduled_pod() {
+    let job = job(serde_json::json!({"parallelism": 1, "completions": 1}));
+    let script = Script::from_yaml("horizon: 10m\nnodes: [node-1]\n").expect("script");
+    let mut decider = with_extended_actions;
+    let t =
+        simulate(job, Vec::new(), &script, &Options::default(), &mut decider).expect("simulated");
+    assert_eq!(t.summary.result, "Unfinished");
+    assert_eq!(unfinished(&t), "1 pod Pending (no node fits)");
+}
+
+#[test]
+fn defect_8_an_unfinished_job_says_it_waits_for_backoff() {
+    // Every attempt fails at once; the horizon falls inside a backoff wait.
+    let t = play(
+        job(serde_json::json!({"parallelism": 1, "completions": 1})),
+        "horizon: 2m\ndefaults: {runTime: 5s}\nattempts:\n- {exitCode: 1}\n",
+    );
+    assert_eq!(t.summary.result, "Unfinished");
+    let last = t.backoff_waits.last().expect("a backoff wait");
+    let until = crate::timeline::offset(last.at_ms + last.wait_ms);
+    assert!(last.at_ms + last.wait_ms > 120_000, "{:?}", t.backoff_waits);
+    assert_eq!(unfinished(&t), format!("waiting for backoff until {until}"));
+}
+
+#[test]
+fn defect_8_a_finished_job_has_no_unfinished_line() {
+    let t = play(job(serde_json::json!({})), "");
+    assert_eq!(t.summary.result, "Complete");
+    assert_eq!(unfinished(&t), "");
+    assert!(!t.text().contains("Unfinished:"));
+}
+
+/// A summary line's value from the text, if the line is there.
+fn line(t: &Timeline, label: &str) -> Option<String> {
+    t.text()
+        .lines()
+        .find_map(|l| l.strip_prefix(label).map(|v| v.trim().to_string()))
+}
+
+#[test]
+fn defect_8_time_suspended_is_a_summary_line() {
+    let t = play(
+        job(serde_json::json!({"completions": 2, "parallelism": 2})),
+        "defaults: {runTime: 10m}\nevents:\n- {at: 2m, suspend: true}\n- {at: 5m, resume: true}\n",
+    );
+    let json = serde_json::to_value(&t.summary).expect("json");
+    let ms = json["suspendedMs"].as_i64().unwrap_or_default();
+    // Suspended from the 2m event to the 5m one (the conditions follow each at once).
+    assert!((179_000..=181_000).contains(&ms), "{ms}");
+    assert!(line(&t, "Suspended:").is_some(), "{}", t.text());
+    // A Job never suspended has no such line.
+    let plain = play(job(serde_json::json!({})), "");
+    assert_eq!(line(&plain, "Suspended:"), None);
+    assert_eq!(line(&plain, "CrashLoopBackOff:"), None);
+}
+
+#[test]
+fn defect_8_time_in_crash_loop_back_off_is_a_summary_line() {
+    // Index 0 crashes three times: restarted at once, then after 10s, then 20s.
+    let t = play(
+        restarting(indexed(
+            serde_json::json!({"completions": 1, "parallelism": 1}),
+        )),
+        "defaults: {runTime: 5s}\nattempts:\n- {index: 0, attempt: 1, exitCode: 1}\n- {index: 0, attempt: 2, exitCode: 1}\n- {index: 0, attempt: 3, exitCode: 1}\n",
+    );
+    let gaps: i64 = t
+        .attempts
+        .windows(2)
+        .filter_map(|w| Some(w[1].started_ms? - w[0].ended_ms?))
+        .sum();
+    let json = serde_json::to_value(&t.summary).expect("json");
+    assert!(gaps >= 30_000, "{:?}", t.attempts);
+    assert_eq!(json["crashLoopBackOffMs"].as_i64(), Some(gaps));
+    assert!(line(&t, "CrashLoopBackOff:").is_some(), "{}", t.text());
+}
