@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -313,13 +312,8 @@ func faultReport(w *Workload, cfg *faultConfig, lim Limits, results []*Result) s
 	}
 	b.WriteString("\nAPI requests per Job by verb and resource (the API server's audit log, by user agent; requests the proxy answered itself never reached it):\n\n")
 	for _, r := range results {
-		keys := make([]string, 0, len(r.Requests))
-		for k := range r.Requests {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
 		var parts []string
-		for _, k := range keys {
+		for _, k := range sortedKeys(r.Requests) {
 			parts = append(parts, k+" "+strconv.FormatFloat(perJob(r.Requests[k], r.Jobs), 'f', 2, 64))
 		}
 		fmt.Fprintf(&b, "- %s: %s\n", r.Fault.Scenario, strings.Join(parts, "; "))

@@ -2,11 +2,12 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
 	"runtime"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 )
@@ -90,20 +91,8 @@ func report(pairs []pair) string {
 		if p.a == nil || p.b == nil {
 			continue
 		}
-		keys := map[string]bool{}
-		for k := range p.a.Requests {
-			keys[k] = true
-		}
-		for k := range p.b.Requests {
-			keys[k] = true
-		}
-		var ks []string
-		for k := range keys {
-			ks = append(ks, k)
-		}
-		sort.Strings(ks)
 		var parts []string
-		for _, k := range ks {
+		for _, k := range sortedKeys(p.a.Requests, p.b.Requests) {
 			parts = append(parts, fmt.Sprintf("%s %.2f / %.2f", k, perJob(p.a.Requests[k], p.a.Jobs), perJob(p.b.Requests[k], p.b.Jobs)))
 		}
 		fmt.Fprintf(&b, "- %s %s: %s\n", p.w.Name, p.limits.Name, strings.Join(parts, "; "))
@@ -310,14 +299,20 @@ func refusedList(r *Result) string {
 	if len(r.Refused) == 0 {
 		return "none"
 	}
-	var ks []string
-	for k := range r.Refused {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
 	var parts []string
-	for _, k := range ks {
+	for _, k := range sortedKeys(r.Refused) {
 		parts = append(parts, fmt.Sprintf("%s ×%d", k, r.Refused[k]))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// sortedKeys is every key of the maps, once each, in order.
+func sortedKeys(ms ...map[string]int) []string {
+	seen := map[string]bool{}
+	for _, m := range ms {
+		for k := range m {
+			seen[k] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
 }
