@@ -367,11 +367,11 @@ async fn decide_job_set_holds_a_slot_while_it_decides() {
         .await;
     let mut client = server.client().await;
     let request = slow_jobset_request(SLOW_JOBSET_JOBS);
-    // Up to three tries: in about one in four the second call found the slot
+    // Up to ten tries: in about one in four the second call found the slot
     // free (open: whether the deadline sometimes lands before the work holds
     // its slot); every try failing means the slot is not held.
     let mut answers = Vec::new();
-    for _ in 0..3 {
+    for _ in 0..TRIES {
         server
             .wait_for_metric_line("job_decider_requests_in_flight 0")
             .await;
@@ -390,7 +390,7 @@ async fn decide_job_set_holds_a_slot_while_it_decides() {
         }
     }
     assert!(
-        answers.len() < 3,
+        answers.len() < TRIES,
         "the one slot was never still DecideJobSet's: {answers:?}"
     );
     server
@@ -402,6 +402,9 @@ async fn decide_job_set_holds_a_slot_while_it_decides() {
         assert_ne!(status.code(), Code::Unavailable, "still shed: {status:?}");
     }
 }
+
+/// Tries of the slot test: at one in four free, three tries failed one CI run in 64.
+const TRIES: usize = 10;
 
 /// Child Jobs in the slow JobSet request.
 const SLOW_JOBSET_JOBS: usize = 40_000;
