@@ -35,10 +35,15 @@ fn worth(outcomes: &[String]) -> u8 {
     }
 }
 
-/// The positions of `ranks` the caps keep: the `cap` lowest ranks (the earliest
-/// first among equals), in their original order.
-fn keep(ranks: &[u8], cap: usize) -> Vec<bool> {
-    let mut order: Vec<usize> = (0..ranks.len()).collect();
+/// The positions of `ranks` the caps keep: all when they fit in `cap`; else the
+/// `cap` lowest ranks below `plain` (the earliest first among equals), in their
+/// original order. Plain rows (`plain` and above, a single success) are then
+/// only counted: listing a few of many would say nothing.
+fn keep(ranks: &[u8], cap: usize, plain: u8) -> Vec<bool> {
+    if ranks.len() <= cap {
+        return vec![true; ranks.len()];
+    }
+    let mut order: Vec<usize> = (0..ranks.len()).filter(|&i| ranks[i] < plain).collect();
     order.sort_by_key(|&i| (ranks[i], i));
     let mut kept = vec![false; ranks.len()];
     for &i in order.iter().take(cap) {
@@ -407,7 +412,7 @@ impl Timeline {
                 _ => 0,
             })
             .collect();
-        let kept = keep(&ranks, MAX_TEXT_ROWS);
+        let kept = keep(&ranks, MAX_TEXT_ROWS, 2);
         for (a, _) in self.attempts.iter().zip(&kept).filter(|(_, k)| **k) {
             let index = a.index.map(|i| format!("index {i}, ")).unwrap_or_default();
             let span = match (a.started_ms, a.ended_ms) {
@@ -530,7 +535,7 @@ impl Summary {
         let mut lines = self.lines();
         lines.retain(|(k, _)| *k != INDEX_LABEL);
         let ranks: Vec<u8> = self.per_index.values().map(|o| worth(o)).collect();
-        let kept = keep(&ranks, cap);
+        let kept = keep(&ranks, cap, 2);
         for ((i, outcomes), _) in self.per_index.iter().zip(&kept).filter(|(_, k)| **k) {
             lines.push((INDEX_LABEL, format!("{i}: {}", outcomes.join(", "))));
         }
@@ -734,7 +739,7 @@ pub fn compare_text(
             }
         })
         .collect();
-    let kept = keep(&ranks, MAX_TEXT_ROWS);
+    let kept = keep(&ranks, MAX_TEXT_ROWS, 3);
     for (i, _) in indexes.iter().zip(&kept).filter(|(_, k)| **k) {
         let (a, b) = sides(i);
         let (a, b) = (a.join(", "), b.join(", "));
