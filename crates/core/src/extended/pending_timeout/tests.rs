@@ -445,3 +445,20 @@ fn a_pending_timeout_replacement_skipped_the_pod_failure_backoff() {
         plan.actions
     );
 }
+
+#[test]
+fn a_pending_timeout_replacement_skipped_the_per_index_backoff() {
+    // Defect 10 (issue 25), backoffLimitPerIndex: the index's own backoff after
+    // a timed-out pod starts when it was failed too.
+    let mut j = with_policy(crate::fixtures::indexed_job(2, 2), defaults(300));
+    j.spec.backoff_limit_per_index = Some(3);
+    j.status.start_time = Some(t(0));
+    let pods = vec![pod("a").index(0), timed_out("stuck", 306).index(1)];
+    let plan = decide(&snapshot(j, pods, t(306)));
+    assert!(
+        crate::fixtures::creations(&plan).is_empty(),
+        "index 1 waits out its backoff: {:?}",
+        plan.actions
+    );
+    assert_eq!(plan.requeue_after, Some(Duration::from_secs(10)));
+}
