@@ -739,6 +739,33 @@ fn script_mistakes_silently_did_nothing() {
     }
 }
 
+/// Issue 25, defect 12: a scripted event after the Job finished never played, and
+/// nothing said so (exit 0, no warning).
+#[test]
+fn an_event_after_the_job_finished_never_played_silently() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let job = examples().join("kep-3850-story1/job.yaml");
+    let file = dir.path().join("script.yaml");
+    // Every index succeeds after 4m: the Job is Complete at about 4m; the horizon is far.
+    std::fs::write(
+        &file,
+        "horizon: 2h\ndefaults: {runTime: 4m}\nevents:\n- {at: 1m, deletePod: {index: 1}}\n\
+         - {at: 30m, suspend: true}\n",
+    )
+    .expect("write");
+    let out = run(&["simulate", "--job", path(&job), "--script", path(&file)]);
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("warning: ")).collect();
+    assert_eq!(warnings.len(), 1, "only the late event: {err}");
+    let line = warnings[0];
+    assert!(line.contains("events[1].at: 30m"), "{line}");
+    assert!(
+        line.contains("the Job finished at 5m") && line.ends_with("this event never plays"),
+        "{line}"
+    );
+}
+
 #[test]
 fn defect_9_summary_prints_only_the_answer() {
     let dir = examples().join("kep-3850-story1");

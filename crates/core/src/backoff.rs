@@ -16,10 +16,12 @@ pub const POD_FAILURE_BACKOFF_MAX: Duration = Duration::from_secs(600);
 ///
 /// The first of: the latest `finishedAt` of its containers (only when every
 /// one has terminated with a `finishedAt`), the `Ready=False` transition time,
-/// the deletion time less the grace period, the creation time.
+/// the deletion time less the grace period, the creation time. Ahead of all
+/// these, a pod the extended policy's pending timeout failed finished when it
+/// was failed (its condition's transition; upstream's pods never carry it).
 ///
 /// Restartable init ("sidecar") containers count with the regular ones in the
-/// first rule, as upstream's do; other init containers do not.
+/// containers' rule, as upstream's do; other init containers do not.
 pub fn finished_time(pod: &Pod) -> Time {
     finished_time_with_sidecars(pod, |name| pod.is_sidecar(name))
 }
@@ -27,7 +29,10 @@ pub fn finished_time(pod: &Pod) -> Time {
 /// [`finished_time`], with `is_sidecar` naming the init containers whose
 /// restart policy is `Always`; their statuses join the containers' rule.
 pub fn finished_time_with_sidecars(pod: &Pod, is_sidecar: impl Fn(&str) -> bool) -> Time {
-    finish_time_from_containers(pod, is_sidecar)
+    // Extended policy: a pod failed for its pending timeout finished then, not when it
+    // first went unready; otherwise the backoff after it would have run out already.
+    crate::extended::pending_timeout::failed_at(pod)
+        .or_else(|| finish_time_from_containers(pod, is_sidecar))
         .or_else(|| finish_time_from_ready_false(pod))
         .or_else(|| {
             // Deleted pods (e.g. by PodGC) finished around when the grace period began.

@@ -9,6 +9,65 @@ use serde::Serialize;
 
 use crate::duration::{clock, human, rfc3339};
 
+/// At most this many per-index lines, attempts and compared indexes the text
+/// lists, as many as a chart draws rows; the rest are counted in one line, and
+/// `-o json` has them all.
+pub const MAX_TEXT_ROWS: usize = crate::render::MAX_ROWS;
+/// Routine events (pods created, started, succeeded, removed; status counters that
+/// are not failures) the text lists one by one; past this, each run of them is
+/// folded into one line with its counts. Every other event is always listed.
+pub const MAX_ROUTINE_EVENTS: usize = 200;
+/// Runs of routine events this short are listed even past the cap: a fold
+/// line would say no less.
+const MIN_FOLDED_RUN: usize = 3;
+/// The summary's label of per-index lines.
+const INDEX_LABEL: &str = "Index attempts:";
+
+/// How much a row is worth reading, most first: 0 when it did not end in a
+/// success (failed, held for a replacement, pending, running, deleted), 1 a
+/// success after earlier attempts, 2 a single success. Caps keep the lowest.
+fn worth(outcomes: &[String]) -> u8 {
+    match outcomes {
+        [.., last] if last != "succeeded" => 0,
+        [] => 0,
+        [_] => 2,
+        _ => 1,
+    }
+}
+
+/// The positions of `ranks` the caps keep: all when they fit in `cap`; else the
+/// `cap` lowest ranks below `plain` (the earliest first among equals), in their
+/// original order. Plain rows (`plain` and above, a single success) are then
+/// only counted: listing a few of many would say nothing.
+fn keep(ranks: &[u8], cap: usize, plain: u8) -> Vec<bool> {
+    if ranks.len() <= cap {
+        return vec![true; ranks.len()];
+    }
+    let mut order: Vec<usize> = (0..ranks.len()).filter(|&i| ranks[i] < plain).collect();
+    order.sort_by_key(|&i| (ranks[i], i));
+    let mut kept = vec![false; ranks.len()];
+    for &i in order.iter().take(cap) {
+        kept[i] = true;
+    }
+    kept
+}
+
+/// Whether an event is routine: pods created, started, succeeded or removed, and
+/// status counters that do not count a failure. What a fold may hide.
+fn routine(e: &Event) -> bool {
+    match e.kind {
+        EventKind::PodCreated
+        | EventKind::PodStarted
+        | EventKind::PodSucceeded
+        | EventKind::PodRemoved => true,
+        EventKind::Status => !e
+            .detail
+            .split(", ")
+            .any(|part| part.starts_with("failed ") || part.starts_with("failedIndexes ")),
+        _ => false,
+    }
+}
+
 /// A whole simulated life.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -315,7 +374,7 @@ impl Timeline {
             .map(|e| offset(e.offset_ms).len())
             .max()
             .unwrap_or(3);
-        for e in &self.events {
+        let line = |out: &mut String, e: &Event| {
             let who = match (&e.pod, e.index) {
                 (Some(p), Some(i)) => format!("{p} [{i}] "),
                 (Some(p), None) => format!("{p} "),
@@ -325,16 +384,36 @@ impl Timeline {
                 out,
                 "  {:<width$}  {}  {:<12} {who}{}",
                 offset(e.offset_ms),
-                clock(
-                    self.start_nanos
-                        .saturating_add(e.offset_ms.saturating_mul(1_000_000))
-                ),
+                self.clock_at(e.offset_ms),
                 e.kind.label(),
                 e.detail
             );
+        };
+        // Past the cap, runs of routine events fold; the rest is always listed.
+        let mut routine_listed = 0;
+        let mut run: Vec<&Event> = Vec::new();
+        for e in &self.events {
+            if routine(e) && routine_listed >= MAX_ROUTINE_EVENTS {
+                run.push(e);
+                continue;
+            }
+            self.fold(&mut out, &mut run, width, &line);
+            routine_listed += usize::from(routine(e));
+            line(&mut out, e);
         }
+        self.fold(&mut out, &mut run, width, &line);
         let _ = writeln!(out, "\nAttempts:");
-        for a in &self.attempts {
+        let ranks: Vec<u8> = self
+            .attempts
+            .iter()
+            .map(|a| match (a.outcome.as_str(), a.attempt) {
+                ("succeeded", 1) => 2,
+                ("succeeded", _) => 1,
+                _ => 0,
+            })
+            .collect();
+        let kept = keep(&ranks, MAX_TEXT_ROWS, 2);
+        for (a, _) in self.attempts.iter().zip(&kept).filter(|(_, k)| **k) {
             let index = a.index.map(|i| format!("index {i}, ")).unwrap_or_default();
             let span = match (a.started_ms, a.ended_ms) {
                 (Some(s), Some(e)) => format!("ran {} to {}", offset(s), offset(e)),
@@ -358,10 +437,74 @@ impl Timeline {
                 a.pod, a.attempt, a.outcome
             );
         }
+        let more = kept.iter().filter(|k| !**k).count();
+        if more > 0 {
+            let plain = ranks
+                .iter()
+                .zip(&kept)
+                .filter(|(r, k)| **r == 2 && !**k)
+                .count();
+            let _ = writeln!(
+                out,
+                "  … {more} more attempts ({plain} of them a first-attempt success), see -o json"
+            );
+        }
         out.push('\n');
         out.push_str(&self.summary.text());
         // Names, messages and the description come from the input: escaped for a terminal.
         escaped(&out).into_owned()
+    }
+
+    /// The wall clock `offset_ms` after the start.
+    fn clock_at(&self, offset_ms: i64) -> String {
+        clock(
+            self.start_nanos
+                .saturating_add(offset_ms.saturating_mul(1_000_000)),
+        )
+    }
+
+    /// Lists a run of routine events past the cap: one line with its counts by
+    /// kind, or each event when the run is too short to be worth folding.
+    fn fold(
+        &self,
+        out: &mut String,
+        run: &mut Vec<&Event>,
+        width: usize,
+        line: &dyn Fn(&mut String, &Event),
+    ) {
+        let (Some(first), Some(last)) = (run.first(), run.last()) else {
+            return;
+        };
+        if run.len() < MIN_FOLDED_RUN {
+            for e in run.iter() {
+                line(out, e);
+            }
+            run.clear();
+            return;
+        }
+        let mut kinds: BTreeMap<EventKind, usize> = BTreeMap::new();
+        for e in run.iter() {
+            *kinds.entry(e.kind).or_default() += 1;
+        }
+        let counts: Vec<String> = kinds
+            .iter()
+            .map(|(k, n)| format!("{n} {}", k.label()))
+            .collect();
+        let until = if last.offset_ms == first.offset_ms {
+            String::new()
+        } else {
+            format!(" to {}", offset(last.offset_ms))
+        };
+        let _ = writeln!(
+            out,
+            "  {:<width$}  {}  {:<12} {} routine events{until} ({}), see -o json",
+            offset(first.offset_ms),
+            self.clock_at(first.offset_ms),
+            "…",
+            run.len(),
+            counts.join(", ")
+        );
+        run.clear();
     }
 
     /// The summary alone (`simulate --summary`): the text's last paragraph, the answer.
@@ -376,13 +519,39 @@ impl Summary {
     /// other line, then the message, then the result.
     pub fn text(&self) -> String {
         let (answer, rest): (Vec<_>, Vec<_>) = self
-            .lines()
+            .capped_lines(MAX_TEXT_ROWS)
             .into_iter()
             .partition(|(k, _)| matches!(*k, "Result:" | "Message:" | "Unfinished:"));
         rest.into_iter()
             .chain(answer.into_iter().rev())
             .map(|(k, v)| format!("{k:<18} {v}\n"))
             .collect::<String>()
+    }
+
+    /// [`Summary::lines`] with at most `cap` per-index lines, those worth reading
+    /// first (an index that did not end in a success, then one that took more than
+    /// one attempt), back in index order, and a last line counting the rest.
+    pub fn capped_lines(&self, cap: usize) -> Vec<(&'static str, String)> {
+        let mut lines = self.lines();
+        lines.retain(|(k, _)| *k != INDEX_LABEL);
+        let ranks: Vec<u8> = self.per_index.values().map(|o| worth(o)).collect();
+        let kept = keep(&ranks, cap, 2);
+        for ((i, outcomes), _) in self.per_index.iter().zip(&kept).filter(|(_, k)| **k) {
+            lines.push((INDEX_LABEL, format!("{i}: {}", outcomes.join(", "))));
+        }
+        let more = kept.iter().filter(|k| !**k).count();
+        if more > 0 {
+            let plain = ranks
+                .iter()
+                .zip(&kept)
+                .filter(|(r, k)| **r == 2 && !**k)
+                .count();
+            lines.push((
+                INDEX_LABEL,
+                format!("… {more} more indexes ({plain} of them a single success), see -o json"),
+            ));
+        }
+        lines
     }
 
     fn backoff_text(&self) -> String {
@@ -446,7 +615,7 @@ impl Summary {
             lines.push(("Failed indexes:", self.failed_indexes.clone()));
         }
         for (i, outcomes) in &self.per_index {
-            lines.push(("Index attempts:", format!("{i}: {}", outcomes.join(", "))));
+            lines.push((INDEX_LABEL, format!("{i}: {}", outcomes.join(", "))));
         }
         lines
     }
@@ -509,14 +678,16 @@ fn job_name(job: &str) -> String {
     job.rsplit('/').next().unwrap_or(job).to_string()
 }
 
-/// Two summaries side by side, then where the timelines part.
+/// Where the timelines first part (the time and what each side did), then the
+/// two summaries side by side, the indexes capped (those that differ first).
 pub fn compare_text(
     left_name: &str,
     left: &Timeline,
     right_name: &str,
     right: &Timeline,
 ) -> String {
-    let mut out = String::new();
+    let mut out = parting(left_name, left, right_name, right, "  ");
+    out.push_str("\n\n");
     let l = left.summary.lines();
     let r = right.summary.lines();
     let lw = l
@@ -530,7 +701,7 @@ pub fn compare_text(
     let _ = writeln!(out, "{:<19} {left_name:<lw$}  {right_name}", "");
     let mut labels: Vec<&str> = Vec::new();
     for (k, _) in l.iter().chain(r.iter()) {
-        if !labels.contains(k) && *k != "Index attempts:" && *k != "Message:" {
+        if !labels.contains(k) && *k != INDEX_LABEL && *k != "Message:" {
             labels.push(k);
         }
     }
@@ -546,37 +717,52 @@ pub fn compare_text(
         let mark = if a == b { " " } else { "*" };
         let _ = writeln!(out, "{mark}{k:<18} {a:<lw$}  {b}");
     }
-    let indexes: std::collections::BTreeSet<i32> = left
-        .summary
-        .per_index
+    let (lp, rp) = (&left.summary.per_index, &right.summary.per_index);
+    let indexes: Vec<i32> = lp
         .keys()
-        .chain(right.summary.per_index.keys())
+        .chain(rp.keys())
         .copied()
+        .collect::<std::collections::BTreeSet<i32>>()
+        .into_iter()
         .collect();
-    for i in indexes {
-        let a = left
-            .summary
-            .per_index
-            .get(&i)
-            .map(|v| v.join(", "))
-            .unwrap_or_default();
-        let b = right
-            .summary
-            .per_index
-            .get(&i)
-            .map(|v| v.join(", "))
-            .unwrap_or_default();
+    let none = Vec::new();
+    let sides = |i: &i32| (lp.get(i).unwrap_or(&none), rp.get(i).unwrap_or(&none));
+    // Indexes that differ first, then those worth reading on either side.
+    let ranks: Vec<u8> = indexes
+        .iter()
+        .map(|i| {
+            let (a, b) = sides(i);
+            if a == b {
+                1 + worth(a).min(worth(b))
+            } else {
+                0
+            }
+        })
+        .collect();
+    let kept = keep(&ranks, MAX_TEXT_ROWS, 3);
+    for (i, _) in indexes.iter().zip(&kept).filter(|(_, k)| **k) {
+        let (a, b) = sides(i);
+        let (a, b) = (a.join(", "), b.join(", "));
         let mark = if a == b { " " } else { "*" };
         let _ = writeln!(out, "{mark}{:<18} {a:<lw$}  {b}", format!("Index {i}:"));
+    }
+    let more = kept.iter().filter(|k| !**k).count();
+    if more > 0 {
+        let same = ranks
+            .iter()
+            .zip(&kept)
+            .filter(|(r, k)| **r > 0 && !**k)
+            .count();
+        let _ = writeln!(
+            out,
+            " … {more} more indexes ({same} of them the same on both sides), see -o json"
+        );
     }
     for (name, t) in [(left_name, left), (right_name, right)] {
         if !t.summary.message.is_empty() {
             let _ = writeln!(out, "{name}: {}", t.summary.message);
         }
     }
-    out.push('\n');
-    out.push_str(&parting(left_name, left, right_name, right, "  "));
-    out.push('\n');
     escaped(&out).into_owned()
 }
 

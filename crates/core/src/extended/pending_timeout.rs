@@ -71,6 +71,20 @@ pub fn stuck<'p>(settings: &PendingTimeout, pod: &'p Pod) -> Option<Stuck<'p>> {
     })
 }
 
+/// When the pending timeout failed `pod`: the transition time of its True
+/// [`PENDING_TIMEOUT_CONDITION`]. Its finish time, so that the backoff after
+/// this failure starts there, as after any other failure.
+pub fn failed_at(pod: &Pod) -> Option<Time> {
+    if pod.phase != PodPhase::Failed {
+        return None;
+    }
+    pod.conditions
+        .iter()
+        .find(|c| &*c.condition_type == PENDING_TIMEOUT_CONDITION)
+        .filter(|c| c.status == crate::model::ConditionStatus::True)
+        .and_then(|c| c.last_transition_time)
+}
+
 /// The pending timeout's part of a plan.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PendingTimeouts {

@@ -105,41 +105,35 @@ fn header(body: &mut String, t: &Timeline) {
     }
 }
 
-/// The summary lines with the per-index lines capped (the most eventful first).
-fn capped_lines(s: &Summary) -> (Vec<(&'static str, String)>, usize) {
-    let mut lines = s.lines();
-    let per_index: Vec<(&'static str, String)> = lines
+/// The summary lines with the per-index lines capped as the text caps them (those
+/// worth reading first); how many were left out, and the line that says so.
+fn capped_lines(s: &Summary) -> (Vec<(&'static str, String)>, usize, Option<String>) {
+    let mut lines = s.capped_lines(MAX_ROWS);
+    let mut more_line = None;
+    if let Some(pos) = lines
+        .iter()
+        .position(|(k, v)| *k == "Index attempts:" && v.starts_with('…'))
+    {
+        more_line = Some(lines.remove(pos).1);
+    }
+    let shown = lines
         .iter()
         .filter(|(k, _)| *k == "Index attempts:")
-        .cloned()
-        .collect();
-    lines.retain(|(k, _)| *k != "Index attempts:");
-    let plain = |v: &str| v.ends_with(": succeeded");
-    let mut keep: Vec<&(&'static str, String)> =
-        per_index.iter().filter(|(_, v)| !plain(v)).collect();
-    keep.extend(per_index.iter().filter(|(_, v)| plain(v)));
-    keep.truncate(MAX_ROWS);
-    let more = per_index.len() - keep.len();
-    // Back in index order.
-    let kept: Vec<(&'static str, String)> = per_index
-        .iter()
-        .filter(|l| keep.contains(l))
-        .cloned()
-        .collect();
-    lines.extend(kept);
-    (lines, more)
+        .count();
+    (lines, s.per_index.len().saturating_sub(shown), more_line)
 }
 
 fn summary_table(s: &Summary) -> String {
-    let (lines, more) = capped_lines(s);
+    let (lines, _, more_line) = capped_lines(s);
     let mut out = String::from("<table class=\"summary\">");
     for (k, v) in &lines {
         let _ = write!(out, "<tr><th>{}</th><td>{}</td></tr>", escape(k), escape(v));
     }
-    if more > 0 {
+    if let Some(more) = more_line {
         let _ = write!(
             out,
-            "<tr><th>Index attempts:</th><td class=\"more\">{more} more indexes, each a single success</td></tr>"
+            "<tr><th>Index attempts:</th><td class=\"more\">{}</td></tr>",
+            escape(&more)
         );
     }
     out.push_str("</table>");
@@ -147,8 +141,8 @@ fn summary_table(s: &Summary) -> String {
 }
 
 fn compare_table(left_name: &str, l: &Summary, right_name: &str, r: &Summary) -> String {
-    let (ll, lmore) = capped_lines(l);
-    let (rl, rmore) = capped_lines(r);
+    let (ll, lmore, _) = capped_lines(l);
+    let (rl, rmore, _) = capped_lines(r);
     let mut keys: Vec<(&str, Option<String>)> = Vec::new();
     for (k, v) in ll.iter().chain(rl.iter()) {
         // Index lines pair up by their index.
@@ -226,7 +220,7 @@ fn events(body: &mut String, id: &str, title: &str, t: &Timeline) {
     if more > 0 {
         let _ = write!(
             body,
-            "<p class=\"more\">{more} more events not listed; the text and JSON outputs have them all.</p>"
+            "<p class=\"more\">{more} more events not listed; the JSON output (<code>-o json</code>) has them all.</p>"
         );
     }
     body.push_str("</section>");

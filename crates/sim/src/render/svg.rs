@@ -336,7 +336,7 @@ fn panel(out: &mut String, name: &str, t: &Timeline, chart: &Chart, y: f64) -> f
         let _ = write!(
             out,
             "<text class=\"more\" x=\"8\" y=\"{}\">{} more {} not drawn ({} of them a single successful attempt); \
-             the text and JSON outputs list every attempt</text>",
+             the JSON output (-o json) lists every attempt</text>",
             n(y + 13.0),
             chart.more_rows,
             if chart.row_kind == "index" {

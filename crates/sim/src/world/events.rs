@@ -64,7 +64,36 @@ impl<'s> World<'s> {
         let stopped = self.run_until_stopped(decider, &mut requeues);
         // What an unfinished Job still waited for: the summary says it.
         self.due = requeues.first().copied();
+        if stopped.as_deref().is_ok_and(|s| s == "finished") {
+            self.warn_events_after_the_finish();
+        }
         stopped
+    }
+
+    /// The scripted events the run never reached because the Job had finished: each
+    /// a warning on its `at` (those after the horizon were warned of before the run).
+    fn warn_events_after_the_finish(&mut self) {
+        let finished = self.finished_at.unwrap_or(self.now);
+        let horizon = self.script.horizon();
+        for (k, e) in self
+            .script
+            .events
+            .iter()
+            .enumerate()
+            .skip(self.next_scripted)
+        {
+            if e.at > horizon {
+                continue;
+            }
+            self.warnings.push(crate::script::ScriptError::at(
+                format!("events[{k}].at"),
+                format!(
+                    "{} is after the Job finished at {}; this event never plays",
+                    e.at,
+                    human(finished.saturating_sub(self.start))
+                ),
+            ));
+        }
     }
 
     fn run_until_stopped(

@@ -399,3 +399,66 @@ fn describe_names_pods_reasons_and_waits() {
         Some(Duration::from_secs(200))
     );
 }
+
+/// A pod the pending timeout failed at `failed` (created at t(0)): phase Failed,
+/// Ready=False since its kubelet first reported it (t(6)), the timeout's
+/// condition, and a deletion with the default 30 s grace, as the shim leaves it.
+fn timed_out(name: &str, failed: i64) -> Pod {
+    let mut p = pending(name, 0, &[("main", "ImagePullBackOff")]).phase(PodPhase::Failed);
+    p.conditions.push(crate::model::PodCondition {
+        condition_type: "Ready".into(),
+        status: ConditionStatus::False,
+        last_transition_time: Some(t(6)),
+    });
+    p.condition(PENDING_TIMEOUT_CONDITION, t(failed))
+        .deleted(t(failed + 30), Some(30))
+}
+
+#[test]
+fn a_pending_timeout_replacement_skipped_the_pod_failure_backoff() {
+    // Defect 10 (issue 25): the failed pod's finish time was read as its Ready=False
+    // transition (when it was first reported, minutes before the timeout), so the
+    // backoff after it had already run out and the replacement came at once.
+    let mut j = with_policy(job(), defaults(300));
+    j.spec.parallelism = 3;
+    j.spec.completions = Some(3);
+    j.status.start_time = Some(t(0));
+    let pods = vec![pod("a"), pod("b"), timed_out("stuck", 306)];
+    let plan = decide(&snapshot(j.clone(), pods.clone(), t(306)));
+    assert!(
+        crate::fixtures::creations(&plan).is_empty(),
+        "the replacement waits out the backoff: {:?}",
+        plan.actions
+    );
+    assert_eq!(plan.requeue_after, Some(Duration::from_secs(10)));
+    assert_eq!(plan.state.backoff.last_failure_time, Some(t(306)));
+    // Once the 10 s have passed (the failure counted, the pod gone), it is created.
+    j.status = crate::fixtures::last_status(&plan).clone();
+    assert_eq!(j.status.failed, 1);
+    let mut later = snapshot(j, pods[..2].to_vec(), t(316));
+    later.state = plan.state.clone();
+    let plan = decide(&later);
+    assert_eq!(
+        crate::fixtures::creations(&plan).len(),
+        1,
+        "{:?}",
+        plan.actions
+    );
+}
+
+#[test]
+fn a_pending_timeout_replacement_skipped_the_per_index_backoff() {
+    // Defect 10 (issue 25), backoffLimitPerIndex: the index's own backoff after
+    // a timed-out pod starts when it was failed too.
+    let mut j = with_policy(crate::fixtures::indexed_job(2, 2), defaults(300));
+    j.spec.backoff_limit_per_index = Some(3);
+    j.status.start_time = Some(t(0));
+    let pods = vec![pod("a").index(0), timed_out("stuck", 306).index(1)];
+    let plan = decide(&snapshot(j, pods, t(306)));
+    assert!(
+        crate::fixtures::creations(&plan).is_empty(),
+        "index 1 waits out its backoff: {:?}",
+        plan.actions
+    );
+    assert_eq!(plan.requeue_after, Some(Duration::from_secs(10)));
+}
