@@ -4,7 +4,7 @@
 use std::ops::Deref;
 use std::time::Duration;
 
-use crate::model::{BackoffRecord, ConditionStatus, ContainerStatus, Pod};
+use crate::model::{BackoffRecord, ConditionStatus, ContainerStatus, Job, Pod};
 use crate::time::Time;
 
 /// The delay after the first failure (upstream `DefaultJobPodFailureBackOff`).
@@ -16,9 +16,7 @@ pub const POD_FAILURE_BACKOFF_MAX: Duration = Duration::from_secs(600);
 ///
 /// The first of: the latest `finishedAt` of its containers (only when every
 /// one has terminated with a `finishedAt`), the `Ready=False` transition time,
-/// the deletion time less the grace period, the creation time. Ahead of all
-/// these, a pod the extended policy's pending timeout failed finished when it
-/// was failed (its condition's transition; upstream's pods never carry it).
+/// the deletion time less the grace period, the creation time.
 ///
 /// Restartable init ("sidecar") containers count with the regular ones in the
 /// containers' rule, as upstream's do; other init containers do not.
@@ -26,13 +24,27 @@ pub fn finished_time(pod: &Pod) -> Time {
     finished_time_with_sidecars(pod, |name| pod.is_sidecar(name))
 }
 
+/// When `pod` of `job` finished, for the pod-failure backoff: [`finished_time`],
+/// except that while the Job's extended policy has a pending timeout, a pod it
+/// failed finished when it was failed (its condition's transition), not when it
+/// first went unready — else the backoff after it would already have run out.
+/// Without that policy the condition is not read, so upstream's rule holds for
+/// every pod whatever it carries.
+pub fn finished_time_for(job: &Job, pod: &Pod) -> Time {
+    let timeout_in_force = job
+        .extended_failure_policy
+        .as_ref()
+        .is_some_and(|p| p.pending_timeout.is_some());
+    timeout_in_force
+        .then(|| crate::extended::pending_timeout::failed_at(pod))
+        .flatten()
+        .unwrap_or_else(|| finished_time(pod))
+}
+
 /// [`finished_time`], with `is_sidecar` naming the init containers whose
 /// restart policy is `Always`; their statuses join the containers' rule.
 pub fn finished_time_with_sidecars(pod: &Pod, is_sidecar: impl Fn(&str) -> bool) -> Time {
-    // Extended policy: a pod failed for its pending timeout finished then, not when it
-    // first went unready; otherwise the backoff after it would have run out already.
-    crate::extended::pending_timeout::failed_at(pod)
-        .or_else(|| finish_time_from_containers(pod, is_sidecar))
+    finish_time_from_containers(pod, is_sidecar)
         .or_else(|| finish_time_from_ready_false(pod))
         .or_else(|| {
             // Deleted pods (e.g. by PodGC) finished around when the grace period began.
@@ -86,13 +98,15 @@ fn finish_time_from_ready_false(pod: &Pod) -> Option<Time> {
 /// The backoff record after this sync's newly finished pods (upstream `newBackoffRecord`).
 ///
 /// Only failures that finished strictly after the latest new success still
-/// count; a failure at the same instant as a success does not.
+/// count; a failure at the same instant as a success does not. Finish times
+/// are `job`'s ([`finished_time_for`]).
 pub fn new_backoff_record<P: Deref<Target = Pod>>(
+    job: &Job,
     old: BackoffRecord,
     new_succeeded: &[P],
     new_failed: &[P],
 ) -> BackoffRecord {
-    let latest = |pods: &[P]| pods.iter().map(|p| finished_time(p)).max();
+    let latest = |pods: &[P]| pods.iter().map(|p| finished_time_for(job, p)).max();
     match latest(new_succeeded) {
         None if new_failed.is_empty() => old,
         None => BackoffRecord {
@@ -105,7 +119,7 @@ pub fn new_backoff_record<P: Deref<Target = Pod>>(
         Some(last_success) => {
             let after: Vec<Time> = new_failed
                 .iter()
-                .map(|p| finished_time(p))
+                .map(|p| finished_time_for(job, p))
                 .filter(|&at| at > last_success)
                 .collect();
             BackoffRecord {

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::ops::Deref;
 
-use crate::backoff::finished_time;
+use crate::backoff::finished_time_for;
 use crate::index_set::IndexSet;
 use crate::model::{Job, Pod, PodFailurePolicyAction, PodPhase};
 use crate::pod_failure_policy::counts_failure;
@@ -101,7 +101,7 @@ pub(crate) fn pods_with_delayed_deletion<'a>(
             None => true,
             Some(current) => {
                 absolute_failure_count(current) <= absolute_failure_count(pod)
-                    && finished_time(pod) >= finished_time(current)
+                    && finished_time_for(job, pod) >= finished_time_for(job, current)
             }
         };
         if replace {

@@ -312,6 +312,7 @@ impl<'a> SyncFacts<'a> {
             start_time => start_time,
         };
         let new_backoff = new_backoff_record(
+            job,
             snapshot.state.backoff,
             &new_succeeded,
             &failures_for_backoff(job, &new_failed),

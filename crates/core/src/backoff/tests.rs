@@ -163,7 +163,7 @@ fn new_backoff_record_counts_failures_after_the_last_success() {
         let succeeded: Vec<&Pod> = succeeded.iter().collect();
         let failed: Vec<&Pod> = failed.iter().collect();
         assert_eq!(
-            new_backoff_record(c.old, &succeeded, &failed),
+            new_backoff_record(&crate::fixtures::job(), c.old, &succeeded, &failed),
             c.want,
             "{}",
             c.name

@@ -21,8 +21,8 @@ use std::borrow::Cow;
 use std::time::Duration;
 
 use crate::backoff::{
-    POD_FAILURE_BACKOFF_BASE, POD_FAILURE_BACKOFF_MAX, backoff_delay, finished_time, grown_delay,
-    index_backoff_failures, remaining_after,
+    POD_FAILURE_BACKOFF_BASE, POD_FAILURE_BACKOFF_MAX, backoff_delay, finished_time_for,
+    grown_delay, index_backoff_failures, remaining_after,
 };
 use crate::model::Job;
 use crate::model::{BackoffRecord, BackoffSettings, IgnoredFailureDelay};
@@ -228,7 +228,7 @@ pub(crate) fn index_backoff(
     };
     let failures = index_failures(job, pod);
     let delay = BackoffSchedule::for_job(job).delay(failures, Some(index));
-    let last_failure = finished_time(pod);
+    let last_failure = finished_time_for(job, pod);
     IndexBackoff {
         failures,
         last_failure,

@@ -462,3 +462,22 @@ fn a_pending_timeout_replacement_skipped_the_per_index_backoff() {
     );
     assert_eq!(plan.requeue_after, Some(Duration::from_secs(10)));
 }
+
+#[test]
+fn without_the_policy_a_timed_out_pod_finishes_by_upstreams_rule() {
+    // Upstream never reads job-decider's condition: a Job without a pending timeout
+    // in force (say the policy was taken off) takes the Ready=False transition, so
+    // its backoff is upstream's whatever the pod carries.
+    let mut j = job();
+    j.spec.parallelism = 3;
+    j.spec.completions = Some(3);
+    j.status.start_time = Some(t(0));
+    let stuck = timed_out("stuck", 306);
+    assert_eq!(crate::backoff::finished_time_for(&j, &stuck), t(6));
+    assert_eq!(
+        crate::backoff::finished_time_for(&with_policy(j.clone(), defaults(300)), &stuck),
+        t(306)
+    );
+    let plan = decide(&snapshot(j, vec![pod("a"), pod("b"), stuck], t(306)));
+    assert_eq!(plan.state.backoff.last_failure_time, Some(t(6)));
+}
