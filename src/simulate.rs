@@ -503,16 +503,15 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
         }
         None => None,
     };
-    job_decider_sim::check(left_job.clone(), pods.clone(), &script, &options)
+    // The script as written is checked (a life's draws would hide a bad distribution).
+    let warnings = job_decider_sim::check(left_job.clone(), pods.clone(), &base, &options)
         .map_err(|e| sim_error(&args.script, e))?;
     if let Some((_, job, options, _)) = &right {
-        job_decider_sim::check(job.clone(), pods.clone(), &script, options)
+        job_decider_sim::check(job.clone(), pods.clone(), &base, options)
             .map_err(|e| sim_error(&args.script, e))?;
     }
     if let Some(runs) = args.runs {
         // The script's own warnings, once: each life plays the same lines.
-        let warnings = job_decider_sim::check(left_job.clone(), pods.clone(), &base, &options)
-            .map_err(|e| sim_error(&args.script, e))?;
         script_warnings(&args.script, None, &warnings, &mut Vec::new());
         let same_name = right.as_ref().is_some_and(|(_, job, _, _)| {
             job.metadata.as_ref().map(|m| (&m.namespace, &m.name))

@@ -245,7 +245,8 @@ fn monte_carlo_bad_distributions_exit_2_naming_the_field() {
     let f = Files::new();
     std::fs::write(
         f.dir.path().join("bad.yaml"),
-        "defaults: {runTime: {uniform: [50m, 30m]}}\nattempts:\n- {runTime: {logNormal: {median: 40m, sigma: -0.3}}}\n",
+        "defaults: {runTime: {uniform: [50m, 30m]}}\nattempts:\n- {runTime: {logNormal: {median: 40m, sigma: -0.3}}}\n\
+         events:\n- {at: {exponential: {mean: 0s}}, percent: 120, suspend: true}\n",
     )
     .expect("write");
     let (job, script) = (f.at("job.yaml"), f.at("bad.yaml"));
@@ -256,6 +257,16 @@ fn monte_carlo_bad_distributions_exit_2_naming_the_field() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("attempts[0].runTime.logNormal.sigma"), "{err}");
     assert!(err.contains("defaults.runTime.uniform"), "{err}");
+    assert!(err.contains("events[0].at.exponential.mean"), "{err}");
+    assert!(err.contains("events[0].percent"), "{err}");
+    // A single run checks the script as written too, not its life's draws.
+    let single = run(&["simulate", "--job", &job, "--script", &script]);
+    assert_eq!(single.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&single.stderr).contains("events[0].at.exponential.mean"),
+        "{}",
+        String::from_utf8_lossy(&single.stderr)
+    );
     // And a shape serde refuses.
     std::fs::write(
         f.dir.path().join("bad.yaml"),
