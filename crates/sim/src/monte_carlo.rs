@@ -376,10 +376,11 @@ impl Report {
             let (label, _) = unit(name);
             push(&format!("{label}:"), hours_stats(h));
         }
+        // Each outcome is a line of its own, so that a compare pairs them by name.
         for o in &self.outcomes {
             push(
-                "Outcome:",
-                format!("{} {} ({} lives)", o.outcome, percent(o.p, o.ci95), o.lives),
+                &format!("{}:", o.outcome),
+                format!("{} ({} lives)", percent(o.p, o.ci95), o.lives),
             );
         }
         let (pc, cc) = share_of(self.p_complete, self.runs);
@@ -403,8 +404,14 @@ impl Report {
             "Monte Carlo: {} lives of Job {} (life i plays the script with a seed drawn from {} and i; --replay i plays one)\n\n",
             self.runs, self.job, self.seed
         );
-        for (k, v) in self.lines() {
-            let _ = writeln!(out, "{k:<22} {v}");
+        let lines = self.lines();
+        let width = lines
+            .iter()
+            .map(|(k, _)| k.chars().count())
+            .max()
+            .unwrap_or(0);
+        for (k, v) in lines {
+            let _ = writeln!(out, "{k:<width$} {v}");
         }
         out
     }
@@ -486,32 +493,40 @@ pub fn compare_text(left_name: &str, left: &Report, right_name: &str, right: &Re
             keys.push(k.clone());
         }
     }
-    // Outcomes are several lines under one label: pair them by position.
-    let values = |lines: &[(String, String)], k: &str| -> Vec<String> {
+    let value = |lines: &[(String, String)], k: &str| -> Option<String> {
         lines
             .iter()
-            .filter(|(key, _)| key == k)
+            .find(|(key, _)| key == k)
             .map(|(_, v)| v.clone())
-            .collect()
     };
+    // An outcome one Job never has is none of its lives.
+    let outcomes: Vec<String> = left
+        .outcomes
+        .iter()
+        .chain(&right.outcomes)
+        .map(|o| format!("{}:", o.outcome))
+        .collect();
     let mut out = format!(
         "Monte Carlo: {} lives of each Job, the same lives (seed {}): each life's attempts fail and run alike under both\n\n",
         left.runs, left.seed
     );
-    let _ = writeln!(out, "{:<22}   {left_name}", "");
-    let _ = writeln!(out, "{:<22}   {right_name}", "");
+    let width = keys.iter().map(|k| k.chars().count()).max().unwrap_or(0);
+    let _ = writeln!(out, "  {:<width$}   {left_name}", "");
+    let _ = writeln!(out, "  {:<width$}   {right_name}", "");
     // The Result last, as in a single report.
     keys.retain(|k| k != "Result:");
     keys.push("Result:".to_string());
     for k in keys {
-        let (lv, rv) = (values(&l, &k), values(&r, &k));
-        for i in 0..lv.len().max(rv.len()) {
-            let a = lv.get(i).map_or("-", String::as_str);
-            let b = rv.get(i).map_or("-", String::as_str);
-            let mark = if a == b { ' ' } else { '*' };
-            let _ = writeln!(out, "{mark} {k:<20}   {a}");
-            let _ = writeln!(out, "  {:<20}   {b}", "");
-        }
+        let missing = if outcomes.contains(&k) {
+            "0 lives"
+        } else {
+            "-"
+        };
+        let a = value(&l, &k).unwrap_or_else(|| missing.to_string());
+        let b = value(&r, &k).unwrap_or_else(|| missing.to_string());
+        let mark = if a == b { ' ' } else { '*' };
+        let _ = writeln!(out, "{mark} {k:<width$}   {a}");
+        let _ = writeln!(out, "  {:<width$}   {b}", "");
     }
     out
 }
