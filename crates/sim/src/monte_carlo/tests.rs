@@ -243,3 +243,36 @@ fn the_html_report_draws_every_chart() {
     assert_eq!(both.matches("<svg").count(), 8);
     assert_eq!(both.matches("<polyline").count(), 8);
 }
+
+#[test]
+fn a_node_failure_in_half_the_lives_at_a_drawn_time() {
+    // The pod's node is drained in half the lives, 10 to 20 minutes in: those lives
+    // replace the pod and finish an hour after the drain; the others after an hour.
+    let n = 400;
+    let l = lives(
+        &job(serde_json::json!({"backoffLimit": 6})),
+        "defaults: {runTime: 1h}\nevents:\n- {at: {uniform: [10m, 20m]}, percent: 50, drain: {index: 0}}\n",
+        8,
+        n,
+        &Requests::new(),
+    );
+    let drained: Vec<&Life> = l.iter().filter(|l| l.pods_created == 2).collect();
+    let share = drained.len() as f64 / n as f64;
+    let sigma = (0.25_f64 / n as f64).sqrt();
+    assert!((share - 0.5).abs() <= 3.0 * sigma, "{share}");
+    for life in &l {
+        assert_eq!(life.result, "Complete", "{life:?}");
+        let minutes = life.wall_time_ms as f64 / 60_000.0;
+        if life.pods_created == 2 {
+            assert!((70.0..81.0).contains(&minutes), "{life:?}");
+            assert!(life.pod_hours.burned > 10.0 / 60.0, "{life:?}");
+        } else {
+            assert!((60.0..60.1).contains(&minutes), "{life:?}");
+            assert_eq!(life.pod_hours.burned, 0.0);
+        }
+    }
+    // The drawn times differ from life to life.
+    let times: std::collections::BTreeSet<i64> =
+        drained.iter().map(|l| l.wall_time_ms / 1000).collect();
+    assert!(times.len() > drained.len() / 2, "{times:?}");
+}
