@@ -5,6 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
+mod monte_carlo;
+
 use clap::{Args, ValueEnum};
 
 use crate::cluster::{self, ClusterArgs};
@@ -91,6 +93,26 @@ pub struct SimulateArgs {
     /// would create it); warnings and errors are still printed.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Monte Carlo: play N lives of the Job (life i with a seed drawn from --seed and
+    /// i) and print the odds and costs: P(Complete), P(Failed) by reason, time to
+    /// finish, pods, failures, backoff, pod- and resource-hours. With --compare, both
+    /// Jobs over the same lives.
+    #[arg(long, value_name = "N")]
+    pub runs: Option<u64>,
+    /// The seed: of the one run (instead of the script's `seed`), or that the lives'
+    /// seeds are drawn from (default the script's `seed`).
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+    /// Play life I (from 1) of a Monte Carlo run exactly, as a single simulation
+    /// (text, JSON, --html), to look at a life the report counts.
+    #[arg(long, value_name = "I", conflicts_with = "runs")]
+    pub replay: Option<u64>,
+    /// Threads to play lives on (default: every core); the report is the same whatever it is.
+    #[arg(long, value_name = "N", requires = "runs")]
+    pub jobs: Option<usize>,
+    /// With --runs: also write one CSV row per life to FILE (docs/cli.md lists the columns).
+    #[arg(long, value_name = "FILE", requires = "runs")]
+    pub csv: Option<PathBuf>,
 }
 
 /// The start when neither `--start` nor the Job says: fixed, so that a timeline
@@ -221,6 +243,8 @@ enum Source<'a> {
 struct KubeletFields {
     grace: Option<i64>,
     container_restarts: Vec<ContainerRestart>,
+    /// A pod's resource requests, for Monte Carlo's resource-hours.
+    requests: job_decider_sim::monte_carlo::Requests,
 }
 
 fn kubelet_fields(text: &str) -> KubeletFields {
@@ -238,6 +262,7 @@ fn kubelet_fields(text: &str) -> KubeletFields {
             .iter()
             .map(container_restart)
             .collect(),
+        requests: monte_carlo::requests(spec),
     }
 }
 
@@ -294,6 +319,36 @@ fn check_flags(args: &SimulateArgs) -> Result<(), CliError> {
             ));
         }
     }
+    if args.runs.is_some() {
+        let refused = [
+            ("--decider-addr", args.decider_addr.is_some()),
+            ("--svg", args.svg.is_some()),
+            ("--summary", args.summary),
+        ];
+        if let Some((flag, _)) = refused.iter().find(|(_, given)| *given) {
+            return Err(CliError::BadInput(format!(
+                "{flag} cannot be used with --runs: a Monte Carlo run plays its lives in process and prints their report (--replay I plays one life)"
+            )));
+        }
+    }
+    if let Some(n) = args.runs
+        && !(1..=monte_carlo::MAX_RUNS).contains(&n)
+    {
+        return Err(CliError::BadInput(format!(
+            "--runs {n}: give 1 to {} lives",
+            monte_carlo::MAX_RUNS
+        )));
+    }
+    if args.replay == Some(0) {
+        return Err(CliError::BadInput(
+            "--replay 0: lives are numbered from 1".to_string(),
+        ));
+    }
+    if args.jobs == Some(0) {
+        return Err(CliError::BadInput(
+            "--jobs 0: give at least 1 thread".to_string(),
+        ));
+    }
     if args.pods.is_some() && args.compare.is_some() {
         return Err(CliError::BadInput(
             "--compare cannot be used with --pods: the pods belong to the first Job".to_string(),
@@ -314,8 +369,14 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
     ])?;
     let failure_policy = input::read_failure_policy(args.failure_policy.as_deref())?;
     // Checked with the Job below: every error of the script at once.
-    let script = Script::parse(&input::read_file(&args.script)?)
+    let base = Script::parse(&input::read_file(&args.script)?)
         .map_err(|e| script_errors(&args.script, &e.into()))?;
+    let seed = args.seed.unwrap_or(base.seed);
+    // The one run plays the seed's life; --replay I, life I of a Monte Carlo run.
+    let script = match args.replay {
+        Some(life) => base.life(Script::life_seed(seed, life)),
+        None => base.life(seed),
+    };
     let source = match (&args.job, &args.name) {
         (Some(path), _) => Source::File(path),
         (None, Some(name)) => Source::Cluster(Box::new(cluster::read(
@@ -420,6 +481,7 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
             (live.job, KubeletFields::default(), Path::new(""), what)
         }
     };
+    let left_requests = left_fields.requests;
     let options = Options {
         termination_grace_period_seconds: left_fields.grace,
         container_restarts: left_fields.container_restarts,
@@ -437,19 +499,62 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
                 container_restarts: fields.container_restarts,
                 ..compare_options
             };
-            Some((other, job, options))
+            Some((other, job, options, fields.requests))
         }
         None => None,
     };
-    job_decider_sim::check(left_job.clone(), pods.clone(), &script, &options)
+    // The script as written is checked (a life's draws would hide a bad distribution).
+    let warnings = job_decider_sim::check(left_job.clone(), pods.clone(), &base, &options)
         .map_err(|e| sim_error(&args.script, e))?;
-    if let Some((_, job, options)) = &right {
-        job_decider_sim::check(job.clone(), pods.clone(), &script, options)
+    if let Some((_, job, options, _)) = &right {
+        job_decider_sim::check(job.clone(), pods.clone(), &base, options)
             .map_err(|e| sim_error(&args.script, e))?;
+    }
+    if let Some(runs) = args.runs {
+        // The script's own warnings, once: each life plays the same lines.
+        script_warnings(&args.script, None, &warnings, &mut Vec::new());
+        let same_name = right.as_ref().is_some_and(|(_, job, _, _)| {
+            job.metadata.as_ref().map(|m| (&m.namespace, &m.name))
+                == left_job.metadata.as_ref().map(|m| (&m.namespace, &m.name))
+        });
+        let job_name = |job: &pb::Job, path: &Path| {
+            if same_name {
+                return path.display().to_string();
+            }
+            job.metadata
+                .as_ref()
+                .map_or_else(String::new, |m| format!("{}/{}", m.namespace, m.name))
+        };
+        let left = monte_carlo::Subject {
+            name: job_name(&left_job, left_path),
+            job: left_job,
+            options: &options,
+            requests: left_requests,
+        };
+        let right = right
+            .map(|(path, job, options, requests)| (job_name(&job, path), job, options, requests));
+        let right_subject =
+            right
+                .as_ref()
+                .map(|(name, job, options, requests)| monte_carlo::Subject {
+                    name: name.clone(),
+                    job: job.clone(),
+                    options,
+                    requests: requests.clone(),
+                });
+        return monte_carlo::run(
+            args,
+            &base,
+            seed,
+            runs,
+            &left,
+            right_subject.as_ref(),
+            &pods,
+        );
     }
     let left = play(left_job, pods.clone(), &options, None)?;
     let failed = |e: &dyn std::fmt::Display| CliError::Failed(format!("cannot print: {e}"));
-    let Some((other, right_job, compare_options)) = right else {
+    let Some((other, right_job, compare_options, _)) = right else {
         crate::report::write_pictures(args.html.as_deref(), args.svg.as_deref(), &left, None)?;
         return match (args.output, args.summary) {
             (SimulateOutput::Text, false) => Ok(left.text()),

@@ -18,12 +18,13 @@
 
 pub mod canon;
 pub mod duration;
+pub mod monte_carlo;
 pub mod render;
 pub mod script;
 pub mod timeline;
 pub mod world;
 
-pub use script::{Script, ScriptError, ScriptErrors, ScriptWarning};
+pub use script::{Dist, Script, ScriptError, ScriptErrors, ScriptWarning};
 pub use timeline::{Timeline, compare_text, diverge};
 pub use world::{
     ContainerRestart, ContainerRestartRule, DecideError, Decider, Limits, Options, Played,

@@ -25,6 +25,9 @@ use serde::de::{self, Deserializer, SeqAccess, Visitor};
 
 use crate::duration::Span;
 
+mod dist;
+pub use dist::{Dist, MAX_SIGMA};
+
 /// Why a script cannot be played; `path` names the field (`attempts[1].exitCode`).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{}{message}", if path.is_empty() { String::new() } else { format!("{path}: ") })]
@@ -146,13 +149,14 @@ pub const MAX_NODES: usize = 1000;
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Defaults {
-    /// From the container starting to it exiting (default 1m).
+    /// From the container starting to it exiting (default 1m): a duration or a
+    /// distribution ([`Dist`]), drawn per attempt.
     #[serde(default)]
-    pub run_time: Option<Span>,
+    pub run_time: Option<Dist>,
     /// From the pod being created to its containers running (default 0s; starts land on
-    /// the next whole second, as the kubelet reports them).
+    /// the next whole second, as the kubelet reports them): a duration or a distribution.
     #[serde(default)]
-    pub start_delay: Option<Span>,
+    pub start_delay: Option<Dist>,
     /// From a running pod being sent SIGTERM to its containers having stopped (default
     /// 5s); longer than the Job's `terminationGracePeriodSeconds`, the kubelet kills
     /// them with SIGKILL (exit 137) at the end of the grace period.
@@ -198,12 +202,12 @@ pub struct AttemptRule {
     /// The container that exits with the code (default the template's first).
     #[serde(default)]
     pub container: Option<String>,
-    /// How long the attempt runs.
+    /// How long the attempt runs: a duration or a distribution, drawn per attempt.
     #[serde(default)]
-    pub run_time: Option<Span>,
-    /// How long the pod waits before it runs.
+    pub run_time: Option<Dist>,
+    /// How long the pod waits before it runs: a duration or a distribution.
     #[serde(default)]
-    pub start_delay: Option<Span>,
+    pub start_delay: Option<Dist>,
     /// The pod never starts: once scheduled, its containers wait with this reason
     /// (`ImagePullBackOff`, `ErrImagePull`, `CreateContainerConfigError`, ...) until
     /// something fails or deletes the pod.
@@ -276,8 +280,13 @@ pub struct Target {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ScriptedEvent {
-    /// When, from the start of the simulation.
-    pub at: Span,
+    /// When, from the start of the simulation: a duration, or a distribution drawn
+    /// once per life ([`Script::life`]; e.g. the time a node fails).
+    pub at: Dist,
+    /// The share of lives (0 to 100) the event happens in, drawn per life from the
+    /// seed (default: every life).
+    #[serde(default)]
+    pub percent: Option<f64>,
     /// Drain nodes as `kubectl drain` does: the named ones (`node`), or those the
     /// targeted pods are on. Each is cordoned (no new pod is placed there) and every
     /// pod on it (not already ended or being deleted) is evicted as the eviction API
@@ -464,6 +473,11 @@ fn is_reason(s: &str) -> bool {
         && s.chars().all(|c| c.is_ascii_alphanumeric())
 }
 
+/// What an event's draws are keyed by, apart from attempts' and lives'.
+const EVENT_DRAWS: u64 = 0x4556_454E_5453;
+/// What the lives' seeds are keyed by.
+const LIFE_SEEDS: u64 = 0x004C_4956_4553;
+
 /// The default horizon: a day of virtual time.
 pub const DEFAULT_HORIZON: Span = Span::secs(24 * 3600);
 /// The default bound on syncs.
@@ -521,6 +535,14 @@ impl Script {
         if let Some(code) = self.defaults.exit_code {
             exit_code_error("defaults.exitCode", code, &mut errors);
         }
+        for (field, dist) in [
+            ("defaults.runTime", &self.defaults.run_time),
+            ("defaults.startDelay", &self.defaults.start_delay),
+        ] {
+            if let Some(d) = dist {
+                d.errors(field, &mut errors);
+            }
+        }
         for (i, event) in self.events.iter().enumerate() {
             if let Err(e) = event.action(i) {
                 errors.push(e);
@@ -566,13 +588,25 @@ impl Script {
                     format!("{p} is more than the {MAX_JOB_PODS} pods a simulation runs at once"),
                 ));
             }
-            if i > 0 && event.at < self.events[i - 1].at {
+            event.at.errors(&format!("events[{i}].at"), &mut errors);
+            if let Some(p) = event.percent
+                && !(0.0..=100.0).contains(&p)
+            {
+                errors.push(ScriptError::at(
+                    format!("events[{i}].percent"),
+                    format!("{p} is not between 0 and 100"),
+                ));
+            }
+            // Events at drawn times are put in order in each life; fixed ones are listed in order.
+            if let (Some(at), Some(before)) = (
+                event.at.fixed(),
+                self.events[..i].iter().rev().find_map(|e| e.at.fixed()),
+            ) && at < before
+            {
                 errors.push(ScriptError::at(
                     format!("events[{i}].at"),
                     format!(
-                        "{} comes before the previous event's {}: list events in time order",
-                        event.at,
-                        self.events[i - 1].at
+                        "{at} comes before the previous event's {before}: list events in time order"
                     ),
                 ));
             }
@@ -616,7 +650,10 @@ impl Script {
         self.events
             .iter()
             .enumerate()
-            .filter(|(_, e)| e.at > horizon)
+            // A drawn time is after the horizon in no life only when its least is.
+            .filter(|(_, e)| {
+                e.at.nanos() > horizon.nanos() && matches!(e.at, Dist::Fixed(_) | Dist::Uniform(..))
+            })
             .map(|(i, e)| {
                 ScriptError::at(
                     format!("events[{i}].at"),
@@ -629,6 +666,63 @@ impl Script {
             .collect()
     }
 
+    /// The script as one life plays it, with `seed` as its seed: each event with a
+    /// `percent` kept or left out by a draw, each event time drawn from its
+    /// distribution (then the events put in time order, a tie kept as listed).
+    /// Attempts draw their own ends and times as their pods are created, from the
+    /// same seed, so the life is the seed's whatever the Job. A script without
+    /// event draws is the same script with the seed.
+    pub fn life(&self, seed: u64) -> Script {
+        let mut life = self.clone();
+        life.seed = seed;
+        if self
+            .events
+            .iter()
+            .all(|e| e.percent.is_none() && e.at.fixed().is_some())
+        {
+            return life;
+        }
+        let mut events: Vec<ScriptedEvent> = Vec::with_capacity(self.events.len());
+        for (i, e) in self.events.iter().enumerate() {
+            let key = |salt: u64| dist::unit(&[seed, EVENT_DRAWS, i as u64, salt]);
+            if let Some(p) = e.percent
+                && key(0) * 100.0 >= p
+            {
+                continue;
+            }
+            let mut e = e.clone();
+            e.at = Dist::Fixed(e.at.sample(key(1), key(2)));
+            e.percent = None;
+            events.push(e);
+        }
+        events.sort_by_key(|e| e.at.nanos());
+        life.events = events;
+        life
+    }
+
+    /// Whether anything in the script is drawn: a `percent`, `exitCodes` to pick
+    /// from, or a distribution. A script with no draws plays every life alike.
+    pub fn has_draws(&self) -> bool {
+        let drawn = |d: &Option<Dist>| d.as_ref().is_some_and(|d| d.fixed().is_none());
+        drawn(&self.defaults.run_time)
+            || drawn(&self.defaults.start_delay)
+            || self.attempts.iter().any(|r| {
+                r.percent.is_some()
+                    || r.exit_codes.as_ref().is_some_and(|c| c.len() > 1)
+                    || drawn(&r.run_time)
+                    || drawn(&r.start_delay)
+            })
+            || self
+                .events
+                .iter()
+                .any(|e| e.percent.is_some() || e.at.fixed().is_none())
+    }
+
+    /// The seed of life `life` (from 1) of a Monte Carlo run seeded with `seed`.
+    pub fn life_seed(seed: u64, life: u64) -> u64 {
+        dist::mix(&[seed, LIFE_SEEDS, life])
+    }
+
     /// The errors of attempt rule `i`.
     fn rule_errors(&self, i: usize, rule: &AttemptRule, errors: &mut Vec<ScriptError>) {
         let at = |field: &str| format!("attempts[{i}].{field}");
@@ -639,6 +733,14 @@ impl Script {
                 at("percent"),
                 format!("{p} is not between 0 and 100"),
             ));
+        }
+        for (field, dist) in [
+            ("runTime", &rule.run_time),
+            ("startDelay", &rule.start_delay),
+        ] {
+            if let Some(d) = dist {
+                d.errors(&at(field), errors);
+            }
         }
         if rule.exit_code.is_some() && rule.exit_codes.is_some() {
             errors.push(ScriptError::at(

@@ -3,6 +3,8 @@
 //! pod takes to stop under its grace period.
 
 use super::*;
+use crate::duration::Span;
+use crate::script::Dist;
 
 impl<'s> World<'s> {
     /// How long a running pod deleted with `grace` seconds takes to stop, and its exit code.
@@ -149,10 +151,10 @@ impl<'s> World<'s> {
                 }
             }
             if run_time.is_none() {
-                run_time = rule.run_time;
+                run_time = rule.run_time.map(|d| (d, r as u64));
             }
             if start_delay.is_none() {
-                start_delay = rule.start_delay;
+                start_delay = rule.start_delay.map(|d| (d, r as u64));
             }
         }
         let (exit_code, reason, container) = exit.unwrap_or((d.exit_code.unwrap_or(0), None, None));
@@ -166,8 +168,35 @@ impl<'s> World<'s> {
             container: container
                 .or_else(|| self.container_names.first().cloned())
                 .unwrap_or_default(),
-            run_time: run_time.or(d.run_time).unwrap_or(DEFAULT_RUN_TIME).nanos(),
-            start_delay: start_delay.or(d.start_delay).unwrap_or_default().nanos(),
+            run_time: self
+                .drawn(key, run_time, d.run_time, RUN_TIME_SALT)
+                .unwrap_or(DEFAULT_RUN_TIME)
+                .nanos(),
+            start_delay: self
+                .drawn(key, start_delay, d.start_delay, START_DELAY_SALT)
+                .unwrap_or_default()
+                .nanos(),
         }
     }
+
+    /// A time drawn for the attempt keyed `key` from the rule's distribution (or the
+    /// defaults'), keyed as `percent` draws are, so that the same attempt runs as
+    /// long whatever the Job's policy (common random numbers when comparing).
+    fn drawn(
+        &self,
+        key: u64,
+        rule: Option<(Dist, u64)>,
+        default: Option<Dist>,
+        salt: u64,
+    ) -> Option<Span> {
+        let (dist, r) = rule.or(default.map(|d| (d, DEFAULTS_RULE)))?;
+        let seed = self.script.seed;
+        Some(dist.sample(draw(seed, key, r, salt), draw(seed, key, r, salt + 1)))
+    }
 }
+
+/// The rule number the defaults' draws are keyed by.
+const DEFAULTS_RULE: u64 = u64::MAX;
+/// Draw salts: 0 and 1 are `percent` and `exitCodes`; each time takes two.
+const RUN_TIME_SALT: u64 = 2;
+const START_DELAY_SALT: u64 = 4;
