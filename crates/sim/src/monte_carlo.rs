@@ -93,7 +93,8 @@ pub struct Life {
     pub backoff_held_ms: i64,
     /// Pod-hours: each pod from its creation to its end (or the life's stop).
     pub pod_hours: Hours,
-    /// Resource-hours: the pod-hours times each request of the template.
+    /// Resource-hours: the pod-hours times each request of the template, in
+    /// [`unit`]'s unit (a byte resource in GiB-hours).
     pub resource_hours: BTreeMap<String, Hours>,
 }
 
@@ -128,7 +129,8 @@ impl Life {
         }
         let resource_hours = requests
             .iter()
-            .map(|(name, q)| (name.clone(), pod_hours.scaled(*q)))
+            // In the unit people read them in (bytes as GiB), for every output alike.
+            .map(|(name, q)| (name.clone(), pod_hours.scaled(*q * unit(name).1)))
             .collect();
         Life {
             life,
@@ -599,15 +601,8 @@ pub fn csv(lives: &[Life], resources: &[String]) -> String {
             l.pod_hours.burned,
         );
         for r in resources {
-            let (_, factor) = unit(r);
             let h = l.resource_hours.get(r).copied().unwrap_or_default();
-            let _ = write!(
-                out,
-                ",{:.4},{:.4},{:.4}",
-                h.total() * factor,
-                h.succeeded * factor,
-                h.burned * factor
-            );
+            let _ = write!(out, ",{:.4},{:.4},{:.4}", h.total(), h.succeeded, h.burned);
         }
         out.push('\n');
     }

@@ -118,6 +118,32 @@ fn pod_and_gpu_hours_of_a_hand_computable_life() {
 }
 
 #[test]
+fn memory_hours_were_byte_hours_under_a_gib_label() {
+    // A pod of 16Gi running about 1h is about 16 GiB-hours, in the report's
+    // lines and its CSV alike (the text printed 1.7e10 "GiB-hours").
+    let requests = Requests::from([("memory".to_string(), quantity("16Gi").expect("quantity"))]);
+    let l = lives(
+        &job(serde_json::json!({"completions": 1, "parallelism": 1})),
+        "defaults: {runTime: 1h}\n",
+        1,
+        1,
+        &requests,
+    );
+    let memory = l[0].resource_hours["memory"].total();
+    assert!(
+        (16.0..16.0 + 16.0 * 2.0 / 3600.0).contains(&memory),
+        "{memory}"
+    );
+    let row = csv(&l, &["memory".to_string()]);
+    let last = row
+        .lines()
+        .nth(1)
+        .and_then(|r| r.split(',').nth(15))
+        .unwrap_or_default();
+    assert_eq!(last, format!("{memory:.4}"), "{row}");
+}
+
+#[test]
 fn burned_hours_are_the_failed_pods() {
     // Index 0's first pod fails after 30m and is replaced; the replacement runs 30m.
     // The failed pod's 30m are burned, the two successes' hours are useful.

@@ -82,7 +82,7 @@ impl<'s> World<'s> {
             .enumerate()
             .skip(self.next_scripted)
         {
-            if e.at > horizon {
+            if e.at.nanos() > horizon.nanos() {
                 continue;
             }
             self.warnings.push(crate::script::ScriptError::at(
