@@ -91,6 +91,10 @@ pub struct SimulateArgs {
     /// would create it); warnings and errors are still printed.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Carry every pod in every sync's request, as an informer lists them, instead of
+    /// leaving out the counted pods no decision reads: slower, and the same timeline.
+    #[arg(long)]
+    pub carry_all_pods: bool,
 }
 
 /// The start when neither `--start` nor the Job says: fixed, so that a timeline
@@ -371,6 +375,7 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
         // Read with each Job below (the contract's template does not carry them).
         termination_grace_period_seconds: None,
         container_restarts: Vec::new(),
+        carry_all_pods: args.carry_all_pods,
     };
     // The --compare Job is played without --failure-policy: the same script with and without it.
     let compare_options = Options {

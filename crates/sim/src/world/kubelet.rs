@@ -36,6 +36,7 @@ impl<'s> World<'s> {
             sp.stop_at = Some(now.saturating_add(after));
             sp.stop_code = code;
         }
+        self.touch(i);
     }
 
     pub(super) fn start_pod(&mut self, i: usize) {
