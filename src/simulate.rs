@@ -101,6 +101,31 @@ pub struct SimulateArgs {
 /// never depends on the day it was played.
 const DEFAULT_START: &str = "2025-01-01T00:00:00Z";
 
+/// job-decider's own decision, as a [`Decider`] that takes the world's encoded pods
+/// as they are (the server's own reading of a request).
+struct InProcess;
+
+impl Decider for InProcess {
+    fn decide(
+        &mut self,
+        request: pb::DecideJobRequest,
+    ) -> Result<pb::DecideJobResponse, DecideError> {
+        in_process(request)
+    }
+
+    fn decide_encoded(
+        &mut self,
+        request: api::LazyDecideJobRequest,
+    ) -> Result<pb::DecideJobResponse, DecideError> {
+        api::decide(request)
+            .map(|d| d.response())
+            .map_err(|e| DecideError {
+                bad_input: matches!(e, ApiError::BadRequest { .. }),
+                message: CliError::from(e).to_string(),
+            })
+    }
+}
+
 /// job-decider's own decision, as a [`Decider`].
 fn in_process(request: pb::DecideJobRequest) -> Result<pb::DecideJobResponse, DecideError> {
     api::decide(request)
@@ -394,7 +419,7 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
      -> Result<Timeline, CliError> {
         let result = match remote.as_mut() {
             Some(r) => job_decider_sim::play(job, pods, &script, options, r),
-            None => job_decider_sim::play(job, pods, &script, options, &mut in_process),
+            None => job_decider_sim::play(job, pods, &script, options, &mut InProcess),
         };
         let played = result.map_err(|e| sim_error(&args.script, e))?;
         script_warnings(&args.script, compared, &played.warnings, &mut printed);

@@ -13,8 +13,8 @@
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use job_decider_api::pb;
-use job_decider_sim::{DecideError, Options, Script, simulate};
+use job_decider_api::{LazyDecideJobRequest, pb};
+use job_decider_sim::{DecideError, Decider, Options, Script, simulate};
 
 const UID: &str = "5a5a5a5a-1111-2222-3333-444455556666";
 
@@ -50,13 +50,28 @@ fn job(completions: i32, parallelism: i32) -> pb::Job {
     .unwrap()
 }
 
-fn decide(request: pb::DecideJobRequest) -> Result<pb::DecideJobResponse, DecideError> {
-    job_decider_api::decide(request)
-        .map(|d| d.response())
-        .map_err(|e| DecideError {
-            bad_input: true,
-            message: e.to_string(),
-        })
+/// job-decider in process, as `simulate` asks it: the world's encoded pods read as they are.
+struct InProcess;
+
+impl Decider for InProcess {
+    fn decide(
+        &mut self,
+        request: pb::DecideJobRequest,
+    ) -> Result<pb::DecideJobResponse, DecideError> {
+        self.decide_encoded(LazyDecideJobRequest::from(request))
+    }
+
+    fn decide_encoded(
+        &mut self,
+        request: LazyDecideJobRequest,
+    ) -> Result<pb::DecideJobResponse, DecideError> {
+        job_decider_api::decide(request)
+            .map(|d| d.response())
+            .map_err(|e| DecideError {
+                bad_input: true,
+                message: e.to_string(),
+            })
+    }
 }
 
 fn bench_simulate(c: &mut Criterion) {
@@ -71,7 +86,7 @@ fn bench_simulate(c: &mut Criterion) {
             Vec::new(),
             &script,
             &Options::default(),
-            &mut decide,
+            &mut InProcess,
         )
         .unwrap();
         assert_eq!(played.summary.result, "Complete", "{indexes} indexes");
@@ -85,7 +100,7 @@ fn bench_simulate(c: &mut Criterion) {
                         Vec::new(),
                         &script,
                         &Options::default(),
-                        &mut decide,
+                        &mut InProcess,
                     )
                     .unwrap()
                 });

@@ -6,6 +6,8 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
 
+use bytes::Bytes;
+use job_decider_api::LazyDecideJobRequest;
 use job_decider_api::convert::CompiledDocument;
 use job_decider_api::pb;
 use job_decider_core::defaults::completion_index;
@@ -22,6 +24,7 @@ use job_decider_core::model::{JOB_TRACKING_FINALIZER, PodFailurePolicyAction};
 use job_decider_core::pod_failure_policy::match_pod_failure_policy;
 use pb::action::Kind;
 use pbjson_types::Timestamp;
+use prost::Message;
 
 use crate::canon::canonical;
 use crate::duration::{SECOND, clock, human, rfc3339};
@@ -85,6 +88,36 @@ pub trait Decider {
         &mut self,
         request: pb::DecideJobRequest,
     ) -> Result<pb::DecideJobResponse, DecideError>;
+
+    /// Decides one request whose pods come encoded, as the server reads them: the world
+    /// keeps each pod's encoding until the pod changes, so a sync copies no pod. By
+    /// default the pods are decoded and [`Decider::decide`] asked; job-decider in
+    /// process takes them as they are (`api::decide` reads a `LazyDecideJobRequest`).
+    fn decide_encoded(
+        &mut self,
+        request: LazyDecideJobRequest,
+    ) -> Result<pb::DecideJobResponse, DecideError> {
+        let pods = request
+            .pods
+            .into_iter()
+            .map(pb::Pod::decode)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| DecideError {
+                bad_input: false,
+                message: format!("a pod the world encoded does not decode: {e}"),
+            })?;
+        self.decide(pb::DecideJobRequest {
+            job: request.job,
+            pods,
+            now: request.now,
+            state: request.state,
+            controller_name: request.controller_name,
+            expectations: request.expectations,
+            explain: request.explain,
+            failure_policy: request.failure_policy,
+            ..Default::default()
+        })
+    }
 }
 
 impl<F> Decider for F
@@ -431,6 +464,8 @@ struct Slots {
     indexed_to: usize,
     /// The pods the next request carries, in the world's order.
     carried: BTreeSet<usize>,
+    /// Each pod's encoding as the last request carried it, until the pod changes.
+    encoded: Vec<Option<Bytes>>,
     /// The uids the Job's status listed as uncounted when `carried` was last brought up to date.
     uncounted: Vec<String>,
     /// backoffLimitPerIndex: the indexes whose latest pod failed and has ended.

@@ -11,7 +11,7 @@ impl<'s> World<'s> {
         decider: &mut dyn Decider,
     ) -> Result<pb::DecideJobResponse, SimError> {
         self.syncs += 1;
-        let request = pb::DecideJobRequest {
+        let request = LazyDecideJobRequest {
             job: Some(self.job.clone()),
             // The pods a decision can read (every pod still there with carry_all).
             pods: self.carried_pods(),
@@ -21,13 +21,16 @@ impl<'s> World<'s> {
             failure_policy: self.failure_policy.clone(),
             // The world's pod cache is never stale: every write is seen at once.
             expectations: Some(pb::Expectations::default()),
-            ..Default::default()
+            lean_pods: Vec::new(),
+            explain: false,
         };
-        let response = decider.decide(request).map_err(|source| SimError::Decide {
-            sync: self.syncs,
-            at: rfc3339(self.now),
-            source,
-        })?;
+        let response = decider
+            .decide_encoded(request)
+            .map_err(|source| SimError::Decide {
+                sync: self.syncs,
+                at: rfc3339(self.now),
+                source,
+            })?;
         let response = canonical(response);
         self.state = response.state;
         self.apply(&response)?;

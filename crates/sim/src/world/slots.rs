@@ -28,6 +28,9 @@ impl<'s> World<'s> {
             s.indexed_to = 0;
         }
         s.touched.push(i);
+        if let Some(e) = s.encoded.get_mut(i) {
+            *e = None;
+        }
     }
 
     /// A new pod in slot `i` (already pushed): mapped by name, uid and index.
@@ -329,13 +332,24 @@ impl<'s> World<'s> {
         self.slots.carried.len()
     }
 
-    /// The pods the next request carries, in the world's order (after [`Self::refresh_carried`]).
-    pub(super) fn carried_pods(&self) -> Vec<pb::Pod> {
-        self.slots
-            .carried
-            .iter()
-            .map(|&i| self.pods[i].pod.clone())
-            .collect()
+    /// The pods the next request carries, encoded, in the world's order (after
+    /// [`Self::refresh_carried`]): a pod is encoded again only once it has changed.
+    pub(super) fn carried_pods(&mut self) -> Vec<Bytes> {
+        let s = &mut self.slots;
+        if s.encoded.len() < self.pods.len() {
+            s.encoded.resize(self.pods.len(), None);
+        }
+        let mut out = Vec::with_capacity(s.carried.len());
+        for &i in &s.carried {
+            let pod = &self.pods[i].pod;
+            let bytes = s.encoded[i].get_or_insert_with(|| pod.encode_to_vec().into());
+            #[cfg(debug_assertions)]
+            if self.pods.len() <= CROSS_CHECK_PODS {
+                debug_assert_eq!(bytes.as_ref(), pod.encode_to_vec(), "pod {i} kept encoded");
+            }
+            out.push(bytes.clone());
+        }
+        out
     }
 
     /// backoffLimitPerIndex: the indexes whose latest pod failed and has ended, brought
