@@ -237,8 +237,8 @@ const MAX_EVENT_BYTES: usize = 32 * 1024 * 1024;
 /// of the largest Job may fail once; the world's own cost per pod is a few timers and
 /// map entries, and a run's time grows with its events and the pods its syncs carry.
 const MAX_PODS: usize = 20_000;
-/// A couple of seconds of deciding for the release build (about 1 µs per pod carried),
-/// a minute or two for a debug one.
+/// Seconds of deciding for the release build (about 3 µs a pod carried, so 6 s at the
+/// bound), minutes for a debug one.
 const MAX_POD_SYNCS: u64 = 2_000_000;
 
 impl Default for Limits {
