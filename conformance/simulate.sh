@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The simulator against upstream: every script in examples/simulate/ is played
-# on every Job beside it (job.yaml, compare.yaml) twice, once with
-# job-decider's own decisions (in process) and once with upstream's
-# controller answering over gRPC (bin/conformance reference-server), and the
-# two timelines (`simulate -o json`) must be identical byte for byte. Then R
+# on every Job beside it (job.yaml, compare.yaml) three times, once with
+# job-decider's own decisions (in process) and twice with upstream's
+# controller answering over gRPC (bin/conformance reference-server): with the
+# requests as the simulator prunes them and with every pod in every request
+# (--carry-all-pods); the three timelines (`simulate -o json`) must be identical
+# byte for byte. Then R
 # seeded random scripts on the same Jobs, the same way; last, a reference server
 # that answers wrongly on purpose must give a different timeline (the check can fail).
 #
@@ -92,6 +94,19 @@ play() {
 		echo "MISMATCH $name (< job-decider, > upstream):"
 		diff "$work/ours.json" "$work/up.json" | head -40 || true
 		failed=$((failed + 1))
+		return
+	fi
+	# The requests leave out counted pods no decision reads; upstream given every pod
+	# in every sync, as its informer lists them, must decide the same.
+	if ! "$decider" simulate --job "$job" --script "$script" -o json --decider-addr "$addr" --carry-all-pods >"$work/all.json" 2>"$work/all.err"; then
+		echo "FAILED (upstream, --carry-all-pods) $name: $(cat "$work/all.err")"
+		failed=$((failed + 1))
+		return
+	fi
+	if ! cmp -s "$work/ours.json" "$work/all.json"; then
+		echo "MISMATCH $name (< job-decider, > upstream with --carry-all-pods):"
+		diff "$work/ours.json" "$work/all.json" | head -40 || true
+		failed=$((failed + 1))
 	fi
 }
 
@@ -112,7 +127,7 @@ for dir in "$root"/examples/simulate/*/; do
 		play "$dir$j" "$dir/script.yaml" "$(basename "$dir")/$j"
 	done
 done
-echo "examples: $played timelines played both ways, $skipped with an extended failure policy (job-decider's only) ($(elapsed))"
+echo "examples: $played timelines played three ways, $skipped with an extended failure policy (job-decider's only) ($(elapsed))"
 
 # A small deterministic generator (no $RANDOM: the same seed, the same scripts everywhere).
 state=0

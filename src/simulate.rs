@@ -113,11 +113,40 @@ pub struct SimulateArgs {
     /// With --runs: also write one CSV row per life to FILE (docs/cli.md lists the columns).
     #[arg(long, value_name = "FILE", requires = "runs")]
     pub csv: Option<PathBuf>,
+    /// Carry every pod in every sync's request, as an informer lists them, instead of
+    /// leaving out the counted pods no decision reads: slower, and the same timeline.
+    #[arg(long)]
+    pub carry_all_pods: bool,
 }
 
 /// The start when neither `--start` nor the Job says: fixed, so that a timeline
 /// never depends on the day it was played.
 const DEFAULT_START: &str = "2025-01-01T00:00:00Z";
+
+/// job-decider's own decision, as a [`Decider`] that takes the world's encoded pods
+/// as they are (the server's own reading of a request).
+struct InProcess;
+
+impl Decider for InProcess {
+    fn decide(
+        &mut self,
+        request: pb::DecideJobRequest,
+    ) -> Result<pb::DecideJobResponse, DecideError> {
+        in_process(request)
+    }
+
+    fn decide_encoded(
+        &mut self,
+        request: api::LazyDecideJobRequest,
+    ) -> Result<pb::DecideJobResponse, DecideError> {
+        api::decide(request)
+            .map(|d| d.response())
+            .map_err(|e| DecideError {
+                bad_input: matches!(e, ApiError::BadRequest { .. }),
+                message: CliError::from(e).to_string(),
+            })
+    }
+}
 
 /// job-decider's own decision, as a [`Decider`].
 fn in_process(request: pb::DecideJobRequest) -> Result<pb::DecideJobResponse, DecideError> {
@@ -432,6 +461,7 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
         // Read with each Job below (the contract's template does not carry them).
         termination_grace_period_seconds: None,
         container_restarts: Vec::new(),
+        carry_all_pods: args.carry_all_pods,
     };
     // The --compare Job is played without --failure-policy: the same script with and without it.
     let compare_options = Options {
@@ -450,7 +480,7 @@ pub fn simulate(args: &SimulateArgs) -> Result<String, CliError> {
      -> Result<Timeline, CliError> {
         let result = match remote.as_mut() {
             Some(r) => job_decider_sim::play(job, pods, &script, options, r),
-            None => job_decider_sim::play(job, pods, &script, options, &mut in_process),
+            None => job_decider_sim::play(job, pods, &script, options, &mut InProcess),
         };
         let played = result.map_err(|e| sim_error(&args.script, e))?;
         script_warnings(&args.script, compared, &played.warnings, &mut printed);

@@ -9,7 +9,7 @@ use job_decider_api::pb;
 use job_decider_sim::monte_carlo::{self, Life, Report, Requests};
 use job_decider_sim::{Options, Script};
 
-use super::{SimulateArgs, SimulateOutput, in_process, sim_error};
+use super::{SimulateArgs, SimulateOutput, sim_error};
 use crate::input::CliError;
 
 /// The most lives one run plays.
@@ -53,7 +53,7 @@ pub fn lives(
             pods.to_vec(),
             &script.life(life_seed),
             subject.options,
-            &mut in_process,
+            &mut super::InProcess,
         )
         .map_err(|e| match sim_error(script_path, e) {
             CliError::BadInput(m) => CliError::BadInput(format!("life {life}: {m}")),

@@ -32,6 +32,7 @@ mod properties;
 mod regressions;
 mod server;
 mod simulate;
+mod simulate_carry;
 mod simulate_monte_carlo;
 mod simulate_render;
 mod strict;

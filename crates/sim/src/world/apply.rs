@@ -5,69 +5,32 @@
 use super::*;
 
 impl<'s> World<'s> {
-    /// Removes deleted pods that nothing holds any more.
-    pub(super) fn collect(&mut self) {
-        let now = self.now;
-        let mut removed = Vec::new();
-        for (i, sp) in self.pods.iter_mut().enumerate() {
-            if sp.gone {
-                continue;
-            }
-            let Some(m) = sp.pod.metadata.as_ref() else {
-                continue;
-            };
-            if m.deletion_timestamp.is_none() || !m.finalizers.is_empty() {
-                continue;
-            }
-            if terminal(&sp.pod)
-                || !scheduled(&sp.pod)
-                || m.deletion_grace_period_seconds == Some(0)
-            {
-                sp.gone = true;
-                if sp.ended.is_none() {
-                    sp.ended = Some(now);
-                    sp.outcome = "removed".to_string();
-                    sp.why = "deleted before it ended".to_string();
-                }
-                removed.push(i);
-            }
-        }
-        for i in removed {
-            self.push(
-                EventKind::PodRemoved,
-                Some(i),
-                "gone from the API".to_string(),
-            );
-        }
-    }
-
     /// One sync: the request, the decision, the plan applied.
     pub(super) fn sync(
         &mut self,
         decider: &mut dyn Decider,
     ) -> Result<pb::DecideJobResponse, SimError> {
         self.syncs += 1;
-        let request = pb::DecideJobRequest {
+        let request = LazyDecideJobRequest {
             job: Some(self.job.clone()),
-            pods: self
-                .pods
-                .iter()
-                .filter(|p| !p.gone)
-                .map(|p| p.pod.clone())
-                .collect(),
+            // The pods a decision can read (every pod still there with carry_all).
+            pods: self.carried_pods(),
             now: Some(ts(self.now)),
             state: self.state,
             controller_name: self.controller_name.clone(),
             failure_policy: self.failure_policy.clone(),
             // The world's pod cache is never stale: every write is seen at once.
             expectations: Some(pb::Expectations::default()),
-            ..Default::default()
+            lean_pods: Vec::new(),
+            explain: false,
         };
-        let response = decider.decide(request).map_err(|source| SimError::Decide {
-            sync: self.syncs,
-            at: rfc3339(self.now),
-            source,
-        })?;
+        let response = decider
+            .decide_encoded(request)
+            .map_err(|source| SimError::Decide {
+                sync: self.syncs,
+                at: rfc3339(self.now),
+                source,
+            })?;
         let response = canonical(response);
         self.state = response.state;
         self.apply(&response)?;
@@ -90,6 +53,7 @@ impl<'s> World<'s> {
                             continue;
                         };
                         self.check_uid(i, &pd.uid).map_err(refused)?;
+                        self.touch(i);
                         if pd.remove_finalizer_first {
                             remove_tracking_finalizer(&mut self.pods[i].pod);
                         }
@@ -112,6 +76,7 @@ impl<'s> World<'s> {
                             continue;
                         };
                         self.check_uid(i, &pr.uid).map_err(refused)?;
+                        self.touch(i);
                         if terminal(&self.pods[i].pod) {
                             return Err(refused(format!(
                                 "failPods: {} has already ended",
@@ -127,6 +92,7 @@ impl<'s> World<'s> {
                             continue;
                         };
                         self.check_uid(i, &pr.uid).map_err(refused)?;
+                        self.touch(i);
                         remove_tracking_finalizer(&mut self.pods[i].pod);
                     }
                     self.collect();
@@ -138,6 +104,7 @@ impl<'s> World<'s> {
                             continue;
                         };
                         self.check_uid(i, &pr.uid).map_err(refused)?;
+                        self.touch(i);
                         let m = meta(&mut self.pods[i].pod);
                         m.owner_references.retain(|o| o.uid != owner.uid);
                         m.owner_references.push(owner.clone());
@@ -153,6 +120,7 @@ impl<'s> World<'s> {
                             continue;
                         };
                         self.check_uid(i, &pr.uid).map_err(refused)?;
+                        self.touch(i);
                         meta(&mut self.pods[i].pod)
                             .owner_references
                             .retain(|o| o.uid != uid);
@@ -195,12 +163,6 @@ impl<'s> World<'s> {
             controller: Some(true),
             block_owner_deletion: Some(true),
         }
-    }
-
-    pub(super) fn find(&self, name: &str) -> Option<usize> {
-        self.pods
-            .iter()
-            .position(|p| !p.gone && p.pod.metadata.as_ref().is_some_and(|m| m.name == name))
     }
 
     pub(super) fn check_uid(&self, i: usize, uid: &str) -> Result<(), String> {
@@ -339,6 +301,7 @@ impl<'s> World<'s> {
         };
         self.pods.push(sp);
         let i = self.pods.len() - 1;
+        self.map_new_pod(i);
         self.push(EventKind::PodCreated, Some(i), detail);
         Ok(())
     }

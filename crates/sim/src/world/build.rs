@@ -178,7 +178,17 @@ impl<'s> World<'s> {
             grace_seconds,
             cordoned: BTreeSet::new(),
             container_restarts: options.container_restarts.clone(),
+            slots: Slots::default(),
+            carry_all: false,
         };
+        // A document's node avoidance and retry limits read the failed pods it sees.
+        world.carry_all = options.carry_all_pods
+            || !world.failure_policy.is_empty()
+            || world
+                .job
+                .metadata
+                .as_ref()
+                .is_some_and(|m| m.annotations.contains_key(FAILURE_POLICY_ANNOTATION));
         for pod in pods {
             world.adopt_existing(pod, running_pods);
         }
@@ -269,6 +279,7 @@ impl<'s> World<'s> {
         }
         let failed = sp.outcome == "failed";
         self.pods.push(sp);
+        self.map_new_pod(self.pods.len() - 1);
         // A pod that failed before the start matched its rule then: the same rule now.
         if failed {
             let i = self.pods.len() - 1;

@@ -4,60 +4,6 @@
 use super::*;
 
 impl<'s> World<'s> {
-    /// The next happening and its time.
-    pub(super) fn next_happening(&self) -> Option<(i64, Happening)> {
-        let mut best: Option<(i64, Happening)> = None;
-        let mut consider = |t: i64, h: Happening| {
-            if best.as_ref().is_none_or(|(bt, bh)| (t, &h) < (*bt, bh)) {
-                best = Some((t, h));
-            }
-        };
-        for (i, sp) in self.pods.iter().enumerate() {
-            if sp.gone || terminal(&sp.pod) {
-                continue;
-            }
-            let deleting = sp
-                .pod
-                .metadata
-                .as_ref()
-                .is_some_and(|m| m.deletion_timestamp.is_some());
-            match phase(&sp.pod) {
-                "Running" => {
-                    if let Some(started) = sp.started {
-                        consider(
-                            started.saturating_add(sp.plan.run_time).max(self.now),
-                            Happening::Finish(i),
-                        );
-                    }
-                    if let Some(stop) = sp.stop_at {
-                        consider(stop.max(self.now), Happening::Stop(i));
-                    }
-                    if let Some(t) = sp.restart_at.filter(|_| !deleting) {
-                        consider(t.max(self.now), Happening::Restart(i));
-                    }
-                }
-                _ if !deleting => {
-                    if let Some(t) = sp.start_at {
-                        consider(t.max(self.now), Happening::Start(i));
-                    }
-                }
-                // Deleted on its node before it ran: the kubelet ends it.
-                _ => {
-                    if let Some(stop) = sp.stop_at {
-                        consider(stop.max(self.now), Happening::Stop(i));
-                    }
-                }
-            }
-        }
-        if let Some(e) = self.script.events.get(self.next_scripted) {
-            consider(
-                self.start.saturating_add(e.at.nanos()).max(self.now),
-                Happening::Scripted(self.next_scripted),
-            );
-        }
-        best
-    }
-
     /// Plays until the Job is finished and quiet, the horizon, idleness or the sync bound.
     pub(super) fn run(&mut self, decider: &mut dyn Decider) -> Result<String, SimError> {
         let mut requeues: BTreeSet<i64> = BTreeSet::new();
@@ -145,7 +91,7 @@ impl<'s> World<'s> {
             if self.syncs >= max_syncs {
                 return Ok("syncLimit".to_string());
             }
-            let carried = self.pods.iter().filter(|p| !p.gone).count() as u64;
+            let carried = self.refresh_carried() as u64;
             if self.pod_syncs.saturating_add(carried) > self.limits.pod_syncs {
                 let most = self.limits.pod_syncs;
                 self.stop_reason = format!(
@@ -196,7 +142,8 @@ impl<'s> World<'s> {
                     .state
                     .as_ref()
                     .and_then(|s| s.backoff.as_ref())
-                    .filter(|b| !per_index && b.failures_after_last_success > 0);
+                    .map(|b| b.failures_after_last_success)
+                    .filter(|&n| !per_index && n > 0);
                 let waiting = if record.is_some() {
                     Vec::new()
                 } else {
@@ -208,10 +155,9 @@ impl<'s> World<'s> {
                     (record, waiting)
                 };
                 let backoff = match (record, waiting.as_slice()) {
-                    (Some(b), _) => format!(
-                        "; backoff record: {} failure(s) since the last success",
-                        b.failures_after_last_success
-                    ),
+                    (Some(n), _) => {
+                        format!("; backoff record: {n} failure(s) since the last success")
+                    }
                     (None, []) => String::new(),
                     (None, indexes) => {
                         format!("; per-index backoff: {}", self.describe_waiting(indexes))
@@ -249,7 +195,7 @@ impl<'s> World<'s> {
     /// recreated (not completed, not failed, no pod of theirs still there), while
     /// the Job runs on. Their pods wait out the index's own backoff, which the Job's
     /// backoff record does not show.
-    pub(super) fn indexes_awaiting_replacement(&self) -> Vec<i32> {
+    pub(super) fn indexes_awaiting_replacement(&mut self) -> Vec<i32> {
         let per_index = self
             .job
             .spec
@@ -271,24 +217,20 @@ impl<'s> World<'s> {
         let done = self
             .indexes(&status.completed_indexes)
             .union(&self.indexes(status.failed_indexes.as_deref().unwrap_or_default()));
-        let mut last: BTreeMap<i32, &SimPod> = BTreeMap::new();
-        for sp in &self.pods {
-            if let Some(i) = sp.index {
-                last.insert(i, sp);
-            }
-        }
-        last.into_iter()
-            .filter(|(i, sp)| !done.contains(*i) && sp.outcome == "failed" && terminal(&sp.pod))
-            .map(|(i, _)| i)
+        // Only the indexes whose latest pod failed, not every pod of the Job.
+        self.indexes_with_a_failed_last_pod()
+            .iter()
+            .copied()
+            .filter(|&i| !done.contains(i))
             .collect()
     }
 
     /// `index 7 (1 failed attempt)`, for a few indexes; the rest counted.
     pub(super) fn describe_waiting(&self, indexes: &[i32]) -> String {
         let failed = |i: i32| {
-            self.pods
+            self.slots_of_index(i)
                 .iter()
-                .filter(|p| p.index == Some(i) && p.outcome == "failed")
+                .filter(|&&k| self.pods[k].outcome == "failed")
                 .count()
         };
         let mut parts: Vec<String> = indexes
@@ -307,6 +249,14 @@ impl<'s> World<'s> {
 
     /// Applies one happening; true when it changed the Job (synced at once).
     pub(super) fn happen(&mut self, h: Happening) -> bool {
+        if let Happening::Finish(i)
+        | Happening::Stop(i)
+        | Happening::Restart(i)
+        | Happening::Start(i) = h
+        {
+            // Its timers change (this one is done), and maybe whether it is collected.
+            self.touch(i);
+        }
         match h {
             Happening::Start(i) => {
                 self.start_pod(i);
@@ -520,6 +470,7 @@ impl<'s> World<'s> {
     /// One pod removed: evicted (a drain, `what` saying which node) or preempted with
     /// its DisruptionTarget condition, or deleted by a user; then the DELETE.
     fn remove_pod(&mut self, i: usize, how: Removal, what: &str) {
+        self.touch(i);
         let now = self.now;
         let grace = self.grace_seconds;
         let disruption = match how {

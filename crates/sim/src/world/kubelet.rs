@@ -36,6 +36,7 @@ impl<'s> World<'s> {
             sp.stop_at = Some(now.saturating_add(after));
             sp.stop_code = code;
         }
+        self.touch(i);
     }
 
     pub(super) fn start_pod(&mut self, i: usize) {
@@ -180,12 +181,14 @@ impl<'s> World<'s> {
         let nodes = &self.script.nodes.as_ref()?.0;
         let avoided = |n: &String| avoid.is_some_and(|a| a.nodes.contains(n));
         let required = avoid.is_some_and(|a| a.mode != NodeAvoidanceMode::Preferred.as_str());
-        let load = |n: &String| {
-            self.pods
-                .iter()
-                .filter(|p| !p.gone && !terminal(&p.pod) && self.placed_on(&p.pod) == Some(n))
-                .count()
-        };
+        // One look at the pods for every node's load, not one per node.
+        let mut loads: HashMap<&str, usize> = HashMap::new();
+        for p in self.pods.iter().filter(|p| !p.gone && !terminal(&p.pod)) {
+            if let Some(n) = self.placed_on(&p.pod) {
+                *loads.entry(n).or_default() += 1;
+            }
+        }
+        let load = |n: &String| loads.get(n.as_str()).copied().unwrap_or(0);
         nodes
             .iter()
             .filter(|n| !self.cordoned.contains(*n))

@@ -30,10 +30,9 @@ impl<'s> World<'s> {
         };
         // A pod whose uid the controller lists among the uncounted failed is counted.
         if let Some(u) = &new.uncounted_terminated_pods {
-            for sp in &mut self.pods {
-                let uid = sp.pod.metadata.as_ref().map(|m| m.uid.as_str());
-                if uid.is_some_and(|uid| u.failed.iter().any(|f| f == uid)) {
-                    sp.counted = true;
+            for uid in &u.failed {
+                for k in self.slots_of_uid(uid).to_vec() {
+                    self.pods[k].counted = true;
                 }
             }
         }

@@ -3,6 +3,9 @@
 use super::*;
 use crate::timeline::Timeline;
 
+/// The world's cost (pods carried by syncs) and the pruned requests.
+mod speed;
+
 const UID: &str = "0f0f0f0f-1111-2222-3333-444455556666";
 
 /// A Job as the API server stores it, with `spec` merged into a small default.
