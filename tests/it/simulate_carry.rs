@@ -29,6 +29,13 @@ fn example_jobs() -> Vec<(PathBuf, PathBuf)> {
     jobs
 }
 
+/// Whether `job` has at most 100 completions (random scripts play on those).
+fn small(job: &Path) -> bool {
+    let text = std::fs::read_to_string(job).expect("read the Job");
+    let manifest: serde_yaml::Value = serde_yaml::from_str(&text).expect("a YAML Job");
+    manifest["spec"]["completions"].as_i64().unwrap_or(1) <= 100
+}
+
 /// `simulate -o json` of `job` with `script`, with `--carry-all-pods` or without.
 fn timeline(job: &Path, script: &Path, carry_all_pods: bool) -> String {
     let mut args = vec![
@@ -133,7 +140,9 @@ fn seeded_random_scripts_play_the_same_with_every_pod_carried() {
         let script = dir.path().join(format!("random-{seed}.yaml"));
         let text = random_script(seed);
         std::fs::write(&script, &text).expect("write script");
-        for (job, _) in &jobs {
+        // Random shapes are the small Jobs' work (as in conformance/simulate.sh):
+        // a large example plays its own script both ways above.
+        for (job, _) in jobs.iter().filter(|(job, _)| small(job)) {
             let pruned = timeline(job, &script, false);
             let full = timeline(job, &script, true);
             assert!(

@@ -1,8 +1,8 @@
 //! The world's cost: the work a run does (pods carried by its syncs) grows with its
 //! events, and the requests it prunes decide exactly as full ones do.
 
-use crate::world::*;
 use crate::timeline::Timeline;
+use crate::world::*;
 
 const UID: &str = "5a5a5a5a-1111-2222-3333-444455556666";
 
