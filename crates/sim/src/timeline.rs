@@ -12,7 +12,7 @@ use crate::duration::{clock, human, rfc3339};
 /// At most this many per-index lines, attempts and compared indexes the text
 /// lists, as many as a chart draws rows; the rest are counted in one line, and
 /// `-o json` has them all.
-pub const MAX_TEXT_ROWS: usize = crate::render::MAX_ROWS;
+pub const MAX_TEXT_ROWS: usize = 150;
 /// Routine events (pods created, started, succeeded, removed; status counters that
 /// are not failures) the text lists one by one; past this, each run of them is
 /// folded into one line with its counts. Every other event is always listed.

@@ -17,8 +17,9 @@ pub use svg::{compare_svg, svg};
 
 use crate::timeline::Timeline;
 
-/// At most this many rows (indexes or pods) are drawn per chart.
-pub const MAX_ROWS: usize = 150;
+/// At most this many rows (indexes or pods) are drawn per chart: as many as the
+/// text lists (the cap is the timeline's, so that pictures depend on it, not back).
+pub const MAX_ROWS: usize = crate::timeline::MAX_TEXT_ROWS;
 /// At most this many attempts are drawn in one row.
 pub const MAX_BARS_PER_ROW: usize = 40;
 /// At most about this many attempts are drawn per chart: with many rows, each row
