@@ -485,8 +485,11 @@ fn hours_stats(h: &HoursStats) -> String {
     )
 }
 
-/// The two reports side by side, lines that differ marked `*`, the answers last.
-pub fn compare_text(left_name: &str, left: &Report, right_name: &str, right: &Report) -> String {
+/// Two reports' lines paired by label, in the order they first appear and the
+/// Result last, as (label, left, right): a label only one Job has is `0 lives`
+/// on the other side for an outcome (none of its lives ended so), else `-`. The
+/// text and the HTML of `--compare` both print these rows.
+pub fn compare_rows(left: &Report, right: &Report) -> Vec<(String, String, String)> {
     let l = left.lines();
     let r = right.lines();
     let mut keys: Vec<String> = Vec::new();
@@ -495,37 +498,49 @@ pub fn compare_text(left_name: &str, left: &Report, right_name: &str, right: &Re
             keys.push(k.clone());
         }
     }
+    keys.retain(|k| k != "Result:");
+    keys.push("Result:".to_string());
     let value = |lines: &[(String, String)], k: &str| -> Option<String> {
         lines
             .iter()
             .find(|(key, _)| key == k)
             .map(|(_, v)| v.clone())
     };
-    // An outcome one Job never has is none of its lives.
     let outcomes: Vec<String> = left
         .outcomes
         .iter()
         .chain(&right.outcomes)
         .map(|o| format!("{}:", o.outcome))
         .collect();
+    keys.into_iter()
+        .map(|k| {
+            let missing = if outcomes.contains(&k) {
+                "0 lives"
+            } else {
+                "-"
+            };
+            let a = value(&l, &k).unwrap_or_else(|| missing.to_string());
+            let b = value(&r, &k).unwrap_or_else(|| missing.to_string());
+            (k, a, b)
+        })
+        .collect()
+}
+
+/// The two reports side by side, lines that differ marked `*`, the answers last.
+pub fn compare_text(left_name: &str, left: &Report, right_name: &str, right: &Report) -> String {
+    let rows = compare_rows(left, right);
     let mut out = format!(
         "Monte Carlo: {} lives of each Job, the same lives (seed {}): each life's attempts fail and run alike under both\n\n",
         left.runs, left.seed
     );
-    let width = keys.iter().map(|k| k.chars().count()).max().unwrap_or(0);
+    let width = rows
+        .iter()
+        .map(|(k, _, _)| k.chars().count())
+        .max()
+        .unwrap_or(0);
     let _ = writeln!(out, "  {:<width$}   {left_name}", "");
     let _ = writeln!(out, "  {:<width$}   {right_name}", "");
-    // The Result last, as in a single report.
-    keys.retain(|k| k != "Result:");
-    keys.push("Result:".to_string());
-    for k in keys {
-        let missing = if outcomes.contains(&k) {
-            "0 lives"
-        } else {
-            "-"
-        };
-        let a = value(&l, &k).unwrap_or_else(|| missing.to_string());
-        let b = value(&r, &k).unwrap_or_else(|| missing.to_string());
+    for (k, a, b) in rows {
         let mark = if a == b { ' ' } else { '*' };
         let _ = writeln!(out, "{mark} {k:<width$}   {a}");
         let _ = writeln!(out, "  {:<width$}   {b}", "");

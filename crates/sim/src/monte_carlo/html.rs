@@ -66,34 +66,15 @@ pub fn compare_html(
         escape(left_name),
         escape(right_name)
     );
-    let (l, r) = (left.0.lines(), right.0.lines());
-    let mut keys: Vec<String> = Vec::new();
-    for (k, _) in l.iter().chain(r.iter()) {
-        if !keys.contains(k) {
-            keys.push(k.clone());
-        }
-    }
-    for k in keys {
-        let pick = |lines: &[(String, String)]| -> Vec<String> {
-            lines
-                .iter()
-                .filter(|(key, _)| *key == k)
-                .map(|(_, v)| v.clone())
-                .collect()
-        };
-        let (lv, rv) = (pick(&l), pick(&r));
-        for i in 0..lv.len().max(rv.len()) {
-            let a = lv.get(i).map_or("-", String::as_str);
-            let b = rv.get(i).map_or("-", String::as_str);
-            let class = if a == b { "" } else { " class=\"differs\"" };
-            let _ = write!(
-                body,
-                "<tr{class}><th>{}</th><td>{}</td><td>{}</td></tr>",
-                escape(&k),
-                escape(a),
-                escape(b)
-            );
-        }
+    for (k, a, b) in super::compare_rows(left.0, right.0) {
+        let class = if a == b { "" } else { " class=\"differs\"" };
+        let _ = write!(
+            body,
+            "<tr{class}><th>{}</th><td>{}</td><td>{}</td></tr>",
+            escape(&k),
+            escape(&a),
+            escape(&b)
+        );
     }
     body.push_str("</table></section>");
     charts(&mut body, &[(left_name, left.1), (right_name, right.1)]);

@@ -302,3 +302,44 @@ fn a_node_failure_in_half_the_lives_at_a_drawn_time() {
         drained.iter().map(|l| l.wall_time_ms / 1000).collect();
     assert!(times.len() > drained.len() / 2, "{times:?}");
 }
+
+#[test]
+fn the_html_compare_put_an_outcome_only_one_job_has_after_the_result() {
+    // The left Job always completes, the right one always fails: each has an
+    // outcome the other never does. The text paired them with `0 lives` and the
+    // Result last; the HTML wrote `-` and put the right's outcome after the Result.
+    let left = lives(&job(serde_json::json!({})), "{}\n", 3, 4, &Requests::new());
+    let right = lives(
+        &job(serde_json::json!({"backoffLimit": 0})),
+        "attempts:\n- {exitCode: 1}\n",
+        3,
+        4,
+        &Requests::new(),
+    );
+    let (l, r) = (Report::of("a", 3, &left), Report::of("b", 3, &right));
+    let rows = compare_rows(&l, &r);
+    assert_eq!(rows.last().map(|(k, _, _)| k.as_str()), Some("Result:"));
+    let failed = rows
+        .iter()
+        .find(|(k, _, _)| k.starts_with("Failed ("))
+        .expect("the right Job's failure");
+    assert_eq!(failed.1, "0 lives", "{rows:?}");
+    let page = compare_html("a", (&l, &left), "b", (&r, &right));
+    let rows_html: Vec<&str> = page.split("<tr").skip(2).collect();
+    assert!(
+        rows_html
+            .last()
+            .is_some_and(|row| row.contains("<th>Result:</th>")),
+        "{rows_html:?}"
+    );
+    assert!(page.contains("<td>0 lives</td>"), "{page}");
+    let text = compare_text("a", &l, "b", &r);
+    assert!(
+        text.trim_end()
+            .lines()
+            .rev()
+            .nth(1)
+            .is_some_and(|line| line.contains("Result:")),
+        "{text}"
+    );
+}
