@@ -437,13 +437,8 @@ impl Timeline {
                 a.pod, a.attempt, a.outcome
             );
         }
-        let more = kept.iter().filter(|k| !**k).count();
+        let (more, plain) = left_out(&ranks, &kept);
         if more > 0 {
-            let plain = ranks
-                .iter()
-                .zip(&kept)
-                .filter(|(r, k)| **r == 2 && !**k)
-                .count();
             let _ = writeln!(
                 out,
                 "  … {more} more attempts ({plain} of them a first-attempt success), see -o json"
@@ -539,13 +534,8 @@ impl Summary {
         for ((i, outcomes), _) in self.per_index.iter().zip(&kept).filter(|(_, k)| **k) {
             lines.push((INDEX_LABEL, format!("{i}: {}", outcomes.join(", "))));
         }
-        let more = kept.iter().filter(|k| !**k).count();
+        let (more, plain) = left_out(&ranks, &kept);
         if more > 0 {
-            let plain = ranks
-                .iter()
-                .zip(&kept)
-                .filter(|(r, k)| **r == 2 && !**k)
-                .count();
             lines.push((
                 INDEX_LABEL,
                 format!("… {more} more indexes ({plain} of them a single success), see -o json"),
@@ -804,3 +794,14 @@ pub fn at(start_nanos: i64, offset_ms: i64) -> String {
 
 #[cfg(test)]
 mod tests;
+
+/// Rows a cap left out, and how many of those were a single success (rank 2).
+fn left_out(ranks: &[u8], kept: &[bool]) -> (usize, usize) {
+    let more = kept.iter().filter(|k| !**k).count();
+    let plain = ranks
+        .iter()
+        .zip(kept)
+        .filter(|(r, k)| **r == 2 && !**k)
+        .count();
+    (more, plain)
+}
