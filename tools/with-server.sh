@@ -4,7 +4,8 @@
 # The server (target/debug/job-decider unless JOB_DECIDER_BIN says otherwise) listens on a
 # free loopback port; CMD sees it as JOB_DECIDER_ADDR (host:port). With WITH_SERVER_SOCKET=1
 # it listens on a Unix socket in a temporary directory instead, and JOB_DECIDER_ADDR is
-# unix:///that/path. The script waits until the server accepts connections, runs CMD, stops
+# unix:///that/path. WITH_SERVER_ARGS adds flags to `serve` (word-split), e.g.
+# WITH_SERVER_ARGS="--max-concurrent-requests 1". The script waits until the server accepts connections, runs CMD, stops
 # the server and exits with CMD's status.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -23,7 +24,8 @@ else
 	addr="127.0.0.1:$port"
 	probe="import socket; socket.create_connection(('127.0.0.1', $port), 0.2)"
 fi
-"$bin" serve --addr "$addr" --metrics-addr 127.0.0.1:0 --log-level warn >"$log" 2>&1 &
+# shellcheck disable=SC2086 # the extra flags are meant to be split into words
+"$bin" serve --addr "$addr" --metrics-addr 127.0.0.1:0 --log-level warn ${WITH_SERVER_ARGS:-} >"$log" 2>&1 &
 server=$!
 stop() {
 	kill "$server" 2>/dev/null || true
