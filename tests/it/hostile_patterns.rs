@@ -286,9 +286,10 @@ fn a_jobset_repetition_past_1000_is_refused_at_its_field() {
     let message = "x".repeat(1001);
     let got = jobset_err(jobset_request(&["^x+$", "x{1001}"], &message));
     assert_eq!(got.len(), 1, "{got:?}");
+    // The path in the request, as for the pattern past the DFA limits above.
     assert_eq!(
         got[0].0,
-        "spec.failurePolicy.rules[0].onJobFailureMessagePatterns[1]"
+        "jobSet.spec.failurePolicy.rules[0].onJobFailureMessagePatterns[1]"
     );
     assert!(
         got[0].1.contains("invalid repeat count 1001"),

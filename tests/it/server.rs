@@ -361,6 +361,49 @@ async fn bad_input_names_the_field() {
     }
 }
 
+/// DecideJob named an invalid Job's field by its path in the Job (`spec.backoffLimit`), while
+/// every other error names the path in the request (`job.metadata.uid`): a client matching
+/// violations to request fields could not find it. ValidateJob keeps the Job's own paths.
+#[tokio::test]
+async fn an_invalid_job_in_decide_job_was_named_by_its_path_in_the_job_not_in_the_request() {
+    let server = server().await;
+    let mut client = server.client().await;
+    let mut request = small_request();
+    if let Some(spec) = request.job.as_mut().and_then(|j| j.spec.as_mut()) {
+        spec.backoff_limit = Some(-1);
+    }
+    let status = client
+        .decide_job(request.clone())
+        .await
+        .expect_err("negative backoffLimit");
+    let (code, fields, reason) = failure(&status);
+    assert_eq!(code, Code::InvalidArgument, "{status:?}");
+    assert_eq!(reason, "INVALID_JOB");
+    assert_eq!(fields, ["job.spec.backoffLimit"]);
+    assert!(
+        status
+            .message()
+            .contains("job.spec.backoffLimit: Invalid value: -1"),
+        "{}",
+        status.message()
+    );
+
+    let response = client
+        .validate_job(pb::ValidateJobRequest {
+            job: request.job,
+            failure_policy: String::new(),
+        })
+        .await
+        .expect("validated")
+        .into_inner();
+    let fields: Vec<&str> = response
+        .violations
+        .iter()
+        .map(|v| v.field.as_str())
+        .collect();
+    assert_eq!(fields, ["spec.backoffLimit"]);
+}
+
 #[tokio::test]
 async fn validate_job_and_jobset_requests() {
     let server = server().await;

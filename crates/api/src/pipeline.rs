@@ -89,6 +89,12 @@ fn unconverted_error(unconverted: convert::Unconverted) -> ApiError {
     }
 }
 
+/// The violations of the object at `field` of a request, named by their path in the request
+/// (as every other DecideJob and DecideJobSet error is); ValidateJob keeps the object's own paths.
+fn under(field: &str, violations: Vec<Violation>) -> Vec<Violation> {
+    violations.into_iter().map(|v| v.under(field)).collect()
+}
+
 /// Validates and decides a converted snapshot (explained when asked).
 fn decide_snapshot(
     snapshot: Snapshot,
@@ -99,7 +105,7 @@ fn decide_snapshot(
     // Each rule marks what upstream's sync tolerates (version skew); the rest rejects.
     violations.retain(|v| v.severity == Severity::Rejected);
     if !violations.is_empty() {
-        return Err(ApiError::invalid_job(violations));
+        return Err(ApiError::invalid_job(under("job", violations)));
     }
     // Only a caller who asks pays for the explanation.
     let (plan, explanation) = if explain {
@@ -155,7 +161,7 @@ pub fn decide_jobset_until(
     let snapshot = convert_jobset::snapshot_until(request, interrupt).map_err(unconverted_error)?;
     let violations = validate_jobset(&snapshot.job_set);
     if !violations.is_empty() {
-        return Err(ApiError::invalid_job(violations));
+        return Err(ApiError::invalid_job(under("jobSet", violations)));
     }
     Ok(convert_jobset::plan_to_pb(
         &decide_jobset_core(&snapshot, interrupt)?,

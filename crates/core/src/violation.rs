@@ -90,6 +90,16 @@ impl Violation {
         }
     }
 
+    /// The same violation with its field path under `parent` (`spec.backoffLimit` under
+    /// `job` is `job.spec.backoffLimit`): a service error names the field in the request,
+    /// while the rules name it in the object they check.
+    pub fn under(self, parent: &str) -> Self {
+        Violation {
+            field: format!("{parent}.{}", self.field),
+            ..self
+        }
+    }
+
     /// The full message, as upstream formats a field error, with each part bounded
     /// (see [`fmt::Display`] for [`Violation`]).
     pub fn description(&self) -> String {
