@@ -12,6 +12,7 @@ mod generators;
 mod vector_files;
 
 mod cli;
+mod client_cases;
 mod cluster;
 mod crate_edges;
 mod explain;

@@ -34,7 +34,7 @@ fn canonical(mut response: pb::DecideJobResponse) -> pb::DecideJobResponse {
 
 /// Vector names that conformance/known-differences.md excuses, with the reason
 /// there; the Go harness checks those field by field.
-fn known_differences() -> Vec<String> {
+pub(crate) fn known_differences() -> Vec<String> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance/known-differences.md");
     let text = std::fs::read_to_string(&path).unwrap_or_default();
     let mut in_fence = false;
