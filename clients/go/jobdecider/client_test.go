@@ -15,6 +15,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/resolver"
+	"google.golang.org/grpc/resolver/manual"
 	"google.golang.org/grpc/status"
 
 	"job-decider.dev/clients/go/jobdecider"
@@ -295,5 +297,55 @@ func TestLargePlansAreReceivedAndCallerOptionsWin(t *testing.T) {
 	limited := newClient(t, addr, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1<<20)))
 	if _, err := limited.DecideJob(context.Background(), &pb.DecideJobRequest{}); status.Code(err) != codes.ResourceExhausted {
 		t.Errorf("a caller's 1 MiB limit: %v, want RESOURCE_EXHAUSTED", err)
+	}
+}
+
+// round_robin: calls spread over every address the name resolves to (a
+// headless Service's pods), where gRPC's default, pick_first, pins one.
+func TestCallsAreSpreadOverEveryAddress(t *testing.T) {
+	a, b := &fakeDecider{}, &fakeDecider{}
+	addrs := []resolver.Address{{Addr: serve(t, a)}, {Addr: serve(t, b)}}
+	calls := func(t *testing.T, opts ...grpc.DialOption) (int, int) {
+		t.Helper()
+		a.mu.Lock()
+		a.attempts, a.deadlines = nil, nil
+		a.mu.Unlock()
+		b.mu.Lock()
+		b.attempts, b.deadlines = nil, nil
+		b.mu.Unlock()
+		r := manual.NewBuilderWithScheme("headless")
+		r.InitialState(resolver.State{Addresses: addrs})
+		conn, err := grpc.NewClient("headless:///job-decider", append(opts, grpc.WithResolvers(r))...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		client := pb.NewJobDeciderClient(conn)
+		for range 20 {
+			if _, err := client.DecideJob(context.Background(), &pb.DecideJobRequest{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		atA, _ := a.seen()
+		atB, _ := b.seen()
+		return len(atA), len(atB)
+	}
+	if atA, atB := calls(t, jobdecider.DialOptions()...); atA == 0 || atB == 0 {
+		// Not exactly 10 each: calls go to the first address alone until the second's connection is ready.
+		t.Errorf("DialOptions: %d and %d of 20 calls on the two addresses, want both used", atA, atB)
+	}
+	if atA, atB := calls(t, grpc.WithTransportCredentials(insecure.NewCredentials())); atA != 0 && atB != 0 {
+		t.Errorf("pick_first spread the calls too (%d, %d): this test cannot tell round_robin", atA, atB)
+	}
+}
+
+// Every target form the behaviour names reaches the server over TCP.
+func TestTCPTargets(t *testing.T) {
+	f := &fakeDecider{}
+	addr := serve(t, f)
+	for _, target := range []string{addr, "dns:///" + addr, "dns:///" + strings.Replace(addr, "127.0.0.1", "localhost", 1)} {
+		if _, err := newClient(t, target).DecideJob(context.Background(), &pb.DecideJobRequest{}); err != nil {
+			t.Errorf("%s: %v", target, err)
+		}
 	}
 }
