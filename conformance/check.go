@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"os"
 
-	"job-decider.dev/clients/go/vectors"
 	"job-decider.dev/conformance/internal/compare"
 	"job-decider.dev/conformance/internal/decider"
 	"job-decider.dev/conformance/internal/upstream"
+	"job-decider.dev/testkit/vectors"
 )
 
 func cmdCheck(args []string) error {

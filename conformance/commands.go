@@ -8,9 +8,9 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"job-decider.dev/clients/go/vectors"
 	"job-decider.dev/conformance/internal/canon"
 	"job-decider.dev/conformance/internal/upstream"
+	"job-decider.dev/testkit/vectors"
 )
 
 func cmdUpstream(args []string) error {

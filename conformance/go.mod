@@ -7,6 +7,7 @@ require (
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12
 	job-decider.dev/clients/go v0.0.0
+	job-decider.dev/testkit v0.0.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2
@@ -78,7 +79,10 @@ require (
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
-replace job-decider.dev/clients/go => ../clients/go
+replace (
+	job-decider.dev/clients/go => ../clients/go
+	job-decider.dev/testkit => ../testkit
+)
 
 // k8s.io/kubernetes is not meant to be imported as a module: its staging
 // modules are pinned to the release that matches v1.37.2 (the list is the

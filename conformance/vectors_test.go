@@ -4,9 +4,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"job-decider.dev/clients/go/vectors"
 	"job-decider.dev/conformance/internal/canon"
 	"job-decider.dev/conformance/internal/upstream"
+	"job-decider.dev/testkit/vectors"
 )
 
 // vectorsDir holds the language-neutral vectors, relative to this module.

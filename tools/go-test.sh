@@ -29,6 +29,9 @@ echo "== go test: tools/schemagen"
 (cd tools/schemagen && go test -count=1 ./...)
 echo "== go test: clients/go"
 (cd clients/go && go test -count=1 ./...)
+# The harnesses' vectors reader and diffs, kept out of the public module.
+echo "== go test: testkit"
+(cd testkit && go test -count=1 ./...)
 echo "== go test: shim"
 (cd shim && go test -count=1 ./...)
 # The Grafana dashboard: its JSON's shape, every query parsed as PromQL, every

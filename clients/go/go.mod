@@ -3,7 +3,6 @@ module job-decider.dev/clients/go
 go 1.26.0
 
 require (
-	go.yaml.in/yaml/v3 v3.0.4
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12

@@ -15,7 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
-	"job-decider.dev/clients/go/protodiff"
+	"job-decider.dev/testkit/protodiff"
 )
 
 func canonicalise(r *pb.DecideJobSetResponse) {

@@ -11,8 +11,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
-	"job-decider.dev/clients/go/knowndiff"
-	"job-decider.dev/clients/go/vectors"
+	"job-decider.dev/testkit/knowndiff"
+	"job-decider.dev/testkit/vectors"
 )
 
 type verdict string

@@ -6,6 +6,7 @@ require (
 	github.com/go-logr/logr v1.4.4
 	google.golang.org/protobuf v1.36.12
 	job-decider.dev/clients/go v0.0.0
+	job-decider.dev/testkit v0.0.0
 	k8s.io/api v0.36.0
 	k8s.io/apimachinery v0.36.0
 	k8s.io/client-go v0.36.0
@@ -69,4 +70,7 @@ require (
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
-replace job-decider.dev/clients/go => ../../clients/go
+replace (
+	job-decider.dev/clients/go => ../../clients/go
+	job-decider.dev/testkit => ../../testkit
+)

@@ -1,7 +1,7 @@
 package main
 
 // known-differences.md: fields where a vector's expected plan deliberately
-// differs from what upstream does. The file syntax is clients/go/knowndiff's;
+// differs from what upstream does. The file syntax is testkit/knowndiff's;
 // this harness reads it strictly: each entry names one vector and one field
 // exactly (no wildcards), and an entry that excuses nothing in a run that
 // included its vector is itself a failure, so the list cannot outlive the
@@ -12,7 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 
-	"job-decider.dev/clients/go/knowndiff"
+	"job-decider.dev/testkit/knowndiff"
 )
 
 // knownOptions are this harness's rules: one vector, one field, exactly.

@@ -15,7 +15,7 @@ import (
 	"path/filepath"
 
 	"google.golang.org/protobuf/encoding/protojson"
-	"job-decider.dev/clients/go/vectors"
+	"job-decider.dev/testkit/vectors"
 )
 
 func defaultVectorDir() string {

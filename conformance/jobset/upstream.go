@@ -29,7 +29,7 @@ import (
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
 	"job-decider.dev/clients/go/kubejson"
-	"job-decider.dev/clients/go/vectors"
+	"job-decider.dev/testkit/vectors"
 )
 
 // The label (and annotation) keys a JobCreation decides; upstream sets more

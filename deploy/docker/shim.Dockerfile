@@ -16,11 +16,13 @@ ARG TARGETARCH
 WORKDIR /src
 # Modules first, so that a source change reuses the download layer.
 COPY clients/go/go.mod clients/go/go.sum clients/go/
+COPY testkit/go.mod testkit/go.sum testkit/
 COPY shim/go.mod shim/go.sum shim/
 WORKDIR /src/shim
 RUN go mod download && go mod verify
 WORKDIR /src
 COPY clients/go clients/go
+COPY testkit testkit
 COPY shim shim
 WORKDIR /src/shim
 # Reproducible: no paths, no VCS stamp, no build id; go.sum pins every module.

@@ -1,6 +1,9 @@
-// Package jobdecider reads job-decider's errors: the field violations and
-// the ErrorInfo that every INVALID_ARGUMENT (and every other error) carries
-// as google.rpc details. The generated client is the v1 package beside it.
+// Package jobdecider connects to job-decider with the behaviour every client
+// shares (NewClient, DialOptions: round_robin, retries of UNAVAILABLE, a
+// default deadline, keepalive, TLS from a cert-manager Secret directory) and
+// reads its errors: the field violations and the ErrorInfo that every
+// INVALID_ARGUMENT (and every other error) carries as google.rpc details. The
+// generated client is the v1 package beside it.
 package jobdecider
 
 import (

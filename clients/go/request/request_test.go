@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,7 +22,6 @@ import (
 	"sigs.k8s.io/randfill"
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
-	"job-decider.dev/clients/go/protodiff"
 )
 
 var (
@@ -466,14 +466,26 @@ func TestJobFieldsAllSet(t *testing.T) {
 	}
 }
 
-// diffText lists the fields where two messages differ.
+// diffText lists the lines of the two messages' proto3 JSON forms that only
+// one side has (a failure message's guide, not a check).
 func diffText(t *testing.T, left, right proto.Message, leftName, rightName string) string {
 	t.Helper()
-	fields, err := protodiff.Messages(left, right)
-	if err != nil {
-		t.Fatal(err)
+	lines := func(m proto.Message) []string {
+		return strings.Split(protojson.MarshalOptions{Multiline: true}.Format(m), "\n")
 	}
-	return protodiff.Format(fields, "  ", leftName, rightName)
+	l, r := lines(left), lines(right)
+	var out []string
+	for _, side := range []struct {
+		name       string
+		own, other []string
+	}{{leftName, l, r}, {rightName, r, l}} {
+		for _, line := range side.own {
+			if !slices.Contains(side.other, line) {
+				out = append(out, "  "+side.name+": "+strings.TrimSpace(line))
+			}
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // trimJob selects on two keys and has a policy on DisruptionTarget.

@@ -7,7 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
-	"job-decider.dev/clients/go/protodiff"
+	"job-decider.dev/testkit/protodiff"
 )
 
 // FieldDiff is one differing field: Left is upstream's value, Right the other side's.

@@ -17,11 +17,11 @@ import (
 	jobutil "k8s.io/kubernetes/pkg/controller/job/util"
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
-	"job-decider.dev/clients/go/knowndiff"
-	"job-decider.dev/clients/go/vectors"
 	"job-decider.dev/conformance/internal/canon"
 	"job-decider.dev/conformance/internal/decider"
 	"job-decider.dev/conformance/internal/upstream"
+	"job-decider.dev/testkit/knowndiff"
+	"job-decider.dev/testkit/vectors"
 )
 
 // Outcome of comparing one scenario.

@@ -1,7 +1,7 @@
 package compare
 
 // known-differences.md: mismatches that do not fail a run, each with its
-// reason. The file syntax and the matching are clients/go/knowndiff's; what
+// reason. The file syntax and the matching are testkit/knowndiff's; what
 // is this harness's own is that names and paths are patterns (`*` wildcards,
 // so one entry covers every generated scenario of a kind) and that a
 // scenario is matched by its name and by the shapes of its request
@@ -12,8 +12,8 @@ import (
 	"path/filepath"
 	"runtime"
 
-	"job-decider.dev/clients/go/knowndiff"
 	"job-decider.dev/conformance/internal/canon"
+	"job-decider.dev/testkit/knowndiff"
 )
 
 // knownOptions are this harness's rules: patterns allowed.

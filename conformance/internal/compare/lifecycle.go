@@ -44,12 +44,12 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
-	"job-decider.dev/clients/go/knowndiff"
 	"job-decider.dev/conformance/internal/canon"
 	"job-decider.dev/conformance/internal/cluster"
 	"job-decider.dev/conformance/internal/decider"
 	"job-decider.dev/conformance/internal/gen"
 	"job-decider.dev/conformance/internal/upstream"
+	"job-decider.dev/testkit/knowndiff"
 )
 
 // lifecycle is one scenario in progress.

@@ -11,11 +11,11 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
-	"job-decider.dev/clients/go/knowndiff"
 	"job-decider.dev/conformance/internal/cluster"
 	"job-decider.dev/conformance/internal/decider"
 	"job-decider.dev/conformance/internal/gen"
 	"job-decider.dev/conformance/internal/refserver"
+	"job-decider.dev/testkit/knowndiff"
 )
 
 func simJob() *pb.Job {

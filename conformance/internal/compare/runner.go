@@ -15,11 +15,11 @@ import (
 	"time"
 
 	pb "job-decider.dev/clients/go/jobdecider/v1"
-	"job-decider.dev/clients/go/knowndiff"
 	"job-decider.dev/conformance/internal/canon"
 	"job-decider.dev/conformance/internal/decider"
 	"job-decider.dev/conformance/internal/gen"
 	"job-decider.dev/conformance/internal/upstream"
+	"job-decider.dev/testkit/knowndiff"
 )
 
 type RandomOpts struct {

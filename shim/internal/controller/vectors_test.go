@@ -22,9 +22,9 @@ import (
 
 	jobdeciderv1 "job-decider.dev/clients/go/jobdecider/v1"
 	"job-decider.dev/clients/go/kubejson"
-	"job-decider.dev/clients/go/protodiff"
 	"job-decider.dev/clients/go/request"
-	"job-decider.dev/clients/go/vectors"
+	"job-decider.dev/testkit/protodiff"
+	"job-decider.dev/testkit/vectors"
 )
 
 // minVectors is fewer than the set holds, so the tests cannot pass by reading nothing.

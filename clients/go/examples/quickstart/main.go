@@ -11,15 +11,12 @@ import (
 	"log"
 	"os"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/timestamppb"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
 	"job-decider.dev/clients/go/jobdecider"
-	pb "job-decider.dev/clients/go/jobdecider/v1"
 	"job-decider.dev/clients/go/request"
 )
 
@@ -39,12 +36,16 @@ func main() {
 	req := request.BuildFull(&job, podPtrs)
 	req.Now = timestamppb.Now()
 
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	// host:port, dns:///host:port or unix:///path.sock; retries UNAVAILABLE,
+	// a 10 s deadline unless the context has one. For TLS from a mounted
+	// cert-manager Secret: creds, err := jobdecider.TLSFromDir("/etc/job-decider/tls")
+	// and jobdecider.NewClient(addr, grpc.WithTransportCredentials(creds)).
+	client, err := jobdecider.NewClient(addr)
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer conn.Close()
-	resp, err := pb.NewJobDeciderClient(conn).DecideJob(context.Background(), req)
+	defer client.Close()
+	resp, err := client.DecideJob(context.Background(), req)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		for _, v := range jobdecider.FieldViolations(err) {

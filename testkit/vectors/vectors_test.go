@@ -13,8 +13,8 @@ import (
 	pb "job-decider.dev/clients/go/jobdecider/v1"
 )
 
-// root is the repository, from this package's directory (clients/go/vectors).
-var root = filepath.Join("..", "..", "..")
+// root is the repository, from this package's directory (testkit/vectors).
+var root = filepath.Join("..", "..")
 
 // TestEveryVectorLoads reads every Job and JobSet vector the repository holds;
 // the minimums are fewer than it has, so the test cannot pass by reading nothing.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"job-decider.dev/clients/go/protodiff"
+	"job-decider.dev/testkit/protodiff"
 )
 
 func TestParse(t *testing.T) {

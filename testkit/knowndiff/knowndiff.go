@@ -25,7 +25,7 @@ import (
 	"strings"
 	"sync"
 
-	"job-decider.dev/clients/go/protodiff"
+	"job-decider.dev/testkit/protodiff"
 )
 
 // Entry is one known difference, with the line it is on for messages.
