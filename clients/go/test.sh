@@ -17,7 +17,7 @@ export JOB_DECIDER_BIN="${JOB_DECIDER_BIN:-$root/target/debug/job-decider}"
 cd "$root/clients/go"
 go mod download
 verbose() { grep --line-buffered -vE '^=== (RUN|PAUSE|CONT|NAME)'; }
-go test -count=1 -v ./examples/... ./jobdecider/... ./request/... -run 'Quickstart|BadRequests|Example' 2>&1 | verbose
+go test -count=1 -v ./examples/... ./jobdecider/... ./request/... -run 'Quickstart|BadRequests|Example|Conformance' 2>&1 | verbose
 # The connection behaviour against servers of their own: a Unix socket, and one slot.
 unset JOB_DECIDER_ADDR
 WITH_SERVER_SOCKET=1 "$root/tools/with-server.sh" \
