@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from google.protobuf import json_format
 
-from job_decider import convert, decide_job_request, k8s
+from jobdecider import convert, decide_job_request, k8s
 
 NOW = datetime(2025, 6, 2, 10, 0, 0, tzinfo=timezone.utc)
 

@@ -20,7 +20,7 @@ import pytest
 from google.protobuf import json_format
 
 from conftest import EXAMPLE, NOW, ROOT, cli, cli_decide
-from job_decider import AsyncClient, Client, DecideError, decide_job_request, pb, pb_grpc, validate_job_request
+from jobdecider import AsyncClient, Client, DecideError, decide_job_request, pb, pb_grpc, validate_job_request
 
 FIXED_NOW = datetime.fromisoformat(NOW)
 QUICKSTART = ROOT / "clients" / "python" / "examples" / "quickstart.py"
