@@ -14,12 +14,28 @@ from jobdecider.v1 import job_decider_pb2 as pb
 from jobdecider.v1 import job_decider_pb2_grpc as pb_grpc
 from jobdecider.v1 import kubernetes_pb2 as k8s
 
-from ._client import DEFAULT_TIMEOUT, AsyncClient, Client
+from ._client import (
+    DEFAULT_OPTIONS,
+    DEFAULT_TIMEOUT,
+    SERVICE_CONFIG,
+    AsyncClient,
+    ChannelOption,
+    Client,
+    Timeout,
+    channel_options,
+    credentials_from_dir,
+)
 from ._errors import DecideError, ErrorInfo, FieldViolation
 from ._kubectl import Conversion, KubectlJson, convert, decide_job_request, validate_job_request
 
 __all__ = [
+    "DEFAULT_OPTIONS",
     "DEFAULT_TIMEOUT",
+    "SERVICE_CONFIG",
+    "ChannelOption",
+    "Timeout",
+    "channel_options",
+    "credentials_from_dir",
     "AsyncClient",
     "Client",
     "Conversion",

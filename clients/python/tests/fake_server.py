@@ -1,0 +1,57 @@
+"""An in-process JobDecider whose answers a test scripts: status codes per attempt, big replies."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from concurrent import futures
+from typing import Any
+
+import grpc
+
+from jobdecider import pb
+
+
+class ScriptedDecider:
+    """Answers DecideJob with the scripted status codes in turn, then OK; records every attempt.
+
+    A request whose controller_name is a number of bytes is answered with a response about that
+    large (an explanation summary of that many characters).
+    """
+
+    def __init__(self, codes: Iterable[grpc.StatusCode] = ()) -> None:
+        self.codes = list(codes)
+        #: The deadline each attempt arrived with (context.time_remaining(); None: no deadline).
+        self.remaining: list[float | None] = []
+        self._lock = threading.Lock()
+        self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+        handler: grpc.RpcMethodHandler[bytes, bytes] = grpc.unary_unary_rpc_method_handler(self._decide)
+        self._server.add_generic_rpc_handlers(
+            (grpc.method_handlers_generic_handler("jobdecider.v1.JobDecider", {"DecideJob": handler}),)
+        )
+        port = self._server.add_insecure_port("127.0.0.1:0")
+        self.addr = f"127.0.0.1:{port}"
+
+    @property
+    def attempts(self) -> int:
+        """How many attempts arrived."""
+        return len(self.remaining)
+
+    def _decide(self, raw: bytes, context: Any) -> bytes:
+        with self._lock:
+            self.remaining.append(context.time_remaining())
+            code = self.codes.pop(0) if self.codes else grpc.StatusCode.OK
+        if code != grpc.StatusCode.OK:
+            context.abort(code, f"scripted {code.name}")
+        request = pb.DecideJobRequest.FromString(raw)
+        response = pb.DecideJobResponse()
+        if request.controller_name.isdigit():
+            response.explanation.summary = "x" * int(request.controller_name)
+        return response.SerializeToString()
+
+    def __enter__(self) -> ScriptedDecider:
+        self._server.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.stop(None)
