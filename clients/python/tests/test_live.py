@@ -118,13 +118,17 @@ def test_bad_request_asyncio_pod_without_uid_names_the_pod(
     want_fields = _cli_violation_fields(job, pods, tmp_path)
     assert want_fields == ["pods[1].metadata.uid"]
 
-    async def decide() -> None:
+    async def decide(lean: bool) -> None:
         async with AsyncClient(addr) as client:
-            await client.decide_job(decide_job_request(job, pods, now=FIXED_NOW))
+            await client.decide_job(decide_job_request(job, pods, now=FIXED_NOW, lean=lean))
 
     with pytest.raises(DecideError) as caught:
-        asyncio.run(decide())
+        asyncio.run(decide(False))
     _check_bad_request(caught.value, want_fields)
+    # The lean encoding (the default) names the pod in its own field.
+    with pytest.raises(DecideError) as caught:
+        asyncio.run(decide(True))
+    _check_bad_request(caught.value, ["leanPods[1].uid"])
 
 
 def test_validate_job_matches_cli(addr: str, job: dict[str, Any], tmp_path: Path) -> None:

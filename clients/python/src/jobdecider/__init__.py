@@ -27,6 +27,7 @@ from ._client import (
 )
 from ._errors import DecideError, ErrorInfo, FieldViolation
 from ._kubectl import Conversion, KubectlJson, convert, decide_job_request, validate_job_request
+from ._lean import MAX_MESSAGE_BYTES, NotLeanError
 
 __all__ = [
     "DEFAULT_OPTIONS",
@@ -42,6 +43,8 @@ __all__ = [
     "DecideError",
     "ErrorInfo",
     "FieldViolation",
+    "MAX_MESSAGE_BYTES",
+    "NotLeanError",
     "KubectlJson",
     "convert",
     "decide_job_request",

@@ -8,11 +8,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, cast
 
-from google.protobuf import json_format
+from google.protobuf import json_format, message_factory
 from google.protobuf.descriptor import Descriptor
 from google.protobuf.message import Message
 
-from jobdecider.v1 import job_decider_pb2
+from ._lean import BadPod, NotLeanError, add_lean_pods
+from .v1 import job_decider_pb2, kubernetes_pb2
 
 # Messages whose JSON form is not an object of their fields (a timestamp is an RFC 3339 string):
 # the parser reads them whole, so their contents are never pruned.
@@ -44,34 +45,94 @@ class Conversion:
 
 
 def decide_job_request(
-    job: KubectlJson, pods: KubectlJson, *, now: datetime | None = None
+    job: KubectlJson,
+    pods: KubectlJson,
+    *,
+    now: datetime | None = None,
+    state: job_decider_pb2.ControllerState | None = None,
+    explain: bool = False,
+    controller_name: str = "",
+    failure_policy: str = "",
+    lean: bool = True,
 ) -> job_decider_pb2.DecideJobRequest:
     """Builds a DecideJobRequest from a Job and its pods as kubectl prints them.
 
     `job` is `kubectl get job NAME -o json`; `pods` is `kubectl get pods -l
     batch.kubernetes.io/controller-uid=UID -o json` (a PodList), a list of pods, or one pod;
-    each may be JSON text or already parsed. Fields the contract lacks are left out (see
-    `convert` to learn which). `now` (timezone-aware) is the decision time; it defaults to the
-    current time.
+    each may be JSON text or already parsed. `now` (timezone-aware) is the decision time; it
+    defaults to the current time. `state` is the previous response's `state` for this Job
+    (None after a restart), `explain` asks for the explanation, `controller_name` is the
+    controller decided for (empty: kubernetes.io/job-controller) and `failure_policy` an
+    extended failure policy document kept off the Job.
+
+    The pods go in the lean encoding (`lean_pods`, what the shim sends; only what decisions
+    read, trimmed to the Job's selector labels and policy conditions); a pod with no lean form
+    raises NotLeanError. `lean=False` sends them Kubernetes-shaped (`pods`), as `convert` does.
     """
-    return convert(job, pods, now=now).request
-
-
-def convert(job: KubectlJson, pods: KubectlJson, *, now: datetime | None = None) -> Conversion:
-    """`decide_job_request`, also reporting the field paths it dropped."""
+    if not lean:
+        return convert(
+            job,
+            pods,
+            now=now,
+            state=state,
+            explain=explain,
+            controller_name=controller_name,
+            failure_policy=failure_policy,
+        ).request
     job_obj = _job_object(job)
     pod_objs = _pod_items(_loads(pods, "pods"))
-    when = datetime.now(timezone.utc) if now is None else now
-    if when.tzinfo is None:
-        raise ValueError("now: a timezone-aware datetime is needed, e.g. datetime.now(timezone.utc)")
+    request = job_decider_pb2.DecideJobRequest()
+    _parse(job_obj, request.job, "job", [])
+    try:
+        add_lean_pods(request, job_obj, pod_objs, failure_policy)
+    except BadPod as bad:
+        # Which field: the Kubernetes-shaped parser names it (and raises); else the pod itself.
+        _parse(pod_objs[bad.index], kubernetes_pb2.Pod(), f"pods[{bad.index}]", [])
+        raise ValueError(str(bad)) from bad
+    _finish(request, now, state, explain, controller_name, failure_policy)
+    return request
 
+
+def convert(
+    job: KubectlJson,
+    pods: KubectlJson,
+    *,
+    now: datetime | None = None,
+    state: job_decider_pb2.ControllerState | None = None,
+    explain: bool = False,
+    controller_name: str = "",
+    failure_policy: str = "",
+) -> Conversion:
+    """`decide_job_request` with Kubernetes-shaped pods, also reporting the field paths it dropped."""
+    job_obj = _job_object(job)
+    pod_objs = _pod_items(_loads(pods, "pods"))
     dropped: list[str] = []
     request = job_decider_pb2.DecideJobRequest()
     _parse(job_obj, request.job, "job", dropped)
     for i, pod in enumerate(pod_objs):
         _parse(pod, request.pods.add(), f"pods[{i}]", dropped)
-    request.now.FromDatetime(when)
+    _finish(request, now, state, explain, controller_name, failure_policy)
     return Conversion(request=request, dropped=dropped)
+
+
+def _finish(
+    request: job_decider_pb2.DecideJobRequest,
+    now: datetime | None,
+    state: job_decider_pb2.ControllerState | None,
+    explain: bool,
+    controller_name: str,
+    failure_policy: str,
+) -> None:
+    """Sets the request's fields besides the Job and its pods."""
+    when = datetime.now(timezone.utc) if now is None else now
+    if when.tzinfo is None:
+        raise ValueError("now: a timezone-aware datetime is needed, e.g. datetime.now(timezone.utc)")
+    request.now.FromDatetime(when)
+    if state is not None:
+        request.state.CopyFrom(state)
+    request.explain = explain
+    request.controller_name = controller_name
+    request.failure_policy = failure_policy
 
 
 def validate_job_request(job: KubectlJson) -> job_decider_pb2.ValidateJobRequest:
@@ -126,11 +187,70 @@ def _parse(obj: Mapping[str, Any], message: Message, path: str, dropped: list[st
     than a silent loss.
     """
     # types-protobuf types DESCRIPTOR as the upb or the pure-Python class; both behave alike.
-    pruned = _prune(obj, cast(Descriptor, message.DESCRIPTOR), path, dropped)
+    descriptor = cast(Descriptor, message.DESCRIPTOR)
+    pruned = _prune(obj, descriptor, path, dropped)
     try:
         json_format.ParseDict(pruned, message)
     except json_format.ParseError as err:
-        raise ValueError(f"{path}: {err}") from err
+        # protobuf names the fields but not the list positions; find the value ourselves, so
+        # the error reads as the server's field violations do (job.spec.backoffLimit).
+        found = _locate(pruned, descriptor, path)
+        if found is None:
+            raise ValueError(f"{path}: {err}") from err
+        raise ValueError(found) from err
+
+
+def _locate(value: Any, descriptor: Descriptor, path: str) -> str | None:
+    """`PATH: Invalid value: VALUE: REASON` for the first value of `value` protobuf refuses."""
+    if not isinstance(value, Mapping) or descriptor.full_name in _OPAQUE:
+        return _refused(value, descriptor, path)
+    fields = {f.json_name: f for f in descriptor.fields}
+    fields.update({f.name: f for f in descriptor.fields})
+    for key, item in value.items():
+        fd = fields.get(key)
+        if fd is None or item is None:
+            continue
+        here = f"{path}.{key}"
+        sub = fd.message_type
+        if sub is not None and sub.GetOptions().map_entry and isinstance(item, Mapping):
+            value_fd = sub.fields_by_name["value"]
+            for k, v in item.items():
+                found = (
+                    _locate(v, value_fd.message_type, f"{here}[{k}]")
+                    if value_fd.message_type is not None
+                    else _refused({key: {k: v}}, descriptor, f"{here}[{k}]", shown=v)
+                )
+                if found:
+                    return found
+        elif fd.is_repeated and isinstance(item, list):
+            for j, v in enumerate(item):
+                found = (
+                    _locate(v, sub, f"{here}[{j}]")
+                    if sub is not None
+                    else _refused({key: [v]}, descriptor, f"{here}[{j}]", shown=v)
+                )
+                if found:
+                    return found
+        elif sub is not None:
+            found = _locate(item, sub, here)
+            if found:
+                return found
+        else:
+            found = _refused({key: item}, descriptor, here, shown=item)
+            if found:
+                return found
+    return None
+
+
+def _refused(value: Any, descriptor: Descriptor, path: str, shown: Any = None) -> str | None:
+    """The error for `value` (JSON of a `descriptor` message) when protobuf refuses it, else None."""
+    try:
+        json_format.ParseDict(value, message_factory.GetMessageClass(descriptor)())
+    except json_format.ParseError as err:
+        # The innermost of protobuf's "Failed to parse X field: ..." is the reason.
+        reason = str(err).rsplit(" field: ", 1)[-1].rstrip(".")
+        return f"{path}: Invalid value: {json.dumps(value if shown is None else shown)}: {reason}"
+    return None
 
 
 def _prune(value: Any, descriptor: Descriptor, path: str, dropped: list[str]) -> Any:
@@ -162,4 +282,11 @@ def _prune(value: Any, descriptor: Descriptor, path: str, dropped: list[str]) ->
     return kept
 
 
-__all__ = ["Conversion", "KubectlJson", "convert", "decide_job_request", "validate_job_request"]
+__all__ = [
+    "Conversion",
+    "KubectlJson",
+    "NotLeanError",
+    "convert",
+    "decide_job_request",
+    "validate_job_request",
+]
