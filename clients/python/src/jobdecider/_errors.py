@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
-from google.rpc.error_details_pb2 import BadRequest
-from google.rpc.error_details_pb2 import ErrorInfo as ErrorInfoPb
-from google.rpc.status_pb2 import Status
+
+from .rpc.error_details_pb2 import BadRequest
+from .rpc.error_details_pb2 import ErrorInfo as ErrorInfoPb
+from .rpc.status_pb2 import Status
 
 # The trailer in which gRPC carries a serialized google.rpc.Status with the error's details.
 _DETAILS_KEY = "grpc-status-details-bin"
