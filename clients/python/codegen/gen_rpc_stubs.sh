@@ -12,7 +12,10 @@ out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 "$venv/bin/python" -m grpc_tools.protoc -I "$site" -I "$site/grpc_tools/_proto" \
 	--plugin=protoc-gen-mypy="$venv/bin/protoc-gen-mypy" --mypy_out="$out" \
-	google/rpc/error_details.proto google/rpc/status.proto >/dev/null
+	google/rpc/error_details.proto google/rpc/status.proto >"$out/log" 2>&1 || {
+	cat "$out/log" >&2
+	exit 1
+}
 for name in error_details_pb2 status_pb2; do
 	cp "$out/google/rpc/$name.pyi" "$here/src/jobdecider/rpc/$name.pyi"
 done

@@ -148,11 +148,6 @@ class _Encoder:
         if phase is None:
             raise NotLeanError(f"pods[{i}].status.phase", phase_text)
         kw: dict[str, Any] = {"name": meta.get("name", ""), "uid": meta.get("uid", ""), "phase": phase}
-        labels = meta.get("labels")
-        if labels:
-            kept = {k: labels[k] for k in reads.label_keys if k in labels}
-            if kept:
-                kw["labels"] = kept
         annotations = meta.get("annotations")
         if annotations:
             for key, name in (
@@ -199,13 +194,14 @@ class _Encoder:
         conditions = status.get("conditions")
         if conditions:
             kept_conditions = []
+            types, details = reads.condition_types, reads.details
             for j, c in enumerate(conditions):
-                cs = _CONDITION_STATUSES.get(c.get("status") or "")
-                if cs is None:
-                    raise NotLeanError(f"pods[{i}].status.conditions[{j}].status", c.get("status"))
+                text = c.get("status")
+                if text and text not in _CONDITION_STATUSES:
+                    raise NotLeanError(f"pods[{i}].status.conditions[{j}].status", text)
                 ctype = c.get("type", "")
-                if reads.details or ctype in reads.condition_types:
-                    lc: dict[str, Any] = {"type": ctype, "status": cs}
+                if details or ctype in types:
+                    lc: dict[str, Any] = {"type": ctype, "status": _CONDITION_STATUSES[text or ""]}
                     changed = c.get("lastTransitionTime")
                     if changed:
                         lc["last_transition_time"] = self.time(changed)
@@ -224,7 +220,14 @@ class _Encoder:
             kw["reason"] = status.get("reason", "")
             kw["message"] = bounded_message(status.get("message", ""))
             kw["node_name"] = node
-        request.lean_pods.add(**kw)
+        added = request.lean_pods.add(**kw)
+        labels = meta.get("labels")
+        if labels:
+            # Set one by one: a dict in add() goes through the runtime's slower generic update.
+            kept = added.labels
+            for key in reads.label_keys:
+                if key in labels:
+                    kept[key] = labels[key]
 
 
 def _owner_reference(ref: Mapping[str, Any]) -> dict[str, Any]:
