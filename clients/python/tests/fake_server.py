@@ -10,6 +10,7 @@ from typing import Any
 import grpc
 
 from jobdecider import pb
+from jobdecider.rpc import status_pb2
 
 
 class ScriptedDecider:
@@ -21,6 +22,8 @@ class ScriptedDecider:
 
     def __init__(self, codes: Iterable[grpc.StatusCode] = ()) -> None:
         self.codes = list(codes)
+        #: The google.rpc.Status sent with every error, when set.
+        self.details: status_pb2.Status | None = None
         #: The deadline each attempt arrived with (context.time_remaining(); None: no deadline).
         self.remaining: list[float | None] = []
         self._lock = threading.Lock()
@@ -42,6 +45,8 @@ class ScriptedDecider:
             self.remaining.append(context.time_remaining())
             code = self.codes.pop(0) if self.codes else grpc.StatusCode.OK
         if code != grpc.StatusCode.OK:
+            if self.details is not None:
+                context.set_trailing_metadata((("grpc-status-details-bin", self.details.SerializeToString()),))
             context.abort(code, f"scripted {code.name}")
         request = pb.DecideJobRequest.FromString(raw)
         response = pb.DecideJobResponse()

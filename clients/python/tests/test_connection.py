@@ -8,6 +8,7 @@ import json
 import socket
 import subprocess
 import time
+from datetime import timedelta
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from conftest import EXAMPLE, cli
 from fake_server import ScriptedDecider
 from jobdecider import AsyncClient, Client, DecideError, credentials_from_dir, decide_job_request, pb, pb_grpc
 from jobdecider import _client as connection
+from jobdecider.rpc import error_details_pb2, status_pb2
 
 UNAVAILABLE = grpc.StatusCode.UNAVAILABLE
 
@@ -87,6 +89,23 @@ def test_retry_throttling_stops_retries_after_five_failures() -> None:
                 client.decide_job(pb.DecideJobRequest())
         # 4 attempts for the first call (tokens 10 -> 6), then one each (5, 4, 3): no retries.
         assert server.attempts == 4 + 1 + 1 + 1
+
+
+def test_overloaded_error_carries_the_retry_delay() -> None:
+    # What the server sends with OVERLOADED (issue 26): RetryInfo beside ErrorInfo.
+    status = status_pb2.Status(code=UNAVAILABLE.value[0], message="overloaded")
+    status.details.add().Pack(
+        error_details_pb2.ErrorInfo(reason="OVERLOADED", domain="jobdecider.dev")
+    )
+    retry = error_details_pb2.RetryInfo()
+    retry.retry_delay.FromMilliseconds(120)
+    status.details.add().Pack(retry)
+    with ScriptedDecider([UNAVAILABLE] * 4) as server, Client(server.addr) as client:
+        server.details = status
+        with pytest.raises(DecideError) as caught:
+            client.decide_job(pb.DecideJobRequest())
+    assert caught.value.retry_delay == timedelta(milliseconds=120)
+    assert caught.value.error_info is not None and caught.value.error_info.reason == "OVERLOADED"
 
 
 @pytest.mark.parametrize(
