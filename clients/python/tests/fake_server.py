@@ -13,6 +13,9 @@ from jobdecider import pb
 from jobdecider.rpc import status_pb2
 
 
+_USED_PORTS: set[int] = set()
+
+
 class ScriptedDecider:
     """Answers DecideJob with the scripted status codes in turn, then OK; records every attempt.
 
@@ -27,12 +30,18 @@ class ScriptedDecider:
         #: The deadline each attempt arrived with (context.time_remaining(); None: no deadline).
         self.remaining: list[float | None] = []
         self._lock = threading.Lock()
-        self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
         handler: grpc.RpcMethodHandler[bytes, bytes] = grpc.unary_unary_rpc_method_handler(self._decide)
-        self._server.add_generic_rpc_handlers(
-            (grpc.method_handlers_generic_handler("jobdecider.v1.JobDecider", {"DecideJob": handler}),)
-        )
-        port = self._server.add_insecure_port("127.0.0.1:0")
+        while True:
+            self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+            self._server.add_generic_rpc_handlers(
+                (grpc.method_handlers_generic_handler("jobdecider.v1.JobDecider", {"DecideJob": handler}),)
+            )
+            port = self._server.add_insecure_port("127.0.0.1:0")
+            # grpc-core keeps retry throttling tokens per server name for the whole process: a
+            # port an earlier test's server had would start with that server's spent tokens.
+            if port not in _USED_PORTS:
+                break
+        _USED_PORTS.add(port)
         self.addr = f"127.0.0.1:{port}"
 
     @property
