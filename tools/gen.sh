@@ -21,13 +21,16 @@ for dir in "${generated[@]}"; do
 	find "$dir" -type f -delete 2>/dev/null || true
 done
 bin/buf generate
+# The typed google.rpc modules of the Python client (jobdecider.rpc): stubs only, not from buf.
+bash clients/python/codegen/gen_rpc_stubs.sh
+checked=("${generated[@]}" clients/python/src/jobdecider/rpc)
 
 if [[ "${1:-}" == "--check" ]]; then
-	if ! git diff --exit-code --stat -- "${generated[@]}" ||
-		[[ -n "$(git ls-files --others --exclude-standard -- "${generated[@]}")" ]]; then
+	if ! git diff --exit-code --stat -- "${checked[@]}" ||
+		[[ -n "$(git ls-files --others --exclude-standard -- "${checked[@]}")" ]]; then
 		echo "generated code is stale: run tools/gen.sh and commit the result" >&2
-		git ls-files --others --exclude-standard -- "${generated[@]}" >&2
+		git ls-files --others --exclude-standard -- "${checked[@]}" >&2
 		exit 1
 	fi
-	echo "generated code is current (${generated[*]})"
+	echo "generated code is current (${checked[*]})"
 fi

@@ -5,7 +5,7 @@ import sys
 
 from google.protobuf.json_format import MessageToJson
 
-from job_decider import Client, decide_job_request
+from jobdecider import Client, decide_job_request
 
 job_json, pods_json = (open(path).read() for path in sys.argv[1:3])
 request = decide_job_request(job_json, pods_json)  # `now` is the current time

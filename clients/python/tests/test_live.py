@@ -20,7 +20,7 @@ import pytest
 from google.protobuf import json_format
 
 from conftest import EXAMPLE, NOW, ROOT, cli, cli_decide
-from job_decider import AsyncClient, Client, DecideError, decide_job_request, pb, pb_grpc, validate_job_request
+from jobdecider import AsyncClient, Client, DecideError, decide_job_request, pb, pb_grpc, validate_job_request
 
 FIXED_NOW = datetime.fromisoformat(NOW)
 QUICKSTART = ROOT / "clients" / "python" / "examples" / "quickstart.py"
@@ -118,13 +118,17 @@ def test_bad_request_asyncio_pod_without_uid_names_the_pod(
     want_fields = _cli_violation_fields(job, pods, tmp_path)
     assert want_fields == ["pods[1].metadata.uid"]
 
-    async def decide() -> None:
+    async def decide(lean: bool) -> None:
         async with AsyncClient(addr) as client:
-            await client.decide_job(decide_job_request(job, pods, now=FIXED_NOW))
+            await client.decide_job(decide_job_request(job, pods, now=FIXED_NOW, lean=lean))
 
     with pytest.raises(DecideError) as caught:
-        asyncio.run(decide())
+        asyncio.run(decide(False))
     _check_bad_request(caught.value, want_fields)
+    # The lean encoding (the default) names the pod in its own field.
+    with pytest.raises(DecideError) as caught:
+        asyncio.run(decide(True))
+    _check_bad_request(caught.value, ["leanPods[1].uid"])
 
 
 def test_validate_job_matches_cli(addr: str, job: dict[str, Any], tmp_path: Path) -> None:

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import timedelta
 from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
-from google.rpc.error_details_pb2 import BadRequest
-from google.rpc.error_details_pb2 import ErrorInfo as ErrorInfoPb
-from google.rpc.status_pb2 import Status
+
+from .rpc.error_details_pb2 import BadRequest
+from .rpc.error_details_pb2 import ErrorInfo as ErrorInfoPb
+from .rpc.error_details_pb2 import RetryInfo
+from .rpc.status_pb2 import Status
 
 # The trailer in which gRPC carries a serialized google.rpc.Status with the error's details.
 _DETAILS_KEY = "grpc-status-details-bin"
@@ -55,6 +58,10 @@ class DecideError(Exception):
     field_violations: list[FieldViolation]
     #: The google.rpc.ErrorInfo, when the server sent one.
     error_info: ErrorInfo | None
+    #: How long the server asks the caller to wait before trying again (google.rpc.RetryInfo,
+    #: sent with OVERLOADED), when it asks. The client's retries already waited as told; this is
+    #: for a caller that requeues after the last attempt failed.
+    retry_delay: timedelta | None
     #: The whole google.rpc.Status from the trailer, for details not decoded here.
     status: Status | None
 
@@ -65,6 +72,7 @@ class DecideError(Exception):
         *,
         field_violations: Iterable[FieldViolation] = (),
         error_info: ErrorInfo | None = None,
+        retry_delay: timedelta | None = None,
         status: Status | None = None,
     ) -> None:
         super().__init__(f"{code.name}: {message}")
@@ -72,6 +80,7 @@ class DecideError(Exception):
         self.message = message
         self.field_violations = list(field_violations)
         self.error_info = error_info
+        self.retry_delay = retry_delay
         self.status = status
 
     @classmethod
@@ -85,17 +94,21 @@ class DecideError(Exception):
         status = _status_from_trailers(call.trailing_metadata())
         violations: list[FieldViolation] = []
         info: ErrorInfo | None = None
+        delay: timedelta | None = None
         if status is not None:
             for detail in status.details:
                 bad_request = BadRequest()
                 error_info = ErrorInfoPb()
-                if detail.Unpack(bad_request):
+                retry_info = RetryInfo()
+                if detail.Unpack(retry_info) and delay is None:
+                    delay = retry_info.retry_delay.ToTimedelta()
+                elif detail.Unpack(bad_request):
                     violations.extend(
                         FieldViolation(v.field, v.description, v.reason) for v in bad_request.field_violations
                     )
                 elif detail.Unpack(error_info) and info is None:
                     info = ErrorInfo(error_info.reason, error_info.domain, dict(error_info.metadata))
-        return cls(code, message, field_violations=violations, error_info=info, status=status)
+        return cls(code, message, field_violations=violations, error_info=info, retry_delay=delay, status=status)
 
 
 def _status_from_trailers(trailers: Any) -> Status | None:
