@@ -11,6 +11,7 @@ mod common;
 mod generators;
 mod vector_files;
 
+mod authority;
 mod cli;
 mod cluster;
 mod crate_edges;
