@@ -29,6 +29,7 @@ mod kubectl;
 mod lean;
 mod module_edges;
 mod observability;
+mod overload;
 mod properties;
 mod regressions;
 mod server;
