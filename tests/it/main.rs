@@ -11,6 +11,7 @@ mod common;
 mod generators;
 mod vector_files;
 
+mod authority;
 mod cli;
 mod client_cases;
 mod cluster;
@@ -29,6 +30,7 @@ mod kubectl;
 mod lean;
 mod module_edges;
 mod observability;
+mod overload;
 mod properties;
 mod regressions;
 mod server;

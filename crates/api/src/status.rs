@@ -17,6 +17,10 @@ use job_decider_core::validate::{Violation, truncated};
 /// The `ErrorInfo.domain` of every error this service returns.
 pub const ERROR_DOMAIN: &str = "jobdecider.dev";
 
+/// The trailer (gRPC A6) that tells a retrying gRPC client how many milliseconds to wait;
+/// grpc-core and grpc-go honour it under a service-config retry policy.
+pub const RETRY_PUSHBACK_TRAILER: &str = "grpc-retry-pushback-ms";
+
 /// Why a request was not answered with a plan.
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -41,6 +45,10 @@ pub enum ApiError {
     Overloaded {
         /// The concurrency limit that was reached.
         in_flight: usize,
+        /// How long the caller should wait before trying again, sent as
+        /// `google.rpc.RetryInfo` and as the `grpc-retry-pushback-ms` trailer. The
+        /// server shell picks it (with jitter): this crate holds no clock or randomness.
+        retry_after: Duration,
     },
     /// The server is shutting down and takes no new calls.
     #[error("server is shutting down")]
@@ -267,11 +275,29 @@ impl From<ApiError> for tonic::Status {
         };
         let mut metadata = HashMap::new();
         metadata.extend(bad_request_metadata(&err));
-        if let ApiError::Overloaded { in_flight } = &err {
+        let mut pushback = None;
+        if let ApiError::Overloaded {
+            in_flight,
+            retry_after,
+        } = &err
+        {
             metadata.insert("maxConcurrentRequests".to_string(), in_flight.to_string());
+            // Whole milliseconds, so that the detail and the trailer say the same.
+            let millis = retry_after.as_millis();
+            details.set_retry_info(Some(Duration::from_millis(
+                u64::try_from(millis).unwrap_or(u64::MAX),
+            )));
+            pushback = Some(millis);
         }
         details.set_error_info(err.reason(), ERROR_DOMAIN, metadata);
-        tonic::Status::with_error_details(code, message, details)
+        let mut status = tonic::Status::with_error_details(code, message, details);
+        if let Some(millis) = pushback {
+            status.metadata_mut().insert(
+                RETRY_PUSHBACK_TRAILER,
+                tonic::metadata::MetadataValue::from(u64::try_from(millis).unwrap_or(u64::MAX)),
+            );
+        }
+        status
     }
 }
 

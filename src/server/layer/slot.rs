@@ -7,6 +7,7 @@
 //! there are slots; a call that would be one too many waiting, or that waits
 //! out the timeout, is answered UNAVAILABLE (OVERLOADED) — retried by gRPC
 //! clients — instead of queueing without bound behind work it cannot overtake.
+//! The answer says how long to wait ([`overload_pushback`]: 50–150 ms, jittered).
 //!
 //! The slot travels to the handler in the request's extensions
 //! ([`DecisionSlot`]); the handler holds it through its work (on the reactor
@@ -14,6 +15,7 @@
 //! the slot (and the in-flight gauge) is released when the work ends, even
 //! when the caller stopped waiting because of the timeout.
 
+use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -22,6 +24,21 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use super::{HttpRequest, Next, ResponseFuture, Step, error_response};
 use crate::server::metrics;
 use job_decider_api::ApiError;
+
+/// The shortest wait an OVERLOADED answer asks for (`RetryInfo` and `grpc-retry-pushback-ms`).
+pub const OVERLOAD_PUSHBACK_MIN: Duration = Duration::from_millis(50);
+/// The longest wait an OVERLOADED answer asks for.
+pub const OVERLOAD_PUSHBACK_MAX: Duration = Duration::from_millis(150);
+
+/// A wait in whole milliseconds, uniform in [`OVERLOAD_PUSHBACK_MIN`, `OVERLOAD_PUSHBACK_MAX`]:
+/// callers shed together are told different waits, so they do not come back together.
+pub fn overload_pushback() -> Duration {
+    let min = OVERLOAD_PUSHBACK_MIN.as_millis() as u64;
+    let span = OVERLOAD_PUSHBACK_MAX.as_millis() as u64 - min + 1;
+    // A fresh RandomState is randomly keyed: good enough for jitter, and no new dependency.
+    let random = RandomState::new().hash_one(std::time::Instant::now());
+    Duration::from_millis(min + random % span)
+}
 
 /// A held decision slot; dropping the last clone frees it.
 #[derive(Clone, Debug)]
@@ -70,6 +87,7 @@ impl SlotLayer {
     async fn acquire(&self) -> Result<OwnedSemaphorePermit, ApiError> {
         let overloaded = || ApiError::Overloaded {
             in_flight: self.max,
+            retry_after: overload_pushback(),
         };
         if let Ok(permit) = self.slots.clone().try_acquire_owned() {
             return Ok(permit);
@@ -104,5 +122,23 @@ impl Step for SlotLayer {
                 Err(err) => Ok(error_response(err)),
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_overload_pushback_is_jittered_within_its_bounds() {
+        let waits: Vec<Duration> = (0..1000).map(|_| overload_pushback()).collect();
+        assert!(
+            waits
+                .iter()
+                .all(|w| (OVERLOAD_PUSHBACK_MIN..=OVERLOAD_PUSHBACK_MAX).contains(w))
+        );
+        assert!(waits.iter().all(|w| w.subsec_nanos() % 1_000_000 == 0));
+        let distinct: std::collections::HashSet<_> = waits.iter().collect();
+        assert!(distinct.len() > 50, "{} distinct waits", distinct.len());
     }
 }

@@ -45,8 +45,25 @@ fn codes_per_class() {
     let mapped = ApiError::from_transport_status(&too_large).expect("mapped");
     assert_eq!(tonic::Status::from(mapped).code(), Code::ResourceExhausted);
     assert!(ApiError::from_transport_status(&tonic::Status::out_of_range("other")).is_none());
-    let overloaded = tonic::Status::from(ApiError::Overloaded { in_flight: 4 });
+    let overloaded = tonic::Status::from(ApiError::Overloaded {
+        in_flight: 4,
+        retry_after: Duration::from_millis(87),
+    });
     assert_eq!(overloaded.code(), Code::Unavailable);
+    assert_eq!(
+        overloaded
+            .get_error_details()
+            .retry_info()
+            .and_then(|r| r.retry_delay),
+        Some(Duration::from_millis(87))
+    );
+    assert_eq!(
+        overloaded
+            .metadata()
+            .get(crate::status::RETRY_PUSHBACK_TRAILER)
+            .map(|v| v.to_str().ok()),
+        Some(Some("87"))
+    );
     assert_eq!(
         overloaded
             .get_error_details()
@@ -57,6 +74,21 @@ fn codes_per_class() {
     assert_eq!(
         tonic::Status::from(ApiError::Timeout(Duration::from_secs(1))).code(),
         Code::DeadlineExceeded
+    );
+}
+
+/// SHUTTING_DOWN says nothing of waiting: the caller retries at once, on another
+/// replica or a new connection (issue 26).
+#[test]
+fn shutting_down_carries_no_pushback() {
+    let status = tonic::Status::from(ApiError::ShuttingDown);
+    assert_eq!(status.code(), Code::Unavailable);
+    assert!(status.get_error_details().retry_info().is_none());
+    assert!(
+        status
+            .metadata()
+            .get(crate::status::RETRY_PUSHBACK_TRAILER)
+            .is_none()
     );
 }
 
