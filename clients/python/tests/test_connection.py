@@ -18,7 +18,7 @@ import pytest
 
 from conftest import EXAMPLE, cli
 from fake_server import ScriptedDecider
-from jobdecider import AsyncClient, Client, DecideError, credentials_from_dir, decide_job_request, pb, pb_grpc
+from jobdecider import SERVICE_CONFIG_WITH_THROTTLING, AsyncClient, Client, DecideError, credentials_from_dir, decide_job_request, pb, pb_grpc
 from jobdecider import _client as connection
 from jobdecider.rpc import error_details_pb2, status_pb2
 
@@ -28,8 +28,15 @@ UNAVAILABLE = grpc.StatusCode.UNAVAILABLE
 TABLE_SERVICE_CONFIG = json.loads(
     '{"loadBalancingConfig":[{"round_robin":{}}], "methodConfig":[{"name":[{"service":"jobdecider.v1.JobDecider"}],'
     ' "retryPolicy":{"maxAttempts":4,"initialBackoff":"0.1s","maxBackoff":"2s","backoffMultiplier":2,'
-    '"retryableStatusCodes":["UNAVAILABLE"]}}], "retryThrottling":{"maxTokens":10,"tokenRatio":0.1}}'
+    '"retryableStatusCodes":["UNAVAILABLE"]}}]}'
 )
+
+
+def test_retries_are_not_throttled_unless_asked() -> None:
+    # Throttling would stop retrying a burst at one slot after five failures (issue 26).
+    options = dict(connection.DEFAULT_OPTIONS)
+    assert "retryThrottling" not in json.loads(str(options["grpc.service_config"]))
+    assert SERVICE_CONFIG_WITH_THROTTLING["retryThrottling"] == {"maxTokens": 10, "tokenRatio": 0.1}
 
 
 def test_constants_are_the_behaviour_table() -> None:
@@ -81,9 +88,10 @@ def test_retry_stops_after_four_attempts_within_the_deadline() -> None:
 
 
 def test_retry_throttling_stops_retries_after_five_failures() -> None:
-    # Tokens start at 10 and each failed attempt takes one; retries go on only while more than
-    # 5 are left. (grpc-core keeps the tokens per server name: this server's port is new.)
-    with ScriptedDecider([UNAVAILABLE] * 8) as server, Client(server.addr) as client:
+    # Opt-in: tokens start at 10 and each failed attempt takes one; retries go on only while
+    # more than 5 are left. (grpc-core keeps the tokens per server name: this port is new.)
+    throttled = [("grpc.service_config", json.dumps(SERVICE_CONFIG_WITH_THROTTLING))]
+    with ScriptedDecider([UNAVAILABLE] * 8) as server, Client(server.addr, options=throttled) as client:
         for _ in range(4):
             with pytest.raises(DecideError):
                 client.decide_job(pb.DecideJobRequest())

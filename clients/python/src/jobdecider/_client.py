@@ -35,7 +35,10 @@ RETRY_INITIAL_BACKOFF = 0.1
 RETRY_BACKOFF_MULTIPLIER = 2
 RETRY_MAX_BACKOFF = 2.0
 RETRY_STATUS_CODES = ("UNAVAILABLE",)
-#: Retry throttling: retries stop while the channel's tokens are at or below half of max.
+#: Retry throttling, opt-in (SERVICE_CONFIG_WITH_THROTTLING): retries stop while the channel's
+#: tokens are at or below half of max. Off by default: at these values grpc-core stops retrying
+#: after five failed attempts, so a burst against a server that sheds load with OVERLOADED (and
+#: says when to come back) would fail calls the retry policy alone carries.
 RETRY_THROTTLING_MAX_TOKENS = 10
 RETRY_THROTTLING_TOKEN_RATIO = 0.1
 #: Balance over every address a dns:/// name resolves to (a headless Service), as the shim does.
@@ -49,7 +52,7 @@ KEEPALIVE_PERMIT_WITHOUT_CALLS = False
 #: server's --max-request-bytes answers RESOURCE_EXHAUSTED).
 MAX_RECEIVE_MESSAGE_BYTES = 64 * 1024 * 1024
 
-#: The gRPC service config: round_robin, the retry policy and retry throttling.
+#: The gRPC service config: round_robin and the retry policy.
 SERVICE_CONFIG: dict[str, Any] = {
     "loadBalancingConfig": [{LOAD_BALANCING_POLICY: {}}],
     "methodConfig": [
@@ -64,6 +67,12 @@ SERVICE_CONFIG: dict[str, Any] = {
             },
         }
     ],
+}
+
+#: SERVICE_CONFIG with gRPC's retry throttling, for callers who prefer fewer retries under
+#: sustained overload: `options=[("grpc.service_config", json.dumps(SERVICE_CONFIG_WITH_THROTTLING))]`.
+SERVICE_CONFIG_WITH_THROTTLING: dict[str, Any] = {
+    **SERVICE_CONFIG,
     "retryThrottling": {
         "maxTokens": RETRY_THROTTLING_MAX_TOKENS,
         "tokenRatio": RETRY_THROTTLING_TOKEN_RATIO,
