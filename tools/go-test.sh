@@ -29,6 +29,7 @@ echo "== go test: tools/schemagen"
 (cd tools/schemagen && go test -count=1 ./...)
 echo "== go test: clients/go"
 (cd clients/go && go test -count=1 ./...)
+(cd clients/go/apply && go test -count=1 ./...)
 echo "== go test: shim"
 (cd shim && go test -count=1 ./...)
 # The Grafana dashboard: its JSON's shape, every query parsed as PromQL, every

@@ -31,6 +31,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
+	"job-decider.dev/clients/go/apply"
 	jobdeciderv1 "job-decider.dev/clients/go/jobdecider/v1"
 )
 
@@ -43,7 +44,7 @@ const DefaultControllerName = "job-decider.dev/shim"
 const DefaultDecideTimeout = 5 * time.Second
 
 // JobTrackingFinalizer is the finalizer through which Jobs track their pods.
-const JobTrackingFinalizer = "batch.kubernetes.io/job-tracking"
+const JobTrackingFinalizer = apply.JobTrackingFinalizer
 
 // podControllerUIDIndex indexes pods by the UID of their controller owner.
 const podControllerUIDIndex = "controllerUID"
@@ -111,6 +112,9 @@ type Controller struct {
 	recorder record.EventRecorder
 	metrics  *Metrics
 	now      func() time.Time
+	// applier applies the plans; its hooks keep the expectations, the
+	// own-writes guard and the metrics (applyHooks).
+	applier *apply.Applier
 
 	jobLister  batchlisters.JobLister
 	podLister  corelisters.PodLister
@@ -177,6 +181,7 @@ func New(cfg Config, kube kubernetes.Interface, factory informers.SharedInformer
 		},
 		states: map[string]jobState{},
 	}
+	c.applier = apply.New(kube, apply.Options{Recorder: recorder, Hooks: c.applyHooks()})
 	if err := podInformer.Informer().AddIndexers(cache.Indexers{podControllerUIDIndex: indexByControllerUID}); err != nil {
 		return nil, err
 	}
@@ -407,9 +412,8 @@ func (c *Controller) syncJob(ctx context.Context, key string) (requeueAfter time
 	} else {
 		logger.V(2).Info("Plan", "job", key, "pods", len(pods), "actions", len(resp.GetActions()), "requeueAfter", resp.GetRequeueAfter().AsDuration())
 	}
-	run := planRun{c: c, key: key, job: job}
-	err = run.apply(ctx, resp.GetActions())
-	if err == nil || run.statusWritten {
+	res, err := c.applier.Apply(ctx, job, resp)
+	if res.StateHolds() {
 		// The returned state describes the Job as of the plan's first
 		// status write (upstream saves its backoff record when it
 		// flushes the status), so it holds once that write succeeded.
