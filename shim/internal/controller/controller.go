@@ -124,7 +124,7 @@ type Controller struct {
 	queue       workqueue.TypedRateLimitingInterface[string]
 	orphanQueue workqueue.TypedRateLimitingInterface[string]
 
-	exp *expectations
+	exp *apply.Expectations
 
 	// writes holds the shim's own writes per Job until the caches show them.
 	writes *ownWrites
@@ -170,7 +170,7 @@ func New(cfg Config, kube kubernetes.Interface, factory informers.SharedInformer
 		orphanQueue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](cfg.RetryBaseDelay, cfg.RetryMaxDelay),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "orphan_pod"}),
-		exp: newExpectations(time.Now),
+		exp: apply.NewExpectations(time.Now),
 		writes: newOwnWrites(map[cachedResource]syncedVersion{
 			jobsCache: jobInformer.Informer().GetStore(),
 			podsCache: podInformer.Informer().GetStore(),
@@ -383,8 +383,8 @@ func (c *Controller) syncJob(ctx context.Context, key string) (requeueAfter time
 	// next. Read after the pods, a removal met in between would leave a
 	// pod listed with its finalizer yet no longer expected, and be
 	// counted a second time.
-	podChangesPending := c.exp.podChangesPending(key)
-	finalizerRemovalsPending := c.exp.pendingFinalizerRemovals(key)
+	podChangesPending := c.exp.PodChangesPending(key)
+	finalizerRemovalsPending := c.exp.PendingFinalizerRemovals(key)
 	pods, err := c.podsForJob(job)
 	if err != nil {
 		return 0, err
@@ -501,6 +501,6 @@ func (c *Controller) forgetJob(key string) {
 	c.statesMu.Lock()
 	delete(c.states, key)
 	c.statesMu.Unlock()
-	c.exp.forget(key)
+	c.exp.Forget(key)
 	c.writes.forget(key)
 }

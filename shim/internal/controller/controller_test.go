@@ -300,13 +300,13 @@ func TestSyncCreatesPodsInSlowStartBatches(t *testing.T) {
 		t.Errorf("%d creations attempted, want 1+2+4 = 7", calls)
 	}
 	// 6 creations succeeded; they are expected until the informer sees them.
-	if !f.ctrl.exp.podChangesPending("ns/pi") {
+	if !f.ctrl.exp.PodChangesPending("ns/pi") {
 		t.Error("no expectations after creating pods")
 	}
 	for range 6 {
-		f.ctrl.exp.creationObserved("ns/pi")
+		f.ctrl.exp.CreationObserved("ns/pi")
 	}
-	if f.ctrl.exp.podChangesPending("ns/pi") {
+	if f.ctrl.exp.PodChangesPending("ns/pi") {
 		t.Error("expectations still pending after every created pod was observed")
 	}
 }
@@ -358,7 +358,7 @@ func TestSyncAppliesInOrderAndStopsAtFirstFailure(t *testing.T) {
 	default:
 	}
 	// The failed removal is not left expected.
-	if got := f.ctrl.exp.pendingFinalizerRemovals("ns/pi"); len(got) != 0 {
+	if got := f.ctrl.exp.PendingFinalizerRemovals("ns/pi"); len(got) != 0 {
 		t.Errorf("pending removals %v", got)
 	}
 	// The status was written, so the returned state holds and is sent back.
@@ -413,11 +413,11 @@ func TestDecideErrorRequeues(t *testing.T) {
 func TestGoneJobIsForgotten(t *testing.T) {
 	f := newFixture(t)
 	f.ctrl.setState("ns/pi", "job-uid", &jobdeciderv1.ControllerState{})
-	f.ctrl.exp.expectCreations("ns/pi", 3)
+	f.ctrl.exp.ExpectCreations("ns/pi", 3)
 	if _, err := f.ctrl.syncJob(context.Background(), "ns/pi"); err != nil {
 		t.Fatal(err)
 	}
-	if f.ctrl.state("ns/pi", "job-uid") != nil || f.ctrl.exp.podChangesPending("ns/pi") {
+	if f.ctrl.state("ns/pi", "job-uid") != nil || f.ctrl.exp.PodChangesPending("ns/pi") {
 		t.Error("state or expectations kept for a Job that is gone")
 	}
 }
@@ -482,7 +482,7 @@ func TestRegressionUnknownActionWritesNothing(t *testing.T) {
 			t.Errorf("a refused plan wrote: %s %s/%s", v, a.GetResource().Resource, a.GetSubresource())
 		}
 	}
-	if f.ctrl.exp.podChangesPending("ns/pi") || len(f.ctrl.exp.pendingFinalizerRemovals("ns/pi")) != 0 {
+	if f.ctrl.exp.PodChangesPending("ns/pi") || len(f.ctrl.exp.PendingFinalizerRemovals("ns/pi")) != 0 {
 		t.Error("a refused plan left expectations")
 	}
 	if s := f.ctrl.state("ns/pi", "job-uid"); s != nil {

@@ -73,7 +73,7 @@ func TestFailPodsOfAGonePodIsNotAnError(t *testing.T) {
 	if got := strings.Join(f.podWrites(), ","); got != "patch/status" {
 		t.Errorf("pod writes %s, want the one refused patch", got)
 	}
-	if f.ctrl.exp.podChangesPending("ns/pi") {
+	if f.ctrl.exp.PodChangesPending("ns/pi") {
 		t.Error("a deletion of a gone pod is still expected")
 	}
 	if ev := <-f.events.Events; !strings.Contains(ev, "After") {
@@ -96,7 +96,7 @@ func TestFailPodsConflictStopsThePlan(t *testing.T) {
 	if len(f.actions("delete", "pods")) != 0 {
 		t.Error("deleted a pod whose failure was not written")
 	}
-	if f.ctrl.exp.podChangesPending("ns/pi") {
+	if f.ctrl.exp.PodChangesPending("ns/pi") {
 		t.Error("a deletion that was never issued is still expected")
 	}
 	if ev := <-f.events.Events; !strings.Contains(ev, "Warning") || !strings.Contains(ev, "pi-a") {
@@ -115,7 +115,7 @@ func TestFailPodsExpectsTheDeletion(t *testing.T) {
 	if _, err := f.ctrl.syncJob(context.Background(), "ns/pi"); err != nil {
 		t.Fatal(err)
 	}
-	if !f.ctrl.exp.podChangesPending("ns/pi") {
+	if !f.ctrl.exp.PodChangesPending("ns/pi") {
 		t.Error("the deletion is not expected")
 	}
 }
