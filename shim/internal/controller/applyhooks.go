@@ -18,12 +18,8 @@ func (c *Controller) applyHooks() apply.Hooks {
 		}
 	}
 	// The next sync waits until the caches show these writes.
-	h.PodWritten = func(job *batchv1.Job, pod *corev1.Pod) {
-		c.writes.wrote(jobKey(job), job.UID, podsCache, pod.ResourceVersion)
-	}
-	h.StatusWritten = func(job, written *batchv1.Job) {
-		c.writes.wrote(jobKey(job), written.UID, jobsCache, written.ResourceVersion)
-	}
+	h.PodWritten = func(job *batchv1.Job, pod *corev1.Pod) { c.writes.PodWritten(job, pod) }
+	h.StatusWritten = func(job, written *batchv1.Job) { c.writes.StatusWritten(job, written) }
 	h.ActionFailed = func(_ *batchv1.Job, action string, _ error) { c.metrics.applyError(action) }
 	h.PlanRefused = func(_ *batchv1.Job, reason string, _ error) { c.metrics.planRefused(reason) }
 	return h

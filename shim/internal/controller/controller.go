@@ -127,7 +127,7 @@ type Controller struct {
 	exp *apply.Expectations
 
 	// writes holds the shim's own writes per Job until the caches show them.
-	writes *ownWrites
+	writes *apply.OwnWrites
 	// freshCaches are the stores the freshness barrier waits on.
 	freshCaches map[cachedResource]cacheView
 
@@ -171,7 +171,7 @@ func New(cfg Config, kube kubernetes.Interface, factory informers.SharedInformer
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](cfg.RetryBaseDelay, cfg.RetryMaxDelay),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "orphan_pod"}),
 		exp: apply.NewExpectations(time.Now),
-		writes: newOwnWrites(map[cachedResource]syncedVersion{
+		writes: apply.NewOwnWrites(map[cachedResource]syncedVersion{
 			jobsCache: jobInformer.Informer().GetStore(),
 			podsCache: podInformer.Informer().GetStore(),
 		}),
@@ -359,7 +359,7 @@ func (c *Controller) syncJob(ctx context.Context, key string) (requeueAfter time
 		return 0, nil
 	}
 	// As upstream: decide only on caches that show this shim's own writes.
-	if res, behind := c.writes.behind(key); behind {
+	if res, behind := c.writes.Behind(key); behind {
 		klog.FromContext(ctx).V(4).Info("Cache behind the shim's own writes; waiting", "job", key, "cache", res)
 		result = "cache_behind"
 		return cacheBehindRetry, nil
@@ -502,5 +502,5 @@ func (c *Controller) forgetJob(key string) {
 	delete(c.states, key)
 	c.statesMu.Unlock()
 	c.exp.Forget(key)
-	c.writes.forget(key)
+	c.writes.Forget(key)
 }

@@ -151,7 +151,7 @@ func (f *fixture) waitForOwnWrites(key string) {
 	f.t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		if _, behind := f.ctrl.writes.behind(key); !behind {
+		if _, behind := f.ctrl.writes.Behind(key); !behind {
 			return
 		}
 		if time.Now().After(deadline) {

@@ -58,9 +58,6 @@ func main() {
 	events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
 	recorder := events.NewRecorder(scheme.Scheme, corev1.EventSource{Component: *name})
 
-	// What the cache does not show yet of our own writes, fed by the applier.
-	exp := apply.NewExpectations(nil)
-	applier := apply.New(kube, apply.Options{Recorder: recorder, Hooks: exp.Hooks()})
 	type saved struct {
 		uid   types.UID
 		state *jobdeciderv1.ControllerState
@@ -70,8 +67,21 @@ func main() {
 
 	factory := informers.NewSharedInformerFactory(kube, 0)
 	jobs, pods := factory.Batch().V1().Jobs(), factory.Core().V1().Pods()
+	// What the caches do not show yet of our own writes, fed by the applier:
+	// the pod changes to expect (sent with each request), and the writes a
+	// sync waits for the caches to show before it decides again.
+	exp := apply.NewExpectations(nil)
+	writes := apply.NewOwnWrites(map[apply.Resource]apply.SyncedVersion{
+		apply.ResourceJobs: jobs.Informer().GetStore(), apply.ResourcePods: pods.Informer().GetStore(),
+	})
+	hooks := exp.Hooks()
+	hooks.PodWritten, hooks.StatusWritten = writes.PodWritten, writes.StatusWritten
+	applier := apply.New(kube, apply.Options{Recorder: recorder, Hooks: hooks})
 	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
 	enqueueJob := func(obj any) {
+		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = tomb.Obj
+		}
 		if job, ok := obj.(*batchv1.Job); ok && job.Spec.ManagedBy != nil && *job.Spec.ManagedBy == *name {
 			queue.Add(apply.JobKey(job))
 		}
@@ -122,10 +132,14 @@ func main() {
 			delete(states, key)
 			mu.Unlock()
 			exp.Forget(key)
+			writes.Forget(key)
 			return 0, nil
 		}
 		if err != nil || job.Spec.ManagedBy == nil || *job.Spec.ManagedBy != *name {
 			return 0, err
+		}
+		if _, behind := writes.Behind(key); behind {
+			return 100 * time.Millisecond, nil // decide once the caches show our last plan
 		}
 		expectations := exp.Request(key) // before the pods are listed
 		selector, err := metav1.LabelSelectorAsSelector(job.Spec.Selector)
