@@ -9,6 +9,7 @@ require (
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12
 	job-decider.dev/clients/go v0.0.0
+	job-decider.dev/clients/go/apply v0.0.0
 	job-decider.dev/testkit v0.0.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
@@ -66,9 +67,10 @@ require (
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
-// The generated client lives in this repository, and so do the harnesses'
-// vectors reader and diff (the tests' testkit module).
+// The generated client, the plan applier and the harnesses' vectors reader and diff
+// (the tests' testkit module) live in this repository.
 replace (
 	job-decider.dev/clients/go => ../clients/go
+	job-decider.dev/clients/go/apply => ../clients/go/apply
 	job-decider.dev/testkit => ../testkit
 )

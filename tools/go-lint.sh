@@ -10,7 +10,7 @@ bin/buf lint
 # proto module alone: the workspace also holds a vendored file that is not part of the contract.
 echo "== buf breaking"
 bin/buf breaking proto --against proto/released/jobdecider-v1.binpb
-for module in clients/go testkit conformance conformance/jobset shim e2e tools/schemagen deploy/grafana; do
+for module in clients/go clients/go/apply clients/go/examples/controller testkit conformance conformance/jobset shim e2e tools/schemagen deploy/grafana; do
 	[[ -f "$module/go.mod" ]] || continue
 	echo "== gofmt / go vet: $module"
 	unformatted="$(gofmt -l "$module")"

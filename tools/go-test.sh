@@ -32,6 +32,8 @@ echo "== go test: clients/go"
 # The harnesses' vectors reader and diffs, kept out of the public module.
 echo "== go test: testkit"
 (cd testkit && go test -count=1 ./...)
+echo "== go test: clients/go/apply"
+(cd clients/go/apply && go test -count=1 ./...)
 echo "== go test: shim"
 (cd shim && go test -count=1 ./...)
 # The Grafana dashboard: its JSON's shape, every query parsed as PromQL, every

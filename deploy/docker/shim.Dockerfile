@@ -17,6 +17,7 @@ WORKDIR /src
 # Modules first, so that a source change reuses the download layer.
 COPY clients/go/go.mod clients/go/go.sum clients/go/
 COPY testkit/go.mod testkit/go.sum testkit/
+COPY clients/go/apply/go.mod clients/go/apply/go.sum clients/go/apply/
 COPY shim/go.mod shim/go.sum shim/
 WORKDIR /src/shim
 RUN go mod download && go mod verify

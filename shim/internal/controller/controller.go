@@ -31,6 +31,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
+	"job-decider.dev/clients/go/apply"
 	jobdeciderv1 "job-decider.dev/clients/go/jobdecider/v1"
 )
 
@@ -43,7 +44,7 @@ const DefaultControllerName = "job-decider.dev/shim"
 const DefaultDecideTimeout = 5 * time.Second
 
 // JobTrackingFinalizer is the finalizer through which Jobs track their pods.
-const JobTrackingFinalizer = "batch.kubernetes.io/job-tracking"
+const JobTrackingFinalizer = apply.JobTrackingFinalizer
 
 // podControllerUIDIndex indexes pods by the UID of their controller owner.
 const podControllerUIDIndex = "controllerUID"
@@ -111,6 +112,9 @@ type Controller struct {
 	recorder record.EventRecorder
 	metrics  *Metrics
 	now      func() time.Time
+	// applier applies the plans; its hooks keep the expectations, the
+	// own-writes guard and the metrics (applyHooks).
+	applier *apply.Applier
 
 	jobLister  batchlisters.JobLister
 	podLister  corelisters.PodLister
@@ -120,10 +124,10 @@ type Controller struct {
 	queue       workqueue.TypedRateLimitingInterface[string]
 	orphanQueue workqueue.TypedRateLimitingInterface[string]
 
-	exp *expectations
+	exp *apply.Expectations
 
 	// writes holds the shim's own writes per Job until the caches show them.
-	writes *ownWrites
+	writes *apply.OwnWrites
 	// freshCaches are the stores the freshness barrier waits on.
 	freshCaches map[cachedResource]cacheView
 
@@ -166,8 +170,8 @@ func New(cfg Config, kube kubernetes.Interface, factory informers.SharedInformer
 		orphanQueue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](cfg.RetryBaseDelay, cfg.RetryMaxDelay),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "orphan_pod"}),
-		exp: newExpectations(time.Now),
-		writes: newOwnWrites(map[cachedResource]syncedVersion{
+		exp: apply.NewExpectations(time.Now),
+		writes: apply.NewOwnWrites(map[cachedResource]syncedVersion{
 			jobsCache: jobInformer.Informer().GetStore(),
 			podsCache: podInformer.Informer().GetStore(),
 		}),
@@ -177,6 +181,7 @@ func New(cfg Config, kube kubernetes.Interface, factory informers.SharedInformer
 		},
 		states: map[string]jobState{},
 	}
+	c.applier = apply.New(kube, apply.Options{Recorder: recorder, Hooks: c.applyHooks()})
 	if err := podInformer.Informer().AddIndexers(cache.Indexers{podControllerUIDIndex: indexByControllerUID}); err != nil {
 		return nil, err
 	}
@@ -354,7 +359,7 @@ func (c *Controller) syncJob(ctx context.Context, key string) (requeueAfter time
 		return 0, nil
 	}
 	// As upstream: decide only on caches that show this shim's own writes.
-	if res, behind := c.writes.behind(key); behind {
+	if res, behind := c.writes.Behind(key); behind {
 		klog.FromContext(ctx).V(4).Info("Cache behind the shim's own writes; waiting", "job", key, "cache", res)
 		result = "cache_behind"
 		return cacheBehindRetry, nil
@@ -378,8 +383,8 @@ func (c *Controller) syncJob(ctx context.Context, key string) (requeueAfter time
 	// next. Read after the pods, a removal met in between would leave a
 	// pod listed with its finalizer yet no longer expected, and be
 	// counted a second time.
-	podChangesPending := c.exp.podChangesPending(key)
-	finalizerRemovalsPending := c.exp.pendingFinalizerRemovals(key)
+	podChangesPending := c.exp.PodChangesPending(key)
+	finalizerRemovalsPending := c.exp.PendingFinalizerRemovals(key)
 	pods, err := c.podsForJob(job)
 	if err != nil {
 		return 0, err
@@ -407,9 +412,8 @@ func (c *Controller) syncJob(ctx context.Context, key string) (requeueAfter time
 	} else {
 		logger.V(2).Info("Plan", "job", key, "pods", len(pods), "actions", len(resp.GetActions()), "requeueAfter", resp.GetRequeueAfter().AsDuration())
 	}
-	run := planRun{c: c, key: key, job: job}
-	err = run.apply(ctx, resp.GetActions())
-	if err == nil || run.statusWritten {
+	res, err := c.applier.Apply(ctx, job, resp)
+	if res.StateHolds() {
 		// The returned state describes the Job as of the plan's first
 		// status write (upstream saves its backoff record when it
 		// flushes the status), so it holds once that write succeeded.
@@ -497,6 +501,6 @@ func (c *Controller) forgetJob(key string) {
 	c.statesMu.Lock()
 	delete(c.states, key)
 	c.statesMu.Unlock()
-	c.exp.forget(key)
-	c.writes.forget(key)
+	c.exp.Forget(key)
+	c.writes.Forget(key)
 }

@@ -31,6 +31,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 
+	"job-decider.dev/clients/go/apply"
 	jobdeciderv1 "job-decider.dev/clients/go/jobdecider/v1"
 )
 
@@ -150,7 +151,7 @@ func (f *fixture) waitForOwnWrites(key string) {
 	f.t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		if _, behind := f.ctrl.writes.behind(key); !behind {
+		if _, behind := f.ctrl.writes.Behind(key); !behind {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -229,58 +230,6 @@ func TestSnapshotWithAnUnknownPhaseGoesFull(t *testing.T) {
 	}
 }
 
-func TestPodFromTemplateOverlaysThePlan(t *testing.T) {
-	job := testJob()
-	pc := &jobdeciderv1.PodCreation{
-		GenerateName: "pi-3-",
-		Labels:       map[string]string{"batch.kubernetes.io/job-completion-index": "3", "app": "override"},
-		Annotations:  map[string]string{"batch.kubernetes.io/job-completion-index": "3"},
-		Finalizers:   []string{JobTrackingFinalizer},
-		Hostname:     "pi-3",
-		Env: []*jobdeciderv1.EnvVar{{Name: "JOB_COMPLETION_INDEX", ValueFrom: &jobdeciderv1.EnvVarSource{
-			FieldRef: &jobdeciderv1.ObjectFieldSelector{FieldPath: "metadata.labels['batch.kubernetes.io/job-completion-index']"},
-		}}},
-		OwnerReference: &jobdeciderv1.OwnerReference{ApiVersion: "batch/v1", Kind: "Job", Name: "pi", Uid: "job-uid", Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)},
-	}
-	pod, err := podFromTemplate(job, pc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if pod.GenerateName != "pi-3-" || pod.Name != "" || pod.Namespace != "ns" || pod.Spec.Hostname != "pi-3" {
-		t.Errorf("names: %q %q %q %q", pod.GenerateName, pod.Name, pod.Namespace, pod.Spec.Hostname)
-	}
-	if pod.Labels["app"] != "override" || pod.Labels["batch.kubernetes.io/controller-uid"] != "job-uid" || pod.Labels["batch.kubernetes.io/job-completion-index"] != "3" {
-		t.Errorf("labels %v", pod.Labels)
-	}
-	if pod.Annotations["note"] != "template" || pod.Annotations["batch.kubernetes.io/job-completion-index"] != "3" {
-		t.Errorf("annotations %v", pod.Annotations)
-	}
-	if len(pod.Finalizers) != 1 || pod.Finalizers[0] != JobTrackingFinalizer {
-		t.Errorf("finalizers %v", pod.Finalizers)
-	}
-	// The container that defines the variable keeps its own.
-	if env := pod.Spec.Containers[0].Env; len(env) != 1 || env[0].Value != "mine" {
-		t.Errorf("main env %v", env)
-	}
-	for _, c := range []corev1.Container{pod.Spec.Containers[1], pod.Spec.InitContainers[0]} {
-		if len(c.Env) != 1 || c.Env[0].ValueFrom == nil || c.Env[0].ValueFrom.FieldRef.FieldPath != "metadata.labels['batch.kubernetes.io/job-completion-index']" {
-			t.Errorf("%s env %v", c.Name, c.Env)
-		}
-	}
-	if len(pod.OwnerReferences) != 1 || pod.OwnerReferences[0].UID != "job-uid" || !*pod.OwnerReferences[0].Controller {
-		t.Errorf("owner %v", pod.OwnerReferences)
-	}
-	// The template is not modified.
-	if len(job.Spec.Template.Spec.Containers[1].Env) != 0 || job.Spec.Template.Labels["app"] != "pi" {
-		t.Error("the Job's template was modified")
-	}
-	// Without a name, "<job>-".
-	pod, _ = podFromTemplate(job, &jobdeciderv1.PodCreation{})
-	if pod.GenerateName != "pi-" {
-		t.Errorf("default generateName %q", pod.GenerateName)
-	}
-}
-
 func TestSyncSkipsJobsOfOtherControllers(t *testing.T) {
 	job := testJob()
 	job.Spec.ManagedBy = ptr.To("kubernetes.io/job-controller")
@@ -351,13 +300,13 @@ func TestSyncCreatesPodsInSlowStartBatches(t *testing.T) {
 		t.Errorf("%d creations attempted, want 1+2+4 = 7", calls)
 	}
 	// 6 creations succeeded; they are expected until the informer sees them.
-	if !f.ctrl.exp.podChangesPending("ns/pi") {
+	if !f.ctrl.exp.PodChangesPending("ns/pi") {
 		t.Error("no expectations after creating pods")
 	}
 	for range 6 {
-		f.ctrl.exp.creationObserved("ns/pi")
+		f.ctrl.exp.CreationObserved("ns/pi")
 	}
-	if f.ctrl.exp.podChangesPending("ns/pi") {
+	if f.ctrl.exp.PodChangesPending("ns/pi") {
 		t.Error("expectations still pending after every created pod was observed")
 	}
 }
@@ -409,7 +358,7 @@ func TestSyncAppliesInOrderAndStopsAtFirstFailure(t *testing.T) {
 	default:
 	}
 	// The failed removal is not left expected.
-	if got := f.ctrl.exp.pendingFinalizerRemovals("ns/pi"); len(got) != 0 {
+	if got := f.ctrl.exp.PendingFinalizerRemovals("ns/pi"); len(got) != 0 {
 		t.Errorf("pending removals %v", got)
 	}
 	// The status was written, so the returned state holds and is sent back.
@@ -446,35 +395,6 @@ func TestStateIsNotKeptWhenThePlanFailsBeforeItsStatusWrite(t *testing.T) {
 	}
 }
 
-func TestDeletePodsRemovesTheFinalizerFirstWhenAsked(t *testing.T) {
-	pod := testPod("pi-a", corev1.PodRunning)
-	f := newFixture(t, testJob(), pod)
-	f.decider.plans = []*jobdeciderv1.DecideJobResponse{{
-		Actions: []*jobdeciderv1.Action{{Kind: &jobdeciderv1.Action_DeletePods{DeletePods: &jobdeciderv1.DeletePods{
-			Pods: []*jobdeciderv1.PodDeletion{{Name: "pi-a", Uid: "uid-pi-a", RemoveFinalizerFirst: true}},
-		}}}},
-	}}
-	if _, err := f.ctrl.syncJob(context.Background(), "ns/pi"); err != nil {
-		t.Fatal(err)
-	}
-	var order []string
-	for _, a := range f.kube.Actions() {
-		if a.GetResource().Resource == "pods" && (a.GetVerb() == "patch" || a.GetVerb() == "delete") {
-			order = append(order, a.GetVerb())
-		}
-	}
-	if strings.Join(order, ",") != "patch,delete" {
-		t.Errorf("calls %v, want patch then delete", order)
-	}
-	del := f.actions("delete", "pods")[0].(clienttesting.DeleteAction)
-	if uid := del.GetDeleteOptions().Preconditions.UID; uid == nil || *uid != "uid-pi-a" {
-		t.Errorf("delete without the uid precondition")
-	}
-	if ev := <-f.events.Events; !strings.Contains(ev, "SuccessfulDelete") {
-		t.Errorf("event %q", ev)
-	}
-}
-
 func TestDecideErrorRequeues(t *testing.T) {
 	f := newFixture(t, testJob())
 	f.decider.err = errors.New("unavailable")
@@ -493,11 +413,11 @@ func TestDecideErrorRequeues(t *testing.T) {
 func TestGoneJobIsForgotten(t *testing.T) {
 	f := newFixture(t)
 	f.ctrl.setState("ns/pi", "job-uid", &jobdeciderv1.ControllerState{})
-	f.ctrl.exp.expectCreations("ns/pi", 3)
+	f.ctrl.exp.ExpectCreations("ns/pi", 3)
 	if _, err := f.ctrl.syncJob(context.Background(), "ns/pi"); err != nil {
 		t.Fatal(err)
 	}
-	if f.ctrl.state("ns/pi", "job-uid") != nil || f.ctrl.exp.podChangesPending("ns/pi") {
+	if f.ctrl.state("ns/pi", "job-uid") != nil || f.ctrl.exp.PodChangesPending("ns/pi") {
 		t.Error("state or expectations kept for a Job that is gone")
 	}
 }
@@ -562,7 +482,7 @@ func TestRegressionUnknownActionWritesNothing(t *testing.T) {
 			t.Errorf("a refused plan wrote: %s %s/%s", v, a.GetResource().Resource, a.GetSubresource())
 		}
 	}
-	if f.ctrl.exp.podChangesPending("ns/pi") || len(f.ctrl.exp.pendingFinalizerRemovals("ns/pi")) != 0 {
+	if f.ctrl.exp.PodChangesPending("ns/pi") || len(f.ctrl.exp.PendingFinalizerRemovals("ns/pi")) != 0 {
 		t.Error("a refused plan left expectations")
 	}
 	if s := f.ctrl.state("ns/pi", "job-uid"); s != nil {
@@ -571,7 +491,7 @@ func TestRegressionUnknownActionWritesNothing(t *testing.T) {
 	var warnings int
 	for len(f.events.Events) > 0 {
 		ev := <-f.events.Events
-		if !strings.HasPrefix(ev, "Warning "+reasonUnsupportedPlan+" ") {
+		if !strings.HasPrefix(ev, "Warning "+apply.ReasonUnsupportedPlan+" ") {
 			t.Errorf("event %q", ev)
 		}
 		warnings++
@@ -616,33 +536,6 @@ func counterValue(t *testing.T, c interface{ Write(*dto.Metric) error }) float64
 		t.Fatal(err)
 	}
 	return m.GetCounter().GetValue()
-}
-
-// Releasing a pod hands it back as an orphan: as upstream's release, the
-// same patch that drops the owner reference takes the tracking finalizer off,
-// so the pod is never left without a controller yet still held by one.
-func TestRegressionReleasedPodLosesItsTrackingFinalizer(t *testing.T) {
-	pod := testPod("pi-a", corev1.PodSucceeded)
-	f := newFixture(t, testJob(), pod)
-	f.decider.plans = []*jobdeciderv1.DecideJobResponse{{Actions: []*jobdeciderv1.Action{
-		{Kind: &jobdeciderv1.Action_ReleasePods{ReleasePods: &jobdeciderv1.ReleasePods{Pods: []*jobdeciderv1.PodReference{{Name: "pi-a", Uid: "uid-pi-a"}}}}},
-	}}}
-	if _, err := f.ctrl.syncJob(context.Background(), "ns/pi"); err != nil {
-		t.Fatal(err)
-	}
-	if n := len(f.actions("patch", "pods")); n != 1 {
-		t.Fatalf("%d pod patches, want the release alone", n)
-	}
-	got, err := f.kube.CoreV1().Pods("ns").Get(context.Background(), "pi-a", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got.OwnerReferences) != 0 {
-		t.Errorf("owner references %v after the release", got.OwnerReferences)
-	}
-	if len(got.Finalizers) != 0 {
-		t.Errorf("finalizers %v after the release, want the tracking finalizer gone", got.Finalizers)
-	}
 }
 
 // A pod the garbage collector orphaned while its Job is being deleted (orphan

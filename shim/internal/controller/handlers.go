@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
+
+	"job-decider.dev/clients/go/apply"
 )
 
 // Event handlers map informer events to work: a Job key to decide again, or
@@ -94,7 +96,7 @@ func (c *Controller) addPod(obj any) {
 			return
 		}
 		key := jobKey(job)
-		c.exp.creationObserved(key)
+		c.exp.CreationObserved(key)
 		c.enqueueJob(job, c.cfg.PodEventBatchPeriod)
 		return
 	}
@@ -115,7 +117,7 @@ func (c *Controller) updatePod(old, cur any) {
 				continue
 			}
 			if job := c.resolveControllerRef(curPod.Namespace, ref); job != nil && c.ours(job) {
-				c.exp.finalizerRemovalObserved(jobKey(job), string(curPod.UID))
+				c.exp.FinalizerRemovalObserved(jobKey(job), string(curPod.UID))
 			}
 		}
 	}
@@ -183,9 +185,9 @@ func (c *Controller) podGone(pod *corev1.Pod, final bool) {
 		return
 	}
 	key := jobKey(job)
-	c.exp.deletionObserved(key, string(pod.UID))
+	c.exp.DeletionObserved(key, string(pod.UID))
 	if final {
-		c.exp.finalizerRemovalObserved(key, string(pod.UID))
+		c.exp.FinalizerRemovalObserved(key, string(pod.UID))
 	}
 	c.enqueueJob(job, c.cfg.PodEventBatchPeriod)
 }
@@ -320,7 +322,7 @@ func (c *Controller) syncOrphanPod(ctx context.Context, key string) error {
 }
 
 func jobKey(job *batchv1.Job) string {
-	return job.Namespace + "/" + job.Name
+	return apply.JobKey(job)
 }
 
 func controllerOf(pod *corev1.Pod) *metav1.OwnerReference {

@@ -20,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"job-decider.dev/clients/go/apply"
 	jobdeciderv1 "job-decider.dev/clients/go/jobdecider/v1"
 	"job-decider.dev/clients/go/kubejson"
 	"job-decider.dev/clients/go/request"
@@ -269,7 +270,7 @@ func applyVectorPlans(t *testing.T, vs []*vectors.Job) (avoiding, failures int) 
 				before := mustJSON(t, job)
 				for i, pc := range entries {
 					creations++
-					pod, err := podFromTemplate(job, pc)
+					pod, err := apply.PodFromTemplate(job, pc)
 					if err != nil {
 						t.Errorf("creation %d: %v", i, err)
 						continue
@@ -293,7 +294,7 @@ func applyVectorPlans(t *testing.T, vs []*vectors.Job) (avoiding, failures int) 
 // failure: the pod's uid, phase Failed, and the plan's condition, True.
 func checkPlannedFailure(t *testing.T, f *jobdeciderv1.PodFailure) {
 	t.Helper()
-	patch, err := failurePatch(f, metav1.Now())
+	patch, err := apply.PodFailurePatch(f, metav1.Now())
 	if err != nil {
 		t.Errorf("failing %s: %v", f.GetPod().GetName(), err)
 		return

@@ -1,4 +1,4 @@
-package controller
+package apply
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	jobdeciderv1 "job-decider.dev/clients/go/jobdecider/v1"
 )
@@ -78,54 +77,54 @@ func notOnNodes(nodes []string) []corev1.NodeSelectorRequirement {
 // failPods fails pods as upstream's pod garbage collector does: a status
 // patch to phase Failed with the plan's condition, then a delete, both
 // guarded by the pod's UID. The pods keep the tracking finalizer, so the next
-// decision sees them Failed and counts them; until the informer shows the
+// decision sees them Failed and counts them; until a watch shows the
 // deletions, they are expected as the plan's other deletions are.
-func (r *planRun) failPods(ctx context.Context, pods []*jobdeciderv1.PodFailure) error {
+func (r *run) failPods(ctx context.Context, pods []*jobdeciderv1.PodFailure) error {
 	uids := make([]string, len(pods))
 	for i, p := range pods {
 		uids[i] = p.GetPod().GetUid()
 	}
-	r.c.exp.expectDeletions(r.key, uids)
+	if h := r.a.hooks.ExpectDeletions; h != nil {
+		h(r.decided, uids)
+	}
 	return forEachPod(pods, func(p *jobdeciderv1.PodFailure) error {
 		ref := p.GetPod()
 		err := r.failPod(ctx, p)
 		if err != nil {
-			// The informer will not see this deletion.
-			r.c.exp.deletionObserved(r.key, ref.GetUid())
+			// No watch will show this deletion.
+			r.deletionNotMade(ref.GetUid())
 			if apierrors.IsNotFound(err) {
 				return nil
 			}
-			r.c.recorder.Eventf(r.job, corev1.EventTypeWarning, reasonFailedDelete, "Error failing pod %v: %v", ref.GetName(), err)
+			r.eventf(corev1.EventTypeWarning, ReasonFailedDelete, "Error failing pod %v: %v", ref.GetName(), err)
 			return err
 		}
-		r.c.recorder.Eventf(r.job, corev1.EventTypeNormal, reasonSuccessfulDelete, "Failed and deleted pod: %v (%v)", ref.GetName(), p.GetReason())
+		r.eventf(corev1.EventTypeNormal, ReasonSuccessfulDelete, "Failed and deleted pod: %v (%v)", ref.GetName(), p.GetReason())
 		return nil
 	})
 }
 
 // failPod writes the failure to one pod's status, then deletes the pod.
-func (r *planRun) failPod(ctx context.Context, p *jobdeciderv1.PodFailure) error {
+func (r *run) failPod(ctx context.Context, p *jobdeciderv1.PodFailure) error {
 	ref := p.GetPod()
-	patch, err := failurePatch(p, metav1.Now())
+	patch, err := PodFailurePatch(p, metav1.Now())
 	if err != nil {
 		return err
 	}
-	pods := r.c.kube.CoreV1().Pods(r.job.Namespace)
-	got, err := pods.Patch(ctx, ref.GetName(), types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
-	if err != nil {
+	if err := r.patchPod(ctx, ref.GetName(), patch, "status"); err != nil {
 		return err
 	}
-	r.wrotePod(got)
-	uid := types.UID(ref.GetUid())
-	return pods.Delete(ctx, ref.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	return r.deleteGuarded(ctx, ref.GetName(), ref.GetUid())
 }
 
-// failurePatch is the status patch for one failure: conditions merge by
-// type, so the pod's other conditions stay; the uid makes the API server
-// refuse the patch for another pod of the same name.
-func failurePatch(p *jobdeciderv1.PodFailure, now metav1.Time) ([]byte, error) {
+// PodFailurePatch is the strategic merge patch of a pod's status subresource
+// that fail_pods sends for one failure: phase Failed and the plan's condition,
+// True, transitioned at now. Conditions merge by type, so the pod's other
+// conditions stay; the uid makes the API server refuse the patch for another
+// pod of the same name. A failure without a condition type is an error.
+func PodFailurePatch(p *jobdeciderv1.PodFailure, now metav1.Time) ([]byte, error) {
 	if p.GetConditionType() == "" {
-		return nil, fmt.Errorf("fail_pods: pod %s has no condition type", p.GetPod().GetName())
+		return nil, fmt.Errorf("%s: pod %s has no condition type", ActionFailPods, p.GetPod().GetName())
 	}
 	cond := corev1.PodCondition{
 		Type:               corev1.PodConditionType(p.GetConditionType()),
