@@ -49,9 +49,18 @@ func buildOwnController(t *testing.T) string {
 func TestGoOwnControllerExampleRunsAJobWithAPodFailurePolicy(t *testing.T) {
 	t.Parallel()
 	bin := buildOwnController(t)
-	logPath := filepath.Join(e.dir, "my-controller-go.log")
-	p, err := harness.StartProcess("my-controller", logPath, bin,
+	runOwnControllerScenario(t, "go", ownControllerName, bin,
 		"--kubeconfig="+e.cluster.Kubeconfig, "--decider="+e.decider.Addr, "--controller-name="+ownControllerName)
+}
+
+// runOwnControllerScenario starts one language's "your own controller" example
+// (program and args; it must serve the Jobs whose spec.managedBy is
+// controllerName and log a line holding "job NAMESPACE/NAME:" when it syncs
+// one) and runs the scenario above against it.
+func runOwnControllerScenario(t *testing.T, language, controllerName, program string, args ...string) {
+	t.Helper()
+	logPath := filepath.Join(e.dir, "my-controller-"+language+".log")
+	p, err := harness.StartProcess("my-controller-"+language, logPath, program, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +74,7 @@ func TestGoOwnControllerExampleRunsAJobWithAPodFailurePolicy(t *testing.T) {
 	ns := newNamespace(t)
 	withKubelet(t, ns)
 	j := start(t, newJob(ns, "own", func(job *batchv1.Job) {
-		job.Spec.ManagedBy = ptr.To(ownControllerName)
+		job.Spec.ManagedBy = ptr.To(controllerName)
 		job.Spec.Parallelism = ptr.To[int32](2)
 		job.Spec.Completions = ptr.To[int32](3)
 		job.Spec.BackoffLimit = ptr.To[int32](1)
