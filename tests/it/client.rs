@@ -1,0 +1,173 @@
+//! The Rust client's connection (`job_decider_k8s::client`, issue 26): retries
+//! of OVERLOADED where a plain tonic client fails, a Unix socket, and the
+//! deadline travelling to the server as `grpc-timeout`.
+
+use std::time::Duration;
+
+use job_decider::server::socket::bind_unix;
+use job_decider::server::{GrpcListener, Listeners, ServerConfig, serve_on};
+use job_decider_k8s::client::{Connect, NoDeadline};
+use tokio::net::TcpListener;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::common::{WAIT, small_request};
+use crate::overload::{CALLS, concurrent_errors, one_slot_server};
+
+/// Defect 2: at one slot a plain tonic client loses calls to OVERLOADED; the
+/// client's retries (with the server's pushback) answer every one of them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_calls_at_one_slot_failed_overloaded_without_retries() {
+    let server = one_slot_server().await;
+    // Small decisions: thirty of them fit in the time four attempts span (a
+    // larger request's thirty decisions outlast any bounded retry policy).
+    let request = small_request();
+    // The case is real: without retries some calls are shed (up to five rounds to see it).
+    let mut plain_errors = Vec::new();
+    for _ in 0..5 {
+        plain_errors = concurrent_errors(server.client().await, &request).await;
+        eprintln!("plain client: {} of {CALLS} failed", plain_errors.len());
+        if !plain_errors.is_empty() {
+            break;
+        }
+    }
+    assert!(
+        plain_errors
+            .iter()
+            .any(|s| s.code() == tonic::Code::Unavailable),
+        "a plain client was never shed: {plain_errors:?}"
+    );
+    let client = Connect::new(server.addr.to_string())
+        .connect()
+        .await
+        .expect("connect");
+    let errors = concurrent_errors(client, &request).await;
+    assert!(
+        errors.is_empty(),
+        "{} of {CALLS} failed: {errors:?}",
+        errors.len()
+    );
+}
+
+/// `unix:///abs/path`: the sidecar layout.
+#[tokio::test]
+async fn a_call_over_a_unix_socket_target() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("jd.sock");
+    let config = ServerConfig::default();
+    let (listener, file) = bind_unix(&path, config.socket_mode).expect("bind the socket");
+    let listeners = Listeners {
+        grpc: GrpcListener::Unix(listener, Some(file)),
+        metrics: None,
+        health: None,
+    };
+    let (stop, stopped) = oneshot::channel::<()>();
+    let task = tokio::spawn(serve_on(listeners, config, async {
+        let _ = stopped.await;
+    }));
+    let target = format!("unix://{}", path.display());
+    assert!(target.starts_with("unix:///"), "{target}");
+    let mut client = Connect::new(target).connect().await.expect("connect");
+    let plan = tokio::time::timeout(WAIT, client.decide_job(small_request()))
+        .await
+        .expect("answered in time")
+        .expect("decided")
+        .into_inner();
+    assert!(!plan.actions.is_empty(), "{plan:?}");
+    let _ = stop.send(());
+    tokio::time::timeout(WAIT, task)
+        .await
+        .expect("stopped in time")
+        .expect("task")
+        .expect("served");
+}
+
+/// A raw HTTP/2 server that reports each call's `grpc-timeout` (or its absence)
+/// and answers UNIMPLEMENTED at once.
+async fn timeout_recorder() -> (
+    std::net::SocketAddr,
+    mpsc::UnboundedReceiver<Option<String>>,
+) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let (tx, rx) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                let Ok(mut connection) = h2::server::handshake(tcp).await else {
+                    return;
+                };
+                while let Some(Ok((request, mut respond))) = connection.accept().await {
+                    let timeout = request
+                        .headers()
+                        .get("grpc-timeout")
+                        .map(|v| v.to_str().expect("ascii").to_string());
+                    let _ = tx.send(timeout);
+                    let response = http::Response::builder()
+                        .header("content-type", "application/grpc")
+                        .header("grpc-status", "12")
+                        .body(())
+                        .expect("response");
+                    let _ = respond.send_response(response, true);
+                }
+            });
+        }
+    });
+    (addr, rx)
+}
+
+/// A `grpc-timeout` value as a duration (the units this client writes).
+fn timeout_of(value: &str) -> Duration {
+    let (digits, unit) = value.split_at(value.len() - 1);
+    let n: u64 = digits.parse().expect("digits");
+    match unit {
+        "u" => Duration::from_micros(n),
+        "m" => Duration::from_millis(n),
+        "S" => Duration::from_secs(n),
+        other => panic!("unit {other}"),
+    }
+}
+
+/// The default deadline (10 s), a per-call one and "none" reach the server as
+/// `grpc-timeout` (so it stops the work when the caller stops waiting).
+#[tokio::test]
+async fn the_deadline_reaches_the_server_as_grpc_timeout() {
+    let (addr, mut seen) = timeout_recorder().await;
+    let mut client = Connect::new(addr.to_string())
+        .connect()
+        .await
+        .expect("connect");
+    let mut next = async || {
+        tokio::time::timeout(WAIT, seen.recv())
+            .await
+            .expect("a call arrived")
+            .expect("recorder running")
+    };
+
+    let status = client
+        .decide_job(small_request())
+        .await
+        .expect_err("UNIMPLEMENTED");
+    assert_eq!(status.code(), tonic::Code::Unimplemented, "{status:?}");
+    let default = timeout_of(&next().await.expect("a default grpc-timeout"));
+    assert!(
+        default <= Duration::from_secs(10) && default > Duration::from_secs(9),
+        "{default:?}"
+    );
+
+    let mut request = tonic::Request::new(small_request());
+    request.set_timeout(Duration::from_millis(2500));
+    let _ = client.decide_job(request).await.expect_err("UNIMPLEMENTED");
+    let per_call = timeout_of(&next().await.expect("a per-call grpc-timeout"));
+    assert!(
+        per_call <= Duration::from_millis(2500) && per_call > Duration::from_secs(2),
+        "{per_call:?}"
+    );
+
+    let mut request = tonic::Request::new(small_request());
+    request.extensions_mut().insert(NoDeadline);
+    let _ = client.decide_job(request).await.expect_err("UNIMPLEMENTED");
+    assert_eq!(next().await, None, "NoDeadline sent a grpc-timeout");
+    // UNIMPLEMENTED is not retried: three calls, three requests.
+    assert!(seen.try_recv().is_err(), "a call was sent twice");
+}
