@@ -171,3 +171,67 @@ async fn the_deadline_reaches_the_server_as_grpc_timeout() {
     // UNIMPLEMENTED is not retried: three calls, three requests.
     assert!(seen.try_recv().is_err(), "a call was sent twice");
 }
+
+/// TLS from a directory laid out as cert-manager writes a Secret: `ca.crt`,
+/// and `tls.crt` + `tls.key` for the client certificate mTLS asks for.
+#[tokio::test]
+async fn mtls_from_a_cert_manager_directory() {
+    use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).expect("ca params");
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca =
+        CertifiedIssuer::self_signed(ca_params, KeyPair::generate().expect("ca key")).expect("ca");
+    let signed = |name: &str| {
+        let key = KeyPair::generate().expect("key");
+        let cert = CertificateParams::new(vec![name.to_string()])
+            .expect("params")
+            .signed_by(&key, &ca)
+            .expect("cert");
+        (cert.pem(), key.serialize_pem())
+    };
+    let (server_cert, server_key) = signed("localhost");
+    let (client_cert, client_key) = signed("controller.example");
+    let server_dir = tempfile::tempdir().expect("tempdir");
+    let write = |dir: &std::path::Path, name: &str, text: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).expect("write pem");
+        path
+    };
+    let server = crate::common::TestServer::start(ServerConfig {
+        tls: Some(job_decider::server::TlsFiles {
+            cert: write(server_dir.path(), "tls.crt", &server_cert),
+            key: write(server_dir.path(), "tls.key", &server_key),
+            client_ca: Some(write(server_dir.path(), "ca.crt", &ca.pem())),
+        }),
+        ..ServerConfig::default()
+    })
+    .await;
+    let target = format!("localhost:{}", server.addr.port());
+
+    let with_cert = tempfile::tempdir().expect("tempdir");
+    write(with_cert.path(), "ca.crt", &ca.pem());
+    write(with_cert.path(), "tls.crt", &client_cert);
+    write(with_cert.path(), "tls.key", &client_key);
+    let mut client = Connect::new(target.clone())
+        .tls_dir(with_cert.path())
+        .connect()
+        .await
+        .expect("connect");
+    let plan = client
+        .decide_job(small_request())
+        .await
+        .expect("decided over mTLS");
+    assert!(!plan.into_inner().actions.is_empty());
+
+    // ca.crt alone: no client certificate, and the server requires one.
+    let ca_only = tempfile::tempdir().expect("tempdir");
+    write(ca_only.path(), "ca.crt", &ca.pem());
+    let mut client = Connect::new(target)
+        .tls_dir(ca_only.path())
+        .max_attempts(1)
+        .connect()
+        .await
+        .expect("connect (lazily)");
+    let refused = client.decide_job(small_request()).await;
+    assert!(refused.is_err(), "served without a client certificate");
+}
