@@ -87,12 +87,25 @@ async fn timeout_recorder() -> (
     std::net::SocketAddr,
     mpsc::UnboundedReceiver<Option<String>>,
 ) {
+    recorder(&[("grpc-status", "12")]).await
+}
+
+/// A raw HTTP/2 server that reports each call's `grpc-timeout` (or its absence)
+/// and answers every call at once with a trailers-only response of `trailers`.
+async fn recorder(
+    trailers: &[(&'static str, &'static str)],
+) -> (
+    std::net::SocketAddr,
+    mpsc::UnboundedReceiver<Option<String>>,
+) {
+    let trailers = trailers.to_vec();
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = listener.local_addr().expect("addr");
     let (tx, rx) = mpsc::unbounded_channel();
     tokio::spawn(async move {
         while let Ok((tcp, _)) = listener.accept().await {
             let tx = tx.clone();
+            let trailers = trailers.clone();
             tokio::spawn(async move {
                 let Ok(mut connection) = h2::server::handshake(tcp).await else {
                     return;
@@ -103,11 +116,12 @@ async fn timeout_recorder() -> (
                         .get("grpc-timeout")
                         .map(|v| v.to_str().expect("ascii").to_string());
                     let _ = tx.send(timeout);
-                    let response = http::Response::builder()
-                        .header("content-type", "application/grpc")
-                        .header("grpc-status", "12")
-                        .body(())
-                        .expect("response");
+                    let mut response =
+                        http::Response::builder().header("content-type", "application/grpc");
+                    for (name, value) in &trailers {
+                        response = response.header(*name, *value);
+                    }
+                    let response = response.body(()).expect("response");
                     let _ = respond.send_response(response, true);
                 }
             });
@@ -234,4 +248,62 @@ async fn mtls_from_a_cert_manager_directory() {
         .expect("connect (lazily)");
     let refused = client.decide_job(small_request()).await;
     assert!(refused.is_err(), "served without a client certificate");
+}
+
+/// Every call sent before `recorder` reports nothing new for a while.
+async fn drain(seen: &mut mpsc::UnboundedReceiver<Option<String>>) -> Vec<Option<String>> {
+    let mut calls = Vec::new();
+    while let Ok(Some(call)) = tokio::time::timeout(Duration::from_millis(300), seen.recv()).await {
+        calls.push(call);
+    }
+    calls
+}
+
+/// UNAVAILABLE without pushback: four attempts in all, then the error.
+#[tokio::test]
+async fn unavailable_is_retried_four_times_in_all() {
+    let (addr, mut seen) = recorder(&[("grpc-status", "14"), ("grpc-message", "down")]).await;
+    let mut client = Connect::new(addr.to_string())
+        .connect()
+        .await
+        .expect("connect");
+    let status = client
+        .decide_job(small_request())
+        .await
+        .expect_err("UNAVAILABLE");
+    assert_eq!(status.code(), tonic::Code::Unavailable, "{status:?}");
+    assert_eq!(drain(&mut seen).await.len(), 4);
+}
+
+/// The server's pushback sets the wait, and the deadline covers every attempt:
+/// a 1 s pushback under a 1.5 s deadline leaves room for one retry, sent with
+/// what is left of the deadline, and not for a third attempt.
+#[tokio::test]
+async fn the_pushback_sets_the_wait_and_the_deadline_covers_every_attempt() {
+    let (addr, mut seen) = recorder(&[
+        ("grpc-status", "14"),
+        ("grpc-message", "overloaded"),
+        ("grpc-retry-pushback-ms", "1000"),
+    ])
+    .await;
+    let mut client = Connect::new(addr.to_string())
+        .timeout(Some(Duration::from_millis(1500)))
+        .connect()
+        .await
+        .expect("connect");
+    let started = std::time::Instant::now();
+    let status = client
+        .decide_job(small_request())
+        .await
+        .expect_err("UNAVAILABLE");
+    let took = started.elapsed();
+    assert_eq!(status.code(), tonic::Code::Unavailable, "{status:?}");
+    assert!(
+        took >= Duration::from_millis(1000) && took < Duration::from_millis(1500),
+        "{took:?}"
+    );
+    let calls = drain(&mut seen).await;
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    let second = timeout_of(calls[1].as_deref().expect("grpc-timeout on the retry"));
+    assert!(second <= Duration::from_millis(500), "{second:?}");
 }
