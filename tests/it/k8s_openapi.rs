@@ -67,6 +67,7 @@ fn inputs_of(request: &pb::DecideJobRequest) -> Inputs {
                 finalizer_removals_pending: e.finalizer_removals_pending.iter().cloned().collect(),
             })
             .unwrap_or_default(),
+        explain: request.explain,
     }
 }
 

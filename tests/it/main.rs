@@ -13,6 +13,7 @@ mod vector_files;
 
 mod authority;
 mod cli;
+mod client;
 mod client_cases;
 mod cluster;
 mod crate_edges;

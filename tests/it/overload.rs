@@ -9,7 +9,6 @@ use std::time::Duration;
 use job_decider::server::ServerConfig;
 use job_decider_api::pb;
 use tonic::Code;
-use tonic::transport::Channel;
 use tonic_types::StatusExt;
 
 use crate::common::{TestServer, request_of_size};
@@ -32,10 +31,17 @@ pub fn overlapping_request() -> pb::DecideJobRequest {
 }
 
 /// The errors of [`CALLS`] concurrent DecideJob calls through `client`.
-pub async fn concurrent_errors(
-    client: pb::job_decider_client::JobDeciderClient<Channel>,
+pub async fn concurrent_errors<T>(
+    client: pb::job_decider_client::JobDeciderClient<T>,
     request: &pb::DecideJobRequest,
-) -> Vec<tonic::Status> {
+) -> Vec<tonic::Status>
+where
+    T: tonic::client::GrpcService<tonic::body::Body> + Clone + Send + 'static,
+    T::Future: Send,
+    T::Error: Into<tonic::codegen::StdError>,
+    T::ResponseBody: tonic::codegen::Body<Data = bytes::Bytes> + Send + 'static,
+    <T::ResponseBody as tonic::codegen::Body>::Error: Into<tonic::codegen::StdError> + Send,
+{
     let calls: Vec<_> = (0..CALLS)
         .map(|_| {
             let mut client = client.clone();

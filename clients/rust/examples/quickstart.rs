@@ -1,6 +1,6 @@
 //! Decide a Job from `kubectl get -o json` files on a running job-decider:
 //! `cargo run -p job-decider-k8s --example quickstart -- job.json pods.json`.
-use job_decider_api::pb::job_decider_client::JobDeciderClient;
+use job_decider_k8s::client::Connect;
 use job_decider_k8s::{Inputs, Job, Pod, now, request};
 use tonic_types::StatusExt;
 
@@ -18,7 +18,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let job: Job = serde_json::from_str(&std::fs::read_to_string(job)?)?;
     let pods: PodList = serde_json::from_str(&std::fs::read_to_string(pods)?)?;
-    let mut client = JobDeciderClient::connect(format!("http://{addr}")).await?;
+    // host:port, dns:///host:port or unix:///path; retries, deadline, keepalive: client::defaults.
+    let mut client = Connect::new(addr).connect().await?;
     match client
         .decide_job(request(&job, &pods.items, &Inputs::at(now()?)))
         .await

@@ -40,14 +40,22 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
 use job_decider_api::convert::state_to_pb;
 use job_decider_api::wire_time::time_to_pb;
 use job_decider_api::{ApiError, pb};
-use job_decider_core::model::{ControllerState, Expectations, Snapshot};
-use job_decider_core::time::Time;
+use job_decider_core::model::Snapshot;
 use job_decider_core::validate::Violation;
 use pbjson_types::Timestamp;
 
+pub mod client;
+
 pub use job_decider_api::Decision;
+/// The model types a controller names ([`Inputs::state`], a plan's actions):
+/// re-exported so that this crate alone is enough to depend on.
+pub use job_decider_core::model::{ControllerState, Expectations};
+pub use job_decider_core::time::Time;
 pub use k8s_openapi::api::batch::v1::Job;
 pub use k8s_openapi::api::core::v1::Pod;
+/// The core (the plan's actions are `job_decider_core::plan`'s) and the wire
+/// contract (`job_decider_api::pb`: the messages and the generated client).
+pub use {job_decider_api, job_decider_core};
 
 /// What a decision needs besides the Job and its pods.
 #[derive(Clone, Debug)]
@@ -61,6 +69,8 @@ pub struct Inputs {
     pub controller_name: String,
     /// The caller's writes its caches do not show yet.
     pub expectations: Expectations,
+    /// Ask the service why the plan is what it is (`DecideJobResponse.explanation`).
+    pub explain: bool,
 }
 
 impl Inputs {
@@ -71,6 +81,7 @@ impl Inputs {
             state: ControllerState::default(),
             controller_name: String::new(),
             expectations: Expectations::default(),
+            explain: false,
         }
     }
 }
@@ -181,7 +192,7 @@ pub fn request<'a>(
                 .collect(),
         }),
         lean_pods: Vec::new(),
-        explain: false,
+        explain: inputs.explain,
     }
 }
 
