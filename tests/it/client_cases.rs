@@ -2,7 +2,8 @@
 //! vector and the hand-written error cases as one JSON object a line, the requests and
 //! answers in the canonical proto3 JSON every language's protobuf library reads. This file
 //! keeps it current (`JD_WRITE_CLIENT_CASES=1` rewrites it) and is the Rust client's run of
-//! it: each case through a live server, compared as the suite's README says.
+//! it: each case through a live server with `job_decider_k8s::client::Connect`, compared as
+//! the suite's README says.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -13,6 +14,7 @@ use serde_json::{Value, json};
 use tonic_types::StatusExt;
 
 use crate::common::TestServer;
+use job_decider_k8s::client::{Connect, Retrying};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -191,7 +193,7 @@ fn error_of(status: &tonic::Status) -> Value {
 
 /// What one case gave: `Ok(answer as JSON)` or `Err(error as the suite writes it)`.
 async fn run_case(
-    client: &mut pb::job_decider_client::JobDeciderClient<tonic::transport::Channel>,
+    client: &mut pb::job_decider_client::JobDeciderClient<Retrying>,
     method: &str,
     request: Value,
 ) -> Result<Value, Value> {
@@ -231,7 +233,10 @@ async fn run_case(
 #[tokio::test]
 async fn every_client_conformance_case_passes_through_a_live_server() {
     let server = TestServer::start(ServerConfig::default()).await;
-    let mut client = server.client().await;
+    let mut client = Connect::new(server.addr.to_string())
+        .connect()
+        .await
+        .expect("connect");
     let text = std::fs::read_to_string(cases_path()).expect("cases.jsonl");
     let mut failures = Vec::new();
     let mut methods: BTreeMap<String, usize> = BTreeMap::new();
@@ -259,7 +264,10 @@ async fn every_client_conformance_case_passes_through_a_live_server() {
 #[tokio::test]
 async fn a_changed_answer_fails_its_client_conformance_case() {
     let server = TestServer::start(ServerConfig::default()).await;
-    let mut client = server.client().await;
+    let mut client = Connect::new(server.addr.to_string())
+        .connect()
+        .await
+        .expect("connect");
     let text = std::fs::read_to_string(cases_path()).expect("cases.jsonl");
     let first: Value = serde_json::from_str(text.lines().next().expect("a case")).expect("json");
     let got = run_case(&mut client, "DecideJob", first["request"].clone()).await;
