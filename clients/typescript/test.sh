@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The TypeScript client's checks: installs its dependencies from package-lock.json
 # (tools/install-node.sh), type-checks everything strictly (tsc --noEmit), builds dist/ and runs
-# the tests with Node's test runner against the server at JOB_DECIDER_ADDR (host:port), which
+# the tests with Node's test runner against the server at JOB_DECIDER_ADDR, which
 # tools/with-server.sh starts:  tools/with-server.sh bash clients/typescript/test.sh
+# The tests in test/separate need a server of their own, which this script starts the same way
+# (JOB_DECIDER_BIN chooses the binary): on a Unix socket, and at one slot.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 bash "$here/../../tools/install-node.sh"
@@ -15,3 +17,8 @@ rm -rf dist
 node_modules/.bin/tsc -p tsconfig.json
 echo "== node --test against $JOB_DECIDER_ADDR"
 node --test dist/test/*.test.js
+with_server="$here/../../tools/with-server.sh"
+echo "== node --test over a Unix socket (a second server, WITH_SERVER_SOCKET=1)"
+WITH_SERVER_SOCKET=1 WITH_SERVER_ARGS="" "$with_server" node --test dist/test/separate/unix-socket.test.js
+echo "== node --test against a server at one slot (--max-concurrent-requests 1)"
+WITH_SERVER_SOCKET="" WITH_SERVER_ARGS="--max-concurrent-requests 1" "$with_server" node --test dist/test/separate/retry-one-slot.test.js
