@@ -22,3 +22,23 @@ echo "== node --test over a Unix socket (a second server, WITH_SERVER_SOCKET=1)"
 WITH_SERVER_SOCKET=1 WITH_SERVER_ARGS="" "$with_server" node --test dist/test/separate/unix-socket.test.js
 echo "== node --test against a server at one slot (--max-concurrent-requests 1)"
 WITH_SERVER_SOCKET="" WITH_SERVER_ARGS="--max-concurrent-requests 1" "$with_server" node --test dist/test/separate/retry-one-slot.test.js
+echo "== npm pack, installed into a throwaway project and imported by name"
+scratch="$(mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
+npm pack --silent --pack-destination "$scratch" >/dev/null
+tarball="$(ls "$scratch"/*.tgz)"
+(
+	cd "$scratch"
+	printf '{"name":"pack-check","private":true,"type":"module"}\n' >package.json
+	# The dependencies come from npm's cache (npm ci filled it), else from the registry.
+	npm install --prefer-offline --no-audit --no-fund --loglevel=error "$tarball" >/dev/null
+	TARBALL="$(basename "$tarball")" node --input-type=module -e '
+		import { readFileSync } from "node:fs";
+		import { CONNECTION_DEFAULTS, createJobDeciderClient, decideJobRequest } from "@job-decider/client";
+		const [job, pods] = process.argv.slice(1).map((f) => JSON.parse(readFileSync(f, "utf8")));
+		const request = decideJobRequest(job, pods);
+		if (request.leanPods.length === 0 || CONNECTION_DEFAULTS.defaultTimeoutMs !== 10000) throw new Error("the packed client is not this one");
+		createJobDeciderClient("unix:///nonexistent.sock");
+		console.log(`packed ${process.env.TARBALL}: imported, built a request of ${request.leanPods.length} lean pods`);
+	' "$here/../../examples/kep-3329-failjob-exit-code-42/job.json" "$here/../../examples/kep-3329-failjob-exit-code-42/pods.json"
+)
