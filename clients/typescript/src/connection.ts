@@ -147,9 +147,10 @@ export function retryInterceptor(policy: RetryPolicy, hooks: RetryHooks = {}): I
     const timeoutMs = grpcTimeoutMs(req.header.get("grpc-timeout"));
     let backoff = policy.initialBackoffMs;
     for (let attempt = 1; ; attempt++) {
+      // The first attempt goes as Connect made it; a retry carries what is left of the deadline.
       const header = new Headers(req.header);
-      if (timeoutMs !== undefined) {
-        header.set("grpc-timeout", `${Math.max(1, timeoutMs - (Date.now() - started))}m`);
+      if (timeoutMs !== undefined && attempt > 1) {
+        header.set("grpc-timeout", `${Math.max(1, Math.floor(timeoutMs - (Date.now() - started)))}m`);
       }
       try {
         return await next({ ...req, header });
