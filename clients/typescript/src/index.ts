@@ -15,7 +15,7 @@ export type { JobDeciderClient, JobDeciderClientOptions } from "./client.js";
 export { DecideError } from "./errors.js";
 export type { ErrorInfo, FieldViolation } from "./errors.js";
 export { RequestError, convert, decideJobRequest, validateJobRequest } from "./kubectl.js";
-export { MAX_MESSAGE_BYTES, boundedMessage, leanPodOf, podReadsOf } from "./lean.js";
+export { MAX_MESSAGE_BYTES, boundedMessage, leanPodFromJson, leanPodOf, podReadsOf } from "./lean.js";
 export type { PodReads } from "./lean.js";
 export type { Conversion, ConvertOptions } from "./kubectl.js";
 export * from "./gen/jobdecider/v1/job_decider_pb.js";

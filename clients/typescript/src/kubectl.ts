@@ -10,8 +10,8 @@ import {
   type DecideJobRequest,
   type ValidateJobRequest,
 } from "./gen/jobdecider/v1/job_decider_pb.js";
-import { JobSchema, PodSchema, type LeanPod } from "./gen/jobdecider/v1/kubernetes_pb.js";
-import { leanPodOf, podReadsOf } from "./lean.js";
+import { JobSchema, PodSchema, type LeanPod, type Pod } from "./gen/jobdecider/v1/kubernetes_pb.js";
+import { leanPodFromJson, leanPodOf, podReadsOf } from "./lean.js";
 
 /** Options of {@link decideJobRequest} and {@link convert}: the rest of one sync's snapshot. */
 export interface ConvertOptions {
@@ -37,6 +37,12 @@ export interface ConvertOptions {
    * carries every pod in the full form. "full": the Kubernetes-shaped pods, always.
    */
   podEncoding?: "lean" | "full";
+  /**
+   * Make lean pods from the decoded Pods rather than from the JSON directly (the same result,
+   * slower; for tests that compare the two routes).
+   * @internal
+   */
+  viaPods?: boolean;
 }
 
 /** What {@link convert} returns: the request and what it left out. */
@@ -84,11 +90,28 @@ export function decideJobRequest(
   options: ConvertOptions = {},
 ): DecideJobRequest {
   const jobMessage = decode(JobSchema, jobObject(job), "job");
-  const full = podItems(pods).map((pod, i) => decode(PodSchema, asObject(pod, `pods[${i}]`), `pods[${i}]`));
+  const items = podItems(pods);
   const failurePolicy = options.failurePolicy ?? "";
+  const reads = podReadsOf(jobMessage, failurePolicy);
   let lean: LeanPod[] | undefined;
-  if (options.podEncoding !== "full") {
-    const reads = podReadsOf(jobMessage, failurePolicy);
+  let full: Pod[] = [];
+  if (options.podEncoding !== "full" && options.viaPods !== true) {
+    // kubectl's JSON straight to lean pods, the fast route; any pod it does not read plainly
+    // sends the whole request down the decoding route below.
+    lean = [];
+    for (const item of items) {
+      const l = leanPodFromJson(item, jobMessage, reads);
+      if (l === undefined) {
+        lean = undefined;
+        break;
+      }
+      lean.push(l);
+    }
+  }
+  if (lean === undefined) {
+    full = items.map((pod, i) => decode(PodSchema, asObject(pod, `pods[${i}]`), `pods[${i}]`));
+  }
+  if (lean === undefined && options.podEncoding !== "full") {
     lean = [];
     for (const pod of full) {
       const l = leanPodOf(pod, jobMessage, reads);

@@ -1,4 +1,5 @@
-import { create } from "@bufbuild/protobuf";
+import { create, fromJson, type JsonValue } from "@bufbuild/protobuf";
+import { TimestampSchema, type Timestamp } from "@bufbuild/protobuf/wkt";
 import {
   LeanConditionStatus,
   LeanContainerStatusSchema,
@@ -6,6 +7,7 @@ import {
   LeanPodPhase,
   LeanPodSchema,
   LeanTerminatedSchema,
+  OwnerReferenceSchema,
   type ContainerStatus,
   type Job,
   type LeanContainerStatus,
@@ -186,4 +188,224 @@ export function boundedMessage(text: string): string {
     keep--;
   }
   return bytes.subarray(0, keep).toString("utf8") + mark;
+}
+
+/** Thrown inside leanPodFromJson for a value it does not read plainly; the caller falls back. */
+class NotPlain extends Error {}
+
+type Obj = { [key: string]: unknown };
+
+function obj(v: unknown): Obj | undefined {
+  if (v === undefined || v === null) {
+    return undefined;
+  }
+  if (typeof v !== "object" || Array.isArray(v)) {
+    throw new NotPlain();
+  }
+  return v as Obj;
+}
+
+function arr(v: unknown): unknown[] {
+  if (v === undefined || v === null) {
+    return [];
+  }
+  if (!Array.isArray(v)) {
+    throw new NotPlain();
+  }
+  return v;
+}
+
+function str(v: unknown): string {
+  if (v === undefined || v === null) {
+    return "";
+  }
+  if (typeof v !== "string") {
+    throw new NotPlain();
+  }
+  return v;
+}
+
+function optStr(v: unknown): string | undefined {
+  return v === undefined || v === null ? undefined : str(v);
+}
+
+function int32(v: unknown): number {
+  if (v === undefined || v === null) {
+    return 0;
+  }
+  if (typeof v !== "number" || !Number.isInteger(v) || v < -(2 ** 31) || v >= 2 ** 31) {
+    throw new NotPlain();
+  }
+  return v;
+}
+
+function time(v: unknown): Timestamp | undefined {
+  if (v === undefined || v === null) {
+    return undefined;
+  }
+  if (typeof v !== "string") {
+    throw new NotPlain();
+  }
+  return fromJson(TimestampSchema, v);
+}
+
+function stringMap(v: unknown): Record<string, string> {
+  const o = obj(v) ?? {};
+  for (const value of Object.values(o)) {
+    if (typeof value !== "string") {
+      throw new NotPlain();
+    }
+  }
+  return o as Record<string, string>;
+}
+
+/**
+ * A pod as kubectl prints it, straight to the lean encoding: what {@link leanPodOf} makes of
+ * the decoded Pod, without decoding the whole Pod first (most of the time of a large request).
+ * Undefined when the pod holds anything it does not read plainly (a value of another type, a
+ * phase without a lean form, ...): the caller then takes the decoding route, which names the
+ * field or decides on the full form.
+ */
+export function leanPodFromJson(json: unknown, job: Job, reads: PodReads): LeanPod | undefined {
+  if (json === null || typeof json !== "object" || Array.isArray(json)) {
+    return undefined;
+  }
+  try {
+    return leanFromJson(json, job, reads);
+  } catch {
+    // NotPlain, or a timestamp protobuf-es does not read: the decoding route says which field.
+    return undefined;
+  }
+}
+
+function leanFromJson(json: unknown, job: Job, reads: PodReads): LeanPod | undefined {
+  const pod = obj(json) ?? {};
+  const meta = obj(pod["metadata"]) ?? {};
+  const spec = obj(pod["spec"]) ?? {};
+  const status = obj(pod["status"]) ?? {};
+  const phase = PHASES[str(status["phase"])];
+  if (phase === undefined) {
+    return undefined;
+  }
+  const conditions = [];
+  for (const item of arr(status["conditions"])) {
+    const c = obj(item) ?? {};
+    const s = CONDITION_STATUSES[str(c["status"])];
+    if (s === undefined) {
+      return undefined;
+    }
+    const type = str(c["type"]);
+    const lastTransitionTime = time(c["lastTransitionTime"]);
+    const reason = str(c["reason"]);
+    // The decoding route reads every field of the condition; so does this one, to fail alike.
+    time(c["lastProbeTime"]);
+    str(c["message"]);
+    if (reads.details || reads.conditionTypes.has(type)) {
+      conditions.push(create(LeanPodConditionSchema, { type, status: s, lastTransitionTime, reason: reads.details ? reason : "" }));
+    }
+  }
+  const allLabels = stringMap(meta["labels"]);
+  const labels: Record<string, string> = {};
+  for (const key of reads.labelKeys) {
+    const value = allLabels[key];
+    if (value !== undefined) {
+      labels[key] = value;
+    }
+  }
+  const annotations = stringMap(meta["annotations"]);
+  const refs = arr(meta["ownerReferences"]).map((r) => {
+    const ref = obj(r) ?? {};
+    const controller = ref["controller"];
+    if (controller !== undefined && controller !== null && typeof controller !== "boolean") {
+      throw new NotPlain();
+    }
+    return ref;
+  });
+  const controller = refs.findIndex((r) => r["controller"] === true);
+  const ref = refs[controller];
+  const jobUid = job.metadata?.uid ?? "";
+  const controlledByJob =
+    ref !== undefined && jobUid !== "" && ref["apiVersion"] === "batch/v1" && ref["kind"] === "Job" &&
+    ref["name"] === (job.metadata?.name ?? "") && ref["uid"] === jobUid;
+  const ownerReferences = refs
+    .filter((_, i) => !(controlledByJob && i === controller))
+    .map((r) => fromJson(OwnerReferenceSchema, r as JsonValue, { ignoreUnknownFields: true }));
+  const grace = meta["deletionGracePeriodSeconds"];
+  if (grace !== undefined && grace !== null && (typeof grace !== "number" || !Number.isInteger(grace))) {
+    throw new NotPlain();
+  }
+  const nodeName = str(spec["nodeName"]);
+  const sidecars: string[] = [];
+  for (const item of arr(spec["initContainers"])) {
+    const c = obj(item) ?? {};
+    const name = str(c["name"]);
+    if (str(c["restartPolicy"]) === "Always") {
+      sidecars.push(name);
+    }
+  }
+  const lean = create(LeanPodSchema, {
+    name: str(meta["name"]),
+    uid: str(meta["uid"]),
+    labels,
+    completionIndex: annotations[COMPLETION_INDEX],
+    indexFailureCount: annotations[INDEX_FAILURE_COUNT],
+    indexIgnoredFailureCount: annotations[INDEX_IGNORED_FAILURE_COUNT],
+    controlledByJob,
+    ownerReferences,
+    trackingFinalizer: arr(meta["finalizers"]).map(str).includes(TRACKING_FINALIZER),
+    creationTimestamp: time(meta["creationTimestamp"]),
+    deletionTimestamp: time(meta["deletionTimestamp"]),
+    deletionGracePeriodSeconds: typeof grace === "number" ? BigInt(grace) : undefined,
+    scheduled: nodeName !== "",
+    sidecarInitContainers: sidecars,
+    phase,
+    conditions,
+    containerStatuses: containerStatusesFromJson(status["containerStatuses"], reads.details),
+    initContainerStatuses: containerStatusesFromJson(status["initContainerStatuses"], reads.details),
+  });
+  const reason = str(status["reason"]);
+  const message = str(status["message"]);
+  if (reads.details) {
+    lean.reason = reason;
+    lean.message = boundedMessage(message);
+    lean.nodeName = nodeName;
+    lean.ruleMatchCounts = optStr(annotations[RULE_MATCH_COUNTS]);
+    lean.failedNodes = optStr(annotations[FAILED_NODES]);
+  }
+  return lean;
+}
+
+function containerStatusesFromJson(v: unknown, details: boolean): LeanContainerStatus[] {
+  return arr(v).map((item) => {
+    const s = obj(item) ?? {};
+    const state = obj(s["state"]) ?? {};
+    const terminated = obj(state["terminated"]);
+    const waiting = obj(state["waiting"]);
+    const running = obj(state["running"]);
+    time(running?.["startedAt"]);
+    str(waiting?.["message"]);
+    if (typeof (s["ready"] ?? false) !== "boolean") {
+      throw new NotPlain();
+    }
+    const waitingReason = str(waiting?.["reason"]);
+    let term;
+    if (terminated !== undefined) {
+      int32(terminated["signal"]);
+      time(terminated["startedAt"]);
+      const reason = str(terminated["reason"]);
+      const message = str(terminated["message"]);
+      term = create(LeanTerminatedSchema, {
+        exitCode: int32(terminated["exitCode"]),
+        finishedAt: time(terminated["finishedAt"]),
+        reason: details ? reason : "",
+        message: details ? boundedMessage(message) : "",
+      });
+    }
+    return create(LeanContainerStatusSchema, {
+      name: str(s["name"]),
+      restartCount: int32(s["restartCount"]),
+      terminated: term,
+      waitingReason: details ? waitingReason : "",
+    });
+  });
 }

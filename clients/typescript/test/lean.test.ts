@@ -10,11 +10,14 @@ import { test } from "node:test";
 import { equals, fromJsonString, toJsonString } from "@bufbuild/protobuf";
 import {
   ControllerStateSchema,
+  DecideJobRequestSchema,
   DecideJobResponseSchema,
   boundedMessage,
   createJobDeciderClient,
   decideJobRequest,
   MAX_MESSAGE_BYTES,
+  leanPodFromJson,
+  podReadsOf,
 } from "@job-decider/client";
 import { cliBin, example, readJson, repoRoot, serverAddress } from "./support.js";
 
@@ -109,4 +112,42 @@ test("boundedMessage cuts a long message as the server does, on a character boun
   assert.ok(Buffer.byteLength(cut) <= MAX_MESSAGE_BYTES);
   assert.ok(cut.endsWith("…[truncated from 6000 bytes]"));
   assert.ok(!cut.includes("\uFFFD"));
+});
+
+test("the fast route (kubectl JSON to lean pods) builds what the decoding route does, every lean field set", () => {
+  const name = "kep-3329-failjob-exit-code-42";
+  const job = load(name, "job.json") as { metadata: { annotations?: Record<string, string> } };
+  const pods = load(name, "pods.json") as { items: Record<string, any>[] };
+  const pod = pods.items[0]!;
+  pod["metadata"].deletionTimestamp = "2025-06-02T09:59:00.5Z";
+  pod["metadata"].deletionGracePeriodSeconds = 30;
+  pod["metadata"].finalizers = ["batch.kubernetes.io/job-tracking"];
+  pod["metadata"].annotations = {
+    "batch.kubernetes.io/job-completion-index": "3",
+    "batch.kubernetes.io/job-index-failure-count": "1",
+    "batch.kubernetes.io/job-index-ignored-failure-count": "0",
+    "job-decider.dev/rule-match-counts": "{}",
+    "job-decider.dev/failed-nodes": "n1",
+  };
+  pod["metadata"].ownerReferences.push({ apiVersion: "v1", kind: "ConfigMap", name: "x", uid: "y" });
+  pod["spec"].initContainers = [{ name: "side", restartPolicy: "Always" }, { name: "init" }];
+  pod["status"].reason = "Evicted";
+  pod["status"].message = "x".repeat(5000);
+  pod["status"].conditions.push({ type: "DisruptionTarget", status: "True", reason: "Preempted", lastTransitionTime: "2025-06-02T09:58:00Z" });
+  pod["status"].initContainerStatuses = [{ name: "side", restartCount: 2, state: { waiting: { reason: "CrashLoopBackOff" } } }];
+  for (const details of [false, true]) {
+    if (details) {
+      job.metadata.annotations = { ...job.metadata.annotations, "job-decider.dev/failure-policy": "kind: FailurePolicy" };
+    }
+    const fast = decideJobRequest(job, pods, { now });
+    const slow = decideJobRequest(job, pods, { now, viaPods: true });
+    assert.ok(fast.leanPods.length > 0 && slow.leanPods.length === fast.leanPods.length);
+    assert.ok(equals(DecideJobRequestSchema, fast, slow), `the routes differ (details ${details})`);
+    assert.equal(fast.leanPods[0]?.deletionGracePeriodSeconds, 30n);
+    assert.deepEqual(fast.leanPods[0]?.sidecarInitContainers, ["side"]);
+    assert.equal(fast.leanPods[0]?.message !== "", details);
+    // The fast route read every pod itself (no fallback to the decoding route).
+    const reads = podReadsOf(fast.job!, "");
+    assert.ok(pods.items.every((p) => leanPodFromJson(p, fast.job!, reads) !== undefined));
+  }
 });
