@@ -7,7 +7,7 @@ const [jobFile = "job.json", podsFile = "pods.json"] = process.argv.slice(2);
 const job = JSON.parse(readFileSync(jobFile, "utf8"));
 const pods = JSON.parse(readFileSync(podsFile, "utf8"));
 const { request, dropped } = convert(job, pods);
-console.log(`${request.pods.length} pods; dropped:`);
+console.log(`${request.leanPods.length + request.pods.length} pods; dropped:`);
 for (const path of dropped) {
   console.log(path);
 }

@@ -11,10 +11,10 @@ import { example, packageDir, readJson, serverAddress } from "./support.js";
 
 const name = "kep-3329-failjob-exit-code-42";
 
-async function runExample(file: string): Promise<string> {
+async function runExample(file: string, ...args: string[]): Promise<string> {
   const { stdout } = await promisify(execFile)(
     process.execPath,
-    [join(packageDir, "dist", "examples", file), example(name, "job.json"), example(name, "pods.json")],
+    [join(packageDir, "dist", "examples", file), example(name, "job.json"), example(name, "pods.json"), ...args],
     { env: { ...process.env, JOB_DECIDER_ADDR: serverAddress() } },
   );
   return stdout;
@@ -34,9 +34,29 @@ test("examples/dropped-fields.ts prints the pod count and the dropped paths", as
     readJson(example(name, "job.json")),
     readJson(example(name, "pods.json")),
   );
-  assert.equal(lines[0], `${request.pods.length} pods; dropped:`);
+  assert.equal(lines[0], `${request.leanPods.length + request.pods.length} pods; dropped:`);
+  assert.ok(request.leanPods.length > 0);
   assert.deepEqual(lines.slice(1), dropped);
   assert.ok(lines.includes("job.spec.template.spec.containers[0].args"));
+});
+
+test("examples/controller-loop.ts decides twice, explaining each plan", async () => {
+  const lines = (await runExample("controller-loop.js", "2")).trimEnd().split("\n");
+  const syncs = lines.filter((l) => l.startsWith("sync "));
+  assert.equal(syncs.length, 2);
+  assert.match(syncs[0] ?? "", /^sync 1: \S/);
+  assert.ok(lines.includes("  deletePods"), lines.join("\n"));
+});
+
+test("examples/round-robin.ts spreads calls over the addresses a name resolves to", async () => {
+  const { stdout } = await promisify(execFile)(process.execPath, [
+    join(packageDir, "dist", "examples", "round-robin.js"),
+    serverAddress(),
+    "3",
+  ]);
+  const lines = stdout.trimEnd().split("\n");
+  assert.equal(lines.length, 3);
+  assert.match(lines[0] ?? "", /^call 1 to 127\.0\.0\.1: \d+ violations$/);
 });
 
 test("every TypeScript block in README.md is one of examples/*.ts, verbatim", () => {

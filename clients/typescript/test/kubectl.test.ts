@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { test } from "node:test";
-import { equals, fromJson, type JsonValue } from "@bufbuild/protobuf";
+import { equals, fromJson, toJsonString, type JsonValue } from "@bufbuild/protobuf";
 import { TimestampSchema, timestampFromDate, timestampDate } from "@bufbuild/protobuf/wkt";
 import {
   DecideJobRequestSchema,
@@ -34,7 +34,7 @@ for (const name of jsonExamples) {
     const job = readJson(example(name, "job.json")) as Json;
     const pods = readJson(example(name, "pods.json")) as { items: Json[] };
     const now = new Date("2025-06-02T10:00:00Z");
-    const { request, dropped } = convert(job, pods, { now });
+    const { request, dropped } = convert(job, pods, { now, podEncoding: "full" });
     assert.ok(dropped.length > 0, "kubectl prints fields the contract lacks");
     assert.equal(new Set(dropped).size, dropped.length, "each path once");
 
@@ -53,20 +53,26 @@ for (const name of jsonExamples) {
 }
 
 for (const name of jsonExamples) {
-  test(`${name}: decideJobRequest builds the request job-decider request prints`, () => {
-    const now = "2025-06-02T10:00:00Z";
-    const request = decideJobRequest(readJson(example(name, "job.json")), readJson(example(name, "pods.json")), {
-      now: new Date(now),
+  for (const lean of [true, false]) {
+    test(`${name}: decideJobRequest (${lean ? "leanPods" : "podEncoding full"}) builds the request job-decider request${lean ? " --lean" : ""} prints`, () => {
+      const now = "2025-06-02T10:00:00Z";
+      const request = decideJobRequest(readJson(example(name, "job.json")), readJson(example(name, "pods.json")), {
+        now: new Date(now),
+        ...(!lean && { podEncoding: "full" as const }),
+      });
+      const printed = execFileSync(
+        cliBin(),
+        ["request", "--job", example(name, "job.json"), "--pods", example(name, "pods.json"), "--now", now, ...(lean ? ["--lean"] : [])],
+        { encoding: "utf8" },
+      );
+      const expected = fromJson(DecideJobRequestSchema, JSON.parse(printed) as JsonValue);
+      assert.ok((lean ? expected.leanPods : expected.pods).length > 0);
+      assert.ok(
+        equals(DecideJobRequestSchema, request, expected),
+        `the helper and the server's own conversion disagree:\n${toJsonString(DecideJobRequestSchema, request)}\n${printed}`,
+      );
     });
-    const printed = execFileSync(
-      cliBin(),
-      ["request", "--job", example(name, "job.json"), "--pods", example(name, "pods.json"), "--now", now],
-      { encoding: "utf8" },
-    );
-    const expected = fromJson(DecideJobRequestSchema, JSON.parse(printed) as JsonValue);
-    assert.ok(expected.pods.length > 0);
-    assert.ok(equals(DecideJobRequestSchema, request, expected), "the helper and the server's own conversion agree");
-  });
+  }
 }
 
 test("kep-3329-failjob-exit-code-42: container args (which the contract lacks) are reported, not rejected", () => {
@@ -83,7 +89,7 @@ test("kubectl timestamp strings become Timestamps", () => {
   const name = "kep-3329-failjob-exit-code-42";
   const pods = readJson(example(name, "pods.json")) as { items: { metadata: { creationTimestamp: string } }[] };
   const request = decideJobRequest(readJson(example(name, "job.json")), pods);
-  const created = request.pods[0]?.metadata?.creationTimestamp;
+  const created = request.leanPods[0]?.creationTimestamp;
   assert.ok(created !== undefined);
   assert.ok(equals(TimestampSchema, created, timestampFromDate(new Date(pods.items[0]!.metadata.creationTimestamp))));
 });
@@ -94,10 +100,11 @@ test("pods may be a PodList, an array of pods, one Pod, or absent", () => {
   const list = readJson(example(name, "pods.json")) as { items: Json[] };
   const now = new Date("2025-06-02T10:00:00Z");
   const fromList = decideJobRequest(job, list, { now });
-  assert.equal(fromList.pods.length, list.items.length);
+  assert.equal(fromList.leanPods.length, list.items.length);
   assert.ok(equals(DecideJobRequestSchema, decideJobRequest(job, list.items, { now }), fromList));
-  assert.equal(decideJobRequest(job, list.items[0], { now }).pods.length, 1);
-  assert.equal(decideJobRequest(job, null, { now }).pods.length, 0);
+  assert.equal(decideJobRequest(job, list.items[0], { now }).leanPods.length, 1);
+  assert.equal(decideJobRequest(job, list.items[0], { now, podEncoding: "full" }).pods.length, 1);
+  assert.equal(decideJobRequest(job, null, { now }).leanPods.length, 0);
   assert.throws(() => decideJobRequest(job, { kind: "Job" }), TypeError);
   assert.throws(() => decideJobRequest("not a job", list), TypeError);
 });

@@ -120,3 +120,40 @@ test("without the server's CA the call fails: the certificate is not trusted", {
     return true;
   });
 });
+
+/** A directory laid out as a cert-manager Secret mounts: ca.crt, and tls.crt + tls.key when `client`. */
+function secretDir(client: boolean): string {
+  const secret = mkdtempSync(join(dir, "secret-"));
+  writeFileSync(join(secret, "ca.crt"), file("ca.pem"));
+  if (client) {
+    writeFileSync(join(secret, "tls.crt"), file("client.pem"));
+    writeFileSync(join(secret, "tls.key"), file("client-key.pem"));
+  }
+  return secret;
+}
+
+test("tlsDir (ca.crt, tls.crt, tls.key as cert-manager writes them) decides over mutual TLS to host:port", { skip }, async () => {
+  const client = createJobDeciderClient(`127.0.0.1:${port}`, { tlsDir: secretDir(true) });
+  const response = await client.decideJob(
+    decideJobRequest(readJson(example(name, "job.json")), readJson(example(name, "pods.json"))),
+  );
+  assert.equal(response.actions[0]?.kind.case, "deletePods");
+});
+
+test("tlsDir with ca.crt only: TLS, and the server asks for the client certificate it lacks", { skip }, async () => {
+  const client = createJobDeciderClient(`dns:///127.0.0.1:${port}`, { tlsDir: secretDir(false) });
+  await assert.rejects(client.decideJob({}), (error: unknown) => {
+    assert.ok(error instanceof DecideError);
+    assert.match(error.rawMessage, /certificate required/);
+    return true;
+  });
+});
+
+test("tlsDir with a server name the certificate lacks: the call fails the name check", { skip }, async () => {
+  const client = createJobDeciderClient(`127.0.0.1:${port}`, { tlsDir: secretDir(true), serverName: "elsewhere.example" });
+  await assert.rejects(client.decideJob({}), (error: unknown) => {
+    assert.ok(error instanceof DecideError);
+    assert.match(error.rawMessage, /elsewhere\.example|altnames/i);
+    return true;
+  });
+});
