@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 export PATH := $(CURDIR)/bin:$(PATH)
 
-.PHONY: all build test test-e2e test-rust test-go test-clients test-browser fuzz fuzz-seeds lint lint-rust lint-go lint-gen lint-docker tools run example bench load load-smoke bench-cluster bench-cluster-smoke bench-cluster-faults hostile
+.PHONY: all build test test-e2e test-rust test-go test-clients test-browser fuzz fuzz-seeds lint lint-rust lint-go lint-gen lint-docker lint-versions tools run example bench load load-smoke bench-cluster bench-cluster-smoke bench-cluster-faults hostile
 
 all: build
 
@@ -79,7 +79,7 @@ fuzz-seeds:
 	# The main build directory: the seed writer reuses the library the tests just built.
 	cargo run --quiet --manifest-path fuzz/Cargo.toml -p fuzz-seeds --target-dir $(CURDIR)/target -- $(CURDIR) fuzz/corpus
 
-lint: lint-rust lint-go lint-gen lint-docker
+lint: lint-rust lint-go lint-gen lint-docker lint-versions
 
 lint-rust:
 	cargo fmt --all --check
@@ -91,6 +91,10 @@ lint-go: tools
 ## Generated clients are exactly what one `buf generate` writes from proto/ (tools/gen.sh).
 lint-gen: tools
 	bash tools/gen.sh --check
+
+## Every package, image tag and chart carries the contract's version, proto/VERSION.
+lint-versions:
+	python3 tools/versions.py
 
 ## hadolint on the Dockerfiles (CI builds no images: no container engine there).
 lint-docker:

@@ -2,9 +2,9 @@
 # The job-decider service. Build from the repository root; the release path
 # (deploy/README.md, "Images") builds it for linux/amd64 and linux/arm64:
 #   docker buildx build -f deploy/docker/decider.Dockerfile \
-#     --platform linux/amd64,linux/arm64 --build-arg VERSION=v0.1.0 \
+#     --platform linux/amd64,linux/arm64 --build-arg VERSION=v0.26.0 \
 #     --build-arg SOURCE_DATE_EPOCH="$(git log -1 --format=%ct)" \
-#     -t registry.example.com/job-decider:v0.1.0 --push .
+#     -t registry.example.com/job-decider:v0.26.0 --push .
 # Base images are pinned by the digest of their multi-platform index, so a
 # rebuild starts from the same bytes; deploy/README.md says how to move them.
 # Not built in CI (no container engine there): e2e/deploycheck checks these

@@ -2,8 +2,8 @@
 # The shim controller. Build from the repository root (it uses the generated
 # client in clients/go); the release path (deploy/README.md, "Images"):
 #   docker buildx build -f deploy/docker/shim.Dockerfile \
-#     --platform linux/amd64,linux/arm64 --build-arg VERSION=v0.1.0 \
-#     -t registry.example.com/job-decider-shim:v0.1.0 --push .
+#     --platform linux/amd64,linux/arm64 --build-arg VERSION=v0.26.0 \
+#     -t registry.example.com/job-decider-shim:v0.26.0 --push .
 # Base images are pinned by the digest of their multi-platform index.
 # Not built in CI (no container engine there): e2e/deploycheck checks these
 # rules instead.
