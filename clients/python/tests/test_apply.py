@@ -3,6 +3,8 @@ preconditions, and where a plan stops."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 from typing import Any
 from unittest import mock
@@ -23,6 +25,7 @@ from jobdecider.apply import (
     PlanRefused,
     pod_from_template,
     to_json,
+    to_kube,
 )
 
 JOB_UID = "job-uid-1"
@@ -313,3 +316,15 @@ def test_pod_from_template_overlays_the_creation() -> None:
     creation.avoid_nodes.mode = "Sometimes"
     with pytest.raises(ValueError, match="unknown mode"):
         pod_from_template(job, creation)
+
+
+def test_to_kube_unquotes_64_bit_integers_only() -> None:
+    meta = k8s.ObjectMeta(name="own", generation=5, labels={"generation": "7"})
+    assert to_kube(meta) == {"name": "own", "generation": 5, "labels": {"generation": "7"}}
+
+
+def test_importing_jobdecider_does_not_import_kubernetes() -> None:
+    # gRPC-only users install without the [kubernetes] extra: only jobdecider.apply needs it.
+    code = "import sys, jobdecider; assert 'kubernetes' not in sys.modules, 'kubernetes imported'"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
