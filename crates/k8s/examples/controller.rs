@@ -3,7 +3,7 @@
 //!
 //! ```sh
 //! cargo run --example controller -p job-decider-k8s --features kube -- \
-//!   --kubeconfig ~/.kube/config --decider 127.0.0.1:50051 --controller-name example.com/my-controller
+//!   --kubeconfig=$HOME/.kube/config --decider=127.0.0.1:50051 --controller-name=example.com/my-controller
 //! ```
 
 use std::collections::{BTreeMap, HashMap};
@@ -51,6 +51,12 @@ async fn main() -> Res<()> {
     let mut due: BTreeMap<(String, String), Instant> = BTreeMap::new();
     loop {
         let list = jobs.list(&ListParams::default()).await?;
+        // Forget Jobs gone since the last list.
+        due.retain(|(ns, n), _| {
+            list.items.iter().any(|j| {
+                j.metadata.namespace.as_deref() == Some(ns) && j.metadata.name.as_deref() == Some(n)
+            })
+        });
         for job in list.items.iter() {
             if job.spec.as_ref().and_then(|s| s.managed_by.as_deref()) != Some(name.as_str()) {
                 continue;
@@ -72,20 +78,19 @@ async fn main() -> Res<()> {
             due.insert(key, Instant::now() + wait);
         }
         // Wake on any Job or pod change, or when the next Job is due.
-        let next = due.values().min().copied();
-        let sleep = next.map_or(Duration::from_secs(5), |at| {
+        let sleep = due.values().min().map_or(Duration::from_secs(60), |at| {
             at.saturating_duration_since(Instant::now())
         });
         let rv = list.metadata.resource_version.clone().unwrap_or_default();
-        let wp = WatchParams::default().timeout(10);
+        let wp = WatchParams::default().timeout(290);
         let pod_wp = wp.clone().labels("batch.kubernetes.io/controller-uid");
         let mut job_events = jobs.watch(&wp, &rv).await?.boxed();
         // One resourceVersion for both: the API server numbers all its objects in one sequence.
         let mut pod_events = pods.watch(&pod_wp, &rv).await?.boxed();
         let woke_by_event = tokio::select! {
-            _ = job_events.next() => true,
-            _ = pod_events.next() => true,
-            _ = tokio::time::sleep(sleep.min(Duration::from_secs(5))) => false,
+            e = job_events.next() => e.is_some(),
+            e = pod_events.next() => e.is_some(),
+            _ = tokio::time::sleep(sleep) => false,
         };
         if woke_by_event {
             // A change: every Job is synced again from a fresh list.
