@@ -94,6 +94,11 @@ fn k8s_bridge_sits_on_api_and_core_and_not_the_binary() {
         !tree.iter().any(|c| c == "job-decider"),
         "job-decider-k8s depends on the binary"
     );
+    // kube-rs comes with the `kube` feature (apply) only: gRPC-only users do not pull it.
+    assert!(
+        !tree.iter().any(|c| c == "kube" || c == "kube-client"),
+        "job-decider-k8s pulls kube without its `kube` feature"
+    );
 }
 
 #[test]

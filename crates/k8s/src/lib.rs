@@ -44,6 +44,8 @@ use job_decider_core::model::Snapshot;
 use job_decider_core::validate::Violation;
 use pbjson_types::Timestamp;
 
+#[cfg(feature = "kube")]
+pub mod apply;
 pub mod client;
 
 pub use job_decider_api::Decision;
