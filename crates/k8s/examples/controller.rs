@@ -23,9 +23,20 @@ type Res<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
 #[tokio::main]
 async fn main() -> Res<()> {
     let mut flags: HashMap<String, String> = HashMap::new();
+    const KNOWN: [&str; 3] = ["kubeconfig", "decider", "controller-name"];
     for arg in std::env::args().skip(1) {
-        if let Some((k, v)) = arg.trim_start_matches('-').split_once('=') {
-            flags.insert(k.to_string(), v.to_string());
+        match arg.strip_prefix("--").and_then(|a| a.split_once('=')) {
+            Some((k, v)) if KNOWN.contains(&k) => {
+                flags.insert(k.to_string(), v.to_string());
+            }
+            // A flag misspelt or given as `--flag value` would otherwise be ignored unseen.
+            _ => {
+                eprintln!(
+                    "controller: unknown argument {arg:?}; use --{}=VALUE",
+                    KNOWN.join("=VALUE, --")
+                );
+                std::process::exit(2);
+            }
         }
     }
     let flag = |k: &str, default: &str| flags.get(k).cloned().unwrap_or_else(|| default.into());
