@@ -49,8 +49,9 @@ async function sync(key: string): Promise<void> {
   if (job === undefined || job.spec?.managedBy !== controllerName) return void ours.delete(key);
   const uid = job.metadata?.uid ?? "";
   const pods = await core.listNamespacedPod({ namespace, labelSelector: `batch.kubernetes.io/controller-uid=${uid}` });
-  // decideJobRequest reads kubectl's JSON; client-node's objects hold Dates, so serialize them.
-  const json = (obj: V1Job | V1Pod, type: string): unknown => ObjectSerializer.serialize(obj, type, "");
+  // decideJobRequest reads kubectl's JSON; client-node's objects hold Dates and unset fields as
+  // undefined: serialize them, then drop the undefined fields as JSON does.
+  const json = (obj: V1Job | V1Pod, type: string): unknown => JSON.parse(JSON.stringify(ObjectSerializer.serialize(obj, type, "")));
   const request = decideJobRequest(json(job, "V1Job"), pods.items.map((p) => json(p, "V1Pod")), {
     now: new Date(),
     state: states.get(uid),
