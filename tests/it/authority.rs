@@ -9,15 +9,13 @@
 use std::path::Path;
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
-use job_decider::server::socket::bind_unix;
-use job_decider::server::{GrpcListener, Listeners, ServerConfig, serve_on};
+use job_decider::server::ServerConfig;
 use job_decider_api::pb;
 use prost::Message;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpStream, UnixStream};
-use tokio::sync::oneshot;
 
-use crate::common::{TestServer, WAIT, framed, small_request};
+use crate::common::{SocketServer, TestServer, WAIT, framed, small_request};
 
 /// A plain host first (the frames written here are right when it answers),
 /// then what grpc-core sends for `unix:///tmp/cl/jd.sock`, and an authority
@@ -165,19 +163,8 @@ async fn a_percent_encoded_authority_from_a_grpc_core_client_was_reset_over_tcp(
 
 #[tokio::test]
 async fn a_percent_encoded_authority_from_a_grpc_core_unix_client_was_reset() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("jd.sock");
-    let config = ServerConfig::default();
-    let (listener, file) = bind_unix(&path, config.socket_mode).expect("bind the socket");
-    let listeners = Listeners {
-        grpc: GrpcListener::Unix(listener, Some(file)),
-        metrics: None,
-        health: None,
-    };
-    let (stop, stopped) = oneshot::channel::<()>();
-    let task = tokio::spawn(serve_on(listeners, config, async {
-        let _ = stopped.await;
-    }));
+    let server = SocketServer::start(ServerConfig::default()).await;
+    let path = server.path.clone();
     let request = small_request().encode_to_vec();
     for authority in AUTHORITIES {
         let answer = tokio::time::timeout(WAIT, async {
@@ -198,12 +185,7 @@ async fn a_percent_encoded_authority_from_a_grpc_core_unix_client_was_reset() {
         let message = answer.unwrap_or_else(|e| panic!(":authority {authority:?}: {e}"));
         assert!(decided(&message), ":authority {authority:?}: {message:?}");
     }
-    let _ = stop.send(());
-    tokio::time::timeout(WAIT, task)
-        .await
-        .expect("stopped in time")
-        .expect("task")
-        .expect("served");
+    server.stop().await;
 }
 
 async fn connect_unix(path: &Path) -> UnixStream {

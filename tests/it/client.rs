@@ -4,13 +4,12 @@
 
 use std::time::Duration;
 
-use job_decider::server::socket::bind_unix;
-use job_decider::server::{GrpcListener, Listeners, ServerConfig, serve_on};
+use job_decider::server::ServerConfig;
 use job_decider_k8s::client::{Connect, NoDeadline};
 use tokio::net::TcpListener;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
-use crate::common::{WAIT, small_request};
+use crate::common::{SocketServer, WAIT, small_request};
 use crate::overload::{CALLS, concurrent_errors, one_slot_server};
 
 /// Defect 2: at one slot a plain tonic client loses calls to OVERLOADED; the
@@ -51,19 +50,8 @@ async fn concurrent_calls_at_one_slot_failed_overloaded_without_retries() {
 /// `unix:///abs/path`: the sidecar layout.
 #[tokio::test]
 async fn a_call_over_a_unix_socket_target() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("jd.sock");
-    let config = ServerConfig::default();
-    let (listener, file) = bind_unix(&path, config.socket_mode).expect("bind the socket");
-    let listeners = Listeners {
-        grpc: GrpcListener::Unix(listener, Some(file)),
-        metrics: None,
-        health: None,
-    };
-    let (stop, stopped) = oneshot::channel::<()>();
-    let task = tokio::spawn(serve_on(listeners, config, async {
-        let _ = stopped.await;
-    }));
+    let server = SocketServer::start(ServerConfig::default()).await;
+    let path = server.path.clone();
     let target = format!("unix://{}", path.display());
     assert!(target.starts_with("unix:///"), "{target}");
     let mut client = Connect::new(target).connect().await.expect("connect");
@@ -73,12 +61,7 @@ async fn a_call_over_a_unix_socket_target() {
         .expect("decided")
         .into_inner();
     assert!(!plan.actions.is_empty(), "{plan:?}");
-    let _ = stop.send(());
-    tokio::time::timeout(WAIT, task)
-        .await
-        .expect("stopped in time")
-        .expect("task")
-        .expect("served");
+    server.stop().await;
 }
 
 /// A raw HTTP/2 server that reports each call's `grpc-timeout` (or its absence)

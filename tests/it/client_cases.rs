@@ -148,23 +148,6 @@ fn the_client_conformance_cases_are_the_vectors_and_error_cases_of_today() {
     );
 }
 
-/// Sorts each status write's uncounted UIDs: upstream appends them in its informer's order,
-/// so the suite compares them as sets (conformance/clients/README.md).
-fn sorted_uncounted(mut response: pb::DecideJobResponse) -> pb::DecideJobResponse {
-    for action in &mut response.actions {
-        if let Some(pb::action::Kind::UpdateStatus(update)) = &mut action.kind
-            && let Some(uncounted) = update
-                .status
-                .as_mut()
-                .and_then(|s| s.uncounted_terminated_pods.as_mut())
-        {
-            uncounted.succeeded.sort();
-            uncounted.failed.sort();
-        }
-    }
-    response
-}
-
 /// A failed call as the suite writes an error: code, ErrorInfo reason, each violation's
 /// field and reason.
 fn error_of(status: &tonic::Status) -> Value {
@@ -206,7 +189,7 @@ async fn run_case(
             client
                 .decide_job(request)
                 .await
-                .map(|r| json(&sorted_uncounted(r.into_inner())))
+                .map(|r| json(&crate::vectors::canonical(r.into_inner())))
                 .map_err(|s| error_of(&s))
         }
         "DecideJobSet" => {
@@ -230,13 +213,18 @@ async fn run_case(
     }
 }
 
+/// The Rust client on `server`, connected as a user connects it.
+async fn connect(server: &TestServer) -> pb::job_decider_client::JobDeciderClient<Retrying> {
+    Connect::new(server.addr.to_string())
+        .connect()
+        .await
+        .expect("connect")
+}
+
 #[tokio::test]
 async fn every_client_conformance_case_passes_through_a_live_server() {
     let server = TestServer::start(ServerConfig::default()).await;
-    let mut client = Connect::new(server.addr.to_string())
-        .connect()
-        .await
-        .expect("connect");
+    let mut client = connect(&server).await;
     let text = std::fs::read_to_string(cases_path()).expect("cases.jsonl");
     let mut failures = Vec::new();
     let mut methods: BTreeMap<String, usize> = BTreeMap::new();
@@ -264,10 +252,7 @@ async fn every_client_conformance_case_passes_through_a_live_server() {
 #[tokio::test]
 async fn a_changed_answer_fails_its_client_conformance_case() {
     let server = TestServer::start(ServerConfig::default()).await;
-    let mut client = Connect::new(server.addr.to_string())
-        .connect()
-        .await
-        .expect("connect");
+    let mut client = connect(&server).await;
     let text = std::fs::read_to_string(cases_path()).expect("cases.jsonl");
     let first: Value = serde_json::from_str(text.lines().next().expect("a case")).expect("json");
     let got = run_case(&mut client, "DecideJob", first["request"].clone()).await;

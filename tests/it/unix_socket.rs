@@ -8,78 +8,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::common::{TestServer, WAIT, example_request, small_request};
+use crate::common::{SocketServer, TestServer, WAIT, example_request, small_request};
 use job_decider::address;
+use job_decider::server::ServerConfig;
 use job_decider::server::socket::{SocketError, bind_unix};
-use job_decider::server::{GrpcListener, Listeners, ServeError, ServerConfig, serve_on};
 use job_decider_api::pb;
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
 use tonic::Code;
-use tonic::transport::Channel;
 
 const BIN: &str = env!("CARGO_BIN_EXE_job-decider");
-
-/// A server on a socket in a temporary directory, bound as `serve` binds it.
-struct SocketServer {
-    dir: tempfile::TempDir,
-    path: PathBuf,
-    shutdown: Option<oneshot::Sender<()>>,
-    task: JoinHandle<Result<(), ServeError>>,
-}
-
-impl SocketServer {
-    async fn start(config: ServerConfig) -> SocketServer {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("decider.sock");
-        Self::start_at(dir, path, config).await
-    }
-
-    async fn start_at(dir: tempfile::TempDir, path: PathBuf, config: ServerConfig) -> SocketServer {
-        let (listener, file) = bind_unix(&path, config.socket_mode).expect("bind the socket");
-        let listeners = Listeners {
-            grpc: GrpcListener::Unix(listener, Some(file)),
-            metrics: None,
-            health: None,
-        };
-        let (tx, rx) = oneshot::channel::<()>();
-        let task = tokio::spawn(serve_on(listeners, config, async {
-            let _ = rx.await;
-        }));
-        SocketServer {
-            dir,
-            path,
-            shutdown: Some(tx),
-            task,
-        }
-    }
-
-    async fn channel(&self) -> Channel {
-        let url = address::unix_url(&self.path);
-        tokio::time::timeout(WAIT, address::connect(&url))
-            .await
-            .expect("connect in time")
-            .expect("connect")
-    }
-
-    async fn client(&self) -> pb::job_decider_client::JobDeciderClient<Channel> {
-        pb::job_decider_client::JobDeciderClient::new(self.channel().await)
-            .max_decoding_message_size(usize::MAX)
-    }
-
-    /// Starts a graceful shutdown and waits for the server to end.
-    async fn stop(mut self) -> (tempfile::TempDir, PathBuf) {
-        if let Some(tx) = self.shutdown.take() {
-            let _ = tx.send(());
-        }
-        tokio::time::timeout(WAIT, &mut self.task)
-            .await
-            .expect("stopped in time")
-            .expect("task")
-            .expect("served");
-        (self.dir, self.path)
-    }
-}
 
 fn mode_of(path: &Path) -> u32 {
     std::fs::metadata(path)

@@ -15,9 +15,10 @@ struct Vector {
     expected: pb::DecideJobResponse,
 }
 
-/// Puts a response in the canonical form the conformance harness compares:
-/// uncounted UIDs sorted (upstream appends them in its informer's order).
-fn canonical(mut response: pb::DecideJobResponse) -> pb::DecideJobResponse {
+/// Puts a response in the canonical form the conformance harness (and the client
+/// conformance suite) compares: uncounted UIDs sorted (upstream appends them in its
+/// informer's order).
+pub(crate) fn canonical(mut response: pb::DecideJobResponse) -> pb::DecideJobResponse {
     for action in &mut response.actions {
         if let Some(pb::action::Kind::UpdateStatus(update)) = &mut action.kind
             && let Some(uncounted) = update

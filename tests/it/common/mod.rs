@@ -10,8 +10,10 @@ use std::time::Duration;
 use bytes::Bytes;
 use http_body::Frame;
 use http_body_util::{BodyExt, StreamBody};
+use job_decider::address;
 use job_decider::documents;
-use job_decider::server::{Listeners, ServeError, ServerConfig, serve_on};
+use job_decider::server::socket::bind_unix;
+use job_decider::server::{GrpcListener, Listeners, ServeError, ServerConfig, serve_on};
 use job_decider_api::pb;
 use prost::Message;
 use tokio::net::TcpListener;
@@ -429,4 +431,75 @@ pub fn request_of_size(bytes: usize) -> pb::DecideJobRequest {
         i += 1;
     }
     request
+}
+
+/// A server on a socket in a temporary directory, bound as `serve` binds it.
+pub struct SocketServer {
+    /// The temporary directory that holds the socket.
+    pub dir: tempfile::TempDir,
+    /// The socket's path.
+    pub path: PathBuf,
+    shutdown: Option<oneshot::Sender<()>>,
+    task: JoinHandle<Result<(), ServeError>>,
+}
+
+impl SocketServer {
+    /// Starts a server with `config` on `decider.sock` in a new temporary directory.
+    pub async fn start(config: ServerConfig) -> SocketServer {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("decider.sock");
+        Self::start_at(dir, path, config).await
+    }
+
+    /// Starts a server with `config` on `path` (in `dir`).
+    pub async fn start_at(
+        dir: tempfile::TempDir,
+        path: PathBuf,
+        config: ServerConfig,
+    ) -> SocketServer {
+        let (listener, file) = bind_unix(&path, config.socket_mode).expect("bind the socket");
+        let listeners = Listeners {
+            grpc: GrpcListener::Unix(listener, Some(file)),
+            metrics: None,
+            health: None,
+        };
+        let (tx, rx) = oneshot::channel::<()>();
+        let task = tokio::spawn(serve_on(listeners, config, async {
+            let _ = rx.await;
+        }));
+        SocketServer {
+            dir,
+            path,
+            shutdown: Some(tx),
+            task,
+        }
+    }
+
+    /// A channel to it, through the server's own `unix:` address handling.
+    pub async fn channel(&self) -> Channel {
+        let url = address::unix_url(&self.path);
+        tokio::time::timeout(WAIT, address::connect(&url))
+            .await
+            .expect("connect in time")
+            .expect("connect")
+    }
+
+    /// A generated client on [`SocketServer::channel`].
+    pub async fn client(&self) -> pb::job_decider_client::JobDeciderClient<Channel> {
+        pb::job_decider_client::JobDeciderClient::new(self.channel().await)
+            .max_decoding_message_size(usize::MAX)
+    }
+
+    /// Starts a graceful shutdown and waits for the server to end.
+    pub async fn stop(mut self) -> (tempfile::TempDir, PathBuf) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        tokio::time::timeout(WAIT, &mut self.task)
+            .await
+            .expect("stopped in time")
+            .expect("task")
+            .expect("served");
+        (self.dir, self.path)
+    }
 }
