@@ -98,29 +98,13 @@ export function decideJobRequest(
   if (options.podEncoding !== "full" && options.viaPods !== true) {
     // kubectl's JSON straight to lean pods, the fast route; any pod it does not read plainly
     // sends the whole request down the decoding route below.
-    lean = [];
-    for (const item of items) {
-      const l = leanPodFromJson(item, jobMessage, reads);
-      if (l === undefined) {
-        lean = undefined;
-        break;
-      }
-      lean.push(l);
-    }
+    lean = everyOrNone(items, (item) => leanPodFromJson(item, jobMessage, reads));
   }
   if (lean === undefined) {
     full = items.map((pod, i) => decode(PodSchema, asObject(pod, `pods[${i}]`), `pods[${i}]`));
   }
   if (lean === undefined && options.podEncoding !== "full") {
-    lean = [];
-    for (const pod of full) {
-      const l = leanPodOf(pod, jobMessage, reads);
-      if (l === undefined) {
-        lean = undefined;
-        break;
-      }
-      lean.push(l);
-    }
+    lean = everyOrNone(full, (pod) => leanPodOf(pod, jobMessage, reads));
   }
   return create(DecideJobRequestSchema, {
     job: jobMessage,
@@ -306,4 +290,17 @@ function badValue(schema: DescMessage, json: JsonValue, path: string): { path: s
     return { path: here, description: `${JSON.stringify(value)}: ${failure}` };
   }
   return undefined;
+}
+
+/** `f` of every item, or undefined as soon as one has none (a pod without a lean form). */
+function everyOrNone<T, U>(items: readonly T[], f: (item: T) => U | undefined): U[] | undefined {
+  const out: U[] = [];
+  for (const item of items) {
+    const u = f(item);
+    if (u === undefined) {
+      return undefined;
+    }
+    out.push(u);
+  }
+  return out;
 }
