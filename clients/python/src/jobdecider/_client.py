@@ -105,6 +105,11 @@ class _Default(enum.Enum):
 Timeout = float | None | _Default
 
 
+def _deadline(timeout: Timeout, default: float | None) -> float | None:
+    """A call's deadline: its own, or the client's when the call left it out."""
+    return default if isinstance(timeout, _Default) else timeout
+
+
 def channel_options(options: Sequence[ChannelOption] = ()) -> list[ChannelOption]:
     """The defaults above with `options` applied: a key the caller gives replaces the default's."""
     given = {key for key, _ in options}
@@ -183,7 +188,7 @@ class Client:
         self.timeout = timeout
 
     def _deadline(self, timeout: Timeout) -> float | None:
-        return self.timeout if isinstance(timeout, _Default) else timeout
+        return _deadline(timeout, self.timeout)
 
     def decide_job(
         self, request: pb.DecideJobRequest, *, timeout: Timeout = _Default.TIMEOUT
@@ -265,7 +270,7 @@ class AsyncClient:
         self.timeout = timeout
 
     def _deadline(self, timeout: Timeout) -> float | None:
-        return self.timeout if isinstance(timeout, _Default) else timeout
+        return _deadline(timeout, self.timeout)
 
     async def decide_job(
         self, request: pb.DecideJobRequest, *, timeout: Timeout = _Default.TIMEOUT
