@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 export PATH := $(CURDIR)/bin:$(PATH)
 
-.PHONY: all build test test-e2e test-rust test-go test-clients test-browser fuzz fuzz-seeds lint lint-rust lint-go lint-gen lint-docker lint-versions tools run example bench load load-smoke bench-cluster bench-cluster-smoke bench-cluster-faults hostile
+.PHONY: all build test test-e2e test-rust test-go test-clients test-browser fuzz fuzz-seeds lint lint-rust lint-go lint-gen lint-docker lint-versions lint-package tools run example bench load load-smoke bench-cluster bench-cluster-smoke bench-cluster-faults hostile
 
 all: build
 
@@ -79,7 +79,7 @@ fuzz-seeds:
 	# The main build directory: the seed writer reuses the library the tests just built.
 	cargo run --quiet --manifest-path fuzz/Cargo.toml -p fuzz-seeds --target-dir $(CURDIR)/target -- $(CURDIR) fuzz/corpus
 
-lint: lint-rust lint-go lint-gen lint-docker lint-versions
+lint: lint-rust lint-go lint-gen lint-docker lint-versions lint-package
 
 lint-rust:
 	cargo fmt --all --check
@@ -95,6 +95,13 @@ lint-gen: tools
 ## Every package, image tag and chart carries the contract's version, proto/VERSION.
 lint-versions:
 	python3 tools/versions.py
+
+## The Rust crates a user depends on, packaged and built from their .crate files as
+## crates.io would (nothing uploaded). k8s-openapi's version comes from the environment,
+## as a binary's feature would give it; `--all-features` builds `apply` (kube) too.
+lint-package:
+	K8S_OPENAPI_ENABLED_VERSION=1.33 cargo package --allow-dirty --all-features \
+		-p job-decider-core -p job-decider-api -p job-decider-k8s
 
 ## hadolint on the Dockerfiles (CI builds no images: no container engine there).
 lint-docker:

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Every package carries the contract's version (proto/VERSION): the Python and TypeScript
-clients, the Go client module, the Rust workspace (the server), the images the deploy
+clients, the Go client module, the Rust workspace (the server) and the versions its published crates
+name each other by, the images the deploy
 manifests name and the Helm chart; and each client's CHANGELOG has a heading for it. `make lint` runs this; it names each package that differs and exits 1."""
 
 import json
@@ -19,6 +20,12 @@ def main() -> int:
         "clients/typescript/package.json": json.loads((ROOT / "clients/typescript/package.json").read_text())["version"],
         "Cargo.toml [workspace.package]": tomllib.loads((ROOT / "Cargo.toml").read_text())["workspace"]["package"]["version"],
     }
+    # The published crates name each other by version as well as by path (cargo package).
+    for crate in ("api", "k8s"):
+        deps = tomllib.loads((ROOT / f"crates/{crate}/Cargo.toml").read_text())["dependencies"]
+        for name, dep in deps.items():
+            if name.startswith("job-decider-"):
+                found[f"crates/{crate}/Cargo.toml dependency {name}"] = dep.get("version", "(no version)")
     go = re.search(r'^const Version = "([^"]+)"', (ROOT / "clients/go/jobdecider/version.go").read_text(), re.M)
     found["clients/go/jobdecider/version.go"] = go.group(1) if go else "(no const Version)"
     tags = re.findall(r"newTag: v(\S+)", (ROOT / "deploy/components/images/kustomization.yaml").read_text())

@@ -11,7 +11,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "jobdecider/v1/jobset.proto",
         "jobdecider/v1/job_decider.proto",
     ];
-    let fds = protox::compile(files, ["../../proto"])?;
+    // `proto/jobdecider` is a link to the repository's `proto/jobdecider`, so that the
+    // packaged crate carries the contract (cargo packages what a link points at).
+    let fds = protox::compile(files, ["proto"])?;
     let out = PathBuf::from(std::env::var("OUT_DIR")?);
     let descriptor_bytes = fds.encode_to_vec();
     std::fs::write(out.join("jobdecider_descriptor.bin"), &descriptor_bytes)?;
@@ -53,6 +55,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .btree_map(["."])
         .build(&[".jobdecider.v1"])?;
 
-    println!("cargo:rerun-if-changed=../../proto");
+    // Each file, not the directory: a changed file is found through the link.
+    for file in files {
+        println!("cargo:rerun-if-changed=proto/{file}");
+    }
     Ok(())
 }
