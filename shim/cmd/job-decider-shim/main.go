@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -42,6 +43,7 @@ import (
 
 	jobdeciderv1 "job-decider.dev/clients/go/jobdecider/v1"
 	"job-decider.dev/shim/internal/controller"
+	"job-decider.dev/shim/internal/shard"
 )
 
 type options struct {
@@ -74,6 +76,10 @@ type options struct {
 	renewDeadline time.Duration
 	retryPeriod   time.Duration
 	freshTimeout  time.Duration
+
+	shards    int
+	homeShard int
+	shardMode shard.Mode
 
 	exitBetweenSteps float64
 	writeFaultRate   float64
@@ -109,6 +115,9 @@ func parseFlags(args []string) (*options, error) {
 	fs.DurationVar(&o.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader retries renewing before giving up.")
 	fs.DurationVar(&o.retryPeriod, "leader-elect-retry-period", 2*time.Second, "Interval between Lease attempts.")
 	fs.DurationVar(&o.freshTimeout, "leader-elect-cache-timeout", controller.DefaultFreshnessTimeout, "On becoming leader, how long to wait for the caches to catch up with the API server (a consistent list of Jobs and pods) before acting anyway.")
+	fs.IntVar(&o.shards, "shards", 1, "Cut the namespaces into this many shards (KEP-5866 hash ranges of metadata.namespace), each run under a Lease of its own (<leader-elect-name>-shard-<i>) by whichever replica holds it; 1: one Lease for everything.")
+	fs.IntVar(&o.homeShard, "home-shard", -1, "The shard this replica takes first; the others only once their Lease has been free for a lease duration. Default: the ordinal ending $POD_NAME (a StatefulSet's pod), modulo --shards.")
+	shardMode := fs.String("shard-selector-mode", string(shard.ModeAuto), "Where a shard's range is applied: server (the API server's ShardedListAndWatch, alpha in 1.36), client (list and watch everything, keep the range), or auto (ask the API server).")
 	fs.Float64Var(&o.exitBetweenSteps, "testing-exit-between-steps", 0, "Testing only: probability of exiting abruptly before each step of a plan after its first.")
 	fs.Float64Var(&o.writeFaultRate, "testing-write-fault-rate", 0, "Testing only: share of pod and Job writes that fail (half before sending, half after a pod patch or Job status write was sent).")
 	if err := fs.Parse(args); err != nil {
@@ -130,7 +139,39 @@ func parseFlags(args []string) (*options, error) {
 	if err := checkDeciderAddr(o.deciderAddr); err != nil {
 		return nil, err
 	}
+	mode, err := shard.ParseMode(*shardMode)
+	if err != nil {
+		return nil, err
+	}
+	o.shardMode = mode
+	switch {
+	case o.shards < 1:
+		return nil, fmt.Errorf("--shards %d: at least 1", o.shards)
+	case o.shards > 1 && !o.leaderElect:
+		return nil, errors.New("--shards above 1 needs --leader-elect: each shard is run under its own Lease")
+	case o.homeShard >= o.shards:
+		return nil, fmt.Errorf("--home-shard %d: the shards are 0 to %d", o.homeShard, o.shards-1)
+	case o.homeShard < -1:
+		return nil, fmt.Errorf("--home-shard %d: a shard number, or -1 for none", o.homeShard)
+	}
+	if o.homeShard == -1 && o.shards > 1 {
+		o.homeShard = homeFromPodName(os.Getenv("POD_NAME"), o.shards)
+	}
 	return o, nil
+}
+
+// homeFromPodName is a StatefulSet pod's ordinal (name-<ordinal>) modulo
+// shards, or -1 when the name ends in no ordinal.
+func homeFromPodName(name string, shards int) int {
+	i := strings.LastIndexByte(name, '-')
+	if i < 0 {
+		return -1
+	}
+	n, err := strconv.Atoi(name[i+1:])
+	if err != nil || n < 0 {
+		return -1
+	}
+	return n % shards
 }
 
 func main() {
@@ -292,6 +333,9 @@ func run(ctx context.Context, o *options) error {
 				os.Exit(3)
 			}
 		}
+	}
+	if o.shards > 1 {
+		return runSharded(ctx, o, cfg, kube, ccfg, jobdeciderv1.NewJobDeciderClient(conn), recorder, reg, metrics)
 	}
 	ctrl, err := controller.New(ccfg, kube, factory, jobdeciderv1.NewJobDeciderClient(conn), recorder, metrics)
 	if err != nil {

@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"k8s.io/client-go/metadata"
 	"k8s.io/klog/v2"
+
+	"job-decider.dev/shim/internal/shard"
 )
 
 // DefaultFreshnessTimeout bounds the wait for the caches on becoming leader
@@ -150,9 +152,10 @@ var resourceGVRs = map[cachedResource]schema.GroupVersionResource{
 const freshnessPageSize = 5000
 
 // metadataVersions lists a resource's object metadata (in namespace, or all
-// namespaces when empty), from a consistent read: resourceVersion "" asks
-// the API server for its newest data, and the pages of one list share it.
-func metadataVersions(meta metadata.Interface, namespace string) versionLister {
+// namespaces when empty; of the shard's namespaces only, as its informers
+// hold them), from a consistent read: resourceVersion "" asks the API server
+// for its newest data, and the pages of one list share it.
+func metadataVersions(meta metadata.Interface, namespace string, r shard.Range, mode shard.Mode) versionLister {
 	return func(ctx context.Context, res cachedResource) (listedVersions, error) {
 		gvr, ok := resourceGVRs[res]
 		if !ok {
@@ -160,6 +163,9 @@ func metadataVersions(meta metadata.Interface, namespace string) versionLister {
 		}
 		out := listedVersions{comparable: true}
 		opts := metav1.ListOptions{Limit: freshnessPageSize}
+		if !r.Whole() && mode == shard.ModeServer {
+			opts.ShardSelector = r.String()
+		}
 		for {
 			page, err := meta.Resource(gvr).Namespace(namespace).List(ctx, opts)
 			if err != nil {
@@ -167,6 +173,9 @@ func metadataVersions(meta metadata.Interface, namespace string) versionLister {
 			}
 			for i := range page.Items {
 				m := &page.Items[i].ObjectMeta
+				if !r.HasNamespace(m.Namespace) {
+					continue // another shard's: this cache never holds it
+				}
 				key := m.Name
 				if m.Namespace != "" {
 					key = m.Namespace + "/" + m.Name
@@ -201,7 +210,7 @@ func (c *Controller) awaitFreshCaches(ctx context.Context) {
 	}
 	logger := klog.FromContext(ctx)
 	b := &freshnessBarrier{
-		list:     metadataVersions(c.cfg.Metadata, c.cfg.Namespace),
+		list:     metadataVersions(c.cfg.Metadata, c.cfg.Namespace, c.cfg.Shard, c.cfg.ShardMode),
 		caches:   c.freshCaches,
 		timeout:  c.cfg.FreshnessTimeout,
 		interval: 50 * time.Millisecond,

@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	metadatafake "k8s.io/client-go/metadata/fake"
+
+	"job-decider.dev/shim/internal/shard"
 )
 
 // fakeCache is a store whose version and contents the test moves.
@@ -165,7 +167,7 @@ func TestMetadataVersionsFindsTheNewestObject(t *testing.T) {
 		t.Fatal(err)
 	}
 	client := metadatafake.NewSimpleMetadataClient(scheme, podMeta("a", "p1", "9"), podMeta("a", "p2", "100"), podMeta("b", "p3", "21"))
-	got, err := metadataVersions(client, "")(context.Background(), podsCache)
+	got, err := metadataVersions(client, "", shard.Range{}, "")(context.Background(), podsCache)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,14 +176,14 @@ func TestMetadataVersionsFindsTheNewestObject(t *testing.T) {
 		t.Errorf("listed %+v, want newest 100 of 3, comparable", got)
 	}
 	client = metadatafake.NewSimpleMetadataClient(scheme, podMeta("a", "p1", "9"), podMeta("a", "p2", "opaque"))
-	got, err = metadataVersions(client, "a")(context.Background(), podsCache)
+	got, err = metadataVersions(client, "a", shard.Range{}, "")(context.Background(), podsCache)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.comparable || len(got.keys) != 2 {
 		t.Errorf("with an opaque version, listed %+v; want not comparable, 2 keys", got)
 	}
-	if _, err := metadataVersions(client, "")(context.Background(), cachedResource("widgets")); err == nil {
+	if _, err := metadataVersions(client, "", shard.Range{}, "")(context.Background(), cachedResource("widgets")); err == nil {
 		t.Error("no error for a cache without an API resource")
 	}
 }

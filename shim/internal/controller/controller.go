@@ -33,6 +33,7 @@ import (
 
 	"job-decider.dev/clients/go/apply"
 	jobdeciderv1 "job-decider.dev/clients/go/jobdecider/v1"
+	"job-decider.dev/shim/internal/shard"
 )
 
 // DefaultControllerName is the spec.managedBy value the shim answers to by default.
@@ -78,6 +79,21 @@ type Config struct {
 	// BeforeStep, when set, is called before each step of a plan after its
 	// first, with the job key; tests use it to crash between steps.
 	BeforeStep func(jobKey string)
+	// Shard is the range of namespaces this controller acts on (the zero
+	// value: all). The informers must hold only that range
+	// (shard.NewInformerFactory); the barrier's list is cut the same way.
+	Shard shard.Range
+	// ShardMode is where the informers' range is applied: ModeServer sends
+	// the selector with the barrier's list too.
+	ShardMode shard.Mode
+}
+
+// queueName names a work queue in the metrics, by shard when sharded.
+func (c *Config) queueName(base string) string {
+	if c.Shard.Whole() {
+		return base
+	}
+	return fmt.Sprintf("%s-shard-%d", base, c.Shard.Index)
 }
 
 func (c *Config) defaults() {
@@ -133,6 +149,11 @@ type Controller struct {
 
 	// draining is set once Run's context is done: no new sync starts.
 	draining atomic.Bool
+	// abort, once Run has started its workers, cancels the syncs in flight
+	// at once (Abort); nil before.
+	abortMu sync.Mutex
+	abort   context.CancelFunc
+	aborted bool
 
 	statesMu sync.Mutex
 	states   map[string]jobState
@@ -166,10 +187,10 @@ func New(cfg Config, kube kubernetes.Interface, factory informers.SharedInformer
 		synced:     []cache.InformerSynced{jobInformer.Informer().HasSynced, podInformer.Informer().HasSynced},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](cfg.RetryBaseDelay, cfg.RetryMaxDelay),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "job"}),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: cfg.queueName("job")}),
 		orphanQueue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](cfg.RetryBaseDelay, cfg.RetryMaxDelay),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "orphan_pod"}),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: cfg.queueName("orphan_pod")}),
 		exp: apply.NewExpectations(time.Now),
 		writes: apply.NewOwnWrites(map[cachedResource]syncedVersion{
 			jobsCache: jobInformer.Informer().GetStore(),
@@ -268,6 +289,9 @@ func (c *Controller) Run(ctx context.Context) error {
 	}
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWork()
+	if !c.setAbort(cancelWork) {
+		return nil // aborted before it acted
+	}
 	var wg sync.WaitGroup
 	for range c.cfg.Workers {
 		wg.Go(func() { wait.UntilWithContext(ctx, func(context.Context) { c.jobWorker(ctx, workCtx) }, time.Second) })
@@ -284,6 +308,30 @@ func (c *Controller) Run(ctx context.Context) error {
 	c.orphanQueue.ShutDownWithDrain()
 	wg.Wait()
 	return nil
+}
+
+// setAbort records how Abort cancels the work; false when Abort came first.
+func (c *Controller) setAbort(cancel context.CancelFunc) bool {
+	c.abortMu.Lock()
+	defer c.abortMu.Unlock()
+	if c.aborted {
+		return false
+	}
+	c.abort = cancel
+	return true
+}
+
+// Abort cancels the syncs in flight at once, without Run's grace: for a
+// shard whose Lease was lost, another replica may already be acting on it.
+// Cancel Run's context as well; Run then returns as the workers stop.
+func (c *Controller) Abort() {
+	c.abortMu.Lock()
+	defer c.abortMu.Unlock()
+	c.aborted = true
+	c.draining.Store(true)
+	if c.abort != nil {
+		c.abort()
+	}
 }
 
 // jobWorker syncs Jobs until stop is done; each sync runs on work, which
@@ -352,6 +400,9 @@ func (c *Controller) syncJob(ctx context.Context, key string) (requeueAfter time
 	result := "error"
 	defer func() {
 		c.metrics.observeSync(result, time.Since(start))
+		if !c.cfg.Shard.Whole() {
+			c.metrics.shardSync(c.cfg.Shard.Index)
+		}
 	}()
 	ns, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
@@ -503,4 +554,19 @@ func (c *Controller) forgetJob(key string) {
 	c.statesMu.Unlock()
 	c.exp.Forget(key)
 	c.writes.Forget(key)
+}
+
+// JobsManaged counts the Jobs of this controller in its cache.
+func (c *Controller) JobsManaged() int {
+	jobs, err := c.jobLister.List(labels.Everything())
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, j := range jobs {
+		if c.ours(j) {
+			n++
+		}
+	}
+	return n
 }

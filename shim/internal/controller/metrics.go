@@ -3,6 +3,7 @@ package controller
 import (
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -32,6 +33,12 @@ type Metrics struct {
 	decide       *prometheus.HistogramVec
 	// freshnessWait is the freshness barrier's wait on becoming leader.
 	freshnessWait *prometheus.HistogramVec
+	// Shards: how many are configured, which this replica holds, the Jobs
+	// of ours in each held shard's cache, and the syncs done per shard.
+	shards     prometheus.Gauge
+	shardOwned *prometheus.GaugeVec
+	shardJobs  *prometheus.GaugeVec
+	shardSyncs *prometheus.CounterVec
 }
 
 // NewMetrics creates the metrics and registers them with reg (when not nil).
@@ -64,9 +71,27 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "Wait, on becoming leader, until the caches caught up with a consistent list of the API server, by result (caught_up, timeout, stopped).",
 			Buckets: prometheus.ExponentialBuckets(0.01, 2, 14),
 		}, []string{"result"}),
+		shards: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: metricPrefix + "shards",
+			Help: "Shards the namespaces are cut into (--shards); 1 when the shim is not sharded.",
+		}),
+		shardOwned: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: metricPrefix + "shard_owned",
+			Help: "1 while this replica holds the shard's Lease and acts on it, else 0.",
+		}, []string{"shard"}),
+		shardJobs: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: metricPrefix + "shard_jobs",
+			Help: "Jobs managed by this shim in a held shard's cache.",
+		}, []string{"shard"}),
+		shardSyncs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: metricPrefix + "shard_syncs_total",
+			Help: "Job syncs done for a shard by this replica.",
+		}, []string{"shard"}),
 	}
+	m.shards.Set(1)
 	if reg != nil {
-		reg.MustRegister(m.syncs, m.syncDuration, m.applyErrors, m.plansRefused, m.decide, m.freshnessWait)
+		reg.MustRegister(m.syncs, m.syncDuration, m.applyErrors, m.plansRefused, m.decide, m.freshnessWait,
+			m.shards, m.shardOwned, m.shardJobs, m.shardSyncs)
 	}
 	return m
 }
@@ -193,6 +218,39 @@ func (q *queueMetrics) NewRetriesMetric(name string) workqueue.CounterMetric {
 func (m *Metrics) observeSync(result string, d time.Duration) {
 	m.syncs.WithLabelValues(result).Inc()
 	m.syncDuration.Observe(d.Seconds())
+}
+
+func (m *Metrics) shardSync(index int) {
+	m.shardSyncs.WithLabelValues(strconv.Itoa(index)).Inc()
+}
+
+// SetShards exports the configured shard count, each shard unowned.
+func (m *Metrics) SetShards(count int) {
+	m.shards.Set(float64(count))
+	if count <= 1 {
+		return
+	}
+	for i := range count {
+		m.shardOwned.WithLabelValues(strconv.Itoa(i)).Set(0)
+		m.shardSyncs.WithLabelValues(strconv.Itoa(i))
+	}
+}
+
+// SetShardOwned says whether this replica holds and acts on shard index.
+func (m *Metrics) SetShardOwned(index int, owned bool) {
+	v := 0.0
+	if owned {
+		v = 1
+	}
+	m.shardOwned.WithLabelValues(strconv.Itoa(index)).Set(v)
+	if !owned {
+		m.shardJobs.DeleteLabelValues(strconv.Itoa(index))
+	}
+}
+
+// SetShardJobs records the Jobs of ours in a held shard's cache.
+func (m *Metrics) SetShardJobs(index, jobs int) {
+	m.shardJobs.WithLabelValues(strconv.Itoa(index)).Set(float64(jobs))
 }
 
 func (m *Metrics) applyError(action string) {

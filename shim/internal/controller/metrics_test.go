@@ -105,6 +105,10 @@ func TestShimRegistryServesTheListedFamiliesAndTheyMove(t *testing.T) {
 	m.applyError("createPods")
 	m.planRefused("unknown_action")
 	m.freshnessWait.WithLabelValues(freshCaughtUp).Observe(0.2)
+	m.SetShards(3)
+	m.SetShardOwned(1, true)
+	m.SetShardJobs(1, 7)
+	m.shardSync(1)
 
 	fams := gathered(t, reg.Gather)
 	listed := listedShimFamilies(t)

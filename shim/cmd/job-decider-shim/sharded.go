@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+
+	jobdeciderv1 "job-decider.dev/clients/go/jobdecider/v1"
+	"job-decider.dev/shim/internal/controller"
+	"job-decider.dev/shim/internal/shard"
+	"job-decider.dev/shim/internal/shardlease"
+)
+
+// runSharded runs the shards this replica holds (--shards above 1): each
+// under its own Lease, with its own informers, queue and workers.
+func runSharded(ctx context.Context, o *options, cfg *rest.Config, kube kubernetes.Interface, ccfg controller.Config,
+	decider jobdeciderv1.JobDeciderClient, recorder record.EventRecorder, reg *prometheus.Registry, metrics *controller.Metrics) error {
+	logger := klog.FromContext(ctx)
+	ranges, err := shard.Ranges(o.shards)
+	if err != nil {
+		return err
+	}
+	metrics.SetShards(o.shards)
+	// Asked once: every shard's informers then list and watch the same way.
+	askCtx, cancelAsk := context.WithTimeout(ctx, 30*time.Second)
+	mode, err := shard.Resolve(askCtx, kube, ranges[0], o.shardMode)
+	cancelAsk()
+	if err != nil {
+		return err
+	}
+	logger.Info("Sharded", "shards", o.shards, "homeShard", o.homeShard, "selectorMode", mode)
+
+	start := func(lctx context.Context, r shard.Range) (shardlease.Running, error) {
+		sc := ccfg
+		sc.Shard, sc.ShardMode = r, mode
+		factory := shard.NewInformerFactory(kube, o.namespace, r, mode)
+		ctrl, err := controller.New(sc, kube, factory, decider, recorder, metrics)
+		if err != nil {
+			return nil, err
+		}
+		run := &shardRun{ctrl: ctrl, done: make(chan struct{})}
+		var runCtx context.Context
+		runCtx, run.cancel = context.WithCancel(lctx)
+		// The informers outlive the Lease's context until the controller
+		// has drained, so a draining sync still reads a live cache.
+		infCtx, stopInformers := context.WithCancel(context.WithoutCancel(lctx))
+		factory.Start(infCtx.Done())
+		go func() {
+			defer close(run.done)
+			if err := ctrl.Run(klog.NewContext(runCtx, logger.WithValues("shard", r.Index))); err != nil {
+				logger.Error(err, "Shard controller stopped", "shard", r.Index)
+			}
+			stopInformers()
+			factory.Shutdown()
+		}()
+		return run, nil
+	}
+	shards, err := shardlease.New(shardlease.Config{
+		Ranges: ranges,
+		Home:   o.homeShard,
+		Lock: func(i int) (resourcelock.Interface, error) {
+			// A client per Lease, with its own rate limiter and a request
+			// timeout of half the renew deadline, as for the one Lease.
+			return resourcelock.NewFromKubeconfig(resourcelock.LeasesResourceLock, o.leNamespace,
+				fmt.Sprintf("%s-shard-%d", o.leName, i),
+				resourcelock.ResourceLockConfig{Identity: o.leIdentity, EventRecorder: recorder}, cfg, o.renewDeadline)
+		},
+		LeaseDuration: o.leaseDuration,
+		RenewDeadline: o.renewDeadline,
+		RetryPeriod:   o.retryPeriod,
+		Start:         start,
+		Observer:      metrics,
+	})
+	if err != nil {
+		return err
+	}
+	srv, addr, err := serveHTTP(o.httpAddr, reg, func() error {
+		if !shards.Synced() {
+			return errors.New("caches of a held shard not synced")
+		}
+		return nil
+	}, func(*http.Request) error { return nil })
+	if err != nil {
+		return err
+	}
+	logger.Info("Serving metrics and health", "addr", addr)
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	return shards.Run(ctx)
+}
+
+// shardRun is one held shard's controller and informers.
+type shardRun struct {
+	ctrl   *controller.Controller
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func (r *shardRun) Stop()                 { r.cancel() }
+func (r *shardRun) Abort()                { r.ctrl.Abort(); r.cancel() }
+func (r *shardRun) Done() <-chan struct{} { return r.done }
+func (r *shardRun) Synced() bool          { return r.ctrl.Synced() }
+func (r *shardRun) Jobs() int             { return r.ctrl.JobsManaged() }
