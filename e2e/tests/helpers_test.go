@@ -31,13 +31,19 @@ type jt struct {
 // start creates the Job; every wait in the test shares the deadline.
 func start(t *testing.T, job *batchv1.Job, timeout time.Duration) *jt {
 	t.Helper()
+	return startOn(t, e.client, job, timeout)
+}
+
+// startOn is start on the cluster of client (a test's own cluster).
+func startOn(t *testing.T, client kubernetes.Interface, job *batchv1.Job, timeout time.Duration) *jt {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	t.Cleanup(cancel)
-	created, err := e.client.BatchV1().Jobs(job.Namespace).Create(ctx, job, metav1.CreateOptions{})
+	created, err := client.BatchV1().Jobs(job.Namespace).Create(ctx, job, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("creating job %s: %v", job.Name, err)
 	}
-	return &jt{t: t, ctx: ctx, client: e.client, job: created}
+	return &jt{t: t, ctx: ctx, client: client, job: created}
 }
 
 func (j *jt) get() *batchv1.Job {
@@ -227,7 +233,12 @@ func deadline(ctx context.Context) time.Time {
 // leaseHolder is who holds the Lease `name` in the default namespace ("" when
 // nobody does or it cannot be read).
 func leaseHolder(ctx context.Context, name string) string {
-	lease, err := e.client.CoordinationV1().Leases("default").Get(ctx, name, metav1.GetOptions{})
+	return leaseHolderOn(ctx, e.client, name)
+}
+
+// leaseHolderOn is leaseHolder on the cluster of client.
+func leaseHolderOn(ctx context.Context, client kubernetes.Interface, name string) string {
+	lease, err := client.CoordinationV1().Leases("default").Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return ""
 	}

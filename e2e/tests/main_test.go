@@ -74,7 +74,12 @@ func setup() (*env, error) {
 	en := &env{dir: dir}
 	en.cluster, err = cluster.Start(cluster.Options{Dir: filepath.Join(dir, "cluster"), Logf: func(f string, a ...any) {
 		fmt.Fprintf(os.Stderr, f+"\n", a...)
-	}})
+	},
+		// KEP-5866's server-side sharded list and watch, alpha: the sharded
+		// shim's informers use it (shards_test.go); a request without a
+		// shardSelector is served as without the gate.
+		ExtraAPIServerArgs: []string{"--feature-gates=ShardedListAndWatch=true"},
+	})
 	if err != nil {
 		return en, err
 	}
