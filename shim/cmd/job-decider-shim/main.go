@@ -44,6 +44,7 @@ import (
 	jobdeciderv1 "job-decider.dev/clients/go/jobdecider/v1"
 	"job-decider.dev/shim/internal/controller"
 	"job-decider.dev/shim/internal/shard"
+	"job-decider.dev/shim/internal/shardlease"
 )
 
 type options struct {
@@ -411,8 +412,15 @@ func run(ctx context.Context, o *options) error {
 		Name:            o.leName,
 		WatchDog:        watchdog,
 		Callbacks: leaderelection.LeaderCallbacks{
-			OnStartedLeading: func(context.Context) {
+			OnStartedLeading: func(lctx context.Context) {
 				logger.Info("Became the leader", "identity", o.leIdentity)
+				// A sharded layout's replicas may still hold shards (a move
+				// between layouts): act once they are gone.
+				if err := shardlease.WaitForOtherLayouts(lctx, kube.CoordinationV1().Leases(o.leNamespace), o.leName, 1, o.leIdentity, o.retryPeriod, func(held string) {
+					logger.Info("Waiting: a sharded replica still holds a Lease", "lease", held)
+				}); err != nil {
+					return
+				}
 				leading.Store(true)
 				runController()
 			},

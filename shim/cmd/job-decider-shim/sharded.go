@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -69,11 +70,21 @@ func runSharded(ctx context.Context, o *options, cfg *rest.Config, kube kubernet
 		Home:   o.homeShard,
 		Lock: func(i int) (resourcelock.Interface, error) {
 			// A client per Lease, with its own rate limiter and a request
-			// timeout of half the renew deadline, as for the one Lease.
-			return resourcelock.NewFromKubeconfig(resourcelock.LeasesResourceLock, o.leNamespace,
-				fmt.Sprintf("%s-shard-%d", o.leName, i),
-				resourcelock.ResourceLockConfig{Identity: o.leIdentity, EventRecorder: recorder}, cfg, o.renewDeadline)
+			// timeout of half the renew deadline, as for the one Lease; the
+			// Lease says the shard count it was cut by.
+			client, err := leaseClient(cfg, o.renewDeadline)
+			if err != nil {
+				return nil, err
+			}
+			return resourcelock.NewWithLabels(resourcelock.LeasesResourceLock, o.leNamespace, shardLeaseName(o.leName, i),
+				client.CoreV1(), client.CoordinationV1(),
+				resourcelock.ResourceLockConfig{Identity: o.leIdentity, EventRecorder: recorder},
+				map[string]string{shardlease.ShardsLabel: strconv.Itoa(o.shards)})
 		},
+		Leases:        kube.CoordinationV1().Leases(o.leNamespace),
+		LeaseName:     func(i int) string { return shardLeaseName(o.leName, i) },
+		Identity:      o.leIdentity,
+		Base:          o.leName,
 		LeaseDuration: o.leaseDuration,
 		RenewDeadline: o.renewDeadline,
 		RetryPeriod:   o.retryPeriod,
@@ -99,6 +110,20 @@ func runSharded(ctx context.Context, o *options, cfg *rest.Config, kube kubernet
 		_ = srv.Shutdown(sctx)
 	}()
 	return shards.Run(ctx)
+}
+
+// shardLeaseName is the name of shard i's Lease.
+func shardLeaseName(base string, i int) string {
+	return fmt.Sprintf("%s-shard-%d", base, i)
+}
+
+// leaseClient is a client for Lease writes alone: its own rate limiter, and
+// a request timeout of half the renew deadline (at least a second), so one
+// hung request cannot cost a Lease (as kube-controller-manager builds its lock).
+func leaseClient(cfg *rest.Config, renewDeadline time.Duration) (kubernetes.Interface, error) {
+	c := rest.CopyConfig(cfg)
+	c.Timeout = max(renewDeadline/2, time.Second)
+	return kubernetes.NewForConfig(rest.AddUserAgent(c, "leader-election"))
 }
 
 // shardRun is one held shard's controller and informers.

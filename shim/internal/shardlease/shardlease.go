@@ -10,6 +10,11 @@
 // follower, without restarting (the KEP-5366 convention); on shutdown each
 // held shard drains first and then releases its Lease, so a successor never
 // overlaps it.
+//
+// A replica back from a restart finds its home shard held by a peer: it
+// marks the Lease with spec.preferredHolder (KEP-4355's "end of term" field),
+// and the peer, which holds the shard only as a stand-in, drains it and
+// releases the Lease to it. A replica never hands away its own home shard.
 package shardlease
 
 import (
@@ -19,6 +24,9 @@ import (
 	"sync"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	coordinationclient "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/klog/v2"
@@ -64,6 +72,16 @@ type Config struct {
 	Observer Observer
 	// JobsEvery is how often a held shard's Jobs are counted for Observer.
 	JobsEvery time.Duration
+	// Leases, with LeaseName, lets a replica claim its home shard back
+	// from a stand-in (spec.preferredHolder); no claims when nil.
+	Leases    coordinationclient.LeaseInterface
+	LeaseName func(index int) string
+	// Identity is this replica's identity in the Leases.
+	Identity string
+	// Base is --leader-elect-name: with Leases, a held shard starts only
+	// once no replica of another shard count holds a Lease of this shim
+	// (OtherLayoutHeld).
+	Base string
 }
 
 // Shards runs the shards of one replica.
@@ -139,32 +157,114 @@ func (s *Shards) contend(ctx context.Context, r shard.Range) error {
 		case <-time.After(s.cfg.LeaseDuration):
 		}
 	}
-	lock, err := s.cfg.Lock(r.Index)
+	inner, err := s.cfg.Lock(r.Index)
 	if err != nil {
 		return err
 	}
+	lock := &watchedLock{Interface: inner, handBack: make(chan struct{}, 1)}
+	if r.Index == s.cfg.Home && s.cfg.Leases != nil {
+		go s.claimHome(ctx, logger, r.Index)
+	}
 	for ctx.Err() == nil {
-		if err := s.term(ctx, logger, lock, r); err != nil {
+		handedBack, err := s.term(ctx, logger, lock, r)
+		if err != nil {
 			return err
 		}
-		if ctx.Err() == nil {
-			select {
-			case <-ctx.Done():
-			case <-time.After(s.cfg.RetryPeriod):
-			}
+		wait := s.cfg.RetryPeriod
+		if handedBack {
+			// Leave the home replica the Lease it asked for.
+			wait = s.cfg.LeaseDuration
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(wait):
 		}
 	}
 	return nil
 }
 
+// watchedLock is a shard's Lease lock that tells, on handBack, when the
+// Lease it holds names another replica as its preferred holder. The renew
+// that follows such a mark reads the Lease (the mark changed it), so the
+// mark is seen within a retry period, though that renew then clears it.
+type watchedLock struct {
+	resourcelock.Interface
+	handBack chan struct{}
+}
+
+func (l *watchedLock) Get(ctx context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
+	rec, raw, err := l.Interface.Get(ctx)
+	if err == nil && rec.HolderIdentity == l.Identity() && rec.PreferredHolder != "" && rec.PreferredHolder != l.Identity() {
+		select {
+		case l.handBack <- struct{}{}:
+		default:
+		}
+	}
+	return rec, raw, err
+}
+
+// claimHome marks the home shard's Lease for this replica while a peer
+// holds it, at most once a lease duration, until ctx is done.
+func (s *Shards) claimHome(ctx context.Context, logger klog.Logger, index int) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(s.cfg.LeaseDuration):
+		}
+		claimed, err := s.claim(ctx, index)
+		if err != nil {
+			logger.V(2).Info("Could not claim the home shard's Lease", "err", err)
+		} else if claimed {
+			logger.Info("Asked the stand-in holding the home shard to hand it back")
+		}
+	}
+}
+
+// claim sets spec.preferredHolder to this replica on the shard's Lease when
+// another replica holds it and it is not marked so yet.
+func (s *Shards) claim(ctx context.Context, index int) (bool, error) {
+	lease, err := s.cfg.Leases.Get(ctx, s.cfg.LeaseName(index), metav1.GetOptions{})
+	if err != nil {
+		return false, err
+	}
+	if !heldByAnother(lease, s.cfg.Identity, time.Now()) || ptrValue(lease.Spec.PreferredHolder) == s.cfg.Identity {
+		return false, nil
+	}
+	lease.Spec.PreferredHolder = &s.cfg.Identity
+	if _, err := s.cfg.Leases.Update(ctx, lease, metav1.UpdateOptions{}); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// heldByAnother reports whether a replica other than identity holds the
+// Lease and has renewed it within its duration.
+func heldByAnother(lease *coordinationv1.Lease, identity string, now time.Time) bool {
+	holder := ptrValue(lease.Spec.HolderIdentity)
+	if holder == "" || holder == identity || lease.Spec.RenewTime == nil || lease.Spec.LeaseDurationSeconds == nil {
+		return false
+	}
+	return now.Before(lease.Spec.RenewTime.Add(time.Duration(*lease.Spec.LeaseDurationSeconds) * time.Second))
+}
+
+func ptrValue(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
 // term waits for shard r's Lease, runs the shard while held, and returns
-// once the Lease is lost or, after ctx is done, released.
-func (s *Shards) term(ctx context.Context, logger klog.Logger, lock resourcelock.Interface, r shard.Range) error {
+// once the Lease is lost, handed back to the shard's home replica (then
+// handedBack), or, after ctx is done, released.
+func (s *Shards) term(ctx context.Context, logger klog.Logger, lock *watchedLock, r shard.Range) (handedBack bool, _ error) {
 	leCtx, stopLE := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopLE()
 	var startErr error
 	var mu sync.Mutex
 	var held Running
+	var handing bool
 	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock:            lock,
 		LeaseDuration:   s.cfg.LeaseDuration,
@@ -178,6 +278,13 @@ func (s *Shards) term(ctx context.Context, logger klog.Logger, lock resourcelock
 					return
 				}
 				logger.Info("Took the shard's Lease", "range", r.String())
+				if s.cfg.Leases != nil && s.cfg.Base != "" {
+					if err := WaitForOtherLayouts(lctx, s.cfg.Leases, s.cfg.Base, len(s.cfg.Ranges), s.cfg.Identity, s.cfg.RetryPeriod, func(held string) {
+						logger.Info("Waiting: a replica of another shard count still holds a Lease", "lease", held)
+					}); err != nil {
+						return // the Lease went meanwhile
+					}
+				}
 				run, err := s.cfg.Start(lctx, r)
 				if err != nil {
 					mu.Lock()
@@ -202,7 +309,10 @@ func (s *Shards) term(ctx context.Context, logger klog.Logger, lock resourcelock
 				if run == nil {
 					return
 				}
-				if ctx.Err() == nil {
+				mu.Lock()
+				handed := handing
+				mu.Unlock()
+				if ctx.Err() == nil && !handed {
 					// Lost, not handed back: another replica may act already.
 					logger.Error(nil, "Lost the shard's Lease; stopping its syncs at once")
 					run.Abort()
@@ -216,14 +326,28 @@ func (s *Shards) term(ctx context.Context, logger klog.Logger, lock resourcelock
 		},
 	})
 	if err != nil {
-		return err
+		return false, err
 	}
-	// On shutdown: drain a held shard, then release its Lease (stopLE).
+	// On shutdown, or when the shard's home replica asks for it: drain a
+	// held shard, then release its Lease (stopLE).
+	standIn := s.cfg.Home != r.Index
 	go func() {
-		select {
-		case <-leCtx.Done():
-			return
-		case <-ctx.Done():
+		for {
+			select {
+			case <-leCtx.Done():
+				return
+			case <-ctx.Done():
+			case <-lock.handBack:
+				mu.Lock()
+				ok := standIn && held != nil
+				handing = ok
+				mu.Unlock()
+				if !ok {
+					continue // its home shard, or not held yet: keep it
+				}
+				logger.Info("Handing the shard back to its home replica")
+			}
+			break
 		}
 		mu.Lock()
 		run := held
@@ -237,7 +361,7 @@ func (s *Shards) term(ctx context.Context, logger klog.Logger, lock resourcelock
 	elector.Run(leCtx)
 	mu.Lock()
 	defer mu.Unlock()
-	return startErr
+	return handing, startErr
 }
 
 func (s *Shards) observeOwned(index int, owned bool) {

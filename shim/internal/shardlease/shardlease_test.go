@@ -4,14 +4,18 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
 	"job-decider.dev/shim/internal/shard"
@@ -72,6 +76,9 @@ func newReplica(t *testing.T, client *fake.Clientset, identity string, home int,
 		LeaseDuration: 2 * time.Second, // whole seconds: a Lease keeps seconds
 		RenewDeadline: 1500 * time.Millisecond,
 		RetryPeriod:   200 * time.Millisecond,
+		Leases:        client.CoordinationV1().Leases("default"),
+		LeaseName:     func(i int) string { return "shim-shard-" + string(rune('0'+i)) },
+		Identity:      identity,
 		Start: func(_ context.Context, sr shard.Range) (Running, error) {
 			run := &fakeRun{done: make(chan struct{})}
 			r.runs.Store(sr.Index, run)
@@ -97,9 +104,47 @@ func waitHeld(t *testing.T, r *replica, want []int) {
 	}
 }
 
-func TestEachReplicaTakesItsHomeShardAndAPeersOnceItsLeaseExpires(t *testing.T) {
-	ranges, _ := shard.Ranges(2)
+// leaseClient is a fake API server for Leases with the real one's optimistic
+// concurrency: an update must carry the stored resourceVersion, and each
+// write moves it (the fake's tracker alone accepts any update).
+func leaseClient() *fake.Clientset {
 	client := fake.NewClientset()
+	var mu sync.Mutex
+	versions := map[string]int{}
+	client.PrependReactor("*", "leases", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		gvr := coordinationv1.SchemeGroupVersion.WithResource("leases")
+		a, ok := action.(interface{ GetObject() runtime.Object })
+		if !ok {
+			return false, nil, nil
+		}
+		switch action.GetVerb() {
+		case "create":
+			lease := a.GetObject().(*coordinationv1.Lease).DeepCopy()
+			if _, exists := versions[lease.Name]; exists {
+				return true, nil, apierrors.NewAlreadyExists(gvr.GroupResource(), lease.Name)
+			}
+			versions[lease.Name] = 1
+			lease.ResourceVersion = "1"
+			return true, lease, client.Tracker().Create(gvr, lease, lease.Namespace)
+		case "update":
+			lease := a.GetObject().(*coordinationv1.Lease).DeepCopy()
+			if lease.ResourceVersion != strconv.Itoa(versions[lease.Name]) {
+				return true, nil, apierrors.NewConflict(gvr.GroupResource(), lease.Name, errors.New("the object has been modified"))
+			}
+			versions[lease.Name]++
+			lease.ResourceVersion = strconv.Itoa(versions[lease.Name])
+			return true, lease, client.Tracker().Update(gvr, lease, lease.Namespace)
+		}
+		return false, nil, nil
+	})
+	return client
+}
+
+func TestEachReplicaTakesItsHomeShardAPeersOnceItsLeaseExpiresAndHandsItBack(t *testing.T) {
+	ranges, _ := shard.Ranges(2)
+	client := leaseClient()
 	a := newReplica(t, client, "a", 0, ranges)
 	b := newReplica(t, client, "b", 1, ranges)
 	ctxA, stopA := context.WithCancel(context.Background())
@@ -133,13 +178,32 @@ func TestEachReplicaTakesItsHomeShardAndAPeersOnceItsLeaseExpires(t *testing.T) 
 		t.Errorf("shard 1's Lease: %v, %v; want held by a", leaseHolder(lease), err)
 	}
 
+	// b comes back (a new process, a new identity): it marks its home
+	// shard's Lease, and a, only a stand-in there, drains shard 1 and
+	// releases it; a keeps its own shard 0.
+	standIn, _ := a.runs.Load(1)
+	b2 := newReplica(t, client, "b2", 1, ranges)
+	ctxB2, stopB2 := context.WithCancel(context.Background())
+	defer stopB2()
+	go func() { _ = b2.shards.Run(ctxB2) }()
+	waitHeld(t, b2, []int{1})
+	waitHeld(t, a, []int{0})
+	if f := standIn.(*fakeRun); !f.stopped.Load() || f.aborted.Load() {
+		t.Errorf("a handed shard 1 back with stopped %v, aborted %v; want drained", f.stopped.Load(), f.aborted.Load())
+	}
+	// Past a lease duration, a has not taken shard 1 again.
+	time.Sleep(3 * time.Second)
+	waitHeld(t, a, []int{0})
+	waitHeld(t, b2, []int{1})
+	stopB2()
+
 	// a shuts down: each held shard drains (Stop, not Abort), then its
 	// Lease is released.
 	stopA()
 	if err := <-doneA; err != nil {
 		t.Fatal(err)
 	}
-	for _, i := range []int{0, 1} {
+	for _, i := range []int{0} {
 		run, _ := a.runs.Load(i)
 		if f := run.(*fakeRun); !f.stopped.Load() || f.aborted.Load() {
 			t.Errorf("shard %d on shutdown: stopped %v, aborted %v; want drained", i, f.stopped.Load(), f.aborted.Load())
@@ -157,3 +221,48 @@ func leaseHolder(l *coordinationv1.Lease) string {
 	}
 	return *l.Spec.HolderIdentity
 }
+
+// A shard's Lease labelled with another count, or the unsharded shim's one
+// Lease, held by another replica, blocks a layout; released, expired, or of
+// the same count, it does not.
+func TestOtherLayoutsHeldAreFound(t *testing.T) {
+	now := time.Now()
+	held := func(name, holder string, shards string, renewed time.Duration) *coordinationv1.Lease {
+		l := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}}
+		if shards != "" {
+			l.Labels = map[string]string{ShardsLabel: shards}
+		}
+		l.Spec.HolderIdentity = &holder
+		l.Spec.LeaseDurationSeconds = ptrTo(int32(15))
+		l.Spec.RenewTime = &metav1.MicroTime{Time: now.Add(-renewed)}
+		return l
+	}
+	for _, tc := range []struct {
+		name   string
+		leases []*coordinationv1.Lease
+		count  int
+		want   string
+	}{
+		{"same count", []*coordinationv1.Lease{held("shim-shard-0", "x", "3", 0)}, 3, ""},
+		{"another count", []*coordinationv1.Lease{held("shim-shard-0", "x", "2", 0)}, 3, "shim-shard-0 (held by x, 2 shards)"},
+		{"unsharded leader", []*coordinationv1.Lease{held("shim", "x", "", 0)}, 3, "shim (held by x, 1 shards)"},
+		{"sharded seen by the unsharded", []*coordinationv1.Lease{held("shim-shard-1", "x", "2", 0)}, 1, "shim-shard-1 (held by x, 2 shards)"},
+		{"expired", []*coordinationv1.Lease{held("shim-shard-0", "x", "2", time.Minute)}, 3, ""},
+		{"released", []*coordinationv1.Lease{held("shim-shard-0", "", "2", 0)}, 3, ""},
+		{"mine", []*coordinationv1.Lease{held("shim-shard-0", "me", "2", 0)}, 3, ""},
+		{"another shim", []*coordinationv1.Lease{held("other-shard-0", "x", "2", 0)}, 3, ""},
+	} {
+		client := fake.NewClientset()
+		for _, l := range tc.leases {
+			if _, err := client.CoordinationV1().Leases("default").Create(context.Background(), l, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := OtherLayoutHeld(context.Background(), client.CoordinationV1().Leases("default"), "shim", tc.count, "me", now)
+		if err != nil || got != tc.want {
+			t.Errorf("%s: %q, %v; want %q", tc.name, got, err, tc.want)
+		}
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
