@@ -364,6 +364,7 @@ func TestHelmValuesSchemaRefusesBadValues(t *testing.T) {
 		{"no workers", map[string]any{"shim": map[string]any{"workers": 0}}, "workers"},
 		{"no shards", map[string]any{"shim": map[string]any{"shards": 0}}, "shards"},
 		{"shards not a number", map[string]any{"shim": map[string]any{"shards": "3"}}, "shards"},
+		{"shards without leader election", map[string]any{"shim": map[string]any{"shards": 3, "leaderElect": false}}, "leaderElect"},
 		{"misspelt rule toggle", map[string]any{"metrics": map[string]any{"prometheusRule": map[string]any{"enable": true}}}, "enable"},
 		{"dashboard namespace not a name", map[string]any{"metrics": map[string]any{"grafanaDashboard": map[string]any{"namespace": "Monitoring"}}}, "namespace"},
 	} {
