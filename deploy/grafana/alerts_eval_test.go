@@ -19,12 +19,14 @@ import (
 	"github.com/prometheus/prometheus/rules"
 )
 
-// Series of one healthy install, one sample a minute for 40 minutes, in
+// Series of healthy installs, one sample a minute for 40 minutes, in
 // promqltest's load notation: a service-layout decider (10.0.0.1) and shim
-// (10.0.0.2) in namespace jd, and, to show the rules select only
-// job-decider's, another gRPC service shedding half its calls and another
-// process using 2 GB.
-var healthy = map[string]string{
+// (10.0.0.2, --shards=1) in namespace jd; a sharded shim in namespace js,
+// three replicas (s-0, s-1, s-2) each holding the shard of its ordinal
+// (shardedHealthy); and, to show the rules select only job-decider's,
+// another gRPC service shedding half its calls and another process using
+// 2 GB.
+var healthy = merge(map[string]string{
 	`up{job="job-decider-metrics", endpoint="metrics", namespace="jd", pod="d", instance="10.0.0.1:9090"}`:                                                 "1x40",
 	`up{job="job-decider-shim-metrics", endpoint="shim-metrics", namespace="jd", pod="s", instance="10.0.0.2:8080"}`:                                       "1x40",
 	`job_decider_build_info{job="job-decider-metrics", namespace="jd", instance="10.0.0.1:9090", version="v0.1.0", revision="r", rustc="1"}`:               "1x40",
@@ -49,6 +51,99 @@ var healthy = map[string]string{
 	`job_decider_shim_syncs_total{result="success", namespace="jd"}`:                                          "0+50x40",
 	`job_decider_shim_syncs_total{result="error", namespace="jd"}`:                                            "0+1x40",
 	`job_decider_shim_apply_errors_total{action="createPod", namespace="jd"}`:                                 "0+0x40",
+	// One shard, as every shim without --shards reports.
+	`job_decider_shim_shards{job="job-decider-shim-metrics", namespace="jd", instance="10.0.0.2:8080"}`: "1x40",
+}, shardedHealthy())
+
+// shardedHealthy is the sharded shim of namespace js: every replica reports
+// --shards=3 and whether it holds each shard; replica i holds shard i.
+func shardedHealthy() map[string]string {
+	out := map[string]string{}
+	for r := 0; r < 3; r++ {
+		out[shimSeries("job_decider_shim_build_info", r, `version="v0.1.0", revision="r", goversion="1"`)] = "1x40"
+		out[shimSeries("job_decider_shim_shards", r, "")] = "3x40"
+		for s := 0; s < 3; s++ {
+			v := "0x40"
+			if s == r {
+				v = "1x40"
+			}
+			out[owned(r, s)] = v
+		}
+	}
+	out[shimSeries("job_decider_shim_workqueue_depth", 0, `name="job-shard-0"`)] = "2x40"
+	return out
+}
+
+// shimSeries is a series of replica r of the sharded shim in js, with extra
+// labels.
+func shimSeries(metric string, r int, extra string) string {
+	l := fmt.Sprintf(`job="job-decider-shim-metrics", namespace="js", pod="s-%d", instance="10.0.1.%d:8080"`, r, r)
+	if extra != "" {
+		l += ", " + extra
+	}
+	return metric + "{" + l + "}"
+}
+
+// owned is replica r's job_decider_shim_shard_owned series for shard s.
+func owned(r, s int) string {
+	return shimSeries("job_decider_shim_shard_owned", r, fmt.Sprintf(`shard="%d"`, s))
+}
+
+// merge is the union of series maps, later ones winning.
+func merge(ms ...map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, m := range ms {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// noShimScraped drops every shim's build_info.
+func noShimScraped() map[string]string {
+	out := map[string]string{
+		`job_decider_shim_build_info{job="job-decider-shim-metrics", namespace="jd", instance="10.0.0.2:8080", version="v0.1.0", revision="r", goversion="1"}`: "",
+	}
+	for r := 0; r < 3; r++ {
+		out[shimSeries("job_decider_shim_build_info", r, `version="v0.1.0", revision="r", goversion="1"`)] = ""
+	}
+	return out
+}
+
+// noShardHeld: every replica of js reports holding no shard.
+func noShardHeld() map[string]string {
+	out := map[string]string{}
+	for r := 0; r < 3; r++ {
+		for s := 0; s < 3; s++ {
+			out[owned(r, s)] = "0x40"
+		}
+	}
+	return out
+}
+
+// replicaGone drops every series of replica r of js (its target gone).
+func replicaGone(r int) map[string]string {
+	out := map[string]string{}
+	for k := range shardedHealthy() {
+		if strings.Contains(k, fmt.Sprintf(`pod="s-%d"`, r)) {
+			out[k] = ""
+		}
+	}
+	return out
+}
+
+// Changes to the healthy series that fire nothing: what a sharded shim
+// does as it should.
+var quiet = []struct {
+	name   string
+	change map[string]string
+}{
+	{"replica 2 gone, replica 0 holds its shard", merge(replicaGone(2), map[string]string{owned(0, 2): "1x40"})},
+	// At the end of the 40 minutes, where firing looks: unowned at minutes
+	// 39 and 40, a minute, as a Lease takeover seen through scrapes is.
+	{"a takeover under way: shard 2 unowned for a minute", map[string]string{owned(2, 2): "1x38 0x2"}},
+	{"shard 1 held by two replicas for a minute", map[string]string{owned(0, 1): "0x38 1x2"}},
 }
 
 // Each symptom: series changed from the healthy ones ("" drops a series), and
@@ -90,6 +185,15 @@ var symptoms = []struct {
 	{"500 Jobs queued", "JobDeciderShimBacklog", map[string]string{
 		`job_decider_shim_workqueue_depth{name="job", namespace="jd", instance="10.0.0.2:8080"}`: "500x40",
 	}},
+	{"500 Jobs queued in shard 0", "JobDeciderShimBacklog", map[string]string{
+		shimSeries("job_decider_shim_workqueue_depth", 0, `name="job-shard-0"`): "500x40",
+	}},
+	{"no shim scraped", "JobDeciderShimAbsent", noShimScraped()},
+	{"shard 2 unowned since minute 30", "JobDeciderShimShardUnowned", map[string]string{
+		owned(2, 2): "1x30 0x10",
+	}},
+	{"replica 2 gone, nobody takes its shard", "JobDeciderShimShardUnowned", replicaGone(2)},
+	{"no replica holds a shard", "JobDeciderShimShardUnowned", noShardHeld()},
 	{"28% of syncs fail", "JobDeciderShimSyncErrors", map[string]string{
 		`job_decider_shim_syncs_total{result="error", namespace="jd"}`: "0+20x40",
 	}},
@@ -156,17 +260,17 @@ func TestAlertsFireOnTheirSymptomsAlone(t *testing.T) {
 	if got := firing(t, groups, healthy); len(got) != 0 {
 		t.Errorf("a healthy install fires %v", got)
 	}
+	for _, q := range quiet {
+		t.Run(q.name, func(t *testing.T) {
+			if got := firing(t, groups, merge(healthy, q.change)); len(got) != 0 {
+				t.Errorf("fires %v", got)
+			}
+		})
+	}
 	covered := map[string]bool{}
 	for _, s := range symptoms {
 		t.Run(s.name, func(t *testing.T) {
-			series := map[string]string{}
-			for k, v := range healthy {
-				series[k] = v
-			}
-			for k, v := range s.change {
-				series[k] = v
-			}
-			if got := firing(t, groups, series); len(got) != 1 || got[0] != s.alert {
+			if got := firing(t, groups, merge(healthy, s.change)); len(got) != 1 || got[0] != s.alert {
 				t.Errorf("firing %v, want [%s]", got, s.alert)
 			}
 		})

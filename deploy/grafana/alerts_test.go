@@ -155,6 +155,9 @@ func TestAlertRulesParseAndReadServedMetrics(t *testing.T) {
 		"job_decider_shim_syncs_total",        // sync errors
 		"job_decider_shim_apply_errors_total", // apply errors
 		"process_resident_memory_bytes",       // memory
+		"job_decider_shim_build_info",         // no shim
+		"job_decider_shim_shards",             // an unowned shard
+		"job_decider_shim_shard_owned",        // an unowned shard
 	} {
 		if !reads[want] {
 			t.Errorf("no alert reads %s", want)
@@ -176,7 +179,8 @@ func TestAlertChecksRefuseBadRules(t *testing.T) {
 	for _, c := range []struct{ name, from, to string }{
 		{"expression that does not parse", `absent(job_decider_build_info)`, `absent(job_decider_build_info`},
 		{"metric nobody serves", `absent(job_decider_build_info)`, `absent(jobdecider_build_info)`},
-		{"label the metric lacks", `job_decider_shim_workqueue_depth{name="job"}`, `job_decider_shim_workqueue_depth{queue="job"}`},
+		{"label the metric lacks", `job_decider_shim_workqueue_depth{name=~"job|job-shard-[0-9]+"}`, `job_decider_shim_workqueue_depth{queue=~"job|job-shard-[0-9]+"}`},
+		{"grouping by a label the shard metric lacks", `max by (namespace, shard) (job_decider_shim_shard_owned)`, `max by (namespace, lease) (job_decider_shim_shard_owned)`},
 		{"grouping by a label no metric has", `sum by (namespace, action)`, `sum by (namespace, verb)`},
 		{"matching on a label a side lacks", `and on (job, instance)`, `and on (job, version)`},
 		{"no severity", `severity: warning`, `priority: warning`},

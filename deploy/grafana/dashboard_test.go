@@ -315,6 +315,9 @@ func TestEveryQueryParsesAndReadsServedMetrics(t *testing.T) {
 		"job_decider_decision_duration_seconds", // latency by pods per request
 		"job_decider_shim_workqueue_depth",      // shim queue depth
 		"job_decider_shim_syncs_total",          // shim sync results
+		"job_decider_shim_shard_owned",          // shards owned (sharded shim)
+		"job_decider_shim_shard_jobs",           // Jobs per shard
+		"job_decider_shim_shard_syncs_total",    // syncs per shard
 	} {
 		if !read[want] {
 			t.Errorf("no panel reads %s", want)

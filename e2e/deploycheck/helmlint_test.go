@@ -21,6 +21,9 @@ func TestHelmLint(t *testing.T) {
 		"service":     withMonitor("service", false),
 		"service+tls": withMonitor("service", true),
 		"sidecar":     withMonitor("sidecar", false),
+		// shim.shards: the shim a StatefulSet, in each layout.
+		"sidecar sharded": sharded(withMonitor("sidecar", false), 3),
+		"service sharded": sharded(withMonitor("service", true), 3),
 	} {
 		t.Run(name, func(t *testing.T) {
 			l := lint.AllWithKubeVersion(chart, values, "job-decider", kube)

@@ -52,28 +52,49 @@ func withMonitor(layout string, tls bool) map[string]any {
 	}
 }
 
+// sharded is the chart's values with shim.shards set.
+func sharded(values map[string]any, shards int) map[string]any {
+	values["shim"] = map[string]any{"shards": shards}
+	return values
+}
+
 // pairs are the chart's renders and the kustomize overlay each must match.
-var pairs = []struct {
+var pairs = []pairValues{
+	{"sidecar", "overlays/sidecar", "sidecar", false, 0},
+	{"service", "overlays/service", "service", false, 0},
+	{"tls", "overlays/tls", "service", true, 0},
+	{"sharded", "overlays/sharded", "sidecar", false, 3},
+}
+
+// chartValues is the chart's values that render a pair's overlay.
+func chartValues(p pairValues) map[string]any {
+	v := withMonitor(p.layout, p.tls)
+	if p.shards != 0 {
+		v = sharded(v, p.shards)
+	}
+	return v
+}
+
+// pairValues is one pair: shards is shim.shards, 0 for the default.
+type pairValues struct {
 	name    string
 	overlay string
 	layout  string
 	tls     bool
-}{
-	{"sidecar", "overlays/sidecar", "sidecar", false},
-	{"service", "overlays/service", "service", false},
-	{"tls", "overlays/tls", "service", true},
+	shards  int
 }
 
 // allInstalls renders every install: the base, each overlay, the chart in each
-// layout.
+// layout, sharded in each layout too.
 func allInstalls(t *testing.T) map[string][]*unstructured.Unstructured {
 	t.Helper()
 	out := map[string][]*unstructured.Unstructured{"base": kustomize(t, "base")}
 	for _, p := range pairs {
 		out[p.overlay] = kustomize(t, p.overlay)
-		out["helm "+p.name] = helm(t, withMonitor(p.layout, p.tls))
+		out["helm "+p.name] = helm(t, chartValues(p))
 	}
 	out["helm defaults"] = helm(t, nil)
+	out["helm sharded service"] = helm(t, sharded(withMonitor("service", false), 3))
 	return out
 }
 
@@ -109,6 +130,32 @@ func deployments(t *testing.T, objs []*unstructured.Unstructured) map[string]*ap
 	return out
 }
 
+// statefulSets is the StatefulSets (the sharded shim's), by name.
+func statefulSets(t *testing.T, objs []*unstructured.Unstructured) map[string]*appsv1.StatefulSet {
+	t.Helper()
+	out := map[string]*appsv1.StatefulSet{}
+	for _, o := range objs {
+		if o.GetKind() == "StatefulSet" {
+			out[o.GetName()] = convert[appsv1.StatefulSet](t, o)
+		}
+	}
+	return out
+}
+
+// podSpecs is the pod template of every workload (Deployment, StatefulSet),
+// by kind/name.
+func podSpecs(t *testing.T, objs []*unstructured.Unstructured) map[string]corev1.PodSpec {
+	t.Helper()
+	out := map[string]corev1.PodSpec{}
+	for name, d := range deployments(t, objs) {
+		out["Deployment/"+name] = d.Spec.Template.Spec
+	}
+	for name, s := range statefulSets(t, objs) {
+		out["StatefulSet/"+name] = s.Spec.Template.Spec
+	}
+	return out
+}
+
 // containerSummary is what must agree between the chart and an overlay for a
 // container: image, args (as a set), env names, ports, probes, resources,
 // mounts, security context, restart policy.
@@ -130,14 +177,15 @@ func containerSummary(c corev1.Container) string {
 }
 
 // The Helm chart renders the same objects as the kustomize overlay of the
-// same layout: the same kinds and names, in each Deployment the same
-// containers (image, args, probes, resources, security context, mounts)
-// and volumes, the same alerting rules and the same dashboard. Labels may
-// differ (Helm's own), nothing else that runs.
+// same layout: the same kinds and names, in each Deployment and StatefulSet
+// the same containers (image, args, probes, resources, security context,
+// mounts) and volumes, in each StatefulSet the same replicas, Service and
+// pod management, the same alerting rules and the same dashboard. Labels
+// may differ (Helm's own), nothing else that runs.
 func TestHelmChartRendersTheOverlaysObjects(t *testing.T) {
 	for _, p := range pairs {
 		t.Run(p.name, func(t *testing.T) {
-			k, h := kustomize(t, p.overlay), helm(t, withMonitor(p.layout, p.tls))
+			k, h := kustomize(t, p.overlay), helm(t, chartValues(p))
 			if a, b := strings.Join(ids(k), "\n"), strings.Join(ids(h), "\n"); a != b {
 				t.Errorf("objects differ:\n%s:\n%s\nhelm:\n%s", p.overlay, a, b)
 			}
@@ -159,13 +207,29 @@ func TestHelmChartRendersTheOverlaysObjects(t *testing.T) {
 					}
 				}
 			}
-			kd, hd := deployments(t, k), deployments(t, h)
-			for name, kdep := range kd {
-				hdep, ok := hd[name]
+			hsts := statefulSets(t, h)
+			for name, ksts := range statefulSets(t, k) {
+				hsts, ok := hsts[name]
 				if !ok {
 					continue // reported above
 				}
-				ks, hs := kdep.Spec.Template.Spec, hdep.Spec.Template.Spec
+				type shape struct {
+					Replicas            *int32
+					ServiceName         string
+					PodManagementPolicy appsv1.PodManagementPolicyType
+				}
+				a := shape{ksts.Spec.Replicas, ksts.Spec.ServiceName, ksts.Spec.PodManagementPolicy}
+				b := shape{hsts.Spec.Replicas, hsts.Spec.ServiceName, hsts.Spec.PodManagementPolicy}
+				if mustYAML(a) != mustYAML(b) {
+					t.Errorf("StatefulSet %s differs:\n%s:\n%s\nhelm:\n%s", name, p.overlay, mustYAML(a), mustYAML(b))
+				}
+			}
+			kd, hd := podSpecs(t, k), podSpecs(t, h)
+			for name, ks := range kd {
+				hs, ok := hd[name]
+				if !ok {
+					continue // reported above
+				}
 				for _, list := range []struct {
 					what string
 					k, h []corev1.Container
@@ -298,6 +362,9 @@ func TestHelmValuesSchemaRefusesBadValues(t *testing.T) {
 		{"unknown value", map[string]any{"decider": map[string]any{"maxConcurrentRequest": 4}}, "maxConcurrentRequest"},
 		{"budget not a quantity", map[string]any{"decider": map[string]any{"maxRequestBytesInFlight": "lots"}}, "maxRequestBytesInFlight"},
 		{"no workers", map[string]any{"shim": map[string]any{"workers": 0}}, "workers"},
+		{"no shards", map[string]any{"shim": map[string]any{"shards": 0}}, "shards"},
+		{"shards not a number", map[string]any{"shim": map[string]any{"shards": "3"}}, "shards"},
+		{"shards without leader election", map[string]any{"shim": map[string]any{"shards": 3, "leaderElect": false}}, "leaderElect"},
 		{"misspelt rule toggle", map[string]any{"metrics": map[string]any{"prometheusRule": map[string]any{"enable": true}}}, "enable"},
 		{"dashboard namespace not a name", map[string]any{"metrics": map[string]any{"grafanaDashboard": map[string]any{"namespace": "Monitoring"}}}, "namespace"},
 	} {
@@ -352,7 +419,9 @@ func TestEveryInstallKeepsTheRules(t *testing.T) {
 						}
 					}
 				case "Deployment":
-					checkDeployment(t, convert[appsv1.Deployment](t, o))
+					checkPod(t, o.GetName(), convert[appsv1.Deployment](t, o).Spec.Template.Spec)
+				case "StatefulSet":
+					checkPod(t, o.GetName(), convert[appsv1.StatefulSet](t, o).Spec.Template.Spec)
 				}
 			}
 			if !finalizers {
@@ -362,15 +431,16 @@ func TestEveryInstallKeepsTheRules(t *testing.T) {
 	}
 }
 
-func checkDeployment(t *testing.T, d *appsv1.Deployment) {
+// checkPod holds one workload's pod template (a Deployment's or a
+// StatefulSet's) to the rules.
+func checkPod(t *testing.T, name string, ps corev1.PodSpec) {
 	t.Helper()
-	ps := d.Spec.Template.Spec
 	if sc := ps.SecurityContext; sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot || sc.SeccompProfile == nil {
-		t.Errorf("%s: pod securityContext not restricted: %+v", d.Name, sc)
+		t.Errorf("%s: pod securityContext not restricted: %+v", name, sc)
 	}
 	all := append(append([]corev1.Container(nil), ps.InitContainers...), ps.Containers...)
 	for _, c := range all {
-		where := d.Name + "/" + c.Name
+		where := name + "/" + c.Name
 		img := c.Image
 		if strings.HasSuffix(img, ":latest") || !regexp.MustCompile(`^[a-z0-9.-]+\.[a-z]+(:\d+)?/[a-z0-9./-]+:v\d+\.\d+\.\d+$`).MatchString(img) {
 			t.Errorf("%s: image %q is not registry/name:vX.Y.Z", where, img)
@@ -436,25 +506,31 @@ func checkDeployment(t *testing.T, d *appsv1.Deployment) {
 // a native sidecar of the shim's pod, on a Unix socket in an emptyDir both
 // mount, with the pod's fsGroup so the 0660 socket admits both, its probes on
 // the plaintext health port; the shim dials the socket; nothing of the
-// shared service is left.
+// shared service is left. The sharded layout's StatefulSet has the same pod.
 func TestSidecarLayout(t *testing.T) {
-	for name, objs := range map[string][]*unstructured.Unstructured{
-		"overlays/sidecar": kustomize(t, "overlays/sidecar"),
-		"helm sidecar":     helm(t, withMonitor("sidecar", false)),
-		"helm defaults":    helm(t, nil),
+	for name, c := range map[string]struct {
+		objs     []*unstructured.Unstructured
+		workload string
+	}{
+		"overlays/sidecar":     {kustomize(t, "overlays/sidecar"), "Deployment/job-decider-shim"},
+		"helm sidecar":         {helm(t, withMonitor("sidecar", false)), "Deployment/job-decider-shim"},
+		"helm defaults":        {helm(t, nil), "Deployment/job-decider-shim"},
+		"overlays/sharded":     {kustomize(t, "overlays/sharded"), "StatefulSet/job-decider-shim"},
+		"helm sidecar sharded": {helm(t, sharded(withMonitor("sidecar", false), 3)), "StatefulSet/job-decider-shim"},
 	} {
+		objs := c.objs
 		t.Run(strings.ReplaceAll(name, "/", "_"), func(t *testing.T) {
-			deps := deployments(t, objs)
-			if len(deps) != 1 || deps["job-decider-shim"] == nil {
-				t.Fatalf("want one Deployment, the shim's; got %v", ids(objs))
+			pods := podSpecs(t, objs)
+			if _, ok := pods[c.workload]; len(pods) != 1 || !ok {
+				t.Fatalf("want one workload, %s; got %v", c.workload, ids(objs))
 			}
 			for _, o := range objs {
-				if o.GetKind() == "HorizontalPodAutoscaler" || o.GetKind() == "PodDisruptionBudget" ||
+				if o.GetKind() == "HorizontalPodAutoscaler" || (o.GetKind() == "PodDisruptionBudget" && o.GetName() == "job-decider") ||
 					(o.GetKind() == "Service" && (o.GetName() == "job-decider" || o.GetName() == "job-decider-headless")) {
 					t.Errorf("%s %s belongs to the service layout", o.GetKind(), o.GetName())
 				}
 			}
-			ps := deps["job-decider-shim"].Spec.Template.Spec
+			ps := pods[c.workload]
 			if ps.SecurityContext == nil || ps.SecurityContext.FSGroup == nil {
 				t.Errorf("no pod fsGroup: the socket (0660) would admit only the decider's UID")
 			}

@@ -53,7 +53,7 @@ func buildDeploy(t *testing.T) []*unstructured.Unstructured {
 func installs(t *testing.T) map[string][]*unstructured.Unstructured {
 	t.Helper()
 	out := map[string][]*unstructured.Unstructured{}
-	for _, o := range []string{"base", "overlays/sidecar", "overlays/service", "overlays/tls"} {
+	for _, o := range []string{"base", "overlays/sidecar", "overlays/service", "overlays/tls", "overlays/sharded"} {
 		objs, err := harness.RenderKustomize(harness.DeployDir(o))
 		if err != nil {
 			t.Fatal(err)
@@ -72,6 +72,7 @@ func installs(t *testing.T) map[string][]*unstructured.Unstructured {
 		"sidecar":     {"layout": "sidecar", "metrics": monitoring()},
 		"service":     {"layout": "service", "metrics": monitoring()},
 		"service+tls": {"layout": "service", "tls": map[string]any{"enabled": true}, "metrics": monitoring()},
+		"sharded":     {"layout": "sidecar", "shim": map[string]any{"shards": 3}, "metrics": monitoring()},
 	} {
 		objs, err := harness.RenderChart(chart, "job-decider", "job-decider", values)
 		if err != nil {

@@ -20,12 +20,13 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- printf "%s/%s:%s" $root.Values.images.registry $img.repository (default $root.Chart.AppVersion $img.tag) -}}
 {{- end }}
 
-{{/* The decider's slots: the value, else shim.workers (sidecar) or 8 (service). */}}
+{{/* The decider's slots: the value, else shim.workers x shim.shards (sidecar:
+a replica may hold every shard, each with its workers) or 8 (service). */}}
 {{- define "jd.slots" -}}
 {{- if gt (int .Values.decider.maxConcurrentRequests) 0 -}}
 {{ .Values.decider.maxConcurrentRequests }}
 {{- else if eq .Values.layout "sidecar" -}}
-{{ .Values.shim.workers }}
+{{ mul .Values.shim.workers (max 1 (int .Values.shim.shards)) }}
 {{- else -}}
 8
 {{- end -}}
