@@ -177,6 +177,9 @@ type ShimOptions struct {
 	// one at each start when empty. A restart with the identity of the
 	// process it replaces takes the Lease over at once.
 	Identity string
+	// Env is added to the shim's environment (NAME=value), as a pod's
+	// downward API would set it.
+	Env []string
 }
 
 // Shim is a restartable shim process.
@@ -217,7 +220,7 @@ func (s *Shim) Start(ctx context.Context) error {
 		args = append(args, "--leader-elect-identity="+s.opts.Identity)
 	}
 	args = append(args, s.opts.Args...)
-	s.proc, err = StartProcess("shim", s.opts.LogPath, s.bin, args...)
+	s.proc, err = proc.StartWithEnv("shim", s.opts.LogPath, s.bin, s.opts.Env, args...)
 	if err != nil {
 		return err
 	}

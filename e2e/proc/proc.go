@@ -24,12 +24,20 @@ type Process struct {
 // its own process group, so a Ctrl-C on the test does not race its stop, and
 // dies with a test binary that is killed (Pdeathsig).
 func Start(name, logPath, bin string, args ...string) (*Process, error) {
+	return StartWithEnv(name, logPath, bin, nil, args...)
+}
+
+// StartWithEnv is Start with env added to this process's environment.
+func StartWithEnv(name, logPath, bin string, env []string, args ...string) (*Process, error) {
 	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(f, "=== %s: %s %s\n", time.Now().Format(time.RFC3339Nano), bin, strings.Join(args, " "))
 	cmd := exec.Command(bin, args...)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdout = f
 	cmd.Stderr = f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}

@@ -7,14 +7,18 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
@@ -210,4 +214,132 @@ func apiserverShardedWatches(t *testing.T, ctx context.Context, client kubernete
 		}
 	}
 	return total
+}
+
+// The sharded overlay, run as its StatefulSet would run it: one shim per
+// ordinal with the manifest's own arguments and POD_NAME from the pod's name
+// (the home shard), all calling one decider started with the sidecar's
+// arguments. Each replica takes the shard of its ordinal, and a Job in a
+// namespace of every shard completes.
+func TestShardedManifestRunsAJobOnEveryShard(t *testing.T) {
+	t.Parallel()
+	objs, err := harness.RenderKustomize(harness.DeployDir("overlays", "sharded"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var set *appsv1.StatefulSet
+	for _, o := range objs {
+		if o.GetKind() == "StatefulSet" && o.GetName() == "job-decider-shim" {
+			set = &appsv1.StatefulSet{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, set); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if set == nil || set.Spec.Replicas == nil {
+		t.Fatal("the sharded overlay has no shim StatefulSet with replicas")
+	}
+	pod := set.Spec.Template.Spec
+	if len(pod.InitContainers) != 1 || len(pod.Containers) != 1 {
+		t.Fatal("the sharded overlay's pod has no decider beside the shim")
+	}
+	replicas := int(*set.Spec.Replicas)
+	const mount = "/run/job-decider"
+	dir := t.TempDir()
+	logDir := filepath.Join(e.dir, "sharded-manifest")
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var deciderArgs []string
+	for _, a := range pod.InitContainers[0].Args {
+		// Its probe and metrics ports, on free loopback ports here.
+		for _, flag := range []string{"--health-addr=", "--metrics-addr="} {
+			if strings.HasPrefix(a, flag) {
+				port, err := cluster.FreePort()
+				if err != nil {
+					t.Fatal(err)
+				}
+				a = fmt.Sprintf("%s127.0.0.1:%d", flag, port)
+			}
+		}
+		deciderArgs = append(deciderArgs, strings.ReplaceAll(a, mount, dir))
+	}
+	decider, err := harness.StartDeciderWithArgs(logDir, filepath.Join(dir, "decider.sock"), deciderArgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer decider.Stop(10 * time.Second)
+
+	const name = "job-decider.dev/sharded-manifest-test"
+	var shimArgs []string
+	shards := 0
+	for _, a := range pod.Containers[0].Args {
+		a = strings.ReplaceAll(a, mount, dir)
+		switch {
+		case strings.HasPrefix(a, "--decider-addr="), strings.HasPrefix(a, "--controller-name="), strings.HasPrefix(a, "--http-addr="):
+		case strings.HasPrefix(a, "--shards="):
+			if _, err := fmt.Sscanf(a, "--shards=%d", &shards); err != nil {
+				t.Fatal(err)
+			}
+			shimArgs = append(shimArgs, a)
+		default:
+			shimArgs = append(shimArgs, a)
+		}
+	}
+	if shards != replicas {
+		t.Fatalf("%d replicas run --shards=%d", replicas, shards)
+	}
+	var envFromPod bool
+	for _, env := range pod.Containers[0].Env {
+		envFromPod = envFromPod || (env.Name == "POD_NAME" && env.ValueFrom != nil && env.ValueFrom.FieldRef != nil && env.ValueFrom.FieldRef.FieldPath == "metadata.name")
+	}
+	if !envFromPod {
+		t.Fatal("the shim has no POD_NAME from metadata.name: no home shard")
+	}
+	for i := range replicas {
+		startShimReplica(t, harness.ShimOptions{
+			Kubeconfig:     e.cluster.Kubeconfig,
+			DeciderAddr:    decider.Addr,
+			ControllerName: name,
+			LogPath:        filepath.Join(logDir, fmt.Sprintf("shim-%d.log", i)),
+			Args: append(slices.Clone(shimArgs), "--leader-elect-namespace=default", "--leader-elect-name=shim-sharded-manifest",
+				"--pod-event-batch-period=50ms"),
+			Identity: fmt.Sprintf("replica-%d", i),
+			Env:      []string{fmt.Sprintf("POD_NAME=%s-%d", set.Name, i)},
+		})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	// Each ordinal holds its own shard: the default Lease duration (15 s)
+	// keeps the others from taking a peer's shard before it is up.
+	if err := harness.Poll(ctx, 100*time.Millisecond, 60*time.Second, func(ctx context.Context) (bool, error) {
+		for i := range replicas {
+			if leaseHolder(ctx, fmt.Sprintf("shim-sharded-manifest-shard-%d", i)) != fmt.Sprintf("replica-%d", i) {
+				return false, nil
+			}
+		}
+		return true, nil
+	}); err != nil {
+		for i := range replicas {
+			t.Logf("shard %d held by %q", i, leaseHolder(ctx, fmt.Sprintf("shim-sharded-manifest-shard-%d", i)))
+		}
+		t.Fatalf("every replica did not take its home shard: %v", err)
+	}
+	for s := range replicas {
+		var ns string
+		for ns == "" || shardOf(ns, uint64(replicas)) != s {
+			ns = fmt.Sprintf("sharded-manifest-%08x", rand.Uint32())
+		}
+		if _, err := e.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		j := start(t, newJob(ns, "sharded-manifest", func(job *batchv1.Job) {
+			job.Spec.ManagedBy = ptr.To(name)
+			job.Spec.Parallelism = ptr.To[int32](2)
+			job.Spec.Completions = ptr.To[int32](2)
+		}), time.Minute)
+		j.finish(j.waitActive(2), harness.Succeeded())
+		j.waitCondition(batchv1.JobComplete)
+		j.expectCounts(0, 2, 0)
+	}
 }
