@@ -348,7 +348,7 @@ func run(ctx context.Context, o *options) error {
 	if o.leaderElect {
 		watchdog = leaderelection.NewLeaderHealthzAdaptor(o.renewDeadline / 2)
 	}
-	srv, addr, err := serveHTTP(o.httpAddr, reg, func() error {
+	stopHTTP, err := serveHTTP(logger, o.httpAddr, reg, func() error {
 		if o.leaderElect && !leading.Load() {
 			return nil // a standby is ready: it is waiting, as it should
 		}
@@ -365,12 +365,7 @@ func run(ctx context.Context, o *options) error {
 	if err != nil {
 		return err
 	}
-	logger.Info("Serving metrics and health", "addr", addr)
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-	}()
+	defer stopHTTP()
 
 	informerCtx, stopInformers := context.WithCancel(context.WithoutCancel(ctx))
 	factory.Start(informerCtx.Done())
@@ -472,7 +467,9 @@ func waitShutdown(ctx context.Context, stopRun func(), runDone <-chan error, gra
 	}
 }
 
-func serveHTTP(addr string, reg *prometheus.Registry, ready func() error, healthy func(*http.Request) error) (*http.Server, string, error) {
+// serveHTTP serves /metrics, /healthz and /readyz on addr until the
+// returned stop is called (which gives requests in flight 5 s).
+func serveHTTP(logger klog.Logger, addr string, reg *prometheus.Registry, ready func() error, healthy func(*http.Request) error) (stop func(), _ error) {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	check := func(f func(*http.Request) error) http.HandlerFunc {
@@ -488,9 +485,14 @@ func serveHTTP(addr string, reg *prometheus.Registry, ready func() error, health
 	mux.Handle("/readyz", check(func(*http.Request) error { return ready() }))
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(l) }()
-	return srv, l.Addr().String(), nil
+	logger.Info("Serving metrics and health", "addr", l.Addr().String())
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	}, nil
 }

@@ -94,7 +94,7 @@ func runSharded(ctx context.Context, o *options, cfg *rest.Config, kube kubernet
 	if err != nil {
 		return err
 	}
-	srv, addr, err := serveHTTP(o.httpAddr, reg, func() error {
+	stopHTTP, err := serveHTTP(logger, o.httpAddr, reg, func() error {
 		if !shards.Synced() {
 			return errors.New("caches of a held shard not synced")
 		}
@@ -103,12 +103,7 @@ func runSharded(ctx context.Context, o *options, cfg *rest.Config, kube kubernet
 	if err != nil {
 		return err
 	}
-	logger.Info("Serving metrics and health", "addr", addr)
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-	}()
+	defer stopHTTP()
 	return shards.Run(ctx)
 }
 
