@@ -148,7 +148,7 @@ bench-cluster:
 BENCH_SHARDS ?= 1,2,3
 bench-cluster-shards:
 	cargo build --release --bin job-decider
-	cd e2e/bench && JOB_DECIDER_BIN=$${JOB_DECIDER_BIN:-$(CURDIR)/target/release/job-decider} go run . -shards $(BENCH_SHARDS) -shard-failover 2 -limits equal -workloads workloads/w5-namespaces.yaml -results $(CURDIR)/e2e/bench/results $${BENCH_RESUME:+-resume} -out $(CURDIR)/docs/bench-cluster-shards
+	cd e2e/bench && JOB_DECIDER_BIN=$${JOB_DECIDER_BIN:-$(CURDIR)/target/release/job-decider} go run . -shards $(BENCH_SHARDS) -shard-failover 2 -perf 10s -limits equal -workloads workloads/w5-namespaces.yaml -results $(CURDIR)/e2e/bench/results $${BENCH_RESUME:+-resume} -out $(CURDIR)/docs/bench-cluster-shards
 
 ## The same at small sizes (W1 and W2, at most 20 Jobs of 10 pods, equal limits, debug service):
 ## fails on any Job whose end state differs between the two controllers.

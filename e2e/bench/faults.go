@@ -73,6 +73,9 @@ type runOpts struct {
 	shards *shardOpts
 	// apiserverArgs are added to kube-apiserver's (a feature gate).
 	apiserverArgs []string
+	// perf, when above 0, records a system-wide profile for this long,
+	// from 5 s after the Jobs were created.
+	perf time.Duration
 	// track watches every pod: duplicates and end states against the
 	// schedule are checked as in the fault run.
 	track bool

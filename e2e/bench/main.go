@@ -53,6 +53,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	shardList := fs.String("shards", "", "The shard benchmark: comma-separated shard counts (e.g. 1,2,3); kube-controller-manager (with kcm in -controllers) then the shim at each count, one replica process per shard with leader election on, on the first workload and limit set, the API server with ShardedListAndWatch on; a table per shard and the service's CPU per call.")
 	failoverShards := fs.Int("shard-failover", 0, "With -shards: a failover run at this many shards (0: none), the last shard's replica SIGKILLed -shard-kill-after after the Jobs were created.")
 	killAfter := fs.Duration("shard-kill-after", 20*time.Second, "When the failover run kills a replica, from the first Job created.")
+	perfFor := fs.Duration("perf", 0, "With -shards: record every CPU with perf for this long during each run but the failover (from 5 s after the Jobs were created) and report each process's share and the controller's hottest functions; 0: none.")
 	serviceBudget := fs.Float64("service-cpu-budget", 0.175, "Cores one service replica may use (the HPA's target: 70% of a 250m request), for the replicas the shard table implies.")
 	fc := &faultConfig{}
 	fs.Uint64Var(&fc.seed, "fault-seed", 23, "Seed of the fault proxy's choices.")
@@ -151,7 +152,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		sb := &shardBench{w: ws[0], lim: ls[0], counts: counts, failover: *failoverShards, killAfter: *killAfter,
-			kcm: slices.Contains(ctls, "kcm"), budget: *serviceBudget, results: *results, resume: *resume}
+			kcm: slices.Contains(ctls, "kcm"), perf: *perfFor, budget: *serviceBudget, results: *results, resume: *resume}
 		return sb.run(ctx, *workdir, *out, stdout, stderr, logf)
 	}
 	if *faults {

@@ -88,6 +88,8 @@ type Result struct {
 	// MachineBusy is the share of the machine's CPU time not idle during
 	// the run (/proc/stat: every process, the benchmark's and others').
 	MachineBusy float64 `json:",omitempty"`
+	// Perf is a system-wide profile taken during the run (-perf).
+	Perf *perfResult `json:",omitempty"`
 	// Shard is a sharded shim run's per-shard figures.
 	Shard *shardResult `json:",omitempty"`
 }
@@ -358,6 +360,10 @@ func runOne(ctx context.Context, w *Workload, specs []jobSpec, controller string
 	if err := createJobs(ctx, client, w, specs, mb); err != nil {
 		return nil, err
 	}
+	var perfDone <-chan error
+	if opts.perf > 0 {
+		perfDone = perfSample(ictx, filepath.Join(dir, "perf.data"), 5*time.Second, opts.perf)
+	}
 	if shards != nil && shards.o.kill >= 0 {
 		finishedJob := func(name string) bool { _, ok := seen.Load(name); return ok }
 		go shards.kill(ictx, start, finishedJob, logf)
@@ -391,6 +397,17 @@ func runOne(ctx context.Context, w *Workload, specs []jobSpec, controller string
 	}
 	r.Wall = time.Unix(0, lastFinish.Load()).Sub(start)
 	logf("%s/%s/%s: every Job finished in %s", w.Name, tag, lim.Name, r.Wall.Round(time.Millisecond))
+	if perfDone != nil {
+		comm := "job-decider-shi"
+		if controller == "kcm" {
+			comm = "kube-controller"
+		}
+		if err := <-perfDone; err != nil {
+			logf("no profile: %v", err)
+		} else if r.Perf, err = perfTop(filepath.Join(dir, "perf.data"), comm, opts.perf); err != nil {
+			logf("no profile: %v", err)
+		}
+	}
 	// Let the last syncs (finalizer removal after the Job finished) land
 	// before reading costs.
 	time.Sleep(3 * time.Second)

@@ -14,6 +14,10 @@ import (
 	"time"
 )
 
+// shardNotesMarker starts the shard report's notes, written by hand and kept
+// when the benchmark rewrites the report.
+const shardNotesMarker = "<!-- notes: written by hand, kept by bench -shards -->"
+
 // maxResume is issue 27's bound on a killed shard's Jobs resuming elsewhere.
 const maxResume = 30 * time.Second
 
@@ -27,6 +31,7 @@ type shardBench struct {
 	failover  int
 	killAfter time.Duration
 	kcm       bool
+	perf      time.Duration
 	budget    float64
 	results   string
 	resume    bool
@@ -65,6 +70,9 @@ func (sb *shardBench) run(ctx context.Context, workdir, out string, stdout, stde
 			}
 		}
 		opts := runOpts{apiserverArgs: []string{shardGate}, track: true, shards: so}
+		if so == nil || so.kill < 0 {
+			opts.perf = sb.perf
+		}
 		r, err := runOne(ctx, sb.w, specs, ctl, sb.lim, workdir, opts, logf)
 		if err != nil {
 			logf("%s/%s/%s failed: %v", sb.w.Name, tag, sb.lim.Name, err)
@@ -106,7 +114,14 @@ func (sb *shardBench) run(ctx context.Context, workdir, out string, stdout, stde
 			fmt.Fprintln(stderr, "bench:", err)
 			return 1
 		}
-		if err := os.WriteFile(out+".md", []byte(text), 0o644); err != nil {
+		// The notes written by hand below the marker are kept.
+		md := text
+		if prev, err := os.ReadFile(out + ".md"); err == nil {
+			if i := strings.Index(string(prev), shardNotesMarker); i >= 0 {
+				md += "\n" + string(prev[i:])
+			}
+		}
+		if err := os.WriteFile(out+".md", []byte(md), 0o644); err != nil {
 			fmt.Fprintln(stderr, "bench:", err)
 			return 1
 		}
@@ -394,6 +409,22 @@ func shardReport(sb *shardBench, rs shardRuns) string {
 		fmt.Fprintf(&b, "| %d | %s (shard %d) | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.1f |\n",
 			f.Shard.Shards, fo.Victim, fo.Shard, fo.JobsLeft, fo.NewHolder, secs(fo.LeaseTaken), secs(fo.FirstPod), secs(fo.FirstWrite),
 			ok, dups, lost, exact, endVs(rs.kcm, f), f.Wall.Seconds())
+	}
+
+	var profiled []*Result
+	for _, r := range rows {
+		if r != nil && r.Perf != nil {
+			profiled = append(profiled, r)
+		}
+	}
+	if len(profiled) > 0 {
+		b.WriteString("\n## Profiles\n\n")
+		b.WriteString("`perf record -a -F 99` over every CPU, from 5 s after the Jobs were created; `perf report --sort comm` (each process's share " +
+			"of all samples; *swapper* is idle, names cut to 15 bytes by the kernel), then the controller's processes' functions by share of their own samples " +
+			"(`--comms <controller> --sort symbol`: flat, as `go tool pprof -top` lists them).\n")
+		for _, r := range profiled {
+			fmt.Fprintf(&b, "\n%s (%.0f s):\n\n```\n%s\n\n%s\n```\n", runLabel(r), r.Perf.Seconds, strings.Join(r.Perf.Comms, "\n"), strings.Join(r.Perf.Controller, "\n"))
+		}
 	}
 
 	b.WriteString("\n## Runs\n\n")

@@ -192,6 +192,19 @@ func TestShardReportFromSavedRuns(t *testing.T) {
 	if data, err := os.ReadFile(filepath.Join(dir, "shards.md")); err != nil || string(data) != out.String() {
 		t.Errorf("shards.md is not the printed report (%v)", err)
 	}
+	// Notes below the marker survive a rewrite.
+	notes := shardNotesMarker + "\n## Notes\n\nkept\n"
+	if err := os.WriteFile(filepath.Join(dir, "shards.md"), []byte("old table\n\n"+notes), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	errOut.Reset()
+	if code := run(args, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, "shards.md")); err != nil || string(data) != out.String()+"\n"+notes {
+		t.Errorf("the rewritten report lost its notes or kept the old table:\n%s", data)
+	}
 
 	// A duplicate pod or an end state unlike upstream's fails the run.
 	bad := savedShardRun(w, "shim-2shards", 2, 6, map[string]jobEnd{})
