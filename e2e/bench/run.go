@@ -453,7 +453,7 @@ func runOne(ctx context.Context, w *Workload, specs []jobSpec, controller string
 		r.Fault.check(w, specs, r.End, pods)
 	}
 	if shards != nil {
-		if r.Shard, err = shards.result(ctx, client, w, specs, pods, callsBefore, start); err != nil {
+		if r.Shard, err = shards.result(ctx, client, specs, pods, callsBefore, start); err != nil {
 			return nil, err
 		}
 	}

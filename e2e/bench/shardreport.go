@@ -259,8 +259,8 @@ func ratio(a, b float64) string {
 func shardReport(sb *shardBench, rs shardRuns) string {
 	var b strings.Builder
 	w := sb.w
-	fmt.Fprintf(&b, "Workload %s: %s; %d Jobs × %d pods over %d namespaces (seeded names with random hex suffixes).\n\n",
-		w.Name, w.Description, w.Jobs, w.Completions, w.Namespaces)
+	fmt.Fprintf(&b, "Workload %s: %s; here %d Jobs × %d pods over %d namespaces (seeded names with random hex suffixes).\n\n",
+		w.Name, w.Description, w.Jobs, w.Completions, min(w.Jobs, max(1, w.Namespaces)))
 	var one *Result
 	for _, r := range rs.shards {
 		if r.Shard.Shards == 1 {

@@ -410,11 +410,12 @@ func machineTicks() (busy, total float64) {
 }
 
 // result is the run's per-shard figures, read once every Job finished.
-func (s *shardSet) result(ctx context.Context, client kubernetes.Interface, w *Workload, specs []jobSpec, pods *podTracker, callsBefore float64, start time.Time) (*shardResult, error) {
+func (s *shardSet) result(ctx context.Context, client kubernetes.Interface, specs []jobSpec, pods *podTracker, callsBefore float64, start time.Time) (*shardResult, error) {
 	n := s.o.count
 	r := &shardResult{Shards: n, Namespaces: make([]int, n), Jobs: make([]int, n), Pods: make([]int, n), ReplicaSyncs: make([]float64, n)}
-	for _, ns := range w.namespaceNames() {
-		r.Namespaces[shardOf(ns, n)]++
+	// The namespaces that hold Jobs (a shrunk workload fills fewer).
+	for _, i := range s.shardOfNS {
+		r.Namespaces[i]++
 	}
 	for _, sp := range specs {
 		r.Jobs[s.shardOfNS[sp.ns]]++

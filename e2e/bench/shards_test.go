@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"job-decider.dev/e2e/cluster"
+	"job-decider.dev/e2e/harness"
 )
 
 // The namespaces are drawn from the seed (the same names every time, each
@@ -225,4 +228,35 @@ func TestShardReportFromSavedRuns(t *testing.T) {
 			t.Errorf("log lacks %q: %s", want, errOut.String())
 		}
 	}
+}
+
+// The shard benchmark end to end at a size that takes seconds: W5 shrunk to
+// 8 Jobs of 2 pods, the shim at 2 shards (two processes) on an API server
+// with ShardedListAndWatch; every Job's end state is its schedule's, no pod
+// twice, and the API server served the ranges. kube-controller-manager runs
+// beside it, and the end states are compared, only when one is built.
+// KWOK is built only by the benchmark's make targets, so the smoke runs
+// where one is at hand: TEST_ASSET_KWOK, or BENCH_SMOKE=1 to build it.
+func TestShardSmokeTwoShardsEndAsScheduled(t *testing.T) {
+	if os.Getenv("TEST_ASSET_KWOK") == "" && os.Getenv("BENCH_SMOKE") != "1" {
+		t.Skip("no KWOK: set TEST_ASSET_KWOK, or BENCH_SMOKE=1 to build it")
+	}
+	if _, err := harness.DeciderBinary(); err != nil {
+		t.Skip(err)
+	}
+	ctls := "shim"
+	if _, ok := cluster.FindControllerManager(); ok {
+		ctls = "kcm,shim"
+	}
+	var out, errOut bytes.Buffer
+	code := run([]string{"-shards", "2", "-controllers", ctls, "-shrink", "8x2", "-limits", "equal", "-workloads", "workloads/w5-namespaces.yaml"}, &out, &errOut)
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, errOut.String())
+	}
+	for _, want := range []string{"| shim, 2 shards | 8 | ", "| 8/8 |", "shard ranges applied: server"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+	t.Logf("controllers %s:\n%s", ctls, out.String())
 }
