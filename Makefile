@@ -144,7 +144,7 @@ bench-cluster:
 ## the shim at BENCH_SHARDS shards (one process per shard, leader election on, each at the equal
 ## limits) sharing one release service, then a failover run at 2 shards with one replica SIGKILLed;
 ## rewrites docs/bench-cluster-shards.md. Fails on a duplicate pod or an end state unlike upstream's.
-## About 15 minutes on 2 cores; BENCH_RESUME=1 reuses the runs saved in e2e/bench/results.
+## About 20 minutes on 2 cores; BENCH_RESUME=1 reuses the runs saved in e2e/bench/results.
 BENCH_SHARDS ?= 1,2,3
 bench-cluster-shards:
 	cargo build --release --bin job-decider
