@@ -434,7 +434,8 @@ func shardReport(sb *shardBench, rs shardRuns) string {
 		}
 		mode := ""
 		if r.Shard != nil {
-			mode = fmt.Sprintf("; shard ranges applied: %s; the API server's sharded watches (apiserver_watch_shards_total): %.0f", r.Shard.SelectorMode, r.Shard.ShardedWatches)
+			mode = fmt.Sprintf("; shard ranges applied: %s; sharded watches open at the end (apiserver_watch_shards_total): Jobs %.0f, pods %.0f",
+				r.Shard.SelectorMode, r.Shard.ShardedWatches["jobs"], r.Shard.ShardedWatches["pods"])
 		}
 		fmt.Fprintf(&b, "- %s: started %s, commit %s, load %s → %s%s\n", runLabel(r), r.Started.Format("2006-01-02 15:04:05 UTC"), r.Commit, r.LoadBefore, r.LoadAfter, mode)
 	}

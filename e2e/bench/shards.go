@@ -82,9 +82,9 @@ type shardResult struct {
 	DecideCalls float64
 	// SelectorMode is where the shim applied its range (its log), and
 	// ShardedWatches the API server's apiserver_watch_shards_total at the
-	// end (watches opened with a shardSelector).
+	// end by resource (the watches open with a shardSelector).
 	SelectorMode   string
-	ShardedWatches float64
+	ShardedWatches map[string]float64
 	Failover       *failoverResult `json:",omitempty"`
 }
 
@@ -448,7 +448,10 @@ func (s *shardSet) result(ctx context.Context, client kubernetes.Interface, spec
 	r.DecideCalls = calls - callsBefore
 	r.SelectorMode = s.selectorMode()
 	if body, err := client.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx); err == nil {
-		r.ShardedWatches = sumMetric(string(body), "apiserver_watch_shards_total", "")
+		r.ShardedWatches = map[string]float64{}
+		for _, res := range []string{"jobs", "pods"} {
+			r.ShardedWatches[res] = sumMetric(string(body), "apiserver_watch_shards_total", `resource="`+res+`"`)
+		}
 	}
 	if s.o.kill >= 0 {
 		if r.Failover, err = s.failover(ctx, client, start); err != nil {
