@@ -29,7 +29,7 @@ func TestBadWorkloadNamesTheFieldAndExits2(t *testing.T) {
 }
 
 func TestCheckedInWorkloadsLoad(t *testing.T) {
-	for _, f := range []string{"w1", "w2", "w3", "w4"} {
+	for _, f := range []string{"w1", "w2", "w3", "w4", "w5-namespaces"} {
 		if _, err := LoadWorkload("workloads/" + f + ".yaml"); err != nil {
 			t.Error(err)
 		}

@@ -69,6 +69,16 @@ type runOpts struct {
 	// outage is "", "stopped" or "hung": what happens to the service
 	// (shim runs only).
 	outage string
+	// shards, when set, runs the shim as that many sharded replicas.
+	shards *shardOpts
+	// apiserverArgs are added to kube-apiserver's (a feature gate).
+	apiserverArgs []string
+	// perf, when above 0, records a system-wide profile for this long,
+	// from 5 s after the Jobs were created.
+	perf time.Duration
+	// track watches every pod: duplicates and end states against the
+	// schedule are checked as in the fault run.
+	track bool
 }
 
 // faultResult is what a fault run found beside the benchmark's figures.
@@ -223,10 +233,10 @@ func serviceOutage(ctx context.Context, d *harness.Decider, kind string, cfg *fa
 
 // waitFinalizersGone waits until no pod in the namespace carries the
 // tracking finalizer, up to timeout, and returns how many still do.
-func waitFinalizersGone(ctx context.Context, client kubernetes.Interface, timeout time.Duration) (int, error) {
+func waitFinalizersGone(ctx context.Context, client kubernetes.Interface, scope string, timeout time.Duration) (int, error) {
 	deadline := time.Now().Add(timeout)
 	for {
-		pods, err := client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
+		pods, err := client.CoreV1().Pods(scope).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return 0, err
 		}

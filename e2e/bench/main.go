@@ -18,6 +18,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -48,6 +50,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	results := fs.String("results", "", "Save each run as <dir>/<workload>-<controller>-<limits>.json as soon as it finishes.")
 	resume := fs.Bool("resume", false, "Reuse the runs saved in -results for the same workload and limits and run only the others: a full benchmark over several sittings.")
 	shrink := fs.String("shrink", "", "JOBSxPODS: at most JOBS Jobs of at most PODS pods each (after -smoke).")
+	shardList := fs.String("shards", "", "The shard benchmark: comma-separated shard counts (e.g. 1,2,3); kube-controller-manager (with kcm in -controllers) then the shim at each count, one replica process per shard with leader election on, on the first workload and limit set, the API server with ShardedListAndWatch on; a table per shard and the service's CPU per call.")
+	failoverShards := fs.Int("shard-failover", 0, "With -shards: a failover run at this many shards (0: none), the last shard's replica SIGKILLed -shard-kill-after after the Jobs were created.")
+	killAfter := fs.Duration("shard-kill-after", 20*time.Second, "When the failover run kills a replica, from the first Job created.")
+	perfFor := fs.Duration("perf", 0, "With -shards: record every CPU with perf for this long during each run but the failover (from 5 s after the Jobs were created) and report each process's share and the controller's hottest functions; 0: none.")
+	serviceBudget := fs.Float64("service-cpu-budget", 0.175, "Cores one service replica may use (the HPA's target: 70% of a 250m request), for the replicas the shard table implies.")
 	fc := &faultConfig{}
 	fs.Uint64Var(&fc.seed, "fault-seed", 23, "Seed of the fault proxy's choices.")
 	fs.Float64Var(&fc.writeRate, "fault-write-rate", 0.05, "Share of pod and Job writes the proxy answers 409/429/500.")
@@ -130,6 +137,24 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	logf := func(f string, a ...any) { fmt.Fprintf(stderr, time.Now().Format("15:04:05 ")+f+"\n", a...) }
+	if *shardList != "" {
+		var counts []int
+		for _, c := range splitList(*shardList) {
+			n, err := strconv.Atoi(c)
+			if err != nil || n < 1 || n > 16 {
+				fmt.Fprintf(stderr, "bench: flag -shards: want shard counts from 1 to 16, got %q\n", c)
+				return 2
+			}
+			counts = append(counts, n)
+		}
+		if *failoverShards == 1 || *failoverShards < 0 || *failoverShards > 16 {
+			fmt.Fprintf(stderr, "bench: flag -shard-failover: want 0 (none) or 2 to 16 shards, got %d\n", *failoverShards)
+			return 2
+		}
+		sb := &shardBench{w: ws[0], lim: ls[0], counts: counts, failover: *failoverShards, killAfter: *killAfter,
+			kcm: slices.Contains(ctls, "kcm"), perf: *perfFor, budget: *serviceBudget, results: *results, resume: *resume}
+		return sb.run(ctx, *workdir, *out, stdout, stderr, logf)
+	}
 	if *faults {
 		return runFaults(ctx, ws[0], ls[0], fc, splitList(*scenarios), *workdir, *out, stdout, stderr, logf)
 	}

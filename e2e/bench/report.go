@@ -151,7 +151,9 @@ func header() string {
 		"both without leader election, at the same client QPS/burst and worker count. "+
 		"Wall time runs from the first Job created to the last one finished; sync latency is each controller's own histogram "+
 		"(job_controller_job_sync_duration_seconds, job_decider_shim_sync_duration_seconds); CPU and peak RSS are read from /proc "+
-		"(for (b) the shim and the service added up).\n\n", machine())
+		"(for (b) the shim and the service added up).\n"+
+		"The sharded shim (issue 27: 1, 2 and 3 shards beside kube-controller-manager, a replica killed mid-run, the service's CPU per call): "+
+		"[docs/bench-cluster-shards.md](bench-cluster-shards.md), written by `make bench-cluster-shards`.\n\n", machine())
 }
 
 // faultHeader introduces the fault run's section.

@@ -82,8 +82,16 @@ type Result struct {
 	// WorkloadSum is the workload's fingerprint; -resume reuses a saved
 	// run only for the same workload.
 	WorkloadSum string
-	// Fault is what a fault run saw (nil in the plain benchmark).
-	Fault *faultResult
+	// Fault is what a fault run saw (nil in the plain benchmark); the
+	// shard benchmark fills it too (duplicates, end state = schedule).
+	Fault *faultResult `json:",omitempty"`
+	// MachineBusy is the share of the machine's CPU time not idle during
+	// the run (/proc/stat: every process, the benchmark's and others').
+	MachineBusy float64 `json:",omitempty"`
+	// Perf is a system-wide profile taken during the run (-perf).
+	Perf *perfResult `json:",omitempty"`
+	// Shard is a sharded shim run's per-shard figures.
+	Shard *shardResult `json:",omitempty"`
 }
 
 // jobEnd is the part of a finished Job both controllers must agree on.
@@ -101,6 +109,12 @@ func runOne(ctx context.Context, w *Workload, specs []jobSpec, controller string
 	if opts.outage != "" {
 		tag += "-service-" + opts.outage
 	}
+	if opts.shards != nil {
+		if controller != "shim" {
+			return nil, fmt.Errorf("shards are the shim's")
+		}
+		tag = opts.shards.tag()
+	}
 	dir := filepath.Join(workdir, fmt.Sprintf("%s-%s-%s", w.Name, tag, lim.Name))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -113,13 +127,13 @@ func runOne(ctx context.Context, w *Workload, specs []jobSpec, controller string
 	c, err := cluster.Start(cluster.Options{
 		Dir:  filepath.Join(dir, "cluster"),
 		Logf: logf,
-		ExtraAPIServerArgs: []string{
+		ExtraAPIServerArgs: append([]string{
 			"--audit-policy-file=" + policy,
 			"--audit-log-path=" + auditLog,
 			"--audit-log-format=json",
 			"--audit-log-mode=batch",
 			"--audit-log-maxsize=0",
-		},
+		}, opts.apiserverArgs...),
 	})
 	if err != nil {
 		return nil, err
@@ -140,8 +154,10 @@ func runOne(ctx context.Context, w *Workload, specs []jobSpec, controller string
 	if err != nil {
 		return nil, err
 	}
-	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
-		return nil, err
+	for _, ns := range w.namespaceNames() {
+		if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			return nil, err
+		}
 	}
 	for i := range w.Nodes {
 		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{
@@ -187,8 +203,19 @@ func runOne(ctx context.Context, w *Workload, specs []jobSpec, controller string
 	var scrape func(context.Context) (string, error)
 	var histogramName string
 	var stopController func()
-	switch controller {
-	case "kcm":
+	var shards *shardSet
+	switch {
+	case controller == "shim" && opts.shards != nil:
+		set, err := startShards(ctx, dir, controllerKubeconfig, client, lim, *opts.shards, specs, logf)
+		if err != nil {
+			return nil, err
+		}
+		shards, decider = set, set.decider
+		ctlProcs = set.procs()
+		scrape = set.scrape
+		histogramName = "job_decider_shim_sync_duration_seconds"
+		stopController = set.stop
+	case controller == "kcm":
 		m, err := c.StartControllerManager(cluster.ControllerManagerOptions{
 			Controllers:        []string{"job"},
 			QPS:                lim.QPS,
@@ -204,7 +231,7 @@ func runOne(ctx context.Context, w *Workload, specs []jobSpec, controller string
 		scrape = m.Scrape
 		histogramName = "job_controller_job_sync_duration_seconds"
 		stopController = func() { m.Stop(15 * time.Second) }
-	case "shim":
+	case controller == "shim":
 		d, err := harness.StartDecider(dir)
 		if err != nil {
 			return nil, err
@@ -270,7 +297,7 @@ func runOne(ctx context.Context, w *Workload, specs []jobSpec, controller string
 			doneOnce.Do(func() { close(done) })
 		}
 	}
-	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(namespace))
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(w.scope()))
 	inf := factory.Batch().V1().Jobs().Informer()
 	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    onJob,
@@ -279,8 +306,26 @@ func runOne(ctx context.Context, w *Workload, specs []jobSpec, controller string
 		return nil, err
 	}
 	var pods *podTracker
-	if opts.faults != nil {
+	if opts.faults != nil || opts.track {
 		pods = trackPods(factory)
+	}
+	if shards != nil && shards.o.kill >= 0 {
+		// The writes in the victim's shard after the kill: pods created
+		// and Jobs updated (only the controller does either).
+		_, _ = factory.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc: func(obj any) {
+				if p, ok := obj.(*corev1.Pod); ok {
+					shards.saw(p.Namespace, true)
+				}
+			},
+		})
+		_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			UpdateFunc: func(_, n any) {
+				if j, ok := n.(*batchv1.Job); ok {
+					shards.saw(j.Namespace, false)
+				}
+			},
+		})
 	}
 	ictx, icancel := context.WithCancel(ctx)
 	defer icancel()
@@ -303,10 +348,25 @@ func runOne(ctx context.Context, w *Workload, specs []jobSpec, controller string
 	}
 	loadBefore := loadAverage()
 	logf("%s/%s/%s: creating %d Jobs", w.Name, tag, lim.Name, w.Jobs)
+	var callsBefore float64
+	if shards != nil {
+		if callsBefore, err = shards.decideCalls(ctx); err != nil {
+			return nil, fmt.Errorf("reading the service's metrics: %v", err)
+		}
+	}
+	busyBefore, ticksBefore := machineTicks()
 	cpuBefore := cpuOf(profiled)
 	start := time.Now()
 	if err := createJobs(ctx, client, w, specs, mb); err != nil {
 		return nil, err
+	}
+	var perfDone <-chan error
+	if opts.perf > 0 {
+		perfDone = perfSample(ictx, filepath.Join(dir, "perf.data"), 5*time.Second, opts.perf)
+	}
+	if shards != nil && shards.o.kill >= 0 {
+		finishedJob := func(name string) bool { _, ok := seen.Load(name); return ok }
+		go shards.kill(ictx, start, finishedJob, logf)
 	}
 	outageDone := make(chan string, 1)
 	if opts.outage != "" {
@@ -326,21 +386,43 @@ func runOne(ctx context.Context, w *Workload, specs []jobSpec, controller string
 	r := &Result{Workload: w.Name, Controller: controller, Limits: lim, Jobs: w.Jobs,
 		Started: start.UTC(), Commit: commit(), LoadBefore: loadBefore, LoadAfter: loadAverage(), WorkloadSum: w.sum()}
 	r.Profile = cpuSince(cpuBefore, cpuOf(profiled))
+	if busyAfter, ticksAfter := machineTicks(); ticksAfter > ticksBefore {
+		r.MachineBusy = (busyAfter - busyBefore) / (ticksAfter - ticksBefore)
+	}
+	victim := ""
+	if shards != nil && shards.isKilled(shards.o.kill) {
+		// Gone from /proc: its CPU as read just before the kill.
+		victim = identity(shards.o.kill)
+		r.Profile[victim] = shards.killedCPU - cpuBefore[victim]
+	}
 	r.Wall = time.Unix(0, lastFinish.Load()).Sub(start)
 	logf("%s/%s/%s: every Job finished in %s", w.Name, tag, lim.Name, r.Wall.Round(time.Millisecond))
+	if perfDone != nil {
+		comm := "job-decider-shi"
+		if controller == "kcm" {
+			comm = "kube-controller"
+		}
+		if err := <-perfDone; err != nil {
+			logf("no profile: %v", err)
+		} else if r.Perf, err = perfTop(filepath.Join(dir, "perf.data"), comm, opts.perf); err != nil {
+			logf("no profile: %v", err)
+		}
+	}
 	// Let the last syncs (finalizer removal after the Job finished) land
 	// before reading costs.
 	time.Sleep(3 * time.Second)
-	if opts.faults != nil {
+	if opts.faults != nil || opts.track {
 		r.Fault = &faultResult{Scenario: tag}
 		if opts.outage != "" {
 			r.Fault.Outage = <-outageDone
 		}
 		// Under faults the last finalizer removals may take retries.
-		if r.Fault.FinalizersLeft, err = waitFinalizersGone(ctx, client, 2*time.Minute); err != nil {
+		if r.Fault.FinalizersLeft, err = waitFinalizersGone(ctx, client, w.scope(), 2*time.Minute); err != nil {
 			return nil, err
 		}
-		r.Fault.Proxy = proxy.Stats()
+		if proxy != nil {
+			r.Fault.Proxy = proxy.Stats()
+		}
 	}
 
 	text, err := scrape(ctx)
@@ -352,7 +434,11 @@ func runOne(ctx context.Context, w *Workload, specs []jobSpec, controller string
 		return nil, err
 	}
 	r.SyncP50, r.SyncP99, r.Syncs = h.quantile(0.5), h.quantile(0.99), h.count()
-	for _, pid := range ctlProcs {
+	for name, pid := range ctlProcs {
+		if name == victim {
+			r.CPU += shards.killedCPU
+			continue
+		}
 		u, err := readProc(pid())
 		if err != nil {
 			return nil, err
@@ -360,11 +446,16 @@ func runOne(ctx context.Context, w *Workload, specs []jobSpec, controller string
 		r.CPU += u.CPUSeconds
 		r.PeakRSS += u.PeakRSS
 	}
-	if r.End, err = endState(ctx, client); err != nil {
+	if r.End, err = endState(ctx, client, w.scope()); err != nil {
 		return nil, err
 	}
 	if r.Fault != nil {
 		r.Fault.check(w, specs, r.End, pods)
+	}
+	if shards != nil {
+		if r.Shard, err = shards.result(ctx, client, specs, pods, callsBefore, start); err != nil {
+			return nil, err
+		}
 	}
 	icancel()
 	stopController()
@@ -376,6 +467,9 @@ func runOne(ctx context.Context, w *Workload, specs []jobSpec, controller string
 		return nil, err
 	}
 	r.Requests = counts[controller]
+	if shards != nil {
+		r.Controller = tag
+	}
 	r.Refused = refused[controller]
 	r.PodsCreated = r.Requests["create pods"]
 	if r.Fault != nil {
@@ -435,7 +529,7 @@ func createJobs(ctx context.Context, client kubernetes.Interface, w *Workload, s
 				if i >= len(specs) {
 					return
 				}
-				if _, err := client.BatchV1().Jobs(namespace).Create(ctx, w.job(namespace, specs[i], mb), metav1.CreateOptions{}); err != nil {
+				if _, err := client.BatchV1().Jobs(specs[i].ns).Create(ctx, w.job(specs[i].ns, specs[i], mb), metav1.CreateOptions{}); err != nil {
 					errs <- fmt.Errorf("creating Job %s: %v", specs[i].name, err)
 					return
 				}
@@ -447,11 +541,11 @@ func createJobs(ctx context.Context, client kubernetes.Interface, w *Workload, s
 	return <-errs
 }
 
-func endState(ctx context.Context, client kubernetes.Interface) (map[string]jobEnd, error) {
+func endState(ctx context.Context, client kubernetes.Interface, scope string) (map[string]jobEnd, error) {
 	out := map[string]jobEnd{}
 	cont := ""
 	for {
-		list, err := client.BatchV1().Jobs(namespace).List(ctx, metav1.ListOptions{Limit: 500, Continue: cont})
+		list, err := client.BatchV1().Jobs(scope).List(ctx, metav1.ListOptions{Limit: 500, Continue: cont})
 		if err != nil {
 			return nil, err
 		}

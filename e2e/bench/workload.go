@@ -75,6 +75,11 @@ type Workload struct {
 	Nodes int `json:"nodes"`
 	// TimeoutSeconds bounds one run until every Job finished.
 	TimeoutSeconds int `json:"timeoutSeconds"`
+	// Namespaces spreads the Jobs round-robin over this many namespaces,
+	// named from Seed (random hex suffixes: a shard is a range of the
+	// namespace's FNV-1a hash, which sequential names fill unevenly);
+	// 0 puts every Job in the one namespace "bench".
+	Namespaces int `json:"namespaces,omitempty"`
 }
 
 // inputError is a bad workload file: the benchmark exits 2.
@@ -118,6 +123,7 @@ func (w *Workload) check() error {
 		between("runMillisMax", w.RunMillisMax, w.RunMillisMin, 3_600_000),
 		between("runJitterMillis", w.RunJitterMillis, 0, 3_600_000),
 		between("timeoutSeconds", w.TimeoutSeconds, 1, 24*3600),
+		between("namespaces", w.Namespaces, 0, 1_000),
 	} {
 		if c != nil {
 			return c
@@ -168,6 +174,7 @@ func (w *Workload) smaller(jobs, completions int) *Workload {
 // jobSpec is one generated Job's varying part.
 type jobSpec struct {
 	name    string
+	ns      string
 	node    string
 	runMS   int
 	failing string // annoFail's value
@@ -192,9 +199,11 @@ func (w *Workload) plan() []jobSpec {
 	ignore := func(c int32) bool { return slices.Contains(w.IgnoreExitCodes, c) }
 	failIndex := func(c int32) bool { return slices.Contains(w.FailIndexExitCodes, c) }
 	specs := make([]jobSpec, w.Jobs)
+	nss := w.namespaceNames()
 	for j := range specs {
 		s := jobSpec{
 			name:  fmt.Sprintf("%s-%05d", strings.ToLower(w.Name), j),
+			ns:    nss[j%len(nss)],
 			node:  fmt.Sprintf("kwok-node-%d", j%w.Nodes),
 			runMS: w.RunMillisMin + rng.IntN(w.RunMillisMax-w.RunMillisMin+1),
 		}
@@ -243,6 +252,35 @@ func (w *Workload) plan() []jobSpec {
 		specs[j] = s
 	}
 	return specs
+}
+
+// namespaceNames are the workload's namespaces: "bench", or Namespaces names
+// with seeded random suffixes (their own random stream, so that the Jobs'
+// draws are the same with or without namespaces).
+func (w *Workload) namespaceNames() []string {
+	if w.Namespaces == 0 {
+		return []string{namespace}
+	}
+	rng := rand.New(rand.NewPCG(w.Seed, 0x6e616d6573706163))
+	seen := map[string]bool{}
+	var out []string
+	for len(out) < w.Namespaces {
+		n := fmt.Sprintf("%s-%08x", strings.ToLower(w.Name), rng.Uint32())
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// scope is the namespace the runner lists and watches: the one namespace,
+// or all of them when the workload spreads over several.
+func (w *Workload) scope() string {
+	if w.Namespaces == 0 {
+		return namespace
+	}
+	return metav1.NamespaceAll
 }
 
 // indexList writes sorted indexes as the Job status does: runs of three or
