@@ -132,12 +132,17 @@ func (s *Shards) Synced() bool {
 // and releases their Leases. It returns the first error that made a shard
 // unable to run at all (a lock or controller that could not be built).
 func (s *Shards) Run(ctx context.Context) error {
+	// A shard that cannot run at all stops the others (drained, released):
+	// the process exits rather than serving part of its shards.
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
 	errs := make(chan error, len(s.cfg.Ranges))
 	var wg sync.WaitGroup
 	for _, r := range s.cfg.Ranges {
 		wg.Go(func() {
 			if err := s.contend(ctx, r); err != nil {
 				errs <- fmt.Errorf("shard %d: %w", r.Index, err)
+				stop()
 			}
 		})
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -266,3 +267,51 @@ func TestOtherLayoutsHeldAreFound(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// A shard whose controller cannot be built stops the replica's other shards
+// (drained) and Run reports it: no replica serves part of its shards.
+func TestAShardThatCannotStartStopsTheOthers(t *testing.T) {
+	ranges, _ := shard.Ranges(2)
+	client := leaseClient()
+	var zero *fakeRun
+	var mu sync.Mutex
+	s, err := New(Config{
+		Ranges: ranges,
+		Home:   -1,
+		Lock: func(i int) (resourcelock.Interface, error) {
+			return resourcelock.New(resourcelock.LeasesResourceLock, "default", "broken-shard-"+strconv.Itoa(i),
+				client.CoreV1(), client.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: "a"})
+		},
+		LeaseDuration: 2 * time.Second,
+		RenewDeadline: 1500 * time.Millisecond,
+		RetryPeriod:   200 * time.Millisecond,
+		Start: func(_ context.Context, sr shard.Range) (Running, error) {
+			if sr.Index == 1 {
+				return nil, errors.New("no informers")
+			}
+			run := &fakeRun{done: make(chan struct{})}
+			mu.Lock()
+			zero = run
+			mu.Unlock()
+			return run, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Run(context.Background()) }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "shard 1: no informers") {
+			t.Errorf("Run: %v, want shard 1's error", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Run still running 20 s after shard 1 failed to start")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if zero != nil && (!zero.stopped.Load() || zero.aborted.Load()) {
+		t.Errorf("shard 0 after shard 1 failed: stopped %v, aborted %v; want drained", zero.stopped.Load(), zero.aborted.Load())
+	}
+}
