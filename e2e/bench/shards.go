@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"math/bits"
 	"os"
 	"path/filepath"
 	"sort"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
@@ -47,19 +45,6 @@ func (o *shardOpts) tag() string {
 		t += "-failover"
 	}
 	return t
-}
-
-// shardOf is the shard of a namespace among count, as the API server and the
-// shim cut them (KEP-5866: FNV-1a of metadata.namespace, count equal ranges
-// of the 64-bit hash).
-func shardOf(namespace string, count int) int {
-	// HashField writes the hash as 16 hex digits.
-	h, err := strconv.ParseUint(sharding.HashField(namespace), 16, 64)
-	if err != nil {
-		return -1
-	}
-	hi, _ := bits.Mul64(h, uint64(count))
-	return int(hi)
 }
 
 // shardLease is the name of shard i's Lease among count.
@@ -141,7 +126,7 @@ func startShards(ctx context.Context, dir, kubeconfig string, client kubernetes.
 	}
 	s := &shardSet{o: o, decider: d, specs: specs, shardOfNS: map[string]int{}}
 	for _, sp := range specs {
-		s.shardOfNS[sp.ns] = shardOf(sp.ns, o.count)
+		s.shardOfNS[sp.ns] = harness.ShardOf(sp.ns, o.count)
 	}
 	defer func() {
 		if err != nil {
@@ -195,7 +180,7 @@ func startShards(ctx context.Context, dir, kubeconfig string, client kubernetes.
 // replica, or a replica not ready; "" when all is.
 func (s *shardSet) notReady(ctx context.Context, client kubernetes.Interface) string {
 	for i := range s.o.count {
-		if h := leaseHolder(ctx, client, shardLease(i, s.o.count)); h != identity(i) {
+		if h := harness.LeaseHolder(ctx, client, leaseNamespace, shardLease(i, s.o.count)); h != identity(i) {
 			return fmt.Sprintf("shard %d held by %q", i, h)
 		}
 	}
@@ -205,14 +190,6 @@ func (s *shardSet) notReady(ctx context.Context, client kubernetes.Interface) st
 		}
 	}
 	return ""
-}
-
-func leaseHolder(ctx context.Context, client kubernetes.Interface, name string) string {
-	l, err := client.CoordinationV1().Leases(leaseNamespace).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return ""
-	}
-	return ptr.Deref(l.Spec.HolderIdentity, "")
 }
 
 // procs are the processes whose CPU the run reads: shim-<i> and service.

@@ -44,7 +44,7 @@ func TestNamespacesAreSeededAndSpreadOverTheShards(t *testing.T) {
 			if !names[s.ns] {
 				t.Fatalf("Job %s in namespace %q, not one of the workload's", s.name, s.ns)
 			}
-			jobs[shardOf(s.ns, n)]++
+			jobs[harness.ShardOf(s.ns, n)]++
 		}
 		for i, j := range jobs {
 			// Even would be 1/n of the Jobs; at most a third less.
@@ -72,7 +72,7 @@ func TestNamespacesAreSeededAndSpreadOverTheShards(t *testing.T) {
 	}
 }
 
-// shardOf cuts the 64-bit FNV-1a hash of the namespace into equal ranges:
+// harness.ShardOf cuts the 64-bit FNV-1a hash of the namespace into equal ranges:
 // shard i holds [i·2^64/n, (i+1)·2^64/n), as KEP-5866's shardRange does.
 func TestShardOfCutsTheHashIntoEqualRanges(t *testing.T) {
 	two64 := new(big.Int).Lsh(big.NewInt(1), 64)
@@ -82,11 +82,11 @@ func TestShardOfCutsTheHashIntoEqualRanges(t *testing.T) {
 		h.Write([]byte(ns))
 		sum := new(big.Int).SetUint64(h.Sum64())
 		for _, n := range []int{1, 2, 3, 7} {
-			got := shardOf(ns, n)
+			got := harness.ShardOf(ns, n)
 			lo := new(big.Int).Div(new(big.Int).Mul(big.NewInt(int64(got)), two64), big.NewInt(int64(n)))
 			hi := new(big.Int).Div(new(big.Int).Mul(big.NewInt(int64(got+1)), two64), big.NewInt(int64(n)))
 			if got < 0 || got >= n || sum.Cmp(lo) < 0 || sum.Cmp(hi) >= 0 {
-				t.Fatalf("shardOf(%q, %d) = %d: hash %x not in [%x, %x)", ns, n, got, sum, lo, hi)
+				t.Fatalf("ShardOf(%q, %d) = %d: hash %x not in [%x, %x)", ns, n, got, sum, lo, hi)
 			}
 		}
 	}

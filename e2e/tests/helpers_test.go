@@ -13,7 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/utils/ptr"
 
 	"job-decider.dev/e2e/harness"
 )
@@ -233,16 +232,7 @@ func deadline(ctx context.Context) time.Time {
 // leaseHolder is who holds the Lease `name` in the default namespace ("" when
 // nobody does or it cannot be read).
 func leaseHolder(ctx context.Context, name string) string {
-	return leaseHolderOn(ctx, e.client, name)
-}
-
-// leaseHolderOn is leaseHolder on the cluster of client.
-func leaseHolderOn(ctx context.Context, client kubernetes.Interface, name string) string {
-	lease, err := client.CoordinationV1().Leases("default").Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return ""
-	}
-	return ptr.Deref(lease.Spec.HolderIdentity, "")
+	return harness.LeaseHolder(ctx, e.client, "default", name)
 }
 
 // startShimReplica starts one shim with these options, fails the test if it

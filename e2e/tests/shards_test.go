@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math/bits"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -19,7 +18,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
@@ -51,18 +49,6 @@ func TestShardsFallBackToClientSideFilteringWithTheGateOff(t *testing.T) {
 	runShardFailover(t, kubernetes.NewForConfigOrDie(c.Config), c.Kubeconfig, "client")
 }
 
-// shardOf is the shard of a namespace among count, as the API server cuts
-// them (KEP-5866: FNV-1a of metadata.namespace, equal ranges of 2^64).
-func shardOf(namespace string, count uint64) int {
-	var h uint64
-	if _, err := fmt.Sscanf(sharding.HashField(namespace), "%x", &h); err != nil {
-		return -1
-	}
-	// floor(h·count / 2^64): the range that holds h.
-	hi, _ := bits.Mul64(h, count)
-	return int(hi)
-}
-
 func runShardFailover(t *testing.T, client kubernetes.Interface, kubeconfig, wantMode string) {
 	name := "job-decider.dev/shards-" + wantMode
 	lease := "shards-" + wantMode
@@ -83,7 +69,7 @@ func runShardFailover(t *testing.T, client kubernetes.Interface, kubeconfig, wan
 	var namespaces [2][]string
 	for len(namespaces[0]) < 2 || len(namespaces[1]) < 2 {
 		ns := fmt.Sprintf("shards-%s-%08x", wantMode, rand.Uint32())
-		s := shardOf(ns, 2)
+		s := harness.ShardOf(ns, 2)
 		if len(namespaces[s]) == 2 {
 			continue
 		}
@@ -95,7 +81,9 @@ func runShardFailover(t *testing.T, client kubernetes.Interface, kubeconfig, wan
 
 	a := replica("a", 0)
 	b := replica("b", 1)
-	holder := func(i int) string { return leaseHolderOn(ctx, client, fmt.Sprintf("shim-%s-shard-%d", lease, i)) }
+	holder := func(i int) string {
+		return harness.LeaseHolder(ctx, client, "default", fmt.Sprintf("shim-%s-shard-%d", lease, i))
+	}
 	if err := harness.Poll(ctx, 50*time.Millisecond, 30*time.Second, func(context.Context) (bool, error) {
 		return holder(0) == "a" && holder(1) == "b", nil
 	}); err != nil {
@@ -209,8 +197,8 @@ func checkServerCutsShard0(t *testing.T, ctx context.Context, client kubernetes.
 	}
 	seen := map[string]bool{}
 	for _, j := range list.Items {
-		if shardOf(j.Namespace, 2) != 0 {
-			t.Errorf("shard 0's list holds Job %s/%s of shard %d", j.Namespace, j.Name, shardOf(j.Namespace, 2))
+		if harness.ShardOf(j.Namespace, 2) != 0 {
+			t.Errorf("shard 0's list holds Job %s/%s of shard %d", j.Namespace, j.Name, harness.ShardOf(j.Namespace, 2))
 		}
 		seen[j.Namespace] = true
 	}
@@ -337,7 +325,7 @@ func TestShardedManifestRunsAJobOnEveryShard(t *testing.T) {
 	}
 	for s := range replicas {
 		var ns string
-		for ns == "" || shardOf(ns, uint64(replicas)) != s {
+		for ns == "" || harness.ShardOf(ns, replicas) != s {
 			ns = fmt.Sprintf("sharded-manifest-%08x", rand.Uint32())
 		}
 		if _, err := e.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
