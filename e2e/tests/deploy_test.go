@@ -22,7 +22,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -337,21 +336,9 @@ func startShimWithDeployRBAC(t *testing.T, ctx context.Context, name, lease stri
 // its health and metrics ports, the socket is 0660, and a Job completes.
 func TestSidecarManifestRunsAJob(t *testing.T) {
 	t.Parallel()
-	objs, err := harness.RenderKustomize(harness.DeployDir("overlays", "sidecar"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pod *corev1.PodSpec
-	for _, o := range objs {
-		if o.GetKind() == "Deployment" && o.GetName() == "job-decider-shim" {
-			var d appsv1.Deployment
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &d); err != nil {
-				t.Fatal(err)
-			}
-			pod = &d.Spec.Template.Spec
-		}
-	}
-	if pod == nil || len(pod.InitContainers) != 1 || len(pod.Containers) != 1 {
+	var d appsv1.Deployment
+	pod := &d.Spec.Template.Spec
+	if !renderedObject(t, "Deployment", "job-decider-shim", &d, "overlays", "sidecar") || len(pod.InitContainers) != 1 || len(pod.Containers) != 1 {
 		t.Fatalf("the sidecar overlay has no shim Deployment with the decider beside it")
 	}
 	const mount = "/run/job-decider"

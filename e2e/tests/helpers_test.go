@@ -12,6 +12,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 
 	"job-decider.dev/e2e/harness"
@@ -233,6 +234,25 @@ func deadline(ctx context.Context) time.Time {
 // nobody does or it cannot be read).
 func leaseHolder(ctx context.Context, name string) string {
 	return harness.LeaseHolder(ctx, e.client, "default", name)
+}
+
+// renderedObject renders the kustomization deploy/<dir...> and decodes its
+// object of kind and name into out; false when it has none.
+func renderedObject(t *testing.T, kind, name string, out any, dir ...string) bool {
+	t.Helper()
+	objs, err := harness.RenderKustomize(harness.DeployDir(dir...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		if o.GetKind() == kind && o.GetName() == name {
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, out); err != nil {
+				t.Fatal(err)
+			}
+			return true
+		}
+	}
+	return false
 }
 
 // startShimReplica starts one shim with these options, fails the test if it

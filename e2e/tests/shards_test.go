@@ -17,7 +17,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
@@ -221,20 +220,8 @@ func checkServerCutsShard0(t *testing.T, ctx context.Context, client kubernetes.
 // namespace of every shard completes.
 func TestShardedManifestRunsAJobOnEveryShard(t *testing.T) {
 	t.Parallel()
-	objs, err := harness.RenderKustomize(harness.DeployDir("overlays", "sharded"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var set *appsv1.StatefulSet
-	for _, o := range objs {
-		if o.GetKind() == "StatefulSet" && o.GetName() == "job-decider-shim" {
-			set = &appsv1.StatefulSet{}
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, set); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if set == nil || set.Spec.Replicas == nil {
+	set := &appsv1.StatefulSet{}
+	if !renderedObject(t, "StatefulSet", "job-decider-shim", set, "overlays", "sharded") || set.Spec.Replicas == nil {
 		t.Fatal("the sharded overlay has no shim StatefulSet with replicas")
 	}
 	pod := set.Spec.Template.Spec
