@@ -44,6 +44,15 @@ type shardRuns struct {
 	failover *Result
 }
 
+// shim is every shim run: the shard counts', then the failover's when there is one.
+func (rs shardRuns) shim() []*Result {
+	out := append([]*Result{}, rs.shards...)
+	if rs.failover != nil {
+		out = append(out, rs.failover)
+	}
+	return out
+}
+
 func (sb *shardBench) run(ctx context.Context, workdir, out string, stdout, stderr io.Writer, logf func(string, ...any)) int {
 	specs := sb.w.plan()
 	hdr := shardHeader(sb)
@@ -138,11 +147,7 @@ func (sb *shardBench) run(ctx context.Context, workdir, out string, stdout, stde
 // manager's, a failover whose shard was not taken over.
 func (rs shardRuns) problems() []string {
 	var out []string
-	all := append([]*Result{}, rs.shards...)
-	if rs.failover != nil {
-		all = append(all, rs.failover)
-	}
-	for _, r := range all {
+	for _, r := range rs.shim() {
 		if r.Fault != nil && !faultsLoseNothing(r) {
 			out = append(out, fmt.Sprintf("%s: lost, duplicated or left something: exact %d/%d, lost counts %d, duplicates %d, finalizers left %d, pods %d of %d planned; %s",
 				r.Controller, r.Fault.ExactJobs, r.Jobs, r.Fault.LostCounts, r.Fault.Duplicates, r.Fault.FinalizersLeft, r.Fault.PodsSeen, r.Fault.PodsPlanned, strings.Join(first(r.Fault.Mismatches, 3), "; ")))
@@ -267,9 +272,7 @@ func shardReport(sb *shardBench, rs shardRuns) string {
 			one = r
 		}
 	}
-	rows := append([]*Result{}, rs.kcm)
-	rows = append(rows, rs.shards...)
-	rows = append(rows, rs.failover)
+	rows := append([]*Result{rs.kcm}, rs.shim()...)
 
 	b.WriteString("## Capacity\n\n")
 	b.WriteString("| Run | Jobs | Pods created | Wall s | Jobs/s | Pods/s | Jobs/s ÷ 1 shard | Jobs/s ÷ kcm | Controller CPU s (per process) | Service CPU s | Sync p50 / p99 ms | API writes/Job | Duplicate pods | Jobs with end state = schedule | End state vs kcm |\n")
@@ -317,8 +320,8 @@ func shardReport(sb *shardBench, rs shardRuns) string {
 		"what one shard replica does with one core, which holds on a machine with a core per replica.\n\n")
 	b.WriteString("| Run | Shard | Namespaces | Jobs | Pods seen | Replica | Replica CPU s | Replica cores | Syncs | Jobs/s in the shard | Jobs per replica CPU-second |\n")
 	b.WriteString("|---|--:|--:|--:|--:|---|--:|--:|--:|--:|--:|\n")
-	for _, r := range append(append([]*Result{}, rs.shards...), rs.failover) {
-		if r == nil || r.Shard == nil {
+	for _, r := range rs.shim() {
+		if r.Shard == nil {
 			continue
 		}
 		wall := r.Wall.Seconds()
@@ -385,8 +388,8 @@ func shardReport(sb *shardBench, rs shardRuns) string {
 		"(the budget an HPA target of %.0f%% of a 250m request gives).\n\n", sb.budget, sb.budget/0.25*100)
 	b.WriteString("| Run | DecideJob calls | Calls/s | Calls per Job | Service CPU s | CPU ms per call | Service cores | Replicas at the budget |\n")
 	b.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|\n")
-	for _, r := range append(append([]*Result{}, rs.shards...), rs.failover) {
-		if r == nil || r.Shard == nil {
+	for _, r := range rs.shim() {
+		if r.Shard == nil {
 			continue
 		}
 		wall := r.Wall.Seconds()
