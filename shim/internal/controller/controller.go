@@ -149,11 +149,10 @@ type Controller struct {
 
 	// draining is set once Run's context is done: no new sync starts.
 	draining atomic.Bool
-	// abort, once Run has started its workers, cancels the syncs in flight
-	// at once (Abort); nil before.
-	abortMu sync.Mutex
-	abort   context.CancelFunc
-	aborted bool
+	// aborted is done once Abort was called: Run's syncs in flight are
+	// cancelled with it, and a Run not yet acting never acts.
+	aborted     context.Context
+	cancelAbort context.CancelFunc
 
 	statesMu sync.Mutex
 	states   map[string]jobState
@@ -202,6 +201,7 @@ func New(cfg Config, kube kubernetes.Interface, factory informers.SharedInformer
 		},
 		states: map[string]jobState{},
 	}
+	c.aborted, c.cancelAbort = context.WithCancel(context.Background())
 	c.applier = apply.New(kube, apply.Options{Recorder: recorder, Hooks: c.applyHooks()})
 	if err := podInformer.Informer().AddIndexers(cache.Indexers{podControllerUIDIndex: indexByControllerUID}); err != nil {
 		return nil, err
@@ -289,7 +289,8 @@ func (c *Controller) Run(ctx context.Context) error {
 	}
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWork()
-	if !c.setAbort(cancelWork) {
+	defer context.AfterFunc(c.aborted, cancelWork)()
+	if c.aborted.Err() != nil {
 		return nil // aborted before it acted
 	}
 	var wg sync.WaitGroup
@@ -310,28 +311,12 @@ func (c *Controller) Run(ctx context.Context) error {
 	return nil
 }
 
-// setAbort records how Abort cancels the work; false when Abort came first.
-func (c *Controller) setAbort(cancel context.CancelFunc) bool {
-	c.abortMu.Lock()
-	defer c.abortMu.Unlock()
-	if c.aborted {
-		return false
-	}
-	c.abort = cancel
-	return true
-}
-
 // Abort cancels the syncs in flight at once, without Run's grace: for a
 // shard whose Lease was lost, another replica may already be acting on it.
 // Cancel Run's context as well; Run then returns as the workers stop.
 func (c *Controller) Abort() {
-	c.abortMu.Lock()
-	defer c.abortMu.Unlock()
-	c.aborted = true
 	c.draining.Store(true)
-	if c.abort != nil {
-		c.abort()
-	}
+	c.cancelAbort()
 }
 
 // jobWorker syncs Jobs until stop is done; each sync runs on work, which
