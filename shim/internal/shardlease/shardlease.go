@@ -309,14 +309,11 @@ func (s *Shards) term(ctx context.Context, logger klog.Logger, lock *watchedLock
 			},
 			OnStoppedLeading: func() {
 				mu.Lock()
-				run := held
+				run, handed := held, handing
 				mu.Unlock()
 				if run == nil {
 					return
 				}
-				mu.Lock()
-				handed := handing
-				mu.Unlock()
 				if ctx.Err() == nil && !handed {
 					// Lost, not handed back: another replica may act already.
 					logger.Error(nil, "Lost the shard's Lease; stopping its syncs at once")
