@@ -15,6 +15,7 @@
 //! plan cut short is repaired by deciding again.
 
 pub mod backoff_schedule;
+pub mod failure_message;
 pub mod node_avoidance;
 pub mod pending_timeout;
 pub mod retry_limits;
