@@ -192,6 +192,35 @@ fn each_cause_names_its_pod_container_node_rule_and_limit() {
                 .into(),
         ),
     ];
+    let mut timed_out = (*detailed(vec![])).clone();
+    timed_out.pending_timeout = Some(PendingTimeout {
+        seconds: 60,
+        reasons: vec!["ImagePullBackOff".into()],
+        action: Count,
+    });
+    let mut deleted_pods = job();
+    deleted_pods.spec.backoff_limit = 0;
+    let mut zero = job();
+    zero.spec.backoff_limit = 0;
+    let cases = cases.into_iter().chain([
+        (
+            "the implicit PendingTimeout rule is named by its name",
+            zero,
+            Arc::new(timed_out),
+            vec![pod("p").phase(PodPhase::Failed).pending_timed_out()],
+            format!(
+                "{BACKOFF} (pod p: condition job-decider.dev/PendingTimeout=True; \
+                 rule PendingTimeout action Count; limit backoffLimit=0)"
+            ),
+        ),
+        (
+            "a pod deleted before it finished",
+            deleted_pods,
+            detailed(vec![]),
+            vec![pod("d").deleted(t(5), Some(0))],
+            format!("{BACKOFF} (pod d: deleted; limit backoffLimit=0)"),
+        ),
+    ]);
     for (name, job, doc, pods, want) in cases {
         let got = message_of(started(job, Some(doc)), pods, 10);
         assert_eq!(got, want, "{name}");
