@@ -289,8 +289,9 @@ impl<'e> Walk<'e> {
         rules
     }
 
-    /// KEP-4443: an unnamed rule's reason ends in its index, so a name that is
-    /// the index of another rule of the list is refused.
+    /// KEP-4443 gives an unnamed rule the reason `PodFailurePolicy_{index}` and so
+    /// refuses a name that is another rule's index; the document refuses it too,
+    /// so that its named rules move to `spec.podFailurePolicy` unchanged.
     fn check_index_names(&mut self, items: &[Value], path: &str) {
         for (i, item) in items.iter().enumerate() {
             let Some(Value::String(name)) = item.as_mapping().and_then(|m| m.get("name")) else {
