@@ -135,6 +135,14 @@ vector("named-rule-from-the-request-field",
   "The same Job without the annotation, its document sent in DecideJobRequest.failurePolicy: the same plan.",
   job(None, completions=1, parallelism=1), [pod("f1", "Failed", containers=exited(42))],
   request_doc=HEAD + "rules:\n- name: bad_input\n  action: FailJob\n  onExitCodes: {operator: In, values: [42]}\n")
+# 9 failureMessage: Detailed
+vector("failure-message-detailed-names-pod-rule-and-limit",
+  "failureMessage Detailed: the FailJob of the rule named bad_input keeps its reason "
+  "(PodFailurePolicy_bad_input) and upstream's message, followed by the pod, its node, the container "
+  "with its exit code and termination reason, and the rule; a FailJob rule reaches no limit, so none "
+  "is said. Failed and the event repeat the message.",
+  job("failureMessage: Detailed\nrules:\n- name: bad_input\n  action: FailJob\n  onExitCodes: {operator: In, values: [42]}\n", completions=1, parallelism=1),
+  [pod("f1", "Failed", containers=exited(42))])
 vector("pod-reason-ignored",
   "A pod the kubelet rejected (status.reason UnexpectedAdmissionError, no container statuses) matches "
   "onPodReasons with Ignore: not counted (failed stays 0) and replaced.",

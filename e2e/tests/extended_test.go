@@ -282,6 +282,56 @@ rules:
 	}
 }
 
+// Feature 9: failureMessage Detailed. Two Jobs with the same rule (OOMKilled
+// counted, backoffLimit 0) lose their pod to an OOM kill: both fail with
+// upstream's reason, BackoffLimitExceeded; the one whose document says
+// Detailed has a FailureTarget and a Failed message naming the pod, the
+// container, the exit code and reason, the rule and the limit, after
+// upstream's words; the other has upstream's message alone.
+func TestExtendedFailureMessageDetailed(t *testing.T) {
+	t.Parallel()
+	const rules = `
+rules:
+- name: oom
+  action: Count
+  onContainerReasons:
+    values: [OOMKilled]
+`
+	ns := newNamespace(t)
+	withKubelet(t, ns)
+	limit := func(job *batchv1.Job) { job.Spec.BackoffLimit = ptr.To[int32](0) }
+	detailed := start(t, newJob(ns, "detailed", limit, withPolicy("failureMessage: Detailed\n"+strings.TrimLeft(rules, "\n"))), 2*time.Minute)
+	upstream := start(t, newJob(ns, "upstream", limit, withPolicy(rules)), 2*time.Minute)
+	oom := harness.PodOutcome{Phase: corev1.PodFailed, ExitCode: 137, TerminationReason: "OOMKilled"}
+	pods := detailed.waitActive(1)
+	detailed.finish(pods, oom)
+	upstream.finish(upstream.waitActive(1), oom)
+
+	const backoff = "Job has reached the specified backoff limit"
+	want := fmt.Sprintf("%s (pod %s: container main exit code 137 reason OOMKilled; rule rules[0] \"oom\" action Count; limit backoffLimit=0)", backoff, pods[0].Name)
+	job := detailed.waitCondition(batchv1.JobFailed)
+	for _, ct := range []batchv1.JobConditionType{batchv1.JobFailureTarget, batchv1.JobFailed} {
+		c := condition(job, ct)
+		if c == nil || c.Reason != batchv1.JobReasonBackoffLimitExceeded || c.Message != want {
+			detailed.fatalf("%s: %+v\nwant reason %s, message %q", ct, c, batchv1.JobReasonBackoffLimitExceeded, want)
+		}
+	}
+	job = upstream.waitCondition(batchv1.JobFailed)
+	if c := condition(job, batchv1.JobFailed); c == nil || c.Reason != batchv1.JobReasonBackoffLimitExceeded || c.Message != backoff {
+		upstream.fatalf("Failed: %+v, want upstream's message %q", c, backoff)
+	}
+}
+
+// condition is the Job's True condition of this type, or nil.
+func condition(job *batchv1.Job, ct batchv1.JobConditionType) *batchv1.JobCondition {
+	for i := range job.Status.Conditions {
+		if c := &job.Status.Conditions[i]; c.Type == ct && c.Status == corev1.ConditionTrue {
+			return c
+		}
+	}
+	return nil
+}
+
 // Feature 2: backoff settings. Two Jobs fail their first pod at the same
 // moment: the one with baseSeconds 1 gets its replacement after 1 s (plus
 // jitter) and before the upstream Job, whose replacement waits upstream's

@@ -165,3 +165,65 @@ async fn the_explanation_names_the_document_rule_that_handled_the_pods() {
     let explanation = response.explanation.expect("asked for");
     assert!(explanation.pods.iter().all(|g| g.extended_rule.is_empty()));
 }
+
+/// The FailureTarget messages the response's status updates write.
+fn failure_target_messages(response: &pb::DecideJobResponse) -> Vec<String> {
+    response
+        .actions
+        .iter()
+        .filter_map(|a| match &a.kind {
+            Some(pb::action::Kind::UpdateStatus(u)) => u.status.as_ref(),
+            _ => None,
+        })
+        .flat_map(|s| &s.conditions)
+        .filter(|c| c.r#type == "FailureTarget")
+        .map(|c| c.message.clone())
+        .fold(Vec::new(), |mut seen, m| {
+            // The status is written more than once in a plan; each message counts once.
+            if !seen.contains(&m) {
+                seen.push(m);
+            }
+            seen
+        })
+}
+
+#[tokio::test]
+async fn failure_message_detailed_explains_the_failure_on_the_wire() {
+    let server = TestServer::start(ServerConfig::default()).await;
+    let mut client = server.client().await;
+    let answer = |document: &str| {
+        let mut request = request_with_failures(document);
+        let spec = request.job.as_mut().and_then(|j| j.spec.as_mut());
+        spec.expect("spec").backoff_limit = Some(0);
+        request
+    };
+    let upstream = "Job has reached the specified backoff limit";
+    let plain = client.decide_job(answer(DOC)).await.expect("decided");
+    assert_eq!(failure_target_messages(&plain.into_inner()), [upstream]);
+    let detailed_doc = format!("{DOC}failureMessage: Detailed\n");
+    for request in [
+        answer(&detailed_doc),
+        lean_request(answer(&detailed_doc)).expect("lean"),
+    ] {
+        let response = client.decide_job(request).await.expect("decided");
+        let messages = failure_target_messages(&response.into_inner());
+        assert_eq!(messages.len(), 1, "{messages:?}");
+        // The three pods failed at the same moment: the smallest name explains it.
+        let want = format!("{upstream} (pod {}-0-", fixtures::JOB_NAME);
+        assert!(messages[0].starts_with(&want), "{messages:?}");
+        assert!(
+            messages[0].ends_with(
+                ": container trainer exit code 137 reason OOMKilled; rule rules[0] \"oom\" \
+                 action Count; limit backoffLimit=0)"
+            ),
+            "{messages:?}"
+        );
+    }
+    // A value the schema does not have is refused at its field.
+    let status = client
+        .decide_job(answer(&format!("{DOC}failureMessage: detailed\n")))
+        .await
+        .expect_err("rejected");
+    assert_eq!(status.code(), Code::InvalidArgument);
+    assert_eq!(fields(&status), ["failurePolicy.failureMessage"]);
+}

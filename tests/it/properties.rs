@@ -32,7 +32,7 @@ use job_decider_core::index_set::IndexSet;
 use job_decider_core::indexed::is_index_failed;
 use job_decider_core::model::*;
 use job_decider_core::model::{ExtendedAction, NodeAvoidanceMode};
-use job_decider_core::plan::{Action, Plan, PodCreation};
+use job_decider_core::plan::{Action, EventType, Plan, PodCreation};
 use job_decider_core::pod_failure_policy::match_pod_failure_policy;
 use job_decider_core::sync::decide;
 use job_decider_core::time::Time;

@@ -654,6 +654,19 @@ pub struct ExtendedFailurePolicy {
     pub pending_timeout: Option<PendingTimeout>,
     /// Keeping a replacement pod off the nodes where its scope failed.
     pub node_avoidance: Option<NodeAvoidance>,
+    /// What the message of the Job's FailureTarget and Failed conditions says.
+    pub failure_message: FailureMessage,
+}
+
+/// How much the FailureTarget/Failed condition message says about the failure.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FailureMessage {
+    /// Upstream's message, byte for byte.
+    #[default]
+    Upstream,
+    /// Upstream's message followed by a bounded explanation: the pod, its
+    /// container and exit code or reason, the node, the rule and the limit.
+    Detailed,
 }
 
 /// One extended rule: matchers that must all hold, and what to do then.

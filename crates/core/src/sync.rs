@@ -15,6 +15,7 @@ use crate::cancel::{Cancelled, Interrupt, Never, check};
 use crate::conditions::{ensure_condition, new_condition};
 use crate::explain::{self, ExplainFacts, JobExplanation};
 use crate::extended::backoff_schedule::failures_for_backoff;
+use crate::extended::failure_message::{Cause, failure_message};
 use crate::extended::pending_timeout;
 use crate::extended::rules;
 use crate::index_set::IndexSet;
@@ -638,7 +639,8 @@ fn finishing_condition(facts: &SyncFacts<'_>) -> (Option<JobCondition>, Option<D
                 &target.message,
                 now,
             ));
-        } else if let Some((reason, message)) = fail_job_reason_and_message(job, &facts.pods) {
+        } else if let Some((reason, message, pod)) = fail_job_reason_and_message(job, &facts.pods) {
+            let message = failure_message(job, &facts.pods, Cause::FailJob(pod), &message);
             condition = Some(failure_target(&reason, &message, now));
         }
     }
@@ -647,7 +649,12 @@ fn finishing_condition(facts: &SyncFacts<'_>) -> (Option<JobCondition>, Option<D
         {
             condition = Some(failure_target(
                 "BackoffLimitExceeded",
-                "Job has reached the specified backoff limit",
+                &failure_message(
+                    job,
+                    &facts.pods,
+                    Cause::BackoffLimitExceeded,
+                    "Job has reached the specified backoff limit",
+                ),
                 now,
             ));
         } else if past_active_deadline(job, facts.start_time, now) {
@@ -684,7 +691,12 @@ fn indexed_finishing_condition(facts: &SyncFacts<'_>) -> Option<JobCondition> {
         {
             return Some(failure_target(
                 "MaxFailedIndexesExceeded",
-                "Job has exceeded the specified maximal number of failed indexes",
+                &failure_message(
+                    job,
+                    &facts.pods,
+                    Cause::MaxFailedIndexesExceeded(failed),
+                    "Job has exceeded the specified maximal number of failed indexes",
+                ),
                 now,
             ));
         }
@@ -694,7 +706,12 @@ fn indexed_finishing_condition(facts: &SyncFacts<'_>) -> Option<JobCondition> {
         {
             return Some(failure_target(
                 "FailedIndexes",
-                "Job has failed indexes",
+                &failure_message(
+                    job,
+                    &facts.pods,
+                    Cause::FailedIndexes(failed),
+                    "Job has failed indexes",
+                ),
                 now,
             ));
         }
@@ -801,10 +818,13 @@ fn new_finished_pods<'a>(
 }
 
 /// The reason and message of the first failed pod (in snapshot order,
-/// counted or not) whose handling is FailJob: `PodFailurePolicy` and
-/// upstream's message for a `spec.podFailurePolicy` rule; for a rule of the
+/// counted or not) whose handling is FailJob, and that pod: `PodFailurePolicy`
+/// and upstream's message for a `spec.podFailurePolicy` rule; for a rule of the
 /// extended policy document, the reason its name gives and a message naming it.
-fn fail_job_reason_and_message(job: &Job, pods: &[SyncPod<'_>]) -> Option<(String, String)> {
+fn fail_job_reason_and_message<'s, 'a>(
+    job: &Job,
+    pods: &'s [SyncPod<'a>],
+) -> Option<(String, String, &'s SyncPod<'a>)> {
     if job.spec.pod_failure_policy.is_none() && job.extended_failure_policy.is_none() {
         return None;
     }
@@ -819,6 +839,7 @@ fn fail_job_reason_and_message(job: &Job, pods: &[SyncPod<'_>]) -> Option<(Strin
         return Some((
             rules::fail_job_reason(document, m.rule),
             rules::fail_job_message(job, &m, pod),
+            pod,
         ));
     }
     let policy = job.spec.pod_failure_policy.as_ref()?;
@@ -826,7 +847,7 @@ fn fail_job_reason_and_message(job: &Job, pods: &[SyncPod<'_>]) -> Option<(Strin
         .upstream_match()?
         .decision(policy, &job.namespace, pod)
         .fail_job_message?;
-    Some(("PodFailurePolicy".into(), message))
+    Some(("PodFailurePolicy".into(), message, pod))
 }
 
 /// With restartPolicy OnFailure, container restarts of running and pending pods count against backoffLimit.

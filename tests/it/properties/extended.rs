@@ -20,9 +20,9 @@ use job_decider_core::extended::{
 use job_decider_core::fixtures::deletions;
 use job_decider_core::model::{
     BackoffSettings, ConditionMatcher, ContainerReasonMatcher, ContainerTermination,
-    ExitCodeMatcher, ExtendedAction, ExtendedFailurePolicy, ExtendedRule, IgnoredFailureDelay,
-    MessagePattern, NodeAvoidance, NodeAvoidanceMode, PendingTimeout, PodFailureDetails,
-    RetryLimit,
+    ExitCodeMatcher, ExtendedAction, ExtendedFailurePolicy, ExtendedRule, FailureMessage,
+    IgnoredFailureDelay, MessagePattern, NodeAvoidance, NodeAvoidanceMode, PendingTimeout,
+    PodFailureDetails, RetryLimit,
 };
 
 /// The nodes of the simulated cluster; pods' details name them.
@@ -104,6 +104,8 @@ pub(super) struct RawDoc {
     pending: Option<(i64, u8, u8)>,
     /// (Required, maxNodes).
     avoidance: Option<(bool, i32)>,
+    /// `failureMessage: Detailed`.
+    detailed: bool,
 }
 
 fn arb_exit() -> impl Strategy<Value = RawExit> {
@@ -171,12 +173,14 @@ pub(super) fn arb_doc() -> impl Strategy<Value = RawDoc> {
         ),
         prop::option::weighted(0.5, (1..=900i64, 0..64u8, 0..4u8)),
         prop::option::weighted(0.6, (any::<bool>(), prop_oneof![1..=3i32, Just(50)])),
+        any::<bool>(),
     )
-        .prop_map(|(rules, backoff, pending, avoidance)| RawDoc {
+        .prop_map(|(rules, backoff, pending, avoidance, detailed)| RawDoc {
             rules,
             backoff,
             pending,
             avoidance,
+            detailed,
         })
 }
 
@@ -357,6 +361,11 @@ pub(super) fn build_doc(
             },
             max_nodes,
         }),
+        failure_message: if raw.detailed {
+            FailureMessage::Detailed
+        } else {
+            FailureMessage::Upstream
+        },
     }
 }
 
@@ -970,6 +979,51 @@ proptest! {
     #[test]
     fn document_plans_are_deterministic(s in arb_doc_snapshot(8)) {
         prop_assert_eq!(decide(&s), decide(&s));
+    }
+
+    /// `failureMessage` changes nothing but the messages of the FailureTarget
+    /// and Failed conditions and of the finish event that repeats them: with
+    /// `Detailed` each starts with the `Upstream` message (the default, which
+    /// is upstream's byte for byte) and fits in 1024 bytes.
+    #[test]
+    fn detailed_messages_only_extend_upstreams(s in arb_doc_snapshot(8)) {
+        let with = |mode| {
+            let mut s = s.clone();
+            let mut doc = (**s.job.extended_failure_policy.as_ref().unwrap()).clone();
+            doc.failure_message = mode;
+            s.job.extended_failure_policy = Some(Arc::new(doc));
+            decide(&s)
+        };
+        let upstream = with(FailureMessage::Upstream);
+        let mut detailed = with(FailureMessage::Detailed);
+        prop_assert_eq!(upstream.actions.len(), detailed.actions.len());
+        for (u, d) in upstream.actions.iter().zip(detailed.actions.iter_mut()) {
+            let mut pairs: Vec<(&String, &mut String, bool)> = Vec::new();
+            match (u, d) {
+                (Action::UpdateStatus(su), Action::UpdateStatus(sd)) => {
+                    for (cu, cd) in su.conditions.iter().zip(sd.conditions.iter_mut()) {
+                        let explained = matches!(
+                            cu.condition_type,
+                            JobConditionType::FailureTarget | JobConditionType::Failed
+                        );
+                        pairs.push((&cu.message, &mut cd.message, explained));
+                    }
+                }
+                (Action::RecordEvent(eu), Action::RecordEvent(ed)) => {
+                    pairs.push((&eu.message, &mut ed.message, eu.event_type == EventType::Warning));
+                }
+                _ => {}
+            }
+            for (mu, md, explained) in pairs {
+                if mu != md {
+                    prop_assert!(explained, "{md:?} differs from {mu:?}");
+                    prop_assert!(md.starts_with(mu.as_str()), "{md:?} extends {mu:?}");
+                    prop_assert!(md.len() <= 1024, "{} bytes", md.len());
+                    *md = mu.clone();
+                }
+            }
+        }
+        prop_assert_eq!(upstream, detailed);
     }
 
     /// Without a document the pods' failure details change nothing: the plan

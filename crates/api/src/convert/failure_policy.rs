@@ -15,8 +15,8 @@ use job_decider_core::extended::{
 use job_decider_core::go_text::go_quote;
 use job_decider_core::model::{
     BackoffSettings, ConditionMatcher, ContainerReasonMatcher, ExitCodeMatcher, ExtendedAction,
-    ExtendedFailurePolicy, ExtendedRule, IgnoredFailureDelay, MessagePattern, NodeAvoidance,
-    NodeAvoidanceMode, PendingTimeout, RetryLimit,
+    ExtendedFailurePolicy, ExtendedRule, FailureMessage, IgnoredFailureDelay, MessagePattern,
+    NodeAvoidance, NodeAvoidanceMode, PendingTimeout, RetryLimit,
 };
 use job_decider_core::model::{ConditionStatus, ExitCodeOperator, Job, Pod, RestartPolicy};
 use job_decider_core::validate::ViolationKind;
@@ -41,8 +41,8 @@ pub const MAX_PATTERN_BYTES: usize = job_decider_core::message_pattern::MAX_SOUR
 pub const MAX_MESSAGE_SCAN_BYTES: u64 = job_decider_core::message_pattern::MAX_SCAN_BYTES;
 /// Largest `maxRetries`.
 pub const MAX_RETRIES: i64 = 1000;
-/// Longest rule name (a Kubernetes label value's length).
-pub const MAX_RULE_NAME: usize = 63;
+/// Longest rule name: KEP-4443's reason `PodFailurePolicy_{name}` has at most 128 characters.
+pub const MAX_RULE_NAME: usize = job_decider_core::extended::MAX_RULE_NAME_BYTES;
 /// Longest reason or condition type written in a matcher.
 pub const MAX_REASON_BYTES: usize = 316;
 /// The reasons a `pendingTimeout` covers when it names none.

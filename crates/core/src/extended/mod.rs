@@ -15,6 +15,7 @@
 //! plan cut short is repaired by deciding again.
 
 pub mod backoff_schedule;
+pub mod failure_message;
 pub mod node_avoidance;
 pub mod pending_timeout;
 pub mod retry_limits;
@@ -34,8 +35,9 @@ pub const RULE_MATCH_COUNTS_ANNOTATION: &str = "job-decider.dev/rule-match-count
 /// [`FAILED_NODES_ANNOTATION`]: a pod's annotations are the user's to write.
 pub const MAX_ANNOTATION_ENTRIES: usize = 64;
 /// The longest rule name a document may give, in bytes (the wire's validation
-/// bound); a longer name in the annotation can name no rule.
-pub const MAX_RULE_NAME_BYTES: usize = 63;
+/// bound): KEP-4443's reason `PodFailurePolicy_{name}` has at most 128
+/// characters, 17 of them the prefix. A longer name in the annotation can name no rule.
+pub const MAX_RULE_NAME_BYTES: usize = 128 - NAMED_RULE_REASON_PREFIX.len();
 
 /// Reads a [`RULE_MATCH_COUNTS_ANNOTATION`] leniently, as upstream reads its
 /// count annotations: of the first [`MAX_ANNOTATION_ENTRIES`] pairs, one that is

@@ -336,7 +336,7 @@ fn limits() {
         (
             rule(&format!(
                 "{{name: {}, action: Count, onPodReasons: [X]}}",
-                "a".repeat(64)
+                "a".repeat(112)
             )),
             "rules[0].name",
             ViolationKind::TooLong,
@@ -479,7 +479,7 @@ fn limits() {
     ));
     ok(&rule(&format!(
         "{{name: {}, action: Count, onPodReasons: [X]}}",
-        "a".repeat(63)
+        "a".repeat(111)
     )));
 }
 
@@ -489,7 +489,6 @@ fn rules_are_checked_field_by_field() {
         (rule("{onPodReasons: [X]}"), "rules[0].action", ViolationKind::Required),
         (rule("{action: Retry, onPodReasons: [X]}"), "rules[0].action", ViolationKind::NotSupported),
         (rule("{action: Count}"), "rules[0]", ViolationKind::Required),
-        (rule("{name: 1abc, action: Count, onPodReasons: [X]}"), "rules[0].name", ViolationKind::Invalid),
         (rule("{name: a-b, action: Count, onPodReasons: [X]}"), "rules[0].name", ViolationKind::Invalid),
         (rule("{name: \"\", action: Count, onPodReasons: [X]}"), "rules[0].name", ViolationKind::Required),
         (
@@ -916,5 +915,127 @@ fn enum_values_are_the_cores_spellings() {
     assert_eq!(
         status.rules[0].on_pod_conditions[0].status,
         ConditionStatus::False
+    );
+}
+
+#[test]
+fn failure_message_is_upstream_unless_detailed_and_strict() {
+    assert_eq!(ok("").failure_message, FailureMessage::Upstream);
+    assert_eq!(
+        ok("failureMessage: Upstream\n").failure_message,
+        FailureMessage::Upstream
+    );
+    assert_eq!(
+        ok("failureMessage: Detailed\n").failure_message,
+        FailureMessage::Detailed
+    );
+    // Spelled as the document's other enums: the lower-case word of the issue is refused.
+    let (_, v) = run(&format!("{HEAD}failureMessage: detailed\n"), &job());
+    assert_eq!(
+        v.iter().map(|v| v.description()).collect::<Vec<_>>(),
+        [format!(
+            "{A}.failureMessage: Unsupported value: \"detailed\": supported values: \
+             \"Upstream\", \"Detailed\""
+        )]
+    );
+    assert_eq!(
+        bad("failureMessage: {mode: Detailed}\n"),
+        [("failureMessage".to_string(), ViolationKind::Invalid)]
+            .map(|(f, k)| (format!("{A}.{f}"), k))
+    );
+    assert_eq!(
+        fields("failureMessage: true\n"),
+        [format!("{A}.failureMessage")]
+    );
+}
+
+/// KEP-4443: a name is valid when the reason it gives, `PodFailurePolicy_{name}`,
+/// is a valid condition reason of at most 128 characters; names are unique, and
+/// a name that is a rule's index may only be that rule's own.
+#[test]
+fn rule_names_follow_kep_4443() {
+    let named = |name: &str| {
+        rule(&format!(
+            "{{name: {name:?}, action: Count, onPodReasons: [X]}}"
+        ))
+    };
+    // Any character of a condition reason, the first one included: digits, '_' and ':'.
+    for name in [
+        "oom",
+        "1abc",
+        "ExitCode2",
+        "_x",
+        "a:b",
+        "gpu:xid_79",
+        "0",
+        &"a".repeat(111),
+    ] {
+        let p = ok(&named(name));
+        assert_eq!(p.rules[0].name.as_deref(), Some(name), "{name}");
+    }
+    let cases: Vec<(String, ViolationKind, &str)> = vec![
+        // PodFailurePolicy_ (17) + 112 = 129 characters.
+        (
+            named(&"a".repeat(112)),
+            ViolationKind::TooLong,
+            "may have at most 111 bytes",
+        ),
+        (
+            named("a:"),
+            ViolationKind::Invalid,
+            "end with a letter, a digit or '_'",
+        ),
+        (
+            named("a-b"),
+            ViolationKind::Invalid,
+            "letters, digits, '_' and ':'",
+        ),
+        (
+            named("a b"),
+            ViolationKind::Invalid,
+            "letters, digits, '_' and ':'",
+        ),
+        // A reason may hold ',', but the rule-match-counts annotation separates names with it.
+        (
+            named("a,b"),
+            ViolationKind::Invalid,
+            "letters, digits, '_' and ':'",
+        ),
+    ];
+    for (body, kind, detail) in cases {
+        let (_, v) = run(&format!("{HEAD}{body}"), &per_index_job());
+        assert_eq!(v.len(), 1, "{body}: {v:?}");
+        assert_eq!(
+            (v[0].field.as_str(), &v[0].kind),
+            (format!("{A}.rules[0].name").as_str(), &kind),
+            "{body}"
+        );
+        assert!(
+            v[0].description().contains(detail),
+            "{body}: {}",
+            v[0].description()
+        );
+    }
+    // "1" names rule 0 with the reason an unnamed rules[1] has under the KEP.
+    let two = |first: &str, second: &str| {
+        format!(
+            "rules:\n- {{name: {first:?}, action: Count, onPodReasons: [X]}}\n\
+             - {{name: {second:?}, action: Count, onPodReasons: [Y]}}\n"
+        )
+    };
+    let (_, v) = run(&format!("{HEAD}{}", two("1", "b")), &per_index_job());
+    assert_eq!(
+        v.iter().map(|v| v.description()).collect::<Vec<_>>(),
+        [format!(
+            "{A}.rules[0].name: Invalid value: \"1\": is the index of rules[1]; a name that is an \
+             index may only be the rule's own (KEP-4443)"
+        )]
+    );
+    ok(&two("0", "1"));
+    ok(&two("a", "7"));
+    // Unique, as the KEP asks (and as before).
+    assert_eq!(
+        bad(&two("a", "a")),
+        [(format!("{A}.rules[1].name"), ViolationKind::Duplicate)]
     );
 }

@@ -208,13 +208,14 @@ impl<'e> Walk<'e> {
         path: &str,
         job: &Job,
     ) -> Option<ExtendedFailurePolicy> {
-        const KNOWN: [&str; 6] = [
+        const KNOWN: [&str; 7] = [
             "apiVersion",
             "kind",
             "rules",
             "backoff",
             "pendingTimeout",
             "nodeAvoidance",
+            "failureMessage",
         ];
         let map = self.object(value, path, &KNOWN)?;
         for (field, expected) in [
@@ -242,6 +243,15 @@ impl<'e> Walk<'e> {
         }
         if let Some(avoid) = map.get("nodeAvoidance") {
             policy.node_avoidance = self.node_avoidance(avoid, &format!("{path}.nodeAvoidance"));
+        }
+        if let Some(v) = map.get("failureMessage") {
+            let at = format!("{path}.failureMessage");
+            if let Some(mode) = self
+                .one_of(v, &at, FailureMessage::NAMES)
+                .and_then(FailureMessage::parse)
+            {
+                policy.failure_message = mode;
+            }
         }
         Some(policy)
     }
@@ -275,7 +285,33 @@ impl<'e> Walk<'e> {
                 rules.push(rule);
             }
         }
+        self.check_index_names(items, path);
         rules
+    }
+
+    /// KEP-4443 gives an unnamed rule the reason `PodFailurePolicy_{index}` and so
+    /// refuses a name that is another rule's index; the document refuses it too,
+    /// so that its named rules move to `spec.podFailurePolicy` unchanged.
+    fn check_index_names(&mut self, items: &[Value], path: &str) {
+        for (i, item) in items.iter().enumerate() {
+            let Some(Value::String(name)) = item.as_mapping().and_then(|m| m.get("name")) else {
+                continue;
+            };
+            let other = name
+                .parse::<usize>()
+                .ok()
+                .filter(|j| *j != i && *j < items.len() && j.to_string() == *name);
+            if let Some(j) = other {
+                self.errs.invalid(
+                    format!("{path}[{i}].name"),
+                    echo(&Value::String(name.clone())),
+                    &format!(
+                        "is the index of rules[{j}]; a name that is an index may only be the \
+                         rule's own (KEP-4443)"
+                    ),
+                );
+            }
+        }
     }
 
     fn rule(&mut self, value: &Value, path: &str, job: &Job) -> Option<ExtendedRule> {
@@ -352,13 +388,19 @@ impl<'e> Walk<'e> {
 
     fn rule_name(&mut self, value: &Value, path: &str) -> Option<String> {
         let name = self.bounded_string(value, path, MAX_RULE_NAME)?;
-        let well_formed = name.starts_with(|c: char| c.is_ascii_alphabetic())
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        // KEP-4443: `PodFailurePolicy_{name}` must be a condition reason
+        // (`[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?`); ',' is left out because
+        // the rule-match-counts annotation separates names with it.
+        let well_formed = name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':')
+            && name.ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
         if !well_formed {
             self.errs.invalid(
                 path,
                 echo(value),
-                "must consist of letters, digits and '_', and start with a letter",
+                "must consist of letters, digits, '_' and ':', and end with a letter, a digit or \
+                 '_' (the reason PodFailurePolicy_{name} is a condition reason, KEP-4443)",
             );
             return None;
         }
