@@ -1229,7 +1229,8 @@ type Action_ReleasePods struct {
 }
 
 type Action_FailPods struct {
-	// Mark pods stuck in Pending as failed (extended failure policy only).
+	// Mark pods past a timeout as failed: stuck in Pending, not Ready in time, or running
+	// past their attempt deadline (extended failure policy only).
 	FailPods *FailPods `protobuf:"bytes,8,opt,name=fail_pods,json=failPods,proto3,oneof"`
 }
 
@@ -1577,7 +1578,8 @@ func (x *AvoidNodes) GetMode() string {
 	return ""
 }
 
-// FailPods marks pods stuck in Pending as failed, as upstream's pod garbage collector fails
+// FailPods marks pods past a timeout of the extended failure policy (pendingTimeout,
+// readyTimeout, attemptDeadline) as failed, as upstream's pod garbage collector fails
 // pods: per pod, a patch of the status subresource (guarded by UID) that sets phase Failed
 // and adds the condition with status True, then a delete of the pod. The next decision
 // counts the failures (the pods keep their tracking finalizer until then).
