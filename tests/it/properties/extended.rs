@@ -1224,6 +1224,7 @@ proptest! {
 /// above holds only because its case never comes up: among 200 snapshots of
 /// Jobs with a document (a fixed seed) some plans fail stuck pods, create
 /// pods avoiding nodes in both modes and carrying the counts and the nodes,
+/// fail pods for each of the three timeouts,
 /// fail the Job by a named rule or the pending timeout, and scopes pass a
 /// retry limit.
 #[test]
@@ -1255,9 +1256,22 @@ fn generators_reach_every_extended_feature() {
                 _ => false,
             })
         };
+        let failed_by = |condition: &str| {
+            any(
+                &|a| matches!(a, Action::FailPods(f) if f.iter().any(|f| f.condition_type == condition)),
+            )
+        };
         note(
             "fail pods (pending timeout)",
-            any(&|a| matches!(a, Action::FailPods(_))),
+            failed_by(PENDING_TIMEOUT_CONDITION),
+        );
+        note(
+            "fail pods (ready timeout)",
+            failed_by(job_decider_core::extended::READY_TIMEOUT_CONDITION),
+        );
+        note(
+            "fail pods (attempt deadline)",
+            failed_by(job_decider_core::extended::ATTEMPT_DEADLINE_CONDITION),
         );
         let created = |f: &dyn Fn(&PodCreation) -> bool| {
             any(&|a| matches!(a, Action::CreatePods(c) if c.iter().any(f)))
