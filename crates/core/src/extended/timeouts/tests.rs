@@ -327,3 +327,39 @@ fn explanations_name_the_implicit_rule_and_the_requeue() {
         Some((Duration::from_secs(60), Timeout::Ready))
     );
 }
+
+#[test]
+fn a_sync_explanation_names_each_timeout_and_its_requeue() {
+    let mut j = with(job(), policy(None, Some(100), Some(1000)));
+    j.spec.parallelism = 3;
+    j.spec.completions = Some(3);
+    // "unready" passed its ready timeout; "long" (Ready) its attempt deadline;
+    // "young" (not Ready) reaches its ready timeout 30 s from now.
+    let pods = vec![
+        started("unready", Some(0), false),
+        ready(started("long", Some(0), false), 10),
+        started("young", Some(1000), false),
+    ];
+    let (plan, e) = crate::sync::decide_explained(&snapshot(j, pods, t(1070)));
+    let reasons: Vec<(&str, &str)> = e
+        .action_reasons
+        .iter()
+        .map(|r| (r.reason, r.message.as_str()))
+        .filter(|(r, _)| *r == "PodTimeouts")
+        .collect();
+    assert_eq!(
+        reasons,
+        [(
+            "PodTimeouts",
+            "pods not Ready within the extended policy's readyTimeout (1m40s): unready (NotReady); \
+             marked Failed, then deleted; pods running past the extended policy's attemptDeadline \
+             (16m40s): long (DeadlineExceeded); marked Failed, then deleted"
+        )],
+        "{plan:?}"
+    );
+    assert_eq!(plan.requeue_after, Some(Duration::from_secs(30)));
+    assert_eq!(
+        e.requeue_reason,
+        "a pod not yet Ready reaches the extended policy's readyTimeout then"
+    );
+}
