@@ -412,8 +412,8 @@ export type PodVerdict = Message<"jobdecider.v1.PodVerdict"> & {
 
   /**
    * The extended failure policy document's rule that handled the pods (rule_index is then
-   * unset): its name, "rules[i]" when unnamed, or "PendingTimeout" for pods failed for their
-   * pending timeout. Empty otherwise.
+   * unset): its name, "rules[i]" when unnamed, or "PendingTimeout", "ReadyTimeout" or
+   * "AttemptDeadline" for pods failed for that timeout. Empty otherwise.
    *
    * @generated from field: string extended_rule = 11;
    */
