@@ -21,9 +21,11 @@ import (
 // annotation) through the shim, against the real API server.
 
 const (
-	failurePolicyAnnotation = "job-decider.dev/failure-policy"
-	failedNodesAnnotation   = "job-decider.dev/failed-nodes"
-	pendingTimeoutCondition = corev1.PodConditionType("job-decider.dev/PendingTimeout")
+	failurePolicyAnnotation  = "job-decider.dev/failure-policy"
+	failedNodesAnnotation    = "job-decider.dev/failed-nodes"
+	pendingTimeoutCondition  = corev1.PodConditionType("job-decider.dev/PendingTimeout")
+	readyTimeoutCondition    = corev1.PodConditionType("job-decider.dev/ReadyTimeout")
+	attemptDeadlineCondition = corev1.PodConditionType("job-decider.dev/AttemptDeadlineExceeded")
 )
 
 // withPolicy gives the Job an extended failure policy document; doc is the
@@ -231,6 +233,152 @@ pendingTimeout:
 		j.waitStatus("the stuck pod counted", func(s *batchv1.JobStatus) bool { return s.Failed == 1 && s.Active == 0 })
 		j.waitFinalizersGone()
 	})
+
+	if log := shim.Process().Tail(400); strings.Contains(log, "forbidden") {
+		t.Errorf("the shim was refused something:\n%s", log)
+	}
+}
+
+// timedOutBy waits until the pod was seen Failed, being deleted, with the
+// condition ct True, and returns that version.
+func timedOutBy(j *jt, history *podHistory, name string, ct corev1.PodConditionType) *corev1.Pod {
+	j.t.Helper()
+	var failed *corev1.Pod
+	err := harness.Poll(j.ctx, 50*time.Millisecond, time.Until(deadline(j.ctx)), func(context.Context) (bool, error) {
+		failed = history.find(name, func(p *corev1.Pod) bool {
+			c := podCondition(p, ct)
+			return p.Status.Phase == corev1.PodFailed && p.DeletionTimestamp != nil && c != nil && c.Status == corev1.ConditionTrue
+		})
+		return failed != nil, nil
+	})
+	if err != nil {
+		j.fatalf("pod %s was never seen Failed with %s and being deleted: %v", name, ct, err)
+	}
+	return failed
+}
+
+// Features 9 and 10: a running pod past attemptDeadline, and a running pod
+// not Ready within readyTimeout of its start, are failed by the shim as the
+// pending timeout fails pods (status Failed with the feature's condition,
+// then deleted); the Job counts each by the document's action, and the
+// replacement completes it (Count) or the Job fails with the implicit rule's
+// reason (FailJob).
+func TestExtendedAttemptDeadline(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	const name = "job-decider.dev/extended-attempt"
+	shim := startShimWithDeployRBAC(t, ctx, name, "extended-attempt")
+
+	t.Run("Count", func(t *testing.T) {
+		ns := newNamespace(t)
+		withKubelet(t, ns)
+		history := recordPods(t, ctx, ns)
+		j := start(t, newJob(ns, "hung", func(job *batchv1.Job) {
+			job.Spec.ManagedBy = ptr.To(name)
+			job.Spec.BackoffLimit = ptr.To[int32](1)
+		}, withPolicy(`
+attemptDeadline:
+  seconds: 2
+  action: Count
+backoff:
+  baseSeconds: 1
+`)), 2*time.Minute)
+		first := j.waitActive(1)[0]
+		j.finish([]corev1.Pod{first}, harness.Running(true))
+		failed := timedOutBy(j, history, first.Name, attemptDeadlineCondition)
+		c := podCondition(failed, attemptDeadlineCondition)
+		if c.Reason != "DeadlineExceeded" || !strings.Contains(c.Message, "attemptDeadline") {
+			t.Errorf("condition %+v, want reason DeadlineExceeded and a message naming attemptDeadline", c)
+		}
+		// Timed from the pod's start: not before the deadline.
+		if failed.Status.StartTime == nil {
+			j.fatalf("pod %s has no start time", first.Name)
+		}
+		if limit := failed.Status.StartTime.Add(2 * time.Second); c.LastTransitionTime.Time.Before(limit) {
+			t.Errorf("failed at %s, before start + 2s (%s)", c.LastTransitionTime.Format(time.TimeOnly), limit.Format(time.TimeOnly))
+		}
+		j.waitStatus("the hung pod counted as failed", func(s *batchv1.JobStatus) bool { return s.Failed == 1 })
+		j.waitGone(first.Name)
+		second := j.waitReplacement(first.Name)
+		j.finish([]corev1.Pod{second}, harness.Succeeded())
+		j.waitCondition(batchv1.JobComplete)
+		j.expectCounts(0, 1, 1)
+		j.waitFinalizersGone()
+	})
+
+	t.Run("FailJob", func(t *testing.T) {
+		ns := newNamespace(t)
+		withKubelet(t, ns)
+		j := start(t, newJob(ns, "hung", func(job *batchv1.Job) {
+			job.Spec.ManagedBy = ptr.To(name)
+		}, withPolicy(`
+attemptDeadline:
+  seconds: 1
+  action: FailJob
+`)), 2*time.Minute)
+		first := j.waitActive(1)[0]
+		j.finish([]corev1.Pod{first}, harness.Running(true))
+		job := j.waitCondition(batchv1.JobFailed)
+		if got, want := conditionReason(job, batchv1.JobFailed), "PodFailurePolicy_AttemptDeadline"; got != want {
+			j.fatalf("Failed reason %q, want %q", got, want)
+		}
+		j.waitStatus("the hung pod counted", func(s *batchv1.JobStatus) bool { return s.Failed == 1 && s.Active == 0 })
+		j.waitFinalizersGone()
+	})
+
+	if log := shim.Process().Tail(400); strings.Contains(log, "forbidden") {
+		t.Errorf("the shim was refused something:\n%s", log)
+	}
+}
+
+func TestExtendedReadyTimeout(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	const name = "job-decider.dev/extended-ready"
+	shim := startShimWithDeployRBAC(t, ctx, name, "extended-ready")
+
+	ns := newNamespace(t)
+	withKubelet(t, ns)
+	history := recordPods(t, ctx, ns)
+	j := start(t, newJob(ns, "unready", func(job *batchv1.Job) {
+		job.Spec.ManagedBy = ptr.To(name)
+		job.Spec.BackoffLimit = ptr.To[int32](1)
+	}, withPolicy(`
+readyTimeout:
+  seconds: 2
+  action: Count
+backoff:
+  baseSeconds: 1
+`)), 2*time.Minute)
+	first := j.waitActive(1)[0]
+	j.finish([]corev1.Pod{first}, harness.Running(false))
+	failed := timedOutBy(j, history, first.Name, readyTimeoutCondition)
+	c := podCondition(failed, readyTimeoutCondition)
+	// The harness's Ready condition has no reason: the condition says NotReady.
+	if c.Reason != "NotReady" || !strings.Contains(c.Message, "readyTimeout") {
+		t.Errorf("condition %+v, want reason NotReady and a message naming readyTimeout", c)
+	}
+	if failed.Status.StartTime == nil {
+		j.fatalf("pod %s has no start time", first.Name)
+	}
+	if limit := failed.Status.StartTime.Add(2 * time.Second); c.LastTransitionTime.Time.Before(limit) {
+		t.Errorf("failed at %s, before start + 2s (%s)", c.LastTransitionTime.Format(time.TimeOnly), limit.Format(time.TimeOnly))
+	}
+	j.waitStatus("the unready pod counted as failed", func(s *batchv1.JobStatus) bool { return s.Failed == 1 })
+	j.waitGone(first.Name)
+	// The replacement becomes Ready at once: it is never failed, and completes the Job.
+	second := j.waitReplacement(first.Name)
+	j.finish([]corev1.Pod{second}, harness.Running(true))
+	time.Sleep(3 * time.Second)
+	if p := history.find(second.Name, func(p *corev1.Pod) bool { return podCondition(p, readyTimeoutCondition) != nil }); p != nil {
+		t.Errorf("the Ready replacement %s was failed for its ready timeout", second.Name)
+	}
+	j.finish([]corev1.Pod{second}, harness.Succeeded())
+	j.waitCondition(batchv1.JobComplete)
+	j.expectCounts(0, 1, 1)
+	j.waitFinalizersGone()
 
 	if log := shim.Process().Tail(400); strings.Contains(log, "forbidden") {
 		t.Errorf("the shim was refused something:\n%s", log)

@@ -10,7 +10,9 @@ use std::sync::Arc;
 use crate::pb;
 use crate::violations::Violations;
 use crate::wire::WireError;
-use job_decider_core::extended::PENDING_TIMEOUT_CONDITION;
+use job_decider_core::extended::{
+    ATTEMPT_DEADLINE_CONDITION, PENDING_TIMEOUT_CONDITION, READY_TIMEOUT_CONDITION,
+};
 use job_decider_core::model::{Job, OwnerRef};
 
 /// The pod condition every decision reads (ready counts).
@@ -153,6 +155,8 @@ impl<'a> ReadFields<'a> {
         let extended = job.extended_failure_policy.as_deref();
         if let Some(policy) = extended {
             conditions.insert(PENDING_TIMEOUT_CONDITION);
+            conditions.insert(READY_TIMEOUT_CONDITION);
+            conditions.insert(ATTEMPT_DEADLINE_CONDITION);
             for rule in &policy.rules {
                 for pattern in &rule.on_pod_conditions {
                     conditions.insert(pattern.condition_type.as_str());

@@ -16,8 +16,8 @@ use crate::conditions::{ensure_condition, new_condition};
 use crate::explain::{self, ExplainFacts, JobExplanation};
 use crate::extended::backoff_schedule::failures_for_backoff;
 use crate::extended::failure_message::{Cause, failure_message};
-use crate::extended::pending_timeout;
 use crate::extended::rules;
+use crate::extended::timeouts;
 use crate::index_set::IndexSet;
 use crate::indexed::{self, pods_with_delayed_deletion, valid_index};
 use crate::manage::{ManageDecision, ManageFacts, manage_job_why, pod_deletions};
@@ -476,8 +476,13 @@ fn sync_job(
     if let Some(wait) = deadline_wait {
         plan.requeue_after(wait);
     }
-    // Extended policy: stuck Pending pods fail right after adoption and release.
-    let stuck = pending_timeout::pending_timeouts(job, &facts.pods, now, finishing.is_some());
+    // Extended policy: pods past a timeout fail right after adoption and release.
+    let stuck = timeouts::pod_timeouts(
+        job,
+        facts.pods.iter().map(|p| &**p),
+        now,
+        finishing.is_some(),
+    );
     if let Some(wait) = stuck.requeue {
         plan.requeue_after(wait);
     }

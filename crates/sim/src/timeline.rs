@@ -136,7 +136,8 @@ pub enum EventKind {
     PodStopped,
     /// The pod's containers cannot start (e.g. `ImagePullBackOff`) or no node may take it.
     PodWaiting,
-    /// The controller failed a pod stuck in Pending (the extended policy's `pendingTimeout`).
+    /// The controller failed a pod past a timeout of the extended policy (`pendingTimeout`,
+    /// `readyTimeout`, `attemptDeadline`).
     PodFailedByController,
     /// restartPolicy OnFailure: a container exited non-zero and will be restarted in place.
     ContainerFailed,

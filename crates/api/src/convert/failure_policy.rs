@@ -14,9 +14,9 @@ use job_decider_core::extended::{
 };
 use job_decider_core::go_text::go_quote;
 use job_decider_core::model::{
-    BackoffSettings, ConditionMatcher, ContainerReasonMatcher, ExitCodeMatcher, ExtendedAction,
-    ExtendedFailurePolicy, ExtendedRule, FailureMessage, IgnoredFailureDelay, MessagePattern,
-    NodeAvoidance, NodeAvoidanceMode, PendingTimeout, RetryLimit,
+    AttemptDeadline, BackoffSettings, ConditionMatcher, ContainerReasonMatcher, ExitCodeMatcher,
+    ExtendedAction, ExtendedFailurePolicy, ExtendedRule, FailureMessage, IgnoredFailureDelay,
+    MessagePattern, NodeAvoidance, NodeAvoidanceMode, PendingTimeout, ReadyTimeout, RetryLimit,
 };
 use job_decider_core::model::{ConditionStatus, ExitCodeOperator, Job, Pod, RestartPolicy};
 use job_decider_core::validate::ViolationKind;
@@ -54,6 +54,17 @@ pub const DEFAULT_PENDING_REASONS: [&str; 4] = [
 ];
 /// The rule name reserved for failures the pending timeout causes.
 pub const RESERVED_RULE_NAME: &str = "PendingTimeout";
+/// Every reserved rule name (the implicit rules of the timeouts), with the field whose
+/// failures it names.
+pub const RESERVED_RULE_NAMES: [(&str, &str); 3] = [
+    (RESERVED_RULE_NAME, "pendingTimeout"),
+    ("ReadyTimeout", "readyTimeout"),
+    ("AttemptDeadline", "attemptDeadline"),
+];
+/// Largest `attemptDeadline.seconds`: 30 days.
+pub const MAX_ATTEMPT_DEADLINE_SECONDS: i64 = 2_592_000;
+/// Largest `readyTimeout.seconds`: 7 days.
+pub const MAX_READY_TIMEOUT_SECONDS: i64 = 604_800;
 
 /// The path of the document when it comes from the Job's annotation.
 pub fn annotation_path() -> String {

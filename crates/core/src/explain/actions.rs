@@ -27,16 +27,15 @@ pub(super) fn action_reasons(facts: &ExplainFacts<'_>, plan: &Plan) -> Capped<Ac
             });
         };
         match action {
-            Action::FailPods(pods) => push(
-                "PendingTimeout",
-                crate::extended::pending_timeout::describe(
+            Action::FailPods(pods) => {
+                let (reason, message) = crate::extended::timeouts::describe(
                     job,
                     facts.snapshot.now,
                     &facts.snapshot.pods,
                     pods,
-                ),
-                pods.len(),
-            ),
+                );
+                push(reason, message, pods.len())
+            }
             Action::AdoptPods(pods) => push(
                 "OrphansMatch",
                 "orphan pods whose labels match the Job's selector: the Job becomes their controller and adds its tracking finalizer".into(),

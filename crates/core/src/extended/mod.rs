@@ -14,12 +14,15 @@
 //! status), never from memory, so the same snapshot gives the same plan and a
 //! plan cut short is repaired by deciding again.
 
+pub mod attempt_deadline;
 pub mod backoff_schedule;
 pub mod failure_message;
 pub mod node_avoidance;
 pub mod pending_timeout;
+pub mod ready_timeout;
 pub mod retry_limits;
 pub mod rules;
+pub mod timeouts;
 
 /// The annotation on a Job that carries its extended failure policy.
 pub const FAILURE_POLICY_ANNOTATION: &str = "job-decider.dev/failure-policy";
@@ -71,5 +74,11 @@ pub const FAILED_NODES_ANNOTATION: &str = "job-decider.dev/failed-nodes";
 /// The pod condition type the controller sets when it fails a pod stuck in
 /// Pending past its timeout.
 pub const PENDING_TIMEOUT_CONDITION: &str = "job-decider.dev/PendingTimeout";
+/// The pod condition type the controller sets when it fails a pod that ran
+/// past its `attemptDeadline`.
+pub const ATTEMPT_DEADLINE_CONDITION: &str = "job-decider.dev/AttemptDeadlineExceeded";
+/// The pod condition type the controller sets when it fails a pod not Ready
+/// within its `readyTimeout`.
+pub const READY_TIMEOUT_CONDITION: &str = "job-decider.dev/ReadyTimeout";
 /// Prefix of the Failed reason a named FailJob rule gives (KEP-4443's).
 pub const NAMED_RULE_REASON_PREFIX: &str = "PodFailurePolicy_";

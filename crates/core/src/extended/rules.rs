@@ -22,8 +22,8 @@ use crate::model::{ConditionStatus, Job, Pod, PodFailurePolicyAction, RetryLimit
 use crate::pod_failure_policy::{first_condition, first_exit_code};
 use crate::text::{ordinal, truncated};
 
-/// The name of the implicit rule that handles pods failed for their pending timeout.
-pub const PENDING_TIMEOUT_RULE: &str = "PendingTimeout";
+// The implicit rules' names live with the timeouts, which name their FailPods after them.
+pub use super::timeouts::{ATTEMPT_DEADLINE_RULE, PENDING_TIMEOUT_RULE, READY_TIMEOUT_RULE};
 /// The Failed reason of a FailJob from an unnamed rule (upstream's).
 pub const UNNAMED_RULE_REASON: &str = "PodFailurePolicy";
 /// Longest text a message quotes from the pod (a reason, a container name), in bytes.
@@ -36,15 +36,31 @@ pub const MAX_FAIL_JOB_MESSAGE_BYTES: usize = 1024;
 pub enum DocumentRule {
     /// The implicit first rule: the pod was failed for its pending timeout.
     PendingTimeout,
+    /// The implicit rule of pods failed for their ready timeout.
+    ReadyTimeout,
+    /// The implicit rule of pods failed for their attempt deadline.
+    AttemptDeadline,
     /// `rules[i]` of the document.
     Rule(u16),
 }
 
 impl DocumentRule {
+    /// The implicit rule of pods a timeout failed.
+    pub fn of_timeout(timeout: super::timeouts::Timeout) -> Self {
+        use super::timeouts::Timeout;
+        match timeout {
+            Timeout::Pending => DocumentRule::PendingTimeout,
+            Timeout::Ready => DocumentRule::ReadyTimeout,
+            Timeout::Attempt => DocumentRule::AttemptDeadline,
+        }
+    }
+
     /// The index in the document's `rules`, for an explicit rule.
     pub fn index(self) -> Option<usize> {
         match self {
-            DocumentRule::PendingTimeout => None,
+            DocumentRule::PendingTimeout
+            | DocumentRule::ReadyTimeout
+            | DocumentRule::AttemptDeadline => None,
             DocumentRule::Rule(i) => Some(usize::from(i)),
         }
     }
@@ -122,8 +138,8 @@ pub fn policy_action_of(action: ExtendedAction) -> &'static PodFailurePolicyActi
 /// The first part of the document that handles the failed pod (steps 1 and 2),
 /// before any retry limit; `None` sends the pod on to `spec.podFailurePolicy`.
 pub fn first_document_rule(policy: &ExtendedFailurePolicy, pod: &Pod) -> Option<DocumentRule> {
-    if policy.pending_timeout.is_some() && has_pending_timeout_condition(pod) {
-        return Some(DocumentRule::PendingTimeout);
+    if let Some(timeout) = super::timeouts::failed_by(policy, pod) {
+        return Some(DocumentRule::of_timeout(timeout));
     }
     let index = policy.rules.iter().position(|rule| rule_holds(rule, pod))?;
     // Validation allows 20 rules; an index past u16 cannot come from a valid document.
@@ -202,6 +218,12 @@ pub fn rule_action(policy: &ExtendedFailurePolicy, rule: DocumentRule) -> Extend
             .pending_timeout
             .as_ref()
             .map_or(ExtendedAction::Count, |p| p.action),
+        DocumentRule::ReadyTimeout => policy
+            .ready_timeout
+            .map_or(ExtendedAction::Count, |p| p.action),
+        DocumentRule::AttemptDeadline => policy
+            .attempt_deadline
+            .map_or(ExtendedAction::Count, |p| p.action),
         DocumentRule::Rule(i) => policy
             .rules
             .get(usize::from(i))
@@ -213,6 +235,8 @@ pub fn rule_action(policy: &ExtendedFailurePolicy, rule: DocumentRule) -> Extend
 pub fn rule_name(policy: &ExtendedFailurePolicy, rule: DocumentRule) -> Option<&str> {
     match rule {
         DocumentRule::PendingTimeout => Some(PENDING_TIMEOUT_RULE),
+        DocumentRule::ReadyTimeout => Some(READY_TIMEOUT_RULE),
+        DocumentRule::AttemptDeadline => Some(ATTEMPT_DEADLINE_RULE),
         DocumentRule::Rule(i) => policy.rules.get(usize::from(i))?.name.as_deref(),
     }
 }
@@ -225,6 +249,8 @@ pub fn rule_label(policy: &ExtendedFailurePolicy, rule: DocumentRule) -> String 
             format!("at index {i} of the failure policy document")
         }
         (None, DocumentRule::PendingTimeout) => format!("{PENDING_TIMEOUT_RULE:?}"),
+        (None, DocumentRule::ReadyTimeout) => format!("{READY_TIMEOUT_RULE:?}"),
+        (None, DocumentRule::AttemptDeadline) => format!("{ATTEMPT_DEADLINE_RULE:?}"),
     }
 }
 
@@ -243,6 +269,8 @@ pub fn fail_job_reason(policy: &ExtendedFailurePolicy, rule: DocumentRule) -> St
 pub fn matched_on(policy: &ExtendedFailurePolicy, rule: DocumentRule, pod: &Pod) -> Vec<MatchedOn> {
     match rule {
         DocumentRule::PendingTimeout => vec![MatchedOn::PendingTimeout],
+        DocumentRule::ReadyTimeout => vec![MatchedOn::ReadyTimeout],
+        DocumentRule::AttemptDeadline => vec![MatchedOn::AttemptDeadline],
         DocumentRule::Rule(i) => policy
             .rules
             .get(usize::from(i))

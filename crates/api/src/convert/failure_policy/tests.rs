@@ -1039,3 +1039,122 @@ fn rule_names_follow_kep_4443() {
         [(format!("{A}.rules[1].name"), ViolationKind::Duplicate)]
     );
 }
+
+#[test]
+fn attempt_deadline_and_ready_timeout_are_read_and_checked() {
+    let p =
+        ok("attemptDeadline: {seconds: 3600, action: FailIndex}\nreadyTimeout: {seconds: 600}\n");
+    assert_eq!(
+        p.attempt_deadline,
+        Some(AttemptDeadline {
+            seconds: 3600,
+            action: ExtendedAction::FailIndex,
+        })
+    );
+    assert_eq!(
+        p.ready_timeout,
+        Some(ReadyTimeout {
+            seconds: 600,
+            action: ExtendedAction::Count,
+        })
+    );
+    // The limits themselves are allowed.
+    ok("attemptDeadline: {seconds: 2592000}\nreadyTimeout: {seconds: 604800, action: Ignore}\n");
+    ok("attemptDeadline: {seconds: 1, action: FailJob}\nreadyTimeout: {seconds: 1}\n");
+    let cases: Vec<(&str, &str, ViolationKind)> = vec![
+        (
+            "attemptDeadline: {}\n",
+            "attemptDeadline.seconds",
+            ViolationKind::Required,
+        ),
+        (
+            "attemptDeadline: {seconds: 0}\n",
+            "attemptDeadline.seconds",
+            ViolationKind::Invalid,
+        ),
+        (
+            "attemptDeadline: {seconds: 2592001}\n",
+            "attemptDeadline.seconds",
+            ViolationKind::Invalid,
+        ),
+        (
+            "attemptDeadline: {seconds: \"60\"}\n",
+            "attemptDeadline.seconds",
+            ViolationKind::Invalid,
+        ),
+        (
+            "attemptDeadline: {seconds: 1.5}\n",
+            "attemptDeadline.seconds",
+            ViolationKind::Invalid,
+        ),
+        (
+            "attemptDeadline: {seconds: 1, action: Retry}\n",
+            "attemptDeadline.action",
+            ViolationKind::NotSupported,
+        ),
+        (
+            "attemptDeadline: {seconds: 1, after: 2}\n",
+            "attemptDeadline.after",
+            ViolationKind::Forbidden,
+        ),
+        (
+            "attemptDeadline: 60\n",
+            "attemptDeadline",
+            ViolationKind::Invalid,
+        ),
+        (
+            "readyTimeout: {}\n",
+            "readyTimeout.seconds",
+            ViolationKind::Required,
+        ),
+        (
+            "readyTimeout: {seconds: 0}\n",
+            "readyTimeout.seconds",
+            ViolationKind::Invalid,
+        ),
+        (
+            "readyTimeout: {seconds: 604801}\n",
+            "readyTimeout.seconds",
+            ViolationKind::Invalid,
+        ),
+        (
+            "readyTimeout: {seconds: 1, action: count}\n",
+            "readyTimeout.action",
+            ViolationKind::NotSupported,
+        ),
+    ];
+    for (body, field, kind) in cases {
+        let got = bad(body);
+        assert_eq!(got.len(), 1, "{body}: {got:?}");
+        assert_eq!(got[0].0, format!("{A}.{field}"), "{body}");
+        assert_eq!(got[0].1, kind, "{body}");
+    }
+    // FailIndex needs backoffLimitPerIndex; other restart policies are fine.
+    for field in ["attemptDeadline", "readyTimeout"] {
+        assert_eq!(
+            bad_with(
+                &format!("{field}: {{seconds: 5, action: FailIndex}}\n"),
+                &job()
+            ),
+            vec![(format!("{A}.{field}.action"), ViolationKind::Invalid)]
+        );
+    }
+    let mut on_failure = job();
+    on_failure.spec.template.restart_policy = RestartPolicy::OnFailure;
+    let (policy, v) = run(
+        &format!("{HEAD}attemptDeadline: {{seconds: 5}}\nreadyTimeout: {{seconds: 5}}\n"),
+        &on_failure,
+    );
+    assert!(v.is_empty() && policy.is_some(), "{v:?}");
+    // The implicit rules' names are reserved.
+    for name in ["ReadyTimeout", "AttemptDeadline"] {
+        let got = bad(&rule(&format!(
+            "{{name: {name}, action: Count, onPodReasons: [X]}}"
+        )));
+        assert_eq!(
+            got,
+            vec![(format!("{A}.rules[0].name"), ViolationKind::Invalid)],
+            "{name}"
+        );
+    }
+}

@@ -208,7 +208,7 @@ impl<'e> Walk<'e> {
         path: &str,
         job: &Job,
     ) -> Option<ExtendedFailurePolicy> {
-        const KNOWN: [&str; 7] = [
+        const KNOWN: [&str; 9] = [
             "apiVersion",
             "kind",
             "rules",
@@ -216,6 +216,8 @@ impl<'e> Walk<'e> {
             "pendingTimeout",
             "nodeAvoidance",
             "failureMessage",
+            "attemptDeadline",
+            "readyTimeout",
         ];
         let map = self.object(value, path, &KNOWN)?;
         for (field, expected) in [
@@ -240,6 +242,28 @@ impl<'e> Walk<'e> {
         if let Some(pending) = map.get("pendingTimeout") {
             policy.pending_timeout =
                 self.pending_timeout(pending, &format!("{path}.pendingTimeout"), job);
+        }
+        if let Some(v) = map.get("attemptDeadline") {
+            policy.attempt_deadline = self
+                .timeout(
+                    v,
+                    &format!("{path}.attemptDeadline"),
+                    job,
+                    MAX_ATTEMPT_DEADLINE_SECONDS,
+                    "how long a pod may run from its start",
+                )
+                .map(|(seconds, action)| AttemptDeadline { seconds, action });
+        }
+        if let Some(v) = map.get("readyTimeout") {
+            policy.ready_timeout = self
+                .timeout(
+                    v,
+                    &format!("{path}.readyTimeout"),
+                    job,
+                    MAX_READY_TIMEOUT_SECONDS,
+                    "how long a pod may take to become Ready from its start",
+                )
+                .map(|(seconds, action)| ReadyTimeout { seconds, action });
         }
         if let Some(avoid) = map.get("nodeAvoidance") {
             policy.node_avoidance = self.node_avoidance(avoid, &format!("{path}.nodeAvoidance"));
@@ -404,11 +428,11 @@ impl<'e> Walk<'e> {
             );
             return None;
         }
-        if name == RESERVED_RULE_NAME {
+        if let Some((_, field)) = RESERVED_RULE_NAMES.iter().find(|(n, _)| *n == name) {
             self.errs.invalid(
                 path,
                 echo(value),
-                "is reserved for the failures pendingTimeout causes",
+                &format!("is reserved for the failures {field} causes"),
             );
             return None;
         }
@@ -771,6 +795,38 @@ impl<'e> Walk<'e> {
             reasons: reasons?,
             action: action?,
         })
+    }
+
+    /// `attemptDeadline` or `readyTimeout`: `seconds` (required, 1 to `max`) and
+    /// `action` (Count when unset; FailIndex needs backoffLimitPerIndex).
+    fn timeout(
+        &mut self,
+        value: &Value,
+        path: &str,
+        job: &Job,
+        max: i64,
+        what: &str,
+    ) -> Option<(i64, ExtendedAction)> {
+        let map = self.object(value, path, &["seconds", "action"])?;
+        let seconds = match map.get("seconds") {
+            Some(v) => self.integer(v, &format!("{path}.seconds"), 1, max),
+            None => {
+                self.errs
+                    .required(format!("{path}.seconds"), &format!("{what}, 1 to {max}"));
+                None
+            }
+        };
+        let action = match map.get("action") {
+            Some(v) => {
+                let action = self.action(v, &format!("{path}.action"));
+                if let Some(action) = action {
+                    self.check_fail_index(action, &format!("{path}.action"), job);
+                }
+                action
+            }
+            None => Some(ExtendedAction::Count),
+        };
+        Some((seconds?, action?))
     }
 
     fn node_avoidance(&mut self, value: &Value, path: &str) -> Option<NodeAvoidance> {
