@@ -16,9 +16,11 @@
 
 pub mod backoff_schedule;
 pub mod node_avoidance;
+pub mod node_health;
 pub mod pending_timeout;
 pub mod retry_limits;
 pub mod rules;
+pub mod terminating_timeout;
 
 /// The annotation on a Job that carries its extended failure policy.
 pub const FAILURE_POLICY_ANNOTATION: &str = "job-decider.dev/failure-policy";

@@ -149,6 +149,7 @@ fn failure(settings: &PendingTimeout, pod: &Pod, s: &Stuck<'_>, now: Time) -> Po
                 u64::try_from(settings.seconds).unwrap_or(0)
             )),
         ),
+        force_delete: false,
     }
 }
 

@@ -1,0 +1,155 @@
+use super::*;
+use crate::fixtures::{PodExt, job, pod, t};
+use crate::model::{
+    ConditionStatus, ExtendedAction, ExtendedFailurePolicy, NodeSignals, NodeState,
+    PodFailureDetails,
+};
+use std::sync::Arc;
+
+fn settings(seconds: i64, on_nodes: TerminatingNodes) -> TerminatingTimeout {
+    TerminatingTimeout {
+        seconds,
+        on_nodes,
+        action: ExtendedAction::Count,
+        force_delete: true,
+    }
+}
+
+/// A Running pod on `node` whose deletion was asked for with a grace period
+/// ending at `grace_ends`.
+fn terminating(name: &str, node: &str, grace_ends: i64) -> Pod {
+    let mut p = pod(name)
+        .phase(PodPhase::Running)
+        .deleted(t(grace_ends), Some(30));
+    p.failure_details = Some(Box::new(PodFailureDetails {
+        node_name: node.into(),
+        ..PodFailureDetails::default()
+    }));
+    p
+}
+
+fn nodes() -> Vec<NodeReport> {
+    vec![
+        NodeReport {
+            name: "gone".into(),
+            state: NodeState::Missing,
+        },
+        NodeReport {
+            name: "healthy".into(),
+            state: NodeState::Present(NodeSignals {
+                ready: Some(ConditionStatus::True),
+                ..NodeSignals::default()
+            }),
+        },
+        NodeReport {
+            name: "lost".into(),
+            state: NodeState::Present(NodeSignals {
+                ready: Some(ConditionStatus::Unknown),
+                unhealthy_taints: vec!["node.kubernetes.io/unreachable".into()],
+                ..NodeSignals::default()
+            }),
+        },
+    ]
+}
+
+#[test]
+fn stuck_terminating_needs_a_deleted_non_terminal_pod_and_an_unhealthy_node_when_asked() {
+    let any = settings(60, TerminatingNodes::Any);
+    let unhealthy = settings(60, TerminatingNodes::Unhealthy);
+    let nodes = nodes();
+    let cases: [(&str, &TerminatingTimeout, Pod, Option<i64>); 8] = [
+        ("any node: a healthy one", &any, terminating("p", "healthy", 100), Some(100)),
+        ("unhealthy only: healthy node", &unhealthy, terminating("p", "healthy", 100), None),
+        ("unhealthy only: unreported node", &unhealthy, terminating("p", "elsewhere", 100), None),
+        ("unhealthy only: lost node", &unhealthy, terminating("p", "lost", 100), Some(100)),
+        ("unhealthy only: deleted node", &unhealthy, terminating("p", "gone", 100), Some(100)),
+        ("not being deleted", &any, pod("p").phase(PodPhase::Running), None),
+        (
+            "already Failed",
+            &any,
+            terminating("p", "lost", 100).phase(PodPhase::Failed),
+            None,
+        ),
+        (
+            "already Succeeded",
+            &any,
+            terminating("p", "lost", 100).phase(PodPhase::Succeeded),
+            None,
+        ),
+    ];
+    for (name, s, p, want) in cases {
+        let got = stuck_terminating(s, &p, &nodes).map(|s| s.since);
+        assert_eq!(got, want.map(t), "{name}");
+    }
+}
+
+fn with_policy(mut j: Job, s: TerminatingTimeout) -> Job {
+    j.extended_failure_policy = Some(Arc::new(ExtendedFailurePolicy {
+        terminating_timeout: Some(s),
+        ..ExtendedFailurePolicy::default()
+    }));
+    j
+}
+
+fn timeouts(j: &Job, pods: &[Pod], now: Time, finishing: bool) -> PendingTimeouts {
+    let sync_pods: Vec<SyncPod<'_>> = pods.iter().map(|p| SyncPod::new(j, p)).collect();
+    terminating_timeouts(j, &sync_pods, &nodes(), now, finishing)
+}
+
+fn names(out: &PendingTimeouts) -> Vec<&str> {
+    out.failures.iter().map(|f| f.pod.name.as_str()).collect()
+}
+
+#[test]
+fn pods_fail_exactly_at_the_deadline_past_their_grace_and_requeue_before() {
+    let j = with_policy(job(), settings(300, TerminatingNodes::Unhealthy));
+    let pods = [
+        terminating("b", "lost", 0),
+        terminating("a", "gone", 0),
+        terminating("later", "lost", 100),
+        terminating("fine", "healthy", 0),
+    ];
+    let just_before = Time::from_unix_nanos(t(300).unix_nanos() - 1);
+    let out = timeouts(&j, &pods, just_before, false);
+    assert_eq!(names(&out), Vec::<&str>::new());
+    assert_eq!(out.requeue, Some(Duration::from_nanos(1)));
+
+    let out = timeouts(&j, &pods, t(300), false);
+    assert_eq!(names(&out), vec!["a", "b"], "sorted by name");
+    assert_eq!(out.requeue, Some(Duration::from_secs(100)));
+    let b = &out.failures[1];
+    assert_eq!(b.condition_type, TERMINATING_TIMEOUT_CONDITION);
+    assert_eq!(b.reason, TERMINATING_TIMEOUT_REASON);
+    assert!(b.force_delete);
+    assert_eq!(
+        b.message,
+        "Pod was still terminating on node lost (the node's Ready condition is Unknown) 5m after its grace period ended, reaching the terminating timeout of 5m"
+    );
+}
+
+#[test]
+fn nothing_fails_while_finishing_suspended_deleted_or_finished_or_without_the_setting() {
+    let pods = [terminating("a", "lost", 0)];
+    let base = with_policy(job(), settings(10, TerminatingNodes::Any));
+    assert_eq!(names(&timeouts(&base, &pods, t(100), false)), vec!["a"]);
+    assert_eq!(timeouts(&base, &pods, t(100), true), PendingTimeouts::default());
+    let mut suspended = base.clone();
+    suspended.spec.suspend = true;
+    assert_eq!(timeouts(&suspended, &pods, t(100), false), PendingTimeouts::default());
+    let mut deleted = base.clone();
+    deleted.being_deleted = true;
+    assert_eq!(timeouts(&deleted, &pods, t(100), false), PendingTimeouts::default());
+    assert_eq!(timeouts(&job(), &pods, t(100), false), PendingTimeouts::default());
+}
+
+#[test]
+fn failed_at_reads_the_conditions_transition_on_a_failed_pod_only() {
+    let mut p = terminating("p", "lost", 0).phase(PodPhase::Failed);
+    p.conditions.push(crate::model::PodCondition {
+        condition_type: Arc::from(TERMINATING_TIMEOUT_CONDITION),
+        status: ConditionStatus::True,
+        last_transition_time: Some(t(42)),
+    });
+    assert_eq!(failed_at(&p), Some(t(42)));
+    assert_eq!(failed_at(&p.clone().phase(PodPhase::Running)), None);
+}
