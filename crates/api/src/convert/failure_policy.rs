@@ -16,7 +16,7 @@ use job_decider_core::go_text::go_quote;
 use job_decider_core::model::{
     BackoffSettings, ConditionMatcher, ContainerReasonMatcher, ExitCodeMatcher, ExtendedAction,
     ExtendedFailurePolicy, ExtendedRule, IgnoredFailureDelay, MessagePattern, NodeAvoidance,
-    NodeAvoidanceMode, PendingTimeout, RetryLimit,
+    NodeAvoidanceMode, PendingTimeout, RetryLimit, TerminatingNodes, TerminatingTimeout,
 };
 use job_decider_core::model::{ConditionStatus, ExitCodeOperator, Job, Pod, RestartPolicy};
 use job_decider_core::validate::ViolationKind;
