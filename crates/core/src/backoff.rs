@@ -25,19 +25,24 @@ pub fn finished_time(pod: &Pod) -> Time {
 }
 
 /// When `pod` of `job` finished, for the pod-failure backoff: [`finished_time`],
-/// except that while the Job's extended policy has a pending timeout, a pod it
-/// failed finished when it was failed (its condition's transition), not when it
-/// first went unready — else the backoff after it would already have run out.
+/// except that while the Job's extended policy has a pending or terminating
+/// timeout, a pod it failed finished when it was failed (its condition's
+/// transition), not when it first went unready — else the backoff after it
+/// would already have run out.
 /// Without that policy the condition is not read, so upstream's rule holds for
 /// every pod whatever it carries.
 pub fn finished_time_for(job: &Job, pod: &Pod) -> Time {
-    let timeout_in_force = job
-        .extended_failure_policy
-        .as_ref()
-        .is_some_and(|p| p.pending_timeout.is_some());
-    timeout_in_force
+    let policy = job.extended_failure_policy.as_deref();
+    let pending = policy.is_some_and(|p| p.pending_timeout.is_some());
+    let terminating = policy.is_some_and(|p| p.terminating_timeout.is_some());
+    pending
         .then(|| crate::extended::pending_timeout::failed_at(pod))
         .flatten()
+        .or_else(|| {
+            terminating
+                .then(|| crate::extended::terminating_timeout::failed_at(pod))
+                .flatten()
+        })
         .unwrap_or_else(|| finished_time(pod))
 }
 

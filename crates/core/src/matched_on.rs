@@ -5,6 +5,7 @@
 //! for ([`Asked`]); the words around it are written here once.
 
 use crate::extended::PENDING_TIMEOUT_CONDITION;
+use crate::extended::terminating_timeout::TERMINATING_TIMEOUT_CONDITION;
 use crate::model::ConditionStatus;
 use crate::text::{MAX_TEXT_BYTES, truncated};
 
@@ -14,6 +15,9 @@ pub enum MatchedOn {
     /// The pod carries the pending-timeout condition this controller sets (the
     /// extended document's implicit `PendingTimeout` rule).
     PendingTimeout,
+    /// The pod carries the terminating-timeout condition this controller sets
+    /// (the implicit `TerminatingTimeout` rule).
+    TerminatingTimeout,
     /// A terminated container's exit code (`onExitCodes`).
     ExitCode {
         /// The container's name.
@@ -79,6 +83,9 @@ pub fn subject(on: Option<&MatchedOn>, namespace: &str, pod: &str) -> String {
         Some(MatchedOn::PendingTimeout) => {
             format!("Pod {namespace}/{pod} has condition {PENDING_TIMEOUT_CONDITION}")
         }
+        Some(MatchedOn::TerminatingTimeout) => {
+            format!("Pod {namespace}/{pod} has condition {TERMINATING_TIMEOUT_CONDITION}")
+        }
         Some(MatchedOn::PodReason { reason }) => {
             format!("Pod {namespace}/{pod} failed with reason {reason}")
         }
@@ -104,6 +111,9 @@ impl MatchedOn {
         let described = match self {
             MatchedOn::PendingTimeout => format!(
                 "condition {PENDING_TIMEOUT_CONDITION}=True (stuck in Pending past pendingTimeout)"
+            ),
+            MatchedOn::TerminatingTimeout => format!(
+                "condition {TERMINATING_TIMEOUT_CONDITION}=True (stuck terminating past terminatingTimeout)"
             ),
             MatchedOn::ExitCode {
                 container,

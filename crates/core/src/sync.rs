@@ -16,6 +16,7 @@ use crate::conditions::{ensure_condition, new_condition};
 use crate::explain::{self, ExplainFacts, JobExplanation};
 use crate::extended::backoff_schedule::failures_for_backoff;
 use crate::extended::pending_timeout;
+use crate::extended::terminating_timeout;
 use crate::extended::rules;
 use crate::index_set::IndexSet;
 use crate::indexed::{self, pods_with_delayed_deletion, valid_index};
@@ -476,11 +477,21 @@ fn sync_job(
         plan.requeue_after(wait);
     }
     // Extended policy: stuck Pending pods fail right after adoption and release.
-    let stuck = pending_timeout::pending_timeouts(job, &facts.pods, now, finishing.is_some());
-    if let Some(wait) = stuck.requeue {
+    let mut stuck = pending_timeout::pending_timeouts(job, &facts.pods, now, finishing.is_some());
+    // Disjoint from the pending ones: these pods are already being deleted.
+    let terminating = terminating_timeout::terminating_timeouts(
+        job,
+        &facts.pods,
+        &snapshot.nodes,
+        now,
+        finishing.is_some(),
+    );
+    for wait in [stuck.requeue, terminating.requeue].into_iter().flatten() {
         plan.requeue_after(wait);
     }
+    stuck.failures.extend(terminating.failures);
     if !stuck.failures.is_empty() {
+        stuck.failures.sort_by(|a, b| a.pod.cmp(&b.pod));
         plan.actions.push(Action::FailPods(stuck.failures));
     }
     // Only an explanation reads the condition after the match below takes it.

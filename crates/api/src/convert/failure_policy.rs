@@ -8,7 +8,7 @@
 
 use serde_yaml::{Mapping, Value};
 
-use job_decider_core::extended::rules::message_scan_bound;
+use job_decider_core::extended::rules::{PENDING_TIMEOUT_RULE, TERMINATING_TIMEOUT_RULE, message_scan_bound};
 use job_decider_core::extended::{
     FAILURE_POLICY_ANNOTATION, FAILURE_POLICY_API_VERSION, FAILURE_POLICY_KIND,
 };
@@ -52,8 +52,9 @@ pub const DEFAULT_PENDING_REASONS: [&str; 4] = [
     "CreateContainerConfigError",
     "InvalidImageName",
 ];
-/// The rule name reserved for failures the pending timeout causes.
-pub const RESERVED_RULE_NAME: &str = "PendingTimeout";
+/// The rule names reserved for the failures the document's timeouts cause
+/// (the implicit rules that handle them).
+pub const RESERVED_RULE_NAMES: [&str; 2] = [PENDING_TIMEOUT_RULE, TERMINATING_TIMEOUT_RULE];
 
 /// The path of the document when it comes from the Job's annotation.
 pub fn annotation_path() -> String {

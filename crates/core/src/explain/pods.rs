@@ -289,6 +289,10 @@ fn describe_document_match(
         DocumentRule::PendingTimeout => {
             "the failure policy document's pendingTimeout (rule \"PendingTimeout\")".to_string()
         }
+        DocumentRule::TerminatingTimeout => {
+            "the failure policy document's terminatingTimeout (rule \"TerminatingTimeout\")"
+                .to_string()
+        }
         DocumentRule::Rule(i) => match rules::rule_name(policy, m.rule) {
             Some(_) => format!(
                 "failure policy document rule {}",

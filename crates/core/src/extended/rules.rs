@@ -2,7 +2,8 @@
 //!
 //! The order: a pod this controller failed for its pending timeout takes the
 //! document's `pendingTimeout.action` (an implicit first rule named
-//! `PendingTimeout`); then the document's rules in order, a rule holding only
+//! `PendingTimeout`), and likewise one failed for its terminating timeout
+//! (`TerminatingTimeout`); then the document's rules in order, a rule holding only
 //! when every matcher it has holds (within a matcher, any one container,
 //! condition or reason suffices, as in upstream's rules). When none holds the
 //! sync falls through to the Job's own `spec.podFailurePolicy`, unchanged.
@@ -12,6 +13,7 @@
 
 use std::cmp::Ordering;
 
+use super::terminating_timeout::TERMINATING_TIMEOUT_CONDITION;
 use super::{NAMED_RULE_REASON_PREFIX, PENDING_TIMEOUT_CONDITION};
 use crate::matched_on::{Asked, MatchedOn, subject};
 use crate::model::{
@@ -24,6 +26,8 @@ use crate::text::{ordinal, truncated};
 
 /// The name of the implicit rule that handles pods failed for their pending timeout.
 pub const PENDING_TIMEOUT_RULE: &str = "PendingTimeout";
+/// The name of the implicit rule that handles pods failed for their terminating timeout.
+pub const TERMINATING_TIMEOUT_RULE: &str = "TerminatingTimeout";
 /// The Failed reason of a FailJob from an unnamed rule (upstream's).
 pub const UNNAMED_RULE_REASON: &str = "PodFailurePolicy";
 /// Longest text a message quotes from the pod (a reason, a container name), in bytes.
@@ -36,6 +40,8 @@ pub const MAX_FAIL_JOB_MESSAGE_BYTES: usize = 1024;
 pub enum DocumentRule {
     /// The implicit first rule: the pod was failed for its pending timeout.
     PendingTimeout,
+    /// The implicit rule for a pod failed for its terminating timeout.
+    TerminatingTimeout,
     /// `rules[i]` of the document.
     Rule(u16),
 }
@@ -44,7 +50,7 @@ impl DocumentRule {
     /// The index in the document's `rules`, for an explicit rule.
     pub fn index(self) -> Option<usize> {
         match self {
-            DocumentRule::PendingTimeout => None,
+            DocumentRule::PendingTimeout | DocumentRule::TerminatingTimeout => None,
             DocumentRule::Rule(i) => Some(usize::from(i)),
         }
     }
@@ -125,6 +131,9 @@ pub fn first_document_rule(policy: &ExtendedFailurePolicy, pod: &Pod) -> Option<
     if policy.pending_timeout.is_some() && has_pending_timeout_condition(pod) {
         return Some(DocumentRule::PendingTimeout);
     }
+    if policy.terminating_timeout.is_some() && has_condition(pod, TERMINATING_TIMEOUT_CONDITION) {
+        return Some(DocumentRule::TerminatingTimeout);
+    }
     let index = policy.rules.iter().position(|rule| rule_holds(rule, pod))?;
     // Validation allows 20 rules; an index past u16 cannot come from a valid document.
     u16::try_from(index).ok().map(DocumentRule::Rule)
@@ -202,6 +211,10 @@ pub fn rule_action(policy: &ExtendedFailurePolicy, rule: DocumentRule) -> Extend
             .pending_timeout
             .as_ref()
             .map_or(ExtendedAction::Count, |p| p.action),
+        DocumentRule::TerminatingTimeout => policy
+            .terminating_timeout
+            .as_ref()
+            .map_or(ExtendedAction::Count, |t| t.action),
         DocumentRule::Rule(i) => policy
             .rules
             .get(usize::from(i))
@@ -213,6 +226,7 @@ pub fn rule_action(policy: &ExtendedFailurePolicy, rule: DocumentRule) -> Extend
 pub fn rule_name(policy: &ExtendedFailurePolicy, rule: DocumentRule) -> Option<&str> {
     match rule {
         DocumentRule::PendingTimeout => Some(PENDING_TIMEOUT_RULE),
+        DocumentRule::TerminatingTimeout => Some(TERMINATING_TIMEOUT_RULE),
         DocumentRule::Rule(i) => policy.rules.get(usize::from(i))?.name.as_deref(),
     }
 }
@@ -225,6 +239,7 @@ pub fn rule_label(policy: &ExtendedFailurePolicy, rule: DocumentRule) -> String 
             format!("at index {i} of the failure policy document")
         }
         (None, DocumentRule::PendingTimeout) => format!("{PENDING_TIMEOUT_RULE:?}"),
+        (None, DocumentRule::TerminatingTimeout) => format!("{TERMINATING_TIMEOUT_RULE:?}"),
     }
 }
 
@@ -243,6 +258,7 @@ pub fn fail_job_reason(policy: &ExtendedFailurePolicy, rule: DocumentRule) -> St
 pub fn matched_on(policy: &ExtendedFailurePolicy, rule: DocumentRule, pod: &Pod) -> Vec<MatchedOn> {
     match rule {
         DocumentRule::PendingTimeout => vec![MatchedOn::PendingTimeout],
+        DocumentRule::TerminatingTimeout => vec![MatchedOn::TerminatingTimeout],
         DocumentRule::Rule(i) => policy
             .rules
             .get(usize::from(i))
@@ -344,9 +360,14 @@ pub fn message_scan_bound(policy: &ExtendedFailurePolicy, pods: &[Pod]) -> u64 {
 
 /// Whether the pod carries this controller's pending-timeout condition with status True.
 pub fn has_pending_timeout_condition(pod: &Pod) -> bool {
-    pod.conditions.iter().any(|c| {
-        &*c.condition_type == PENDING_TIMEOUT_CONDITION && c.status == ConditionStatus::True
-    })
+    has_condition(pod, PENDING_TIMEOUT_CONDITION)
+}
+
+/// Whether the pod carries the condition `condition_type` with status True.
+fn has_condition(pod: &Pod, condition_type: &str) -> bool {
+    pod.conditions
+        .iter()
+        .any(|c| &*c.condition_type == condition_type && c.status == ConditionStatus::True)
 }
 
 /// Whether every matcher the rule has holds; a rule without matchers holds for nothing.

@@ -157,5 +157,76 @@ fn failure(
     }
 }
 
+/// Most pods an explanation names.
+const MAX_DESCRIBED: usize = 5;
+
+/// For explanations: which pods a FailPods action fails for their
+/// terminating timeout, and on which node (the first few; the rest counted).
+pub fn describe(job: &Job, now: Time, pods: &[Pod], failures: &[PodFailure]) -> String {
+    let settings = job
+        .extended_failure_policy
+        .as_deref()
+        .and_then(|p| p.terminating_timeout.as_ref());
+    let limit = settings
+        .map(|s| format!(" ({})", human_duration(seconds(s))))
+        .unwrap_or_default();
+    let named: Vec<String> = failures
+        .iter()
+        .take(MAX_DESCRIBED)
+        .map(|f| {
+            let node = pods
+                .iter()
+                .find(|p| p.uid == f.pod.uid)
+                .and_then(|p| p.failure_details.as_deref())
+                .map(|d| d.node_name.as_str())
+                .filter(|n| !n.is_empty())
+                .map(|n| format!(" on {}", truncated(n, MAX_NAME_BYTES)))
+                .unwrap_or_default();
+            let since = pods
+                .iter()
+                .find(|p| p.uid == f.pod.uid)
+                .and_then(|p| p.deletion.as_ref())
+                .map(|d| {
+                    format!(
+                        ", {} past its grace period",
+                        human_duration(now.saturating_since(d.timestamp))
+                    )
+                })
+                .unwrap_or_default();
+            format!("{}{node}{since}", truncated(&f.pod.name, MAX_NAME_BYTES))
+        })
+        .collect();
+    let more = failures.len().saturating_sub(MAX_DESCRIBED);
+    let more = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    let force = settings.is_some_and(|s| s.force_delete);
+    format!(
+        "pods stuck terminating past the extended policy's terminatingTimeout{limit}: {}{more}; marked Failed, then deleted{}",
+        named.join(", "),
+        if force { " with a grace period of 0" } else { "" }
+    )
+}
+
+/// When the next stuck terminating pod of the Job times out, from now (for
+/// explanations).
+pub fn next_timeout(job: &Job, pods: &[Pod], nodes: &[NodeReport], now: Time) -> Option<Duration> {
+    let settings = job
+        .extended_failure_policy
+        .as_deref()
+        .and_then(|p| p.terminating_timeout.as_ref())?;
+    if job.spec.suspend || job.being_deleted {
+        return None;
+    }
+    pods.iter()
+        .filter_map(|p| stuck_terminating(settings, p, nodes))
+        .map(|s| s.deadline(settings))
+        .filter(|&d| d > now)
+        .map(|d| d.saturating_since(now))
+        .min()
+}
+
 #[cfg(test)]
 mod tests;

@@ -137,8 +137,9 @@ impl<'s> World<'s> {
         self.collect();
     }
 
-    /// The controller fails a pod stuck in Pending (FailPods): phase Failed with its
-    /// condition, then a delete (at once: no container runs).
+    /// The controller fails a pod stuck in Pending or terminating (FailPods): phase
+    /// Failed with its condition, then a delete (at once: no container runs; with
+    /// `force_delete`, a grace period of 0).
     pub(super) fn fail_stuck_pod(&mut self, i: usize, failure: &pb::PodFailure) {
         let now = self.now;
         {
@@ -156,15 +157,79 @@ impl<'s> World<'s> {
             sp.start_at = None;
             sp.ended = Some(now);
             sp.outcome = "failed".to_string();
-            sp.why = format!(
-                "stuck in Pending ({}); failed by the controller",
-                failure.reason
-            );
+            let deleting = sp
+                .pod
+                .metadata
+                .as_ref()
+                .is_some_and(|m| m.deletion_timestamp.is_some());
+            sp.why = if deleting {
+                format!(
+                    "stuck terminating ({}); failed by the controller",
+                    failure.reason
+                )
+            } else {
+                format!(
+                    "stuck in Pending ({}); failed by the controller",
+                    failure.reason
+                )
+            };
         }
         let why = self.pods[i].why.clone();
         self.tell_failure(i, EventKind::PodFailedByController, &why);
         self.delete_pod(i);
+        if failure.force_delete {
+            let m = meta(&mut self.pods[i].pod);
+            m.deletion_timestamp = Some(whole(now));
+            m.deletion_grace_period_seconds = Some(0);
+            self.touch(i);
+        }
         self.collect();
+    }
+
+    /// Whether the pod is bound to a node that stopped answering (`nodeLost`).
+    pub(super) fn on_lost_node(&self, pod: &pb::Pod) -> bool {
+        !self.lost.is_empty()
+            && pod
+                .spec
+                .as_ref()
+                .is_some_and(|s| self.lost.contains(&s.node_name))
+    }
+
+    /// What the request says of the lost nodes that pods being deleted are on,
+    /// as a node informer would show them: Ready Unknown, tainted unreachable.
+    pub(super) fn lost_node_reports(&self) -> Vec<pb::Node> {
+        if self.lost.is_empty() {
+            return Vec::new();
+        }
+        let mut names: BTreeSet<&str> = BTreeSet::new();
+        for sp in self.pods.iter().filter(|p| !p.gone && !terminal(&p.pod)) {
+            let deleting = sp
+                .pod
+                .metadata
+                .as_ref()
+                .is_some_and(|m| m.deletion_timestamp.is_some());
+            let node = sp.pod.spec.as_ref().map_or("", |s| s.node_name.as_str());
+            if deleting && self.lost.contains(node) {
+                names.insert(node);
+            }
+        }
+        names
+            .into_iter()
+            .map(|name| pb::Node {
+                name: name.to_string(),
+                taints: ["NoSchedule", "NoExecute"]
+                    .into_iter()
+                    .map(|effect| pb::Taint {
+                        key: "node.kubernetes.io/unreachable".to_string(),
+                        effect: effect.to_string(),
+                    })
+                    .collect(),
+                conditions: vec![pb::NodeCondition {
+                    r#type: "Ready".to_string(),
+                    status: "Unknown".to_string(),
+                }],
+            })
+            .collect()
     }
 
     /// The node a pod is on when the script models nodes (its `spec.nodeName`);

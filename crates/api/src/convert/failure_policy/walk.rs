@@ -375,11 +375,11 @@ impl<'e> Walk<'e> {
             );
             return None;
         }
-        if name == RESERVED_RULE_NAME {
+        if RESERVED_RULE_NAMES.contains(&name.as_str()) {
             self.errs.invalid(
                 path,
                 echo(value),
-                "is reserved for the failures pendingTimeout causes",
+                "is reserved for the failures the document's timeouts cause",
             );
             return None;
         }

@@ -153,3 +153,88 @@ fn failed_at_reads_the_conditions_transition_on_a_failed_pod_only() {
     assert_eq!(failed_at(&p), Some(t(42)));
     assert_eq!(failed_at(&p.clone().phase(PodPhase::Running)), None);
 }
+
+/// A started Job with podReplacementPolicy Failed (so a terminating pod is
+/// not replaced until it is terminal), carrying `settings`.
+fn replace_on_failed(settings: TerminatingTimeout) -> Job {
+    let mut j = with_policy(job(), settings);
+    j.spec.parallelism = 1;
+    j.spec.completions = Some(1);
+    j.spec.pod_replacement_policy = crate::model::PodReplacementPolicy::Failed;
+    j.status.start_time = Some(t(0));
+    j
+}
+
+fn fail_pods(plan: &crate::plan::Plan) -> Vec<&PodFailure> {
+    plan.actions
+        .iter()
+        .filter_map(|a| match a {
+            crate::plan::Action::FailPods(f) => Some(f.iter()),
+            _ => None,
+        })
+        .flatten()
+        .collect()
+}
+
+#[test]
+fn sync_a_pod_stuck_on_a_lost_node_is_failed_then_counted_and_replaced_under_replacement_policy_failed()
+{
+    use crate::fixtures::{PodExt, creations, last_status, snapshot};
+    use crate::sync::decide;
+    let j = replace_on_failed(settings(60, TerminatingNodes::Unhealthy));
+    let stuck = terminating("p", "lost", 100);
+    // Before the deadline: nothing failed, nothing created, a requeue at the deadline.
+    let mut s = snapshot(j.clone(), vec![stuck.clone()], t(130));
+    s.nodes = nodes();
+    let plan = decide(&s);
+    assert!(fail_pods(&plan).is_empty());
+    assert!(creations(&plan).is_empty(), "replaced only once terminal");
+    assert_eq!(plan.requeue_after, Some(Duration::from_secs(30)));
+    // At the deadline: failed with force.
+    s.now = t(160);
+    let plan = decide(&s);
+    let failed = fail_pods(&plan);
+    assert_eq!(failed.len(), 1);
+    assert!(failed[0].force_delete);
+    // Without the node report, the node is taken as healthy: nothing.
+    s.nodes = Vec::new();
+    assert!(fail_pods(&decide(&s)).is_empty());
+    // The next sync sees it Failed with the condition: counted and replaced.
+    let mut failed_pod = stuck.phase(PodPhase::Failed);
+    failed_pod.conditions.push(crate::model::PodCondition {
+        condition_type: Arc::from(TERMINATING_TIMEOUT_CONDITION),
+        status: ConditionStatus::True,
+        last_transition_time: Some(t(160)),
+    });
+    let plan = decide(&snapshot(j.clone(), vec![failed_pod.clone()], t(161)));
+    assert_eq!(last_status(&plan).failed, 1);
+    // The pod failure backoff (10 s) counts from the condition's transition.
+    assert!(creations(&plan).is_empty());
+    assert_eq!(plan.requeue_after, Some(Duration::from_secs(9)));
+    let mut j = j;
+    j.status.failed = 1;
+    let plan = decide(&snapshot(j, vec![failed_pod.without_finalizer()], t(170)));
+    assert_eq!(creations(&plan).len(), 1, "a replacement once the backoff ran out");
+}
+
+#[test]
+fn sync_a_fail_job_terminating_timeout_gives_its_implicit_rules_reason() {
+    use crate::fixtures::{last_status, snapshot};
+    use crate::model::JobConditionType;
+    use crate::sync::decide;
+    let mut s = settings(60, TerminatingNodes::Any);
+    s.action = ExtendedAction::FailJob;
+    let mut failed_pod = terminating("p", "healthy", 100).phase(PodPhase::Failed);
+    failed_pod.conditions.push(crate::model::PodCondition {
+        condition_type: Arc::from(TERMINATING_TIMEOUT_CONDITION),
+        status: ConditionStatus::True,
+        last_transition_time: Some(t(160)),
+    });
+    let plan = decide(&snapshot(replace_on_failed(s), vec![failed_pod], t(161)));
+    let reason = last_status(&plan)
+        .conditions
+        .iter()
+        .find(|c| c.condition_type == JobConditionType::FailureTarget)
+        .map(|c| c.reason.clone());
+    assert_eq!(reason.as_deref(), Some("PodFailurePolicy_TerminatingTimeout"));
+}
