@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"google.golang.org/protobuf/proto"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 
 	"job-decider.dev/conformance/internal/canon"
 	"job-decider.dev/conformance/internal/upstream"
@@ -15,7 +16,13 @@ import (
 
 func cmdUpstream(args []string) error {
 	fs := flag.NewFlagSet("upstream", flag.ExitOnError)
+	gates := fs.String("feature-gates", "", "upstream feature gates to set first, e.g. MutableSchedulingDirectivesForSuspendedJobs=false (only to see a gate's effect: vectors are recorded with the defaults)")
 	fs.Parse(args)
+	if *gates != "" {
+		if err := utilfeature.DefaultMutableFeatureGate.Set(*gates); err != nil {
+			return fmt.Errorf("--feature-gates: %w", err)
+		}
+	}
 	if fs.NArg() != 1 {
 		usage()
 	}

@@ -4,7 +4,8 @@
 //
 // Build with -ldflags=-checklinkname=0 (see linkname.go).
 //
-//	conformance upstream FILE            print upstream's response for a vector's request
+//	conformance upstream [--feature-gates G=B,...] FILE
+//	                                     print upstream's response for a vector's request
 //	conformance record FILE|DIR...       write upstream's response into each vector's expected
 //	conformance verify FILE|DIR...       check each vector's expected equals upstream's response
 //	conformance check (--server ADDR | --serve BIN) FILE|DIR...
@@ -26,7 +27,7 @@ import (
 
 func usage() {
 	fmt.Fprint(os.Stderr, `usage:
-  conformance upstream FILE
+  conformance upstream [--feature-gates G=B,...] FILE
   conformance record FILE|DIR...
   conformance verify FILE|DIR...
   conformance check  (--server ADDR | --serve BIN) [--save-dir DIR] [--known FILE] FILE|DIR...

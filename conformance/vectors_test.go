@@ -4,6 +4,13 @@ import (
 	"path/filepath"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	featuregatetesting "k8s.io/component-base/featuregate/testing"
+	"k8s.io/kubernetes/pkg/features"
+
+	pb "job-decider.dev/clients/go/jobdecider/v1"
 	"job-decider.dev/conformance/internal/canon"
 	"job-decider.dev/conformance/internal/upstream"
 	"job-decider.dev/testkit/vectors"
@@ -65,5 +72,48 @@ func TestRunIsDeterministic(t *testing.T) {
 				t.Fatalf("%s: run %d differs:\n%s", v.Name, i, canon.FormatDiff(d, "first", "again"))
 			}
 		}
+	}
+}
+
+// TestSuspendClearsStartTimeOnlyWithTheGate pins down where the KEP-5440 startTime
+// rule comes from: the vectors record upstream with MutableSchedulingDirectivesForSuspendedJobs
+// at its v1.37.2 default (on), which clears startTime when Suspended flips to True;
+// with the gate off, upstream keeps the startTime the request carried. Should the gate's
+// default or behaviour change upstream, this names the vectors to re-record.
+func TestSuspendClearsStartTimeOnlyWithTheGate(t *testing.T) {
+	for _, name := range []string{"kep5440-suspend-resize-resume-sync1", "suspend-again-after-resume-clears-start-time"} {
+		v, err := vectors.LoadJob(filepath.Join(vectorsDir, name+".yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := v.Request.GetJob().GetStatus().GetStartTime()
+		if want == nil {
+			t.Fatalf("%s: the request has no startTime to keep", name)
+		}
+		written := func(resp *pb.DecideJobResponse) []*timestamppb.Timestamp {
+			var got []*timestamppb.Timestamp
+			for _, a := range resp.GetActions() {
+				if u := a.GetUpdateStatus(); u != nil {
+					got = append(got, u.GetStatus().GetStartTime())
+				}
+			}
+			return got
+		}
+		check := func(gate bool, wantKept bool) {
+			featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.MutableSchedulingDirectivesForSuspendedJobs, gate)
+			resp, _, err := upstream.Canonical(v.Request)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := written(resp)
+			if len(got) != 1 {
+				t.Fatalf("%s (gate %v): %d status writes, want 1", name, gate, len(got))
+			}
+			if kept := proto.Equal(got[0], want); kept != wantKept || (!kept && got[0] != nil) {
+				t.Errorf("%s (gate %v): startTime written %v, request had %v; want kept=%v", name, gate, got[0], want, wantKept)
+			}
+		}
+		check(true, false)
+		check(false, true)
 	}
 }

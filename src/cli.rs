@@ -22,9 +22,8 @@ use crate::cluster::{self, ClusterArgs};
 use crate::documents;
 use crate::explain;
 use crate::input::{
-    read_nodes,
     self, CliError, Strictness, file_name, one_stdin, read_failure_policy, read_file, read_job,
-    read_pods, warn,
+    read_nodes, read_pods, warn,
 };
 use crate::server::{self, LogFormat, ServerConfig, TlsFiles};
 use job_decider_api::safe_text::escaped;

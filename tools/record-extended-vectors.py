@@ -105,6 +105,47 @@ vector("pending-timeout-failed-pod-takes-its-action",
   [pod("stuck", "Failed", conditions=[sched(), {"type": "job-decider.dev/PendingTimeout", "status": "True",
        "reason": "ImagePullBackOff", "message": "stuck", "lastTransitionTime": "2025-01-01T00:09:00Z"}],
        containers=waiting("ImagePullBackOff"))])
+# 9 attemptDeadline, 10 readyTimeout
+def ready(status, at, reason=None):
+    c = {"type": "Ready", "status": status, "lastTransitionTime": at}
+    if reason: c["reason"] = reason
+    return c
+
+def started(p, at="2025-01-01T00:00:03Z"):
+    p["status"]["startTime"] = at
+    return p
+
+vector("attempt-deadline-fails-a-long-running-pod",
+  "A Ready pod that started 9m57s ago, past attemptDeadline 300s: the plan fails it (FailPods, condition "
+  "job-decider.dev/AttemptDeadlineExceeded, reason DeadlineExceeded); the pod that started 2 minutes ago "
+  "is untouched and the plan asks to decide again when its deadline comes (3 minutes).",
+  job("attemptDeadline:\n  seconds: 300\n", active=2),
+  [started(pod("hung", "Running", conditions=[ready("True", "2025-01-01T00:00:06Z")], containers=running())),
+   started(pod("young", "Running", conditions=[ready("True", "2025-01-01T00:08:05Z")], containers=running()),
+           "2025-01-01T00:08:00Z")])
+vector("attempt-deadline-failed-pod-takes-its-action",
+  "A pod this controller failed for its attempt deadline (phase Failed, condition "
+  "job-decider.dev/AttemptDeadlineExceeded=True), with attemptDeadline.action FailIndex and "
+  "backoffLimitPerIndex: its index fails (its finish time the condition's), the other index, started 2 "
+  "minutes ago, keeps running until its own deadline.",
+  job("attemptDeadline:\n  seconds: 300\n  action: FailIndex\n", indexed=True, per_index=3, active=1),
+  [started(pod("hung", "Failed", index=0, conditions=[ready("False", "2025-01-01T00:09:00Z"),
+       {"type": "job-decider.dev/AttemptDeadlineExceeded", "status": "True", "reason": "DeadlineExceeded",
+        "message": "ran too long", "lastTransitionTime": "2025-01-01T00:09:00Z"}], containers=running())),
+   started(pod("other", "Running", index=1, conditions=[ready("True", "2025-01-01T00:08:06Z")],
+               containers=running()), "2025-01-01T00:08:00Z")])
+vector("ready-timeout-fails-a-pod-not-ready-at-its-deadline",
+  "A pod Ready=False (ContainersNotReady) since 5s after its start 9m57s ago, past readyTimeout 300s: "
+  "the plan fails it with condition job-decider.dev/ReadyTimeout and reason ContainersNotReady.",
+  job("readyTimeout:\n  seconds: 300\n", active=1, completions=1, parallelism=1),
+  [started(pod("slow", "Running", conditions=[ready("False", "2025-01-01T00:00:08Z", "ContainersNotReady")],
+               containers=running()))])
+vector("ready-timeout-spares-a-pod-ready-at-its-deadline",
+  "A pod that was Ready at its readyTimeout deadline and went unready later (Ready=False since 00:09:00, "
+  "after the deadline 00:05:03): readyTimeout never fails it; nothing to do.",
+  job("readyTimeout:\n  seconds: 300\n", active=1, completions=1, parallelism=1),
+  [started(pod("flaky", "Running", conditions=[ready("False", "2025-01-01T00:09:00Z", "ContainersNotReady")],
+               containers=running()))])
 # 2 backoff
 vector("backoff-settings-replace-upstreams-schedule",
   "Two failures after the last success, the latest 5s ago, with backoff base 30s and factor 3: the "
@@ -135,6 +176,14 @@ vector("named-rule-from-the-request-field",
   "The same Job without the annotation, its document sent in DecideJobRequest.failurePolicy: the same plan.",
   job(None, completions=1, parallelism=1), [pod("f1", "Failed", containers=exited(42))],
   request_doc=HEAD + "rules:\n- name: bad_input\n  action: FailJob\n  onExitCodes: {operator: In, values: [42]}\n")
+# 9 failureMessage: Detailed
+vector("failure-message-detailed-names-pod-rule-and-limit",
+  "failureMessage Detailed: the FailJob of the rule named bad_input keeps its reason "
+  "(PodFailurePolicy_bad_input) and upstream's message, followed by the pod, its node, the container "
+  "with its exit code and termination reason, and the rule; a FailJob rule reaches no limit, so none "
+  "is said. Failed and the event repeat the message.",
+  job("failureMessage: Detailed\nrules:\n- name: bad_input\n  action: FailJob\n  onExitCodes: {operator: In, values: [42]}\n", completions=1, parallelism=1),
+  [pod("f1", "Failed", containers=exited(42))])
 vector("pod-reason-ignored",
   "A pod the kubelet rejected (status.reason UnexpectedAdmissionError, no container statuses) matches "
   "onPodReasons with Ignore: not counted (failed stays 0) and replaced.",
@@ -183,10 +232,17 @@ vector("node-avoidance-keeps-the-latest-max-nodes",
 
 def main():
     os.makedirs(OUT, exist_ok=True)
+    # Names given on the command line: only those vectors are recorded (the rest stay as committed).
+    only = set(sys.argv[1:])
     for name, description, j, pods, now, request_doc in VECTORS:
+        if only and name not in only:
+            continue
         with tempfile.TemporaryDirectory() as d:
             jp, pp = f"{d}/job.json", f"{d}/pods.json"
-            json.dump(j, open(jp, "w")); json.dump(pods, open(pp, "w"))
+            # The CLI reads integers only as numbers; the vector keeps the request as written.
+            cli_job = copy.deepcopy(j)
+            cli_job["metadata"]["generation"] = int(cli_job["metadata"]["generation"])
+            json.dump(cli_job, open(jp, "w")); json.dump(pods, open(pp, "w"))
             args = [BIN, "decide", "--job", jp, "--pods", pp, "--now", now, "-o", "json"]
             if request_doc:
                 fp = f"{d}/doc.yaml"; open(fp, "w").write(request_doc); args += ["--failure-policy", fp]
@@ -206,5 +262,5 @@ def main():
         doc = {"name": name, "description": description, "request": request, "expected": expected}
         with open(f"{OUT}/{name}.yaml", "w") as f:
             yaml.safe_dump(doc, f, sort_keys=False, width=100, allow_unicode=True)
-    print(len(VECTORS), "vectors")
+    print(len(only) if only else len(VECTORS), "vectors")
 main()

@@ -21,9 +21,11 @@ import (
 // annotation) through the shim, against the real API server.
 
 const (
-	failurePolicyAnnotation = "job-decider.dev/failure-policy"
-	failedNodesAnnotation   = "job-decider.dev/failed-nodes"
-	pendingTimeoutCondition = corev1.PodConditionType("job-decider.dev/PendingTimeout")
+	failurePolicyAnnotation  = "job-decider.dev/failure-policy"
+	failedNodesAnnotation    = "job-decider.dev/failed-nodes"
+	pendingTimeoutCondition  = corev1.PodConditionType("job-decider.dev/PendingTimeout")
+	readyTimeoutCondition    = corev1.PodConditionType("job-decider.dev/ReadyTimeout")
+	attemptDeadlineCondition = corev1.PodConditionType("job-decider.dev/AttemptDeadlineExceeded")
 )
 
 // withPolicy gives the Job an extended failure policy document; doc is the
@@ -237,6 +239,152 @@ pendingTimeout:
 	}
 }
 
+// timedOutBy waits until the pod was seen Failed, being deleted, with the
+// condition ct True, and returns that version.
+func timedOutBy(j *jt, history *podHistory, name string, ct corev1.PodConditionType) *corev1.Pod {
+	j.t.Helper()
+	var failed *corev1.Pod
+	err := harness.Poll(j.ctx, 50*time.Millisecond, time.Until(deadline(j.ctx)), func(context.Context) (bool, error) {
+		failed = history.find(name, func(p *corev1.Pod) bool {
+			c := podCondition(p, ct)
+			return p.Status.Phase == corev1.PodFailed && p.DeletionTimestamp != nil && c != nil && c.Status == corev1.ConditionTrue
+		})
+		return failed != nil, nil
+	})
+	if err != nil {
+		j.fatalf("pod %s was never seen Failed with %s and being deleted: %v", name, ct, err)
+	}
+	return failed
+}
+
+// Features 9 and 10: a running pod past attemptDeadline, and a running pod
+// not Ready within readyTimeout of its start, are failed by the shim as the
+// pending timeout fails pods (status Failed with the feature's condition,
+// then deleted); the Job counts each by the document's action, and the
+// replacement completes it (Count) or the Job fails with the implicit rule's
+// reason (FailJob).
+func TestExtendedAttemptDeadline(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	const name = "job-decider.dev/extended-attempt"
+	shim := startShimWithDeployRBAC(t, ctx, name, "extended-attempt")
+
+	t.Run("Count", func(t *testing.T) {
+		ns := newNamespace(t)
+		withKubelet(t, ns)
+		history := recordPods(t, ctx, ns)
+		j := start(t, newJob(ns, "hung", func(job *batchv1.Job) {
+			job.Spec.ManagedBy = ptr.To(name)
+			job.Spec.BackoffLimit = ptr.To[int32](1)
+		}, withPolicy(`
+attemptDeadline:
+  seconds: 2
+  action: Count
+backoff:
+  baseSeconds: 1
+`)), 2*time.Minute)
+		first := j.waitActive(1)[0]
+		j.finish([]corev1.Pod{first}, harness.Running(true))
+		failed := timedOutBy(j, history, first.Name, attemptDeadlineCondition)
+		c := podCondition(failed, attemptDeadlineCondition)
+		if c.Reason != "DeadlineExceeded" || !strings.Contains(c.Message, "attemptDeadline") {
+			t.Errorf("condition %+v, want reason DeadlineExceeded and a message naming attemptDeadline", c)
+		}
+		// Timed from the pod's start: not before the deadline.
+		if failed.Status.StartTime == nil {
+			j.fatalf("pod %s has no start time", first.Name)
+		}
+		if limit := failed.Status.StartTime.Add(2 * time.Second); c.LastTransitionTime.Time.Before(limit) {
+			t.Errorf("failed at %s, before start + 2s (%s)", c.LastTransitionTime.Format(time.TimeOnly), limit.Format(time.TimeOnly))
+		}
+		j.waitStatus("the hung pod counted as failed", func(s *batchv1.JobStatus) bool { return s.Failed == 1 })
+		j.waitGone(first.Name)
+		second := j.waitReplacement(first.Name)
+		j.finish([]corev1.Pod{second}, harness.Succeeded())
+		j.waitCondition(batchv1.JobComplete)
+		j.expectCounts(0, 1, 1)
+		j.waitFinalizersGone()
+	})
+
+	t.Run("FailJob", func(t *testing.T) {
+		ns := newNamespace(t)
+		withKubelet(t, ns)
+		j := start(t, newJob(ns, "hung", func(job *batchv1.Job) {
+			job.Spec.ManagedBy = ptr.To(name)
+		}, withPolicy(`
+attemptDeadline:
+  seconds: 1
+  action: FailJob
+`)), 2*time.Minute)
+		first := j.waitActive(1)[0]
+		j.finish([]corev1.Pod{first}, harness.Running(true))
+		job := j.waitCondition(batchv1.JobFailed)
+		if got, want := conditionReason(job, batchv1.JobFailed), "PodFailurePolicy_AttemptDeadline"; got != want {
+			j.fatalf("Failed reason %q, want %q", got, want)
+		}
+		j.waitStatus("the hung pod counted", func(s *batchv1.JobStatus) bool { return s.Failed == 1 && s.Active == 0 })
+		j.waitFinalizersGone()
+	})
+
+	if log := shim.Process().Tail(400); strings.Contains(log, "forbidden") {
+		t.Errorf("the shim was refused something:\n%s", log)
+	}
+}
+
+func TestExtendedReadyTimeout(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	const name = "job-decider.dev/extended-ready"
+	shim := startShimWithDeployRBAC(t, ctx, name, "extended-ready")
+
+	ns := newNamespace(t)
+	withKubelet(t, ns)
+	history := recordPods(t, ctx, ns)
+	j := start(t, newJob(ns, "unready", func(job *batchv1.Job) {
+		job.Spec.ManagedBy = ptr.To(name)
+		job.Spec.BackoffLimit = ptr.To[int32](1)
+	}, withPolicy(`
+readyTimeout:
+  seconds: 2
+  action: Count
+backoff:
+  baseSeconds: 1
+`)), 2*time.Minute)
+	first := j.waitActive(1)[0]
+	j.finish([]corev1.Pod{first}, harness.Running(false))
+	failed := timedOutBy(j, history, first.Name, readyTimeoutCondition)
+	c := podCondition(failed, readyTimeoutCondition)
+	// The harness's Ready condition has no reason: the condition says NotReady.
+	if c.Reason != "NotReady" || !strings.Contains(c.Message, "readyTimeout") {
+		t.Errorf("condition %+v, want reason NotReady and a message naming readyTimeout", c)
+	}
+	if failed.Status.StartTime == nil {
+		j.fatalf("pod %s has no start time", first.Name)
+	}
+	if limit := failed.Status.StartTime.Add(2 * time.Second); c.LastTransitionTime.Time.Before(limit) {
+		t.Errorf("failed at %s, before start + 2s (%s)", c.LastTransitionTime.Format(time.TimeOnly), limit.Format(time.TimeOnly))
+	}
+	j.waitStatus("the unready pod counted as failed", func(s *batchv1.JobStatus) bool { return s.Failed == 1 })
+	j.waitGone(first.Name)
+	// The replacement becomes Ready at once: it is never failed, and completes the Job.
+	second := j.waitReplacement(first.Name)
+	j.finish([]corev1.Pod{second}, harness.Running(true))
+	time.Sleep(3 * time.Second)
+	if p := history.find(second.Name, func(p *corev1.Pod) bool { return podCondition(p, readyTimeoutCondition) != nil }); p != nil {
+		t.Errorf("the Ready replacement %s was failed for its ready timeout", second.Name)
+	}
+	j.finish([]corev1.Pod{second}, harness.Succeeded())
+	j.waitCondition(batchv1.JobComplete)
+	j.expectCounts(0, 1, 1)
+	j.waitFinalizersGone()
+
+	if log := shim.Process().Tail(400); strings.Contains(log, "forbidden") {
+		t.Errorf("the shim was refused something:\n%s", log)
+	}
+}
+
 // Features 3, 5 and 6: a named FailJob rule matching a signal and a
 // termination reason (both must hold) fails the Job with the reason
 // PodFailurePolicy_<name> (KEP-4443); the same exit code with another
@@ -280,6 +428,56 @@ rules:
 	if got := conditionReason(job, batchv1.JobFailed); got != batchv1.JobReasonBackoffLimitExceeded {
 		killed.fatalf("Failed reason %q, want %q (137 with reason Error matches no rule)", got, batchv1.JobReasonBackoffLimitExceeded)
 	}
+}
+
+// Feature 9: failureMessage Detailed. Two Jobs with the same rule (OOMKilled
+// counted, backoffLimit 0) lose their pod to an OOM kill: both fail with
+// upstream's reason, BackoffLimitExceeded; the one whose document says
+// Detailed has a FailureTarget and a Failed message naming the pod, the
+// container, the exit code and reason, the rule and the limit, after
+// upstream's words; the other has upstream's message alone.
+func TestExtendedFailureMessageDetailed(t *testing.T) {
+	t.Parallel()
+	const rules = `
+rules:
+- name: oom
+  action: Count
+  onContainerReasons:
+    values: [OOMKilled]
+`
+	ns := newNamespace(t)
+	withKubelet(t, ns)
+	limit := func(job *batchv1.Job) { job.Spec.BackoffLimit = ptr.To[int32](0) }
+	detailed := start(t, newJob(ns, "detailed", limit, withPolicy("failureMessage: Detailed\n"+strings.TrimLeft(rules, "\n"))), 2*time.Minute)
+	upstream := start(t, newJob(ns, "upstream", limit, withPolicy(rules)), 2*time.Minute)
+	oom := harness.PodOutcome{Phase: corev1.PodFailed, ExitCode: 137, TerminationReason: "OOMKilled"}
+	pods := detailed.waitActive(1)
+	detailed.finish(pods, oom)
+	upstream.finish(upstream.waitActive(1), oom)
+
+	const backoff = "Job has reached the specified backoff limit"
+	want := fmt.Sprintf("%s (pod %s: container main exit code 137 reason OOMKilled; rule rules[0] \"oom\" action Count; limit backoffLimit=0)", backoff, pods[0].Name)
+	job := detailed.waitCondition(batchv1.JobFailed)
+	for _, ct := range []batchv1.JobConditionType{batchv1.JobFailureTarget, batchv1.JobFailed} {
+		c := condition(job, ct)
+		if c == nil || c.Reason != batchv1.JobReasonBackoffLimitExceeded || c.Message != want {
+			detailed.fatalf("%s: %+v\nwant reason %s, message %q", ct, c, batchv1.JobReasonBackoffLimitExceeded, want)
+		}
+	}
+	job = upstream.waitCondition(batchv1.JobFailed)
+	if c := condition(job, batchv1.JobFailed); c == nil || c.Reason != batchv1.JobReasonBackoffLimitExceeded || c.Message != backoff {
+		upstream.fatalf("Failed: %+v, want upstream's message %q", c, backoff)
+	}
+}
+
+// condition is the Job's True condition of this type, or nil.
+func condition(job *batchv1.Job, ct batchv1.JobConditionType) *batchv1.JobCondition {
+	for i := range job.Status.Conditions {
+		if c := &job.Status.Conditions[i]; c.Type == ct && c.Status == corev1.ConditionTrue {
+			return c
+		}
+	}
+	return nil
 }
 
 // Feature 2: backoff settings. Two Jobs fail their first pod at the same

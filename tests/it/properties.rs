@@ -32,7 +32,7 @@ use job_decider_core::index_set::IndexSet;
 use job_decider_core::indexed::is_index_failed;
 use job_decider_core::model::*;
 use job_decider_core::model::{ExtendedAction, NodeAvoidanceMode};
-use job_decider_core::plan::{Action, Plan, PodCreation};
+use job_decider_core::plan::{Action, EventType, Plan, PodCreation};
 use job_decider_core::pod_failure_policy::match_pod_failure_policy;
 use job_decider_core::sync::decide;
 use job_decider_core::time::Time;
@@ -1398,9 +1398,10 @@ struct Sim {
     syncs: usize,
     /// One line per sync, for failure messages.
     trace: Vec<String>,
-    /// Pods a FailPods action failed (pending timeout): how often, and
-    /// whether they carried the tracking finalizer then (only those count).
-    timed_out: BTreeMap<String, (usize, bool)>,
+    /// Pods a FailPods action failed (a timeout): how often, whether they
+    /// carried the tracking finalizer then (only those count), and the
+    /// condition that says which timeout.
+    timed_out: BTreeMap<String, (usize, bool, String)>,
 }
 
 impl Sim {
@@ -1527,6 +1528,7 @@ impl Sim {
                         let n = self.timed_out.entry(f.pod.uid.clone()).or_default();
                         n.0 += 1;
                         n.1 = tracked;
+                        n.2.clone_from(&f.condition_type);
                         prop_assert_eq!(
                             n.0,
                             1,
@@ -1736,24 +1738,36 @@ impl Sim {
         // action ignores it (or it had no tracking finalizer: upstream counts
         // only pods with one). A pod still holding it waits to be counted
         // (with backoffLimitPerIndex, until its index's replacement exists).
-        let timeout_ignored = job
-            .extended_failure_policy
-            .as_ref()
-            .and_then(|d| d.pending_timeout.as_ref())
-            .is_some_and(|p| p.action == ExtendedAction::Ignore);
+        // Each timeout's own action: the one whose condition the pod was failed with.
+        let timeout_ignored = |condition: &str| {
+            let doc = job.extended_failure_policy.as_deref();
+            let action = match condition {
+                job_decider_core::extended::PENDING_TIMEOUT_CONDITION => doc
+                    .and_then(|d| d.pending_timeout.as_ref())
+                    .map(|t| t.action),
+                job_decider_core::extended::READY_TIMEOUT_CONDITION => {
+                    doc.and_then(|d| d.ready_timeout.as_ref()).map(|t| t.action)
+                }
+                job_decider_core::extended::ATTEMPT_DEADLINE_CONDITION => doc
+                    .and_then(|d| d.attempt_deadline.as_ref())
+                    .map(|t| t.action),
+                _ => None,
+            };
+            action == Some(ExtendedAction::Ignore)
+        };
         let tracked_timeouts = self
             .timed_out
             .iter()
-            .filter(|(_, (_, tracked))| *tracked)
-            .map(|(uid, _)| uid);
-        for uid in tracked_timeouts {
+            .filter(|(_, (_, tracked, _))| *tracked)
+            .map(|(uid, (_, _, condition))| (uid, timeout_ignored(condition)));
+        for (uid, timeout_ignored) in tracked_timeouts {
             let now = self.snap.pods.iter().find(|p| p.uid == *uid);
             let invalid_index =
                 job.spec.is_indexed() && now.is_some_and(|p| valid_index(job, p).is_none());
             let waiting = now.is_some_and(|p| p.has_tracking_finalizer);
             prop_assert!(
                 self.recorded.contains(uid) || timeout_ignored || invalid_index || waiting,
-                "pod {} failed for its pending timeout was never counted",
+                "pod {} failed for its timeout was never counted",
                 uid
             );
         }

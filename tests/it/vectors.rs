@@ -107,6 +107,7 @@ fn every_extended_vector_gives_its_recorded_response() {
         "exit-ranges-and-signals",
         "retry-limit-",
         "node-avoidance-",
+        "failure-message-",
     ] {
         assert!(
             names.iter().any(|n| n.starts_with(feature)),

@@ -279,6 +279,9 @@ func (e *encoder) leanPod(pod *corev1.Pod) (*pb.LeanPod, error) {
 		l.NodeName = pod.Spec.NodeName
 		l.RuleMatchCounts = e.annotation(m.Annotations, ruleMatchCountsKey)
 		l.FailedNodes = e.annotation(m.Annotations, failedNodesKey)
+		if st := pod.Status.StartTime; st != nil {
+			l.StartTime = e.timestamp(*st)
+		}
 	}
 	return l, nil
 }

@@ -20,6 +20,8 @@ func detailedPod() *corev1.Pod {
 	p.Annotations[ruleMatchCountsKey] = "oom=2"
 	p.Annotations[failedNodesKey] = "node-0,node-9"
 	p.Status.Reason, p.Status.Message = "UnexpectedAdmissionError", "Allocate failed"
+	start := metav1.NewTime(t0)
+	p.Status.StartTime = &start
 	p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{
 		Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable", LastTransitionTime: metav1.NewTime(t0),
 	})
@@ -39,6 +41,7 @@ func extendedJob() *batchv1.Job {
 // conditions' reasons and the condition types the Job does not name too).
 func withoutDetails(p *corev1.Pod) *corev1.Pod {
 	p.Status.Reason, p.Status.Message = "", ""
+	p.Status.StartTime = nil
 	p.Spec.NodeName = ""
 	delete(p.Annotations, ruleMatchCountsKey)
 	delete(p.Annotations, failedNodesKey)
@@ -111,6 +114,7 @@ func TestBuildWithPolicy(t *testing.T) {
 	}
 	l := req.GetLeanPods()[0]
 	if l.GetReason() != "UnexpectedAdmissionError" || l.GetRuleMatchCounts() != "oom=2" || len(l.GetConditions()) != 3 ||
+		l.GetStartTime().GetSeconds() != t0.Unix() ||
 		l.GetInitContainerStatuses()[0].GetWaitingReason() != "ImagePullBackOff" {
 		t.Errorf("lean pod %v", l)
 	}

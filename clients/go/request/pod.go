@@ -166,9 +166,10 @@ func Pod(pod *corev1.Pod) *pb.Pod {
 		Metadata:   objectMeta(&pod.ObjectMeta, true),
 		Spec:       &pb.PodSpecSummary{NodeName: pod.Spec.NodeName},
 		Status: &pb.PodStatus{
-			Phase:   string(pod.Status.Phase),
-			Reason:  pod.Status.Reason,
-			Message: pod.Status.Message,
+			Phase:     string(pod.Status.Phase),
+			Reason:    pod.Status.Reason,
+			Message:   pod.Status.Message,
+			StartTime: timestampPtr(pod.Status.StartTime),
 		},
 	}
 	if n := len(pod.Spec.InitContainers); n > 0 {
@@ -302,6 +303,7 @@ func leanPodFromProto(pod *pb.Pod, job JobRef, details bool) (*pb.LeanPod, error
 		out.NodeName = spec.GetNodeName()
 		out.RuleMatchCounts = annotation(m.GetAnnotations(), ruleMatchCountsKey)
 		out.FailedNodes = annotation(m.GetAnnotations(), failedNodesKey)
+		out.StartTime = status.GetStartTime()
 	}
 	return out, nil
 }

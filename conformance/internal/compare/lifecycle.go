@@ -380,6 +380,10 @@ func (lc *lifecycle) nextEvent() (cluster.Event, bool) {
 		add(1.8, running, func(p *pb.Pod) cluster.Event {
 			return cluster.Event{Kind: "fail", Pod: p.Metadata.Name, Container: containers[r.IntN(len(containers))], Code: lc.exitCode()}
 		})
+		// A container restarted in place by its own restart rules (KEP-5307): the pod stays Running.
+		add(0.6, running, func(p *pb.Pod) cluster.Event {
+			return cluster.Event{Kind: "restart", Pod: p.Metadata.Name, Container: containers[r.IntN(len(containers))]}
+		})
 		if len(spec.Template.Spec.InitContainers) > 0 {
 			add(0.3, pending, func(p *pb.Pod) cluster.Event {
 				return cluster.Event{Kind: "failInit", Pod: p.Metadata.Name, Container: spec.Template.Spec.InitContainers[0].Name, Code: lc.exitCode()}

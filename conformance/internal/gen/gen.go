@@ -619,13 +619,26 @@ func (g *gen) podStatus(p *pb.Pod, s *pb.JobSpec, mayRun bool) {
 		}
 	case "Running", "Unknown":
 		ready := g.chance(0.6)
+		// Restarts happen under restartPolicy Never too: a container's own restart
+		// rules (KEP-5307) or RestartAllContainers (KEP-5532) restart it in place.
+		restarting := !ready && g.chance(0.2)
 		for _, c := range containers {
+			state := &pb.ContainerState{Running: &pb.ContainerStateRunning{StartedAt: g.past()}}
+			restarts := int32(g.pick3(0, 0, 1+g.intn(3)))
+			if restarting && g.chance(0.7) {
+				// Between two in-place restarts the pod stays Running and the container waits.
+				state = &pb.ContainerState{Waiting: &pb.ContainerStateWaiting{Reason: g.pick("CrashLoopBackOff", "ContainerCreating")}}
+				restarts = int32(1 + g.intn(3))
+			}
 			st.ContainerStatuses = append(st.ContainerStatuses, &pb.ContainerStatus{Name: c.Name, Ready: ready,
-				RestartCount: int32(g.pick3(0, 0, 1+g.intn(3))),
-				State:        &pb.ContainerState{Running: &pb.ContainerStateRunning{StartedAt: g.past()}}})
+				RestartCount: restarts, State: state})
 		}
 		st.Conditions = append(st.Conditions, &pb.PodCondition{Type: "Ready", Status: map[bool]string{true: "True", false: "False"}[ready],
 			LastTransitionTime: g.past()})
+		if restarting && g.chance(0.5) {
+			st.Conditions = append(st.Conditions, &pb.PodCondition{Type: "AllContainersRestarting", Status: "True",
+				LastTransitionTime: g.past()})
+		}
 	case "Succeeded":
 		if !g.chance(0.1) {
 			for _, c := range containers {
@@ -642,7 +655,9 @@ func (g *gen) podStatus(p *pb.Pod, s *pb.JobSpec, mayRun bool) {
 				if k > 0 && g.chance(0.5) {
 					code = 0
 				}
-				st.ContainerStatuses = append(st.ContainerStatuses, &pb.ContainerStatus{Name: c.Name, State: terminated(code)})
+				// A pod that fails after in-place restarts still has its restart count.
+				st.ContainerStatuses = append(st.ContainerStatuses, &pb.ContainerStatus{Name: c.Name, State: terminated(code),
+					RestartCount: int32(g.pick3(0, 0, 1+g.intn(3)))})
 			}
 		}
 		if g.chance(0.3) {
@@ -738,6 +753,10 @@ func (g *gen) status(req *pb.DecideJobRequest) {
 	if suspended && g.chance(0.6) {
 		st.Conditions = append(st.Conditions, &pb.JobCondition{Type: "Suspended", Status: "True", Reason: "JobSuspended",
 			Message: "Job suspended", LastProbeTime: g.past(), LastTransitionTime: g.past()})
+	} else if suspended && g.chance(0.4) {
+		// Suspended again after a resume: the flip back to True clears startTime (KEP-5440).
+		st.Conditions = append(st.Conditions, &pb.JobCondition{Type: "Suspended", Status: "False", Reason: "JobResumed",
+			Message: "Job resumed", LastProbeTime: g.past(), LastTransitionTime: g.past()})
 	} else if !suspended && g.chance(0.1) {
 		st.Conditions = append(st.Conditions, &pb.JobCondition{Type: "Suspended", Status: g.pick("True", "False"), Reason: "JobResumed",
 			Message: "Job resumed", LastProbeTime: g.past(), LastTransitionTime: g.past()})

@@ -135,6 +135,7 @@ pub fn lean_pod(pod: &pb::Pod, job: JobIdentity<'_>) -> Result<pb::LeanPod, NotL
         node_name: spec.map(|s| s.node_name.clone()).unwrap_or_default(),
         rule_match_counts: annotation(RULE_MATCH_COUNTS_ANNOTATION),
         failed_nodes: annotation(FAILED_NODES_ANNOTATION),
+        start_time: status.start_time,
     })
 }
 
@@ -185,6 +186,7 @@ fn without_details(lean: &mut pb::LeanPod) {
     lean.node_name.clear();
     lean.rule_match_counts = None;
     lean.failed_nodes = None;
+    lean.start_time = None;
     for c in &mut lean.conditions {
         c.reason.clear();
     }

@@ -19,7 +19,7 @@ use pbjson_types::Timestamp;
 use prost::Message;
 
 use crate::pb;
-use crate::pod_details::{POD_SCHEDULED, WireDetails};
+use crate::pod_details::{POD_READY, POD_SCHEDULED, WireDetails};
 use crate::pod_fields::{PodAt, ReadFields, SharedNames, controller_ref};
 use crate::violations::Violations;
 use crate::wire::{Fields, WireError, checked, known, map_entry, merge_timestamp};
@@ -195,6 +195,9 @@ pub(crate) fn lean_pod(
                     details.scheduled =
                         Some((status, condition.reason, condition.last_transition_time));
                 }
+                if read.details && condition.condition_type == POD_READY.as_bytes() {
+                    details.ready_reason = condition.reason;
+                }
                 // Conditions decisions do not read are ignored, as the contract says.
                 let Some(condition_type) = known(&read.conditions, condition.condition_type) else {
                     checked(condition.condition_type, "LeanPodCondition.type")?;
@@ -241,6 +244,7 @@ pub(crate) fn lean_pod(
             21 => details.node_name = value.str("LeanPod.node_name")?,
             22 => details.rule_match_counts = Some(value.str("LeanPod.rule_match_counts")?),
             23 => details.failed_nodes = Some(value.str("LeanPod.failed_nodes")?),
+            24 => merge_timestamp(&mut details.start_time, value.bytes("LeanPod.start_time")?)?,
             _ => {}
         }
     }

@@ -20,7 +20,7 @@ use job_decider_core::model::{
 use pbjson_types::Timestamp;
 
 use crate::pb;
-use crate::pod_details::{POD_SCHEDULED, WireDetails};
+use crate::pod_details::{POD_READY, POD_SCHEDULED, WireDetails};
 use crate::pod_fields::{PodAt, ReadFields, SharedNames, controller_ref};
 use crate::violations::Violations;
 use crate::wire::{
@@ -385,6 +385,7 @@ pub(crate) fn pod(
                         }
                         5 => details.reason = v.str(F)?,
                         6 => details.message = v.str(F)?,
+                        7 => merge_timestamp(&mut details.start_time, v.bytes(F)?)?,
                         _ => {}
                     }
                 }
@@ -491,6 +492,9 @@ fn condition<'a>(
     }
     if read.details && condition_type == POD_SCHEDULED.as_bytes() {
         details.scheduled = Some((status, reason, last_transition_time));
+    }
+    if read.details && condition_type == POD_READY.as_bytes() {
+        details.ready_reason = reason;
     }
     let Some(condition_type) = known(&read.conditions, condition_type) else {
         checked(condition_type, F)?;

@@ -20,6 +20,8 @@ pub const MAX_MESSAGE_BYTES: usize = 4096;
 pub const MAX_REASON_BYTES: usize = 1024;
 /// The condition whose time and reason say when a pod was scheduled, or why it is not.
 pub const POD_SCHEDULED: &str = "PodScheduled";
+/// The condition whose reason a ready timeout repeats.
+pub const POD_READY: &str = "Ready";
 
 /// A pod's details as read off the wire, borrowed from its bytes until built.
 #[derive(Default)]
@@ -36,6 +38,10 @@ pub(crate) struct WireDetails<'a> {
     pub(crate) terminations: Vec<(Arc<str>, bool, &'a str, &'a str)>,
     /// The last PodScheduled condition: status, reason, last transition time.
     pub(crate) scheduled: Option<(&'a str, &'a str, Option<Timestamp>)>,
+    /// `status.startTime`.
+    pub(crate) start_time: Option<Timestamp>,
+    /// The last Ready condition's reason.
+    pub(crate) ready_reason: &'a str,
     /// The rule-match-counts annotation, verbatim.
     pub(crate) rule_match_counts: Option<&'a str>,
     /// The failed-nodes annotation, verbatim.
@@ -73,6 +79,9 @@ impl WireDetails<'_> {
                 .collect(),
             scheduled_at,
             unschedulable,
+            // Lenient, as the scheduling time: a time out of range starts no deadline.
+            start_time: self.start_time.as_ref().and_then(time_from_pb),
+            ready_reason: bounded(self.ready_reason, MAX_REASON_BYTES),
             rule_match_counts: self
                 .rule_match_counts
                 .map(parse_rule_match_counts)

@@ -10,8 +10,10 @@ use std::sync::Arc;
 use crate::pb;
 use crate::violations::Violations;
 use crate::wire::WireError;
-use job_decider_core::extended::PENDING_TIMEOUT_CONDITION;
-use job_decider_core::extended::terminating_timeout::TERMINATING_TIMEOUT_CONDITION;
+use job_decider_core::extended::{
+    ATTEMPT_DEADLINE_CONDITION, PENDING_TIMEOUT_CONDITION, READY_TIMEOUT_CONDITION,
+    TERMINATING_TIMEOUT_CONDITION,
+};
 use job_decider_core::model::{Job, OwnerRef};
 
 /// The pod condition every decision reads (ready counts).
@@ -154,6 +156,8 @@ impl<'a> ReadFields<'a> {
         let extended = job.extended_failure_policy.as_deref();
         if let Some(policy) = extended {
             conditions.insert(PENDING_TIMEOUT_CONDITION);
+            conditions.insert(READY_TIMEOUT_CONDITION);
+            conditions.insert(ATTEMPT_DEADLINE_CONDITION);
             conditions.insert(TERMINATING_TIMEOUT_CONDITION);
             for rule in &policy.rules {
                 for pattern in &rule.on_pod_conditions {

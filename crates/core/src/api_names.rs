@@ -15,9 +15,9 @@ use std::str::FromStr;
 
 use crate::jobset::{FailurePolicyAction, RestartStrategy};
 use crate::model::{
-    CompletionMode, ConditionStatus, ExitCodeOperator, ExtendedAction, IgnoredFailureDelay,
-    JobConditionType, NodeAvoidanceMode, PodFailurePolicyAction, PodPhase, PodReplacementPolicy,
-    RestartPolicy, SelectorOperator, TerminatingNodes,
+    CompletionMode, ConditionStatus, ExitCodeOperator, ExtendedAction, FailureMessage,
+    IgnoredFailureDelay, JobConditionType, NodeAvoidanceMode, PodFailurePolicyAction, PodPhase,
+    PodReplacementPolicy, RestartPolicy, SelectorOperator, TerminatingNodes,
 };
 use crate::plan::EventType;
 
@@ -152,6 +152,7 @@ api_names!(closed ExtendedAction {
 api_names!(closed NodeAvoidanceMode { Required = "Required", Preferred = "Preferred" });
 api_names!(closed TerminatingNodes { Any = "Any", Unhealthy = "Unhealthy" });
 api_names!(closed IgnoredFailureDelay { Delay = "Delay", Immediate = "Immediate" });
+api_names!(closed FailureMessage { Upstream = "Upstream", Detailed = "Detailed" });
 api_names!(closed RestartStrategy {
     // An unset strategy is the default.
     Recreate = "Recreate" | "",

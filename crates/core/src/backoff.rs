@@ -25,24 +25,15 @@ pub fn finished_time(pod: &Pod) -> Time {
 }
 
 /// When `pod` of `job` finished, for the pod-failure backoff: [`finished_time`],
-/// except that while the Job's extended policy has a pending or terminating
-/// timeout, a pod it failed finished when it was failed (its condition's
+/// except that while the Job's extended policy has a timeout (pending, ready,
+/// attempt), a pod it failed finished when it was failed (its condition's
 /// transition), not when it first went unready — else the backoff after it
-/// would already have run out.
-/// Without that policy the condition is not read, so upstream's rule holds for
-/// every pod whatever it carries.
+/// would already have run out. Without that timeout the condition is not read,
+/// so upstream's rule holds for every pod whatever it carries.
 pub fn finished_time_for(job: &Job, pod: &Pod) -> Time {
-    let policy = job.extended_failure_policy.as_deref();
-    let pending = policy.is_some_and(|p| p.pending_timeout.is_some());
-    let terminating = policy.is_some_and(|p| p.terminating_timeout.is_some());
-    pending
-        .then(|| crate::extended::pending_timeout::failed_at(pod))
-        .flatten()
-        .or_else(|| {
-            terminating
-                .then(|| crate::extended::terminating_timeout::failed_at(pod))
-                .flatten()
-        })
+    job.extended_failure_policy
+        .as_deref()
+        .and_then(|p| crate::extended::timeouts::failed_at(p, pod))
         .unwrap_or_else(|| finished_time(pod))
 }
 

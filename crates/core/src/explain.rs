@@ -115,7 +115,7 @@ pub struct PodGroup {
     pub rule: Option<(usize, PodFailurePolicyAction)>,
     /// The extended failure policy document's rule that handled the pods
     /// (then `rule` is `None`): its name, `rules[i]` when unnamed, or
-    /// `PendingTimeout` for pods failed for their pending timeout.
+    /// `PendingTimeout`, `ReadyTimeout` or `AttemptDeadline` for pods failed for that timeout.
     pub extended_rule: Option<String>,
     /// What the rule matched, e.g. `exit code 42 of container "main" (In [42])`.
     pub matched: String,

@@ -4,8 +4,10 @@
 //! and the match described for people. Each policy fills in what its rule asked
 //! for ([`Asked`]); the words around it are written here once.
 
-use crate::extended::PENDING_TIMEOUT_CONDITION;
-use crate::extended::terminating_timeout::TERMINATING_TIMEOUT_CONDITION;
+use crate::extended::{
+    ATTEMPT_DEADLINE_CONDITION, PENDING_TIMEOUT_CONDITION, READY_TIMEOUT_CONDITION,
+    TERMINATING_TIMEOUT_CONDITION,
+};
 use crate::model::ConditionStatus;
 use crate::text::{MAX_TEXT_BYTES, truncated};
 
@@ -15,8 +17,12 @@ pub enum MatchedOn {
     /// The pod carries the pending-timeout condition this controller sets (the
     /// extended document's implicit `PendingTimeout` rule).
     PendingTimeout,
-    /// The pod carries the terminating-timeout condition this controller sets
-    /// (the implicit `TerminatingTimeout` rule).
+    /// The pod carries the ready-timeout condition (the implicit `ReadyTimeout` rule).
+    ReadyTimeout,
+    /// The pod carries the attempt-deadline condition (the implicit `AttemptDeadline` rule).
+    AttemptDeadline,
+    /// The pod carries the terminating-timeout condition (the implicit
+    /// `TerminatingTimeout` rule).
     TerminatingTimeout,
     /// A terminated container's exit code (`onExitCodes`).
     ExitCode {
@@ -83,6 +89,12 @@ pub fn subject(on: Option<&MatchedOn>, namespace: &str, pod: &str) -> String {
         Some(MatchedOn::PendingTimeout) => {
             format!("Pod {namespace}/{pod} has condition {PENDING_TIMEOUT_CONDITION}")
         }
+        Some(MatchedOn::ReadyTimeout) => {
+            format!("Pod {namespace}/{pod} has condition {READY_TIMEOUT_CONDITION}")
+        }
+        Some(MatchedOn::AttemptDeadline) => {
+            format!("Pod {namespace}/{pod} has condition {ATTEMPT_DEADLINE_CONDITION}")
+        }
         Some(MatchedOn::TerminatingTimeout) => {
             format!("Pod {namespace}/{pod} has condition {TERMINATING_TIMEOUT_CONDITION}")
         }
@@ -111,6 +123,12 @@ impl MatchedOn {
         let described = match self {
             MatchedOn::PendingTimeout => format!(
                 "condition {PENDING_TIMEOUT_CONDITION}=True (stuck in Pending past pendingTimeout)"
+            ),
+            MatchedOn::ReadyTimeout => {
+                format!("condition {READY_TIMEOUT_CONDITION}=True (not Ready within readyTimeout)")
+            }
+            MatchedOn::AttemptDeadline => format!(
+                "condition {ATTEMPT_DEADLINE_CONDITION}=True (running past attemptDeadline)"
             ),
             MatchedOn::TerminatingTimeout => format!(
                 "condition {TERMINATING_TIMEOUT_CONDITION}=True (stuck terminating past terminatingTimeout)"

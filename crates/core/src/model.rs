@@ -686,10 +686,29 @@ pub struct ExtendedFailurePolicy {
     pub backoff: Option<BackoffSettings>,
     /// Failing pods stuck in Pending; `None` leaves them pending forever, as upstream does.
     pub pending_timeout: Option<PendingTimeout>,
+    /// Failing pods that run longer than a limit from their start; `None`
+    /// lets them run (only the Job's `activeDeadlineSeconds` bounds them, as upstream).
+    pub attempt_deadline: Option<AttemptDeadline>,
+    /// Failing pods not Ready within a limit from their start; `None` lets them
+    /// wait, as upstream does.
+    pub ready_timeout: Option<ReadyTimeout>,
     /// Keeping a replacement pod off the nodes where its scope failed.
     pub node_avoidance: Option<NodeAvoidance>,
+    /// What the message of the Job's FailureTarget and Failed conditions says.
+    pub failure_message: FailureMessage,
     /// Failing pods stuck terminating; `None` waits for them as upstream does.
     pub terminating_timeout: Option<TerminatingTimeout>,
+}
+
+/// How much the FailureTarget/Failed condition message says about the failure.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FailureMessage {
+    /// Upstream's message, byte for byte.
+    #[default]
+    Upstream,
+    /// Upstream's message followed by a bounded explanation: the pod, its
+    /// container and exit code or reason, the node, the rule and the limit.
+    Detailed,
 }
 
 /// Failing pods that stay terminating past their grace period.
@@ -835,6 +854,26 @@ pub struct PendingTimeout {
     pub action: ExtendedAction,
 }
 
+/// Failing pods that run too long: the deadline is the pod's `status.startTime`
+/// plus `seconds` (a pod without a start time never reaches it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AttemptDeadline {
+    /// How long a pod may run, from its start.
+    pub seconds: i64,
+    /// What the resulting failure does.
+    pub action: ExtendedAction,
+}
+
+/// Failing pods not Ready in time: the deadline is the pod's `status.startTime`
+/// plus `seconds`; a pod not Ready at its deadline is failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReadyTimeout {
+    /// How long a pod may take to become Ready, from its start.
+    pub seconds: i64,
+    /// What the resulting failure does.
+    pub action: ExtendedAction,
+}
+
 /// Keeping replacement pods off nodes where their scope failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NodeAvoidance {
@@ -871,6 +910,10 @@ pub struct PodFailureDetails {
     pub scheduled_at: Option<crate::time::Time>,
     /// Whether PodScheduled is False with reason Unschedulable.
     pub unschedulable: bool,
+    /// `status.startTime`: when the kubelet accepted the pod (attemptDeadline, readyTimeout).
+    pub start_time: Option<crate::time::Time>,
+    /// The Ready condition's `reason`, whatever its status (empty when unset), bounded.
+    pub ready_reason: String,
     /// The rule-match-counts annotation (`crate::extended::RULE_MATCH_COUNTS_ANNOTATION`),
     /// parsed leniently (unusable pairs dropped).
     pub rule_match_counts: Vec<(String, i32)>,

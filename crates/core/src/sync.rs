@@ -15,9 +15,10 @@ use crate::cancel::{Cancelled, Interrupt, Never, check};
 use crate::conditions::{ensure_condition, new_condition};
 use crate::explain::{self, ExplainFacts, JobExplanation};
 use crate::extended::backoff_schedule::failures_for_backoff;
-use crate::extended::pending_timeout;
-use crate::extended::terminating_timeout;
+use crate::extended::failure_message::{Cause, failure_message};
 use crate::extended::rules;
+use crate::extended::terminating_timeout;
+use crate::extended::timeouts;
 use crate::index_set::IndexSet;
 use crate::indexed::{self, pods_with_delayed_deletion, valid_index};
 use crate::manage::{ManageDecision, ManageFacts, manage_job_why, pod_deletions};
@@ -476,12 +477,17 @@ fn sync_job(
     if let Some(wait) = deadline_wait {
         plan.requeue_after(wait);
     }
-    // Extended policy: stuck Pending pods fail right after adoption and release.
-    let mut stuck = pending_timeout::pending_timeouts(job, &facts.pods, now, finishing.is_some());
-    // Disjoint from the pending ones: these pods are already being deleted.
+    // Extended policy: pods past a timeout fail right after adoption and release.
+    let mut stuck = timeouts::pod_timeouts(
+        job,
+        facts.pods.iter().map(|p| &**p),
+        now,
+        finishing.is_some(),
+    );
+    // Disjoint from those: these pods are already being deleted.
     let terminating = terminating_timeout::terminating_timeouts(
         job,
-        &facts.pods,
+        facts.pods.iter().map(|p| &**p),
         &snapshot.nodes,
         now,
         finishing.is_some(),
@@ -489,9 +495,11 @@ fn sync_job(
     for wait in [stuck.requeue, terminating.requeue].into_iter().flatten() {
         plan.requeue_after(wait);
     }
-    stuck.failures.extend(terminating.failures);
-    if !stuck.failures.is_empty() {
+    if !terminating.failures.is_empty() {
+        stuck.failures.extend(terminating.failures);
         stuck.failures.sort_by(|a, b| a.pod.cmp(&b.pod));
+    }
+    if !stuck.failures.is_empty() {
         plan.actions.push(Action::FailPods(stuck.failures));
     }
     // Only an explanation reads the condition after the match below takes it.
@@ -649,7 +657,8 @@ fn finishing_condition(facts: &SyncFacts<'_>) -> (Option<JobCondition>, Option<D
                 &target.message,
                 now,
             ));
-        } else if let Some((reason, message)) = fail_job_reason_and_message(job, &facts.pods) {
+        } else if let Some((reason, message, pod)) = fail_job_reason_and_message(job, &facts.pods) {
+            let message = failure_message(job, &facts.pods, Cause::FailJob(pod), &message);
             condition = Some(failure_target(&reason, &message, now));
         }
     }
@@ -658,7 +667,12 @@ fn finishing_condition(facts: &SyncFacts<'_>) -> (Option<JobCondition>, Option<D
         {
             condition = Some(failure_target(
                 "BackoffLimitExceeded",
-                "Job has reached the specified backoff limit",
+                &failure_message(
+                    job,
+                    &facts.pods,
+                    Cause::BackoffLimitExceeded,
+                    "Job has reached the specified backoff limit",
+                ),
                 now,
             ));
         } else if past_active_deadline(job, facts.start_time, now) {
@@ -695,7 +709,12 @@ fn indexed_finishing_condition(facts: &SyncFacts<'_>) -> Option<JobCondition> {
         {
             return Some(failure_target(
                 "MaxFailedIndexesExceeded",
-                "Job has exceeded the specified maximal number of failed indexes",
+                &failure_message(
+                    job,
+                    &facts.pods,
+                    Cause::MaxFailedIndexesExceeded(failed),
+                    "Job has exceeded the specified maximal number of failed indexes",
+                ),
                 now,
             ));
         }
@@ -705,7 +724,12 @@ fn indexed_finishing_condition(facts: &SyncFacts<'_>) -> Option<JobCondition> {
         {
             return Some(failure_target(
                 "FailedIndexes",
-                "Job has failed indexes",
+                &failure_message(
+                    job,
+                    &facts.pods,
+                    Cause::FailedIndexes(failed),
+                    "Job has failed indexes",
+                ),
                 now,
             ));
         }
@@ -812,10 +836,13 @@ fn new_finished_pods<'a>(
 }
 
 /// The reason and message of the first failed pod (in snapshot order,
-/// counted or not) whose handling is FailJob: `PodFailurePolicy` and
-/// upstream's message for a `spec.podFailurePolicy` rule; for a rule of the
+/// counted or not) whose handling is FailJob, and that pod: `PodFailurePolicy`
+/// and upstream's message for a `spec.podFailurePolicy` rule; for a rule of the
 /// extended policy document, the reason its name gives and a message naming it.
-fn fail_job_reason_and_message(job: &Job, pods: &[SyncPod<'_>]) -> Option<(String, String)> {
+fn fail_job_reason_and_message<'s, 'a>(
+    job: &Job,
+    pods: &'s [SyncPod<'a>],
+) -> Option<(String, String, &'s SyncPod<'a>)> {
     if job.spec.pod_failure_policy.is_none() && job.extended_failure_policy.is_none() {
         return None;
     }
@@ -830,6 +857,7 @@ fn fail_job_reason_and_message(job: &Job, pods: &[SyncPod<'_>]) -> Option<(Strin
         return Some((
             rules::fail_job_reason(document, m.rule),
             rules::fail_job_message(job, &m, pod),
+            pod,
         ));
     }
     let policy = job.spec.pod_failure_policy.as_ref()?;
@@ -837,7 +865,7 @@ fn fail_job_reason_and_message(job: &Job, pods: &[SyncPod<'_>]) -> Option<(Strin
         .upstream_match()?
         .decision(policy, &job.namespace, pod)
         .fail_job_message?;
-    Some(("PodFailurePolicy".into(), message))
+    Some(("PodFailurePolicy".into(), message, pod))
 }
 
 /// With restartPolicy OnFailure, container restarts of running and pending pods count against backoffLimit.

@@ -478,6 +478,7 @@ pub fn pod_to_pb(pod: &Pod) -> pb::Pod {
             phase: s.phase.clone().unwrap_or_default(),
             reason: s.reason.clone().unwrap_or_default(),
             message: s.message.clone().unwrap_or_default(),
+            start_time: opt_time(s.start_time.as_ref()),
             conditions: s
                 .conditions
                 .iter()

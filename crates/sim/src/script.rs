@@ -218,6 +218,10 @@ pub struct AttemptRule {
     /// `status.reason` (e.g. `UnexpectedAdmissionError`) and no container statuses.
     #[serde(default)]
     pub pod_reason: Option<String>,
+    /// The pod runs but never becomes Ready (a readiness probe that never passes):
+    /// its Ready condition stays False with reason `ContainersNotReady`.
+    #[serde(default)]
+    pub never_ready: Option<bool>,
     /// The failing container's termination message (with `exitCode`), or the pod's
     /// `status.message` (with `podReason`).
     #[serde(default)]

@@ -136,8 +136,8 @@ pub enum EventKind {
     PodStopped,
     /// The pod's containers cannot start (e.g. `ImagePullBackOff`) or no node may take it.
     PodWaiting,
-    /// The controller failed a pod stuck in Pending or terminating (the extended
-    /// policy's `pendingTimeout` or `terminatingTimeout`).
+    /// The controller failed a pod past a timeout of the extended policy (`pendingTimeout`,
+    /// `readyTimeout`, `attemptDeadline`, `terminatingTimeout`).
     PodFailedByController,
     /// restartPolicy OnFailure: a container exited non-zero and will be restarted in place.
     ContainerFailed,

@@ -292,6 +292,8 @@ struct AttemptPlan {
     ending: PlannedEnding,
     /// The failing container's termination message, or the pod's status message.
     message: String,
+    /// It runs without ever becoming Ready.
+    never_ready: bool,
 }
 
 /// How an attempt goes other than running to its exit code.

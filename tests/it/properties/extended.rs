@@ -14,16 +14,19 @@ use job_decider_core::backoff::finished_time;
 use job_decider_core::extended::backoff_schedule::BackoffSchedule;
 use job_decider_core::extended::parse_rule_match_counts;
 use job_decider_core::extended::rules::{DocumentRule, carried, first_document_rule, rule_action};
+use job_decider_core::extended::timeouts::Timeout;
 use job_decider_core::extended::{
     FAILED_NODES_ANNOTATION, PENDING_TIMEOUT_CONDITION, RULE_MATCH_COUNTS_ANNOTATION,
 };
 use job_decider_core::fixtures::deletions;
+use job_decider_core::model::{AttemptDeadline, ReadyTimeout};
 use job_decider_core::model::{
     BackoffSettings, ConditionMatcher, ContainerReasonMatcher, ContainerTermination,
-    ExitCodeMatcher, ExtendedAction, ExtendedFailurePolicy, ExtendedRule, IgnoredFailureDelay,
-    MessagePattern, NodeAvoidance, NodeAvoidanceMode, PendingTimeout, PodFailureDetails,
-    RetryLimit,
+    ExitCodeMatcher, ExtendedAction, ExtendedFailurePolicy, ExtendedRule, FailureMessage,
+    IgnoredFailureDelay, MessagePattern, NodeAvoidance, NodeAvoidanceMode, PendingTimeout,
+    PodFailureDetails, RetryLimit,
 };
+use job_decider_core::time::Time as DeadlineTime;
 
 /// The nodes of the simulated cluster; pods' details name them.
 pub(super) const NODES: [&str; 5] = ["node-a", "node-b", "node-c", "node-d", "node-e"];
@@ -94,6 +97,9 @@ pub(super) struct RawExtRule {
     limit: Option<(i32, bool)>,
 }
 
+/// A timeout's (seconds, action).
+type RawTimeout = (i64, u8);
+
 /// Raw choices of a whole document.
 #[derive(Clone, Debug)]
 pub(super) struct RawDoc {
@@ -104,6 +110,10 @@ pub(super) struct RawDoc {
     pending: Option<(i64, u8, u8)>,
     /// (Required, maxNodes).
     avoidance: Option<(bool, i32)>,
+    /// `failureMessage: Detailed`.
+    detailed: bool,
+    /// readyTimeout and attemptDeadline.
+    timeouts: (Option<RawTimeout>, Option<RawTimeout>),
 }
 
 fn arb_exit() -> impl Strategy<Value = RawExit> {
@@ -171,13 +181,22 @@ pub(super) fn arb_doc() -> impl Strategy<Value = RawDoc> {
         ),
         prop::option::weighted(0.5, (1..=900i64, 0..64u8, 0..4u8)),
         prop::option::weighted(0.6, (any::<bool>(), prop_oneof![1..=3i32, Just(50)])),
+        any::<bool>(),
+        (
+            prop::option::weighted(0.3, (1..=900i64, 0..4u8)),
+            prop::option::weighted(0.3, (1..=1800i64, 0..4u8)),
+        ),
     )
-        .prop_map(|(rules, backoff, pending, avoidance)| RawDoc {
-            rules,
-            backoff,
-            pending,
-            avoidance,
-        })
+        .prop_map(
+            |(rules, backoff, pending, avoidance, detailed, timeouts)| RawDoc {
+                rules,
+                backoff,
+                pending,
+                avoidance,
+                detailed,
+                timeouts,
+            },
+        )
 }
 
 /// An action valid for the Job: FailIndex only with backoffLimitPerIndex.
@@ -351,6 +370,14 @@ pub(super) fn build_doc(
             },
             action: action(act, per_index),
         }),
+        ready_timeout: raw.timeouts.0.map(|(seconds, act)| ReadyTimeout {
+            seconds,
+            action: action(act, per_index),
+        }),
+        attempt_deadline: raw.timeouts.1.map(|(seconds, act)| AttemptDeadline {
+            seconds,
+            action: action(act, per_index),
+        }),
         node_avoidance: raw.avoidance.map(|(required, max_nodes)| NodeAvoidance {
             mode: if required {
                 NodeAvoidanceMode::Required
@@ -359,6 +386,11 @@ pub(super) fn build_doc(
             },
             max_nodes,
         }),
+        failure_message: if raw.detailed {
+            FailureMessage::Detailed
+        } else {
+            FailureMessage::Upstream
+        },
     }
 }
 
@@ -380,6 +412,10 @@ pub(super) struct RawDetails {
     failed_nodes: Vec<u8>,
     /// A Failed pod carries the pending-timeout condition (we failed it earlier).
     pub(super) timed_out: bool,
+    /// `status.startTime`, seconds before NOW.
+    started: Option<i64>,
+    /// The Ready condition's reason is set.
+    ready_reason: bool,
 }
 
 /// Raw details from one random 128-bit number, digit by digit in mixed
@@ -417,6 +453,8 @@ pub(super) fn arb_details() -> impl Strategy<Value = RawDetails> {
         let nodes_len = take(3);
         let failed_nodes = (0..nodes_len).map(|_| take(5)).collect();
         let timed_out = take(10) < 3;
+        let started = (take(4) != 0).then(|| i64::from(take(40)) * 50 + i64::from(take(50)));
+        let ready_reason = take(2) == 0;
         RawDetails {
             reason,
             message,
@@ -428,6 +466,8 @@ pub(super) fn arb_details() -> impl Strategy<Value = RawDetails> {
             carried,
             failed_nodes,
             timed_out,
+            started,
+            ready_reason,
         }
     })
 }
@@ -480,6 +520,14 @@ pub(super) fn build_details(raw: &RawDetails, pod: &Pod) -> PodFailureDetails {
             Time::from_unix_nanos((NOW - secs) * 1_000_000_000 - millis * 1_000_000)
         }),
         unschedulable: raw.unschedulable,
+        start_time: raw
+            .started
+            .map(|secs| Time::from_unix_nanos((NOW - secs) * 1_000_000_000)),
+        ready_reason: if raw.ready_reason {
+            "ContainersNotReady".into()
+        } else {
+            String::new()
+        },
         rule_match_counts: parse_rule_match_counts(&counts.join(",")),
         failed_nodes: raw
             .failed_nodes
@@ -553,9 +601,13 @@ pub(super) fn check_extended_plan(s: &Snapshot, plan: &Plan) -> Result<(), TestC
     for action in &plan.actions {
         match action {
             Action::FailPods(failures) => {
-                let settings = doc.and_then(|d| d.pending_timeout.as_ref());
-                prop_assert!(settings.is_some(), "FailPods without a pendingTimeout");
-                let settings = settings.unwrap();
+                let Some(doc) = doc else {
+                    return Err(TestCaseError::fail("FailPods without a document"));
+                };
+                prop_assert!(
+                    Timeout::ALL.iter().any(|t| t.in_force(doc)),
+                    "FailPods without a timeout"
+                );
                 prop_assert!(
                     !job.status.is_finished() && !job.spec.suspend && !job.being_deleted,
                     "FailPods of a finished, suspended or deleted Job"
@@ -567,19 +619,28 @@ pub(super) fn check_extended_plan(s: &Snapshot, plan: &Plan) -> Result<(), TestC
                         "{} failed twice",
                         f.pod.uid
                     );
-                    prop_assert_eq!(&f.condition_type, PENDING_TIMEOUT_CONDITION);
+                    let by = Timeout::of_condition(&f.condition_type);
+                    prop_assert!(by.is_some(), "FailPods condition {}", f.condition_type);
                     prop_assert!(
                         active.contains(&f.pod.uid),
                         "FailPods names {}, not an active pod of the Job",
                         f.pod.uid
                     );
                     let pod = s.pods.iter().find(|p| p.uid == f.pod.uid).unwrap();
-                    let stuck = job_decider_core::extended::pending_timeout::stuck(settings, pod);
-                    prop_assert!(
-                        stuck.is_some_and(|st| st.deadline(settings) <= s.now),
-                        "FailPods names {}, not stuck past its timeout",
-                        f.pod.uid
+                    // The timeout that fails it has passed, and came first of those passed.
+                    let passed = deadlines_of(doc, pod)
+                        .into_iter()
+                        .filter(|(d, _)| *d <= s.now)
+                        .min();
+                    prop_assert_eq!(
+                        passed.map(|(_, t)| t),
+                        by,
+                        "FailPods names {} by the wrong timeout",
+                        &f.pod.uid
                     );
+                    if by == Some(Timeout::Pending) {
+                        prop_assert_eq!(&f.condition_type, PENDING_TIMEOUT_CONDITION);
+                    }
                 }
             }
             Action::CreatePods(creations) => {
@@ -596,19 +657,49 @@ pub(super) fn check_extended_plan(s: &Snapshot, plan: &Plan) -> Result<(), TestC
     check_every_stuck_pod_handled(s, plan, &failed_uids)
 }
 
-/// Of a Job that keeps running through this sync, every active pod stuck
-/// past its pending timeout is failed (unless the plan deletes it), and the
-/// plan asks to decide again by the time the next stuck pod times out.
+/// Each timeout's deadline for the pod, read from its own module (`None`s
+/// dropped), with the timeout: the order of the pairs is the spec's.
+fn deadlines_of(doc: &ExtendedFailurePolicy, pod: &Pod) -> Vec<(DeadlineTime, Timeout)> {
+    use job_decider_core::extended::{attempt_deadline, pending_timeout, ready_timeout};
+    let mut out = Vec::new();
+    if let Some((p, st)) = doc
+        .pending_timeout
+        .as_ref()
+        .and_then(|p| pending_timeout::stuck(p, pod).map(|st| (p, st)))
+    {
+        out.push((st.deadline(p), Timeout::Pending));
+    }
+    if let Some(d) = doc
+        .ready_timeout
+        .as_ref()
+        .and_then(|r| ready_timeout::deadline(r, pod))
+    {
+        out.push((d, Timeout::Ready));
+    }
+    if let Some(d) = doc
+        .attempt_deadline
+        .as_ref()
+        .and_then(|a| attempt_deadline::deadline(a, pod))
+    {
+        out.push((d, Timeout::Attempt));
+    }
+    out
+}
+
+/// Of a Job that keeps running through this sync, every active pod past one
+/// of its timeouts (pending, ready, attempt) is failed (unless the plan
+/// deletes it), and the plan asks to decide again by the time the next pod
+/// reaches its earliest deadline.
 fn check_every_stuck_pod_handled(
     s: &Snapshot,
     plan: &Plan,
     failed_uids: &BTreeSet<String>,
 ) -> Result<(), TestCaseError> {
     let job = &s.job;
-    let Some(settings) = job
+    let Some(doc) = job
         .extended_failure_policy
         .as_deref()
-        .and_then(|d| d.pending_timeout.as_ref())
+        .filter(|d| Timeout::ALL.iter().any(|t| t.in_force(d)))
     else {
         return Ok(());
     };
@@ -633,14 +724,13 @@ fn check_every_stuck_pod_handled(
         .collect();
     let active = claimed_active(s);
     for p in s.pods.iter().filter(|p| active.contains(&p.uid)) {
-        let Some(stuck) = job_decider_core::extended::pending_timeout::stuck(settings, p) else {
+        let Some((deadline, _)) = deadlines_of(doc, p).into_iter().min() else {
             continue;
         };
-        let deadline = stuck.deadline(settings);
         if deadline <= s.now {
             prop_assert!(
                 failed_uids.contains(&p.uid) || deleted.contains(p.uid.as_str()),
-                "pod {} stuck past its pending timeout is not failed",
+                "pod {} past its timeout is not failed",
                 p.uid
             );
         } else {
@@ -783,10 +873,18 @@ pub(super) fn requeue_bound(job: &Job) -> Option<Duration> {
         .map_or(Duration::ZERO, |d| {
             Duration::from_secs(u64::try_from(d).unwrap_or(0))
         });
-    let pending = doc.pending_timeout.as_ref().map_or(Duration::ZERO, |p| {
-        Duration::from_secs(u64::try_from(p.seconds).unwrap_or(0))
-    });
-    Some(cap.max(deadline).max(pending))
+    let secs = |s: i64| Duration::from_secs(u64::try_from(s).unwrap_or(0));
+    let pending = doc
+        .pending_timeout
+        .as_ref()
+        .map_or(Duration::ZERO, |p| secs(p.seconds));
+    let ready = doc
+        .ready_timeout
+        .map_or(Duration::ZERO, |p| secs(p.seconds));
+    let attempt = doc
+        .attempt_deadline
+        .map_or(Duration::ZERO, |p| secs(p.seconds));
+    Some(cap.max(deadline).max(pending).max(ready).max(attempt))
 }
 
 /// For each limited rule of a Job with a document and each scope, the pods
@@ -951,6 +1049,12 @@ proptest! {
             if let Some(p) = doc.pending_timeout.as_mut() {
                 p.seconds = 604_800;
             }
+            if let Some(p) = doc.ready_timeout.as_mut() {
+                p.seconds = 604_800;
+            }
+            if let Some(p) = doc.attempt_deadline.as_mut() {
+                p.seconds = 2_592_000;
+            }
             if let Some(n) = doc.node_avoidance.as_mut() {
                 n.max_nodes = 50;
             }
@@ -972,6 +1076,51 @@ proptest! {
     #[test]
     fn document_plans_are_deterministic(s in arb_doc_snapshot(8)) {
         prop_assert_eq!(decide(&s), decide(&s));
+    }
+
+    /// `failureMessage` changes nothing but the messages of the FailureTarget
+    /// and Failed conditions and of the finish event that repeats them: with
+    /// `Detailed` each starts with the `Upstream` message (the default, which
+    /// is upstream's byte for byte) and fits in 1024 bytes.
+    #[test]
+    fn detailed_messages_only_extend_upstreams(s in arb_doc_snapshot(8)) {
+        let with = |mode| {
+            let mut s = s.clone();
+            let mut doc = (**s.job.extended_failure_policy.as_ref().unwrap()).clone();
+            doc.failure_message = mode;
+            s.job.extended_failure_policy = Some(Arc::new(doc));
+            decide(&s)
+        };
+        let upstream = with(FailureMessage::Upstream);
+        let mut detailed = with(FailureMessage::Detailed);
+        prop_assert_eq!(upstream.actions.len(), detailed.actions.len());
+        for (u, d) in upstream.actions.iter().zip(detailed.actions.iter_mut()) {
+            let mut pairs: Vec<(&String, &mut String, bool)> = Vec::new();
+            match (u, d) {
+                (Action::UpdateStatus(su), Action::UpdateStatus(sd)) => {
+                    for (cu, cd) in su.conditions.iter().zip(sd.conditions.iter_mut()) {
+                        let explained = matches!(
+                            cu.condition_type,
+                            JobConditionType::FailureTarget | JobConditionType::Failed
+                        );
+                        pairs.push((&cu.message, &mut cd.message, explained));
+                    }
+                }
+                (Action::RecordEvent(eu), Action::RecordEvent(ed)) => {
+                    pairs.push((&eu.message, &mut ed.message, eu.event_type == EventType::Warning));
+                }
+                _ => {}
+            }
+            for (mu, md, explained) in pairs {
+                if mu != md {
+                    prop_assert!(explained, "{md:?} differs from {mu:?}");
+                    prop_assert!(md.starts_with(mu.as_str()), "{md:?} extends {mu:?}");
+                    prop_assert!(md.len() <= 1024, "{} bytes", md.len());
+                    *md = mu.clone();
+                }
+            }
+        }
+        prop_assert_eq!(upstream, detailed);
     }
 
     /// Without a document the pods' failure details change nothing: the plan
@@ -1085,6 +1234,8 @@ proptest! {
         // Without the other requeues (deadline, pending timeout) the bound
         // is the backoff's alone.
         doc.pending_timeout = None;
+        doc.ready_timeout = None;
+        doc.attempt_deadline = None;
         s.job.spec.active_deadline_seconds = None;
         s.job.extended_failure_policy = Some(Arc::new(doc));
         // A failure just now, with no other failed pod to update the record
@@ -1131,6 +1282,7 @@ proptest! {
 /// above holds only because its case never comes up: among 200 snapshots of
 /// Jobs with a document (a fixed seed) some plans fail stuck pods, create
 /// pods avoiding nodes in both modes and carrying the counts and the nodes,
+/// fail pods for each of the three timeouts,
 /// fail the Job by a named rule or the pending timeout, and scopes pass a
 /// retry limit.
 #[test]
@@ -1144,7 +1296,7 @@ fn generators_reach_every_extended_feature() {
     );
     let strategy = arb_doc_snapshot(8);
     let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
-    for _ in 0..200 {
+    for _ in 0..500 {
         let s = strategy
             .new_tree(&mut runner)
             .expect("a snapshot")
@@ -1162,9 +1314,22 @@ fn generators_reach_every_extended_feature() {
                 _ => false,
             })
         };
+        let failed_by = |condition: &str| {
+            any(
+                &|a| matches!(a, Action::FailPods(f) if f.iter().any(|f| f.condition_type == condition)),
+            )
+        };
         note(
             "fail pods (pending timeout)",
-            any(&|a| matches!(a, Action::FailPods(_))),
+            failed_by(PENDING_TIMEOUT_CONDITION),
+        );
+        note(
+            "fail pods (ready timeout)",
+            failed_by(job_decider_core::extended::READY_TIMEOUT_CONDITION),
+        );
+        note(
+            "fail pods (attempt deadline)",
+            failed_by(job_decider_core::extended::ATTEMPT_DEADLINE_CONDITION),
         );
         let created = |f: &dyn Fn(&PodCreation) -> bool| {
             any(&|a| matches!(a, Action::CreatePods(c) if c.iter().any(f)))

@@ -581,8 +581,8 @@ type PodVerdict struct {
 	// True for orphans the Job adopts in this plan.
 	Adopted bool `protobuf:"varint,10,opt,name=adopted,proto3" json:"adopted,omitempty"`
 	// The extended failure policy document's rule that handled the pods (rule_index is then
-	// unset): its name, "rules[i]" when unnamed, or "PendingTimeout" for pods failed for their
-	// pending timeout. Empty otherwise.
+	// unset): its name, "rules[i]" when unnamed, or "PendingTimeout", "ReadyTimeout" or
+	// "AttemptDeadline" for pods failed for that timeout. Empty otherwise.
 	ExtendedRule  string `protobuf:"bytes,11,opt,name=extended_rule,json=extendedRule,proto3" json:"extended_rule,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1251,7 +1251,8 @@ type Action_ReleasePods struct {
 }
 
 type Action_FailPods struct {
-	// Mark pods stuck in Pending as failed (extended failure policy only).
+	// Mark pods past a timeout as failed: stuck in Pending, not Ready in time, or running
+	// past their attempt deadline (extended failure policy only).
 	FailPods *FailPods `protobuf:"bytes,8,opt,name=fail_pods,json=failPods,proto3,oneof"`
 }
 
@@ -1599,7 +1600,8 @@ func (x *AvoidNodes) GetMode() string {
 	return ""
 }
 
-// FailPods marks pods stuck in Pending as failed, as upstream's pod garbage collector fails
+// FailPods marks pods past a timeout of the extended failure policy (pendingTimeout,
+// readyTimeout, attemptDeadline) as failed, as upstream's pod garbage collector fails
 // pods: per pod, a patch of the status subresource (guarded by UID) that sets phase Failed
 // and adds the condition with status True, then a delete of the pod. The next decision
 // counts the failures (the pods keep their tracking finalizer until then).

@@ -1930,7 +1930,10 @@ type PodStatus struct {
 	// (read only by the extended failure policy).
 	Reason string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
 	// A human-readable message about the pod's state (read only by the extended failure policy).
-	Message       string `protobuf:"bytes,6,opt,name=message,proto3" json:"message,omitempty"`
+	Message string `protobuf:"bytes,6,opt,name=message,proto3" json:"message,omitempty"`
+	// When the kubelet accepted the pod (read only by the extended failure policy's
+	// attemptDeadline and readyTimeout).
+	StartTime     *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=start_time,json=startTime,proto3" json:"start_time,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2005,6 +2008,13 @@ func (x *PodStatus) GetMessage() string {
 		return x.Message
 	}
 	return ""
+}
+
+func (x *PodStatus) GetStartTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StartTime
+	}
+	return nil
 }
 
 // PodCondition mirrors core/v1 PodCondition.
@@ -2480,7 +2490,10 @@ type LeanPod struct {
 	// The job-decider.dev/rule-match-counts annotation, verbatim, when present.
 	RuleMatchCounts *string `protobuf:"bytes,22,opt,name=rule_match_counts,json=ruleMatchCounts,proto3,oneof" json:"rule_match_counts,omitempty"`
 	// The job-decider.dev/failed-nodes annotation, verbatim, when present.
-	FailedNodes   *string `protobuf:"bytes,23,opt,name=failed_nodes,json=failedNodes,proto3,oneof" json:"failed_nodes,omitempty"`
+	FailedNodes *string `protobuf:"bytes,23,opt,name=failed_nodes,json=failedNodes,proto3,oneof" json:"failed_nodes,omitempty"`
+	// status.startTime (read only by the extended failure policy's attemptDeadline and
+	// readyTimeout; may be left unset otherwise).
+	StartTime     *timestamppb.Timestamp `protobuf:"bytes,24,opt,name=start_time,json=startTime,proto3" json:"start_time,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2676,6 +2689,13 @@ func (x *LeanPod) GetFailedNodes() string {
 	return ""
 }
 
+func (x *LeanPod) GetStartTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StartTime
+	}
+	return nil
+}
+
 // LeanPodCondition is a pod condition as decisions read it.
 type LeanPodCondition struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2686,7 +2706,7 @@ type LeanPodCondition struct {
 	// When the status last changed.
 	LastTransitionTime *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=last_transition_time,json=lastTransitionTime,proto3" json:"last_transition_time,omitempty"`
 	// The condition's reason (read only by the extended failure policy, for PodScheduled's
-	// "Unschedulable"; may be left empty otherwise).
+	// "Unschedulable" and Ready's reason in a readyTimeout; may be left empty otherwise).
 	Reason        string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -3252,7 +3272,7 @@ const file_jobdecider_v1_kubernetes_proto_rawDesc = "" +
 	"\x0finit_containers\x18\x02 \x03(\v2#.jobdecider.v1.InitContainerSummaryR\x0einitContainers\"Q\n" +
 	"\x14InitContainerSummary\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12%\n" +
-	"\x0erestart_policy\x18\x02 \x01(\tR\rrestartPolicy\"\xb7\x02\n" +
+	"\x0erestart_policy\x18\x02 \x01(\tR\rrestartPolicy\"\xf2\x02\n" +
 	"\tPodStatus\x12\x14\n" +
 	"\x05phase\x18\x01 \x01(\tR\x05phase\x12;\n" +
 	"\n" +
@@ -3261,7 +3281,9 @@ const file_jobdecider_v1_kubernetes_proto_rawDesc = "" +
 	"\x12container_statuses\x18\x03 \x03(\v2\x1e.jobdecider.v1.ContainerStatusR\x11containerStatuses\x12V\n" +
 	"\x17init_container_statuses\x18\x04 \x03(\v2\x1e.jobdecider.v1.ContainerStatusR\x15initContainerStatuses\x12\x16\n" +
 	"\x06reason\x18\x05 \x01(\tR\x06reason\x12\x18\n" +
-	"\amessage\x18\x06 \x01(\tR\amessage\"\xfe\x01\n" +
+	"\amessage\x18\x06 \x01(\tR\amessage\x129\n" +
+	"\n" +
+	"start_time\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tstartTime\"\xfe\x01\n" +
 	"\fPodCondition\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\tR\x06status\x12B\n" +
@@ -3294,7 +3316,7 @@ const file_jobdecider_v1_kubernetes_proto_rawDesc = "" +
 	"\n" +
 	"started_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x12;\n" +
 	"\vfinished_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"finishedAt\"\x89\v\n" +
+	"finishedAt\"\xc4\v\n" +
 	"\aLeanPod\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
 	"\x03uid\x18\x02 \x01(\tR\x03uid\x12:\n" +
@@ -3321,7 +3343,9 @@ const file_jobdecider_v1_kubernetes_proto_rawDesc = "" +
 	"\amessage\x18\x14 \x01(\tR\amessage\x12\x1b\n" +
 	"\tnode_name\x18\x15 \x01(\tR\bnodeName\x12/\n" +
 	"\x11rule_match_counts\x18\x16 \x01(\tH\x04R\x0fruleMatchCounts\x88\x01\x01\x12&\n" +
-	"\ffailed_nodes\x18\x17 \x01(\tH\x05R\vfailedNodes\x88\x01\x01\x1a9\n" +
+	"\ffailed_nodes\x18\x17 \x01(\tH\x05R\vfailedNodes\x88\x01\x01\x129\n" +
+	"\n" +
+	"start_time\x18\x18 \x01(\v2\x1a.google.protobuf.TimestampR\tstartTime\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x13\n" +
@@ -3474,34 +3498,36 @@ var file_jobdecider_v1_kubernetes_proto_depIdxs = []int32{
 	27, // 35: jobdecider.v1.PodStatus.conditions:type_name -> jobdecider.v1.PodCondition
 	28, // 36: jobdecider.v1.PodStatus.container_statuses:type_name -> jobdecider.v1.ContainerStatus
 	28, // 37: jobdecider.v1.PodStatus.init_container_statuses:type_name -> jobdecider.v1.ContainerStatus
-	44, // 38: jobdecider.v1.PodCondition.last_probe_time:type_name -> google.protobuf.Timestamp
-	44, // 39: jobdecider.v1.PodCondition.last_transition_time:type_name -> google.protobuf.Timestamp
-	29, // 40: jobdecider.v1.ContainerStatus.state:type_name -> jobdecider.v1.ContainerState
-	30, // 41: jobdecider.v1.ContainerState.waiting:type_name -> jobdecider.v1.ContainerStateWaiting
-	31, // 42: jobdecider.v1.ContainerState.running:type_name -> jobdecider.v1.ContainerStateRunning
-	32, // 43: jobdecider.v1.ContainerState.terminated:type_name -> jobdecider.v1.ContainerStateTerminated
-	44, // 44: jobdecider.v1.ContainerStateRunning.started_at:type_name -> google.protobuf.Timestamp
-	44, // 45: jobdecider.v1.ContainerStateTerminated.started_at:type_name -> google.protobuf.Timestamp
-	44, // 46: jobdecider.v1.ContainerStateTerminated.finished_at:type_name -> google.protobuf.Timestamp
-	43, // 47: jobdecider.v1.LeanPod.labels:type_name -> jobdecider.v1.LeanPod.LabelsEntry
-	3,  // 48: jobdecider.v1.LeanPod.owner_references:type_name -> jobdecider.v1.OwnerReference
-	44, // 49: jobdecider.v1.LeanPod.creation_timestamp:type_name -> google.protobuf.Timestamp
-	44, // 50: jobdecider.v1.LeanPod.deletion_timestamp:type_name -> google.protobuf.Timestamp
-	0,  // 51: jobdecider.v1.LeanPod.phase:type_name -> jobdecider.v1.LeanPodPhase
-	34, // 52: jobdecider.v1.LeanPod.conditions:type_name -> jobdecider.v1.LeanPodCondition
-	35, // 53: jobdecider.v1.LeanPod.container_statuses:type_name -> jobdecider.v1.LeanContainerStatus
-	35, // 54: jobdecider.v1.LeanPod.init_container_statuses:type_name -> jobdecider.v1.LeanContainerStatus
-	1,  // 55: jobdecider.v1.LeanPodCondition.status:type_name -> jobdecider.v1.LeanConditionStatus
-	44, // 56: jobdecider.v1.LeanPodCondition.last_transition_time:type_name -> google.protobuf.Timestamp
-	36, // 57: jobdecider.v1.LeanContainerStatus.terminated:type_name -> jobdecider.v1.LeanTerminated
-	44, // 58: jobdecider.v1.LeanTerminated.finished_at:type_name -> google.protobuf.Timestamp
-	38, // 59: jobdecider.v1.Node.taints:type_name -> jobdecider.v1.Taint
-	39, // 60: jobdecider.v1.Node.conditions:type_name -> jobdecider.v1.NodeCondition
-	61, // [61:61] is the sub-list for method output_type
-	61, // [61:61] is the sub-list for method input_type
-	61, // [61:61] is the sub-list for extension type_name
-	61, // [61:61] is the sub-list for extension extendee
-	0,  // [0:61] is the sub-list for field type_name
+	44, // 38: jobdecider.v1.PodStatus.start_time:type_name -> google.protobuf.Timestamp
+	44, // 39: jobdecider.v1.PodCondition.last_probe_time:type_name -> google.protobuf.Timestamp
+	44, // 40: jobdecider.v1.PodCondition.last_transition_time:type_name -> google.protobuf.Timestamp
+	29, // 41: jobdecider.v1.ContainerStatus.state:type_name -> jobdecider.v1.ContainerState
+	30, // 42: jobdecider.v1.ContainerState.waiting:type_name -> jobdecider.v1.ContainerStateWaiting
+	31, // 43: jobdecider.v1.ContainerState.running:type_name -> jobdecider.v1.ContainerStateRunning
+	32, // 44: jobdecider.v1.ContainerState.terminated:type_name -> jobdecider.v1.ContainerStateTerminated
+	44, // 45: jobdecider.v1.ContainerStateRunning.started_at:type_name -> google.protobuf.Timestamp
+	44, // 46: jobdecider.v1.ContainerStateTerminated.started_at:type_name -> google.protobuf.Timestamp
+	44, // 47: jobdecider.v1.ContainerStateTerminated.finished_at:type_name -> google.protobuf.Timestamp
+	43, // 48: jobdecider.v1.LeanPod.labels:type_name -> jobdecider.v1.LeanPod.LabelsEntry
+	3,  // 49: jobdecider.v1.LeanPod.owner_references:type_name -> jobdecider.v1.OwnerReference
+	44, // 50: jobdecider.v1.LeanPod.creation_timestamp:type_name -> google.protobuf.Timestamp
+	44, // 51: jobdecider.v1.LeanPod.deletion_timestamp:type_name -> google.protobuf.Timestamp
+	0,  // 52: jobdecider.v1.LeanPod.phase:type_name -> jobdecider.v1.LeanPodPhase
+	34, // 53: jobdecider.v1.LeanPod.conditions:type_name -> jobdecider.v1.LeanPodCondition
+	35, // 54: jobdecider.v1.LeanPod.container_statuses:type_name -> jobdecider.v1.LeanContainerStatus
+	35, // 55: jobdecider.v1.LeanPod.init_container_statuses:type_name -> jobdecider.v1.LeanContainerStatus
+	44, // 56: jobdecider.v1.LeanPod.start_time:type_name -> google.protobuf.Timestamp
+	1,  // 57: jobdecider.v1.LeanPodCondition.status:type_name -> jobdecider.v1.LeanConditionStatus
+	44, // 58: jobdecider.v1.LeanPodCondition.last_transition_time:type_name -> google.protobuf.Timestamp
+	36, // 59: jobdecider.v1.LeanContainerStatus.terminated:type_name -> jobdecider.v1.LeanTerminated
+	44, // 60: jobdecider.v1.LeanTerminated.finished_at:type_name -> google.protobuf.Timestamp
+	38, // 61: jobdecider.v1.Node.taints:type_name -> jobdecider.v1.Taint
+	39, // 62: jobdecider.v1.Node.conditions:type_name -> jobdecider.v1.NodeCondition
+	63, // [63:63] is the sub-list for method output_type
+	63, // [63:63] is the sub-list for method input_type
+	63, // [63:63] is the sub-list for extension type_name
+	63, // [63:63] is the sub-list for extension extendee
+	0,  // [0:63] is the sub-list for field type_name
 }
 
 func init() { file_jobdecider_v1_kubernetes_proto_init() }

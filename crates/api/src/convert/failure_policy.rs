@@ -8,15 +8,16 @@
 
 use serde_yaml::{Mapping, Value};
 
-use job_decider_core::extended::rules::{PENDING_TIMEOUT_RULE, TERMINATING_TIMEOUT_RULE, message_scan_bound};
+use job_decider_core::extended::rules::message_scan_bound;
 use job_decider_core::extended::{
     FAILURE_POLICY_ANNOTATION, FAILURE_POLICY_API_VERSION, FAILURE_POLICY_KIND,
 };
 use job_decider_core::go_text::go_quote;
 use job_decider_core::model::{
-    BackoffSettings, ConditionMatcher, ContainerReasonMatcher, ExitCodeMatcher, ExtendedAction,
-    ExtendedFailurePolicy, ExtendedRule, IgnoredFailureDelay, MessagePattern, NodeAvoidance,
-    NodeAvoidanceMode, PendingTimeout, RetryLimit, TerminatingNodes, TerminatingTimeout,
+    AttemptDeadline, BackoffSettings, ConditionMatcher, ContainerReasonMatcher, ExitCodeMatcher,
+    ExtendedAction, ExtendedFailurePolicy, ExtendedRule, FailureMessage, IgnoredFailureDelay,
+    MessagePattern, NodeAvoidance, NodeAvoidanceMode, PendingTimeout, ReadyTimeout, RetryLimit,
+    TerminatingNodes, TerminatingTimeout,
 };
 use job_decider_core::model::{ConditionStatus, ExitCodeOperator, Job, Pod, RestartPolicy};
 use job_decider_core::validate::ViolationKind;
@@ -41,8 +42,8 @@ pub const MAX_PATTERN_BYTES: usize = job_decider_core::message_pattern::MAX_SOUR
 pub const MAX_MESSAGE_SCAN_BYTES: u64 = job_decider_core::message_pattern::MAX_SCAN_BYTES;
 /// Largest `maxRetries`.
 pub const MAX_RETRIES: i64 = 1000;
-/// Longest rule name (a Kubernetes label value's length).
-pub const MAX_RULE_NAME: usize = 63;
+/// Longest rule name: KEP-4443's reason `PodFailurePolicy_{name}` has at most 128 characters.
+pub const MAX_RULE_NAME: usize = job_decider_core::extended::MAX_RULE_NAME_BYTES;
 /// Longest reason or condition type written in a matcher.
 pub const MAX_REASON_BYTES: usize = 316;
 /// The reasons a `pendingTimeout` covers when it names none.
@@ -52,9 +53,20 @@ pub const DEFAULT_PENDING_REASONS: [&str; 4] = [
     "CreateContainerConfigError",
     "InvalidImageName",
 ];
-/// The rule names reserved for the failures the document's timeouts cause
-/// (the implicit rules that handle them).
-pub const RESERVED_RULE_NAMES: [&str; 2] = [PENDING_TIMEOUT_RULE, TERMINATING_TIMEOUT_RULE];
+/// The rule name reserved for failures the pending timeout causes.
+pub const RESERVED_RULE_NAME: &str = "PendingTimeout";
+/// Every reserved rule name (the implicit rules of the timeouts), with the field whose
+/// failures it names.
+pub const RESERVED_RULE_NAMES: [(&str, &str); 4] = [
+    (RESERVED_RULE_NAME, "pendingTimeout"),
+    ("ReadyTimeout", "readyTimeout"),
+    ("AttemptDeadline", "attemptDeadline"),
+    ("TerminatingTimeout", "terminatingTimeout"),
+];
+/// Largest `attemptDeadline.seconds`: 30 days.
+pub const MAX_ATTEMPT_DEADLINE_SECONDS: i64 = 2_592_000;
+/// Largest `readyTimeout.seconds`: 7 days.
+pub const MAX_READY_TIMEOUT_SECONDS: i64 = 604_800;
 
 /// The path of the document when it comes from the Job's annotation.
 pub fn annotation_path() -> String {

@@ -49,6 +49,7 @@ fn samples() -> Vec<pb::LeanPod> {
         node_name: "n7".into(),
         rule_match_counts: Some("oom=1".into()),
         failed_nodes: Some("n1,n2".into()),
+        start_time: ts(40),
         conditions: vec![
             pb::LeanPodCondition {
                 r#type: "Ready".into(),

@@ -89,6 +89,12 @@ pub(crate) fn failed_sample() -> pb::Pod {
     status.phase = "Failed".into();
     status.reason = "UnexpectedAdmissionError".into();
     status.message = "x".repeat(5000);
+    status.start_time = ts(3);
+    for c in &mut status.conditions {
+        if c.r#type == "Ready" {
+            c.reason = "ContainersNotReady".into();
+        }
+    }
     status.conditions.push(pb::PodCondition {
         r#type: "DisruptionTarget".into(),
         status: "True".into(),
@@ -174,6 +180,12 @@ fn failure_details_are_read_only_for_a_job_with_a_document() {
     assert!(!d.unschedulable);
     assert_eq!(d.rule_match_counts, [("oom".to_string(), 2)]);
     assert_eq!(d.failed_nodes, ["n1", "n2"]);
+    // attemptDeadline and readyTimeout read the start time and Ready's reason.
+    assert_eq!(
+        d.start_time,
+        Some(job_decider_core::time::Time::from_unix_nanos(3_000_000_005))
+    );
+    assert_eq!(d.ready_reason, "ContainersNotReady");
 }
 
 #[test]

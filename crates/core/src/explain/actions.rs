@@ -28,8 +28,13 @@ pub(super) fn action_reasons(facts: &ExplainFacts<'_>, plan: &Plan) -> Capped<Ac
         };
         match action {
             Action::FailPods(pods) => {
-                let (reason, message) = describe_fail_pods(job, facts, pods);
-                push(reason, message, pods.len());
+                let (reason, message) = crate::extended::timeouts::describe(
+                    job,
+                    facts.snapshot.now,
+                    &facts.snapshot.pods,
+                    pods,
+                );
+                push(reason, message, pods.len())
             }
             Action::AdoptPods(pods) => push(
                 "OrphansMatch",
@@ -190,30 +195,4 @@ fn creation_reason(
             why.want_active, why.active
         ),
     )
-}
-
-/// Why a FailPods action fails its pods: the pending timeout, the terminating
-/// timeout, or both (the two never fail the same pod).
-fn describe_fail_pods(
-    job: &crate::model::Job,
-    facts: &ExplainFacts<'_>,
-    pods: &[crate::plan::PodFailure],
-) -> (&'static str, String) {
-    use crate::extended::terminating_timeout::{self, TERMINATING_TIMEOUT_CONDITION};
-    let (terminating, pending): (Vec<_>, Vec<_>) = pods
-        .iter()
-        .cloned()
-        .partition(|f| f.condition_type == TERMINATING_TIMEOUT_CONDITION);
-    let now = facts.snapshot.now;
-    let all = &facts.snapshot.pods;
-    let pending_text = || crate::extended::pending_timeout::describe(job, now, all, &pending);
-    let terminating_text = || terminating_timeout::describe(job, now, all, &terminating);
-    match (pending.is_empty(), terminating.is_empty()) {
-        (false, true) => ("PendingTimeout", pending_text()),
-        (true, false) => ("TerminatingTimeout", terminating_text()),
-        _ => (
-            "PendingAndTerminatingTimeouts",
-            format!("{}; {}", pending_text(), terminating_text()),
-        ),
-    }
 }

@@ -289,6 +289,12 @@ fn describe_document_match(
         DocumentRule::PendingTimeout => {
             "the failure policy document's pendingTimeout (rule \"PendingTimeout\")".to_string()
         }
+        DocumentRule::ReadyTimeout => {
+            "the failure policy document's readyTimeout (rule \"ReadyTimeout\")".to_string()
+        }
+        DocumentRule::AttemptDeadline => {
+            "the failure policy document's attemptDeadline (rule \"AttemptDeadline\")".to_string()
+        }
         DocumentRule::TerminatingTimeout => {
             "the failure policy document's terminatingTimeout (rule \"TerminatingTimeout\")"
                 .to_string()

@@ -181,9 +181,19 @@ pub(super) fn requeue_reason(
     let now = facts.snapshot.now;
     let deadline_wait = facts.deadline.map(|d| d.saturating_since(now));
     let job = &facts.snapshot.job;
-    if crate::extended::pending_timeout::next_timeout(job, &facts.snapshot.pods, now) == Some(after)
-    {
-        return "a pod stuck in Pending reaches the extended policy's pendingTimeout then".into();
+    use crate::extended::timeouts::{Timeout, next_timeout};
+    match next_timeout(job, &facts.snapshot.pods, now) {
+        Some((wait, Timeout::Pending)) if wait == after => {
+            return "a pod stuck in Pending reaches the extended policy's pendingTimeout then"
+                .into();
+        }
+        Some((wait, Timeout::Ready)) if wait == after => {
+            return "a pod not yet Ready reaches the extended policy's readyTimeout then".into();
+        }
+        Some((wait, Timeout::Attempt)) if wait == after => {
+            return "a running pod reaches the extended policy's attemptDeadline then".into();
+        }
+        _ => {}
     }
     if crate::extended::terminating_timeout::next_timeout(
         job,

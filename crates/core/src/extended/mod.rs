@@ -14,13 +14,17 @@
 //! status), never from memory, so the same snapshot gives the same plan and a
 //! plan cut short is repaired by deciding again.
 
+pub mod attempt_deadline;
 pub mod backoff_schedule;
+pub mod failure_message;
 pub mod node_avoidance;
 pub mod node_health;
 pub mod pending_timeout;
+pub mod ready_timeout;
 pub mod retry_limits;
 pub mod rules;
 pub mod terminating_timeout;
+pub mod timeouts;
 
 /// The annotation on a Job that carries its extended failure policy.
 pub const FAILURE_POLICY_ANNOTATION: &str = "job-decider.dev/failure-policy";
@@ -36,8 +40,9 @@ pub const RULE_MATCH_COUNTS_ANNOTATION: &str = "job-decider.dev/rule-match-count
 /// [`FAILED_NODES_ANNOTATION`]: a pod's annotations are the user's to write.
 pub const MAX_ANNOTATION_ENTRIES: usize = 64;
 /// The longest rule name a document may give, in bytes (the wire's validation
-/// bound); a longer name in the annotation can name no rule.
-pub const MAX_RULE_NAME_BYTES: usize = 63;
+/// bound): KEP-4443's reason `PodFailurePolicy_{name}` has at most 128
+/// characters, 17 of them the prefix. A longer name in the annotation can name no rule.
+pub const MAX_RULE_NAME_BYTES: usize = 128 - NAMED_RULE_REASON_PREFIX.len();
 
 /// Reads a [`RULE_MATCH_COUNTS_ANNOTATION`] leniently, as upstream reads its
 /// count annotations: of the first [`MAX_ANNOTATION_ENTRIES`] pairs, one that is
@@ -71,5 +76,13 @@ pub const FAILED_NODES_ANNOTATION: &str = "job-decider.dev/failed-nodes";
 /// The pod condition type the controller sets when it fails a pod stuck in
 /// Pending past its timeout.
 pub const PENDING_TIMEOUT_CONDITION: &str = "job-decider.dev/PendingTimeout";
+/// The pod condition type the controller sets when it fails a pod that ran
+/// past its `attemptDeadline`.
+pub const ATTEMPT_DEADLINE_CONDITION: &str = "job-decider.dev/AttemptDeadlineExceeded";
+/// The pod condition type the controller sets when it fails a pod not Ready
+/// within its `readyTimeout`.
+pub const READY_TIMEOUT_CONDITION: &str = "job-decider.dev/ReadyTimeout";
+/// The condition a pod failed for its terminating timeout carries.
+pub const TERMINATING_TIMEOUT_CONDITION: &str = "job-decider.dev/TerminatingTimeout";
 /// Prefix of the Failed reason a named FailJob rule gives (KEP-4443's).
 pub const NAMED_RULE_REASON_PREFIX: &str = "PodFailurePolicy_";

@@ -52,9 +52,7 @@ impl Unhealthy<'_> {
 
 /// Whether `name` is unhealthy according to `nodes` (sorted by name), and why.
 pub fn unhealthy<'a>(nodes: &'a [NodeReport], name: &str) -> Option<Unhealthy<'a>> {
-    let at = nodes
-        .binary_search_by(|n| n.name.as_str().cmp(name))
-        .ok()?;
+    let at = nodes.binary_search_by(|n| n.name.as_str().cmp(name)).ok()?;
     let signals = match &nodes.get(at)?.state {
         NodeState::Missing => return Some(Unhealthy::Missing),
         NodeState::Present(signals) => signals,
@@ -71,7 +69,8 @@ pub fn unhealthy<'a>(nodes: &'a [NodeReport], name: &str) -> Option<Unhealthy<'a
     {
         return Some(Unhealthy::Tainted(key));
     }
-    (signals.maintenance_in_progress == Some(ConditionStatus::True)).then_some(Unhealthy::Maintenance)
+    (signals.maintenance_in_progress == Some(ConditionStatus::True))
+        .then_some(Unhealthy::Maintenance)
 }
 
 #[cfg(test)]

@@ -10,7 +10,8 @@
 //! `Unschedulable` is listed. The wait is measured from when the pod was
 //! scheduled (PodScheduled=True's transition), else from its creation; a pod
 //! with neither time never times out. Nothing is failed while the Job is
-//! finished, finishing, suspended or being deleted.
+//! finished, finishing, suspended or being deleted; which timeout fails a pod
+//! when several have passed is [`super::timeouts`]'s choice.
 
 use std::time::Duration;
 
@@ -18,7 +19,6 @@ use crate::extended::PENDING_TIMEOUT_CONDITION;
 use crate::model::PendingTimeout;
 use crate::model::{Job, Pod, PodPhase};
 use crate::plan::{PodFailure, PodRef};
-use crate::sync_pod::SyncPod;
 use crate::text::{human_duration, truncated};
 use crate::time::Time;
 
@@ -85,54 +85,14 @@ pub fn failed_at(pod: &Pod) -> Option<Time> {
         .and_then(|c| c.last_transition_time)
 }
 
-/// The pending timeout's part of a plan.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct PendingTimeouts {
-    /// Pods to mark failed, by name.
-    pub failures: Vec<PodFailure>,
-    /// When the next stuck pod times out, from now.
-    pub requeue: Option<Duration>,
-}
-
-/// The Job's pods past their pending timeout, and when the next one passes
-/// it. Empty without a `pendingTimeout`, and while the Job is finished,
-/// `finishing`, suspended or being deleted.
-pub(crate) fn pending_timeouts(
-    job: &Job,
-    pods: &[SyncPod<'_>],
-    now: Time,
-    finishing: bool,
-) -> PendingTimeouts {
-    let mut out = PendingTimeouts::default();
-    let Some(settings) = job
-        .extended_failure_policy
-        .as_deref()
-        .and_then(|p| p.pending_timeout.as_ref())
-    else {
-        return out;
-    };
-    if finishing || job.status.is_finished() || job.spec.suspend || job.being_deleted {
-        return out;
-    }
-    for pod in pods {
-        let Some(s) = stuck(settings, pod) else {
-            continue;
-        };
-        let deadline = s.deadline(settings);
-        if deadline <= now {
-            out.failures.push(failure(settings, pod, &s, now));
-        } else {
-            let wait = deadline.saturating_since(now);
-            out.requeue = Some(out.requeue.map_or(wait, |r| r.min(wait)));
-        }
-    }
-    out.failures.sort_by(|a, b| a.pod.cmp(&b.pod));
-    out
-}
-
 /// The FailPods entry of a stuck pod: the condition's reason is the waiting
 /// reason; its message says how long the pod waited and the limit.
-fn failure(settings: &PendingTimeout, pod: &Pod, s: &Stuck<'_>, now: Time) -> PodFailure {
+pub(crate) fn failure(
+    settings: &PendingTimeout,
+    pod: &Pod,
+    s: &Stuck<'_>,
+    now: Time,
+) -> PodFailure {
     let reason = truncated(s.reason, MAX_NAME_BYTES);
     let container = s
         .container

@@ -2,8 +2,7 @@
 //!
 //! The order: a pod this controller failed for its pending timeout takes the
 //! document's `pendingTimeout.action` (an implicit first rule named
-//! `PendingTimeout`), and likewise one failed for its terminating timeout
-//! (`TerminatingTimeout`); then the document's rules in order, a rule holding only
+//! `PendingTimeout`); then the document's rules in order, a rule holding only
 //! when every matcher it has holds (within a matcher, any one container,
 //! condition or reason suffices, as in upstream's rules). When none holds the
 //! sync falls through to the Job's own `spec.podFailurePolicy`, unchanged.
@@ -13,7 +12,6 @@
 
 use std::cmp::Ordering;
 
-use super::terminating_timeout::TERMINATING_TIMEOUT_CONDITION;
 use super::{NAMED_RULE_REASON_PREFIX, PENDING_TIMEOUT_CONDITION};
 use crate::matched_on::{Asked, MatchedOn, subject};
 use crate::model::{
@@ -24,10 +22,10 @@ use crate::model::{ConditionStatus, Job, Pod, PodFailurePolicyAction, RetryLimit
 use crate::pod_failure_policy::{first_condition, first_exit_code};
 use crate::text::{ordinal, truncated};
 
-/// The name of the implicit rule that handles pods failed for their pending timeout.
-pub const PENDING_TIMEOUT_RULE: &str = "PendingTimeout";
-/// The name of the implicit rule that handles pods failed for their terminating timeout.
-pub const TERMINATING_TIMEOUT_RULE: &str = "TerminatingTimeout";
+// The implicit rules' names live with the timeouts, which name their FailPods after them.
+pub use super::timeouts::{
+    ATTEMPT_DEADLINE_RULE, PENDING_TIMEOUT_RULE, READY_TIMEOUT_RULE, TERMINATING_TIMEOUT_RULE,
+};
 /// The Failed reason of a FailJob from an unnamed rule (upstream's).
 pub const UNNAMED_RULE_REASON: &str = "PodFailurePolicy";
 /// Longest text a message quotes from the pod (a reason, a container name), in bytes.
@@ -40,17 +38,35 @@ pub const MAX_FAIL_JOB_MESSAGE_BYTES: usize = 1024;
 pub enum DocumentRule {
     /// The implicit first rule: the pod was failed for its pending timeout.
     PendingTimeout,
-    /// The implicit rule for a pod failed for its terminating timeout.
+    /// The implicit rule of pods failed for their ready timeout.
+    ReadyTimeout,
+    /// The implicit rule of pods failed for their attempt deadline.
+    AttemptDeadline,
+    /// The implicit rule of pods failed for their terminating timeout.
     TerminatingTimeout,
     /// `rules[i]` of the document.
     Rule(u16),
 }
 
 impl DocumentRule {
+    /// The implicit rule of pods a timeout failed.
+    pub fn of_timeout(timeout: super::timeouts::Timeout) -> Self {
+        use super::timeouts::Timeout;
+        match timeout {
+            Timeout::Pending => DocumentRule::PendingTimeout,
+            Timeout::Ready => DocumentRule::ReadyTimeout,
+            Timeout::Attempt => DocumentRule::AttemptDeadline,
+            Timeout::Terminating => DocumentRule::TerminatingTimeout,
+        }
+    }
+
     /// The index in the document's `rules`, for an explicit rule.
     pub fn index(self) -> Option<usize> {
         match self {
-            DocumentRule::PendingTimeout | DocumentRule::TerminatingTimeout => None,
+            DocumentRule::PendingTimeout
+            | DocumentRule::ReadyTimeout
+            | DocumentRule::AttemptDeadline
+            | DocumentRule::TerminatingTimeout => None,
             DocumentRule::Rule(i) => Some(usize::from(i)),
         }
     }
@@ -128,11 +144,8 @@ pub fn policy_action_of(action: ExtendedAction) -> &'static PodFailurePolicyActi
 /// The first part of the document that handles the failed pod (steps 1 and 2),
 /// before any retry limit; `None` sends the pod on to `spec.podFailurePolicy`.
 pub fn first_document_rule(policy: &ExtendedFailurePolicy, pod: &Pod) -> Option<DocumentRule> {
-    if policy.pending_timeout.is_some() && has_pending_timeout_condition(pod) {
-        return Some(DocumentRule::PendingTimeout);
-    }
-    if policy.terminating_timeout.is_some() && has_condition(pod, TERMINATING_TIMEOUT_CONDITION) {
-        return Some(DocumentRule::TerminatingTimeout);
+    if let Some(timeout) = super::timeouts::failed_by(policy, pod) {
+        return Some(DocumentRule::of_timeout(timeout));
     }
     let index = policy.rules.iter().position(|rule| rule_holds(rule, pod))?;
     // Validation allows 20 rules; an index past u16 cannot come from a valid document.
@@ -211,10 +224,15 @@ pub fn rule_action(policy: &ExtendedFailurePolicy, rule: DocumentRule) -> Extend
             .pending_timeout
             .as_ref()
             .map_or(ExtendedAction::Count, |p| p.action),
+        DocumentRule::ReadyTimeout => policy
+            .ready_timeout
+            .map_or(ExtendedAction::Count, |p| p.action),
+        DocumentRule::AttemptDeadline => policy
+            .attempt_deadline
+            .map_or(ExtendedAction::Count, |p| p.action),
         DocumentRule::TerminatingTimeout => policy
             .terminating_timeout
-            .as_ref()
-            .map_or(ExtendedAction::Count, |t| t.action),
+            .map_or(ExtendedAction::Count, |p| p.action),
         DocumentRule::Rule(i) => policy
             .rules
             .get(usize::from(i))
@@ -226,6 +244,8 @@ pub fn rule_action(policy: &ExtendedFailurePolicy, rule: DocumentRule) -> Extend
 pub fn rule_name(policy: &ExtendedFailurePolicy, rule: DocumentRule) -> Option<&str> {
     match rule {
         DocumentRule::PendingTimeout => Some(PENDING_TIMEOUT_RULE),
+        DocumentRule::ReadyTimeout => Some(READY_TIMEOUT_RULE),
+        DocumentRule::AttemptDeadline => Some(ATTEMPT_DEADLINE_RULE),
         DocumentRule::TerminatingTimeout => Some(TERMINATING_TIMEOUT_RULE),
         DocumentRule::Rule(i) => policy.rules.get(usize::from(i))?.name.as_deref(),
     }
@@ -239,6 +259,8 @@ pub fn rule_label(policy: &ExtendedFailurePolicy, rule: DocumentRule) -> String 
             format!("at index {i} of the failure policy document")
         }
         (None, DocumentRule::PendingTimeout) => format!("{PENDING_TIMEOUT_RULE:?}"),
+        (None, DocumentRule::ReadyTimeout) => format!("{READY_TIMEOUT_RULE:?}"),
+        (None, DocumentRule::AttemptDeadline) => format!("{ATTEMPT_DEADLINE_RULE:?}"),
         (None, DocumentRule::TerminatingTimeout) => format!("{TERMINATING_TIMEOUT_RULE:?}"),
     }
 }
@@ -258,6 +280,8 @@ pub fn fail_job_reason(policy: &ExtendedFailurePolicy, rule: DocumentRule) -> St
 pub fn matched_on(policy: &ExtendedFailurePolicy, rule: DocumentRule, pod: &Pod) -> Vec<MatchedOn> {
     match rule {
         DocumentRule::PendingTimeout => vec![MatchedOn::PendingTimeout],
+        DocumentRule::ReadyTimeout => vec![MatchedOn::ReadyTimeout],
+        DocumentRule::AttemptDeadline => vec![MatchedOn::AttemptDeadline],
         DocumentRule::TerminatingTimeout => vec![MatchedOn::TerminatingTimeout],
         DocumentRule::Rule(i) => policy
             .rules
@@ -360,14 +384,9 @@ pub fn message_scan_bound(policy: &ExtendedFailurePolicy, pods: &[Pod]) -> u64 {
 
 /// Whether the pod carries this controller's pending-timeout condition with status True.
 pub fn has_pending_timeout_condition(pod: &Pod) -> bool {
-    has_condition(pod, PENDING_TIMEOUT_CONDITION)
-}
-
-/// Whether the pod carries the condition `condition_type` with status True.
-fn has_condition(pod: &Pod, condition_type: &str) -> bool {
-    pod.conditions
-        .iter()
-        .any(|c| &*c.condition_type == condition_type && c.status == ConditionStatus::True)
+    pod.conditions.iter().any(|c| {
+        &*c.condition_type == PENDING_TIMEOUT_CONDITION && c.status == ConditionStatus::True
+    })
 }
 
 /// Whether every matcher the rule has holds; a rule without matchers holds for nothing.

@@ -17,16 +17,12 @@
 
 use std::time::Duration;
 
+use super::TERMINATING_TIMEOUT_CONDITION;
 use super::node_health::{self, Unhealthy};
-use crate::extended::pending_timeout::PendingTimeouts;
 use crate::model::{Job, NodeReport, Pod, PodPhase, TerminatingNodes, TerminatingTimeout};
 use crate::plan::{PodFailure, PodRef};
-use crate::sync_pod::SyncPod;
 use crate::text::{human_duration, truncated};
 use crate::time::Time;
-
-/// The condition a pod failed for its terminating timeout carries.
-pub const TERMINATING_TIMEOUT_CONDITION: &str = "job-decider.dev/TerminatingTimeout";
 /// The reason of that condition.
 pub const TERMINATING_TIMEOUT_REASON: &str = "TerminatingTimeout";
 /// Longest node name a message repeats, in bytes.
@@ -81,30 +77,26 @@ pub fn stuck_terminating<'a>(
     })
 }
 
-/// When the terminating timeout failed `pod`: the transition time of its
-/// True [`TERMINATING_TIMEOUT_CONDITION`] (its finish time for the backoff).
-pub fn failed_at(pod: &Pod) -> Option<Time> {
-    if pod.phase != PodPhase::Failed {
-        return None;
-    }
-    pod.conditions
-        .iter()
-        .find(|c| &*c.condition_type == TERMINATING_TIMEOUT_CONDITION)
-        .filter(|c| c.status == crate::model::ConditionStatus::True)
-        .and_then(|c| c.last_transition_time)
+/// The terminating timeout's part of a plan.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StuckPods {
+    /// Pods to mark failed, by name.
+    pub failures: Vec<PodFailure>,
+    /// When the next stuck pod times out, from now.
+    pub requeue: Option<Duration>,
 }
 
 /// The Job's pods past their terminating timeout, and when the next one
 /// passes it. Empty without a `terminatingTimeout`, and while the Job is
 /// finished, `finishing`, suspended or being deleted.
-pub(crate) fn terminating_timeouts(
+pub(crate) fn terminating_timeouts<'p>(
     job: &Job,
-    pods: &[SyncPod<'_>],
+    pods: impl IntoIterator<Item = &'p Pod>,
     nodes: &[NodeReport],
     now: Time,
     finishing: bool,
-) -> PendingTimeouts {
-    let mut out = PendingTimeouts::default();
+) -> StuckPods {
+    let mut out = StuckPods::default();
     let Some(settings) = job
         .extended_failure_policy
         .as_deref()
@@ -140,7 +132,11 @@ fn failure(
     now: Time,
 ) -> PodFailure {
     let node = match (s.node, s.unhealthy) {
-        (Some(n), Some(u)) => format!(" on node {} ({})", truncated(n, MAX_NAME_BYTES), u.describe()),
+        (Some(n), Some(u)) => format!(
+            " on node {} ({})",
+            truncated(n, MAX_NAME_BYTES),
+            u.describe()
+        ),
         (Some(n), None) => format!(" on node {}", truncated(n, MAX_NAME_BYTES)),
         (None, _) => String::new(),
     };
@@ -206,7 +202,11 @@ pub fn describe(job: &Job, now: Time, pods: &[Pod], failures: &[PodFailure]) -> 
     format!(
         "pods stuck terminating past the extended policy's terminatingTimeout{limit}: {}{more}; marked Failed, then deleted{}",
         named.join(", "),
-        if force { " with a grace period of 0" } else { "" }
+        if force {
+            " with a grace period of 0"
+        } else {
+            ""
+        }
     )
 }
 

@@ -2,6 +2,9 @@
 //! as a kubelet writes them, and deletions with their grace period.
 
 use super::*;
+use job_decider_core::extended::{
+    ATTEMPT_DEADLINE_CONDITION, READY_TIMEOUT_CONDITION, TERMINATING_TIMEOUT_CONDITION,
+};
 use job_decider_core::model::NodeAvoidanceMode;
 
 impl<'s> World<'s> {
@@ -56,13 +59,16 @@ impl<'s> World<'s> {
         sp.started = Some(now);
         sp.outcome = "running".to_string();
         sp.pod.spec.get_or_insert_with(Default::default).node_name = node.clone();
+        let ready = !sp.plan.never_ready;
         let st = status(&mut sp.pod);
         st.phase = "Running".to_string();
+        // The kubelet's status.startTime: when it accepted the pod (kept across restarts).
+        st.start_time.get_or_insert(whole(now));
         st.container_statuses = names
             .iter()
             .map(|name| pb::ContainerStatus {
                 name: name.clone(),
-                ready: true,
+                ready,
                 state: Some(pb::ContainerState {
                     running: Some(pb::ContainerStateRunning {
                         started_at: Some(whole(now)),
@@ -72,8 +78,13 @@ impl<'s> World<'s> {
                 ..Default::default()
             })
             .collect();
-        set_ready(st, true, now);
-        self.push(EventKind::PodStarted, Some(i), format!("running on {node}"));
+        set_ready(st, ready, now);
+        let not_ready = if ready { "" } else { ", never Ready" };
+        self.push(
+            EventKind::PodStarted,
+            Some(i),
+            format!("running on {node}{not_ready}"),
+        );
     }
 
     /// The attempt cannot start: its containers wait with `reason` until the pod is
@@ -95,6 +106,8 @@ impl<'s> World<'s> {
             });
         }
         let st = status(&mut sp.pod);
+        // The kubelet accepted the pod; its containers are what cannot start.
+        st.start_time.get_or_insert(whole(now));
         st.container_statuses = names
             .iter()
             .map(|name| pb::ContainerStatus {
@@ -137,9 +150,9 @@ impl<'s> World<'s> {
         self.collect();
     }
 
-    /// The controller fails a pod stuck in Pending or terminating (FailPods): phase
-    /// Failed with its condition, then a delete (at once: no container runs; with
-    /// `force_delete`, a grace period of 0).
+    /// The controller fails a pod past a timeout of the extended policy (FailPods:
+    /// stuck in Pending, not Ready in time, past its attempt deadline): phase Failed
+    /// with its condition, then a delete (at once: the phase is terminal).
     pub(super) fn fail_stuck_pod(&mut self, i: usize, failure: &pb::PodFailure) {
         let now = self.now;
         {
@@ -157,21 +170,22 @@ impl<'s> World<'s> {
             sp.start_at = None;
             sp.ended = Some(now);
             sp.outcome = "failed".to_string();
-            let deleting = sp
-                .pod
-                .metadata
-                .as_ref()
-                .is_some_and(|m| m.deletion_timestamp.is_some());
-            sp.why = if deleting {
-                format!(
+            sp.why = match failure.condition_type.as_str() {
+                READY_TIMEOUT_CONDITION => format!(
+                    "not Ready within readyTimeout ({}); failed by the controller",
+                    failure.reason
+                ),
+                ATTEMPT_DEADLINE_CONDITION => {
+                    "ran past its attemptDeadline; failed by the controller".to_string()
+                }
+                TERMINATING_TIMEOUT_CONDITION => format!(
                     "stuck terminating ({}); failed by the controller",
                     failure.reason
-                )
-            } else {
-                format!(
+                ),
+                _ => format!(
                     "stuck in Pending ({}); failed by the controller",
                     failure.reason
-                )
+                ),
             };
         }
         let why = self.pods[i].why.clone();
@@ -462,6 +476,7 @@ impl<'s> World<'s> {
         sp.started = Some(now);
         let restarts = sp.restarts;
         sp.plan = plan;
+        let ready = !sp.plan.never_ready;
         let st = status(&mut sp.pod);
         for cs in st.container_statuses.iter_mut() {
             // The crashed container: waiting out its back-off, or just exited.
@@ -471,7 +486,7 @@ impl<'s> World<'s> {
                 .is_some_and(|s| s.waiting.is_some() || s.terminated.is_some())
             {
                 cs.restart_count = restarts;
-                cs.ready = true;
+                cs.ready = ready;
                 cs.state = Some(pb::ContainerState {
                     running: Some(pb::ContainerStateRunning {
                         started_at: Some(whole(now)),
@@ -480,7 +495,7 @@ impl<'s> World<'s> {
                 });
             }
         }
-        set_ready(st, true, now);
+        set_ready(st, ready, now);
         self.push(
             EventKind::ContainerRestarted,
             Some(i),
@@ -631,9 +646,16 @@ impl World<'_> {
 
 fn set_ready(st: &mut pb::PodStatus, ready: bool, now: i64) {
     let value = if ready { "True" } else { "False" };
+    // The kubelet's reason while a running pod's containers are not ready.
+    let reason = if !ready && st.phase == "Running" {
+        "ContainersNotReady"
+    } else {
+        ""
+    };
     if let Some(c) = st.conditions.iter_mut().find(|c| c.r#type == "Ready") {
         if c.status != value {
             c.status = value.to_string();
+            c.reason = reason.to_string();
             c.last_transition_time = Some(whole(now));
         }
         return;
@@ -641,6 +663,7 @@ fn set_ready(st: &mut pb::PodStatus, ready: bool, now: i64) {
     st.conditions.push(pb::PodCondition {
         r#type: "Ready".to_string(),
         status: value.to_string(),
+        reason: reason.to_string(),
         last_transition_time: Some(whole(now)),
         ..Default::default()
     });

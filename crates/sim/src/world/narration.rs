@@ -3,7 +3,7 @@
 
 use super::*;
 use job_decider_api::convert::JobForPods;
-use job_decider_core::extended::pending_timeout::next_timeout;
+use job_decider_core::extended::timeouts::{Timeout, next_timeout};
 use job_decider_core::model::Pod;
 use job_decider_core::time::Time;
 
@@ -102,8 +102,8 @@ impl<'s> World<'s> {
         ))
     }
 
-    /// Whether a requeue `wait` ns from now is the active deadline's or a stuck pod's
-    /// pendingTimeout (extended policy), not a pod-failure backoff: the deadline falls
+    /// Whether a requeue `wait` ns from now is the active deadline's or a pod's timeout
+    /// (pendingTimeout, readyTimeout, attemptDeadline), not a pod-failure backoff: the deadline falls
     /// exactly then (startTime + activeDeadlineSeconds), or the next pending timeout does
     /// (read with the core's own `next_timeout`, as the decision reads it).
     pub(super) fn requeue_for_deadline_or_pending_timeout(&mut self, wait: i64) -> bool {
@@ -127,7 +127,7 @@ impl<'s> World<'s> {
             .job()
             .extended_failure_policy
             .as_deref()
-            .is_some_and(|d| d.pending_timeout.is_some());
+            .is_some_and(|d| Timeout::ALL.iter().any(|t| t.in_force(d)));
         let mut pods = Vec::new();
         if has_timeout {
             for (k, sp) in self.pods.iter().enumerate() {
@@ -140,7 +140,7 @@ impl<'s> World<'s> {
             .then(|| next_timeout(kept.job.job(), &pods, Time::from_unix_nanos(self.now)))
             .flatten();
         self.narration_document = Some(kept);
-        next.is_some_and(|d| i64::try_from(d.as_nanos()).is_ok_and(|d| d == wait))
+        next.is_some_and(|(d, _)| i64::try_from(d.as_nanos()).is_ok_and(|d| d == wait))
     }
 
     /// Keeps the Job as narration reads it current: its document compiled and the Job

@@ -93,6 +93,7 @@ impl<'s> World<'s> {
         let mut run_time = None;
         let mut start_delay = None;
         let mut message: Option<String> = None;
+        let mut never_ready = None;
         // The draw is keyed by index and attempt (Indexed) or the attempt alone, so
         // two policies that create pods in another order still draw alike.
         let key = match index {
@@ -154,6 +155,9 @@ impl<'s> World<'s> {
             if run_time.is_none() {
                 run_time = rule.run_time.map(|d| (d, r as u64));
             }
+            if never_ready.is_none() {
+                never_ready = rule.never_ready;
+            }
             if start_delay.is_none() {
                 start_delay = rule.start_delay.map(|d| (d, r as u64));
             }
@@ -161,6 +165,7 @@ impl<'s> World<'s> {
         let (exit_code, reason, container) = exit.unwrap_or((d.exit_code.unwrap_or(0), None, None));
         let (ending, pod_message) = ending.unwrap_or((PlannedEnding::Exits, None));
         AttemptPlan {
+            never_ready: never_ready.unwrap_or(false),
             ending,
             message: pod_message.or(message).unwrap_or_default(),
             exit_code,

@@ -364,8 +364,8 @@ class PodVerdict(_message.Message):
     """True for orphans the Job adopts in this plan."""
     extended_rule: _builtins.str
     """The extended failure policy document's rule that handled the pods (rule_index is then
-    unset): its name, "rules[i]" when unnamed, or "PendingTimeout" for pods failed for their
-    pending timeout. Empty otherwise.
+    unset): its name, "rules[i]" when unnamed, or "PendingTimeout", "ReadyTimeout" or
+    "AttemptDeadline" for pods failed for that timeout. Empty otherwise.
     """
     @_builtins.property
     def pods(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
@@ -638,7 +638,9 @@ class Action(_message.Message):
 
     @_builtins.property
     def fail_pods(self) -> Global___FailPods:
-        """Mark pods stuck in Pending as failed (extended failure policy only)."""
+        """Mark pods past a timeout as failed: stuck in Pending, not Ready in time, or running
+        past their attempt deadline (extended failure policy only).
+        """
 
     def __init__(
         self,
@@ -889,7 +891,8 @@ Global___AvoidNodes: _TypeAlias = AvoidNodes  # noqa: Y015
 
 @_typing.final
 class FailPods(_message.Message):
-    """FailPods marks pods stuck in Pending as failed, as upstream's pod garbage collector fails
+    """FailPods marks pods past a timeout of the extended failure policy (pendingTimeout,
+    readyTimeout, attemptDeadline) as failed, as upstream's pod garbage collector fails
     pods: per pod, a patch of the status subresource (guarded by UID) that sets phase Failed
     and adds the condition with status True, then a delete of the pod. The next decision
     counts the failures (the pods keep their tracking finalizer until then).

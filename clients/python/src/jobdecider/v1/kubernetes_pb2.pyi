@@ -1148,6 +1148,7 @@ class PodStatus(_message.Message):
     INIT_CONTAINER_STATUSES_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
     MESSAGE_FIELD_NUMBER: _builtins.int
+    START_TIME_FIELD_NUMBER: _builtins.int
     phase: _builtins.str
     """"Pending", "Running", "Succeeded", "Failed" or "Unknown"."""
     reason: _builtins.str
@@ -1168,6 +1169,12 @@ class PodStatus(_message.Message):
     def init_container_statuses(self) -> _containers.RepeatedCompositeFieldContainer[Global___ContainerStatus]:
         """Statuses of the init containers."""
 
+    @_builtins.property
+    def start_time(self) -> _timestamp_pb2.Timestamp:
+        """When the kubelet accepted the pod (read only by the extended failure policy's
+        attemptDeadline and readyTimeout).
+        """
+
     def __init__(
         self,
         *,
@@ -1177,10 +1184,11 @@ class PodStatus(_message.Message):
         init_container_statuses: _abc.Iterable[Global___ContainerStatus] | None = ...,
         reason: _builtins.str = ...,
         message: _builtins.str = ...,
+        start_time: _timestamp_pb2.Timestamp | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["start_time", b"start_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["conditions", b"conditions", "container_statuses", b"container_statuses", "init_container_statuses", b"init_container_statuses", "message", b"message", "phase", b"phase", "reason", b"reason"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conditions", b"conditions", "container_statuses", b"container_statuses", "init_container_statuses", b"init_container_statuses", "message", b"message", "phase", b"phase", "reason", b"reason", "start_time", b"start_time"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1452,6 +1460,7 @@ class LeanPod(_message.Message):
     NODE_NAME_FIELD_NUMBER: _builtins.int
     RULE_MATCH_COUNTS_FIELD_NUMBER: _builtins.int
     FAILED_NODES_FIELD_NUMBER: _builtins.int
+    START_TIME_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """metadata.name."""
     uid: _builtins.str
@@ -1519,6 +1528,12 @@ class LeanPod(_message.Message):
     def init_container_statuses(self) -> _containers.RepeatedCompositeFieldContainer[Global___LeanContainerStatus]:
         """status.initContainerStatuses."""
 
+    @_builtins.property
+    def start_time(self) -> _timestamp_pb2.Timestamp:
+        """status.startTime (read only by the extended failure policy's attemptDeadline and
+        readyTimeout; may be left unset otherwise).
+        """
+
     def __init__(
         self,
         *,
@@ -1545,10 +1560,11 @@ class LeanPod(_message.Message):
         node_name: _builtins.str = ...,
         rule_match_counts: _builtins.str | None = ...,
         failed_nodes: _builtins.str | None = ...,
+        start_time: _timestamp_pb2.Timestamp | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_completion_index", b"_completion_index", "_deletion_grace_period_seconds", b"_deletion_grace_period_seconds", "_failed_nodes", b"_failed_nodes", "_index_failure_count", b"_index_failure_count", "_index_ignored_failure_count", b"_index_ignored_failure_count", "_rule_match_counts", b"_rule_match_counts", "completion_index", b"completion_index", "creation_timestamp", b"creation_timestamp", "deletion_grace_period_seconds", b"deletion_grace_period_seconds", "deletion_timestamp", b"deletion_timestamp", "failed_nodes", b"failed_nodes", "index_failure_count", b"index_failure_count", "index_ignored_failure_count", b"index_ignored_failure_count", "rule_match_counts", b"rule_match_counts"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_completion_index", b"_completion_index", "_deletion_grace_period_seconds", b"_deletion_grace_period_seconds", "_failed_nodes", b"_failed_nodes", "_index_failure_count", b"_index_failure_count", "_index_ignored_failure_count", b"_index_ignored_failure_count", "_rule_match_counts", b"_rule_match_counts", "completion_index", b"completion_index", "creation_timestamp", b"creation_timestamp", "deletion_grace_period_seconds", b"deletion_grace_period_seconds", "deletion_timestamp", b"deletion_timestamp", "failed_nodes", b"failed_nodes", "index_failure_count", b"index_failure_count", "index_ignored_failure_count", b"index_ignored_failure_count", "rule_match_counts", b"rule_match_counts", "start_time", b"start_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_completion_index", b"_completion_index", "_deletion_grace_period_seconds", b"_deletion_grace_period_seconds", "_failed_nodes", b"_failed_nodes", "_index_failure_count", b"_index_failure_count", "_index_ignored_failure_count", b"_index_ignored_failure_count", "_rule_match_counts", b"_rule_match_counts", "completion_index", b"completion_index", "conditions", b"conditions", "container_statuses", b"container_statuses", "controlled_by_job", b"controlled_by_job", "creation_timestamp", b"creation_timestamp", "deletion_grace_period_seconds", b"deletion_grace_period_seconds", "deletion_timestamp", b"deletion_timestamp", "failed_nodes", b"failed_nodes", "index_failure_count", b"index_failure_count", "index_ignored_failure_count", b"index_ignored_failure_count", "init_container_statuses", b"init_container_statuses", "labels", b"labels", "message", b"message", "name", b"name", "node_name", b"node_name", "owner_references", b"owner_references", "phase", b"phase", "reason", b"reason", "rule_match_counts", b"rule_match_counts", "scheduled", b"scheduled", "sidecar_init_containers", b"sidecar_init_containers", "tracking_finalizer", b"tracking_finalizer", "uid", b"uid"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_completion_index", b"_completion_index", "_deletion_grace_period_seconds", b"_deletion_grace_period_seconds", "_failed_nodes", b"_failed_nodes", "_index_failure_count", b"_index_failure_count", "_index_ignored_failure_count", b"_index_ignored_failure_count", "_rule_match_counts", b"_rule_match_counts", "completion_index", b"completion_index", "conditions", b"conditions", "container_statuses", b"container_statuses", "controlled_by_job", b"controlled_by_job", "creation_timestamp", b"creation_timestamp", "deletion_grace_period_seconds", b"deletion_grace_period_seconds", "deletion_timestamp", b"deletion_timestamp", "failed_nodes", b"failed_nodes", "index_failure_count", b"index_failure_count", "index_ignored_failure_count", b"index_ignored_failure_count", "init_container_statuses", b"init_container_statuses", "labels", b"labels", "message", b"message", "name", b"name", "node_name", b"node_name", "owner_references", b"owner_references", "phase", b"phase", "reason", b"reason", "rule_match_counts", b"rule_match_counts", "scheduled", b"scheduled", "sidecar_init_containers", b"sidecar_init_containers", "start_time", b"start_time", "tracking_finalizer", b"tracking_finalizer", "uid", b"uid"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__completion_index: _TypeAlias = _typing.Literal["completion_index"]  # noqa: Y015
     _WhichOneofArgType__completion_index: _TypeAlias = _typing.Literal["_completion_index", b"_completion_index"]  # noqa: Y015
@@ -1593,7 +1609,7 @@ class LeanPodCondition(_message.Message):
     """Its status."""
     reason: _builtins.str
     """The condition's reason (read only by the extended failure policy, for PodScheduled's
-    "Unschedulable"; may be left empty otherwise).
+    "Unschedulable" and Ready's reason in a readyTimeout; may be left empty otherwise).
     """
     @_builtins.property
     def last_transition_time(self) -> _timestamp_pb2.Timestamp:

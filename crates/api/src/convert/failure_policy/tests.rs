@@ -336,7 +336,7 @@ fn limits() {
         (
             rule(&format!(
                 "{{name: {}, action: Count, onPodReasons: [X]}}",
-                "a".repeat(64)
+                "a".repeat(112)
             )),
             "rules[0].name",
             ViolationKind::TooLong,
@@ -505,7 +505,7 @@ fn limits() {
     ));
     ok(&rule(&format!(
         "{{name: {}, action: Count, onPodReasons: [X]}}",
-        "a".repeat(63)
+        "a".repeat(111)
     )));
 }
 
@@ -515,7 +515,6 @@ fn rules_are_checked_field_by_field() {
         (rule("{onPodReasons: [X]}"), "rules[0].action", ViolationKind::Required),
         (rule("{action: Retry, onPodReasons: [X]}"), "rules[0].action", ViolationKind::NotSupported),
         (rule("{action: Count}"), "rules[0]", ViolationKind::Required),
-        (rule("{name: 1abc, action: Count, onPodReasons: [X]}"), "rules[0].name", ViolationKind::Invalid),
         (rule("{name: a-b, action: Count, onPodReasons: [X]}"), "rules[0].name", ViolationKind::Invalid),
         (rule("{name: \"\", action: Count, onPodReasons: [X]}"), "rules[0].name", ViolationKind::Required),
         (
@@ -963,7 +962,9 @@ fn terminating_timeout_defaults_and_reserved_name() {
             force_delete: false,
         })
     );
-    let p = ok("terminatingTimeout: {seconds: 5, onNodes: Unhealthy, action: Ignore, forceDelete: true}\n");
+    let p = ok(
+        "terminatingTimeout: {seconds: 5, onNodes: Unhealthy, action: Ignore, forceDelete: true}\n",
+    );
     assert_eq!(
         p.terminating_timeout,
         Some(TerminatingTimeout {
@@ -974,7 +975,249 @@ fn terminating_timeout_defaults_and_reserved_name() {
         })
     );
     assert_eq!(
-        bad(&rule("{name: TerminatingTimeout, action: Count, onPodReasons: [X]}")),
+        bad(&rule(
+            "{name: TerminatingTimeout, action: Count, onPodReasons: [X]}"
+        )),
         vec![(format!("{A}.rules[0].name"), ViolationKind::Invalid)]
     );
+}
+#[test]
+fn failure_message_is_upstream_unless_detailed_and_strict() {
+    assert_eq!(ok("").failure_message, FailureMessage::Upstream);
+    assert_eq!(
+        ok("failureMessage: Upstream\n").failure_message,
+        FailureMessage::Upstream
+    );
+    assert_eq!(
+        ok("failureMessage: Detailed\n").failure_message,
+        FailureMessage::Detailed
+    );
+    // Spelled as the document's other enums: the lower-case word of the issue is refused.
+    let (_, v) = run(&format!("{HEAD}failureMessage: detailed\n"), &job());
+    assert_eq!(
+        v.iter().map(|v| v.description()).collect::<Vec<_>>(),
+        [format!(
+            "{A}.failureMessage: Unsupported value: \"detailed\": supported values: \
+             \"Upstream\", \"Detailed\""
+        )]
+    );
+    assert_eq!(
+        bad("failureMessage: {mode: Detailed}\n"),
+        [("failureMessage".to_string(), ViolationKind::Invalid)]
+            .map(|(f, k)| (format!("{A}.{f}"), k))
+    );
+    assert_eq!(
+        fields("failureMessage: true\n"),
+        [format!("{A}.failureMessage")]
+    );
+}
+
+/// KEP-4443: a name is valid when the reason it gives, `PodFailurePolicy_{name}`,
+/// is a valid condition reason of at most 128 characters; names are unique, and
+/// a name that is a rule's index may only be that rule's own.
+#[test]
+fn rule_names_follow_kep_4443() {
+    let named = |name: &str| {
+        rule(&format!(
+            "{{name: {name:?}, action: Count, onPodReasons: [X]}}"
+        ))
+    };
+    // Any character of a condition reason, the first one included: digits, '_' and ':'.
+    for name in [
+        "oom",
+        "1abc",
+        "ExitCode2",
+        "_x",
+        "a:b",
+        "gpu:xid_79",
+        "0",
+        &"a".repeat(111),
+    ] {
+        let p = ok(&named(name));
+        assert_eq!(p.rules[0].name.as_deref(), Some(name), "{name}");
+    }
+    let cases: Vec<(String, ViolationKind, &str)> = vec![
+        // PodFailurePolicy_ (17) + 112 = 129 characters.
+        (
+            named(&"a".repeat(112)),
+            ViolationKind::TooLong,
+            "may have at most 111 bytes",
+        ),
+        (
+            named("a:"),
+            ViolationKind::Invalid,
+            "end with a letter, a digit or '_'",
+        ),
+        (
+            named("a-b"),
+            ViolationKind::Invalid,
+            "letters, digits, '_' and ':'",
+        ),
+        (
+            named("a b"),
+            ViolationKind::Invalid,
+            "letters, digits, '_' and ':'",
+        ),
+        // A reason may hold ',', but the rule-match-counts annotation separates names with it.
+        (
+            named("a,b"),
+            ViolationKind::Invalid,
+            "letters, digits, '_' and ':'",
+        ),
+    ];
+    for (body, kind, detail) in cases {
+        let (_, v) = run(&format!("{HEAD}{body}"), &per_index_job());
+        assert_eq!(v.len(), 1, "{body}: {v:?}");
+        assert_eq!(
+            (v[0].field.as_str(), &v[0].kind),
+            (format!("{A}.rules[0].name").as_str(), &kind),
+            "{body}"
+        );
+        assert!(
+            v[0].description().contains(detail),
+            "{body}: {}",
+            v[0].description()
+        );
+    }
+    // "1" names rule 0 with the reason an unnamed rules[1] has under the KEP.
+    let two = |first: &str, second: &str| {
+        format!(
+            "rules:\n- {{name: {first:?}, action: Count, onPodReasons: [X]}}\n\
+             - {{name: {second:?}, action: Count, onPodReasons: [Y]}}\n"
+        )
+    };
+    let (_, v) = run(&format!("{HEAD}{}", two("1", "b")), &per_index_job());
+    assert_eq!(
+        v.iter().map(|v| v.description()).collect::<Vec<_>>(),
+        [format!(
+            "{A}.rules[0].name: Invalid value: \"1\": is the index of rules[1]; a name that is an \
+             index may only be the rule's own (KEP-4443)"
+        )]
+    );
+    ok(&two("0", "1"));
+    ok(&two("a", "7"));
+    // Unique, as the KEP asks (and as before).
+    assert_eq!(
+        bad(&two("a", "a")),
+        [(format!("{A}.rules[1].name"), ViolationKind::Duplicate)]
+    );
+}
+
+#[test]
+fn attempt_deadline_and_ready_timeout_are_read_and_checked() {
+    let p =
+        ok("attemptDeadline: {seconds: 3600, action: FailIndex}\nreadyTimeout: {seconds: 600}\n");
+    assert_eq!(
+        p.attempt_deadline,
+        Some(AttemptDeadline {
+            seconds: 3600,
+            action: ExtendedAction::FailIndex,
+        })
+    );
+    assert_eq!(
+        p.ready_timeout,
+        Some(ReadyTimeout {
+            seconds: 600,
+            action: ExtendedAction::Count,
+        })
+    );
+    // The limits themselves are allowed.
+    ok("attemptDeadline: {seconds: 2592000}\nreadyTimeout: {seconds: 604800, action: Ignore}\n");
+    ok("attemptDeadline: {seconds: 1, action: FailJob}\nreadyTimeout: {seconds: 1}\n");
+    let cases: Vec<(&str, &str, ViolationKind)> = vec![
+        (
+            "attemptDeadline: {}\n",
+            "attemptDeadline.seconds",
+            ViolationKind::Required,
+        ),
+        (
+            "attemptDeadline: {seconds: 0}\n",
+            "attemptDeadline.seconds",
+            ViolationKind::Invalid,
+        ),
+        (
+            "attemptDeadline: {seconds: 2592001}\n",
+            "attemptDeadline.seconds",
+            ViolationKind::Invalid,
+        ),
+        (
+            "attemptDeadline: {seconds: \"60\"}\n",
+            "attemptDeadline.seconds",
+            ViolationKind::Invalid,
+        ),
+        (
+            "attemptDeadline: {seconds: 1.5}\n",
+            "attemptDeadline.seconds",
+            ViolationKind::Invalid,
+        ),
+        (
+            "attemptDeadline: {seconds: 1, action: Retry}\n",
+            "attemptDeadline.action",
+            ViolationKind::NotSupported,
+        ),
+        (
+            "attemptDeadline: {seconds: 1, after: 2}\n",
+            "attemptDeadline.after",
+            ViolationKind::Forbidden,
+        ),
+        (
+            "attemptDeadline: 60\n",
+            "attemptDeadline",
+            ViolationKind::Invalid,
+        ),
+        (
+            "readyTimeout: {}\n",
+            "readyTimeout.seconds",
+            ViolationKind::Required,
+        ),
+        (
+            "readyTimeout: {seconds: 0}\n",
+            "readyTimeout.seconds",
+            ViolationKind::Invalid,
+        ),
+        (
+            "readyTimeout: {seconds: 604801}\n",
+            "readyTimeout.seconds",
+            ViolationKind::Invalid,
+        ),
+        (
+            "readyTimeout: {seconds: 1, action: count}\n",
+            "readyTimeout.action",
+            ViolationKind::NotSupported,
+        ),
+    ];
+    for (body, field, kind) in cases {
+        let got = bad(body);
+        assert_eq!(got.len(), 1, "{body}: {got:?}");
+        assert_eq!(got[0].0, format!("{A}.{field}"), "{body}");
+        assert_eq!(got[0].1, kind, "{body}");
+    }
+    // FailIndex needs backoffLimitPerIndex; other restart policies are fine.
+    for field in ["attemptDeadline", "readyTimeout"] {
+        assert_eq!(
+            bad_with(
+                &format!("{field}: {{seconds: 5, action: FailIndex}}\n"),
+                &job()
+            ),
+            vec![(format!("{A}.{field}.action"), ViolationKind::Invalid)]
+        );
+    }
+    let mut on_failure = job();
+    on_failure.spec.template.restart_policy = RestartPolicy::OnFailure;
+    let (policy, v) = run(
+        &format!("{HEAD}attemptDeadline: {{seconds: 5}}\nreadyTimeout: {{seconds: 5}}\n"),
+        &on_failure,
+    );
+    assert!(v.is_empty() && policy.is_some(), "{v:?}");
+    // The implicit rules' names are reserved.
+    for name in ["ReadyTimeout", "AttemptDeadline"] {
+        let got = bad(&rule(&format!(
+            "{{name: {name}, action: Count, onPodReasons: [X]}}"
+        )));
+        assert_eq!(
+            got,
+            vec![(format!("{A}.rules[0].name"), ViolationKind::Invalid)],
+            "{name}"
+        );
+    }
 }

@@ -84,12 +84,13 @@ impl<'e> Walk<'e> {
     fn boolean(&mut self, value: &Value, path: &str) -> Option<bool> {
         let b = value.as_bool();
         if b.is_none() {
-            self.errs.invalid(path, echo(value), "must be true or false");
+            self.errs
+                .invalid(path, echo(value), "must be true or false");
         }
         b
     }
 
-        fn integer(&mut self, value: &Value, path: &str, min: i64, max: i64) -> Option<i64> {
+    fn integer(&mut self, value: &Value, path: &str, min: i64, max: i64) -> Option<i64> {
         let Some(n) = value.as_i64() else {
             self.errs.invalid(path, echo(value), "must be an integer");
             return None;
@@ -216,13 +217,16 @@ impl<'e> Walk<'e> {
         path: &str,
         job: &Job,
     ) -> Option<ExtendedFailurePolicy> {
-        const KNOWN: [&str; 7] = [
+        const KNOWN: [&str; 10] = [
             "apiVersion",
             "kind",
             "rules",
             "backoff",
             "pendingTimeout",
             "nodeAvoidance",
+            "failureMessage",
+            "attemptDeadline",
+            "readyTimeout",
             "terminatingTimeout",
         ];
         let map = self.object(value, path, &KNOWN)?;
@@ -249,12 +253,43 @@ impl<'e> Walk<'e> {
             policy.pending_timeout =
                 self.pending_timeout(pending, &format!("{path}.pendingTimeout"), job);
         }
+        if let Some(v) = map.get("attemptDeadline") {
+            policy.attempt_deadline = self
+                .timeout(
+                    v,
+                    &format!("{path}.attemptDeadline"),
+                    job,
+                    MAX_ATTEMPT_DEADLINE_SECONDS,
+                    "how long a pod may run from its start",
+                )
+                .map(|(seconds, action)| AttemptDeadline { seconds, action });
+        }
+        if let Some(v) = map.get("readyTimeout") {
+            policy.ready_timeout = self
+                .timeout(
+                    v,
+                    &format!("{path}.readyTimeout"),
+                    job,
+                    MAX_READY_TIMEOUT_SECONDS,
+                    "how long a pod may take to become Ready from its start",
+                )
+                .map(|(seconds, action)| ReadyTimeout { seconds, action });
+        }
         if let Some(avoid) = map.get("nodeAvoidance") {
             policy.node_avoidance = self.node_avoidance(avoid, &format!("{path}.nodeAvoidance"));
         }
         if let Some(stuck) = map.get("terminatingTimeout") {
             policy.terminating_timeout =
                 self.terminating_timeout(stuck, &format!("{path}.terminatingTimeout"), job);
+        }
+        if let Some(v) = map.get("failureMessage") {
+            let at = format!("{path}.failureMessage");
+            if let Some(mode) = self
+                .one_of(v, &at, FailureMessage::NAMES)
+                .and_then(FailureMessage::parse)
+            {
+                policy.failure_message = mode;
+            }
         }
         Some(policy)
     }
@@ -288,7 +323,33 @@ impl<'e> Walk<'e> {
                 rules.push(rule);
             }
         }
+        self.check_index_names(items, path);
         rules
+    }
+
+    /// KEP-4443 gives an unnamed rule the reason `PodFailurePolicy_{index}` and so
+    /// refuses a name that is another rule's index; the document refuses it too,
+    /// so that its named rules move to `spec.podFailurePolicy` unchanged.
+    fn check_index_names(&mut self, items: &[Value], path: &str) {
+        for (i, item) in items.iter().enumerate() {
+            let Some(Value::String(name)) = item.as_mapping().and_then(|m| m.get("name")) else {
+                continue;
+            };
+            let other = name
+                .parse::<usize>()
+                .ok()
+                .filter(|j| *j != i && *j < items.len() && j.to_string() == *name);
+            if let Some(j) = other {
+                self.errs.invalid(
+                    format!("{path}[{i}].name"),
+                    echo(&Value::String(name.clone())),
+                    &format!(
+                        "is the index of rules[{j}]; a name that is an index may only be the \
+                         rule's own (KEP-4443)"
+                    ),
+                );
+            }
+        }
     }
 
     fn rule(&mut self, value: &Value, path: &str, job: &Job) -> Option<ExtendedRule> {
@@ -365,21 +426,27 @@ impl<'e> Walk<'e> {
 
     fn rule_name(&mut self, value: &Value, path: &str) -> Option<String> {
         let name = self.bounded_string(value, path, MAX_RULE_NAME)?;
-        let well_formed = name.starts_with(|c: char| c.is_ascii_alphabetic())
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        // KEP-4443: `PodFailurePolicy_{name}` must be a condition reason
+        // (`[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?`); ',' is left out because
+        // the rule-match-counts annotation separates names with it.
+        let well_formed = name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':')
+            && name.ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
         if !well_formed {
             self.errs.invalid(
                 path,
                 echo(value),
-                "must consist of letters, digits and '_', and start with a letter",
+                "must consist of letters, digits, '_' and ':', and end with a letter, a digit or \
+                 '_' (the reason PodFailurePolicy_{name} is a condition reason, KEP-4443)",
             );
             return None;
         }
-        if RESERVED_RULE_NAMES.contains(&name.as_str()) {
+        if let Some((_, field)) = RESERVED_RULE_NAMES.iter().find(|(n, _)| *n == name) {
             self.errs.invalid(
                 path,
                 echo(value),
-                "is reserved for the failures the document's timeouts cause",
+                &format!("is reserved for the failures {field} causes"),
             );
             return None;
         }
@@ -744,13 +811,49 @@ impl<'e> Walk<'e> {
         })
     }
 
+    /// `attemptDeadline` or `readyTimeout`: `seconds` (required, 1 to `max`) and
+    /// `action` (Count when unset; FailIndex needs backoffLimitPerIndex).
+    fn timeout(
+        &mut self,
+        value: &Value,
+        path: &str,
+        job: &Job,
+        max: i64,
+        what: &str,
+    ) -> Option<(i64, ExtendedAction)> {
+        let map = self.object(value, path, &["seconds", "action"])?;
+        let seconds = match map.get("seconds") {
+            Some(v) => self.integer(v, &format!("{path}.seconds"), 1, max),
+            None => {
+                self.errs
+                    .required(format!("{path}.seconds"), &format!("{what}, 1 to {max}"));
+                None
+            }
+        };
+        let action = match map.get("action") {
+            Some(v) => {
+                let action = self.action(v, &format!("{path}.action"));
+                if let Some(action) = action {
+                    self.check_fail_index(action, &format!("{path}.action"), job);
+                }
+                action
+            }
+            None => Some(ExtendedAction::Count),
+        };
+        Some((seconds?, action?))
+    }
+
     fn terminating_timeout(
         &mut self,
         value: &Value,
         path: &str,
         job: &Job,
     ) -> Option<TerminatingTimeout> {
-        let map = self.object(value, path, &["seconds", "onNodes", "action", "forceDelete"])?;
+        let map = self.object(
+            value,
+            path,
+            &["seconds", "onNodes", "action", "forceDelete"],
+        )?;
         let seconds = match map.get("seconds") {
             Some(v) => self.integer(v, &format!("{path}.seconds"), 1, 604_800),
             None => {

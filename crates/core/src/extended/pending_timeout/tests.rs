@@ -1,4 +1,5 @@
 use super::*;
+use crate::extended::timeouts::{Timeouts as PendingTimeouts, pod_timeouts};
 use crate::fixtures::{PodExt, job, pod, snapshot, t};
 use crate::model::{ConditionStatus, JobCondition, JobConditionType};
 use crate::model::{ExtendedAction, ExtendedFailurePolicy, PodFailureDetails};
@@ -163,8 +164,7 @@ fn with_policy(mut j: Job, s: PendingTimeout) -> Job {
 }
 
 fn timeouts(j: &Job, pods: &[Pod], now: Time, finishing: bool) -> PendingTimeouts {
-    let sync_pods: Vec<SyncPod<'_>> = pods.iter().map(|p| SyncPod::new(j, p)).collect();
-    pending_timeouts(j, &sync_pods, now, finishing)
+    pod_timeouts(j, pods, now, finishing)
 }
 
 fn names(out: &PendingTimeouts) -> Vec<&str> {

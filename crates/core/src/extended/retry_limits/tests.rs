@@ -259,15 +259,19 @@ fn the_annotation_is_sorted_pairs_and_reads_back() {
 /// The core read the annotation without the wire's bounds: a repeated name
 /// came back twice, unsorted, and any number of pairs were kept. There is one
 /// reader now, the wire's: each name once at its largest count, sorted, at
-/// most 64 pairs looked at, names longer than a rule's (63 bytes) dropped.
+/// most 64 pairs looked at, names longer than a rule's (111 bytes, KEP-4443) dropped.
 #[test]
 fn rule_match_counts_read_a_repeated_name_once_sorted_and_capped() {
     assert_eq!(
         parse_rule_match_counts("b=2,a=1,b=5,a=0"),
         vec![("a".to_string(), 1), ("b".to_string(), 5)]
     );
-    let long = format!("{}=1,ok=2", "n".repeat(64));
+    // KEP-4443: PodFailurePolicy_ (17) and the name make at most 128 characters.
+    let longest = 111;
+    let long = format!("{}=1,ok=2", "n".repeat(longest + 1));
     assert_eq!(parse_rule_match_counts(&long), vec![("ok".to_string(), 2)]);
+    let kept = format!("{}=1", "n".repeat(longest));
+    assert_eq!(parse_rule_match_counts(&kept).len(), 1);
     let many: Vec<String> = (0..100).map(|i| format!("r{i:03}=1")).collect();
     let read = parse_rule_match_counts(&many.join(","));
     assert_eq!(read.len(), 64);

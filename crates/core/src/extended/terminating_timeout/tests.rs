@@ -58,12 +58,42 @@ fn stuck_terminating_needs_a_deleted_non_terminal_pod_and_an_unhealthy_node_when
     let unhealthy = settings(60, TerminatingNodes::Unhealthy);
     let nodes = nodes();
     let cases: [(&str, &TerminatingTimeout, Pod, Option<i64>); 8] = [
-        ("any node: a healthy one", &any, terminating("p", "healthy", 100), Some(100)),
-        ("unhealthy only: healthy node", &unhealthy, terminating("p", "healthy", 100), None),
-        ("unhealthy only: unreported node", &unhealthy, terminating("p", "elsewhere", 100), None),
-        ("unhealthy only: lost node", &unhealthy, terminating("p", "lost", 100), Some(100)),
-        ("unhealthy only: deleted node", &unhealthy, terminating("p", "gone", 100), Some(100)),
-        ("not being deleted", &any, pod("p").phase(PodPhase::Running), None),
+        (
+            "any node: a healthy one",
+            &any,
+            terminating("p", "healthy", 100),
+            Some(100),
+        ),
+        (
+            "unhealthy only: healthy node",
+            &unhealthy,
+            terminating("p", "healthy", 100),
+            None,
+        ),
+        (
+            "unhealthy only: unreported node",
+            &unhealthy,
+            terminating("p", "elsewhere", 100),
+            None,
+        ),
+        (
+            "unhealthy only: lost node",
+            &unhealthy,
+            terminating("p", "lost", 100),
+            Some(100),
+        ),
+        (
+            "unhealthy only: deleted node",
+            &unhealthy,
+            terminating("p", "gone", 100),
+            Some(100),
+        ),
+        (
+            "not being deleted",
+            &any,
+            pod("p").phase(PodPhase::Running),
+            None,
+        ),
         (
             "already Failed",
             &any,
@@ -91,12 +121,11 @@ fn with_policy(mut j: Job, s: TerminatingTimeout) -> Job {
     j
 }
 
-fn timeouts(j: &Job, pods: &[Pod], now: Time, finishing: bool) -> PendingTimeouts {
-    let sync_pods: Vec<SyncPod<'_>> = pods.iter().map(|p| SyncPod::new(j, p)).collect();
-    terminating_timeouts(j, &sync_pods, &nodes(), now, finishing)
+fn timeouts(j: &Job, pods: &[Pod], now: Time, finishing: bool) -> StuckPods {
+    terminating_timeouts(j, pods, &nodes(), now, finishing)
 }
 
-fn names(out: &PendingTimeouts) -> Vec<&str> {
+fn names(out: &StuckPods) -> Vec<&str> {
     out.failures.iter().map(|f| f.pod.name.as_str()).collect()
 }
 
@@ -132,26 +161,38 @@ fn nothing_fails_while_finishing_suspended_deleted_or_finished_or_without_the_se
     let pods = [terminating("a", "lost", 0)];
     let base = with_policy(job(), settings(10, TerminatingNodes::Any));
     assert_eq!(names(&timeouts(&base, &pods, t(100), false)), vec!["a"]);
-    assert_eq!(timeouts(&base, &pods, t(100), true), PendingTimeouts::default());
+    assert_eq!(timeouts(&base, &pods, t(100), true), StuckPods::default());
     let mut suspended = base.clone();
     suspended.spec.suspend = true;
-    assert_eq!(timeouts(&suspended, &pods, t(100), false), PendingTimeouts::default());
+    assert_eq!(
+        timeouts(&suspended, &pods, t(100), false),
+        StuckPods::default()
+    );
     let mut deleted = base.clone();
     deleted.being_deleted = true;
-    assert_eq!(timeouts(&deleted, &pods, t(100), false), PendingTimeouts::default());
-    assert_eq!(timeouts(&job(), &pods, t(100), false), PendingTimeouts::default());
+    assert_eq!(
+        timeouts(&deleted, &pods, t(100), false),
+        StuckPods::default()
+    );
+    assert_eq!(timeouts(&job(), &pods, t(100), false), StuckPods::default());
 }
 
 #[test]
 fn failed_at_reads_the_conditions_transition_on_a_failed_pod_only() {
+    let j = with_policy(job(), settings(60, TerminatingNodes::Any));
+    let policy = j.extended_failure_policy.as_deref().expect("a document");
     let mut p = terminating("p", "lost", 0).phase(PodPhase::Failed);
     p.conditions.push(crate::model::PodCondition {
         condition_type: Arc::from(TERMINATING_TIMEOUT_CONDITION),
         status: ConditionStatus::True,
         last_transition_time: Some(t(42)),
     });
-    assert_eq!(failed_at(&p), Some(t(42)));
-    assert_eq!(failed_at(&p.clone().phase(PodPhase::Running)), None);
+    assert_eq!(
+        crate::extended::timeouts::failed_at(policy, &p),
+        Some(t(42))
+    );
+    let running = p.clone().phase(PodPhase::Running);
+    assert_eq!(crate::extended::timeouts::failed_at(policy, &running), None);
 }
 
 /// A started Job with podReplacementPolicy Failed (so a terminating pod is
@@ -178,7 +219,7 @@ fn fail_pods(plan: &crate::plan::Plan) -> Vec<&PodFailure> {
 
 #[test]
 fn sync_a_pod_stuck_on_a_lost_node_is_failed_then_counted_and_replaced_under_replacement_policy_failed()
-{
+ {
     use crate::fixtures::{PodExt, creations, last_status, snapshot};
     use crate::sync::decide;
     let j = replace_on_failed(settings(60, TerminatingNodes::Unhealthy));
@@ -214,7 +255,11 @@ fn sync_a_pod_stuck_on_a_lost_node_is_failed_then_counted_and_replaced_under_rep
     let mut j = j;
     j.status.failed = 1;
     let plan = decide(&snapshot(j, vec![failed_pod.without_finalizer()], t(170)));
-    assert_eq!(creations(&plan).len(), 1, "a replacement once the backoff ran out");
+    assert_eq!(
+        creations(&plan).len(),
+        1,
+        "a replacement once the backoff ran out"
+    );
 }
 
 #[test]
@@ -236,5 +281,8 @@ fn sync_a_fail_job_terminating_timeout_gives_its_implicit_rules_reason() {
         .iter()
         .find(|c| c.condition_type == JobConditionType::FailureTarget)
         .map(|c| c.reason.clone());
-    assert_eq!(reason.as_deref(), Some("PodFailurePolicy_TerminatingTimeout"));
+    assert_eq!(
+        reason.as_deref(),
+        Some("PodFailurePolicy_TerminatingTimeout")
+    );
 }

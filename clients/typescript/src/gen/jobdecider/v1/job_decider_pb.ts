@@ -412,8 +412,8 @@ export type PodVerdict = Message<"jobdecider.v1.PodVerdict"> & {
 
   /**
    * The extended failure policy document's rule that handled the pods (rule_index is then
-   * unset): its name, "rules[i]" when unnamed, or "PendingTimeout" for pods failed for their
-   * pending timeout. Empty otherwise.
+   * unset): its name, "rules[i]" when unnamed, or "PendingTimeout", "ReadyTimeout" or
+   * "AttemptDeadline" for pods failed for that timeout. Empty otherwise.
    *
    * @generated from field: string extended_rule = 11;
    */
@@ -724,7 +724,8 @@ export type Action = Message<"jobdecider.v1.Action"> & {
     case: "releasePods";
   } | {
     /**
-     * Mark pods stuck in Pending as failed (extended failure policy only).
+     * Mark pods past a timeout as failed: stuck in Pending, not Ready in time, or running
+     * past their attempt deadline (extended failure policy only).
      *
      * @generated from field: jobdecider.v1.FailPods fail_pods = 8;
      */
@@ -924,7 +925,8 @@ export const AvoidNodesSchema: GenMessage<AvoidNodes> = /*@__PURE__*/
   messageDesc(file_jobdecider_v1_job_decider, 17);
 
 /**
- * FailPods marks pods stuck in Pending as failed, as upstream's pod garbage collector fails
+ * FailPods marks pods past a timeout of the extended failure policy (pendingTimeout,
+ * readyTimeout, attemptDeadline) as failed, as upstream's pod garbage collector fails
  * pods: per pod, a patch of the status subresource (guarded by UID) that sets phase Failed
  * and adds the condition with status True, then a delete of the pod. The next decision
  * counts the failures (the pods keep their tracking finalizer until then).
