@@ -23,7 +23,7 @@ use crate::documents;
 use crate::explain;
 use crate::input::{
     self, CliError, Strictness, file_name, one_stdin, read_failure_policy, read_file, read_job,
-    read_pods, warn,
+    read_nodes, read_pods, warn,
 };
 use crate::server::{self, LogFormat, ServerConfig, TlsFiles};
 use job_decider_api::safe_text::escaped;
@@ -253,6 +253,11 @@ pub struct SnapshotArgs {
     /// annotation needs no flag.
     #[arg(long, value_name = "FILE")]
     pub failure_policy: Option<PathBuf>,
+    /// The nodes (a NodeList, a List, a Node, an array of Nodes, or several YAML
+    /// documents; `-`: stdin), sent as the request's nodes: what the failure policy's
+    /// terminatingTimeout with onNodes: Unhealthy reads of the terminating pods' nodes.
+    #[arg(long, value_name = "FILE")]
+    pub nodes: Option<PathBuf>,
     /// How fields the Kubernetes schema does not have are taken.
     #[command(flatten)]
     pub strictness: Strictness,
@@ -388,6 +393,7 @@ pub fn load_request(args: &SnapshotArgs) -> Result<pb::DecideJobRequest, CliErro
         ("--pods", args.pods.as_deref()),
         ("--state", args.state.as_deref()),
         ("--failure-policy", args.failure_policy.as_deref()),
+        ("--nodes", args.nodes.as_deref()),
     ])?;
     let now = match &args.now {
         Some(text) => documents::parse_time(text, "--now")?,
@@ -430,6 +436,11 @@ pub fn load_request(args: &SnapshotArgs) -> Result<pb::DecideJobRequest, CliErro
         lean_pods: Vec::new(),
         explain: false,
         failure_policy: read_failure_policy(args.failure_policy.as_deref())?,
+        nodes: match &args.nodes {
+            Some(path) => read_nodes(path, args.strictness)?,
+            None => Vec::new(),
+        },
+        missing_nodes: Vec::new(),
     })
 }
 

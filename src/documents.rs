@@ -490,6 +490,91 @@ pub fn parse_pods_with(
     parse_objects(text, what, "Pod", unknown)
 }
 
+/// Reads nodes: a NodeList, a List of Nodes, an array of Nodes, a single Node, or
+/// several YAML documents of those (`kubectl get nodes -o yaml`), each reduced to
+/// what the extended failure policy's terminatingTimeout reads (`pb::Node`).
+/// Field names are checked against the Node schema as for pods.
+pub fn parse_nodes_with(
+    text: &str,
+    what: &str,
+    unknown: UnknownFields,
+) -> Result<Parsed<Vec<pb::Node>>, DocumentError> {
+    let parsed = parse_objects::<KubeNode>(text, what, "Node", unknown)?;
+    Ok(Parsed {
+        value: parsed.value.into_iter().map(KubeNode::reduced).collect(),
+        warnings: parsed.warnings,
+    })
+}
+
+/// The parts of a core/v1 Node that `pb::Node` keeps, in the Kubernetes shape;
+/// the schema check has already judged every other field's name.
+#[derive(serde::Deserialize, Default)]
+#[serde(default)]
+struct KubeNode {
+    metadata: KubeNodeMeta,
+    spec: KubeNodeSpec,
+    status: KubeNodeStatus,
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(default)]
+struct KubeNodeMeta {
+    name: String,
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(default)]
+struct KubeNodeSpec {
+    taints: Vec<KubeTaint>,
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(default)]
+struct KubeTaint {
+    key: String,
+    effect: String,
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(default)]
+struct KubeNodeStatus {
+    conditions: Vec<KubeNodeCondition>,
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(default)]
+struct KubeNodeCondition {
+    #[serde(rename = "type")]
+    condition_type: String,
+    status: String,
+}
+
+impl KubeNode {
+    fn reduced(self) -> pb::Node {
+        pb::Node {
+            name: self.metadata.name,
+            taints: self
+                .spec
+                .taints
+                .into_iter()
+                .map(|t| pb::Taint {
+                    key: t.key,
+                    effect: t.effect,
+                })
+                .collect(),
+            conditions: self
+                .status
+                .conditions
+                .into_iter()
+                .map(|c| pb::NodeCondition {
+                    r#type: c.condition_type,
+                    status: c.status,
+                })
+                .collect(),
+        }
+    }
+}
+
 /// Reads Jobs: a JobList, a List of Jobs, a single Job, or several YAML documents of
 /// those; strictly.
 pub fn parse_jobs(text: &str, what: &str) -> Result<Vec<pb::Job>, DocumentError> {

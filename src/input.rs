@@ -219,6 +219,17 @@ pub fn read_pods(path: &Path, strictness: Strictness) -> Result<Vec<pb::Pod>, Cl
     Ok(read.value)
 }
 
+/// Reads the nodes of `--nodes` (any of the forms `parse_nodes_with` takes).
+pub fn read_nodes(path: &Path, strictness: Strictness) -> Result<Vec<pb::Node>, CliError> {
+    let read = documents::parse_nodes_with(
+        &read_file(path)?,
+        &file_name(path),
+        strictness.unknown_fields(),
+    )?;
+    warn(&read.warnings);
+    Ok(read.value)
+}
+
 /// A Job written without a uid, taken as the API server would create it at
 /// `now`, with the note for stderr saying what was filled in (`manifest`).
 fn as_created(

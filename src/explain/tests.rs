@@ -65,6 +65,7 @@ fn failed_pods_and_avoided_nodes_are_shown() {
                         condition_type: "job-decider.dev/PendingTimeout".into(),
                         reason: "ImagePullBackOff".into(),
                         message: "pending 5m0s, limit 5m0s".into(),
+                        force_delete: false,
                     }],
                 })),
             },

@@ -50,7 +50,14 @@ fn inputs_of(request: &pb::DecideJobRequest) -> Inputs {
         .and_then(time_from_pb)
         .expect("every vector has a valid now");
     let backoff = request.state.as_ref().and_then(|s| s.backoff.as_ref());
+    // A vector with nodes would need them as k8s-openapi Nodes here too.
+    assert!(
+        request.nodes.is_empty() && request.missing_nodes.is_empty(),
+        "a vector with nodes: carry them through the k8s path"
+    );
     Inputs {
+        nodes: Vec::new(),
+        missing_nodes: Vec::new(),
         now,
         state: ControllerState {
             backoff: backoff.map_or_else(BackoffRecord::default, |b| BackoffRecord {

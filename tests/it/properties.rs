@@ -872,6 +872,7 @@ fn arb_snapshot_with(max_pods: usize, doc: f64) -> impl Strategy<Value = Snapsho
                         pod_changes_pending: changes_pending,
                         finalizer_removals_pending,
                     },
+                    nodes: Vec::new(),
                 }
             },
         )
@@ -1031,6 +1032,7 @@ fn arb_wild_snapshot() -> impl Strategy<Value = Snapshot> {
                     },
                     controller_name: String::new(),
                     expectations: Expectations::default(),
+                    nodes: Vec::new(),
                 }
             },
         )

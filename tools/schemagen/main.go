@@ -44,6 +44,8 @@ var kinds = []kind{
 	{"batch/v1", "JobList", reflect.TypeFor[batchv1.JobList]()},
 	{"v1", "Pod", reflect.TypeFor[corev1.Pod]()},
 	{"v1", "PodList", reflect.TypeFor[corev1.PodList]()},
+	{"v1", "Node", reflect.TypeFor[corev1.Node]()},
+	{"v1", "NodeList", reflect.TypeFor[corev1.NodeList]()},
 	{"v1", "List", reflect.TypeFor[metav1.List]()},
 	{"jobset.x-k8s.io/v1alpha2", "JobSet", reflect.TypeFor[jobsetv1alpha2.JobSet]()},
 }

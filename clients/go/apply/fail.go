@@ -104,7 +104,8 @@ func (r *run) failPods(ctx context.Context, pods []*jobdeciderv1.PodFailure) err
 	})
 }
 
-// failPod writes the failure to one pod's status, then deletes the pod.
+// failPod writes the failure to one pod's status, then deletes the pod
+// (with a grace period of 0 when the failure says force_delete).
 func (r *run) failPod(ctx context.Context, p *jobdeciderv1.PodFailure) error {
 	ref := p.GetPod()
 	patch, err := PodFailurePatch(p, metav1.Now())
@@ -113,6 +114,10 @@ func (r *run) failPod(ctx context.Context, p *jobdeciderv1.PodFailure) error {
 	}
 	if err := r.patchPod(ctx, ref.GetName(), patch, "status"); err != nil {
 		return err
+	}
+	if p.GetForceDelete() {
+		// terminatingTimeout's forceDelete: no kubelet will finish this pod.
+		return r.deleteGuardedNow(ctx, ref.GetName(), ref.GetUid())
 	}
 	return r.deleteGuarded(ctx, ref.GetName(), ref.GetUid())
 }

@@ -198,6 +198,16 @@ func (r *run) deleteGuarded(ctx context.Context, name, uid string) error {
 	return r.a.kube.CoreV1().Pods(r.job.Namespace).Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &u}})
 }
 
+// deleteGuardedNow is deleteGuarded with a grace period of 0, as a force
+// delete (kubectl delete --force --grace-period=0) asks.
+func (r *run) deleteGuardedNow(ctx context.Context, name, uid string) error {
+	u := types.UID(uid)
+	zero := int64(0)
+	return r.a.kube.CoreV1().Pods(r.job.Namespace).Delete(ctx, name, metav1.DeleteOptions{
+		Preconditions: &metav1.Preconditions{UID: &u}, GracePeriodSeconds: &zero,
+	})
+}
+
 // removeFinalizers takes the tracking finalizer off pods the status already counts.
 func (r *run) removeFinalizers(ctx context.Context, pods []*jobdeciderv1.PodReference) error {
 	uids := make([]string, len(pods))

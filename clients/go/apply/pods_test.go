@@ -165,6 +165,34 @@ func TestFailPodsPatchesTheStatusThenDeletes(t *testing.T) {
 	}
 }
 
+// terminatingTimeout's forceDelete: the delete after the status patch asks
+// for a grace period of 0; without it the pod's own grace period stands.
+func TestFailPodsForceDeleteDeletesWithAGracePeriodOfZero(t *testing.T) {
+	for _, force := range []bool{false, true} {
+		f := newFixture(t, testJob(), pendingPod("pi-a"))
+		plan := failPodsPlan("pi-a")
+		plan.Actions[0].GetFailPods().Pods[0].ForceDelete = force
+		f.plans = []*jobdeciderv1.DecideJobResponse{plan}
+		if _, err := f.apply(); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(f.podWrites(), ","); got != "patch/status,delete" {
+			t.Fatalf("force=%v: pod writes %s", force, got)
+		}
+		opts := f.actions("delete", "pods")[0].(clienttesting.DeleteAction).GetDeleteOptions()
+		grace := opts.GracePeriodSeconds
+		if force && (grace == nil || *grace != 0) {
+			t.Errorf("force delete with grace %v, want 0", grace)
+		}
+		if !force && grace != nil {
+			t.Errorf("ordinary delete with grace %d, want the pod's own", *grace)
+		}
+		if opts.Preconditions == nil || opts.Preconditions.UID == nil || *opts.Preconditions.UID != "uid-pi-a" {
+			t.Errorf("force=%v: delete without the uid precondition", force)
+		}
+	}
+}
+
 // The patch merges conditions by type: the pod's own conditions stay.
 func TestFailPodsKeepsThePodsOtherConditions(t *testing.T) {
 	pod := pendingPod("pi-a")

@@ -369,9 +369,10 @@ class Run {
     this.event("Normal", "SuccessfulDelete", `Deleted pod: ${p.name}`);
   }
 
-  /** Deletes one pod with its UID as a precondition: a pod re-created under the name is never deleted in its place. */
-  private async deleteGuarded(name: string, uid: string): Promise<void> {
-    await this.pods.deleteNamespacedPod({ name, namespace: this.namespace, body: { preconditions: { uid } } });
+  /** Deletes one pod with its UID as a precondition: a pod re-created under the name is never deleted in its place; a grace period of 0 is a force delete. */
+  private async deleteGuarded(name: string, uid: string, gracePeriodSeconds?: number): Promise<void> {
+    const body = gracePeriodSeconds === undefined ? { preconditions: { uid } } : { preconditions: { uid }, gracePeriodSeconds };
+    await this.pods.deleteNamespacedPod({ name, namespace: this.namespace, body });
   }
 
   /** A strategic merge patch carrying the uid, so the API server refuses it for another pod of the name. */
@@ -425,7 +426,8 @@ class Run {
     try {
       const body = podFailurePatch(p, new Date());
       await this.pods.patchNamespacedPodStatus({ name, namespace: this.namespace, body }, strategicMerge());
-      await this.deleteGuarded(name, p.pod?.uid ?? "");
+      // terminatingTimeout's forceDelete: no kubelet will finish the pod.
+      await this.deleteGuarded(name, p.pod?.uid ?? "", p.forceDelete ? 0 : undefined);
     } catch (err) {
       if (isNotFound(err)) return;
       this.event("Warning", "FailedDelete", `Error failing pod ${name}: ${String(err)}`);

@@ -92,6 +92,8 @@ pub fn snapshot_until(
         expectations: req.expectations,
         both_encodings: !req.pods.is_empty() && !req.lean_pods.is_empty(),
         failure_policy: req.failure_policy,
+        nodes: req.nodes,
+        missing_nodes: req.missing_nodes,
     };
     // One pod decoded at a time; the body's bytes go when the last slice of them does.
     let count = req.pods.len() + req.lean_pods.len();
@@ -121,6 +123,10 @@ struct RequestParts {
     both_encodings: bool,
     /// The request's extended failure policy document (empty: none).
     failure_policy: String,
+    /// The nodes of the Job's terminating pods.
+    nodes: Vec<pb::Node>,
+    /// Nodes such pods name that the caller's cache does not hold.
+    missing_nodes: Vec<String>,
 }
 
 /// A Job's extended failure policy document (its annotation or the request's
@@ -270,6 +276,7 @@ where
             finalizer_removals_pending: e.finalizer_removals_pending.into_iter().collect(),
         })
         .unwrap_or_default();
+    let nodes = nodes::nodes_from_wire(req.nodes, req.missing_nodes, &mut errs);
     let pods = match &job {
         Some(job) => pods_from_wire(count, pods, job, &mut errs),
         None => Vec::new(),
@@ -287,6 +294,7 @@ where
             state,
             controller_name,
             expectations,
+            nodes,
         }),
         _ => Err(errs.into_vec()),
     }
@@ -772,6 +780,7 @@ mod to_wire;
 pub use to_wire::{job_status_to_pb, response_from_plan, state_to_pb};
 
 pub mod failure_policy;
+mod nodes;
 
 #[cfg(test)]
 mod tests;

@@ -48,6 +48,12 @@ pub struct LazyDecideJobRequest {
     /// The extended failure policy document; empty when the request has none.
     #[prost(string, tag = "9")]
     pub failure_policy: String,
+    /// The nodes of the Job's terminating pods, as the caller's cache shows them.
+    #[prost(message, repeated, tag = "10")]
+    pub nodes: Vec<pb::Node>,
+    /// Nodes such pods name that the caller's synced cache does not hold.
+    #[prost(string, repeated, tag = "11")]
+    pub missing_nodes: Vec<String>,
 }
 
 impl From<pb::DecideJobRequest> for LazyDecideJobRequest {
@@ -72,6 +78,8 @@ impl From<pb::DecideJobRequest> for LazyDecideJobRequest {
                 .collect(),
             explain: request.explain,
             failure_policy: request.failure_policy,
+            nodes: request.nodes,
+            missing_nodes: request.missing_nodes,
         }
     }
 }

@@ -12,6 +12,7 @@ use crate::violations::Violations;
 use crate::wire::WireError;
 use job_decider_core::extended::{
     ATTEMPT_DEADLINE_CONDITION, PENDING_TIMEOUT_CONDITION, READY_TIMEOUT_CONDITION,
+    TERMINATING_TIMEOUT_CONDITION,
 };
 use job_decider_core::model::{Job, OwnerRef};
 
@@ -151,12 +152,13 @@ impl<'a> ReadFields<'a> {
                 }
             }
         }
-        // The extended policy's rules, and the condition its pending timeout sets.
+        // The extended policy's rules, and the conditions its timeouts set.
         let extended = job.extended_failure_policy.as_deref();
         if let Some(policy) = extended {
             conditions.insert(PENDING_TIMEOUT_CONDITION);
             conditions.insert(READY_TIMEOUT_CONDITION);
             conditions.insert(ATTEMPT_DEADLINE_CONDITION);
+            conditions.insert(TERMINATING_TIMEOUT_CONDITION);
             for rule in &policy.rules {
                 for pattern in &rule.on_pod_conditions {
                     conditions.insert(pattern.condition_type.as_str());

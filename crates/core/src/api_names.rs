@@ -17,7 +17,7 @@ use crate::jobset::{FailurePolicyAction, RestartStrategy};
 use crate::model::{
     CompletionMode, ConditionStatus, ExitCodeOperator, ExtendedAction, FailureMessage,
     IgnoredFailureDelay, JobConditionType, NodeAvoidanceMode, PodFailurePolicyAction, PodPhase,
-    PodReplacementPolicy, RestartPolicy, SelectorOperator,
+    PodReplacementPolicy, RestartPolicy, SelectorOperator, TerminatingNodes,
 };
 use crate::plan::EventType;
 
@@ -150,6 +150,7 @@ api_names!(closed ExtendedAction {
     Count = "Count",
 });
 api_names!(closed NodeAvoidanceMode { Required = "Required", Preferred = "Preferred" });
+api_names!(closed TerminatingNodes { Any = "Any", Unhealthy = "Unhealthy" });
 api_names!(closed IgnoredFailureDelay { Delay = "Delay", Immediate = "Immediate" });
 api_names!(closed FailureMessage { Upstream = "Upstream", Detailed = "Detailed" });
 api_names!(closed RestartStrategy {

@@ -146,6 +146,7 @@ pub fn snapshot(job: Job, pods: Vec<Pod>, now: Time) -> Snapshot {
         state: ControllerState::default(),
         controller_name: String::new(),
         expectations: Expectations::default(),
+        nodes: Vec::new(),
     }
 }
 

@@ -6,6 +6,7 @@
 
 use crate::extended::{
     ATTEMPT_DEADLINE_CONDITION, PENDING_TIMEOUT_CONDITION, READY_TIMEOUT_CONDITION,
+    TERMINATING_TIMEOUT_CONDITION,
 };
 use crate::model::ConditionStatus;
 use crate::text::{MAX_TEXT_BYTES, truncated};
@@ -20,6 +21,9 @@ pub enum MatchedOn {
     ReadyTimeout,
     /// The pod carries the attempt-deadline condition (the implicit `AttemptDeadline` rule).
     AttemptDeadline,
+    /// The pod carries the terminating-timeout condition (the implicit
+    /// `TerminatingTimeout` rule).
+    TerminatingTimeout,
     /// A terminated container's exit code (`onExitCodes`).
     ExitCode {
         /// The container's name.
@@ -91,6 +95,9 @@ pub fn subject(on: Option<&MatchedOn>, namespace: &str, pod: &str) -> String {
         Some(MatchedOn::AttemptDeadline) => {
             format!("Pod {namespace}/{pod} has condition {ATTEMPT_DEADLINE_CONDITION}")
         }
+        Some(MatchedOn::TerminatingTimeout) => {
+            format!("Pod {namespace}/{pod} has condition {TERMINATING_TIMEOUT_CONDITION}")
+        }
         Some(MatchedOn::PodReason { reason }) => {
             format!("Pod {namespace}/{pod} failed with reason {reason}")
         }
@@ -122,6 +129,9 @@ impl MatchedOn {
             }
             MatchedOn::AttemptDeadline => format!(
                 "condition {ATTEMPT_DEADLINE_CONDITION}=True (running past attemptDeadline)"
+            ),
+            MatchedOn::TerminatingTimeout => format!(
+                "condition {TERMINATING_TIMEOUT_CONDITION}=True (stuck terminating past terminatingTimeout)"
             ),
             MatchedOn::ExitCode {
                 container,

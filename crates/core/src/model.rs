@@ -43,6 +43,40 @@ pub struct Snapshot {
     pub controller_name: String,
     /// The caller's writes that its caches do not show yet.
     pub expectations: Expectations,
+    /// The nodes of the Job's terminating pods, as the caller's node cache
+    /// shows them: sorted by name, each once (the wire checks). Read only by
+    /// the extended policy's `terminatingTimeout`; empty otherwise.
+    pub nodes: Vec<NodeReport>,
+}
+
+/// What the caller's node cache says of one node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeReport {
+    /// The node's name.
+    pub name: String,
+    /// What is known of it.
+    pub state: NodeState,
+}
+
+/// One node as the caller's node cache shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NodeState {
+    /// The synced cache holds no such node: it was deleted.
+    Missing,
+    /// The node exists; what it says of its health.
+    Present(NodeSignals),
+}
+
+/// The parts of a node that say whether it is healthy.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NodeSignals {
+    /// Its Ready condition's status, if it has one.
+    pub ready: Option<ConditionStatus>,
+    /// Its MaintenanceInProgress condition's status (KEP-5683), if it has one.
+    pub maintenance_in_progress: Option<ConditionStatus>,
+    /// The keys of its taints that say it is unhealthy
+    /// (`extended::node_health::UNHEALTHY_TAINTS`; the wire keeps no others).
+    pub unhealthy_taints: Vec<String>,
 }
 
 /// The caller's own writes that its caches do not show yet (upstream's expectations).
@@ -662,6 +696,8 @@ pub struct ExtendedFailurePolicy {
     pub node_avoidance: Option<NodeAvoidance>,
     /// What the message of the Job's FailureTarget and Failed conditions says.
     pub failure_message: FailureMessage,
+    /// Failing pods stuck terminating; `None` waits for them as upstream does.
+    pub terminating_timeout: Option<TerminatingTimeout>,
 }
 
 /// How much the FailureTarget/Failed condition message says about the failure.
@@ -673,6 +709,29 @@ pub enum FailureMessage {
     /// Upstream's message followed by a bounded explanation: the pod, its
     /// container and exit code or reason, the node, the rule and the limit.
     Detailed,
+}
+
+/// Failing pods that stay terminating past their grace period.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TerminatingTimeout {
+    /// How long past its `deletionTimestamp` (the end of its grace period) a
+    /// pod that is not yet terminal is left alone.
+    pub seconds: i64,
+    /// Which pods it applies to: on any node, or only on an unhealthy one.
+    pub on_nodes: TerminatingNodes,
+    /// What the resulting failure does.
+    pub action: ExtendedAction,
+    /// Whether the pod is then deleted with a grace period of 0.
+    pub force_delete: bool,
+}
+
+/// Which terminating pods `terminatingTimeout` applies to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TerminatingNodes {
+    /// Every pod, whatever its node says.
+    Any,
+    /// Only pods whose node is gone, not Ready, unreachable or under maintenance.
+    Unhealthy,
 }
 
 /// One extended rule: matchers that must all hold, and what to do then.

@@ -115,6 +115,9 @@ pub struct PodFailure {
     pub reason: String,
     /// The condition's message, for people.
     pub message: String,
+    /// Delete the pod with a grace period of 0 after the status patch (its
+    /// kubelet is not expected to finish it); otherwise with the pod's own.
+    pub force_delete: bool,
 }
 
 /// An environment variable whose value comes from a pod field (the downward API).

@@ -17,6 +17,7 @@ use crate::explain::{self, ExplainFacts, JobExplanation};
 use crate::extended::backoff_schedule::failures_for_backoff;
 use crate::extended::failure_message::{Cause, failure_message};
 use crate::extended::rules;
+use crate::extended::terminating_timeout;
 use crate::extended::timeouts;
 use crate::index_set::IndexSet;
 use crate::indexed::{self, pods_with_delayed_deletion, valid_index};
@@ -477,14 +478,26 @@ fn sync_job(
         plan.requeue_after(wait);
     }
     // Extended policy: pods past a timeout fail right after adoption and release.
-    let stuck = timeouts::pod_timeouts(
+    let mut stuck = timeouts::pod_timeouts(
         job,
         facts.pods.iter().map(|p| &**p),
         now,
         finishing.is_some(),
     );
-    if let Some(wait) = stuck.requeue {
+    // Disjoint from those: these pods are already being deleted.
+    let terminating = terminating_timeout::terminating_timeouts(
+        job,
+        facts.pods.iter().map(|p| &**p),
+        &snapshot.nodes,
+        now,
+        finishing.is_some(),
+    );
+    for wait in [stuck.requeue, terminating.requeue].into_iter().flatten() {
         plan.requeue_after(wait);
+    }
+    if !terminating.failures.is_empty() {
+        stuck.failures.extend(terminating.failures);
+        stuck.failures.sort_by(|a, b| a.pod.cmp(&b.pod));
     }
     if !stuck.failures.is_empty() {
         plan.actions.push(Action::FailPods(stuck.failures));

@@ -717,7 +717,9 @@ impl Run<'_> {
                 let result = async {
                     api.patch_status(&pod.name, &PatchParams::default(), &Patch::Strategic(patch))
                         .await?;
-                    delete_guarded(&api, &pod.name, &pod.uid).await
+                    // terminatingTimeout's forceDelete: no kubelet will finish the pod.
+                    let grace = p.force_delete.then_some(0);
+                    delete_guarded_with(&api, &pod.name, &pod.uid, grace).await
                 }
                 .await;
                 match result {
@@ -754,11 +756,22 @@ async fn remove_finalizer(api: &Api<Pod>, name: &str, uid: &str) -> Result<(), k
 /// Deletes one pod with its UID as a precondition, so a pod re-created under
 /// the name is never deleted in its place; a pod already gone is no error.
 async fn delete_guarded(api: &Api<Pod>, name: &str, uid: &str) -> Result<(), kube::Error> {
+    delete_guarded_with(api, name, uid, None).await
+}
+
+/// [`delete_guarded`] with a grace period of its own (`Some(0)`: a force delete).
+async fn delete_guarded_with(
+    api: &Api<Pod>,
+    name: &str,
+    uid: &str,
+    grace_period_seconds: Option<u32>,
+) -> Result<(), kube::Error> {
     let params = DeleteParams {
         preconditions: Some(Preconditions {
             uid: Some(uid.to_string()),
             resource_version: None,
         }),
+        grace_period_seconds,
         ..DeleteParams::default()
     };
     match api.delete(name, &params).await {

@@ -73,6 +73,12 @@ pub struct Inputs {
     pub expectations: Expectations,
     /// Ask the service why the plan is what it is (`DecideJobResponse.explanation`).
     pub explain: bool,
+    /// The nodes of the Job's pods that are being deleted and not yet terminal, as
+    /// your node cache shows them: what the failure policy's `terminatingTimeout`
+    /// with `onNodes: Unhealthy` reads (`DecideJobRequest.nodes`); each node once.
+    pub nodes: Vec<core_v1::Node>,
+    /// Names of such pods' nodes that your synced node cache does not hold (deleted).
+    pub missing_nodes: Vec<String>,
 }
 
 impl Inputs {
@@ -84,6 +90,8 @@ impl Inputs {
             controller_name: String::new(),
             expectations: Expectations::default(),
             explain: false,
+            nodes: Vec::new(),
+            missing_nodes: Vec::new(),
         }
     }
 }
@@ -195,6 +203,38 @@ pub fn request<'a>(
         }),
         lean_pods: Vec::new(),
         explain: inputs.explain,
+        nodes: inputs.nodes.iter().map(node_to_pb).collect(),
+        missing_nodes: inputs.missing_nodes.clone(),
+    }
+}
+
+/// A node as the request carries it: its name, taints and conditions (the
+/// service reads the Ready and MaintenanceInProgress ones).
+pub fn node_to_pb(node: &core_v1::Node) -> pb::Node {
+    pb::Node {
+        name: node.metadata.name.clone().unwrap_or_default(),
+        taints: node
+            .spec
+            .as_ref()
+            .and_then(|s| s.taints.as_ref())
+            .into_iter()
+            .flatten()
+            .map(|t| pb::Taint {
+                key: t.key.clone(),
+                effect: t.effect.clone(),
+            })
+            .collect(),
+        conditions: node
+            .status
+            .as_ref()
+            .and_then(|s| s.conditions.as_ref())
+            .into_iter()
+            .flatten()
+            .map(|c| pb::NodeCondition {
+                r#type: c.type_.clone(),
+                status: c.status.clone(),
+            })
+            .collect(),
     }
 }
 

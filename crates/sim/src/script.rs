@@ -11,6 +11,7 @@
 //!   - {percent: 10, exitCodes: [1, 137]}
 //! events:                     # what happens around the pods, at times from the start
 //!   - {at: 5m, drain: {index: 2}}
+//!   - {at: 6m, nodeLost: {index: 1}}
 //!   - {at: 7m, preempt: {pod: 4}}
 //!   - {at: 20m, suspend: true}
 //!   - {at: 25m, resume: true}
@@ -301,6 +302,16 @@ pub struct ScriptedEvent {
     /// the targeted pods.
     #[serde(default)]
     pub drain: Option<Target>,
+    /// Nodes stop answering (the named ones, `node`, or those the targeted pods are
+    /// on), as when a machine loses power or its network: the node lifecycle
+    /// controller marks each NotReady (Ready Unknown) and taints it
+    /// `node.kubernetes.io/unreachable`; its kubelet does nothing more, so its pods
+    /// neither start, finish nor stop, and the scheduler places nothing there. After
+    /// 5 minutes (the pods' default toleration of that taint) the taint manager deletes
+    /// its pods (a `DisruptionTarget` condition, reason `DeletionByTaintManager`); they
+    /// then stay terminating, since no kubelet will report them ended.
+    #[serde(default)]
+    pub node_lost: Option<Target>,
     /// The scheduler preempts these pods (running ones) for a higher-priority pod: a
     /// `DisruptionTarget` condition, reason `PreemptionByScheduler`, then deletion with
     /// the pods' grace period; the kubelet stops them as for a drain.
@@ -326,6 +337,8 @@ pub struct ScriptedEvent {
 pub enum EventAction {
     /// Evict the matching pods (their nodes are drained).
     Drain(TargetSet),
+    /// The matching nodes (or the nodes of the matching pods) stop answering.
+    NodeLost(TargetSet),
     /// The scheduler preempts the matching pods.
     Preempt(TargetSet),
     /// A user deletes the matching pods.
@@ -553,6 +566,7 @@ impl Script {
             }
             for (name, target) in [
                 ("drain", &event.drain),
+                ("nodeLost", &event.node_lost),
                 ("preempt", &event.preempt),
                 ("deletePod", &event.delete_pod),
             ] {
@@ -561,7 +575,7 @@ impl Script {
                         errors.push(e);
                     }
                     if t.index.is_none() && t.pod.is_none() && t.node.is_none() {
-                        let what = if name == "drain" {
+                        let what = if name == "drain" || name == "nodeLost" {
                             "name the nodes or their pods: node, index or pod"
                         } else {
                             "name the pods: index or pod"
@@ -838,22 +852,24 @@ impl Script {
             return Ok(());
         };
         let at = format!("events[{i}].{name}.node");
-        if name != "drain" {
+        if name != "drain" && name != "nodeLost" {
             return Err(ScriptError::at(
                 at,
-                format!("only a drain acts on nodes: name the pods of a {name} with index or pod"),
+                format!(
+                    "only a drain or a nodeLost acts on nodes: name the pods of a {name} with index or pod"
+                ),
             ));
         }
         if t.index.is_some() || t.pod.is_some() {
             return Err(ScriptError::at(
                 at,
-                "give node, or index/pod (drain the nodes those pods are on), not both",
+                "give node, or index/pod (the nodes those pods are on), not both",
             ));
         }
         let Some(nodes) = &self.nodes else {
             return Err(ScriptError::at(
                 at,
-                "draining a node by name needs the script's nodes",
+                format!("naming a node in a {name} needs the script's nodes"),
             ));
         };
         if names.iter().next().is_none() {
@@ -913,6 +929,9 @@ impl ScriptedEvent {
         if let Some(t) = &self.drain {
             actions.push(EventAction::Drain(set(t)));
         }
+        if let Some(t) = &self.node_lost {
+            actions.push(EventAction::NodeLost(set(t)));
+        }
         if let Some(t) = &self.preempt {
             actions.push(EventAction::Preempt(set(t)));
         }
@@ -932,7 +951,7 @@ impl ScriptedEvent {
             1 => Ok(actions.remove(0)),
             _ => Err(ScriptError::at(
                 format!("events[{i}]"),
-                "give exactly one of drain, preempt, deletePod, suspend, resume, parallelism",
+                "give exactly one of drain, nodeLost, preempt, deletePod, suspend, resume, parallelism",
             )),
         }
     }

@@ -137,7 +137,7 @@ pub enum EventKind {
     /// The pod's containers cannot start (e.g. `ImagePullBackOff`) or no node may take it.
     PodWaiting,
     /// The controller failed a pod past a timeout of the extended policy (`pendingTimeout`,
-    /// `readyTimeout`, `attemptDeadline`).
+    /// `readyTimeout`, `attemptDeadline`, `terminatingTimeout`).
     PodFailedByController,
     /// restartPolicy OnFailure: a container exited non-zero and will be restarted in place.
     ContainerFailed,
@@ -155,6 +155,8 @@ pub enum EventKind {
     Requeue,
     /// A named node was cordoned and drained (scripts with `nodes`).
     NodeDrained,
+    /// A node stopped answering: NotReady, tainted unreachable; its kubelet does nothing more.
+    NodeLost,
 }
 
 impl EventKind {
@@ -180,6 +182,7 @@ impl EventKind {
             EventKind::JobEvent => "event",
             EventKind::Requeue => "requeue",
             EventKind::NodeDrained => "drained",
+            EventKind::NodeLost => "node-lost",
         }
     }
 }

@@ -65,6 +65,10 @@ const CRASH_BACK_OFF_EXPIRY: i64 = 600 * SECOND;
 /// How long pod events wait before they cause a sync: upstream's controller and the
 /// shim both batch a pod's updates for one second.
 const POD_EVENT_BATCH: i64 = SECOND;
+/// How long a pod tolerates its node's `node.kubernetes.io/unreachable` taint
+/// before the taint manager deletes it: the 300 s the DefaultTolerationSeconds
+/// admission plugin gives every pod.
+const UNREACHABLE_TOLERATION: i64 = 300 * SECOND;
 /// Syncs in a row at one instant before the world calls it a loop (a plan creates at
 /// most 500 pods, so a Job of 100,000 pods needs 200 syncs at its start).
 const SAME_INSTANT_SYNCS: u32 = 1000;
@@ -115,6 +119,8 @@ pub trait Decider {
             expectations: request.expectations,
             explain: request.explain,
             failure_policy: request.failure_policy,
+            nodes: request.nodes,
+            missing_nodes: request.missing_nodes,
             ..Default::default()
         })
     }
@@ -340,6 +346,8 @@ struct SimPod {
     restart_at: Option<i64>,
     /// The kubelet's crash-loop back-off entry for the pod's container, once it crashed.
     back_off: Option<CrashBackOff>,
+    /// When the taint manager deletes it, its node being unreachable.
+    evict_at: Option<i64>,
 }
 
 /// A container's entry in the kubelet's crash-loop back-off (client-go
@@ -379,6 +387,8 @@ enum Happening {
     Stop(usize),
     Restart(usize),
     Start(usize),
+    /// The taint manager deletes a pod of an unreachable node.
+    Evict(usize),
     Scripted(usize),
 }
 
@@ -431,6 +441,8 @@ struct World<'s> {
     grace_seconds: i64,
     /// Nodes a drain cordoned: the scheduler places no new pod on them.
     cordoned: BTreeSet<String>,
+    /// Nodes that stopped answering (`nodeLost`): their kubelets do nothing more.
+    lost: BTreeSet<String>,
     /// The containers' own restart policies (KEP-5307).
     container_restarts: Vec<ContainerRestart>,
     /// Where to find pods without scanning them all (see [`Slots`]).

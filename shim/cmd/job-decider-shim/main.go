@@ -48,6 +48,7 @@ import (
 )
 
 type options struct {
+	nodeHealth     bool
 	kubeconfig     string
 	kubeQPS        float64
 	kubeBurst      int
@@ -108,6 +109,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.DurationVar(&o.decideTimeout, "decide-timeout", controller.DefaultDecideTimeout, "Deadline of one DecideJob call.")
 	fs.StringVar(&o.httpAddr, "http-addr", "127.0.0.1:8080", "Address of /metrics, /healthz and /readyz.")
 	fs.DurationVar(&o.shutdownGrace, "shutdown-grace", 30*time.Second, "After SIGTERM, how long running syncs may take to finish.")
+	fs.BoolVar(&o.nodeHealth, "node-health", true, "Watch nodes (list and watch on nodes, cluster-wide) so requests carry the nodes of terminating pods, which the failure policy's terminatingTimeout with onNodes: Unhealthy reads; without it such a timeout never applies.")
 	fs.BoolVar(&o.leaderElect, "leader-elect", true, "Run only while holding the leader Lease (required with more than one replica).")
 	fs.StringVar(&o.leNamespace, "leader-elect-namespace", os.Getenv("POD_NAMESPACE"), "Namespace of the Lease; \"default\" when empty.")
 	fs.StringVar(&o.leName, "leader-elect-name", "job-decider-shim", "Name of the Lease.")
@@ -342,6 +344,13 @@ func run(ctx context.Context, o *options) error {
 	if err != nil {
 		return err
 	}
+	var nodeFactory informers.SharedInformerFactory
+	if o.nodeHealth {
+		nodeFactory = controller.NewNodeFactory(kube)
+		if err := ctrl.WatchNodes(nodeFactory); err != nil {
+			return err
+		}
+	}
 
 	var leading atomic.Bool
 	var watchdog *leaderelection.HealthzAdaptor
@@ -369,9 +378,15 @@ func run(ctx context.Context, o *options) error {
 
 	informerCtx, stopInformers := context.WithCancel(context.WithoutCancel(ctx))
 	factory.Start(informerCtx.Done())
+	if nodeFactory != nil {
+		nodeFactory.Start(informerCtx.Done())
+	}
 	defer func() {
 		stopInformers()
 		factory.Shutdown()
+		if nodeFactory != nil {
+			nodeFactory.Shutdown()
+		}
 	}()
 
 	// The controller gets its own context so that, on shutdown, it drains

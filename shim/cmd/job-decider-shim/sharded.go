@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
@@ -40,6 +41,14 @@ func runSharded(ctx context.Context, o *options, cfg *rest.Config, kube kubernet
 	}
 	logger.Info("Sharded", "shards", o.shards, "homeShard", o.homeShard, "selectorMode", mode)
 
+	// One node cache for every shard: nodes are not cut by namespace.
+	var nodeFactory informers.SharedInformerFactory
+	if o.nodeHealth {
+		nodeFactory = controller.NewNodeFactory(kube)
+		defer nodeFactory.Shutdown()
+	}
+	nodesCtx, stopNodes := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopNodes()
 	start := func(lctx context.Context, r shard.Range) (shardlease.Running, error) {
 		sc := ccfg
 		sc.Shard, sc.ShardMode = r, mode
@@ -47,6 +56,12 @@ func runSharded(ctx context.Context, o *options, cfg *rest.Config, kube kubernet
 		ctrl, err := controller.New(sc, kube, factory, decider, recorder, metrics)
 		if err != nil {
 			return nil, err
+		}
+		if nodeFactory != nil {
+			if err := ctrl.WatchNodes(nodeFactory); err != nil {
+				return nil, err
+			}
+			nodeFactory.Start(nodesCtx.Done())
 		}
 		run := &shardRun{ctrl: ctrl, done: make(chan struct{})}
 		var runCtx context.Context

@@ -136,6 +136,8 @@ type Controller struct {
 	podLister  corelisters.PodLister
 	podIndexer cache.Indexer
 	synced     []cache.InformerSynced
+	// nodes is the node cache requests read (WatchNodes); nil sends none.
+	nodes *nodeWatch
 
 	queue       workqueue.TypedRateLimitingInterface[string]
 	orphanQueue workqueue.TypedRateLimitingInterface[string]
@@ -203,7 +205,10 @@ func New(cfg Config, kube kubernetes.Interface, factory informers.SharedInformer
 	}
 	c.aborted, c.cancelAbort = context.WithCancel(context.Background())
 	c.applier = apply.New(kube, apply.Options{Recorder: recorder, Hooks: c.applyHooks()})
-	if err := podInformer.Informer().AddIndexers(cache.Indexers{podControllerUIDIndex: indexByControllerUID}); err != nil {
+	if err := podInformer.Informer().AddIndexers(cache.Indexers{
+		podControllerUIDIndex: indexByControllerUID,
+		podNodeIndex:          indexTerminatingByNode,
+	}); err != nil {
 		return nil, err
 	}
 	// Managed fields are never read; dropping them halves the cache.
@@ -275,6 +280,9 @@ func (c *Controller) Run(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
 	defer c.queue.ShutDown()
 	defer c.orphanQueue.ShutDown()
+	if c.nodes != nil {
+		defer c.nodes.remove()
+	}
 
 	logger.Info("Starting job-decider shim", "controllerName", c.cfg.ControllerName, "workers", c.cfg.Workers)
 	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
@@ -433,6 +441,7 @@ func (c *Controller) syncJob(ctx context.Context, key string) (requeueAfter time
 		Controller:               c.cfg.ControllerName,
 		PodChangesPending:        podChangesPending,
 		FinalizerRemovalsPending: finalizerRemovalsPending,
+		Nodes:                    c.nodeLookup(),
 	}
 	req, notLean := snap.request()
 	if notLean != nil {

@@ -21,6 +21,8 @@ type snapshot struct {
 	// PodChangesPending and FinalizerRemovalsPending are the expectations.
 	PodChangesPending        bool
 	FinalizerRemovalsPending []string
+	// Nodes reads the node cache for the nodes of terminating pods; nil sends none.
+	Nodes request.NodeLookup
 }
 
 // request builds the DecideJobRequest for a snapshot, its pods in the lean
@@ -40,5 +42,6 @@ func (s *snapshot) request() (req *jobdeciderv1.DecideJobRequest, notLean error)
 		PodChangesPending:        s.PodChangesPending,
 		FinalizerRemovalsPending: s.FinalizerRemovalsPending,
 	}
+	request.Nodes(req, s.Pods, s.Nodes)
 	return req, notLean
 }

@@ -22,6 +22,7 @@ fn snapshot() -> Snapshot {
         state: ControllerState::default(),
         controller_name: String::new(),
         expectations: Expectations::default(),
+        nodes: Vec::new(),
     }
 }
 

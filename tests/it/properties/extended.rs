@@ -340,6 +340,8 @@ pub(super) fn build_doc(
     init_container: bool,
 ) -> ExtendedFailurePolicy {
     ExtendedFailurePolicy {
+        // Played with nodes in extended::terminating_timeout's tests, not here.
+        terminating_timeout: None,
         rules: raw
             .rules
             .iter()

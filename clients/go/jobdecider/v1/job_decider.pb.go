@@ -55,6 +55,14 @@ type DecideJobRequest struct {
 	// job-decider.dev/failure-policy annotation. Set at most one of the two (both, unequal,
 	// is INVALID_ARGUMENT). Without either, the plan is upstream's exactly.
 	FailurePolicy string `protobuf:"bytes,9,opt,name=failure_policy,json=failurePolicy,proto3" json:"failure_policy,omitempty"`
+	// The nodes of the Job's pods that are being deleted and not yet terminal, as the caller's
+	// node cache shows them (Node: name, taints, conditions). Read only by the extended failure
+	// policy's terminatingTimeout with onNodes: Unhealthy, which replaces a pod stuck terminating
+	// only on an unhealthy node; may be left empty otherwise. At most one entry per name.
+	Nodes []*Node `protobuf:"bytes,10,rep,name=nodes,proto3" json:"nodes,omitempty"`
+	// Names of nodes that such pods name but that the caller's synced node cache does not hold:
+	// the node object is gone, which counts as unhealthy. A name is in nodes or here, not both.
+	MissingNodes  []string `protobuf:"bytes,11,rep,name=missing_nodes,json=missingNodes,proto3" json:"missing_nodes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -150,6 +158,20 @@ func (x *DecideJobRequest) GetFailurePolicy() string {
 		return x.FailurePolicy
 	}
 	return ""
+}
+
+func (x *DecideJobRequest) GetNodes() []*Node {
+	if x != nil {
+		return x.Nodes
+	}
+	return nil
+}
+
+func (x *DecideJobRequest) GetMissingNodes() []string {
+	if x != nil {
+		return x.MissingNodes
+	}
+	return nil
 }
 
 // Expectations are the caller's own writes that its pod cache does not show yet.
@@ -1638,7 +1660,11 @@ type PodFailure struct {
 	// The condition's reason, e.g. the waiting reason "ImagePullBackOff".
 	Reason string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
 	// The condition's message.
-	Message       string `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	Message string `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	// Delete the pod with a grace period of 0 after the status patch (terminatingTimeout's
+	// forceDelete): its kubelet is not expected to finish it. Otherwise the delete uses the
+	// pod's own grace period.
+	ForceDelete   bool `protobuf:"varint,5,opt,name=force_delete,json=forceDelete,proto3" json:"force_delete,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1699,6 +1725,13 @@ func (x *PodFailure) GetMessage() string {
 		return x.Message
 	}
 	return ""
+}
+
+func (x *PodFailure) GetForceDelete() bool {
+	if x != nil {
+		return x.ForceDelete
+	}
+	return false
 }
 
 // DeletePods deletes pods of the Job.
@@ -3052,7 +3085,7 @@ var File_jobdecider_v1_job_decider_proto protoreflect.FileDescriptor
 
 const file_jobdecider_v1_job_decider_proto_rawDesc = "" +
 	"\n" +
-	"\x1fjobdecider/v1/job_decider.proto\x12\rjobdecider.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1ajobdecider/v1/jobset.proto\x1a\x1ejobdecider/v1/kubernetes.proto\"\xa4\x03\n" +
+	"\x1fjobdecider/v1/job_decider.proto\x12\rjobdecider.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1ajobdecider/v1/jobset.proto\x1a\x1ejobdecider/v1/kubernetes.proto\"\xf4\x03\n" +
 	"\x10DecideJobRequest\x12$\n" +
 	"\x03job\x18\x01 \x01(\v2\x12.jobdecider.v1.JobR\x03job\x12&\n" +
 	"\x04pods\x18\x02 \x03(\v2\x12.jobdecider.v1.PodR\x04pods\x12,\n" +
@@ -3062,7 +3095,10 @@ const file_jobdecider_v1_job_decider_proto_rawDesc = "" +
 	"\fexpectations\x18\x06 \x01(\v2\x1b.jobdecider.v1.ExpectationsR\fexpectations\x123\n" +
 	"\tlean_pods\x18\a \x03(\v2\x16.jobdecider.v1.LeanPodR\bleanPods\x12\x18\n" +
 	"\aexplain\x18\b \x01(\bR\aexplain\x12%\n" +
-	"\x0efailure_policy\x18\t \x01(\tR\rfailurePolicy\"|\n" +
+	"\x0efailure_policy\x18\t \x01(\tR\rfailurePolicy\x12)\n" +
+	"\x05nodes\x18\n" +
+	" \x03(\v2\x13.jobdecider.v1.NodeR\x05nodes\x12#\n" +
+	"\rmissing_nodes\x18\v \x03(\tR\fmissingNodes\"|\n" +
 	"\fExpectations\x12.\n" +
 	"\x13pod_changes_pending\x18\x01 \x01(\bR\x11podChangesPending\x12<\n" +
 	"\x1afinalizer_removals_pending\x18\x02 \x03(\tR\x18finalizerRemovalsPending\"I\n" +
@@ -3184,13 +3220,14 @@ const file_jobdecider_v1_job_decider_proto_rawDesc = "" +
 	"\x05nodes\x18\x01 \x03(\tR\x05nodes\x12\x12\n" +
 	"\x04mode\x18\x02 \x01(\tR\x04mode\"9\n" +
 	"\bFailPods\x12-\n" +
-	"\x04pods\x18\x01 \x03(\v2\x19.jobdecider.v1.PodFailureR\x04pods\"\x94\x01\n" +
+	"\x04pods\x18\x01 \x03(\v2\x19.jobdecider.v1.PodFailureR\x04pods\"\xb7\x01\n" +
 	"\n" +
 	"PodFailure\x12-\n" +
 	"\x03pod\x18\x01 \x01(\v2\x1b.jobdecider.v1.PodReferenceR\x03pod\x12%\n" +
 	"\x0econdition_type\x18\x02 \x01(\tR\rconditionType\x12\x16\n" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x18\n" +
-	"\amessage\x18\x04 \x01(\tR\amessage\"<\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\x12!\n" +
+	"\fforce_delete\x18\x05 \x01(\bR\vforceDelete\"<\n" +
 	"\n" +
 	"DeletePods\x12.\n" +
 	"\x04pods\x18\x01 \x03(\v2\x1a.jobdecider.v1.PodDeletionR\x04pods\"\x7f\n" +
@@ -3362,12 +3399,13 @@ var file_jobdecider_v1_job_decider_proto_goTypes = []any{
 	(*Pod)(nil),                    // 45: jobdecider.v1.Pod
 	(*timestamppb.Timestamp)(nil),  // 46: google.protobuf.Timestamp
 	(*LeanPod)(nil),                // 47: jobdecider.v1.LeanPod
-	(*durationpb.Duration)(nil),    // 48: google.protobuf.Duration
-	(*EnvVar)(nil),                 // 49: jobdecider.v1.EnvVar
-	(*OwnerReference)(nil),         // 50: jobdecider.v1.OwnerReference
-	(*JobStatus)(nil),              // 51: jobdecider.v1.JobStatus
-	(*JobSet)(nil),                 // 52: jobdecider.v1.JobSet
-	(*JobSetStatus)(nil),           // 53: jobdecider.v1.JobSetStatus
+	(*Node)(nil),                   // 48: jobdecider.v1.Node
+	(*durationpb.Duration)(nil),    // 49: google.protobuf.Duration
+	(*EnvVar)(nil),                 // 50: jobdecider.v1.EnvVar
+	(*OwnerReference)(nil),         // 51: jobdecider.v1.OwnerReference
+	(*JobStatus)(nil),              // 52: jobdecider.v1.JobStatus
+	(*JobSet)(nil),                 // 53: jobdecider.v1.JobSet
+	(*JobSetStatus)(nil),           // 54: jobdecider.v1.JobSetStatus
 }
 var file_jobdecider_v1_job_decider_proto_depIdxs = []int32{
 	44, // 0: jobdecider.v1.DecideJobRequest.job:type_name -> jobdecider.v1.Job
@@ -3376,77 +3414,78 @@ var file_jobdecider_v1_job_decider_proto_depIdxs = []int32{
 	2,  // 3: jobdecider.v1.DecideJobRequest.state:type_name -> jobdecider.v1.ControllerState
 	1,  // 4: jobdecider.v1.DecideJobRequest.expectations:type_name -> jobdecider.v1.Expectations
 	47, // 5: jobdecider.v1.DecideJobRequest.lean_pods:type_name -> jobdecider.v1.LeanPod
-	3,  // 6: jobdecider.v1.ControllerState.backoff:type_name -> jobdecider.v1.BackoffRecord
-	46, // 7: jobdecider.v1.BackoffRecord.last_failure_time:type_name -> google.protobuf.Timestamp
-	12, // 8: jobdecider.v1.DecideJobResponse.actions:type_name -> jobdecider.v1.Action
-	48, // 9: jobdecider.v1.DecideJobResponse.requeue_after:type_name -> google.protobuf.Duration
-	2,  // 10: jobdecider.v1.DecideJobResponse.state:type_name -> jobdecider.v1.ControllerState
-	5,  // 11: jobdecider.v1.DecideJobResponse.explanation:type_name -> jobdecider.v1.JobExplanation
-	6,  // 12: jobdecider.v1.JobExplanation.pods:type_name -> jobdecider.v1.PodVerdict
-	8,  // 13: jobdecider.v1.JobExplanation.action_reasons:type_name -> jobdecider.v1.ActionReason
-	7,  // 14: jobdecider.v1.JobExplanation.completed_indexes:type_name -> jobdecider.v1.IndexList
-	7,  // 15: jobdecider.v1.JobExplanation.failed_indexes:type_name -> jobdecider.v1.IndexList
-	9,  // 16: jobdecider.v1.JobExplanation.backoff:type_name -> jobdecider.v1.BackoffWait
-	10, // 17: jobdecider.v1.JobExplanation.coming_condition:type_name -> jobdecider.v1.ComingCondition
-	11, // 18: jobdecider.v1.JobExplanation.not_managed:type_name -> jobdecider.v1.NotManaged
-	7,  // 19: jobdecider.v1.PodVerdict.indexes:type_name -> jobdecider.v1.IndexList
-	46, // 20: jobdecider.v1.BackoffWait.until:type_name -> google.protobuf.Timestamp
-	48, // 21: jobdecider.v1.BackoffWait.delay:type_name -> google.protobuf.Duration
-	46, // 22: jobdecider.v1.BackoffWait.last_failure_time:type_name -> google.protobuf.Timestamp
-	46, // 23: jobdecider.v1.ComingCondition.at:type_name -> google.protobuf.Timestamp
-	15, // 24: jobdecider.v1.Action.create_pods:type_name -> jobdecider.v1.CreatePods
-	20, // 25: jobdecider.v1.Action.delete_pods:type_name -> jobdecider.v1.DeletePods
-	22, // 26: jobdecider.v1.Action.remove_finalizers:type_name -> jobdecider.v1.RemoveFinalizers
-	24, // 27: jobdecider.v1.Action.update_status:type_name -> jobdecider.v1.UpdateStatus
-	25, // 28: jobdecider.v1.Action.record_event:type_name -> jobdecider.v1.RecordEvent
-	13, // 29: jobdecider.v1.Action.adopt_pods:type_name -> jobdecider.v1.AdoptPods
-	14, // 30: jobdecider.v1.Action.release_pods:type_name -> jobdecider.v1.ReleasePods
-	18, // 31: jobdecider.v1.Action.fail_pods:type_name -> jobdecider.v1.FailPods
-	23, // 32: jobdecider.v1.AdoptPods.pods:type_name -> jobdecider.v1.PodReference
-	23, // 33: jobdecider.v1.ReleasePods.pods:type_name -> jobdecider.v1.PodReference
-	16, // 34: jobdecider.v1.CreatePods.pods:type_name -> jobdecider.v1.PodCreation
-	40, // 35: jobdecider.v1.PodCreation.labels:type_name -> jobdecider.v1.PodCreation.LabelsEntry
-	41, // 36: jobdecider.v1.PodCreation.annotations:type_name -> jobdecider.v1.PodCreation.AnnotationsEntry
-	49, // 37: jobdecider.v1.PodCreation.env:type_name -> jobdecider.v1.EnvVar
-	50, // 38: jobdecider.v1.PodCreation.owner_reference:type_name -> jobdecider.v1.OwnerReference
-	17, // 39: jobdecider.v1.PodCreation.avoid_nodes:type_name -> jobdecider.v1.AvoidNodes
-	19, // 40: jobdecider.v1.FailPods.pods:type_name -> jobdecider.v1.PodFailure
-	23, // 41: jobdecider.v1.PodFailure.pod:type_name -> jobdecider.v1.PodReference
-	21, // 42: jobdecider.v1.DeletePods.pods:type_name -> jobdecider.v1.PodDeletion
-	23, // 43: jobdecider.v1.RemoveFinalizers.pods:type_name -> jobdecider.v1.PodReference
-	51, // 44: jobdecider.v1.UpdateStatus.status:type_name -> jobdecider.v1.JobStatus
-	44, // 45: jobdecider.v1.ValidateJobRequest.job:type_name -> jobdecider.v1.Job
-	28, // 46: jobdecider.v1.ValidateJobResponse.violations:type_name -> jobdecider.v1.FieldViolation
-	52, // 47: jobdecider.v1.DecideJobSetRequest.job_set:type_name -> jobdecider.v1.JobSet
-	44, // 48: jobdecider.v1.DecideJobSetRequest.jobs:type_name -> jobdecider.v1.Job
-	46, // 49: jobdecider.v1.DecideJobSetRequest.now:type_name -> google.protobuf.Timestamp
-	33, // 50: jobdecider.v1.DecideJobSetResponse.actions:type_name -> jobdecider.v1.JobSetAction
-	37, // 51: jobdecider.v1.DecideJobSetResponse.jobs_to_create:type_name -> jobdecider.v1.JobCreation
-	31, // 52: jobdecider.v1.DecideJobSetResponse.explanation:type_name -> jobdecider.v1.JobSetExplanation
-	48, // 53: jobdecider.v1.DecideJobSetResponse.requeue_after:type_name -> google.protobuf.Duration
-	32, // 54: jobdecider.v1.JobSetExplanation.evaluations:type_name -> jobdecider.v1.JobSetRuleEvaluation
-	34, // 55: jobdecider.v1.JobSetAction.delete_jobs:type_name -> jobdecider.v1.DeleteJobs
-	36, // 56: jobdecider.v1.JobSetAction.update_status:type_name -> jobdecider.v1.UpdateJobSetStatus
-	25, // 57: jobdecider.v1.JobSetAction.record_event:type_name -> jobdecider.v1.RecordEvent
-	35, // 58: jobdecider.v1.DeleteJobs.jobs:type_name -> jobdecider.v1.JobReference
-	53, // 59: jobdecider.v1.UpdateJobSetStatus.status:type_name -> jobdecider.v1.JobSetStatus
-	42, // 60: jobdecider.v1.JobCreation.labels:type_name -> jobdecider.v1.JobCreation.LabelsEntry
-	43, // 61: jobdecider.v1.JobCreation.annotations:type_name -> jobdecider.v1.JobCreation.AnnotationsEntry
-	52, // 62: jobdecider.v1.ValidateJobSetRequest.job_set:type_name -> jobdecider.v1.JobSet
-	28, // 63: jobdecider.v1.ValidateJobSetResponse.violations:type_name -> jobdecider.v1.FieldViolation
-	0,  // 64: jobdecider.v1.JobDecider.DecideJob:input_type -> jobdecider.v1.DecideJobRequest
-	26, // 65: jobdecider.v1.JobDecider.ValidateJob:input_type -> jobdecider.v1.ValidateJobRequest
-	29, // 66: jobdecider.v1.JobDecider.DecideJobSet:input_type -> jobdecider.v1.DecideJobSetRequest
-	38, // 67: jobdecider.v1.JobDecider.ValidateJobSet:input_type -> jobdecider.v1.ValidateJobSetRequest
-	4,  // 68: jobdecider.v1.JobDecider.DecideJob:output_type -> jobdecider.v1.DecideJobResponse
-	27, // 69: jobdecider.v1.JobDecider.ValidateJob:output_type -> jobdecider.v1.ValidateJobResponse
-	30, // 70: jobdecider.v1.JobDecider.DecideJobSet:output_type -> jobdecider.v1.DecideJobSetResponse
-	39, // 71: jobdecider.v1.JobDecider.ValidateJobSet:output_type -> jobdecider.v1.ValidateJobSetResponse
-	68, // [68:72] is the sub-list for method output_type
-	64, // [64:68] is the sub-list for method input_type
-	64, // [64:64] is the sub-list for extension type_name
-	64, // [64:64] is the sub-list for extension extendee
-	0,  // [0:64] is the sub-list for field type_name
+	48, // 6: jobdecider.v1.DecideJobRequest.nodes:type_name -> jobdecider.v1.Node
+	3,  // 7: jobdecider.v1.ControllerState.backoff:type_name -> jobdecider.v1.BackoffRecord
+	46, // 8: jobdecider.v1.BackoffRecord.last_failure_time:type_name -> google.protobuf.Timestamp
+	12, // 9: jobdecider.v1.DecideJobResponse.actions:type_name -> jobdecider.v1.Action
+	49, // 10: jobdecider.v1.DecideJobResponse.requeue_after:type_name -> google.protobuf.Duration
+	2,  // 11: jobdecider.v1.DecideJobResponse.state:type_name -> jobdecider.v1.ControllerState
+	5,  // 12: jobdecider.v1.DecideJobResponse.explanation:type_name -> jobdecider.v1.JobExplanation
+	6,  // 13: jobdecider.v1.JobExplanation.pods:type_name -> jobdecider.v1.PodVerdict
+	8,  // 14: jobdecider.v1.JobExplanation.action_reasons:type_name -> jobdecider.v1.ActionReason
+	7,  // 15: jobdecider.v1.JobExplanation.completed_indexes:type_name -> jobdecider.v1.IndexList
+	7,  // 16: jobdecider.v1.JobExplanation.failed_indexes:type_name -> jobdecider.v1.IndexList
+	9,  // 17: jobdecider.v1.JobExplanation.backoff:type_name -> jobdecider.v1.BackoffWait
+	10, // 18: jobdecider.v1.JobExplanation.coming_condition:type_name -> jobdecider.v1.ComingCondition
+	11, // 19: jobdecider.v1.JobExplanation.not_managed:type_name -> jobdecider.v1.NotManaged
+	7,  // 20: jobdecider.v1.PodVerdict.indexes:type_name -> jobdecider.v1.IndexList
+	46, // 21: jobdecider.v1.BackoffWait.until:type_name -> google.protobuf.Timestamp
+	49, // 22: jobdecider.v1.BackoffWait.delay:type_name -> google.protobuf.Duration
+	46, // 23: jobdecider.v1.BackoffWait.last_failure_time:type_name -> google.protobuf.Timestamp
+	46, // 24: jobdecider.v1.ComingCondition.at:type_name -> google.protobuf.Timestamp
+	15, // 25: jobdecider.v1.Action.create_pods:type_name -> jobdecider.v1.CreatePods
+	20, // 26: jobdecider.v1.Action.delete_pods:type_name -> jobdecider.v1.DeletePods
+	22, // 27: jobdecider.v1.Action.remove_finalizers:type_name -> jobdecider.v1.RemoveFinalizers
+	24, // 28: jobdecider.v1.Action.update_status:type_name -> jobdecider.v1.UpdateStatus
+	25, // 29: jobdecider.v1.Action.record_event:type_name -> jobdecider.v1.RecordEvent
+	13, // 30: jobdecider.v1.Action.adopt_pods:type_name -> jobdecider.v1.AdoptPods
+	14, // 31: jobdecider.v1.Action.release_pods:type_name -> jobdecider.v1.ReleasePods
+	18, // 32: jobdecider.v1.Action.fail_pods:type_name -> jobdecider.v1.FailPods
+	23, // 33: jobdecider.v1.AdoptPods.pods:type_name -> jobdecider.v1.PodReference
+	23, // 34: jobdecider.v1.ReleasePods.pods:type_name -> jobdecider.v1.PodReference
+	16, // 35: jobdecider.v1.CreatePods.pods:type_name -> jobdecider.v1.PodCreation
+	40, // 36: jobdecider.v1.PodCreation.labels:type_name -> jobdecider.v1.PodCreation.LabelsEntry
+	41, // 37: jobdecider.v1.PodCreation.annotations:type_name -> jobdecider.v1.PodCreation.AnnotationsEntry
+	50, // 38: jobdecider.v1.PodCreation.env:type_name -> jobdecider.v1.EnvVar
+	51, // 39: jobdecider.v1.PodCreation.owner_reference:type_name -> jobdecider.v1.OwnerReference
+	17, // 40: jobdecider.v1.PodCreation.avoid_nodes:type_name -> jobdecider.v1.AvoidNodes
+	19, // 41: jobdecider.v1.FailPods.pods:type_name -> jobdecider.v1.PodFailure
+	23, // 42: jobdecider.v1.PodFailure.pod:type_name -> jobdecider.v1.PodReference
+	21, // 43: jobdecider.v1.DeletePods.pods:type_name -> jobdecider.v1.PodDeletion
+	23, // 44: jobdecider.v1.RemoveFinalizers.pods:type_name -> jobdecider.v1.PodReference
+	52, // 45: jobdecider.v1.UpdateStatus.status:type_name -> jobdecider.v1.JobStatus
+	44, // 46: jobdecider.v1.ValidateJobRequest.job:type_name -> jobdecider.v1.Job
+	28, // 47: jobdecider.v1.ValidateJobResponse.violations:type_name -> jobdecider.v1.FieldViolation
+	53, // 48: jobdecider.v1.DecideJobSetRequest.job_set:type_name -> jobdecider.v1.JobSet
+	44, // 49: jobdecider.v1.DecideJobSetRequest.jobs:type_name -> jobdecider.v1.Job
+	46, // 50: jobdecider.v1.DecideJobSetRequest.now:type_name -> google.protobuf.Timestamp
+	33, // 51: jobdecider.v1.DecideJobSetResponse.actions:type_name -> jobdecider.v1.JobSetAction
+	37, // 52: jobdecider.v1.DecideJobSetResponse.jobs_to_create:type_name -> jobdecider.v1.JobCreation
+	31, // 53: jobdecider.v1.DecideJobSetResponse.explanation:type_name -> jobdecider.v1.JobSetExplanation
+	49, // 54: jobdecider.v1.DecideJobSetResponse.requeue_after:type_name -> google.protobuf.Duration
+	32, // 55: jobdecider.v1.JobSetExplanation.evaluations:type_name -> jobdecider.v1.JobSetRuleEvaluation
+	34, // 56: jobdecider.v1.JobSetAction.delete_jobs:type_name -> jobdecider.v1.DeleteJobs
+	36, // 57: jobdecider.v1.JobSetAction.update_status:type_name -> jobdecider.v1.UpdateJobSetStatus
+	25, // 58: jobdecider.v1.JobSetAction.record_event:type_name -> jobdecider.v1.RecordEvent
+	35, // 59: jobdecider.v1.DeleteJobs.jobs:type_name -> jobdecider.v1.JobReference
+	54, // 60: jobdecider.v1.UpdateJobSetStatus.status:type_name -> jobdecider.v1.JobSetStatus
+	42, // 61: jobdecider.v1.JobCreation.labels:type_name -> jobdecider.v1.JobCreation.LabelsEntry
+	43, // 62: jobdecider.v1.JobCreation.annotations:type_name -> jobdecider.v1.JobCreation.AnnotationsEntry
+	53, // 63: jobdecider.v1.ValidateJobSetRequest.job_set:type_name -> jobdecider.v1.JobSet
+	28, // 64: jobdecider.v1.ValidateJobSetResponse.violations:type_name -> jobdecider.v1.FieldViolation
+	0,  // 65: jobdecider.v1.JobDecider.DecideJob:input_type -> jobdecider.v1.DecideJobRequest
+	26, // 66: jobdecider.v1.JobDecider.ValidateJob:input_type -> jobdecider.v1.ValidateJobRequest
+	29, // 67: jobdecider.v1.JobDecider.DecideJobSet:input_type -> jobdecider.v1.DecideJobSetRequest
+	38, // 68: jobdecider.v1.JobDecider.ValidateJobSet:input_type -> jobdecider.v1.ValidateJobSetRequest
+	4,  // 69: jobdecider.v1.JobDecider.DecideJob:output_type -> jobdecider.v1.DecideJobResponse
+	27, // 70: jobdecider.v1.JobDecider.ValidateJob:output_type -> jobdecider.v1.ValidateJobResponse
+	30, // 71: jobdecider.v1.JobDecider.DecideJobSet:output_type -> jobdecider.v1.DecideJobSetResponse
+	39, // 72: jobdecider.v1.JobDecider.ValidateJobSet:output_type -> jobdecider.v1.ValidateJobSetResponse
+	69, // [69:73] is the sub-list for method output_type
+	65, // [65:69] is the sub-list for method input_type
+	65, // [65:65] is the sub-list for extension type_name
+	65, // [65:65] is the sub-list for extension extendee
+	0,  // [0:65] is the sub-list for field type_name
 }
 
 func init() { file_jobdecider_v1_job_decider_proto_init() }

@@ -2917,6 +2917,181 @@ func (x *LeanTerminated) GetMessage() string {
 	return ""
 }
 
+// Node is a core/v1 Node reduced to what the extended failure policy's terminatingTimeout
+// reads to tell whether a node is unhealthy.
+type Node struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// metadata.name; required.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// spec.taints: node.kubernetes.io/unreachable, not-ready and out-of-service are read.
+	Taints []*Taint `protobuf:"bytes,2,rep,name=taints,proto3" json:"taints,omitempty"`
+	// status.conditions: Ready and MaintenanceInProgress are read; others may be sent and are ignored.
+	Conditions    []*NodeCondition `protobuf:"bytes,3,rep,name=conditions,proto3" json:"conditions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Node) Reset() {
+	*x = Node{}
+	mi := &file_jobdecider_v1_kubernetes_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Node) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Node) ProtoMessage() {}
+
+func (x *Node) ProtoReflect() protoreflect.Message {
+	mi := &file_jobdecider_v1_kubernetes_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Node.ProtoReflect.Descriptor instead.
+func (*Node) Descriptor() ([]byte, []int) {
+	return file_jobdecider_v1_kubernetes_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *Node) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Node) GetTaints() []*Taint {
+	if x != nil {
+		return x.Taints
+	}
+	return nil
+}
+
+func (x *Node) GetConditions() []*NodeCondition {
+	if x != nil {
+		return x.Conditions
+	}
+	return nil
+}
+
+// Taint mirrors core/v1 Taint without its value and time, which are not read.
+type Taint struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The taint's key, e.g. "node.kubernetes.io/unreachable".
+	Key string `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	// NoSchedule, PreferNoSchedule or NoExecute.
+	Effect        string `protobuf:"bytes,2,opt,name=effect,proto3" json:"effect,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Taint) Reset() {
+	*x = Taint{}
+	mi := &file_jobdecider_v1_kubernetes_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Taint) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Taint) ProtoMessage() {}
+
+func (x *Taint) ProtoReflect() protoreflect.Message {
+	mi := &file_jobdecider_v1_kubernetes_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Taint.ProtoReflect.Descriptor instead.
+func (*Taint) Descriptor() ([]byte, []int) {
+	return file_jobdecider_v1_kubernetes_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *Taint) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *Taint) GetEffect() string {
+	if x != nil {
+		return x.Effect
+	}
+	return ""
+}
+
+// NodeCondition mirrors core/v1 NodeCondition's type and status.
+type NodeCondition struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Type of the condition, e.g. "Ready".
+	Type string `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	// "True", "False" or "Unknown".
+	Status        string `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NodeCondition) Reset() {
+	*x = NodeCondition{}
+	mi := &file_jobdecider_v1_kubernetes_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodeCondition) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodeCondition) ProtoMessage() {}
+
+func (x *NodeCondition) ProtoReflect() protoreflect.Message {
+	mi := &file_jobdecider_v1_kubernetes_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodeCondition.ProtoReflect.Descriptor instead.
+func (*NodeCondition) Descriptor() ([]byte, []int) {
+	return file_jobdecider_v1_kubernetes_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *NodeCondition) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *NodeCondition) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
 var File_jobdecider_v1_kubernetes_proto protoreflect.FileDescriptor
 
 const file_jobdecider_v1_kubernetes_proto_rawDesc = "" +
@@ -3197,7 +3372,19 @@ const file_jobdecider_v1_kubernetes_proto_rawDesc = "" +
 	"\vfinished_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"finishedAt\x12\x16\n" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x18\n" +
-	"\amessage\x18\x04 \x01(\tR\amessage*\xbb\x01\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\"\x86\x01\n" +
+	"\x04Node\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12,\n" +
+	"\x06taints\x18\x02 \x03(\v2\x14.jobdecider.v1.TaintR\x06taints\x12<\n" +
+	"\n" +
+	"conditions\x18\x03 \x03(\v2\x1c.jobdecider.v1.NodeConditionR\n" +
+	"conditions\"1\n" +
+	"\x05Taint\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x16\n" +
+	"\x06effect\x18\x02 \x01(\tR\x06effect\";\n" +
+	"\rNodeCondition\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12\x16\n" +
+	"\x06status\x18\x02 \x01(\tR\x06status*\xbb\x01\n" +
 	"\fLeanPodPhase\x12\x1e\n" +
 	"\x1aLEAN_POD_PHASE_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16LEAN_POD_PHASE_PENDING\x10\x01\x12\x1a\n" +
@@ -3224,7 +3411,7 @@ func file_jobdecider_v1_kubernetes_proto_rawDescGZIP() []byte {
 }
 
 var file_jobdecider_v1_kubernetes_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_jobdecider_v1_kubernetes_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
+var file_jobdecider_v1_kubernetes_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
 var file_jobdecider_v1_kubernetes_proto_goTypes = []any{
 	(LeanPodPhase)(0),                              // 0: jobdecider.v1.LeanPodPhase
 	(LeanConditionStatus)(0),                       // 1: jobdecider.v1.LeanConditionStatus
@@ -3263,19 +3450,22 @@ var file_jobdecider_v1_kubernetes_proto_goTypes = []any{
 	(*LeanPodCondition)(nil),                       // 34: jobdecider.v1.LeanPodCondition
 	(*LeanContainerStatus)(nil),                    // 35: jobdecider.v1.LeanContainerStatus
 	(*LeanTerminated)(nil),                         // 36: jobdecider.v1.LeanTerminated
-	nil,                                            // 37: jobdecider.v1.ObjectMeta.LabelsEntry
-	nil,                                            // 38: jobdecider.v1.ObjectMeta.AnnotationsEntry
-	nil,                                            // 39: jobdecider.v1.LabelSelector.MatchLabelsEntry
-	nil,                                            // 40: jobdecider.v1.LeanPod.LabelsEntry
-	(*timestamppb.Timestamp)(nil),                  // 41: google.protobuf.Timestamp
+	(*Node)(nil),                                   // 37: jobdecider.v1.Node
+	(*Taint)(nil),                                  // 38: jobdecider.v1.Taint
+	(*NodeCondition)(nil),                          // 39: jobdecider.v1.NodeCondition
+	nil,                                            // 40: jobdecider.v1.ObjectMeta.LabelsEntry
+	nil,                                            // 41: jobdecider.v1.ObjectMeta.AnnotationsEntry
+	nil,                                            // 42: jobdecider.v1.LabelSelector.MatchLabelsEntry
+	nil,                                            // 43: jobdecider.v1.LeanPod.LabelsEntry
+	(*timestamppb.Timestamp)(nil),                  // 44: google.protobuf.Timestamp
 }
 var file_jobdecider_v1_kubernetes_proto_depIdxs = []int32{
-	41, // 0: jobdecider.v1.ObjectMeta.creation_timestamp:type_name -> google.protobuf.Timestamp
-	41, // 1: jobdecider.v1.ObjectMeta.deletion_timestamp:type_name -> google.protobuf.Timestamp
-	37, // 2: jobdecider.v1.ObjectMeta.labels:type_name -> jobdecider.v1.ObjectMeta.LabelsEntry
-	38, // 3: jobdecider.v1.ObjectMeta.annotations:type_name -> jobdecider.v1.ObjectMeta.AnnotationsEntry
+	44, // 0: jobdecider.v1.ObjectMeta.creation_timestamp:type_name -> google.protobuf.Timestamp
+	44, // 1: jobdecider.v1.ObjectMeta.deletion_timestamp:type_name -> google.protobuf.Timestamp
+	40, // 2: jobdecider.v1.ObjectMeta.labels:type_name -> jobdecider.v1.ObjectMeta.LabelsEntry
+	41, // 3: jobdecider.v1.ObjectMeta.annotations:type_name -> jobdecider.v1.ObjectMeta.AnnotationsEntry
 	3,  // 4: jobdecider.v1.ObjectMeta.owner_references:type_name -> jobdecider.v1.OwnerReference
-	39, // 5: jobdecider.v1.LabelSelector.match_labels:type_name -> jobdecider.v1.LabelSelector.MatchLabelsEntry
+	42, // 5: jobdecider.v1.LabelSelector.match_labels:type_name -> jobdecider.v1.LabelSelector.MatchLabelsEntry
 	5,  // 6: jobdecider.v1.LabelSelector.match_expressions:type_name -> jobdecider.v1.LabelSelectorRequirement
 	2,  // 7: jobdecider.v1.Job.metadata:type_name -> jobdecider.v1.ObjectMeta
 	7,  // 8: jobdecider.v1.Job.spec:type_name -> jobdecider.v1.JobSpec
@@ -3296,11 +3486,11 @@ var file_jobdecider_v1_kubernetes_proto_depIdxs = []int32{
 	18, // 23: jobdecider.v1.EnvVar.value_from:type_name -> jobdecider.v1.EnvVarSource
 	19, // 24: jobdecider.v1.EnvVarSource.field_ref:type_name -> jobdecider.v1.ObjectFieldSelector
 	21, // 25: jobdecider.v1.JobStatus.conditions:type_name -> jobdecider.v1.JobCondition
-	41, // 26: jobdecider.v1.JobStatus.start_time:type_name -> google.protobuf.Timestamp
-	41, // 27: jobdecider.v1.JobStatus.completion_time:type_name -> google.protobuf.Timestamp
+	44, // 26: jobdecider.v1.JobStatus.start_time:type_name -> google.protobuf.Timestamp
+	44, // 27: jobdecider.v1.JobStatus.completion_time:type_name -> google.protobuf.Timestamp
 	22, // 28: jobdecider.v1.JobStatus.uncounted_terminated_pods:type_name -> jobdecider.v1.UncountedTerminatedPods
-	41, // 29: jobdecider.v1.JobCondition.last_probe_time:type_name -> google.protobuf.Timestamp
-	41, // 30: jobdecider.v1.JobCondition.last_transition_time:type_name -> google.protobuf.Timestamp
+	44, // 29: jobdecider.v1.JobCondition.last_probe_time:type_name -> google.protobuf.Timestamp
+	44, // 30: jobdecider.v1.JobCondition.last_transition_time:type_name -> google.protobuf.Timestamp
 	2,  // 31: jobdecider.v1.Pod.metadata:type_name -> jobdecider.v1.ObjectMeta
 	24, // 32: jobdecider.v1.Pod.spec:type_name -> jobdecider.v1.PodSpecSummary
 	26, // 33: jobdecider.v1.Pod.status:type_name -> jobdecider.v1.PodStatus
@@ -3308,34 +3498,36 @@ var file_jobdecider_v1_kubernetes_proto_depIdxs = []int32{
 	27, // 35: jobdecider.v1.PodStatus.conditions:type_name -> jobdecider.v1.PodCondition
 	28, // 36: jobdecider.v1.PodStatus.container_statuses:type_name -> jobdecider.v1.ContainerStatus
 	28, // 37: jobdecider.v1.PodStatus.init_container_statuses:type_name -> jobdecider.v1.ContainerStatus
-	41, // 38: jobdecider.v1.PodStatus.start_time:type_name -> google.protobuf.Timestamp
-	41, // 39: jobdecider.v1.PodCondition.last_probe_time:type_name -> google.protobuf.Timestamp
-	41, // 40: jobdecider.v1.PodCondition.last_transition_time:type_name -> google.protobuf.Timestamp
+	44, // 38: jobdecider.v1.PodStatus.start_time:type_name -> google.protobuf.Timestamp
+	44, // 39: jobdecider.v1.PodCondition.last_probe_time:type_name -> google.protobuf.Timestamp
+	44, // 40: jobdecider.v1.PodCondition.last_transition_time:type_name -> google.protobuf.Timestamp
 	29, // 41: jobdecider.v1.ContainerStatus.state:type_name -> jobdecider.v1.ContainerState
 	30, // 42: jobdecider.v1.ContainerState.waiting:type_name -> jobdecider.v1.ContainerStateWaiting
 	31, // 43: jobdecider.v1.ContainerState.running:type_name -> jobdecider.v1.ContainerStateRunning
 	32, // 44: jobdecider.v1.ContainerState.terminated:type_name -> jobdecider.v1.ContainerStateTerminated
-	41, // 45: jobdecider.v1.ContainerStateRunning.started_at:type_name -> google.protobuf.Timestamp
-	41, // 46: jobdecider.v1.ContainerStateTerminated.started_at:type_name -> google.protobuf.Timestamp
-	41, // 47: jobdecider.v1.ContainerStateTerminated.finished_at:type_name -> google.protobuf.Timestamp
-	40, // 48: jobdecider.v1.LeanPod.labels:type_name -> jobdecider.v1.LeanPod.LabelsEntry
+	44, // 45: jobdecider.v1.ContainerStateRunning.started_at:type_name -> google.protobuf.Timestamp
+	44, // 46: jobdecider.v1.ContainerStateTerminated.started_at:type_name -> google.protobuf.Timestamp
+	44, // 47: jobdecider.v1.ContainerStateTerminated.finished_at:type_name -> google.protobuf.Timestamp
+	43, // 48: jobdecider.v1.LeanPod.labels:type_name -> jobdecider.v1.LeanPod.LabelsEntry
 	3,  // 49: jobdecider.v1.LeanPod.owner_references:type_name -> jobdecider.v1.OwnerReference
-	41, // 50: jobdecider.v1.LeanPod.creation_timestamp:type_name -> google.protobuf.Timestamp
-	41, // 51: jobdecider.v1.LeanPod.deletion_timestamp:type_name -> google.protobuf.Timestamp
+	44, // 50: jobdecider.v1.LeanPod.creation_timestamp:type_name -> google.protobuf.Timestamp
+	44, // 51: jobdecider.v1.LeanPod.deletion_timestamp:type_name -> google.protobuf.Timestamp
 	0,  // 52: jobdecider.v1.LeanPod.phase:type_name -> jobdecider.v1.LeanPodPhase
 	34, // 53: jobdecider.v1.LeanPod.conditions:type_name -> jobdecider.v1.LeanPodCondition
 	35, // 54: jobdecider.v1.LeanPod.container_statuses:type_name -> jobdecider.v1.LeanContainerStatus
 	35, // 55: jobdecider.v1.LeanPod.init_container_statuses:type_name -> jobdecider.v1.LeanContainerStatus
-	41, // 56: jobdecider.v1.LeanPod.start_time:type_name -> google.protobuf.Timestamp
+	44, // 56: jobdecider.v1.LeanPod.start_time:type_name -> google.protobuf.Timestamp
 	1,  // 57: jobdecider.v1.LeanPodCondition.status:type_name -> jobdecider.v1.LeanConditionStatus
-	41, // 58: jobdecider.v1.LeanPodCondition.last_transition_time:type_name -> google.protobuf.Timestamp
+	44, // 58: jobdecider.v1.LeanPodCondition.last_transition_time:type_name -> google.protobuf.Timestamp
 	36, // 59: jobdecider.v1.LeanContainerStatus.terminated:type_name -> jobdecider.v1.LeanTerminated
-	41, // 60: jobdecider.v1.LeanTerminated.finished_at:type_name -> google.protobuf.Timestamp
-	61, // [61:61] is the sub-list for method output_type
-	61, // [61:61] is the sub-list for method input_type
-	61, // [61:61] is the sub-list for extension type_name
-	61, // [61:61] is the sub-list for extension extendee
-	0,  // [0:61] is the sub-list for field type_name
+	44, // 60: jobdecider.v1.LeanTerminated.finished_at:type_name -> google.protobuf.Timestamp
+	38, // 61: jobdecider.v1.Node.taints:type_name -> jobdecider.v1.Taint
+	39, // 62: jobdecider.v1.Node.conditions:type_name -> jobdecider.v1.NodeCondition
+	63, // [63:63] is the sub-list for method output_type
+	63, // [63:63] is the sub-list for method input_type
+	63, // [63:63] is the sub-list for extension type_name
+	63, // [63:63] is the sub-list for extension extendee
+	0,  // [0:63] is the sub-list for field type_name
 }
 
 func init() { file_jobdecider_v1_kubernetes_proto_init() }
@@ -3356,7 +3548,7 @@ func file_jobdecider_v1_kubernetes_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_jobdecider_v1_kubernetes_proto_rawDesc), len(file_jobdecider_v1_kubernetes_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   39,
+			NumMessages:   42,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

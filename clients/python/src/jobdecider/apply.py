@@ -470,10 +470,12 @@ class _Run:
             created += n
             batch *= 2
 
-    def delete_guarded(self, name: str, uid: str) -> None:
+    def delete_guarded(self, name: str, uid: str, grace_period_seconds: int | None = None) -> None:
         """Deletes one pod with its UID as a precondition: a pod re-created under the same name
-        is never deleted in its place."""
-        options = k8s_client.V1DeleteOptions(preconditions=k8s_client.V1Preconditions(uid=uid))
+        is never deleted in its place. A grace period of 0 is a force delete."""
+        options = k8s_client.V1DeleteOptions(
+            preconditions=k8s_client.V1Preconditions(uid=uid), grace_period_seconds=grace_period_seconds
+        )
         self.a.core.delete_namespaced_pod(name, self.namespace, body=options)
 
     def patch_pod(self, name: str, patch: dict[str, Any], status: bool = False) -> None:
@@ -591,7 +593,8 @@ class _Run:
         def fail(f: pb.PodFailure) -> None:
             try:
                 self.patch_pod(f.pod.name, pod_failure_patch(f, datetime.now(timezone.utc)), status=True)
-                self.delete_guarded(f.pod.name, f.pod.uid)
+                # terminatingTimeout's forceDelete: no kubelet will finish the pod.
+                self.delete_guarded(f.pod.name, f.pod.uid, 0 if f.force_delete else None)
             except Exception as err:
                 if self.hooks.deletion_not_made:
                     self.hooks.deletion_not_made(self.decided, f.pod.uid)

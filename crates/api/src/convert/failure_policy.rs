@@ -17,6 +17,7 @@ use job_decider_core::model::{
     AttemptDeadline, BackoffSettings, ConditionMatcher, ContainerReasonMatcher, ExitCodeMatcher,
     ExtendedAction, ExtendedFailurePolicy, ExtendedRule, FailureMessage, IgnoredFailureDelay,
     MessagePattern, NodeAvoidance, NodeAvoidanceMode, PendingTimeout, ReadyTimeout, RetryLimit,
+    TerminatingNodes, TerminatingTimeout,
 };
 use job_decider_core::model::{ConditionStatus, ExitCodeOperator, Job, Pod, RestartPolicy};
 use job_decider_core::validate::ViolationKind;
@@ -56,10 +57,11 @@ pub const DEFAULT_PENDING_REASONS: [&str; 4] = [
 pub const RESERVED_RULE_NAME: &str = "PendingTimeout";
 /// Every reserved rule name (the implicit rules of the timeouts), with the field whose
 /// failures it names.
-pub const RESERVED_RULE_NAMES: [(&str, &str); 3] = [
+pub const RESERVED_RULE_NAMES: [(&str, &str); 4] = [
     (RESERVED_RULE_NAME, "pendingTimeout"),
     ("ReadyTimeout", "readyTimeout"),
     ("AttemptDeadline", "attemptDeadline"),
+    ("TerminatingTimeout", "terminatingTimeout"),
 ];
 /// Largest `attemptDeadline.seconds`: 30 days.
 pub const MAX_ATTEMPT_DEADLINE_SECONDS: i64 = 2_592_000;

@@ -67,6 +67,7 @@ fn action_to_pb(action: &Action) -> pb::Action {
                     condition_type: p.condition_type.clone(),
                     reason: p.reason.clone(),
                     message: p.message.clone(),
+                    force_delete: p.force_delete,
                 })
                 .collect(),
         }),

@@ -295,6 +295,10 @@ fn describe_document_match(
         DocumentRule::AttemptDeadline => {
             "the failure policy document's attemptDeadline (rule \"AttemptDeadline\")".to_string()
         }
+        DocumentRule::TerminatingTimeout => {
+            "the failure policy document's terminatingTimeout (rule \"TerminatingTimeout\")"
+                .to_string()
+        }
         DocumentRule::Rule(i) => match rules::rule_name(policy, m.rule) {
             Some(_) => format!(
                 "failure policy document rule {}",

@@ -195,6 +195,16 @@ pub(super) fn requeue_reason(
         }
         _ => {}
     }
+    if crate::extended::terminating_timeout::next_timeout(
+        job,
+        &facts.snapshot.pods,
+        &facts.snapshot.nodes,
+        now,
+    ) == Some(after)
+    {
+        return "a pod stuck terminating reaches the extended policy's terminatingTimeout then"
+            .into();
+    }
     match (&explanation.backoff, deadline_wait) {
         (Some(b), deadline) if deadline.is_none_or(|d| b.until.saturating_since(now) <= d) => {
             let index = b

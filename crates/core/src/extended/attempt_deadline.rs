@@ -53,6 +53,7 @@ pub fn failure(settings: &AttemptDeadline, pod: &Pod, now: Time) -> PodFailure {
             "Pod ran for {ran} since it started, reaching the failure policy's attemptDeadline of {}",
             human_duration(limit(settings)),
         ),
+        force_delete: false,
     }
 }
 

@@ -18,10 +18,12 @@ pub mod attempt_deadline;
 pub mod backoff_schedule;
 pub mod failure_message;
 pub mod node_avoidance;
+pub mod node_health;
 pub mod pending_timeout;
 pub mod ready_timeout;
 pub mod retry_limits;
 pub mod rules;
+pub mod terminating_timeout;
 pub mod timeouts;
 
 /// The annotation on a Job that carries its extended failure policy.
@@ -80,5 +82,7 @@ pub const ATTEMPT_DEADLINE_CONDITION: &str = "job-decider.dev/AttemptDeadlineExc
 /// The pod condition type the controller sets when it fails a pod not Ready
 /// within its `readyTimeout`.
 pub const READY_TIMEOUT_CONDITION: &str = "job-decider.dev/ReadyTimeout";
+/// The condition a pod failed for its terminating timeout carries.
+pub const TERMINATING_TIMEOUT_CONDITION: &str = "job-decider.dev/TerminatingTimeout";
 /// Prefix of the Failed reason a named FailJob rule gives (KEP-4443's).
 pub const NAMED_RULE_REASON_PREFIX: &str = "PodFailurePolicy_";

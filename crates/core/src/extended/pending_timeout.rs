@@ -109,6 +109,7 @@ pub(crate) fn failure(
                 u64::try_from(settings.seconds).unwrap_or(0)
             )),
         ),
+        force_delete: false,
     }
 }
 

@@ -72,6 +72,7 @@ pub fn failure(settings: &ReadyTimeout, pod: &Pod) -> PodFailure {
             "Pod was {status} {} after it started, reaching the failure policy's readyTimeout",
             human_duration(limit(settings)),
         ),
+        force_delete: false,
     }
 }
 

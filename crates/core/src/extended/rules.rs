@@ -23,7 +23,9 @@ use crate::pod_failure_policy::{first_condition, first_exit_code};
 use crate::text::{ordinal, truncated};
 
 // The implicit rules' names live with the timeouts, which name their FailPods after them.
-pub use super::timeouts::{ATTEMPT_DEADLINE_RULE, PENDING_TIMEOUT_RULE, READY_TIMEOUT_RULE};
+pub use super::timeouts::{
+    ATTEMPT_DEADLINE_RULE, PENDING_TIMEOUT_RULE, READY_TIMEOUT_RULE, TERMINATING_TIMEOUT_RULE,
+};
 /// The Failed reason of a FailJob from an unnamed rule (upstream's).
 pub const UNNAMED_RULE_REASON: &str = "PodFailurePolicy";
 /// Longest text a message quotes from the pod (a reason, a container name), in bytes.
@@ -40,6 +42,8 @@ pub enum DocumentRule {
     ReadyTimeout,
     /// The implicit rule of pods failed for their attempt deadline.
     AttemptDeadline,
+    /// The implicit rule of pods failed for their terminating timeout.
+    TerminatingTimeout,
     /// `rules[i]` of the document.
     Rule(u16),
 }
@@ -52,6 +56,7 @@ impl DocumentRule {
             Timeout::Pending => DocumentRule::PendingTimeout,
             Timeout::Ready => DocumentRule::ReadyTimeout,
             Timeout::Attempt => DocumentRule::AttemptDeadline,
+            Timeout::Terminating => DocumentRule::TerminatingTimeout,
         }
     }
 
@@ -60,7 +65,8 @@ impl DocumentRule {
         match self {
             DocumentRule::PendingTimeout
             | DocumentRule::ReadyTimeout
-            | DocumentRule::AttemptDeadline => None,
+            | DocumentRule::AttemptDeadline
+            | DocumentRule::TerminatingTimeout => None,
             DocumentRule::Rule(i) => Some(usize::from(i)),
         }
     }
@@ -224,6 +230,9 @@ pub fn rule_action(policy: &ExtendedFailurePolicy, rule: DocumentRule) -> Extend
         DocumentRule::AttemptDeadline => policy
             .attempt_deadline
             .map_or(ExtendedAction::Count, |p| p.action),
+        DocumentRule::TerminatingTimeout => policy
+            .terminating_timeout
+            .map_or(ExtendedAction::Count, |p| p.action),
         DocumentRule::Rule(i) => policy
             .rules
             .get(usize::from(i))
@@ -237,6 +246,7 @@ pub fn rule_name(policy: &ExtendedFailurePolicy, rule: DocumentRule) -> Option<&
         DocumentRule::PendingTimeout => Some(PENDING_TIMEOUT_RULE),
         DocumentRule::ReadyTimeout => Some(READY_TIMEOUT_RULE),
         DocumentRule::AttemptDeadline => Some(ATTEMPT_DEADLINE_RULE),
+        DocumentRule::TerminatingTimeout => Some(TERMINATING_TIMEOUT_RULE),
         DocumentRule::Rule(i) => policy.rules.get(usize::from(i))?.name.as_deref(),
     }
 }
@@ -251,6 +261,7 @@ pub fn rule_label(policy: &ExtendedFailurePolicy, rule: DocumentRule) -> String 
         (None, DocumentRule::PendingTimeout) => format!("{PENDING_TIMEOUT_RULE:?}"),
         (None, DocumentRule::ReadyTimeout) => format!("{READY_TIMEOUT_RULE:?}"),
         (None, DocumentRule::AttemptDeadline) => format!("{ATTEMPT_DEADLINE_RULE:?}"),
+        (None, DocumentRule::TerminatingTimeout) => format!("{TERMINATING_TIMEOUT_RULE:?}"),
     }
 }
 
@@ -271,6 +282,7 @@ pub fn matched_on(policy: &ExtendedFailurePolicy, rule: DocumentRule, pod: &Pod)
         DocumentRule::PendingTimeout => vec![MatchedOn::PendingTimeout],
         DocumentRule::ReadyTimeout => vec![MatchedOn::ReadyTimeout],
         DocumentRule::AttemptDeadline => vec![MatchedOn::AttemptDeadline],
+        DocumentRule::TerminatingTimeout => vec![MatchedOn::TerminatingTimeout],
         DocumentRule::Rule(i) => policy
             .rules
             .get(usize::from(i))

@@ -10,8 +10,11 @@
 
 use std::time::Duration;
 
-use super::{ATTEMPT_DEADLINE_CONDITION, PENDING_TIMEOUT_CONDITION, READY_TIMEOUT_CONDITION};
-use super::{attempt_deadline, pending_timeout, ready_timeout};
+use super::{
+    ATTEMPT_DEADLINE_CONDITION, PENDING_TIMEOUT_CONDITION, READY_TIMEOUT_CONDITION,
+    TERMINATING_TIMEOUT_CONDITION,
+};
+use super::{attempt_deadline, pending_timeout, ready_timeout, terminating_timeout};
 use crate::model::{ConditionStatus, ExtendedFailurePolicy, Job, Pod, PodPhase};
 use crate::plan::PodFailure;
 use crate::text::{human_duration, truncated};
@@ -23,6 +26,8 @@ pub const PENDING_TIMEOUT_RULE: &str = "PendingTimeout";
 pub const READY_TIMEOUT_RULE: &str = "ReadyTimeout";
 /// The name of the implicit rule that handles pods failed for their attempt deadline.
 pub const ATTEMPT_DEADLINE_RULE: &str = "AttemptDeadline";
+/// The name of the implicit rule that handles pods failed for their terminating timeout.
+pub const TERMINATING_TIMEOUT_RULE: &str = "TerminatingTimeout";
 
 /// Which timeout; the order is the tie order when two deadlines are equal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -33,11 +38,20 @@ pub enum Timeout {
     Ready,
     /// `attemptDeadline`: running too long.
     Attempt,
+    /// `terminatingTimeout`: still terminating long after its grace period (a
+    /// pod being deleted, so never one of the three above; decided with the
+    /// nodes in `terminating_timeout`).
+    Terminating,
 }
 
 impl Timeout {
     /// Every timeout, in tie order.
-    pub const ALL: [Timeout; 3] = [Timeout::Pending, Timeout::Ready, Timeout::Attempt];
+    pub const ALL: [Timeout; 4] = [
+        Timeout::Pending,
+        Timeout::Ready,
+        Timeout::Attempt,
+        Timeout::Terminating,
+    ];
 
     /// The condition the controller sets on a pod this timeout fails.
     pub fn condition_type(self) -> &'static str {
@@ -45,6 +59,7 @@ impl Timeout {
             Timeout::Pending => PENDING_TIMEOUT_CONDITION,
             Timeout::Ready => READY_TIMEOUT_CONDITION,
             Timeout::Attempt => ATTEMPT_DEADLINE_CONDITION,
+            Timeout::Terminating => TERMINATING_TIMEOUT_CONDITION,
         }
     }
 
@@ -61,6 +76,7 @@ impl Timeout {
             Timeout::Pending => "pendingTimeout",
             Timeout::Ready => "readyTimeout",
             Timeout::Attempt => "attemptDeadline",
+            Timeout::Terminating => "terminatingTimeout",
         }
     }
 
@@ -70,6 +86,7 @@ impl Timeout {
             Timeout::Pending => policy.pending_timeout.is_some(),
             Timeout::Ready => policy.ready_timeout.is_some(),
             Timeout::Attempt => policy.attempt_deadline.is_some(),
+            Timeout::Terminating => policy.terminating_timeout.is_some(),
         }
     }
 }
@@ -180,6 +197,8 @@ fn failure(
             pod,
             now,
         )),
+        // Needs the nodes: `terminating_timeout::terminating_timeouts` decides it.
+        Timeout::Terminating => None,
     }
 }
 
@@ -255,12 +274,14 @@ pub fn describe(
         kinds.push(t);
         parts.push(match t {
             Timeout::Pending => pending_timeout::describe(job, now, pods, &these),
+            Timeout::Terminating => terminating_timeout::describe(job, now, pods, &these),
             _ => describe_one(job, t, &these),
         });
     }
     let reason = match kinds.as_slice() {
         [Timeout::Ready] => READY_TIMEOUT_RULE,
         [Timeout::Attempt] => ATTEMPT_DEADLINE_RULE,
+        [Timeout::Terminating] => TERMINATING_TIMEOUT_RULE,
         [Timeout::Pending] | [] => PENDING_TIMEOUT_RULE,
         _ => "PodTimeouts",
     };
@@ -274,6 +295,7 @@ fn describe_one(job: &Job, t: Timeout, failures: &[PodFailure]) -> String {
         Timeout::Ready => p.ready_timeout.map(|s| s.seconds),
         Timeout::Attempt => p.attempt_deadline.map(|s| s.seconds),
         Timeout::Pending => p.pending_timeout.as_ref().map(|s| s.seconds),
+        Timeout::Terminating => p.terminating_timeout.map(|s| s.seconds),
     });
     let limit = seconds
         .map(|s| {

@@ -398,6 +398,7 @@ async fn fail_pods_patch_the_status_then_delete_guarded() {
                 condition_type: "DisruptionTarget".into(),
                 reason: "Evicted".into(),
                 message: "node gone".into(),
+                force_delete: false,
             }],
         })],
         ok,

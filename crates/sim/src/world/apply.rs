@@ -23,6 +23,9 @@ impl<'s> World<'s> {
             expectations: Some(pb::Expectations::default()),
             lean_pods: Vec::new(),
             explain: false,
+            // What a node informer shows of the lost nodes terminating pods are on.
+            nodes: self.lost_node_reports(),
+            missing_nodes: Vec::new(),
         };
         let response = decider
             .decide_encoded(request)

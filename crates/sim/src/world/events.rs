@@ -252,7 +252,8 @@ impl<'s> World<'s> {
         if let Happening::Finish(i)
         | Happening::Stop(i)
         | Happening::Restart(i)
-        | Happening::Start(i) = h
+        | Happening::Start(i)
+        | Happening::Evict(i) = h
         {
             // Its timers change (this one is done), and maybe whether it is collected.
             self.touch(i);
@@ -275,6 +276,10 @@ impl<'s> World<'s> {
                 self.restart_container(i);
                 false
             }
+            Happening::Evict(i) => {
+                self.evict_from_lost_node(i);
+                false
+            }
             Happening::Scripted(k) => {
                 self.next_scripted = k + 1;
                 let Some(action) = self.actions.get(k).cloned() else {
@@ -284,6 +289,12 @@ impl<'s> World<'s> {
                     EventAction::Drain(t) => {
                         if self.drain(&t) == 0 && t.node.is_none() {
                             self.warn_no_target(k, "drain", &t);
+                        }
+                        false
+                    }
+                    EventAction::NodeLost(t) => {
+                        if self.lose_nodes(&t) == 0 && t.node.is_none() {
+                            self.warn_no_target(k, "nodeLost", &t);
                         }
                         false
                     }
@@ -419,24 +430,7 @@ impl<'s> World<'s> {
     /// Returns the pods evicted.
     pub(super) fn drain(&mut self, t: &TargetSet) -> usize {
         let mut evicted = 0;
-        let mut nodes: Vec<String> = Vec::new();
-        match &t.node {
-            Some(names) => nodes.extend(names.iter().cloned()),
-            None => {
-                for sp in &self.pods {
-                    let on = sp.pod.spec.as_ref().map_or("", |s| s.node_name.as_str());
-                    if on.is_empty()
-                        || sp.gone
-                        || terminal(&sp.pod)
-                        || !t.matches(sp.index, sp.ordinal)
-                        || nodes.iter().any(|n| n == on)
-                    {
-                        continue;
-                    }
-                    nodes.push(on.to_string());
-                }
-            }
-        }
+        let nodes = self.target_nodes(t);
         let named = self.script.nodes.is_some();
         for node in nodes {
             self.cordoned.insert(node.clone());
@@ -465,6 +459,101 @@ impl<'s> World<'s> {
         }
         self.collect();
         evicted
+    }
+
+    /// The named nodes, or those the targeted pods are on, stop answering: each is
+    /// marked lost (the scheduler places nothing there; its kubelet does nothing
+    /// more) and the taint manager will delete its pods once their toleration of the
+    /// unreachable taint runs out. Returns the pods on the nodes lost.
+    pub(super) fn lose_nodes(&mut self, t: &TargetSet) -> usize {
+        let nodes = self.target_nodes(t);
+        let mut affected = 0;
+        for node in nodes {
+            if !self.lost.insert(node.clone()) {
+                continue;
+            }
+            self.cordoned.insert(node.clone());
+            let evict_at = self.now.saturating_add(UNREACHABLE_TOLERATION);
+            let on_node: Vec<usize> = (0..self.pods.len())
+                .filter(|&i| {
+                    let sp = &self.pods[i];
+                    !sp.gone
+                        && !terminal(&sp.pod)
+                        && sp.pod.spec.as_ref().is_some_and(|s| s.node_name == node)
+                })
+                .collect();
+            self.push(
+                EventKind::NodeLost,
+                None,
+                format!(
+                    "{node} stopped answering: NotReady (Ready Unknown), tainted node.kubernetes.io/unreachable; {} pod(s) on it",
+                    on_node.len()
+                ),
+            );
+            for i in on_node {
+                self.pods[i].evict_at = Some(evict_at);
+                self.touch(i);
+                affected += 1;
+            }
+        }
+        affected
+    }
+
+    /// The nodes an event acts on: the named ones, or those the targeted pods
+    /// (not ended) are on, each once.
+    fn target_nodes(&self, t: &TargetSet) -> Vec<String> {
+        let mut nodes: Vec<String> = Vec::new();
+        match &t.node {
+            Some(names) => nodes.extend(names.iter().cloned()),
+            None => {
+                for sp in &self.pods {
+                    let on = sp.pod.spec.as_ref().map_or("", |s| s.node_name.as_str());
+                    if on.is_empty()
+                        || sp.gone
+                        || terminal(&sp.pod)
+                        || !t.matches(sp.index, sp.ordinal)
+                        || nodes.iter().any(|n| n == on)
+                    {
+                        continue;
+                    }
+                    nodes.push(on.to_string());
+                }
+            }
+        }
+        nodes
+    }
+
+    /// The taint manager deletes a pod of an unreachable node once its toleration
+    /// ran out: a DisruptionTarget condition, then the DELETE. No kubelet will
+    /// stop it, so it stays terminating.
+    pub(super) fn evict_from_lost_node(&mut self, i: usize) {
+        let now = self.now;
+        let node = self.pods[i]
+            .pod
+            .spec
+            .as_ref()
+            .map_or_else(String::new, |s| s.node_name.clone());
+        self.pods[i].evict_at = None;
+        status(&mut self.pods[i].pod)
+            .conditions
+            .push(pb::PodCondition {
+                r#type: "DisruptionTarget".to_string(),
+                status: "True".to_string(),
+                reason: "DeletionByTaintManager".to_string(),
+                message: "Taint manager: deleting due to NoExecute taint".to_string(),
+                last_transition_time: Some(whole(now)),
+                ..Default::default()
+            });
+        self.push(
+            EventKind::PodEvicted,
+            Some(i),
+            format!(
+                "{node} unreachable for 5m: the taint manager deletes it (DisruptionTarget, DeletionByTaintManager); no kubelet will report it ended, so it stays terminating"
+            ),
+        );
+        self.delete_pod(i);
+        self.pods[i].stop_at = None;
+        self.touch(i);
     }
 
     /// One pod removed: evicted (a drain, `what` saying which node) or preempted with

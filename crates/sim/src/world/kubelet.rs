@@ -2,7 +2,9 @@
 //! as a kubelet writes them, and deletions with their grace period.
 
 use super::*;
-use job_decider_core::extended::{ATTEMPT_DEADLINE_CONDITION, READY_TIMEOUT_CONDITION};
+use job_decider_core::extended::{
+    ATTEMPT_DEADLINE_CONDITION, READY_TIMEOUT_CONDITION, TERMINATING_TIMEOUT_CONDITION,
+};
 use job_decider_core::model::NodeAvoidanceMode;
 
 impl<'s> World<'s> {
@@ -176,6 +178,10 @@ impl<'s> World<'s> {
                 ATTEMPT_DEADLINE_CONDITION => {
                     "ran past its attemptDeadline; failed by the controller".to_string()
                 }
+                TERMINATING_TIMEOUT_CONDITION => format!(
+                    "stuck terminating ({}); failed by the controller",
+                    failure.reason
+                ),
                 _ => format!(
                     "stuck in Pending ({}); failed by the controller",
                     failure.reason
@@ -185,7 +191,59 @@ impl<'s> World<'s> {
         let why = self.pods[i].why.clone();
         self.tell_failure(i, EventKind::PodFailedByController, &why);
         self.delete_pod(i);
+        if failure.force_delete {
+            let m = meta(&mut self.pods[i].pod);
+            m.deletion_timestamp = Some(whole(now));
+            m.deletion_grace_period_seconds = Some(0);
+            self.touch(i);
+        }
         self.collect();
+    }
+
+    /// Whether the pod is bound to a node that stopped answering (`nodeLost`).
+    pub(super) fn on_lost_node(&self, pod: &pb::Pod) -> bool {
+        !self.lost.is_empty()
+            && pod
+                .spec
+                .as_ref()
+                .is_some_and(|s| self.lost.contains(&s.node_name))
+    }
+
+    /// What the request says of the lost nodes that pods being deleted are on,
+    /// as a node informer would show them: Ready Unknown, tainted unreachable.
+    pub(super) fn lost_node_reports(&self) -> Vec<pb::Node> {
+        if self.lost.is_empty() {
+            return Vec::new();
+        }
+        let mut names: BTreeSet<&str> = BTreeSet::new();
+        for sp in self.pods.iter().filter(|p| !p.gone && !terminal(&p.pod)) {
+            let deleting = sp
+                .pod
+                .metadata
+                .as_ref()
+                .is_some_and(|m| m.deletion_timestamp.is_some());
+            let node = sp.pod.spec.as_ref().map_or("", |s| s.node_name.as_str());
+            if deleting && self.lost.contains(node) {
+                names.insert(node);
+            }
+        }
+        names
+            .into_iter()
+            .map(|name| pb::Node {
+                name: name.to_string(),
+                taints: ["NoSchedule", "NoExecute"]
+                    .into_iter()
+                    .map(|effect| pb::Taint {
+                        key: "node.kubernetes.io/unreachable".to_string(),
+                        effect: effect.to_string(),
+                    })
+                    .collect(),
+                conditions: vec![pb::NodeCondition {
+                    r#type: "Ready".to_string(),
+                    status: "Unknown".to_string(),
+                }],
+            })
+            .collect()
     }
 
     /// The node a pod is on when the script models nodes (its `spec.nodeName`);

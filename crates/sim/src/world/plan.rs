@@ -77,6 +77,7 @@ impl<'s> World<'s> {
             history: Vec::new(),
             restart_at: None,
             back_off: None,
+            evict_at: None,
         }
     }
 

@@ -104,6 +104,14 @@ impl<'s> World<'s> {
             .metadata
             .as_ref()
             .is_some_and(|m| m.deletion_timestamp.is_some());
+        // A lost node's kubelet does nothing: only the taint manager acts on its pods.
+        if self.on_lost_node(&sp.pod) {
+            out[0] = sp
+                .evict_at
+                .filter(|_| !deleting)
+                .map(|t| (t, Happening::Evict(i)));
+            return out;
+        }
         match phase(&sp.pod) {
             "Running" => {
                 out[0] = sp
@@ -128,7 +136,8 @@ impl<'s> World<'s> {
             Happening::Finish(i)
             | Happening::Stop(i)
             | Happening::Restart(i)
-            | Happening::Start(i) => i,
+            | Happening::Start(i)
+            | Happening::Evict(i) => i,
             Happening::Scripted(_) => return false,
         };
         self.timers_of(i).contains(&Some((t, h)))

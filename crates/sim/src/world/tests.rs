@@ -902,6 +902,7 @@ fn with_extended_actions(
                 condition_type: "job-decider.dev/PendingTimeout".to_string(),
                 reason: "ImagePullBackOff".to_string(),
                 message: "stuck".to_string(),
+                force_delete: false,
             }
         })
         .collect();

@@ -459,6 +459,31 @@ fn limits() {
             "nodeAvoidance.mode",
             ViolationKind::NotSupported,
         ),
+        (
+            "terminatingTimeout: {onNodes: Unhealthy}\n".into(),
+            "terminatingTimeout.seconds",
+            ViolationKind::Required,
+        ),
+        (
+            "terminatingTimeout: {seconds: 604801}\n".into(),
+            "terminatingTimeout.seconds",
+            ViolationKind::Invalid,
+        ),
+        (
+            "terminatingTimeout: {seconds: 1, onNodes: Lost}\n".into(),
+            "terminatingTimeout.onNodes",
+            ViolationKind::NotSupported,
+        ),
+        (
+            "terminatingTimeout: {seconds: 1, forceDelete: \"yes\"}\n".into(),
+            "terminatingTimeout.forceDelete",
+            ViolationKind::Invalid,
+        ),
+        (
+            "terminatingTimeout: {seconds: 1, grace: 0}\n".into(),
+            "terminatingTimeout.grace",
+            ViolationKind::Forbidden,
+        ),
         ("backoff: 3\n".into(), "backoff", ViolationKind::Invalid),
         ("rules: {}\n".into(), "rules", ViolationKind::Invalid),
         ("rules: []\n".into(), "rules", ViolationKind::Required),
@@ -471,6 +496,7 @@ fn limits() {
     ok("backoff: {baseSeconds: 86400, maxSeconds: 86400, factor: 10, jitterPercent: 100}\n");
     ok("backoff: {baseSeconds: 1, factor: 1, jitterPercent: 0}\n");
     ok("pendingTimeout: {seconds: 604800}\nnodeAvoidance: {maxNodes: 50}\n");
+    ok("terminatingTimeout: {seconds: 604800}\n");
     ok(&rule(
         "{name: r, action: Count, onPodReasons: [X], maxRetries: 1000}",
     ));
@@ -660,6 +686,10 @@ fn cross_checks_with_the_job() {
         (
             "pendingTimeout: {seconds: 1, action: FailIndex}\n".into(),
             "pendingTimeout.action",
+        ),
+        (
+            "terminatingTimeout: {seconds: 1, action: FailIndex}\n".into(),
+            "terminatingTimeout.action",
         ),
     ] {
         assert_eq!(
@@ -918,6 +948,39 @@ fn enum_values_are_the_cores_spellings() {
     );
 }
 
+/// `terminatingTimeout`'s defaults (any node, Count, no force delete) and
+/// every field read; its implicit rule's name is reserved like PendingTimeout's.
+#[test]
+fn terminating_timeout_defaults_and_reserved_name() {
+    let p = ok("terminatingTimeout: {seconds: 300}\n");
+    assert_eq!(
+        p.terminating_timeout,
+        Some(TerminatingTimeout {
+            seconds: 300,
+            on_nodes: TerminatingNodes::Any,
+            action: ExtendedAction::Count,
+            force_delete: false,
+        })
+    );
+    let p = ok(
+        "terminatingTimeout: {seconds: 5, onNodes: Unhealthy, action: Ignore, forceDelete: true}\n",
+    );
+    assert_eq!(
+        p.terminating_timeout,
+        Some(TerminatingTimeout {
+            seconds: 5,
+            on_nodes: TerminatingNodes::Unhealthy,
+            action: ExtendedAction::Ignore,
+            force_delete: true,
+        })
+    );
+    assert_eq!(
+        bad(&rule(
+            "{name: TerminatingTimeout, action: Count, onPodReasons: [X]}"
+        )),
+        vec![(format!("{A}.rules[0].name"), ViolationKind::Invalid)]
+    );
+}
 #[test]
 fn failure_message_is_upstream_unless_detailed_and_strict() {
     assert_eq!(ok("").failure_message, FailureMessage::Upstream);

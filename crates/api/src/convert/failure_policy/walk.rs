@@ -81,6 +81,15 @@ impl<'e> Walk<'e> {
         Some(s.to_string())
     }
 
+    fn boolean(&mut self, value: &Value, path: &str) -> Option<bool> {
+        let b = value.as_bool();
+        if b.is_none() {
+            self.errs
+                .invalid(path, echo(value), "must be true or false");
+        }
+        b
+    }
+
     fn integer(&mut self, value: &Value, path: &str, min: i64, max: i64) -> Option<i64> {
         let Some(n) = value.as_i64() else {
             self.errs.invalid(path, echo(value), "must be an integer");
@@ -208,7 +217,7 @@ impl<'e> Walk<'e> {
         path: &str,
         job: &Job,
     ) -> Option<ExtendedFailurePolicy> {
-        const KNOWN: [&str; 9] = [
+        const KNOWN: [&str; 10] = [
             "apiVersion",
             "kind",
             "rules",
@@ -218,6 +227,7 @@ impl<'e> Walk<'e> {
             "failureMessage",
             "attemptDeadline",
             "readyTimeout",
+            "terminatingTimeout",
         ];
         let map = self.object(value, path, &KNOWN)?;
         for (field, expected) in [
@@ -267,6 +277,10 @@ impl<'e> Walk<'e> {
         }
         if let Some(avoid) = map.get("nodeAvoidance") {
             policy.node_avoidance = self.node_avoidance(avoid, &format!("{path}.nodeAvoidance"));
+        }
+        if let Some(stuck) = map.get("terminatingTimeout") {
+            policy.terminating_timeout =
+                self.terminating_timeout(stuck, &format!("{path}.terminatingTimeout"), job);
         }
         if let Some(v) = map.get("failureMessage") {
             let at = format!("{path}.failureMessage");
@@ -827,6 +841,55 @@ impl<'e> Walk<'e> {
             None => Some(ExtendedAction::Count),
         };
         Some((seconds?, action?))
+    }
+
+    fn terminating_timeout(
+        &mut self,
+        value: &Value,
+        path: &str,
+        job: &Job,
+    ) -> Option<TerminatingTimeout> {
+        let map = self.object(
+            value,
+            path,
+            &["seconds", "onNodes", "action", "forceDelete"],
+        )?;
+        let seconds = match map.get("seconds") {
+            Some(v) => self.integer(v, &format!("{path}.seconds"), 1, 604_800),
+            None => {
+                self.errs.required(
+                    format!("{path}.seconds"),
+                    "how long past its grace period a pod may stay terminating, 1 to 604800",
+                );
+                None
+            }
+        };
+        let on_nodes = match map.get("onNodes") {
+            None => Some(TerminatingNodes::Any),
+            Some(v) => self
+                .one_of(v, &format!("{path}.onNodes"), TerminatingNodes::NAMES)
+                .and_then(TerminatingNodes::parse),
+        };
+        let action = match map.get("action") {
+            Some(v) => {
+                let action = self.action(v, &format!("{path}.action"));
+                if let Some(action) = action {
+                    self.check_fail_index(action, &format!("{path}.action"), job);
+                }
+                action
+            }
+            None => Some(ExtendedAction::Count),
+        };
+        let force_delete = match map.get("forceDelete") {
+            None => Some(false),
+            Some(v) => self.boolean(v, &format!("{path}.forceDelete")),
+        };
+        Some(TerminatingTimeout {
+            seconds: seconds?,
+            on_nodes: on_nodes?,
+            action: action?,
+            force_delete: force_delete?,
+        })
     }
 
     fn node_avoidance(&mut self, value: &Value, path: &str) -> Option<NodeAvoidance> {

@@ -1,0 +1,87 @@
+package request
+
+import (
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+
+	pb "job-decider.dev/clients/go/jobdecider/v1"
+)
+
+// NodeLookup returns a node from the caller's synced node cache, and whether
+// the cache holds it.
+type NodeLookup func(name string) (*corev1.Node, bool)
+
+// Nodes fills req.Nodes and req.MissingNodes from get: the nodes of the pods
+// that are being deleted but not yet terminal, each once, sorted by name,
+// reduced to what the extended failure policy's terminatingTimeout reads
+// (taints, and the Ready and MaintenanceInProgress conditions). Only a Job
+// with a failure policy document (annotation or request field) reads them,
+// so for others the request is left as it is.
+func Nodes(req *pb.DecideJobRequest, pods []*corev1.Pod, get NodeLookup) {
+	if get == nil || !(ReadsOfProto(req.GetJob()).Details || req.GetFailurePolicy() != "") {
+		return
+	}
+	names := map[string]bool{}
+	for _, p := range pods {
+		if p.DeletionTimestamp == nil || p.Spec.NodeName == "" ||
+			p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		names[p.Spec.NodeName] = true
+	}
+	sorted := make([]string, 0, len(names))
+	for n := range names {
+		sorted = append(sorted, n)
+	}
+	sort.Strings(sorted)
+	req.Nodes, req.MissingNodes = nil, nil
+	for _, name := range sorted {
+		node, ok := get(name)
+		if !ok || node == nil {
+			req.MissingNodes = append(req.MissingNodes, name)
+			continue
+		}
+		req.Nodes = append(req.Nodes, Node(node))
+	}
+}
+
+// Node is a node reduced to what terminatingTimeout reads: its name, its
+// taints' keys and effects, and its Ready and MaintenanceInProgress conditions.
+func Node(node *corev1.Node) *pb.Node {
+	out := &pb.Node{Name: node.Name}
+	for _, t := range node.Spec.Taints {
+		out.Taints = append(out.Taints, &pb.Taint{Key: t.Key, Effect: string(t.Effect)})
+	}
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady || c.Type == MaintenanceCondition {
+			out.Conditions = append(out.Conditions, &pb.NodeCondition{Type: string(c.Type), Status: string(c.Status)})
+		}
+	}
+	return out
+}
+
+// MaintenanceCondition is the node condition KEP-5683 sets while a node is
+// drained for maintenance.
+const MaintenanceCondition corev1.NodeConditionType = "MaintenanceInProgress"
+
+// NodeHealthChanged reports whether what Node keeps of a node differs
+// between two versions of it: a change a controller should resync the Jobs
+// of the node's terminating pods for.
+func NodeHealthChanged(old, cur *corev1.Node) bool {
+	a, b := Node(old), Node(cur)
+	if len(a.Taints) != len(b.Taints) || len(a.Conditions) != len(b.Conditions) {
+		return true
+	}
+	for i := range a.Taints {
+		if a.Taints[i].Key != b.Taints[i].Key || a.Taints[i].Effect != b.Taints[i].Effect {
+			return true
+		}
+	}
+	for i := range a.Conditions {
+		if a.Conditions[i].Type != b.Conditions[i].Type || a.Conditions[i].Status != b.Conditions[i].Status {
+			return true
+		}
+	}
+	return false
+}
