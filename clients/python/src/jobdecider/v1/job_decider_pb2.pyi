@@ -39,6 +39,8 @@ class DecideJobRequest(_message.Message):
     LEAN_PODS_FIELD_NUMBER: _builtins.int
     EXPLAIN_FIELD_NUMBER: _builtins.int
     FAILURE_POLICY_FIELD_NUMBER: _builtins.int
+    NODES_FIELD_NUMBER: _builtins.int
+    MISSING_NODES_FIELD_NUMBER: _builtins.int
     controller_name: _builtins.str
     """The controller the caller decides for; empty means "kubernetes.io/job-controller".
     A Job whose spec.managedBy names another controller gets an empty plan.
@@ -84,6 +86,20 @@ class DecideJobRequest(_message.Message):
         of pods apply. The shim sends this; any client may.
         """
 
+    @_builtins.property
+    def nodes(self) -> _containers.RepeatedCompositeFieldContainer[_kubernetes_pb2.Node]:
+        """The nodes of the Job's pods that are being deleted and not yet terminal, as the caller's
+        node cache shows them (Node: name, taints, conditions). Read only by the extended failure
+        policy's terminatingTimeout with onNodes: Unhealthy, which replaces a pod stuck terminating
+        only on an unhealthy node; may be left empty otherwise. At most one entry per name.
+        """
+
+    @_builtins.property
+    def missing_nodes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Names of nodes that such pods name but that the caller's synced node cache does not hold:
+        the node object is gone, which counts as unhealthy. A name is in nodes or here, not both.
+        """
+
     def __init__(
         self,
         *,
@@ -96,10 +112,12 @@ class DecideJobRequest(_message.Message):
         lean_pods: _abc.Iterable[_kubernetes_pb2.LeanPod] | None = ...,
         explain: _builtins.bool = ...,
         failure_policy: _builtins.str = ...,
+        nodes: _abc.Iterable[_kubernetes_pb2.Node] | None = ...,
+        missing_nodes: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["expectations", b"expectations", "job", b"job", "now", b"now", "state", b"state"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["controller_name", b"controller_name", "expectations", b"expectations", "explain", b"explain", "failure_policy", b"failure_policy", "job", b"job", "lean_pods", b"lean_pods", "now", b"now", "pods", b"pods", "state", b"state"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["controller_name", b"controller_name", "expectations", b"expectations", "explain", b"explain", "failure_policy", b"failure_policy", "job", b"job", "lean_pods", b"lean_pods", "missing_nodes", b"missing_nodes", "nodes", b"nodes", "now", b"now", "pods", b"pods", "state", b"state"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -928,12 +946,18 @@ class PodFailure(_message.Message):
     CONDITION_TYPE_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
     MESSAGE_FIELD_NUMBER: _builtins.int
+    FORCE_DELETE_FIELD_NUMBER: _builtins.int
     condition_type: _builtins.str
     """The condition type to add, e.g. "job-decider.dev/PendingTimeout"."""
     reason: _builtins.str
     """The condition's reason, e.g. the waiting reason "ImagePullBackOff"."""
     message: _builtins.str
     """The condition's message."""
+    force_delete: _builtins.bool
+    """Delete the pod with a grace period of 0 after the status patch (terminatingTimeout's
+    forceDelete): its kubelet is not expected to finish it. Otherwise the delete uses the
+    pod's own grace period.
+    """
     @_builtins.property
     def pod(self) -> Global___PodReference:
         """The pod."""
@@ -945,10 +969,11 @@ class PodFailure(_message.Message):
         condition_type: _builtins.str = ...,
         reason: _builtins.str = ...,
         message: _builtins.str = ...,
+        force_delete: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["pod", b"pod"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["condition_type", b"condition_type", "message", b"message", "pod", b"pod", "reason", b"reason"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["condition_type", b"condition_type", "force_delete", b"force_delete", "message", b"message", "pod", b"pod", "reason", b"reason"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

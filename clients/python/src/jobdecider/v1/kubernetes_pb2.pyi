@@ -1704,3 +1704,91 @@ class LeanTerminated(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___LeanTerminated: _TypeAlias = LeanTerminated  # noqa: Y015
+
+@_typing.final
+class Node(_message.Message):
+    """Node is a core/v1 Node reduced to what the extended failure policy's terminatingTimeout
+    reads to tell whether a node is unhealthy.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    TAINTS_FIELD_NUMBER: _builtins.int
+    CONDITIONS_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """metadata.name; required."""
+    @_builtins.property
+    def taints(self) -> _containers.RepeatedCompositeFieldContainer[Global___Taint]:
+        """spec.taints: node.kubernetes.io/unreachable, not-ready and out-of-service are read."""
+
+    @_builtins.property
+    def conditions(self) -> _containers.RepeatedCompositeFieldContainer[Global___NodeCondition]:
+        """status.conditions: Ready and MaintenanceInProgress are read; others may be sent and are ignored."""
+
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        taints: _abc.Iterable[Global___Taint] | None = ...,
+        conditions: _abc.Iterable[Global___NodeCondition] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conditions", b"conditions", "name", b"name", "taints", b"taints"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Node: _TypeAlias = Node  # noqa: Y015
+
+@_typing.final
+class Taint(_message.Message):
+    """Taint mirrors core/v1 Taint without its value and time, which are not read."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KEY_FIELD_NUMBER: _builtins.int
+    EFFECT_FIELD_NUMBER: _builtins.int
+    key: _builtins.str
+    """The taint's key, e.g. "node.kubernetes.io/unreachable"."""
+    effect: _builtins.str
+    """NoSchedule, PreferNoSchedule or NoExecute."""
+    def __init__(
+        self,
+        *,
+        key: _builtins.str = ...,
+        effect: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["effect", b"effect", "key", b"key"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Taint: _TypeAlias = Taint  # noqa: Y015
+
+@_typing.final
+class NodeCondition(_message.Message):
+    """NodeCondition mirrors core/v1 NodeCondition's type and status."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TYPE_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    type: _builtins.str
+    """Type of the condition, e.g. "Ready"."""
+    status: _builtins.str
+    """"True", "False" or "Unknown"."""
+    def __init__(
+        self,
+        *,
+        type: _builtins.str = ...,
+        status: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["status", b"status", "type", b"type"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___NodeCondition: _TypeAlias = NodeCondition  # noqa: Y015
