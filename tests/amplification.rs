@@ -666,7 +666,8 @@ fn decoded_size_that_does_not_fit_now_is_shed_with_request_bytes_budget() {
             ..job_decider::server::ServerConfig::default()
         })
         .await;
-        let big = common::framed(&common::request_of_size(4 << 20).encode_to_vec());
+        // Just under the 4 MiB message limit, so the held body is one the server reads.
+        let big = common::framed(&common::request_of_size((4 << 20) - (64 << 10)).encode_to_vec());
         let holder =
             common::HeldCall::holding_budget(&server, server.channel().await, big.clone()).await;
         // 60,000 empty containers: 120 KB on the wire, about 4.7 MB decoded.

@@ -417,19 +417,24 @@ pub fn request_of_size(bytes: usize) -> pb::DecideJobRequest {
     let mut request = example_request("indexed-job-mid-run");
     let pod = request.pods[2].clone();
     request.pods.clear();
-    // The request's real encoded length, not a guess per pod: a test that
+    // The request's exact encoded length, counted as it grows: each pod adds
+    // its field's one-byte key, its length prefix and its bytes. A test that
     // holds half a budget needs the body past the half, whatever a pod weighs
     // (a guessed +6 per pod once left it a few bytes under).
+    let mut size = request.encoded_len();
     let mut i = 0;
-    while request.encoded_len() < bytes {
+    while size < bytes {
         let mut pod = pod.clone();
         if let Some(m) = pod.metadata.as_mut() {
             m.uid = format!("uid-{i}");
             m.name = format!("pod-{i}");
         }
+        let len = pod.encoded_len();
+        size += 1 + prost::encoding::encoded_len_varint(len as u64) + len;
         request.pods.push(pod);
         i += 1;
     }
+    debug_assert_eq!(size, request.encoded_len());
     request
 }
 
