@@ -74,6 +74,11 @@ terminatingTimeout:
 	time.Sleep(5 * time.Second)
 	p, err := e.client.CoreV1().Pods(ns).Get(ctx, first.Name, metav1.GetOptions{})
 	if err != nil {
+		history.mu.Lock()
+		for _, v := range history.versions[first.Name] {
+			t.Logf("version rv=%s phase=%s deletion=%v finalizers=%v node=%s conds=%+v", v.ResourceVersion, v.Status.Phase, v.DeletionTimestamp, v.Finalizers, v.Spec.NodeName, v.Status.Conditions)
+		}
+		history.mu.Unlock()
 		t.Fatalf("the pod on a healthy node is gone: %v", err)
 	}
 	if p.Status.Phase == corev1.PodFailed || podCondition(p, terminatingTimeoutCondition) != nil {

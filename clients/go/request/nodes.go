@@ -8,9 +8,12 @@ import (
 	pb "job-decider.dev/clients/go/jobdecider/v1"
 )
 
-// NodeLookup returns a node from the caller's synced node cache, and whether
-// the cache holds it.
-type NodeLookup func(name string) (*corev1.Node, bool)
+// NodeLookup returns a node as the caller knows it: the node; or nil and
+// found false when the node is known to be gone (a missing node counts as
+// unhealthy, so a caller whose cache may lag should confirm it, e.g. with a
+// GET); or a non-nil error when the caller cannot tell, and the node is then
+// left out of the request (taken as healthy).
+type NodeLookup func(name string) (node *corev1.Node, found bool, err error)
 
 // Nodes fills req.Nodes and req.MissingNodes from get: the nodes of the pods
 // that are being deleted but not yet terminal, each once, sorted by name,
@@ -37,12 +40,15 @@ func Nodes(req *pb.DecideJobRequest, pods []*corev1.Pod, get NodeLookup) {
 	sort.Strings(sorted)
 	req.Nodes, req.MissingNodes = nil, nil
 	for _, name := range sorted {
-		node, ok := get(name)
-		if !ok || node == nil {
+		node, found, err := get(name)
+		switch {
+		case err != nil:
+			// Unknown: say nothing rather than call a live node lost.
+		case !found || node == nil:
 			req.MissingNodes = append(req.MissingNodes, name)
-			continue
+		default:
+			req.Nodes = append(req.Nodes, Node(node))
 		}
-		req.Nodes = append(req.Nodes, Node(node))
 	}
 }
 

@@ -1,6 +1,7 @@
 package request
 
 import (
+	"errors"
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -20,8 +21,9 @@ func terminatingOn(name, node string, phase corev1.PodPhase) *corev1.Pod {
 }
 
 // Only the nodes of terminating, non-terminal pods are sent, each once and
-// sorted, reduced to taints and the two conditions read; a node the cache
-// lacks is a missing node; a Job without a document sends none.
+// sorted, reduced to taints and the two conditions read; a node known to be
+// gone is a missing node, one the caller cannot tell about is left out; a
+// Job without a document sends none.
 func TestNodesAreThoseOfTerminatingPodsOnceSortedAndReduced(t *testing.T) {
 	lost := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: "b-lost"},
@@ -32,17 +34,21 @@ func TestNodesAreThoseOfTerminatingPodsOnceSortedAndReduced(t *testing.T) {
 			{Type: MaintenanceCondition, Status: corev1.ConditionTrue},
 		}},
 	}
-	get := func(name string) (*corev1.Node, bool) {
-		if name == lost.Name {
-			return lost, true
+	get := func(name string) (*corev1.Node, bool, error) {
+		switch name {
+		case lost.Name:
+			return lost, true, nil
+		case "e-unknown":
+			return nil, false, errors.New("cannot tell")
 		}
-		return nil, false
+		return nil, false, nil
 	}
 	pods := []*corev1.Pod{
 		terminatingOn("p1", "b-lost", corev1.PodRunning),
 		terminatingOn("p2", "b-lost", corev1.PodPending),
 		terminatingOn("p3", "a-gone", corev1.PodRunning),
 		terminatingOn("p4", "c-done", corev1.PodFailed),
+		terminatingOn("p6", "e-unknown", corev1.PodRunning),
 		{ObjectMeta: metav1.ObjectMeta{Name: "p5"}, Spec: corev1.PodSpec{NodeName: "d-running"}},
 	}
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{failurePolicyAnnotation: "kind: FailurePolicy"}}}

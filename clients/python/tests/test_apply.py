@@ -260,6 +260,22 @@ def test_fail_pods_patches_the_status_then_deletes_with_the_uid() -> None:
     assert c.core.delete_namespaced_pod.call_args.kwargs["body"].preconditions.uid == "up"
 
 
+def test_fail_pods_force_delete_deletes_with_a_grace_period_of_zero() -> None:
+    for force, grace in ((True, 0), (False, None)):
+        c = Cluster()
+        c.core.patch_namespaced_pod_status.return_value = client.V1Pod()
+        failure = pb.PodFailure(
+            pod=pb.PodReference(name="p", uid="up"),
+            condition_type="job-decider.dev/TerminatingTimeout",
+            reason="TerminatingTimeout",
+            message="M",
+            force_delete=force,
+        )
+        c.applier().apply(make_job(), pb.DecideJobResponse(actions=[pb.Action(fail_pods=pb.FailPods(pods=[failure]))]))
+        options = c.core.delete_namespaced_pod.call_args.kwargs["body"]
+        assert options.grace_period_seconds == grace and options.preconditions.uid == "up"
+
+
 def test_adopt_reads_the_job_fresh_and_refuses_a_recreated_one() -> None:
     c = Cluster()
     other = make_job()

@@ -223,6 +223,18 @@ test("failPods: a status patch to Failed carrying the uid, then a delete guarded
   assert.deepEqual(s.calls[1]?.param.body, { preconditions: { uid: "ua" } });
 });
 
+test("failPods with forceDelete deletes with a grace period of 0", async () => {
+  const s = stubs();
+  const p = plan({
+    case: "failPods",
+    value: {
+      pods: [{ pod: { name: "a", uid: "ua" }, conditionType: "job-decider.dev/TerminatingTimeout", reason: "TerminatingTimeout", message: "M", forceDelete: true }],
+    },
+  });
+  await new Applier(s.pods, s.jobs).apply(job(), p);
+  assert.deepEqual(s.calls[1]?.param.body, { preconditions: { uid: "ua" }, gracePeriodSeconds: 0 });
+});
+
 test("adoptPods re-reads the Job and refuses a re-created one; releasePods drops owner and finalizer", async () => {
   const s = stubs();
   const recreated: JobsApi = { ...s.jobs, readNamespacedJob: async () => ({ ...job(), metadata: { ...job().metadata, uid: "other" } }) };

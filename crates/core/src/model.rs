@@ -75,7 +75,7 @@ pub struct NodeSignals {
     /// Its MaintenanceInProgress condition's status (KEP-5683), if it has one.
     pub maintenance_in_progress: Option<ConditionStatus>,
     /// The keys of its taints that say it is unhealthy
-    /// (`extended::node_health::UNHEALTHY_TAINTS`; the wire keeps no others).
+    /// (`extended::node_health::unhealthy_taint`; the wire keeps no others).
     pub unhealthy_taints: Vec<String>,
 }
 

@@ -441,7 +441,7 @@ func (c *Controller) syncJob(ctx context.Context, key string) (requeueAfter time
 		Controller:               c.cfg.ControllerName,
 		PodChangesPending:        podChangesPending,
 		FinalizerRemovalsPending: finalizerRemovalsPending,
-		Nodes:                    c.nodeLookup(),
+		Nodes:                    c.nodeLookup(ctx),
 	}
 	req, notLean := snap.request()
 	if notLean != nil {

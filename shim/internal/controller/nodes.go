@@ -1,7 +1,12 @@
 package controller
 
 import (
+	"context"
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -116,13 +121,30 @@ func (c *Controller) nodeHealthChanged(node string) {
 	}
 }
 
-// nodeLookup reads the node cache, or is nil when the controller watches no nodes.
-func (c *Controller) nodeLookup() request.NodeLookup {
+// nodeLookup reads the node cache, or is nil when the controller watches no
+// nodes. A node the cache lacks may be one it has not seen yet (a node just
+// registered), and a missing node counts as unhealthy: it is confirmed with a
+// GET, and only a 404 makes it missing.
+func (c *Controller) nodeLookup(ctx context.Context) request.NodeLookup {
 	if c.nodes == nil {
 		return nil
 	}
-	return func(name string) (*corev1.Node, bool) {
-		n, err := c.nodes.lister.Get(name)
-		return n, err == nil
+	return func(name string) (*corev1.Node, bool, error) {
+		if n, err := c.nodes.lister.Get(name); err == nil {
+			return n, true, nil
+		}
+		ctx, cancel := context.WithTimeout(ctx, nodeGetTimeout)
+		defer cancel()
+		n, err := c.kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil, false, nil
+		case err != nil:
+			return nil, false, err
+		}
+		return n, true, nil
 	}
 }
+
+// nodeGetTimeout bounds the GET that confirms a node the cache lacks.
+const nodeGetTimeout = 5 * time.Second

@@ -6,7 +6,7 @@
 //! missing, is refused rather than one of the two picked.
 
 use job_decider_core::extended::node_health::{
-    MAINTENANCE_CONDITION, READY_CONDITION, UNHEALTHY_TAINTS,
+    MAINTENANCE_CONDITION, READY_CONDITION, unhealthy_taint,
 };
 use job_decider_core::model::{ConditionStatus, NodeReport, NodeSignals, NodeState};
 use job_decider_core::text::truncated;
@@ -124,7 +124,7 @@ fn signals(node: &pb::Node, field: &dyn Fn() -> String, errs: &mut Violations) -
         *slot = Some(status(&c.status));
     }
     for taint in &node.taints {
-        if UNHEALTHY_TAINTS.contains(&taint.key.as_str())
+        if unhealthy_taint(&taint.key, &taint.effect)
             && !signals.unhealthy_taints.contains(&taint.key)
         {
             signals.unhealthy_taints.push(taint.key.clone());

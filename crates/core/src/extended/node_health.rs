@@ -3,7 +3,9 @@
 //! finished by its kubelet. A node is unhealthy when the caller's synced node
 //! cache no longer holds it, when its Ready condition is False or Unknown (the
 //! node lifecycle controller sets Unknown when the kubelet stops reporting),
-//! when it carries one of [`UNHEALTHY_TAINTS`] (any effect), or when its
+//! when it carries one of [`UNHEALTHY_TAINTS`] with effect `NoExecute` (the
+//! node lifecycle controller's verdict; the `NoSchedule` ones a node gets at
+//! registration, before its kubelet first reports, are not), or when its
 //! `MaintenanceInProgress` condition (KEP-5683) is True. A node the caller did
 //! not report is taken as healthy: nothing says otherwise.
 
@@ -17,6 +19,16 @@ pub const UNHEALTHY_TAINTS: [&str; 3] = [
     "node.kubernetes.io/not-ready",
     "node.kubernetes.io/out-of-service",
 ];
+/// The only taint effect that marks a node unhealthy.
+pub const NO_EXECUTE: &str = "NoExecute";
+
+/// Whether a taint says its node is unhealthy: one of [`UNHEALTHY_TAINTS`]
+/// with effect [`NO_EXECUTE`]. The wire keeps only these
+/// (`NodeSignals::unhealthy_taints`).
+pub fn unhealthy_taint(key: &str, effect: &str) -> bool {
+    effect == NO_EXECUTE && UNHEALTHY_TAINTS.contains(&key)
+}
+
 /// The node condition KEP-5683 sets while a node is drained for maintenance.
 pub const MAINTENANCE_CONDITION: &str = "MaintenanceInProgress";
 /// The node condition that says whether the kubelet is healthy.

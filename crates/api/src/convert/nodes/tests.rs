@@ -12,9 +12,15 @@ fn node(name: &str, conditions: &[(&str, &str)], taints: &[&str]) -> pb::Node {
             .collect(),
         taints: taints
             .iter()
-            .map(|k| pb::Taint {
-                key: (*k).into(),
-                effect: "NoExecute".into(),
+            .map(|k| match k.split_once(':') {
+                Some((key, effect)) => pb::Taint {
+                    key: key.into(),
+                    effect: effect.into(),
+                },
+                None => pb::Taint {
+                    key: (*k).into(),
+                    effect: "NoExecute".into(),
+                },
             })
             .collect(),
     }
@@ -37,7 +43,12 @@ fn nodes_are_sorted_and_kept_to_the_signals_node_health_reads() {
             node(
                 "z",
                 &[("Ready", "Unknown"), ("DiskPressure", "True")],
-                &["node.kubernetes.io/unreachable", "example.com/gpu"],
+                &[
+                    "node.kubernetes.io/unreachable",
+                    "example.com/gpu",
+                    // A new node's taint before its kubelet reports: not a verdict.
+                    "node.kubernetes.io/not-ready:NoSchedule",
+                ],
             ),
             node("a", &[("MaintenanceInProgress", "True")], &[]),
         ],

@@ -77,3 +77,19 @@ fn not_ready_is_named_before_a_taint_and_maintenance() {
         Some(Unhealthy::NotReady)
     );
 }
+
+#[test]
+fn only_no_execute_taints_of_the_list_count() {
+    let cases = [
+        ("node.kubernetes.io/unreachable", "NoExecute", true),
+        ("node.kubernetes.io/not-ready", "NoExecute", true),
+        ("node.kubernetes.io/out-of-service", "NoExecute", true),
+        // What a node carries from registration until its kubelet reports.
+        ("node.kubernetes.io/not-ready", "NoSchedule", false),
+        ("node.kubernetes.io/unreachable", "NoSchedule", false),
+        ("node.kubernetes.io/unschedulable", "NoExecute", false),
+    ];
+    for (key, effect, want) in cases {
+        assert_eq!(unhealthy_taint(key, effect), want, "{key}:{effect}");
+    }
+}
