@@ -93,7 +93,7 @@ terminatingTimeout:
 	if err != nil {
 		t.Fatal(err)
 	}
-	n.Spec.Taints = []corev1.Taint{{Key: "node.kubernetes.io/unreachable", Effect: corev1.TaintEffectNoExecute}}
+	n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: "node.kubernetes.io/unreachable", Effect: corev1.TaintEffectNoExecute})
 	if n, err = e.client.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
 		t.Fatalf("tainting the node: %v", err)
 	}
