@@ -91,6 +91,15 @@ pub fn ordinal(n: i64) -> String {
     format!("{n}{suffix}")
 }
 
+/// What a list cut to its first `shown` of `total` entries leaves unsaid:
+/// ` and N more`, or nothing when none was left out.
+pub fn and_more(total: usize, shown: usize) -> String {
+    match total.saturating_sub(shown) {
+        0 => String::new(),
+        more => format!(" and {more} more"),
+    }
+}
+
 /// A duration for people: `7s`, `4m10s`, `2h3m`, `3d4h`; below a second in
 /// milliseconds; past a year, "more than a year" rather than a huge number.
 pub fn human_duration(d: Duration) -> String {

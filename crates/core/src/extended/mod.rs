@@ -86,3 +86,10 @@ pub const READY_TIMEOUT_CONDITION: &str = "job-decider.dev/ReadyTimeout";
 pub const TERMINATING_TIMEOUT_CONDITION: &str = "job-decider.dev/TerminatingTimeout";
 /// Prefix of the Failed reason a named FailJob rule gives (KEP-4443's).
 pub const NAMED_RULE_REASON_PREFIX: &str = "PodFailurePolicy_";
+
+/// Whether the Job's state lets the document's timeouts fail pods at all: not
+/// while it is finished, `finishing`, suspended (its pods are deleted, not
+/// failed) or being deleted.
+pub(crate) fn timeouts_quiet(job: &crate::model::Job, finishing: bool) -> bool {
+    finishing || job.status.is_finished() || job.spec.suspend || job.being_deleted
+}

@@ -158,12 +158,7 @@ pub fn describe(creations: &[PodCreation]) -> String {
             )
         })
         .collect();
-    let more = avoiding.len().saturating_sub(MAX_DESCRIBED);
-    let more = if more > 0 {
-        format!(" and {more} more")
-    } else {
-        String::new()
-    };
+    let more = crate::text::and_more(avoiding.len(), MAX_DESCRIBED);
     format!(
         "; new pods keep off ({mode}) the nodes where their index failed: {}{more}",
         per_index.join("; ")

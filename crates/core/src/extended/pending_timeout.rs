@@ -147,12 +147,7 @@ pub fn describe(job: &Job, now: Time, pods: &[Pod], failures: &[PodFailure]) -> 
             )
         })
         .collect();
-    let more = failures.len().saturating_sub(MAX_DESCRIBED);
-    let more = if more > 0 {
-        format!(" and {more} more")
-    } else {
-        String::new()
-    };
+    let more = crate::text::and_more(failures.len(), MAX_DESCRIBED);
     format!(
         "pods stuck in Pending past the extended policy's pendingTimeout{limit}: {}{more}; marked Failed, then deleted",
         named.join(", ")

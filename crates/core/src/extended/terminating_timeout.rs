@@ -104,7 +104,7 @@ pub(crate) fn terminating_timeouts<'p>(
     else {
         return out;
     };
-    if finishing || job.status.is_finished() || job.spec.suspend || job.being_deleted {
+    if super::timeouts_quiet(job, finishing) {
         return out;
     }
     for pod in pods {
@@ -192,12 +192,7 @@ pub fn describe(job: &Job, now: Time, pods: &[Pod], failures: &[PodFailure]) -> 
             format!("{}{node}{since}", truncated(&f.pod.name, MAX_NAME_BYTES))
         })
         .collect();
-    let more = failures.len().saturating_sub(MAX_DESCRIBED);
-    let more = if more > 0 {
-        format!(" and {more} more")
-    } else {
-        String::new()
-    };
+    let more = crate::text::and_more(failures.len(), MAX_DESCRIBED);
     let force = settings.is_some_and(|s| s.force_delete);
     format!(
         "pods stuck terminating past the extended policy's terminatingTimeout{limit}: {}{more}; marked Failed, then deleted{}",

@@ -139,11 +139,6 @@ pub fn due(policy: &ExtendedFailurePolicy, pod: &Pod, now: Time) -> Option<Due> 
     })
 }
 
-/// Whether the Job's state lets the timeouts fail pods at all.
-fn quiet(job: &Job, finishing: bool) -> bool {
-    finishing || job.status.is_finished() || job.spec.suspend || job.being_deleted
-}
-
 /// The Job's pods past a timeout, and when the next one reaches one. Empty
 /// without a timeout in the document, and while the Job is finished,
 /// `finishing`, suspended or being deleted.
@@ -157,7 +152,7 @@ pub(crate) fn pod_timeouts<'p>(
     let Some(policy) = job.extended_failure_policy.as_deref() else {
         return out;
     };
-    if quiet(job, finishing) {
+    if super::timeouts_quiet(job, finishing) {
         return out;
     }
     for pod in pods {
@@ -316,12 +311,7 @@ fn describe_one(job: &Job, t: Timeout, failures: &[PodFailure]) -> String {
             )
         })
         .collect();
-    let more = failures.len().saturating_sub(MAX_DESCRIBED);
-    let more = if more > 0 {
-        format!(" and {more} more")
-    } else {
-        String::new()
-    };
+    let more = crate::text::and_more(failures.len(), MAX_DESCRIBED);
     let what = match t {
         Timeout::Ready => "pods not Ready within",
         _ => "pods running past",
