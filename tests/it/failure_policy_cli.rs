@@ -281,3 +281,94 @@ fn simulate_plays_the_document_and_compares_without_it() {
         stderr(&out)
     );
 }
+
+/// `--nodes`: the terminating pod on a node the file shows unreachable is
+/// failed for its terminatingTimeout (and force-deleted); without the file the
+/// node is not reported and nothing is failed; a misspelt Node field is named
+/// and exits 2.
+#[test]
+fn decide_reads_nodes_for_the_terminating_timeout() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let doc = write(
+        dir.path(),
+        "doc.yaml",
+        "apiVersion: job-decider.dev/v1alpha1\nkind: FailurePolicy\n\
+         terminatingTimeout: {seconds: 60, onNodes: Unhealthy, forceDelete: true}\n",
+    );
+    // The two running pods of the example; the first was deleted 10 minutes ago.
+    let text = std::fs::read_to_string(example("pods")).expect("read the example");
+    let mut pods: serde_json::Value = serde_json::from_str(&text).expect("JSON pods");
+    let items = pods["items"].as_array_mut().expect("items");
+    items.retain(|p| p["status"]["phase"] == "Running");
+    items[0]["metadata"]["deletionTimestamp"] = "2025-06-02T09:50:00Z".into();
+    items[0]["metadata"]["deletionGracePeriodSeconds"] = 30.into();
+    let node = items[0]["spec"]["nodeName"]
+        .as_str()
+        .expect("a node")
+        .to_string();
+    let pods = write(dir.path(), "pods.json", &pods.to_string());
+    let nodes = write(
+        dir.path(),
+        "nodes.yaml",
+        &format!(
+            "apiVersion: v1\nkind: NodeList\nitems:\n- metadata: {{name: {node}}}\n  \
+             spec: {{taints: [{{key: node.kubernetes.io/unreachable, effect: NoExecute}}]}}\n  \
+             status: {{conditions: [{{type: Ready, status: Unknown}}]}}\n"
+        ),
+    );
+    let job = example("job");
+    let job = job.to_str().expect("path");
+    let base = [
+        "decide",
+        "--job",
+        job,
+        "--pods",
+        &pods,
+        "--failure-policy",
+        &doc,
+        "--now",
+        NOW,
+        "-o",
+        "json",
+    ];
+    let with_nodes: Vec<&str> = base.iter().copied().chain(["--nodes", &nodes]).collect();
+    let out = run(&with_nodes, None);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let failed: Vec<&serde_json::Value> = plan["actions"]
+        .as_array()
+        .expect("actions")
+        .iter()
+        .filter_map(|a| a.get("failPods"))
+        .flat_map(|f| f["pods"].as_array().into_iter().flatten())
+        .collect();
+    assert_eq!(failed.len(), 1, "{plan}");
+    assert_eq!(
+        failed[0]["conditionType"],
+        "job-decider.dev/TerminatingTimeout"
+    );
+    assert_eq!(failed[0]["forceDelete"], true);
+    assert!(
+        failed[0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains(&node)),
+        "{plan}"
+    );
+
+    let out = run(&base, None);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("failPods"),
+        "no node reported, none failed"
+    );
+
+    let typo = write(
+        dir.path(),
+        "typo.yaml",
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n}\nspec: {taintz: []}\n",
+    );
+    let bad: Vec<&str> = base.iter().copied().chain(["--nodes", &typo]).collect();
+    let out = run(&bad, None);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("spec.taintz"), "{}", stderr(&out));
+}
