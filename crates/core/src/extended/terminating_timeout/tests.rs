@@ -286,3 +286,69 @@ fn sync_a_fail_job_terminating_timeout_gives_its_implicit_rules_reason() {
         Some("PodFailurePolicy_TerminatingTimeout")
     );
 }
+
+/// Every combination of a few pods (phase, deleted or not and when, which
+/// node) against both node settings: a pod is failed exactly when it is
+/// deleted, not terminal, past its deadline and (with Unhealthy) on an
+/// unhealthy node; each at most once, sorted; the requeue is the earliest
+/// deadline still ahead; and a failure's message stays bounded.
+#[test]
+fn failures_and_requeue_are_exactly_the_passed_and_the_earliest_coming_deadlines() {
+    let phases = [PodPhase::Pending, PodPhase::Running, PodPhase::Failed];
+    let deletions = [None, Some(0), Some(100), Some(250)];
+    let node_names = ["healthy", "lost", "gone", "elsewhere", ""];
+    let now = t(300);
+    for on_nodes in [TerminatingNodes::Any, TerminatingNodes::Unhealthy] {
+        let j = with_policy(job(), settings(60, on_nodes));
+        let mut pods = Vec::new();
+        let mut n = 0;
+        for phase in phases {
+            for deletion in deletions {
+                for node in node_names {
+                    let mut p = terminating(&format!("p{n:03}"), node, 0).phase(phase);
+                    p.uid = format!("uid-{n}");
+                    p.deletion = deletion.map(|at| crate::model::Deletion {
+                        timestamp: t(at),
+                        grace_period_seconds: Some(30),
+                    });
+                    pods.push(p);
+                    n += 1;
+                }
+            }
+        }
+        let out = timeouts(&j, &pods, now, false);
+        let mut want_failed = Vec::new();
+        let mut want_requeue: Option<Duration> = None;
+        for p in &pods {
+            let Some(at) = p.deletion.as_ref().map(|d| d.timestamp) else {
+                continue;
+            };
+            if p.phase == PodPhase::Failed {
+                continue;
+            }
+            let node = p
+                .failure_details
+                .as_deref()
+                .map_or("", |d| d.node_name.as_str());
+            let unhealthy = matches!(node, "lost" | "gone");
+            if on_nodes == TerminatingNodes::Unhealthy && !unhealthy {
+                continue;
+            }
+            let deadline = at.saturating_add(Duration::from_secs(60));
+            if deadline <= now {
+                want_failed.push(p.name.as_str());
+            } else {
+                let wait = deadline.saturating_since(now);
+                want_requeue = Some(want_requeue.map_or(wait, |r| r.min(wait)));
+            }
+        }
+        want_failed.sort_unstable();
+        assert_eq!(names(&out), want_failed, "{on_nodes:?}");
+        assert_eq!(out.requeue, want_requeue, "{on_nodes:?}");
+        assert!(
+            out.failures
+                .iter()
+                .all(|f| f.force_delete && f.message.len() <= 512)
+        );
+    }
+}
