@@ -683,8 +683,7 @@ fn finishing_condition(facts: &SyncFacts<'_>) -> (Option<JobCondition>, Option<D
             ));
         } else if let (Some(ads), false) = (job.spec.active_deadline_seconds, job.spec.suspend) {
             let start = facts.start_time.unwrap_or(now);
-            let deadline =
-                start.saturating_add(Duration::from_secs(u64::try_from(ads).unwrap_or(0)));
+            let deadline = start.saturating_add(crate::time::secs(ads));
             deadline_wait = Some(deadline.saturating_since(now));
         }
     }

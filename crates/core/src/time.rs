@@ -56,3 +56,9 @@ impl fmt::Display for Time {
         write!(f, "{secs}.{nanos:09}")
     }
 }
+
+/// Whole seconds as a duration, a negative count as none: the document's and
+/// the API's second counts, which validation keeps non-negative.
+pub fn secs(seconds: i64) -> Duration {
+    Duration::from_secs(u64::try_from(seconds).unwrap_or(0))
+}

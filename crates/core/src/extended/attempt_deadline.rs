@@ -24,7 +24,7 @@ pub const DEADLINE_EXCEEDED: &str = "DeadlineExceeded";
 
 /// The limit as a duration (validation keeps `seconds` positive).
 pub fn limit(settings: &AttemptDeadline) -> Duration {
-    Duration::from_secs(u64::try_from(settings.seconds).unwrap_or(0))
+    crate::time::secs(settings.seconds)
 }
 
 /// When `pod` reaches its attempt deadline: its start plus the limit; `None`

@@ -30,6 +30,7 @@ use crate::pod_failure_policy::counts_failure;
 use crate::sync_pod::SyncPod;
 use crate::text::human_duration;
 use crate::time::Time;
+use crate::time::secs;
 
 /// How long to wait after a number of failures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -162,11 +163,6 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
     bytes.iter().fold(OFFSET_BASIS, |hash, &b| {
         (hash ^ u64::from(b)).wrapping_mul(PRIME)
     })
-}
-
-/// Seconds from the document (validated positive) as a duration.
-fn secs(s: i64) -> Duration {
-    Duration::from_secs(u64::try_from(s).unwrap_or(0))
 }
 
 /// Whether ignored failures skip the backoff (`afterIgnoredFailure: Immediate`).

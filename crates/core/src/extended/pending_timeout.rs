@@ -41,9 +41,8 @@ pub struct Stuck<'a> {
 impl Stuck<'_> {
     /// When the pod times out under `settings`.
     pub fn deadline(&self, settings: &PendingTimeout) -> Time {
-        self.since.saturating_add(Duration::from_secs(
-            u64::try_from(settings.seconds).unwrap_or(0),
-        ))
+        self.since
+            .saturating_add(crate::time::secs(settings.seconds))
     }
 }
 
@@ -105,9 +104,7 @@ pub(crate) fn failure(
         message: format!(
             "Pod was pending in {reason}{container} for {}, reaching the pending timeout of {}",
             human_duration(now.saturating_since(s.since)),
-            human_duration(Duration::from_secs(
-                u64::try_from(settings.seconds).unwrap_or(0)
-            )),
+            human_duration(crate::time::secs(settings.seconds)),
         ),
         force_delete: false,
     }
@@ -124,12 +121,7 @@ pub fn describe(job: &Job, now: Time, pods: &[Pod], failures: &[PodFailure]) -> 
         .as_deref()
         .and_then(|p| p.pending_timeout.as_ref());
     let limit = settings
-        .map(|s| {
-            format!(
-                " ({})",
-                human_duration(Duration::from_secs(u64::try_from(s.seconds).unwrap_or(0)))
-            )
-        })
+        .map(|s| format!(" ({})", human_duration(crate::time::secs(s.seconds))))
         .unwrap_or_default();
     let named: Vec<String> = failures
         .iter()

@@ -24,7 +24,7 @@ const MAX_REASON_BYTES: usize = 128;
 
 /// The limit as a duration (validation keeps `seconds` positive).
 pub fn limit(settings: &ReadyTimeout) -> Duration {
-    Duration::from_secs(u64::try_from(settings.seconds).unwrap_or(0))
+    crate::time::secs(settings.seconds)
 }
 
 /// When `pod` times out for not being Ready, if it still can: an active pod

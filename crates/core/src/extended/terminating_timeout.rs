@@ -47,7 +47,7 @@ impl StuckTerminating<'_> {
 }
 
 fn seconds(settings: &TerminatingTimeout) -> Duration {
-    Duration::from_secs(u64::try_from(settings.seconds).unwrap_or(0))
+    crate::time::secs(settings.seconds)
 }
 
 /// Whether `pod` is terminating and not terminal, on a node `settings`

@@ -293,12 +293,7 @@ fn describe_one(job: &Job, t: Timeout, failures: &[PodFailure]) -> String {
         Timeout::Terminating => p.terminating_timeout.map(|s| s.seconds),
     });
     let limit = seconds
-        .map(|s| {
-            format!(
-                " ({})",
-                human_duration(Duration::from_secs(u64::try_from(s).unwrap_or(0)))
-            )
-        })
+        .map(|s| format!(" ({})", human_duration(crate::time::secs(s))))
         .unwrap_or_default();
     let named: Vec<String> = failures
         .iter()
