@@ -121,7 +121,9 @@ fn signals(node: &pb::Node, field: &dyn Fn() -> String, errs: &mut Violations) -
             );
             continue;
         }
-        *slot = Some(status(&c.status));
+        *slot = Some(ConditionStatus::from(
+            truncated(&c.status, MAX_ECHO_BYTES).into_owned(),
+        ));
     }
     for taint in &node.taints {
         if unhealthy_taint(&taint.key, &taint.effect)
@@ -131,15 +133,6 @@ fn signals(node: &pb::Node, field: &dyn Fn() -> String, errs: &mut Violations) -
         }
     }
     signals
-}
-
-fn status(s: &str) -> ConditionStatus {
-    match s {
-        "True" => ConditionStatus::True,
-        "False" => ConditionStatus::False,
-        "Unknown" => ConditionStatus::Unknown,
-        other => ConditionStatus::Other(truncated(other, MAX_ECHO_BYTES).into_owned()),
-    }
 }
 
 #[cfg(test)]

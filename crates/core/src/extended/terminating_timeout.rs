@@ -170,17 +170,14 @@ pub fn describe(job: &Job, now: Time, pods: &[Pod], failures: &[PodFailure]) -> 
         .iter()
         .take(MAX_DESCRIBED)
         .map(|f| {
-            let node = pods
-                .iter()
-                .find(|p| p.uid == f.pod.uid)
+            let pod = pods.iter().find(|p| p.uid == f.pod.uid);
+            let node = pod
                 .and_then(|p| p.failure_details.as_deref())
                 .map(|d| d.node_name.as_str())
                 .filter(|n| !n.is_empty())
                 .map(|n| format!(" on {}", truncated(n, MAX_NAME_BYTES)))
                 .unwrap_or_default();
-            let since = pods
-                .iter()
-                .find(|p| p.uid == f.pod.uid)
+            let since = pod
                 .and_then(|p| p.deletion.as_ref())
                 .map(|d| {
                     format!(
