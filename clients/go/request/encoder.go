@@ -52,10 +52,15 @@ func ReadsOf(job *batchv1.Job) *Reads {
 	return r.normalize()
 }
 
+// hasDocument says whether the contract Job carries a failure policy document.
+func hasDocument(job *pb.Job) bool {
+	_, ok := job.GetMetadata().GetAnnotations()[failurePolicyAnnotation]
+	return ok
+}
+
 // ReadsOfProto is what decisions read of the pods of a contract Job.
 func ReadsOfProto(job *pb.Job) *Reads {
-	_, details := job.GetMetadata().GetAnnotations()[failurePolicyAnnotation]
-	r := &Reads{ConditionTypes: []string{string(corev1.PodReady)}, Details: details}
+	r := &Reads{ConditionTypes: []string{string(corev1.PodReady)}, Details: hasDocument(job)}
 	s := job.GetSpec().GetSelector()
 	for k := range s.GetMatchLabels() {
 		r.LabelKeys = append(r.LabelKeys, k)

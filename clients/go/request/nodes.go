@@ -22,16 +22,14 @@ type NodeLookup func(name string) (node *corev1.Node, found bool, err error)
 // with a failure policy document (annotation or request field) reads them,
 // so for others the request is left as it is.
 func Nodes(req *pb.DecideJobRequest, pods []*corev1.Pod, get NodeLookup) {
-	if get == nil || !(ReadsOfProto(req.GetJob()).Details || req.GetFailurePolicy() != "") {
+	if get == nil || !(hasDocument(req.GetJob()) || req.GetFailurePolicy() != "") {
 		return
 	}
 	names := map[string]bool{}
 	for _, p := range pods {
-		if p.DeletionTimestamp == nil || p.Spec.NodeName == "" ||
-			p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-			continue
+		if node, ok := TerminatingOn(p); ok {
+			names[node] = true
 		}
-		names[p.Spec.NodeName] = true
 	}
 	sorted := make([]string, 0, len(names))
 	for n := range names {
@@ -52,6 +50,17 @@ func Nodes(req *pb.DecideJobRequest, pods []*corev1.Pod, get NodeLookup) {
 	}
 }
 
+// TerminatingOn is the node of a pod that is being deleted and is not yet
+// terminal: the pods whose nodes a request carries, and whose Jobs a
+// change of that node's health concerns.
+func TerminatingOn(p *corev1.Pod) (node string, ok bool) {
+	if p.DeletionTimestamp == nil || p.Spec.NodeName == "" ||
+		p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		return "", false
+	}
+	return p.Spec.NodeName, true
+}
+
 // Node is a node reduced to what terminatingTimeout reads: its name, its
 // taints' keys and effects, and its Ready and MaintenanceInProgress conditions.
 func Node(node *corev1.Node) *pb.Node {
@@ -60,11 +69,31 @@ func Node(node *corev1.Node) *pb.Node {
 		out.Taints = append(out.Taints, &pb.Taint{Key: t.Key, Effect: string(t.Effect)})
 	}
 	for _, c := range node.Status.Conditions {
-		if c.Type == corev1.NodeReady || c.Type == MaintenanceCondition {
+		if readsNodeCondition(c.Type) {
 			out.Conditions = append(out.Conditions, &pb.NodeCondition{Type: string(c.Type), Status: string(c.Status)})
 		}
 	}
 	return out
+}
+
+// ReduceNode is a copy of node keeping only what Node reads (and the
+// identity a cache needs): for a node cache that should not hold the rest of
+// a node's bytes (images, addresses, capacity, heartbeats).
+func ReduceNode(node *corev1.Node) *corev1.Node {
+	reduced := &corev1.Node{}
+	reduced.Name, reduced.UID, reduced.ResourceVersion = node.Name, node.UID, node.ResourceVersion
+	reduced.Spec.Taints = node.Spec.Taints
+	for _, c := range node.Status.Conditions {
+		if readsNodeCondition(c.Type) {
+			reduced.Status.Conditions = append(reduced.Status.Conditions, corev1.NodeCondition{Type: c.Type, Status: c.Status})
+		}
+	}
+	return reduced
+}
+
+// readsNodeCondition says which node conditions the service reads.
+func readsNodeCondition(t corev1.NodeConditionType) bool {
+	return t == corev1.NodeReady || t == MaintenanceCondition
 }
 
 // MaintenanceCondition is the node condition KEP-5683 sets while a node is

@@ -24,11 +24,13 @@ const podNodeIndex = "terminatingOnNode"
 // every other pod is left out, so the index stays as small as the pods stuck.
 func indexTerminatingByNode(obj any) ([]string, error) {
 	pod, ok := obj.(*corev1.Pod)
-	if !ok || pod.DeletionTimestamp == nil || pod.Spec.NodeName == "" ||
-		pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+	if !ok {
 		return nil, nil
 	}
-	return []string{pod.Spec.NodeName}, nil
+	if node, terminating := request.TerminatingOn(pod); terminating {
+		return []string{node}, nil
+	}
+	return nil, nil
 }
 
 // nodeWatch is the node cache one controller reads and the handler it added.
@@ -79,23 +81,12 @@ func (c *Controller) WatchNodes(factory informers.SharedInformerFactory) error {
 	return nil
 }
 
-// reduceNode keeps of a node what requests carry (request.Node): its name,
-// taints and conditions, without managed fields, images, addresses or
-// capacity, which are most of a node's bytes.
+// reduceNode keeps of a node what requests carry (request.ReduceNode).
 func reduceNode(obj any) (any, error) {
-	n, ok := obj.(*corev1.Node)
-	if !ok {
-		return obj, nil
+	if n, ok := obj.(*corev1.Node); ok {
+		return request.ReduceNode(n), nil
 	}
-	reduced := &corev1.Node{}
-	reduced.Name, reduced.UID, reduced.ResourceVersion = n.Name, n.UID, n.ResourceVersion
-	reduced.Spec.Taints = n.Spec.Taints
-	for _, cond := range n.Status.Conditions {
-		if cond.Type == corev1.NodeReady || cond.Type == request.MaintenanceCondition {
-			reduced.Status.Conditions = append(reduced.Status.Conditions, corev1.NodeCondition{Type: cond.Type, Status: cond.Status})
-		}
-	}
-	return reduced, nil
+	return obj, nil
 }
 
 // nodeHealthChanged sends the Jobs of the node's terminating pods to be
