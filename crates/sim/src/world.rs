@@ -441,8 +441,9 @@ struct World<'s> {
     grace_seconds: i64,
     /// Nodes a drain cordoned: the scheduler places no new pod on them.
     cordoned: BTreeSet<String>,
-    /// Nodes that stopped answering (`nodeLost`): their kubelets do nothing more.
-    lost: BTreeSet<String>,
+    /// Nodes that stopped answering (`nodeLost`), each with the pods it held
+    /// then: their kubelets do nothing more, and no pod is placed there after.
+    lost: BTreeMap<String, Vec<usize>>,
     /// The containers' own restart policies (KEP-5307).
     container_restarts: Vec<ContainerRestart>,
     /// Where to find pods without scanning them all (see [`Slots`]).

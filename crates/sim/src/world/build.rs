@@ -177,7 +177,7 @@ impl<'s> World<'s> {
             // As the API server's CheckGracefulDelete: a negative period is 1s.
             grace_seconds,
             cordoned: BTreeSet::new(),
-            lost: BTreeSet::new(),
+            lost: BTreeMap::new(),
             container_restarts: options.container_restarts.clone(),
             slots: Slots::default(),
             carry_all: false,

@@ -469,7 +469,7 @@ impl<'s> World<'s> {
         let nodes = self.target_nodes(t);
         let mut affected = 0;
         for node in nodes {
-            if !self.lost.insert(node.clone()) {
+            if self.lost.contains_key(&node) {
                 continue;
             }
             self.cordoned.insert(node.clone());
@@ -490,11 +490,12 @@ impl<'s> World<'s> {
                     on_node.len()
                 ),
             );
-            for i in on_node {
+            for &i in &on_node {
                 self.pods[i].evict_at = Some(evict_at);
                 self.touch(i);
                 affected += 1;
             }
+            self.lost.insert(node, on_node);
         }
         affected
     }

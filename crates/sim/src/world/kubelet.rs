@@ -206,30 +206,28 @@ impl<'s> World<'s> {
             && pod
                 .spec
                 .as_ref()
-                .is_some_and(|s| self.lost.contains(&s.node_name))
+                .is_some_and(|s| self.lost.contains_key(&s.node_name))
     }
 
     /// What the request says of the lost nodes that pods being deleted are on,
     /// as a node informer would show them: Ready Unknown, tainted unreachable.
+    /// Only the pods each lost node held are looked at: a sync's cost stays
+    /// that of its events, not of every pod.
     pub(super) fn lost_node_reports(&self) -> Vec<pb::Node> {
-        if self.lost.is_empty() {
-            return Vec::new();
-        }
-        let mut names: BTreeSet<&str> = BTreeSet::new();
-        for sp in self.pods.iter().filter(|p| !p.gone && !terminal(&p.pod)) {
-            let deleting = sp
-                .pod
-                .metadata
-                .as_ref()
-                .is_some_and(|m| m.deletion_timestamp.is_some());
-            let node = sp.pod.spec.as_ref().map_or("", |s| s.node_name.as_str());
-            if deleting && self.lost.contains(node) {
-                names.insert(node);
-            }
-        }
-        names
-            .into_iter()
-            .map(|name| pb::Node {
+        let stuck = |i: &usize| {
+            let sp = &self.pods[*i];
+            !sp.gone
+                && !terminal(&sp.pod)
+                && sp
+                    .pod
+                    .metadata
+                    .as_ref()
+                    .is_some_and(|m| m.deletion_timestamp.is_some())
+        };
+        self.lost
+            .iter()
+            .filter(|(_, pods)| pods.iter().any(stuck))
+            .map(|(name, _)| pb::Node {
                 name: name.to_string(),
                 taints: ["NoSchedule", "NoExecute"]
                     .into_iter()
