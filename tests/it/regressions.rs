@@ -193,3 +193,127 @@ fn stuck_pod_deleted_by_the_same_plan_is_not_failed_for_its_pending_timeout() {
         }
     }
 }
+
+/// Core bug found by `document_plans_converge` with a terminating timeout
+/// (fixed): a sync that counts the Job's last success decides
+/// SuccessCriteriaMet and, in the same plan, failed a pod stuck terminating
+/// for its terminating timeout. The finishing Job then takes that pod's
+/// finalizer without counting it (a succeeding Job counts no terminating
+/// pod): the pod ended Failed with our condition and was never counted. A
+/// Job that finishes in this plan fails no pod for a timeout, as one that was
+/// finishing before it.
+#[test]
+fn terminating_timeout_fails_no_pod_of_a_job_that_succeeds_in_the_same_sync() {
+    use job_decider_core::extended::TERMINATING_TIMEOUT_CONDITION;
+    use job_decider_core::model::{
+        ExtendedAction, ExtendedFailurePolicy, PodFailureDetails, TerminatingNodes,
+        TerminatingTimeout,
+    };
+    use std::sync::Arc;
+
+    let mut job = base_job();
+    job.spec.parallelism = 1;
+    job.spec.completions = Some(1);
+    // The setting the timeout is for: a terminating pod is not yet a failure.
+    job.spec.pod_replacement_policy = PodReplacementPolicy::Failed;
+    job.extended_failure_policy = Some(Arc::new(ExtendedFailurePolicy {
+        terminating_timeout: Some(TerminatingTimeout {
+            seconds: 60,
+            on_nodes: TerminatingNodes::Any,
+            action: ExtendedAction::Count,
+            force_delete: true,
+        }),
+        ..ExtendedFailurePolicy::default()
+    }));
+    let mut succeeded = running_pod("p0", "uid-0", t(NOW - 900));
+    succeeded.phase = PodPhase::Succeeded;
+    let mut stuck = running_pod("p1", "uid-1", t(NOW - 900));
+    stuck.deletion = Some(Deletion {
+        timestamp: t(NOW - 600),
+        grace_period_seconds: Some(30),
+    });
+    stuck.failure_details = Some(Box::new(PodFailureDetails {
+        node_name: "node-a".into(),
+        ..PodFailureDetails::default()
+    }));
+    let s = snapshot(job, vec![succeeded, stuck.clone()], t(NOW));
+
+    let plan = decide(&s);
+    let last = status_writes(&plan)
+        .last()
+        .copied()
+        .cloned()
+        .expect("a status write");
+    assert!(
+        last.conditions
+            .iter()
+            .any(|c| c.condition_type == JobConditionType::SuccessCriteriaMet),
+        "the Job succeeds in this plan: {:?}",
+        plan.actions
+    );
+    let failed: Vec<_> = plan
+        .actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::FailPods(f) => Some(f),
+            _ => None,
+        })
+        .flatten()
+        .filter(|f| f.condition_type == TERMINATING_TIMEOUT_CONDITION)
+        .collect();
+    assert!(failed.is_empty(), "failed {failed:?}: {:?}", plan.actions);
+    // And the finishing Job takes its finalizer uncounted, as upstream does.
+    assert_eq!(last.failed, 0, "{:?}", plan.actions);
+
+    // Without the success the same pod is failed: the test reaches the timeout.
+    let mut running = s.clone();
+    running.pods[0].phase = PodPhase::Running;
+    let plan = decide(&running);
+    assert!(
+        plan.actions
+            .iter()
+            .any(|a| matches!(a, Action::FailPods(f) if f.iter().any(|f| f.pod.uid == stuck.uid))),
+        "{:?}",
+        plan.actions
+    );
+}
+
+/// Core bug found by `document_plans_converge` (fixed): a pod whose pending
+/// timeout came due in under a second asked for a requeue of that fraction
+/// (452ms), below the one-second floor every other requeue keeps. A timeout's
+/// requeue is at least a second, as the backoff's is.
+#[test]
+fn timeout_requeue_is_never_under_a_second() {
+    use job_decider_core::model::{
+        ExtendedAction, ExtendedFailurePolicy, PendingTimeout, PodFailureDetails,
+    };
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    let mut job = base_job();
+    job.spec.parallelism = 1;
+    job.spec.completions = Some(1);
+    job.extended_failure_policy = Some(Arc::new(ExtendedFailurePolicy {
+        pending_timeout: Some(PendingTimeout {
+            seconds: 60,
+            reasons: vec!["ImagePullBackOff".into()],
+            action: ExtendedAction::Count,
+        }),
+        ..ExtendedFailurePolicy::default()
+    }));
+    let mut stuck = running_pod("p0", "uid-0", t(NOW - 600));
+    stuck.phase = PodPhase::Pending;
+    stuck.failure_details = Some(Box::new(PodFailureDetails {
+        waiting_reasons: vec![("main".into(), "ImagePullBackOff".into())],
+        // Scheduled 59.548s ago: the timeout comes due in 452ms.
+        scheduled_at: Some(t(NOW - 60).saturating_add(Duration::from_millis(452))),
+        ..PodFailureDetails::default()
+    }));
+    let plan = decide(&snapshot(job, vec![stuck], t(NOW)));
+    assert_eq!(
+        plan.requeue_after,
+        Some(Duration::from_secs(1)),
+        "{:?}",
+        plan.actions
+    );
+}

@@ -115,7 +115,8 @@ pub struct PodGroup {
     pub rule: Option<(usize, PodFailurePolicyAction)>,
     /// The extended failure policy document's rule that handled the pods
     /// (then `rule` is `None`): its name, `rules[i]` when unnamed, or
-    /// `PendingTimeout`, `ReadyTimeout` or `AttemptDeadline` for pods failed for that timeout.
+    /// `PendingTimeout`, `ReadyTimeout`, `AttemptDeadline` or `TerminatingTimeout` for pods
+    /// failed for that timeout.
     pub extended_rule: Option<String>,
     /// What the rule matched, e.g. `exit code 42 of container "main" (In [42])`.
     pub matched: String,

@@ -492,8 +492,9 @@ fn sync_job(
         now,
         finishing.is_some(),
     );
+    // A deadline due in under a second is decided a second from now, as the backoff is.
     for wait in [stuck.requeue, terminating.requeue].into_iter().flatten() {
-        plan.requeue_after(wait);
+        plan.requeue_after(wait.max(MIN_REQUEUE));
     }
     if !terminating.failures.is_empty() {
         stuck.failures.extend(terminating.failures);
@@ -541,6 +542,10 @@ fn sync_job(
                     Some(completions) => facts.succeeded >= completions,
                 };
             if complete {
+                // Finishing now, the Job fails no pod for a timeout, as when it was
+                // finishing before (`timeouts_quiet`): it takes its terminating
+                // pods' finalizers without counting them.
+                plan.actions.retain(|a| !matches!(a, Action::FailPods(_)));
                 Some(new_condition(
                     JobConditionType::SuccessCriteriaMet,
                     ConditionStatus::True,

@@ -6,7 +6,8 @@
 //! fails it (ties in that order: pending, ready, attempt), one failure per
 //! pod per plan; a pod none has reached asks for a decision at its earliest
 //! deadline. Nothing is failed while the Job is finished, finishing,
-//! suspended or being deleted (the sync drops a pod the same plan deletes).
+//! suspended or being deleted (the sync drops a pod the same plan deletes,
+//! and every failure from a plan that finds the Job complete).
 
 use std::time::Duration;
 
