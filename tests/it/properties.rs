@@ -1121,6 +1121,17 @@ fn tracked(s: &Snapshot, pod: &Pod) -> bool {
             && job_selects(&s.job, pod))
 }
 
+/// UIDs of the pods the sync claims that are terminating: being deleted, not
+/// terminal, selected and the Job's own (an orphan being deleted is not adopted).
+fn claimed_terminating(s: &Snapshot) -> BTreeSet<String> {
+    s.pods
+        .iter()
+        .filter(|p| p.is_terminating() && job_selects(&s.job, p))
+        .filter(|p| p.controller.as_ref().is_some_and(|o| o.uid == s.job.uid))
+        .map(|p| p.uid.clone())
+        .collect()
+}
+
 /// Whether the Job's selector (match labels only, as generated) selects the pod.
 fn job_selects(job: &Job, pod: &Pod) -> bool {
     job.spec
@@ -1399,9 +1410,10 @@ struct Sim {
     /// One line per sync, for failure messages.
     trace: Vec<String>,
     /// Pods a FailPods action failed (a timeout): how often, whether they
-    /// carried the tracking finalizer then (only those count), and the
-    /// condition that says which timeout.
-    timed_out: BTreeMap<String, (usize, bool, String)>,
+    /// carried the tracking finalizer then (only those count), the
+    /// condition that says which timeout, and whether its index was invalid
+    /// then (an Indexed Job counts no such pod).
+    timed_out: BTreeMap<String, (usize, bool, String, bool)>,
 }
 
 impl Sim {
@@ -1525,10 +1537,18 @@ impl Sim {
                         let tracked = self
                             .pod_mut(&f.pod.uid)
                             .is_some_and(|p| p.has_tracking_finalizer);
+                        // Judged now: a terminating pod is gone once its finalizer is.
+                        let job = &self.snap.job;
+                        let invalid_index = job.spec.is_indexed()
+                            && decided_on
+                                .iter()
+                                .find(|p| p.uid == f.pod.uid)
+                                .is_some_and(|p| valid_index(job, p).is_none());
                         let n = self.timed_out.entry(f.pod.uid.clone()).or_default();
                         n.0 += 1;
                         n.1 = tracked;
                         n.2.clone_from(&f.condition_type);
+                        n.3 = invalid_index;
                         prop_assert_eq!(
                             n.0,
                             1,
@@ -1740,30 +1760,25 @@ impl Sim {
         // (with backoffLimitPerIndex, until its index's replacement exists).
         // Each timeout's own action: the one whose condition the pod was failed with.
         let timeout_ignored = |condition: &str| {
+            use job_decider_core::extended::timeouts::Timeout;
             let doc = job.extended_failure_policy.as_deref();
-            let action = match condition {
-                job_decider_core::extended::PENDING_TIMEOUT_CONDITION => doc
-                    .and_then(|d| d.pending_timeout.as_ref())
-                    .map(|t| t.action),
-                job_decider_core::extended::READY_TIMEOUT_CONDITION => {
-                    doc.and_then(|d| d.ready_timeout.as_ref()).map(|t| t.action)
-                }
-                job_decider_core::extended::ATTEMPT_DEADLINE_CONDITION => doc
-                    .and_then(|d| d.attempt_deadline.as_ref())
-                    .map(|t| t.action),
-                _ => None,
-            };
+            let action = doc.and_then(|d| match Timeout::of_condition(condition)? {
+                Timeout::Pending => d.pending_timeout.as_ref().map(|t| t.action),
+                Timeout::Ready => d.ready_timeout.as_ref().map(|t| t.action),
+                Timeout::Attempt => d.attempt_deadline.as_ref().map(|t| t.action),
+                Timeout::Terminating => d.terminating_timeout.as_ref().map(|t| t.action),
+            });
             action == Some(ExtendedAction::Ignore)
         };
         let tracked_timeouts = self
             .timed_out
             .iter()
-            .filter(|(_, (_, tracked, _))| *tracked)
-            .map(|(uid, (_, _, condition))| (uid, timeout_ignored(condition)));
-        for (uid, timeout_ignored) in tracked_timeouts {
+            .filter(|(_, (_, tracked, _, _))| *tracked)
+            .map(|(uid, (_, _, condition, invalid))| (uid, timeout_ignored(condition), *invalid));
+        for (uid, timeout_ignored, invalid_when_failed) in tracked_timeouts {
             let now = self.snap.pods.iter().find(|p| p.uid == *uid);
-            let invalid_index =
-                job.spec.is_indexed() && now.is_some_and(|p| valid_index(job, p).is_none());
+            let invalid_index = invalid_when_failed
+                || job.spec.is_indexed() && now.is_some_and(|p| valid_index(job, p).is_none());
             let waiting = now.is_some_and(|p| p.has_tracking_finalizer);
             prop_assert!(
                 self.recorded.contains(uid) || timeout_ignored || invalid_index || waiting,

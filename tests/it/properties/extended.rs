@@ -19,7 +19,10 @@ use job_decider_core::extended::{
     FAILED_NODES_ANNOTATION, PENDING_TIMEOUT_CONDITION, RULE_MATCH_COUNTS_ANNOTATION,
 };
 use job_decider_core::fixtures::deletions;
-use job_decider_core::model::{AttemptDeadline, ReadyTimeout};
+use job_decider_core::model::{
+    AttemptDeadline, NodeReport, NodeSignals, NodeState, ReadyTimeout, TerminatingNodes,
+    TerminatingTimeout,
+};
 use job_decider_core::model::{
     BackoffSettings, ConditionMatcher, ContainerReasonMatcher, ContainerTermination,
     ExitCodeMatcher, ExtendedAction, ExtendedFailurePolicy, ExtendedRule, FailureMessage,
@@ -114,6 +117,8 @@ pub(super) struct RawDoc {
     detailed: bool,
     /// readyTimeout and attemptDeadline.
     timeouts: (Option<RawTimeout>, Option<RawTimeout>),
+    /// terminatingTimeout: (seconds, onNodes Unhealthy, action, forceDelete).
+    terminating: Option<(i64, bool, u8, bool)>,
 }
 
 fn arb_exit() -> impl Strategy<Value = RawExit> {
@@ -186,15 +191,26 @@ pub(super) fn arb_doc() -> impl Strategy<Value = RawDoc> {
             prop::option::weighted(0.3, (1..=900i64, 0..4u8)),
             prop::option::weighted(0.3, (1..=1800i64, 0..4u8)),
         ),
+        // Mostly shorter than the generated pods have been terminating.
+        prop::option::weighted(
+            0.4,
+            (
+                prop_oneof![2 => 1..=120i64, 1 => 121..=900i64],
+                any::<bool>(),
+                0..4u8,
+                any::<bool>(),
+            ),
+        ),
     )
         .prop_map(
-            |(rules, backoff, pending, avoidance, detailed, timeouts)| RawDoc {
+            |(rules, backoff, pending, avoidance, detailed, timeouts, terminating)| RawDoc {
                 rules,
                 backoff,
                 pending,
                 avoidance,
                 detailed,
                 timeouts,
+                terminating,
             },
         )
 }
@@ -340,8 +356,20 @@ pub(super) fn build_doc(
     init_container: bool,
 ) -> ExtendedFailurePolicy {
     ExtendedFailurePolicy {
-        // Played with nodes in extended::terminating_timeout's tests, not here.
-        terminating_timeout: None,
+        terminating_timeout: raw
+            .terminating
+            .map(
+                |(seconds, unhealthy, act, force_delete)| TerminatingTimeout {
+                    seconds,
+                    on_nodes: if unhealthy {
+                        TerminatingNodes::Unhealthy
+                    } else {
+                        TerminatingNodes::Any
+                    },
+                    action: action(act, per_index),
+                    force_delete,
+                },
+            ),
         rules: raw
             .rules
             .iter()
@@ -613,6 +641,7 @@ pub(super) fn check_extended_plan(s: &Snapshot, plan: &Plan) -> Result<(), TestC
                     "FailPods of a finished, suspended or deleted Job"
                 );
                 let active = claimed_active(s);
+                let terminating = claimed_terminating(s);
                 for f in failures {
                     prop_assert!(
                         failed_uids.insert(f.pod.uid.clone()),
@@ -621,14 +650,30 @@ pub(super) fn check_extended_plan(s: &Snapshot, plan: &Plan) -> Result<(), TestC
                     );
                     let by = Timeout::of_condition(&f.condition_type);
                     prop_assert!(by.is_some(), "FailPods condition {}", f.condition_type);
+                    // The terminating timeout fails pods being deleted; the others active ones.
+                    let (pods, which) = if by == Some(Timeout::Terminating) {
+                        (&terminating, "a terminating")
+                    } else {
+                        (&active, "an active")
+                    };
                     prop_assert!(
-                        active.contains(&f.pod.uid),
-                        "FailPods names {}, not an active pod of the Job",
-                        f.pod.uid
+                        pods.contains(&f.pod.uid),
+                        "FailPods names {}, not {} pod of the Job",
+                        f.pod.uid,
+                        which
+                    );
+                    let force = by == Some(Timeout::Terminating)
+                        && doc.terminating_timeout.is_some_and(|t| t.force_delete);
+                    prop_assert_eq!(
+                        f.force_delete,
+                        force,
+                        "FailPods of {} force-deletes {}",
+                        &f.pod.uid,
+                        f.force_delete
                     );
                     let pod = s.pods.iter().find(|p| p.uid == f.pod.uid).unwrap();
                     // The timeout that fails it has passed, and came first of those passed.
-                    let passed = deadlines_of(doc, pod)
+                    let passed = deadlines_of(doc, pod, &s.nodes)
                         .into_iter()
                         .filter(|(d, _)| *d <= s.now)
                         .min();
@@ -658,10 +703,24 @@ pub(super) fn check_extended_plan(s: &Snapshot, plan: &Plan) -> Result<(), TestC
 }
 
 /// Each timeout's deadline for the pod, read from its own module (`None`s
-/// dropped), with the timeout: the order of the pairs is the spec's.
-fn deadlines_of(doc: &ExtendedFailurePolicy, pod: &Pod) -> Vec<(DeadlineTime, Timeout)> {
+/// dropped), with the timeout: the order of the pairs is the spec's. A pod
+/// being deleted can reach only its terminating timeout (on the `nodes` the
+/// request reports); the other three are for active pods.
+fn deadlines_of(
+    doc: &ExtendedFailurePolicy,
+    pod: &Pod,
+    nodes: &[NodeReport],
+) -> Vec<(DeadlineTime, Timeout)> {
     use job_decider_core::extended::{attempt_deadline, pending_timeout, ready_timeout};
     let mut out = Vec::new();
+    if pod.deletion.is_some() {
+        let deadline = doc
+            .terminating_timeout
+            .as_ref()
+            .and_then(|t| terminating_deadline(t, pod, nodes));
+        out.extend(deadline.map(|d| (d, Timeout::Terminating)));
+        return out;
+    }
     if let Some((p, st)) = doc
         .pending_timeout
         .as_ref()
@@ -686,10 +745,50 @@ fn deadlines_of(doc: &ExtendedFailurePolicy, pod: &Pod) -> Vec<(DeadlineTime, Ti
     out
 }
 
+/// The terminating timeout's deadline for a pod being deleted, written out
+/// apart from the core: `seconds` after its deletionTimestamp while it is not
+/// terminal; with `onNodes: Unhealthy` only on a reported node that is
+/// missing, not Ready (False or Unknown), tainted unhealthy (the generated
+/// reports carry only those taints) or in maintenance.
+fn terminating_deadline(
+    t: &TerminatingTimeout,
+    pod: &Pod,
+    nodes: &[NodeReport],
+) -> Option<DeadlineTime> {
+    let deletion = pod.deletion.as_ref()?;
+    if matches!(pod.phase, PodPhase::Succeeded | PodPhase::Failed) {
+        return None;
+    }
+    if t.on_nodes == TerminatingNodes::Unhealthy {
+        let node = pod.failure_details.as_ref().map(|d| d.node_name.as_str())?;
+        let report = nodes.iter().find(|n| n.name == node)?;
+        let unhealthy = match &report.state {
+            NodeState::Missing => true,
+            NodeState::Present(n) => {
+                matches!(
+                    n.ready,
+                    Some(ConditionStatus::False | ConditionStatus::Unknown)
+                ) || !n.unhealthy_taints.is_empty()
+                    || n.maintenance_in_progress == Some(ConditionStatus::True)
+            }
+        };
+        if !unhealthy {
+            return None;
+        }
+    }
+    let seconds = u64::try_from(t.seconds).ok()?;
+    Some(
+        deletion
+            .timestamp
+            .saturating_add(Duration::from_secs(seconds)),
+    )
+}
+
 /// Of a Job that keeps running through this sync, every active pod past one
-/// of its timeouts (pending, ready, attempt) is failed (unless the plan
-/// deletes it), and the plan asks to decide again by the time the next pod
-/// reaches its earliest deadline.
+/// of its timeouts (pending, ready, attempt), and every terminating pod past
+/// its terminating timeout, is failed (unless the plan deletes it), and the
+/// plan asks to decide again by the time the next pod reaches its earliest
+/// deadline.
 fn check_every_stuck_pod_handled(
     s: &Snapshot,
     plan: &Plan,
@@ -722,9 +821,10 @@ fn check_every_stuck_pod_handled(
         .into_iter()
         .map(|d| d.pod.uid.as_str())
         .collect();
-    let active = claimed_active(s);
-    for p in s.pods.iter().filter(|p| active.contains(&p.uid)) {
-        let Some((deadline, _)) = deadlines_of(doc, p).into_iter().min() else {
+    let mut claimed = claimed_active(s);
+    claimed.extend(claimed_terminating(s));
+    for p in s.pods.iter().filter(|p| claimed.contains(&p.uid)) {
+        let Some((deadline, _)) = deadlines_of(doc, p, &s.nodes).into_iter().min() else {
             continue;
         };
         if deadline <= s.now {
@@ -861,7 +961,7 @@ fn check_creation(s: &Snapshot, c: &PodCreation) -> Result<(), TestCaseError> {
 }
 
 /// The longest requeue the Job's settings allow: the backoff's cap with its
-/// whole jitter, the active deadline, or the pending timeout.
+/// whole jitter, the active deadline, or a timeout.
 pub(super) fn requeue_bound(job: &Job) -> Option<Duration> {
     let doc = job.extended_failure_policy.as_deref()?;
     let b = doc.backoff?;
@@ -884,7 +984,17 @@ pub(super) fn requeue_bound(job: &Job) -> Option<Duration> {
     let attempt = doc
         .attempt_deadline
         .map_or(Duration::ZERO, |p| secs(p.seconds));
-    Some(cap.max(deadline).max(pending).max(ready).max(attempt))
+    // Deletion timestamps are generated in the past, so a pod waits at most this.
+    let terminating = doc
+        .terminating_timeout
+        .map_or(Duration::ZERO, |p| secs(p.seconds));
+    Some(
+        cap.max(deadline)
+            .max(pending)
+            .max(ready)
+            .max(attempt)
+            .max(terminating),
+    )
 }
 
 /// For each limited rule of a Job with a document and each scope, the pods
@@ -954,21 +1064,79 @@ fn writes(plan: &Plan, ty: JobConditionType) -> bool {
         .any(|a| matches!(a, Action::UpdateStatus(st) if has(st, ty.clone())))
 }
 
+/// Raw choices of one of [`NODES`] in a request: (0 not reported, 1 missing,
+/// else present; Ready 0 True, 1 False, 2 Unknown, 3 absent; bits over
+/// `UNHEALTHY_TAINTS`; MaintenanceInProgress 0 absent, 1 True, 2 False).
+type RawNode = (u8, u8, u8, u8);
+
+/// The nodes a request reports: about a third present and healthy, so that
+/// `onNodes: Unhealthy` both spares and fails pods.
+pub(super) fn arb_nodes() -> impl Strategy<Value = Vec<NodeReport>> {
+    prop::collection::vec(
+        (
+            prop_oneof![1 => Just(0u8), 1 => Just(1u8), 4 => Just(2u8)],
+            prop_oneof![2 => Just(0u8), 1 => 1..4u8],
+            prop_oneof![3 => Just(0u8), 1 => 1..8u8],
+            prop_oneof![3 => Just(0u8), 1 => 1..3u8],
+        ),
+        NODES.len(),
+    )
+    .prop_map(|raw| build_nodes(&raw))
+}
+
+/// The reports of the raw nodes, sorted by name as the wire sorts them.
+fn build_nodes(raw: &[RawNode]) -> Vec<NodeReport> {
+    use job_decider_core::extended::node_health::UNHEALTHY_TAINTS;
+    let status = |n: u8| match n {
+        0 => Some(ConditionStatus::True),
+        1 => Some(ConditionStatus::False),
+        2 => Some(ConditionStatus::Unknown),
+        _ => None,
+    };
+    NODES
+        .iter()
+        .zip(raw)
+        .filter_map(|(name, &(kind, ready, taints, maintenance))| {
+            let state = match kind {
+                0 => return None,
+                1 => NodeState::Missing,
+                _ => NodeState::Present(NodeSignals {
+                    ready: status(ready),
+                    maintenance_in_progress: maintenance.checked_sub(1).and_then(status),
+                    unhealthy_taints: UNHEALTHY_TAINTS
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, _)| taints >> i & 1 == 1)
+                        .map(|(_, k)| k.to_string())
+                        .collect(),
+                }),
+            };
+            Some(NodeReport {
+                name: name.to_string(),
+                state,
+            })
+        })
+        .collect()
+}
+
 /// Snapshots whose Job always carries a document; half of them calmed down
 /// (no backoff limit to pass, not suspended, no condition yet) so that
 /// their pods' failures, timeouts and replacements are decided rather than
 /// cut short by the Job finishing.
 fn arb_doc_snapshot(max_pods: usize) -> impl Strategy<Value = Snapshot> {
-    (arb_snapshot_with(max_pods, 1.0), any::<bool>()).prop_map(|(mut s, calm)| {
-        if calm {
-            s.job.spec.backoff_limit = i32::MAX;
-            s.job.spec.suspend = false;
-            s.job.spec.parallelism = s.job.spec.parallelism.max(4);
-            s.job.status.conditions.clear();
-            s.state.backoff = BackoffRecord::default();
-        }
-        s
-    })
+    (arb_snapshot_with(max_pods, 1.0), any::<bool>(), arb_nodes()).prop_map(
+        |(mut s, calm, nodes)| {
+            s.nodes = nodes;
+            if calm {
+                s.job.spec.backoff_limit = i32::MAX;
+                s.job.spec.suspend = false;
+                s.job.spec.parallelism = s.job.spec.parallelism.max(4);
+                s.job.status.conditions.clear();
+                s.state.backoff = BackoffRecord::default();
+            }
+            s
+        },
+    )
 }
 
 /// The snapshot with a limited rule first in its document that matches most
@@ -1126,8 +1294,13 @@ proptest! {
     /// Without a document the pods' failure details change nothing: the plan
     /// is the plan of the same snapshot with the details taken away.
     #[test]
-    fn without_a_document_details_change_nothing(s in arb_snapshot_with(8, 0.0)) {
+    fn without_a_document_details_change_nothing(
+        mut s in arb_snapshot_with(8, 0.0),
+        nodes in arb_nodes(),
+    ) {
+        s.nodes = nodes;
         let mut bare = s.clone();
+        bare.nodes.clear();
         for p in &mut bare.pods {
             p.failure_details = None;
         }
@@ -1209,7 +1382,7 @@ proptest! {
     #![proptest_config(cases(96))]
 
     /// The backoff requeue never exceeds maxSeconds·(1 + jitter/100) (nor the
-    /// active deadline or the pending timeout, the other requeues).
+    /// active deadline or a timeout, the other requeues).
     #[test]
     fn backoff_requeue_stays_under_the_cap(
         s in arb_doc_snapshot(8),
@@ -1236,6 +1409,7 @@ proptest! {
         doc.pending_timeout = None;
         doc.ready_timeout = None;
         doc.attempt_deadline = None;
+        doc.terminating_timeout = None;
         s.job.spec.active_deadline_seconds = None;
         s.job.extended_failure_policy = Some(Arc::new(doc));
         // A failure just now, with no other failed pod to update the record
@@ -1282,7 +1456,9 @@ proptest! {
 /// above holds only because its case never comes up: among 200 snapshots of
 /// Jobs with a document (a fixed seed) some plans fail stuck pods, create
 /// pods avoiding nodes in both modes and carrying the counts and the nodes,
-/// fail pods for each of the three timeouts,
+/// fail pods for each of the four timeouts (the terminating one on any node
+/// and on unhealthy ones only, force-deleting some, sparing a pod on a
+/// healthy node),
 /// fail the Job by a named rule or the pending timeout, and scopes pass a
 /// retry limit.
 #[test]
@@ -1330,6 +1506,46 @@ fn generators_reach_every_extended_feature() {
         note(
             "fail pods (attempt deadline)",
             failed_by(job_decider_core::extended::ATTEMPT_DEADLINE_CONDITION),
+        );
+        let terminating = s
+            .job
+            .extended_failure_policy
+            .as_ref()
+            .and_then(|d| d.terminating_timeout);
+        let failed_terminating =
+            failed_by(job_decider_core::extended::TERMINATING_TIMEOUT_CONDITION);
+        for (what, on_nodes) in [
+            (
+                "fail pods (terminating timeout, any node)",
+                TerminatingNodes::Any,
+            ),
+            (
+                "fail pods (terminating timeout, unhealthy node)",
+                TerminatingNodes::Unhealthy,
+            ),
+        ] {
+            note(
+                what,
+                failed_terminating && terminating.is_some_and(|t| t.on_nodes == on_nodes),
+            );
+        }
+        note(
+            "force delete",
+            any(&|a| matches!(a, Action::FailPods(f) if f.iter().any(|f| f.force_delete))),
+        );
+        // A terminating pod on a reported, healthy node: the checks hold the plan to spare it.
+        note(
+            "terminating timeout spares a pod on a healthy node",
+            terminating.is_some_and(|t| {
+                t.on_nodes == TerminatingNodes::Unhealthy
+                    && s.pods.iter().any(|p| {
+                        p.is_terminating()
+                            && terminating_deadline(&t, p, &s.nodes).is_none()
+                            && p.failure_details
+                                .as_ref()
+                                .is_some_and(|d| s.nodes.iter().any(|n| n.name == d.node_name))
+                    })
+            }),
         );
         let created = |f: &dyn Fn(&PodCreation) -> bool| {
             any(&|a| matches!(a, Action::CreatePods(c) if c.iter().any(f)))
