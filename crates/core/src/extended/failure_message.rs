@@ -14,6 +14,7 @@ use std::borrow::Cow;
 use crate::backoff::finished_time_for;
 use crate::extended::PENDING_TIMEOUT_CONDITION;
 use crate::extended::rules;
+use crate::extended::timeouts::Timeout;
 use crate::index_set::IndexSet;
 use crate::indexed::valid_index;
 use crate::matched_on::MatchedOn;
@@ -226,7 +227,7 @@ fn what_failed(policy: &ExtendedFailurePolicy, pod: &SyncPod<'_>) -> Option<Stri
             status.as_str()
         )),
         Some(MatchedOn::PodReason { reason }) => Some(format!("pod reason {}", echo(&reason))),
-        Some(MatchedOn::PendingTimeout) => {
+        Some(MatchedOn::Timeout(Timeout::Pending)) => {
             Some(format!("condition {PENDING_TIMEOUT_CONDITION}=True"))
         }
         // No rule, or one that matched the pod's own message: what the pod shows.
