@@ -4,26 +4,16 @@
 //! and the match described for people. Each policy fills in what its rule asked
 //! for ([`Asked`]); the words around it are written here once.
 
-use crate::extended::{
-    ATTEMPT_DEADLINE_CONDITION, PENDING_TIMEOUT_CONDITION, READY_TIMEOUT_CONDITION,
-    TERMINATING_TIMEOUT_CONDITION,
-};
+use crate::extended::timeouts::Timeout;
 use crate::model::ConditionStatus;
 use crate::text::{MAX_TEXT_BYTES, truncated};
 
 /// What a rule matched on, for messages and explanations.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum MatchedOn {
-    /// The pod carries the pending-timeout condition this controller sets (the
-    /// extended document's implicit `PendingTimeout` rule).
-    PendingTimeout,
-    /// The pod carries the ready-timeout condition (the implicit `ReadyTimeout` rule).
-    ReadyTimeout,
-    /// The pod carries the attempt-deadline condition (the implicit `AttemptDeadline` rule).
-    AttemptDeadline,
-    /// The pod carries the terminating-timeout condition (the implicit
-    /// `TerminatingTimeout` rule).
-    TerminatingTimeout,
+    /// The pod carries the condition this controller sets when the timeout
+    /// fails a pod (the extended document's implicit rule of that timeout).
+    Timeout(Timeout),
     /// A terminated container's exit code (`onExitCodes`).
     ExitCode {
         /// The container's name.
@@ -86,17 +76,8 @@ pub fn subject(on: Option<&MatchedOn>, namespace: &str, pod: &str) -> String {
         Some(MatchedOn::Condition { condition_type, .. }) => {
             format!("Pod {namespace}/{pod} has condition {condition_type}")
         }
-        Some(MatchedOn::PendingTimeout) => {
-            format!("Pod {namespace}/{pod} has condition {PENDING_TIMEOUT_CONDITION}")
-        }
-        Some(MatchedOn::ReadyTimeout) => {
-            format!("Pod {namespace}/{pod} has condition {READY_TIMEOUT_CONDITION}")
-        }
-        Some(MatchedOn::AttemptDeadline) => {
-            format!("Pod {namespace}/{pod} has condition {ATTEMPT_DEADLINE_CONDITION}")
-        }
-        Some(MatchedOn::TerminatingTimeout) => {
-            format!("Pod {namespace}/{pod} has condition {TERMINATING_TIMEOUT_CONDITION}")
+        Some(MatchedOn::Timeout(t)) => {
+            format!("Pod {namespace}/{pod} has condition {}", t.condition_type())
         }
         Some(MatchedOn::PodReason { reason }) => {
             format!("Pod {namespace}/{pod} failed with reason {reason}")
@@ -121,17 +102,11 @@ impl MatchedOn {
     /// e.g. `exit code 137 of container "main" (In 42, 128-255)`. Bounded.
     pub fn describe(&self, asked: &Asked) -> String {
         let described = match self {
-            MatchedOn::PendingTimeout => format!(
-                "condition {PENDING_TIMEOUT_CONDITION}=True (stuck in Pending past pendingTimeout)"
-            ),
-            MatchedOn::ReadyTimeout => {
-                format!("condition {READY_TIMEOUT_CONDITION}=True (not Ready within readyTimeout)")
-            }
-            MatchedOn::AttemptDeadline => format!(
-                "condition {ATTEMPT_DEADLINE_CONDITION}=True (running past attemptDeadline)"
-            ),
-            MatchedOn::TerminatingTimeout => format!(
-                "condition {TERMINATING_TIMEOUT_CONDITION}=True (stuck terminating past terminatingTimeout)"
+            MatchedOn::Timeout(t) => format!(
+                "condition {}=True ({} {})",
+                t.condition_type(),
+                t.failing(),
+                t.field()
             ),
             MatchedOn::ExitCode {
                 container,

@@ -286,19 +286,11 @@ fn describe_document_match(
         .collect();
     let matched = text(&matched.join(" and "));
     let which = match m.rule {
-        DocumentRule::PendingTimeout => {
-            "the failure policy document's pendingTimeout (rule \"PendingTimeout\")".to_string()
-        }
-        DocumentRule::ReadyTimeout => {
-            "the failure policy document's readyTimeout (rule \"ReadyTimeout\")".to_string()
-        }
-        DocumentRule::AttemptDeadline => {
-            "the failure policy document's attemptDeadline (rule \"AttemptDeadline\")".to_string()
-        }
-        DocumentRule::TerminatingTimeout => {
-            "the failure policy document's terminatingTimeout (rule \"TerminatingTimeout\")"
-                .to_string()
-        }
+        DocumentRule::Timeout(t) => format!(
+            "the failure policy document's {} (rule {:?})",
+            t.field(),
+            t.rule_name()
+        ),
         DocumentRule::Rule(i) => match rules::rule_name(policy, m.rule) {
             Some(_) => format!(
                 "failure policy document rule {}",

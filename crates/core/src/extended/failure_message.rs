@@ -12,7 +12,6 @@
 use std::borrow::Cow;
 
 use crate::backoff::finished_time_for;
-use crate::extended::PENDING_TIMEOUT_CONDITION;
 use crate::extended::rules;
 use crate::index_set::IndexSet;
 use crate::indexed::valid_index;
@@ -193,8 +192,9 @@ fn pod_part(job: &Job, pod: &SyncPod<'_>, what: Option<String>) -> String {
     s
 }
 
-/// What failed in the pod: what its rule matched on, else its first
-/// container that exited non-zero, else its reason, else that it was deleted.
+/// What failed in the pod: what its rule matched on (for a pod a timeout
+/// failed, that timeout's condition), else its first container that exited
+/// non-zero, else its reason, else that it was deleted.
 fn what_failed(policy: &ExtendedFailurePolicy, pod: &SyncPod<'_>) -> Option<String> {
     let matched = match (pod.failed_document_match(), pod.upstream_match()) {
         (Some(m), _) => rules::matched_on(policy, m.rule, pod).into_iter().next(),
@@ -226,8 +226,9 @@ fn what_failed(policy: &ExtendedFailurePolicy, pod: &SyncPod<'_>) -> Option<Stri
             status.as_str()
         )),
         Some(MatchedOn::PodReason { reason }) => Some(format!("pod reason {}", echo(&reason))),
-        Some(MatchedOn::PendingTimeout) => {
-            Some(format!("condition {PENDING_TIMEOUT_CONDITION}=True"))
+        // The controller failed the pod: its exit code, if any, is the kill's, not the cause.
+        Some(MatchedOn::Timeout(timeout)) => {
+            Some(format!("condition {}=True", timeout.condition_type()))
         }
         // No rule, or one that matched the pod's own message: what the pod shows.
         _ => unmatched_failure(pod),
@@ -296,7 +297,8 @@ fn container_text(pod: &SyncPod<'_>, name: &str, init: Option<bool>) -> String {
 
 /// `rule LABEL action ACTION[ (maxRetries=N used up)]`, or `None` when no
 /// rule handled the pod. LABEL is `rules[i]` (with `"name"` when named) for
-/// the document's rules, the implicit rule's name (`PendingTimeout`), or
+/// the document's rules, a timeout's implicit rule's name (`PendingTimeout`,
+/// `ReadyTimeout`, `AttemptDeadline`, `TerminatingTimeout`), or
 /// `spec.podFailurePolicy.rules[i]`.
 fn rule_part(job: &Job, policy: &ExtendedFailurePolicy, pod: &SyncPod<'_>) -> Option<String> {
     if let Some(m) = pod.failed_document_match() {

@@ -1,8 +1,8 @@
 //! Matching a failed pod against the extended failure policy document.
 //!
-//! The order: a pod this controller failed for its pending timeout takes the
-//! document's `pendingTimeout.action` (an implicit first rule named
-//! `PendingTimeout`); then the document's rules in order, a rule holding only
+//! The order: a pod this controller failed for one of the document's timeouts
+//! takes that timeout's `action` (an implicit first rule named after it,
+//! [`Timeout::rule_name`]); then the document's rules in order, a rule holding only
 //! when every matcher it has holds (within a matcher, any one container,
 //! condition or reason suffices, as in upstream's rules). When none holds the
 //! sync falls through to the Job's own `spec.podFailurePolicy`, unchanged.
@@ -22,6 +22,7 @@ use crate::model::{ConditionStatus, Job, Pod, PodFailurePolicyAction, RetryLimit
 use crate::pod_failure_policy::{first_condition, first_exit_code};
 use crate::text::{ordinal, truncated};
 
+use super::timeouts::Timeout;
 // The implicit rules' names live with the timeouts, which name their FailPods after them.
 pub use super::timeouts::{
     ATTEMPT_DEADLINE_RULE, PENDING_TIMEOUT_RULE, READY_TIMEOUT_RULE, TERMINATING_TIMEOUT_RULE,
@@ -36,37 +37,18 @@ pub const MAX_FAIL_JOB_MESSAGE_BYTES: usize = 1024;
 /// Which part of the document handled a failed pod.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DocumentRule {
-    /// The implicit first rule: the pod was failed for its pending timeout.
-    PendingTimeout,
-    /// The implicit rule of pods failed for their ready timeout.
-    ReadyTimeout,
-    /// The implicit rule of pods failed for their attempt deadline.
-    AttemptDeadline,
-    /// The implicit rule of pods failed for their terminating timeout.
-    TerminatingTimeout,
+    /// The implicit rule of pods this timeout failed (before the document's
+    /// rules; its name is [`Timeout::rule_name`]).
+    Timeout(Timeout),
     /// `rules[i]` of the document.
     Rule(u16),
 }
 
 impl DocumentRule {
-    /// The implicit rule of pods a timeout failed.
-    pub fn of_timeout(timeout: super::timeouts::Timeout) -> Self {
-        use super::timeouts::Timeout;
-        match timeout {
-            Timeout::Pending => DocumentRule::PendingTimeout,
-            Timeout::Ready => DocumentRule::ReadyTimeout,
-            Timeout::Attempt => DocumentRule::AttemptDeadline,
-            Timeout::Terminating => DocumentRule::TerminatingTimeout,
-        }
-    }
-
     /// The index in the document's `rules`, for an explicit rule.
     pub fn index(self) -> Option<usize> {
         match self {
-            DocumentRule::PendingTimeout
-            | DocumentRule::ReadyTimeout
-            | DocumentRule::AttemptDeadline
-            | DocumentRule::TerminatingTimeout => None,
+            DocumentRule::Timeout(_) => None,
             DocumentRule::Rule(i) => Some(usize::from(i)),
         }
     }
@@ -145,7 +127,7 @@ pub fn policy_action_of(action: ExtendedAction) -> &'static PodFailurePolicyActi
 /// before any retry limit; `None` sends the pod on to `spec.podFailurePolicy`.
 pub fn first_document_rule(policy: &ExtendedFailurePolicy, pod: &Pod) -> Option<DocumentRule> {
     if let Some(timeout) = super::timeouts::failed_by(policy, pod) {
-        return Some(DocumentRule::of_timeout(timeout));
+        return Some(DocumentRule::Timeout(timeout));
     }
     let index = policy.rules.iter().position(|rule| rule_holds(rule, pod))?;
     // Validation allows 20 rules; an index past u16 cannot come from a valid document.
@@ -220,19 +202,7 @@ pub fn match_document(policy: &ExtendedFailurePolicy, pod: &Pod) -> Option<Docum
 /// The action of a part of the document, before any retry limit.
 pub fn rule_action(policy: &ExtendedFailurePolicy, rule: DocumentRule) -> ExtendedAction {
     match rule {
-        DocumentRule::PendingTimeout => policy
-            .pending_timeout
-            .as_ref()
-            .map_or(ExtendedAction::Count, |p| p.action),
-        DocumentRule::ReadyTimeout => policy
-            .ready_timeout
-            .map_or(ExtendedAction::Count, |p| p.action),
-        DocumentRule::AttemptDeadline => policy
-            .attempt_deadline
-            .map_or(ExtendedAction::Count, |p| p.action),
-        DocumentRule::TerminatingTimeout => policy
-            .terminating_timeout
-            .map_or(ExtendedAction::Count, |p| p.action),
+        DocumentRule::Timeout(t) => t.action(policy).unwrap_or(ExtendedAction::Count),
         DocumentRule::Rule(i) => policy
             .rules
             .get(usize::from(i))
@@ -243,10 +213,7 @@ pub fn rule_action(policy: &ExtendedFailurePolicy, rule: DocumentRule) -> Extend
 /// The rule's name: the implicit rule's, an explicit rule's own, or `None`.
 pub fn rule_name(policy: &ExtendedFailurePolicy, rule: DocumentRule) -> Option<&str> {
     match rule {
-        DocumentRule::PendingTimeout => Some(PENDING_TIMEOUT_RULE),
-        DocumentRule::ReadyTimeout => Some(READY_TIMEOUT_RULE),
-        DocumentRule::AttemptDeadline => Some(ATTEMPT_DEADLINE_RULE),
-        DocumentRule::TerminatingTimeout => Some(TERMINATING_TIMEOUT_RULE),
+        DocumentRule::Timeout(t) => Some(t.rule_name()),
         DocumentRule::Rule(i) => policy.rules.get(usize::from(i))?.name.as_deref(),
     }
 }
@@ -258,10 +225,7 @@ pub fn rule_label(policy: &ExtendedFailurePolicy, rule: DocumentRule) -> String 
         (None, DocumentRule::Rule(i)) => {
             format!("at index {i} of the failure policy document")
         }
-        (None, DocumentRule::PendingTimeout) => format!("{PENDING_TIMEOUT_RULE:?}"),
-        (None, DocumentRule::ReadyTimeout) => format!("{READY_TIMEOUT_RULE:?}"),
-        (None, DocumentRule::AttemptDeadline) => format!("{ATTEMPT_DEADLINE_RULE:?}"),
-        (None, DocumentRule::TerminatingTimeout) => format!("{TERMINATING_TIMEOUT_RULE:?}"),
+        (None, DocumentRule::Timeout(t)) => format!("{:?}", t.rule_name()),
     }
 }
 
@@ -279,10 +243,7 @@ pub fn fail_job_reason(policy: &ExtendedFailurePolicy, rule: DocumentRule) -> St
 /// empty when the rule does not hold.
 pub fn matched_on(policy: &ExtendedFailurePolicy, rule: DocumentRule, pod: &Pod) -> Vec<MatchedOn> {
     match rule {
-        DocumentRule::PendingTimeout => vec![MatchedOn::PendingTimeout],
-        DocumentRule::ReadyTimeout => vec![MatchedOn::ReadyTimeout],
-        DocumentRule::AttemptDeadline => vec![MatchedOn::AttemptDeadline],
-        DocumentRule::TerminatingTimeout => vec![MatchedOn::TerminatingTimeout],
+        DocumentRule::Timeout(t) => vec![MatchedOn::Timeout(t)],
         DocumentRule::Rule(i) => policy
             .rules
             .get(usize::from(i))

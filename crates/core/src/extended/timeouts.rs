@@ -16,7 +16,7 @@ use super::{
     TERMINATING_TIMEOUT_CONDITION,
 };
 use super::{attempt_deadline, pending_timeout, ready_timeout, terminating_timeout};
-use crate::model::{ConditionStatus, ExtendedFailurePolicy, Job, Pod, PodPhase};
+use crate::model::{ConditionStatus, ExtendedAction, ExtendedFailurePolicy, Job, Pod, PodPhase};
 use crate::plan::PodFailure;
 use crate::text::{human_duration, truncated};
 use crate::time::Time;
@@ -81,14 +81,50 @@ impl Timeout {
         }
     }
 
+    /// The name of the implicit rule that handles the pods this timeout fails.
+    pub fn rule_name(self) -> &'static str {
+        match self {
+            Timeout::Pending => PENDING_TIMEOUT_RULE,
+            Timeout::Ready => READY_TIMEOUT_RULE,
+            Timeout::Attempt => ATTEMPT_DEADLINE_RULE,
+            Timeout::Terminating => TERMINATING_TIMEOUT_RULE,
+        }
+    }
+
+    /// What a pod this timeout fails did, as explanations say it before the
+    /// field: `running past` (attemptDeadline).
+    pub fn failing(self) -> &'static str {
+        match self {
+            Timeout::Pending => "stuck in Pending past",
+            Timeout::Ready => "not Ready within",
+            Timeout::Attempt => "running past",
+            Timeout::Terminating => "stuck terminating past",
+        }
+    }
+
+    /// The document's seconds for this timeout; `None` when it lacks it.
+    pub fn seconds(self, policy: &ExtendedFailurePolicy) -> Option<i64> {
+        match self {
+            Timeout::Pending => policy.pending_timeout.as_ref().map(|s| s.seconds),
+            Timeout::Ready => policy.ready_timeout.map(|s| s.seconds),
+            Timeout::Attempt => policy.attempt_deadline.map(|s| s.seconds),
+            Timeout::Terminating => policy.terminating_timeout.map(|s| s.seconds),
+        }
+    }
+
+    /// The document's action for the pods this timeout fails; `None` when it lacks it.
+    pub fn action(self, policy: &ExtendedFailurePolicy) -> Option<ExtendedAction> {
+        match self {
+            Timeout::Pending => policy.pending_timeout.as_ref().map(|s| s.action),
+            Timeout::Ready => policy.ready_timeout.map(|s| s.action),
+            Timeout::Attempt => policy.attempt_deadline.map(|s| s.action),
+            Timeout::Terminating => policy.terminating_timeout.map(|s| s.action),
+        }
+    }
+
     /// Whether the document has this timeout.
     pub fn in_force(self, policy: &ExtendedFailurePolicy) -> bool {
-        match self {
-            Timeout::Pending => policy.pending_timeout.is_some(),
-            Timeout::Ready => policy.ready_timeout.is_some(),
-            Timeout::Attempt => policy.attempt_deadline.is_some(),
-            Timeout::Terminating => policy.terminating_timeout.is_some(),
-        }
+        self.seconds(policy).is_some()
     }
 }
 
@@ -275,10 +311,8 @@ pub fn describe(
         });
     }
     let reason = match kinds.as_slice() {
-        [Timeout::Ready] => READY_TIMEOUT_RULE,
-        [Timeout::Attempt] => ATTEMPT_DEADLINE_RULE,
-        [Timeout::Terminating] => TERMINATING_TIMEOUT_RULE,
-        [Timeout::Pending] | [] => PENDING_TIMEOUT_RULE,
+        [t] => t.rule_name(),
+        [] => PENDING_TIMEOUT_RULE,
         _ => "PodTimeouts",
     };
     (reason, parts.join("; "))
@@ -286,13 +320,10 @@ pub fn describe(
 
 /// One timeout's pods, for [`describe`].
 fn describe_one(job: &Job, t: Timeout, failures: &[PodFailure]) -> String {
-    let policy = job.extended_failure_policy.as_deref();
-    let seconds = policy.and_then(|p| match t {
-        Timeout::Ready => p.ready_timeout.map(|s| s.seconds),
-        Timeout::Attempt => p.attempt_deadline.map(|s| s.seconds),
-        Timeout::Pending => p.pending_timeout.as_ref().map(|s| s.seconds),
-        Timeout::Terminating => p.terminating_timeout.map(|s| s.seconds),
-    });
+    let seconds = job
+        .extended_failure_policy
+        .as_deref()
+        .and_then(|p| t.seconds(p));
     let limit = seconds
         .map(|s| format!(" ({})", human_duration(crate::time::secs(s))))
         .unwrap_or_default();
@@ -308,12 +339,9 @@ fn describe_one(job: &Job, t: Timeout, failures: &[PodFailure]) -> String {
         })
         .collect();
     let more = crate::text::and_more(failures.len(), MAX_DESCRIBED);
-    let what = match t {
-        Timeout::Ready => "pods not Ready within",
-        _ => "pods running past",
-    };
     format!(
-        "{what} the extended policy's {}{limit}: {}{more}; marked Failed, then deleted",
+        "pods {} the extended policy's {}{limit}: {}{more}; marked Failed, then deleted",
+        t.failing(),
         t.field(),
         named.join(", ")
     )

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use super::*;
 use crate::extended::rules::test_docs::*;
+use crate::extended::timeouts::Timeout;
 use crate::fixtures::*;
 use crate::model::ExtendedAction::{Count, FailIndex, FailJob};
 use crate::model::*;
@@ -361,4 +362,106 @@ fn the_same_pods_in_any_order_give_the_same_message() {
     reversed.reverse();
     assert_eq!(forward, message_of(limited, reversed, 10));
     assert!(forward.contains("pod a on node n2"), "{forward}");
+}
+
+/// The document with detailed messages and `timeout` (60 seconds, Count).
+fn detailed_with(timeout: Timeout) -> Arc<ExtendedFailurePolicy> {
+    let mut doc = (*detailed(vec![])).clone();
+    match timeout {
+        Timeout::Pending => {
+            doc.pending_timeout = Some(PendingTimeout {
+                seconds: 60,
+                reasons: vec!["ImagePullBackOff".into()],
+                action: Count,
+            });
+        }
+        Timeout::Ready => {
+            doc.ready_timeout = Some(ReadyTimeout {
+                seconds: 60,
+                action: Count,
+            });
+        }
+        Timeout::Attempt => {
+            doc.attempt_deadline = Some(AttemptDeadline {
+                seconds: 60,
+                action: Count,
+            });
+        }
+        Timeout::Terminating => {
+            doc.terminating_timeout = Some(TerminatingTimeout {
+                seconds: 60,
+                on_nodes: TerminatingNodes::Any,
+                action: Count,
+                force_delete: false,
+            });
+        }
+    }
+    Arc::new(doc)
+}
+
+/// A pod the controller failed for `timeout`: killed (exit code 137, reason
+/// Error) when its timeout's condition was set.
+fn timed_out_by(timeout: Timeout) -> Pod {
+    failed_on("p", 137, 5, "n1", "Error").condition(timeout.condition_type(), t(5))
+}
+
+#[test]
+fn detailed_message_names_the_attempt_deadline_not_the_exit_code() {
+    let mut zero = job();
+    zero.spec.backoff_limit = 0;
+    let got = message_of(
+        started(zero, Some(detailed_with(Timeout::Attempt))),
+        vec![timed_out_by(Timeout::Attempt)],
+        10,
+    );
+    assert_eq!(
+        got,
+        format!(
+            "{BACKOFF} (pod p on node n1: condition job-decider.dev/AttemptDeadlineExceeded=True; \
+             rule AttemptDeadline action Count; limit backoffLimit=0)"
+        )
+    );
+}
+
+#[test]
+fn detailed_message_names_every_timeout_as_it_names_the_pending_timeout() {
+    let cases = [
+        (
+            Timeout::Pending,
+            "job-decider.dev/PendingTimeout",
+            "PendingTimeout",
+        ),
+        (
+            Timeout::Ready,
+            "job-decider.dev/ReadyTimeout",
+            "ReadyTimeout",
+        ),
+        (
+            Timeout::Attempt,
+            "job-decider.dev/AttemptDeadlineExceeded",
+            "AttemptDeadline",
+        ),
+        (
+            Timeout::Terminating,
+            "job-decider.dev/TerminatingTimeout",
+            "TerminatingTimeout",
+        ),
+    ];
+    for (timeout, condition, rule) in cases {
+        let mut zero = job();
+        zero.spec.backoff_limit = 0;
+        let got = message_of(
+            started(zero, Some(detailed_with(timeout))),
+            vec![timed_out_by(timeout)],
+            10,
+        );
+        assert_eq!(
+            got,
+            format!(
+                "{BACKOFF} (pod p on node n1: condition {condition}=True; \
+                 rule {rule} action Count; limit backoffLimit=0)"
+            ),
+            "{timeout:?}"
+        );
+    }
 }

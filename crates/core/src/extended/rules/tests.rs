@@ -502,8 +502,8 @@ fn rules_are_tried_in_order_after_the_pending_timeout_rule() {
             )],
             pending: Some(Count),
             pod: failed("p").pending_timed_out(),
-            want: Some((DocumentRule::PendingTimeout, Count)),
-            want_on: vec![MatchedOn::PendingTimeout],
+            want: Some((DocumentRule::Timeout(Timeout::Pending), Count)),
+            want_on: vec![MatchedOn::Timeout(Timeout::Pending)],
         },
         Case {
             name: "pendingTimeout removed from the document: the pod falls through to the rules",
@@ -551,7 +551,7 @@ fn names_give_the_failed_reason() {
     assert_eq!(fail_job_reason(&policy, R0), "PodFailurePolicy_oom");
     assert_eq!(fail_job_reason(&policy, R1), "PodFailurePolicy");
     assert_eq!(
-        fail_job_reason(&policy, DocumentRule::PendingTimeout),
+        fail_job_reason(&policy, DocumentRule::Timeout(Timeout::Pending)),
         "PodFailurePolicy_PendingTimeout"
     );
     assert_eq!(rule_label(&policy, R0), "\"oom\"");

@@ -248,11 +248,17 @@ fn the_failed_pod_takes_its_implicit_rule_and_finishes_at_the_condition() {
     let a = match_document(&p, &attempt_pod).map(|m| (m.rule, m.action));
     assert_eq!(
         r,
-        Some((DocumentRule::ReadyTimeout, ExtendedAction::Ignore))
+        Some((
+            DocumentRule::Timeout(Timeout::Ready),
+            ExtendedAction::Ignore
+        ))
     );
     assert_eq!(
         a,
-        Some((DocumentRule::AttemptDeadline, ExtendedAction::FailJob))
+        Some((
+            DocumentRule::Timeout(Timeout::Attempt),
+            ExtendedAction::FailJob
+        ))
     );
     assert_eq!(failed_at(&p, &attempt_pod), Some(t(200)));
     // A timeout the document does not have is no rule (the condition is the user's then).
@@ -261,7 +267,7 @@ fn the_failed_pod_takes_its_implicit_rule_and_finishes_at_the_condition() {
     assert_eq!(failed_at(&only_ready, &attempt_pod), None);
     // FailJob gives the implicit rule's named reason.
     assert_eq!(
-        crate::extended::rules::fail_job_reason(&p, DocumentRule::AttemptDeadline),
+        crate::extended::rules::fail_job_reason(&p, DocumentRule::Timeout(Timeout::Attempt)),
         "PodFailurePolicy_AttemptDeadline"
     );
     let j = with(job(), p);
