@@ -581,8 +581,9 @@ type PodVerdict struct {
 	// True for orphans the Job adopts in this plan.
 	Adopted bool `protobuf:"varint,10,opt,name=adopted,proto3" json:"adopted,omitempty"`
 	// The extended failure policy document's rule that handled the pods (rule_index is then
-	// unset): its name, "rules[i]" when unnamed, or "PendingTimeout", "ReadyTimeout" or
-	// "AttemptDeadline" for pods failed for that timeout. Empty otherwise.
+	// unset): its name, "rules[i]" when unnamed, or "PendingTimeout", "ReadyTimeout",
+	// "AttemptDeadline" or "TerminatingTimeout" for pods failed for that timeout. Empty
+	// otherwise.
 	ExtendedRule  string `protobuf:"bytes,11,opt,name=extended_rule,json=extendedRule,proto3" json:"extended_rule,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

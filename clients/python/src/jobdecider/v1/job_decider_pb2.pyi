@@ -382,8 +382,9 @@ class PodVerdict(_message.Message):
     """True for orphans the Job adopts in this plan."""
     extended_rule: _builtins.str
     """The extended failure policy document's rule that handled the pods (rule_index is then
-    unset): its name, "rules[i]" when unnamed, or "PendingTimeout", "ReadyTimeout" or
-    "AttemptDeadline" for pods failed for that timeout. Empty otherwise.
+    unset): its name, "rules[i]" when unnamed, or "PendingTimeout", "ReadyTimeout",
+    "AttemptDeadline" or "TerminatingTimeout" for pods failed for that timeout. Empty
+    otherwise.
     """
     @_builtins.property
     def pods(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:

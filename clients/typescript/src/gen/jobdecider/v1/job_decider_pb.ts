@@ -430,8 +430,9 @@ export type PodVerdict = Message<"jobdecider.v1.PodVerdict"> & {
 
   /**
    * The extended failure policy document's rule that handled the pods (rule_index is then
-   * unset): its name, "rules[i]" when unnamed, or "PendingTimeout", "ReadyTimeout" or
-   * "AttemptDeadline" for pods failed for that timeout. Empty otherwise.
+   * unset): its name, "rules[i]" when unnamed, or "PendingTimeout", "ReadyTimeout",
+   * "AttemptDeadline" or "TerminatingTimeout" for pods failed for that timeout. Empty
+   * otherwise.
    *
    * @generated from field: string extended_rule = 11;
    */
