@@ -258,6 +258,11 @@ pub struct SnapshotArgs {
     /// terminatingTimeout with onNodes: Unhealthy reads of the terminating pods' nodes.
     #[arg(long, value_name = "FILE")]
     pub nodes: Option<PathBuf>,
+    /// Names of nodes the caller's node cache no longer holds (comma-separated or
+    /// repeated), sent as the request's missingNodes: terminatingTimeout takes them as
+    /// unhealthy (the node was deleted).
+    #[arg(long, value_name = "NAME", value_delimiter = ',')]
+    pub missing_nodes: Vec<String>,
     /// How fields the Kubernetes schema does not have are taken.
     #[command(flatten)]
     pub strictness: Strictness,
@@ -440,7 +445,7 @@ pub fn load_request(args: &SnapshotArgs) -> Result<pb::DecideJobRequest, CliErro
             Some(path) => read_nodes(path, args.strictness)?,
             None => Vec::new(),
         },
-        missing_nodes: Vec::new(),
+        missing_nodes: args.missing_nodes.clone(),
     })
 }
 

@@ -18,14 +18,15 @@ LABELS = {"batch.kubernetes.io/controller-uid": UID, "batch.kubernetes.io/job-na
           "controller-uid": UID, "job-name": "job"}
 HEAD = "apiVersion: job-decider.dev/v1alpha1\nkind: FailurePolicy\n"
 
-def job(doc=None, indexed=False, completions=2, parallelism=2, backoff=6, per_index=None, pfp=None, active=None):
+def job(doc=None, indexed=False, completions=2, parallelism=2, backoff=6, per_index=None, pfp=None, active=None,
+        replacement=None):
     j = {"apiVersion": "batch/v1", "kind": "Job",
          "metadata": {"name": "job", "namespace": "default", "uid": UID, "resourceVersion": "100",
                       "generation": "1", "creationTimestamp": "2025-01-01T00:00:00Z", "labels": dict(LABELS)},
          "spec": {"parallelism": parallelism, "completions": completions, "backoffLimit": backoff,
                   "completionMode": "Indexed" if indexed else "NonIndexed", "suspend": False,
                   "manualSelector": False,
-                  "podReplacementPolicy": "Failed" if pfp else "TerminatingOrFailed",
+                  "podReplacementPolicy": replacement or ("Failed" if pfp else "TerminatingOrFailed"),
                   "selector": {"matchLabels": {"batch.kubernetes.io/controller-uid": UID}},
                   "template": {"metadata": {"labels": dict(LABELS)},
                                "spec": {"restartPolicy": "Never", "containers": [{"name": "main"}]}}},
@@ -41,7 +42,7 @@ def job(doc=None, indexed=False, completions=2, parallelism=2, backoff=6, per_in
     return j
 
 def pod(name, phase, index=None, created="2025-01-01T00:00:00Z", node="node-a", annotations=None,
-        conditions=None, containers=None, reason=None, message=None, finalizer=True):
+        conditions=None, containers=None, reason=None, message=None, finalizer=True, deleted=None):
     ann = dict(annotations or {})
     labels = dict(LABELS)
     if index is not None:
@@ -55,6 +56,10 @@ def pod(name, phase, index=None, created="2025-01-01T00:00:00Z", node="node-a", 
                       "finalizers": ["batch.kubernetes.io/job-tracking"] if finalizer else []},
          "spec": {"nodeName": node, "containers": [{"name": "main", "image": "x"}]},
          "status": {"phase": phase, "conditions": conditions or [], "containerStatuses": containers or []}}
+    if deleted:
+        # The API server's deletionTimestamp: the moment the deletion was asked for plus the grace period.
+        p["metadata"]["deletionTimestamp"] = deleted
+        p["metadata"]["deletionGracePeriodSeconds"] = "30"
     if reason: p["status"]["reason"] = reason
     if message: p["status"]["message"] = message
     if not ann: del p["metadata"]["annotations"]
@@ -74,9 +79,32 @@ def waiting(reason):
 def sched(at="2025-01-01T00:00:02Z"):
     return {"type": "PodScheduled", "status": "True", "lastTransitionTime": at}
 
+def node(name, ready=None, taints=()):
+    """A node as DecideJobRequest.nodes carries it (proto3 JSON of jobdecider.v1.Node)."""
+    n = {"name": name}
+    if taints:
+        n["taints"] = [{"key": k, "effect": e} for k, e in taints]
+    if ready:
+        n["conditions"] = [{"type": "Ready", "status": ready}]
+    return n
+
+def kube_node(n):
+    """The same node as `kubectl get node -o json` prints it, for the CLI's --nodes."""
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": n["name"]},
+            "spec": {"taints": n.get("taints", [])}, "status": {"conditions": n.get("conditions", [])}}
+
+def cli_pod(p):
+    """A pod as the CLI reads it: int64 fields as numbers, as kubectl prints them."""
+    p = copy.deepcopy(p)
+    if "deletionGracePeriodSeconds" in p["metadata"]:
+        p["metadata"]["deletionGracePeriodSeconds"] = int(p["metadata"]["deletionGracePeriodSeconds"])
+    return p
+
 VECTORS = []
-def vector(name, description, j, pods, now=NOW, request_doc=None):
-    VECTORS.append((name, description, j, pods, now, request_doc))
+def vector(name, description, j, pods, now=NOW, request_doc=None, nodes=None, missing=None):
+    # nodes and missing are what a caller sends: the nodes of the pods being deleted and not
+    # terminal, sorted by name as the Go package's request.Nodes sends them.
+    VECTORS.append((name, description, j, pods, now, request_doc, nodes or [], missing or []))
 
 # 1 pendingTimeout
 pt = "pendingTimeout:\n  seconds: 300\n"
@@ -230,11 +258,85 @@ vector("node-avoidance-keeps-the-latest-max-nodes",
   [pod("f3", "Failed", node="node-c", annotations={"job-decider.dev/failed-nodes": "node-a,node-b"},
        containers=exited(1, "2025-01-01T00:09:00Z"))])
 
+# 12 terminatingTimeout
+UNREACHABLE = "node.kubernetes.io/unreachable"
+def gone_dark(p):
+    """A pod whose kubelet stopped reporting: still Running, its Ready condition as last reported."""
+    p["status"]["conditions"] = [ready("True", "2025-01-01T00:00:06Z")]
+    return p
+
+tt = "terminatingTimeout:\n  seconds: 300\n"
+vector("terminating-timeout-fails-a-pod-stuck-past-its-grace-period",
+  "A pod deleted with its grace period over 10 minutes ago (deletionTimestamp 00:00:00) and still Running, "
+  "under podReplacementPolicy Failed and terminatingTimeout 300s (onNodes Any): the plan fails it (FailPods, "
+  "condition job-decider.dev/TerminatingTimeout, reason TerminatingTimeout, its node named, no force delete); "
+  "no replacement yet, as the pod is not Failed.",
+  job(tt, completions=1, parallelism=1, replacement="Failed"),
+  [gone_dark(pod("stuck", "Running", containers=running(), deleted="2025-01-01T00:00:00Z"))])
+vector("terminating-timeout-requeues-at-the-deadline",
+  "The same stuck pod, its grace period over 2 minutes ago (00:08:00): nothing to fail yet; the plan asks to "
+  "decide again when the 300s run out (3 minutes).",
+  job(tt, completions=1, parallelism=1, replacement="Failed"),
+  [gone_dark(pod("stuck", "Running", containers=running(), deleted="2025-01-01T00:08:00Z"))])
+ttu = "terminatingTimeout:\n  seconds: 300\n  onNodes: Unhealthy\n"
+vector("terminating-timeout-unhealthy-spares-a-pod-on-a-ready-node",
+  "onNodes Unhealthy: a pod terminating for 10 minutes past its grace period on node-a, which the request "
+  "reports Ready=True with no NoExecute taint (only the registration taint not-ready:NoSchedule, which does "
+  "not count): the node is healthy, so the pod is not stuck; nothing is failed and there is no requeue.",
+  job(ttu, completions=1, parallelism=1, replacement="Failed"),
+  [gone_dark(pod("slow", "Running", containers=running(), deleted="2025-01-01T00:00:00Z"))],
+  nodes=[node("node-a", "True", [("node.kubernetes.io/not-ready", "NoSchedule")])])
+vector("terminating-timeout-unhealthy-fails-a-pod-on-an-unreachable-node",
+  "onNodes Unhealthy, three pods terminating 10 minutes past their grace period: on node-a (Ready=True) the "
+  "pod is spared; on node-b (Ready=Unknown, taints unreachable NoSchedule and NoExecute) and on node-c (in "
+  "missingNodes: deleted) the pods are failed, each message saying why its node is unhealthy (the Ready "
+  "condition is Unknown; the node no longer exists).",
+  job(ttu, completions=3, parallelism=3, replacement="Failed"),
+  [gone_dark(pod("fine", "Running", node="node-a", containers=running(), deleted="2025-01-01T00:00:00Z")),
+   gone_dark(pod("lost", "Running", node="node-b", containers=running(), deleted="2025-01-01T00:00:00Z")),
+   gone_dark(pod("gone", "Running", node="node-c", containers=running(), deleted="2025-01-01T00:00:00Z"))],
+  nodes=[node("node-a", "True"),
+         node("node-b", "Unknown", [(UNREACHABLE, "NoSchedule"), (UNREACHABLE, "NoExecute")])],
+  missing=["node-c"])
+vector("terminating-timeout-force-delete",
+  "onNodes Unhealthy with forceDelete true: the pod on node-a, Ready=False with the not-ready NoExecute "
+  "taint, 10 minutes past its grace period, is failed with PodFailure.forceDelete true (the shim then "
+  "deletes it with a grace period of 0).",
+  job(ttu + "  forceDelete: true\n", completions=1, parallelism=1, replacement="Failed"),
+  [gone_dark(pod("stuck", "Running", containers=running(), deleted="2025-01-01T00:00:00Z"))],
+  nodes=[node("node-a", "False", [("node.kubernetes.io/not-ready", "NoExecute")])])
+vector("terminating-timeout-failed-pod-takes-its-action",
+  "The pod this controller failed for its terminating timeout at 00:05:00 (phase Failed, condition "
+  "job-decider.dev/TerminatingTimeout=True, still being deleted as its kubelet is gone), with action Count "
+  "and podReplacementPolicy Failed: it is counted as failed (its finalizer removed) and replaced at once, the "
+  "backoff counting from the condition's lastTransitionTime (10s, long past).",
+  job(tt + "  action: Count\n", completions=1, parallelism=1, replacement="Failed"),
+  [pod("stuck", "Failed", containers=running(), deleted="2025-01-01T00:00:00Z",
+       conditions=[ready("True", "2025-01-01T00:00:06Z"),
+                   {"type": "job-decider.dev/TerminatingTimeout", "status": "True", "reason": "TerminatingTimeout",
+                    "message": "Pod was still terminating on node node-a 5m after its grace period ended, "
+                               "reaching the terminating timeout of 5m",
+                    "lastTransitionTime": "2025-01-01T00:05:00Z"}])])
+
+vector("terminating-timeout-failed-pod-fails-its-index",
+  "Index 0's pod, failed for its terminating timeout (phase Failed, condition "
+  "job-decider.dev/TerminatingTimeout=True at 00:05:00, still being deleted), with action FailIndex and "
+  "backoffLimitPerIndex 1: index 0 fails at once (failedIndexes 0, no replacement), whatever the limit; "
+  "index 1 keeps running.",
+  job(tt + "  action: FailIndex\n", indexed=True, per_index=1, active=1, replacement="Failed"),
+  [pod("job-0-a", "Failed", index=0, containers=running(), deleted="2025-01-01T00:00:00Z",
+       conditions=[ready("True", "2025-01-01T00:00:06Z"),
+                   {"type": "job-decider.dev/TerminatingTimeout", "status": "True", "reason": "TerminatingTimeout",
+                    "message": "Pod was still terminating on node node-a 5m after its grace period ended, "
+                               "reaching the terminating timeout of 5m",
+                    "lastTransitionTime": "2025-01-01T00:05:00Z"}]),
+   gone_dark(pod("job-1-a", "Running", index=1, containers=running()))])
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     # Names given on the command line: only those vectors are recorded (the rest stay as committed).
     only = set(sys.argv[1:])
-    for name, description, j, pods, now, request_doc in VECTORS:
+    for name, description, j, pods, now, request_doc, nodes, missing in VECTORS:
         if only and name not in only:
             continue
         with tempfile.TemporaryDirectory() as d:
@@ -242,8 +344,13 @@ def main():
             # The CLI reads integers only as numbers; the vector keeps the request as written.
             cli_job = copy.deepcopy(j)
             cli_job["metadata"]["generation"] = int(cli_job["metadata"]["generation"])
-            json.dump(cli_job, open(jp, "w")); json.dump(pods, open(pp, "w"))
+            json.dump(cli_job, open(jp, "w")); json.dump([cli_pod(p) for p in pods], open(pp, "w"))
             args = [BIN, "decide", "--job", jp, "--pods", pp, "--now", now, "-o", "json"]
+            if nodes:
+                np_ = f"{d}/nodes.json"
+                json.dump([kube_node(n) for n in nodes], open(np_, "w")); args += ["--nodes", np_]
+            if missing:
+                args += ["--missing-nodes", ",".join(missing)]
             if request_doc:
                 fp = f"{d}/doc.yaml"; open(fp, "w").write(request_doc); args += ["--failure-policy", fp]
             r = subprocess.run(args, capture_output=True, text=True)
@@ -259,6 +366,10 @@ def main():
         request = {"now": now, "job": j, "pods": pods}
         if request_doc:
             request["failurePolicy"] = request_doc
+        if nodes:
+            request["nodes"] = nodes
+        if missing:
+            request["missingNodes"] = missing
         doc = {"name": name, "description": description, "request": request, "expected": expected}
         with open(f"{OUT}/{name}.yaml", "w") as f:
             yaml.safe_dump(doc, f, sort_keys=False, width=100, allow_unicode=True)

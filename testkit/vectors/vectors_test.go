@@ -25,7 +25,7 @@ func TestEveryVectorLoads(t *testing.T) {
 		min  int
 	}{
 		{filepath.Join(root, "tests", "vectors"), false, 120},
-		{filepath.Join(root, "tests", "vectors-extended"), true, 12},
+		{filepath.Join(root, "tests", "vectors-extended"), true, 24},
 	} {
 		list := Files
 		if c.flat {

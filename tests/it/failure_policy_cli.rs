@@ -284,8 +284,9 @@ fn simulate_plays_the_document_and_compares_without_it() {
 
 /// `--nodes`: the terminating pod on a node the file shows unreachable is
 /// failed for its terminatingTimeout (and force-deleted); without the file the
-/// node is not reported and nothing is failed; a misspelt Node field is named
-/// and exits 2.
+/// node is not reported and nothing is failed; with `--missing-nodes` naming it
+/// the node is gone and the pod is failed; a misspelt Node field is named and
+/// exits 2.
 #[test]
 fn decide_reads_nodes_for_the_terminating_timeout() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -361,6 +362,17 @@ fn decide_reads_nodes_for_the_terminating_timeout() {
         !String::from_utf8_lossy(&out.stdout).contains("failPods"),
         "no node reported, none failed"
     );
+
+    // `--missing-nodes`: the node is gone, so the pod is failed and the message says so.
+    let missing: Vec<&str> = base
+        .iter()
+        .copied()
+        .chain(["--missing-nodes", &node])
+        .collect();
+    let out = run(&missing, None);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("the node no longer exists"), "{text}");
 
     let typo = write(
         dir.path(),

@@ -11,6 +11,7 @@ use job_decider_api::{self as api, pb};
 use job_decider_core::model::{BackoffRecord, ControllerState, Expectations};
 use job_decider_core::validate::Violation;
 use job_decider_k8s::{Inputs, Job, Pod};
+use k8s_openapi::api::core::v1 as core_v1;
 use serde_json::Value;
 
 /// The proto3 JSON int64 fields of a Job or Pod that the contract names: proto3
@@ -50,14 +51,9 @@ fn inputs_of(request: &pb::DecideJobRequest) -> Inputs {
         .and_then(time_from_pb)
         .expect("every vector has a valid now");
     let backoff = request.state.as_ref().and_then(|s| s.backoff.as_ref());
-    // A vector with nodes would need them as k8s-openapi Nodes here too.
-    assert!(
-        request.nodes.is_empty() && request.missing_nodes.is_empty(),
-        "a vector with nodes: carry them through the k8s path"
-    );
     Inputs {
-        nodes: Vec::new(),
-        missing_nodes: Vec::new(),
+        nodes: request.nodes.iter().map(k8s_node).collect(),
+        missing_nodes: request.missing_nodes.clone(),
         now,
         state: ControllerState {
             backoff: backoff.map_or_else(BackoffRecord::default, |b| BackoffRecord {
@@ -75,6 +71,43 @@ fn inputs_of(request: &pb::DecideJobRequest) -> Inputs {
             })
             .unwrap_or_default(),
         explain: request.explain,
+    }
+}
+
+/// A request's node as the k8s-openapi Node a node cache holds: its name, taints and
+/// conditions, nothing the request does not carry.
+fn k8s_node(node: &pb::Node) -> core_v1::Node {
+    core_v1::Node {
+        metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+            name: Some(node.name.clone()),
+            ..Default::default()
+        },
+        spec: Some(core_v1::NodeSpec {
+            taints: Some(
+                node.taints
+                    .iter()
+                    .map(|t| core_v1::Taint {
+                        key: t.key.clone(),
+                        effect: t.effect.clone(),
+                        ..Default::default()
+                    })
+                    .collect(),
+            ),
+            ..Default::default()
+        }),
+        status: Some(core_v1::NodeStatus {
+            conditions: Some(
+                node.conditions
+                    .iter()
+                    .map(|c| core_v1::NodeCondition {
+                        type_: c.r#type.clone(),
+                        status: c.status.clone(),
+                        ..Default::default()
+                    })
+                    .collect(),
+            ),
+            ..Default::default()
+        }),
     }
 }
 
@@ -145,27 +178,64 @@ fn every_vector_decides_alike_from_k8s_openapi_objects() {
         "expected the vector set, found {}",
         files.len()
     );
-    let mut failures = Vec::new();
-    for path in &files {
-        let file = crate::vector_files::file_name(path);
-        let doc = crate::vector_files::load(path).expect("vector loads");
-        let server_request: pb::DecideJobRequest =
-            serde_json::from_value(doc.request.clone()).expect("vector request parses");
-        let mut job = doc.request["job"].clone();
-        kubectl_shape(&mut job);
-        let mut pods = doc.request["pods"].as_array().cloned().unwrap_or_default();
-        pods.iter_mut().for_each(kubectl_shape);
-        if let Err(e) = both_paths_agree(server_request, &job, &pods) {
-            failures.push(format!("{file}: {e}"));
-        }
-    }
+    let (decided, failures) = vectors_decide_alike(&files);
     assert!(
         failures.is_empty(),
         "{} of {} vectors differ:\n\n{}",
         failures.len(),
-        files.len(),
+        decided,
         failures.join("\n\n")
     );
+}
+
+/// The extended failure policy's vectors too, nodes and missing nodes included
+/// (the k8s path takes them as k8s-openapi Nodes and names). A vector whose document
+/// is in the request's field is left out: the k8s path reads a Job's annotation only.
+#[test]
+fn every_extended_vector_decides_alike_from_k8s_openapi_objects() {
+    let files = crate::vector_files::yaml_files("vectors-extended");
+    let (decided, failures) = vectors_decide_alike(&files);
+    assert!(
+        failures.is_empty(),
+        "{} of {} extended vectors differ:\n\n{}",
+        failures.len(),
+        decided,
+        failures.join("\n\n")
+    );
+    let with_nodes = files
+        .iter()
+        .filter_map(|p| crate::vector_files::load(p).ok())
+        .filter(|d| d.request.get("nodes").is_some() && d.request.get("missingNodes").is_some())
+        .count();
+    assert!(
+        decided >= 20 && with_nodes > 0,
+        "{decided} extended vectors decided, {with_nodes} with nodes and missing nodes"
+    );
+}
+
+/// Decides each vector of `files` both ways; how many were decided, and one message
+/// per vector whose two paths differ.
+fn vectors_decide_alike(files: &[PathBuf]) -> (usize, Vec<String>) {
+    let mut failures = Vec::new();
+    let mut decided = 0;
+    for path in files {
+        let file = crate::vector_files::file_name(path);
+        let doc = crate::vector_files::load(path).expect("vector loads");
+        let server_request: pb::DecideJobRequest =
+            serde_json::from_value(doc.request.clone()).expect("vector request parses");
+        if !server_request.failure_policy.is_empty() {
+            continue;
+        }
+        let mut job = doc.request["job"].clone();
+        kubectl_shape(&mut job);
+        let mut pods = doc.request["pods"].as_array().cloned().unwrap_or_default();
+        pods.iter_mut().for_each(kubectl_shape);
+        decided += 1;
+        if let Err(e) = both_paths_agree(server_request, &job, &pods) {
+            failures.push(format!("{file}: {e}"));
+        }
+    }
+    (decided, failures)
 }
 
 /// A bundled example's Job and pods files (JSON or YAML, as kubectl prints them).

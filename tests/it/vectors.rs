@@ -108,6 +108,9 @@ fn every_extended_vector_gives_its_recorded_response() {
         "retry-limit-",
         "node-avoidance-",
         "failure-message-",
+        "attempt-deadline-",
+        "ready-timeout-",
+        "terminating-timeout-",
     ] {
         assert!(
             names.iter().any(|n| n.starts_with(feature)),

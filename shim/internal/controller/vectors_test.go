@@ -38,7 +38,7 @@ var vectorsDir = filepath.Join("..", "..", "..", "tests", "vectors")
 // policy (tests/vectors-extended); minExtendedVectors is fewer than it holds.
 var extendedVectorsDir = filepath.Join("..", "..", "..", "tests", "vectors-extended")
 
-const minExtendedVectors = 12
+const minExtendedVectors = 24
 
 func loadVectors(t *testing.T) []*vectors.Job {
 	t.Helper()
@@ -136,16 +136,20 @@ func TestVectorSnapshotsMatchContract(t *testing.T) {
 // Jobs with an extended failure policy: the shim's lean pods carry what the
 // document reads, as the harness's route gives them. A vector whose document
 // is in the request's field rather than on the Job is left out: the shim
-// reads the annotation only.
+// reads the annotation only. The terminatingTimeout vectors' nodes come
+// through request.Nodes from a node cache holding what each vector says.
 func TestExtendedVectorSnapshotsMatchContract(t *testing.T) {
 	vs := loadVectorsIn(t, extendedVectorsDir)
 	if len(vs) < minExtendedVectors {
 		t.Fatalf("loaded %d vectors, want at least %d", len(vs), minExtendedVectors)
 	}
-	checkVectorSnapshots(t, vs)
+	if checkVectorSnapshots(t, vs) == 0 {
+		t.Errorf("no extended vector carries nodes")
+	}
 }
 
-func checkVectorSnapshots(t *testing.T, vs []*vectors.Job) {
+// checkVectorSnapshots returns how many nodes and missing nodes the requests carried.
+func checkVectorSnapshots(t *testing.T, vs []*vectors.Job) (withNodes int) {
 	t.Helper()
 	pods, leanPods, fullOnly, fieldOnly := 0, 0, 0, 0
 	for _, v := range vs {
@@ -168,7 +172,9 @@ func checkVectorSnapshots(t *testing.T, vs []*vectors.Job) {
 				Controller:               want.GetControllerName(),
 				PodChangesPending:        want.GetExpectations().GetPodChangesPending(),
 				FinalizerRemovalsPending: want.GetExpectations().GetFinalizerRemovalsPending(),
+				Nodes:                    vectorNodes(want),
 			}
+			withNodes += len(want.GetNodes()) + len(want.GetMissingNodes())
 			got, notLean := snap.request()
 			if want.Expectations == nil {
 				// The shim always sends expectations; an absent message
@@ -198,8 +204,40 @@ func checkVectorSnapshots(t *testing.T, vs []*vectors.Job) {
 	if leanPods == 0 {
 		t.Fatalf("no vector's pods went lean")
 	}
-	t.Logf("%d vectors, %d pods converted, %d of them lean; %d vectors have a pod with no lean form; %d left out (document in the request's field)",
-		len(vs), pods, leanPods, fullOnly, fieldOnly)
+	t.Logf("%d vectors, %d pods converted, %d of them lean; %d vectors have a pod with no lean form; %d left out (document in the request's field); %d nodes and missing nodes looked up",
+		len(vs), pods, leanPods, fullOnly, fieldOnly, withNodes)
+	return withNodes
+}
+
+// vectorNodes is a node cache holding what the vector's request says of the
+// nodes: its nodes as client-go Nodes, its missing nodes as known to be gone,
+// and any other node as one the cache cannot tell about (left out, as the
+// shim leaves a node out whose GET fails). request.Nodes then decides which
+// of them the request carries, so a vector naming a node the shim would not
+// send, or in another order, differs from the shim's request.
+func vectorNodes(req *jobdeciderv1.DecideJobRequest) request.NodeLookup {
+	nodes := map[string]*corev1.Node{}
+	for _, n := range req.GetNodes() {
+		node := &corev1.Node{}
+		node.Name = n.GetName()
+		for _, t := range n.GetTaints() {
+			node.Spec.Taints = append(node.Spec.Taints, corev1.Taint{Key: t.GetKey(), Effect: corev1.TaintEffect(t.GetEffect())})
+		}
+		for _, c := range n.GetConditions() {
+			node.Status.Conditions = append(node.Status.Conditions,
+				corev1.NodeCondition{Type: corev1.NodeConditionType(c.GetType()), Status: corev1.ConditionStatus(c.GetStatus())})
+		}
+		nodes[n.GetName()] = node
+	}
+	return func(name string) (*corev1.Node, bool, error) {
+		if n, ok := nodes[name]; ok {
+			return n, true, nil
+		}
+		if slices.Contains(req.GetMissingNodes(), name) {
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("node %s: the vector does not say", name)
+	}
 }
 
 func equalPods(a, b []*jobdeciderv1.Pod) bool {
