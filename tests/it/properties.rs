@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::generators::{JOB_UID, base_job, job_owner, t, template_labels};
-use job_decider_core::fixtures::{creations, deletions};
+use job_decider_core::fixtures::{creations, deletions, pod_failures};
 use job_decider_core::index_set::IndexSet;
 use job_decider_core::indexed::is_index_failed;
 use job_decider_core::model::*;
@@ -1980,13 +1980,8 @@ fn every_prefix_keeps_the_counts(s: Snapshot) -> Result<(), TestCaseError> {
             .into_iter()
             .filter_map(|d| s.pods.iter().find(|p| p.uid == d.pod.uid))
             .chain(
-                plan.actions
-                    .iter()
-                    .filter_map(|a| match a {
-                        Action::FailPods(f) => Some(f),
-                        _ => None,
-                    })
-                    .flatten()
+                pod_failures(&plan)
+                    .into_iter()
                     .filter_map(|f| s.pods.iter().find(|p| p.uid == f.pod.uid)),
             )
             .collect();

@@ -6,7 +6,7 @@
 //! to a concrete case. None of the first kind is open at the moment.
 
 use crate::generators::{base_job, running_pod, snapshot, t};
-use job_decider_core::fixtures::deletions;
+use job_decider_core::fixtures::{deletions, pod_failures};
 use job_decider_core::model::*;
 use job_decider_core::plan::{Action, Plan};
 use job_decider_core::sync::decide;
@@ -22,6 +22,34 @@ fn status_writes(plan: &Plan) -> Vec<&JobStatus> {
             _ => None,
         })
         .collect()
+}
+
+/// The Job with a document whose only setting is a 60s pending timeout on
+/// ImagePullBackOff, counted.
+fn with_pending_timeout(mut job: Job) -> Job {
+    use job_decider_core::model::{ExtendedAction, ExtendedFailurePolicy, PendingTimeout};
+    job.extended_failure_policy = Some(std::sync::Arc::new(ExtendedFailurePolicy {
+        pending_timeout: Some(PendingTimeout {
+            seconds: 60,
+            reasons: vec!["ImagePullBackOff".into()],
+            action: ExtendedAction::Count,
+        }),
+        ..ExtendedFailurePolicy::default()
+    }));
+    job
+}
+
+/// A pod created 600s ago, Pending in ImagePullBackOff, scheduled at `scheduled_at`.
+fn pulling_image(scheduled_at: Option<job_decider_core::time::Time>) -> Pod {
+    use job_decider_core::model::PodFailureDetails;
+    let mut pod = running_pod("p0", "uid-0", t(NOW - 600));
+    pod.phase = PodPhase::Pending;
+    pod.failure_details = Some(Box::new(PodFailureDetails {
+        waiting_reasons: vec![("main".into(), "ImagePullBackOff".into())],
+        scheduled_at,
+        ..PodFailureDetails::default()
+    }));
+    pod
 }
 
 /// Upstream behaviour (not a bug), allowed for by `stopping_early_changes_no_count`.
@@ -132,29 +160,12 @@ fn cut_before_failure_target_forgets_restarts_of_deleted_pods() {
 #[test]
 fn stuck_pod_deleted_by_the_same_plan_is_not_failed_for_its_pending_timeout() {
     use job_decider_core::extended::PENDING_TIMEOUT_CONDITION;
-    use job_decider_core::model::PodFailureDetails;
-    use job_decider_core::model::{ExtendedAction, ExtendedFailurePolicy, PendingTimeout};
-    use std::sync::Arc;
 
     for (completions, parallelism) in [(0, 0), (1, 0), (3, 1)] {
-        let mut job = base_job();
+        let mut job = with_pending_timeout(base_job());
         job.spec.parallelism = parallelism;
         job.spec.completions = Some(completions);
-        job.extended_failure_policy = Some(Arc::new(ExtendedFailurePolicy {
-            pending_timeout: Some(PendingTimeout {
-                seconds: 60,
-                reasons: vec!["ImagePullBackOff".into()],
-                action: ExtendedAction::Count,
-            }),
-            ..ExtendedFailurePolicy::default()
-        }));
-        let mut stuck = running_pod("p0", "uid-0", t(NOW - 600));
-        stuck.phase = PodPhase::Pending;
-        stuck.failure_details = Some(Box::new(PodFailureDetails {
-            waiting_reasons: vec![("main".into(), "ImagePullBackOff".into())],
-            ..PodFailureDetails::default()
-        }));
-        let mut others = vec![stuck];
+        let mut others = vec![pulling_image(None)];
         // A second stuck pod that stays when one is kept (parallelism 1).
         let mut second = others[0].clone();
         second.name = "p1".into();
@@ -168,14 +179,8 @@ fn stuck_pod_deleted_by_the_same_plan_is_not_failed_for_its_pending_timeout() {
             .into_iter()
             .map(|d| d.pod.uid.as_str())
             .collect();
-        let failed: Vec<&str> = plan
-            .actions
-            .iter()
-            .filter_map(|a| match a {
-                Action::FailPods(f) => Some(f),
-                _ => None,
-            })
-            .flatten()
+        let failed: Vec<&str> = pod_failures(&plan)
+            .into_iter()
             .inspect(|f| assert_eq!(f.condition_type, PENDING_TIMEOUT_CONDITION))
             .map(|f| f.pod.uid.as_str())
             .collect();
@@ -251,14 +256,8 @@ fn terminating_timeout_fails_no_pod_of_a_job_that_succeeds_in_the_same_sync() {
         "the Job succeeds in this plan: {:?}",
         plan.actions
     );
-    let failed: Vec<_> = plan
-        .actions
-        .iter()
-        .filter_map(|a| match a {
-            Action::FailPods(f) => Some(f),
-            _ => None,
-        })
-        .flatten()
+    let failed: Vec<_> = pod_failures(&plan)
+        .into_iter()
         .filter(|f| f.condition_type == TERMINATING_TIMEOUT_CONDITION)
         .collect();
     assert!(failed.is_empty(), "failed {failed:?}: {:?}", plan.actions);
@@ -284,31 +283,13 @@ fn terminating_timeout_fails_no_pod_of_a_job_that_succeeds_in_the_same_sync() {
 /// requeue is at least a second, as the backoff's is.
 #[test]
 fn timeout_requeue_is_never_under_a_second() {
-    use job_decider_core::model::{
-        ExtendedAction, ExtendedFailurePolicy, PendingTimeout, PodFailureDetails,
-    };
-    use std::sync::Arc;
     use std::time::Duration;
 
-    let mut job = base_job();
+    let mut job = with_pending_timeout(base_job());
     job.spec.parallelism = 1;
     job.spec.completions = Some(1);
-    job.extended_failure_policy = Some(Arc::new(ExtendedFailurePolicy {
-        pending_timeout: Some(PendingTimeout {
-            seconds: 60,
-            reasons: vec!["ImagePullBackOff".into()],
-            action: ExtendedAction::Count,
-        }),
-        ..ExtendedFailurePolicy::default()
-    }));
-    let mut stuck = running_pod("p0", "uid-0", t(NOW - 600));
-    stuck.phase = PodPhase::Pending;
-    stuck.failure_details = Some(Box::new(PodFailureDetails {
-        waiting_reasons: vec![("main".into(), "ImagePullBackOff".into())],
-        // Scheduled 59.548s ago: the timeout comes due in 452ms.
-        scheduled_at: Some(t(NOW - 60).saturating_add(Duration::from_millis(452))),
-        ..PodFailureDetails::default()
-    }));
+    // Scheduled 59.548s ago: the timeout comes due in 452ms.
+    let stuck = pulling_image(Some(t(NOW - 60).saturating_add(Duration::from_millis(452))));
     let plan = decide(&snapshot(job, vec![stuck], t(NOW)));
     assert_eq!(
         plan.requeue_after,

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::model::*;
-use crate::plan::{Action, Plan, PodCreation, PodDeletion};
+use crate::plan::{Action, Plan, PodCreation, PodDeletion, PodFailure};
 use crate::time::Time;
 
 /// `secs` seconds after the epoch.
@@ -246,6 +246,18 @@ pub fn deletions(plan: &Plan) -> Vec<&PodDeletion> {
         .iter()
         .filter_map(|a| match a {
             Action::DeletePods(d) => Some(d),
+            _ => None,
+        })
+        .flatten()
+        .collect()
+}
+
+/// The pods a plan fails for a timeout, in order.
+pub fn pod_failures(plan: &Plan) -> Vec<&PodFailure> {
+    plan.actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::FailPods(f) => Some(f),
             _ => None,
         })
         .flatten()

@@ -8,7 +8,6 @@ use crate::model::{
     AttemptDeadline, ExtendedAction, JobConditionType, PendingTimeout, PodCondition,
     PodFailureDetails, ReadyTimeout,
 };
-use crate::plan::Action;
 use crate::sync::decide;
 
 /// A document with the timeouts given (seconds), each with action Count.
@@ -145,13 +144,8 @@ fn the_first_deadline_passed_fails_the_pod_ties_in_document_order() {
 }
 
 fn fail_pods(plan: &crate::plan::Plan) -> Vec<(&str, &str)> {
-    plan.actions
-        .iter()
-        .filter_map(|a| match a {
-            Action::FailPods(f) => Some(f),
-            _ => None,
-        })
-        .flatten()
+    crate::fixtures::pod_failures(plan)
+        .into_iter()
         .map(|f| (f.pod.name.as_str(), f.condition_type.as_str()))
         .collect()
 }
