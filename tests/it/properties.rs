@@ -1762,12 +1762,7 @@ impl Sim {
         let timeout_ignored = |condition: &str| {
             use job_decider_core::extended::timeouts::Timeout;
             let doc = job.extended_failure_policy.as_deref();
-            let action = doc.and_then(|d| match Timeout::of_condition(condition)? {
-                Timeout::Pending => d.pending_timeout.as_ref().map(|t| t.action),
-                Timeout::Ready => d.ready_timeout.as_ref().map(|t| t.action),
-                Timeout::Attempt => d.attempt_deadline.as_ref().map(|t| t.action),
-                Timeout::Terminating => d.terminating_timeout.as_ref().map(|t| t.action),
-            });
+            let action = doc.and_then(|d| Timeout::of_condition(condition)?.action(d));
             action == Some(ExtendedAction::Ignore)
         };
         let tracked_timeouts = self
